@@ -1,0 +1,29 @@
+//! The only crate of `lift` that talks to OpenCL.
+//!
+//! The compiler hands over a [`Plan`] in which every size is already a number; this crate
+//! checks it against the device limits, builds the program (through an in-memory and an
+//! on-disk binary cache), runs the launches on one in-order profiling queue and reads the
+//! results back.
+//!
+//! Nothing here panics on a missing driver or a bad plan: every failure is an [`Error`]
+//! whose `Display` is meant to be shown to the user as is. The OpenCL library is loaded at
+//! run time (opencl3's `dynamic` feature), so the crate builds and its tests pass on
+//! machines without OpenCL; the device tests skip themselves there.
+//!
+//! Only OpenCL 1.2 host calls are used, because NVIDIA's driver is the 1.2 API with a 3.0
+//! version string, while PoCL is 3.x.
+
+mod cache;
+mod device;
+mod error;
+mod plan;
+mod session;
+
+pub use cache::default_cache_dir;
+pub use device::{describe_devices, devices, DeviceInfo, DeviceKind};
+pub use error::Error;
+pub use plan::{BufferInit, BufferSpec, KernelArg, Launch, Plan, ReadSpec, RunOptions, RunResult};
+pub use session::Session;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,168 @@
+//! The S-expression reader: text to `Sexp` trees with byte spans.
+//! Written by hand because general readers split `2.0f` into two atoms and reject `#4`.
+
+use crate::diag::{Diagnostic, Span};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FloatSuffix {
+    /// `2.0` (a `float`, as in the thesis)
+    None,
+    /// `2.0f`
+    F,
+    /// `2.0d`
+    D,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SexpKind {
+    List(Vec<Sexp>),
+    Symbol(String),
+    Int(i64),
+    Float(f64, FloatSuffix),
+    /// `#4`: a size literal.
+    Size(u64),
+    Bool(bool),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sexp {
+    pub kind: SexpKind,
+    pub span: Span,
+}
+
+impl Sexp {
+    pub fn as_symbol(&self) -> Option<&str> {
+        match &self.kind {
+            SexpKind::Symbol(s) => Some(s),
+            _ => None,
+        }
+    }
+    pub fn as_list(&self) -> Option<&[Sexp]> {
+        match &self.kind {
+            SexpKind::List(items) => Some(items),
+            _ => None,
+        }
+    }
+}
+
+fn is_symbol_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "+-*/%<>=!?_.:".contains(c)
+}
+
+/// Reads every top-level form of `src`.
+pub fn read(src: &str) -> Result<Vec<Sexp>, Diagnostic> {
+    let bytes = src.as_bytes();
+    let mut pos = 0;
+    // Each open list: its start offset and the items read so far.
+    let mut stack: Vec<(usize, Vec<Sexp>)> = Vec::new();
+    let mut top = Vec::new();
+    while pos < bytes.len() {
+        let c = src[pos..].chars().next().expect("pos is on a char boundary");
+        if c.is_whitespace() {
+            pos += c.len_utf8();
+            continue;
+        }
+        if c == ';' {
+            while pos < bytes.len() && bytes[pos] != b'\n' {
+                pos += 1;
+            }
+            continue;
+        }
+        if c == '(' {
+            stack.push((pos, Vec::new()));
+            pos += 1;
+            continue;
+        }
+        let item = if c == ')' {
+            let Some((start, items)) = stack.pop() else {
+                return Err(Diagnostic::new(Span::new(pos, pos + 1), "unbalanced parenthesis: this `)` closes nothing")
+                    .with_label("no matching `(`"));
+            };
+            pos += 1;
+            Sexp { kind: SexpKind::List(items), span: Span::new(start, pos) }
+        } else if c == '#' || is_symbol_char(c) {
+            let start = pos;
+            while pos < bytes.len() {
+                let d = src[pos..].chars().next().expect("char boundary");
+                if d.is_whitespace() || d == '(' || d == ')' || d == ';' {
+                    break;
+                }
+                pos += d.len_utf8();
+            }
+            atom(&src[start..pos], Span::new(start, pos))?
+        } else {
+            return Err(Diagnostic::new(
+                Span::new(pos, pos + c.len_utf8()),
+                format!("unexpected character `{}`", c.escape_default()),
+            )
+            .with_label("not part of any token")
+            .with_note("LIFT programs are S-expressions: parentheses, symbols, numbers, `#n` size literals and `;` comments"));
+        };
+        match stack.last_mut() {
+            Some((_, items)) => items.push(item),
+            None => top.push(item),
+        }
+    }
+    if let Some((start, _)) = stack.last() {
+        return Err(Diagnostic::new(Span::new(*start, *start + 1), "unbalanced parenthesis: this `(` is never closed")
+            .with_label("opened here"));
+    }
+    Ok(top)
+}
+
+fn atom(text: &str, span: Span) -> Result<Sexp, Diagnostic> {
+    let bad = |what: &str| Diagnostic::new(span, format!("bad {what} `{text}`"));
+    let kind = if let Some(digits) = text.strip_prefix('#') {
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad("size literal").with_note("a size literal is `#` followed by a natural number, e.g. `#4`"));
+        }
+        SexpKind::Size(digits.parse().map_err(|_| bad("size literal").with_label("too large"))?)
+    } else if text == "true" || text == "false" {
+        SexpKind::Bool(text == "true")
+    } else if starts_number(text) {
+        number(text).ok_or_else(|| {
+            bad("number").with_note("numbers are written `3` (int), `2.0` or `2.0f` (float), `2.0d` (double)")
+        })?
+    } else {
+        if let Some(c) = text.chars().find(|c| !is_symbol_char(*c)) {
+            return Err(Diagnostic::new(span, format!("unexpected character `{}` in `{text}`", c.escape_default()))
+                .with_label("not allowed in a name"));
+        }
+        SexpKind::Symbol(text.to_string())
+    };
+    Ok(Sexp { kind, span })
+}
+
+fn starts_number(text: &str) -> bool {
+    let rest = text.strip_prefix(['-', '+']).unwrap_or(text);
+    let mut chars = rest.chars();
+    match chars.next() {
+        Some(c) if c.is_ascii_digit() => true,
+        Some('.') => chars.next().is_some_and(|c| c.is_ascii_digit()),
+        _ => false,
+    }
+}
+
+fn number(text: &str) -> Option<SexpKind> {
+    let (body, suffix) = match text.as_bytes().last() {
+        Some(b'f') | Some(b'F') => (&text[..text.len() - 1], FloatSuffix::F),
+        Some(b'd') | Some(b'D') => (&text[..text.len() - 1], FloatSuffix::D),
+        _ => (text, FloatSuffix::None),
+    };
+    let digits_ok = body
+        .trim_start_matches(['-', '+'])
+        .bytes()
+        .all(|b| b.is_ascii_digit() || b == b'.' || b == b'e' || b == b'E' || b == b'-' || b == b'+');
+    if !digits_ok {
+        return None;
+    }
+    let is_float = body.contains(['.', 'e', 'E']);
+    if !is_float {
+        if suffix != FloatSuffix::None {
+            return None;
+        }
+        return body.parse::<i64>().ok().filter(|v| i32::try_from(*v).is_ok()).map(SexpKind::Int);
+    }
+    let v: f64 = body.parse().ok()?;
+    v.is_finite().then_some(SexpKind::Float(v, suffix))
+}

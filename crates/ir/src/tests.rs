@@ -1,0 +1,100 @@
+use crate::sexp::{read, FloatSuffix, SexpKind};
+use crate::{parse, print};
+
+fn kinds(src: &str) -> Vec<SexpKind> {
+    read(src).unwrap().into_iter().map(|s| s.kind).collect()
+}
+
+#[test]
+fn reads_literals() {
+    assert_eq!(
+        kinds("2.0f 2.0 2.0d 3 #4 true false -1 array-type >= 1e3"),
+        vec![
+            SexpKind::Float(2.0, FloatSuffix::F),
+            SexpKind::Float(2.0, FloatSuffix::None),
+            SexpKind::Float(2.0, FloatSuffix::D),
+            SexpKind::Int(3),
+            SexpKind::Size(4),
+            SexpKind::Bool(true),
+            SexpKind::Bool(false),
+            SexpKind::Int(-1),
+            SexpKind::Symbol("array-type".into()),
+            SexpKind::Symbol(">=".into()),
+            SexpKind::Float(1000.0, FloatSuffix::None),
+        ]
+    );
+}
+
+#[test]
+fn reads_nested_lists_with_spans_and_comments() {
+    let src = "; comment\n(a (b c) ; more\n d)";
+    let forms = read(src).unwrap();
+    assert_eq!(forms.len(), 1);
+    assert_eq!(&src[forms[0].span.start as usize..forms[0].span.end as usize], "(a (b c) ; more\n d)");
+    let items = forms[0].as_list().unwrap();
+    assert_eq!(&src[items[1].span.start as usize..items[1].span.end as usize], "(b c)");
+}
+
+#[test]
+fn reader_errors_point_at_the_culprit() {
+    let e = read("(a (b c)").unwrap_err();
+    assert_eq!((e.span.start, e.message.as_str()), (0, "unbalanced parenthesis: this `(` is never closed"));
+    let e = read("(a))").unwrap_err();
+    assert_eq!(e.span.start, 3);
+    let e = read("(a [b])").unwrap_err();
+    assert_eq!(e.span.start, 3);
+    assert!(e.message.contains("unexpected character"));
+    for bad in ["1.2.3", "12abc", "#x", "#", "2.0q", "3f", "99999999999"] {
+        let e = read(bad).unwrap_err();
+        assert_eq!(e.span.start, 0, "{bad}");
+        assert!(e.message.starts_with("bad "), "{bad}: {}", e.message);
+    }
+}
+
+#[test]
+fn reader_never_panics_on_random_bytes() {
+    let mut x: u64 = 0x9E3779B97F4A7C15;
+    for _ in 0..20000 {
+        let mut bytes = vec![];
+        for _ in 0..(x % 40) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            bytes.push(b"()#;.0123456789fdabc-+ \n\t\"[]\xc3\xa9x"[(x % 34) as usize]);
+        }
+        let s = String::from_utf8_lossy(&bytes);
+        let _ = read(&s);
+        let _ = parse(&s);
+    }
+}
+
+#[test]
+fn pipelines_and_partial_application_normalize() {
+    let p = parse(
+        "(lift (N) ((array-type float N)) (lambda (xs) (o join (mapSeq (lambda (ys) (mapSeq (lambda (y) (* y 2.0f)) ys))) (split #2) xs)))",
+    )
+    .unwrap();
+    assert_eq!(
+        print::program(&p),
+        "(lift\n  (N)\n  ((array-type float N))\n  (lambda (xs)\n    (join (mapSeq (lambda (ys) (mapSeq (lambda (y) (* y 2.0f)) ys)) (split #2 xs)))))\n"
+    );
+    let q = parse("(define (twice f x) (f (f x))) (lift (N) ((array-type float N)) (lambda (xs) (twice (mapSeq (+ 1.0f)) xs)))")
+        .unwrap();
+    assert_eq!(
+        print::program(&q).lines().last().unwrap().trim(),
+        "(let x (mapSeq (lambda (p1) (+ 1.0f p1)) xs) (mapSeq (lambda (p2) (+ 1.0f p2)) (mapSeq (lambda (p3) (+ 1.0f p3)) x)))))"
+    );
+}
+
+#[test]
+fn filter_arguments_are_k_normalized() {
+    let p = parse("(lift (N) ((array-type float N)) (lambda (xs) (mapSeq (lambda (x) x) (filterSeq (lambda (x) (< x 0.5f)) xs))))").unwrap();
+    assert!(print::program(&p).contains("(let k1 (filterSeq (lambda (x) (< x 0.5f)) xs) (mapSeq (lambda (x_2) x_2) k1))"), "{}", print::program(&p));
+}
+
+#[test]
+fn unknown_names_suggest_the_closest() {
+    let e = parse("(lift (N) ((array-type float N)) (lambda (xs) (mapGbl (lambda (x) x) xs)))").unwrap_err();
+    assert_eq!(e.message, "unknown name `mapGbl`");
+    assert_eq!(e.notes, vec!["did you mean `mapGlb`?".to_string()]);
+}

@@ -1,0 +1,143 @@
+//! Types of LIFT values. Array lengths are symbolic (`ArithExpr`); an existential array
+//! `{∃X. [T]X}` hides its length, which is only known at run time (the result of a filter).
+
+use arith::ArithExpr;
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Scalar {
+    Float,
+    Double,
+    Int,
+    Bool,
+}
+
+impl Scalar {
+    pub fn name(self) -> &'static str {
+        match self {
+            Scalar::Float => "float",
+            Scalar::Double => "double",
+            Scalar::Int => "int",
+            Scalar::Bool => "bool",
+        }
+    }
+    pub fn is_floating(self) -> bool {
+        match self {
+            Scalar::Float | Scalar::Double => true,
+            Scalar::Int | Scalar::Bool => false,
+        }
+    }
+    /// Bytes of one element on the device (`bool` is stored as `char`... we use `int` for simplicity of alignment).
+    pub fn size_bytes(self) -> usize {
+        match self {
+            Scalar::Float | Scalar::Int => 4,
+            Scalar::Double => 8,
+            Scalar::Bool => 4,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Type {
+    Scalar(Scalar),
+    /// OpenCL vector `floatN`; widths 2, 3, 4, 8, 16.
+    Vector(Scalar, u8),
+    Tuple(Vec<Type>),
+    Array(Box<Type>, ArithExpr),
+    /// `{∃X. [T]X}`: the element type; the length is hidden.
+    Exists(Box<Type>),
+    Fun(Vec<Type>, Box<Type>),
+}
+
+impl Type {
+    pub fn array(elem: Type, len: ArithExpr) -> Type {
+        Type::Array(Box::new(elem), len)
+    }
+    pub fn float() -> Type {
+        Type::Scalar(Scalar::Float)
+    }
+    pub fn int() -> Type {
+        Type::Scalar(Scalar::Int)
+    }
+    pub fn bool() -> Type {
+        Type::Scalar(Scalar::Bool)
+    }
+    /// Every size variable mentioned anywhere in the type.
+    pub fn mentions(&self, var: &str) -> bool {
+        match self {
+            Type::Scalar(_) | Type::Vector(..) => false,
+            Type::Tuple(ts) => ts.iter().any(|t| t.mentions(var)),
+            Type::Array(e, n) => n.mentions(var) || e.mentions(var),
+            Type::Exists(e) => e.mentions(var),
+            Type::Fun(ps, r) => ps.iter().any(|t| t.mentions(var)) || r.mentions(var),
+        }
+    }
+    pub fn subst(&self, var: &str, by: &ArithExpr) -> Type {
+        match self {
+            Type::Scalar(_) | Type::Vector(..) => self.clone(),
+            Type::Tuple(ts) => Type::Tuple(ts.iter().map(|t| t.subst(var, by)).collect()),
+            Type::Array(e, n) => Type::array(e.subst(var, by), n.subst(var, by)),
+            Type::Exists(e) => Type::Exists(Box::new(e.subst(var, by))),
+            Type::Fun(ps, r) => Type::Fun(ps.iter().map(|t| t.subst(var, by)).collect(), Box::new(r.subst(var, by))),
+        }
+    }
+    /// The scalar at the bottom of a scalar or vector type.
+    pub fn scalar(&self) -> Option<Scalar> {
+        match self {
+            Type::Scalar(s) | Type::Vector(s, _) => Some(*s),
+            Type::Tuple(_) | Type::Array(..) | Type::Exists(_) | Type::Fun(..) => None,
+        }
+    }
+    /// Whether values of this type have a fixed size known from sizes alone (no hidden lengths).
+    pub fn has_existential(&self) -> bool {
+        match self {
+            Type::Scalar(_) | Type::Vector(..) => false,
+            Type::Tuple(ts) => ts.iter().any(Type::has_existential),
+            Type::Array(e, _) => e.has_existential(),
+            Type::Exists(_) => true,
+            Type::Fun(ps, r) => ps.iter().any(Type::has_existential) || r.has_existential(),
+        }
+    }
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Type::Scalar(s) => write!(f, "{}", s.name()),
+            Type::Vector(s, w) => write!(f, "{}{}", s.name(), w),
+            Type::Tuple(ts) => {
+                write!(f, "(")?;
+                for (i, t) in ts.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                write!(f, ")")
+            }
+            Type::Array(e, n) => {
+                let n = n.to_string();
+                if n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    write!(f, "[{e}]{n}")
+                } else {
+                    write!(f, "[{e}]({n})")
+                }
+            }
+            Type::Exists(e) => write!(f, "{{∃X. [{e}]X}}"),
+            Type::Fun(ps, r) => {
+                if ps.len() == 1 {
+                    write!(f, "({} -> {r})", ps[0])
+                } else {
+                    write!(f, "(")?;
+                    for (i, t) in ps.iter().enumerate() {
+                        if i > 0 {
+                            write!(f, ", ")?;
+                        }
+                        write!(f, "{t}")?;
+                    }
+                    write!(f, ") -> {r}")
+                }
+            }
+        }
+    }
+}

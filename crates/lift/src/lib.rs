@@ -1,0 +1,154 @@
+//! The `lift` driver: the pipeline as a readable list of stage calls, and the CLI's commands.
+//! No compiler logic lives here beyond ordering the passes and converting data.
+
+pub mod data;
+pub mod report;
+
+use ir::{Diagnostic, Program};
+use typeck::TypeInfo;
+
+/// Front end: read, normalize and type a program.
+pub fn front(src: &str) -> Result<(Program, TypeInfo), Diagnostic> {
+    let prog = ir::parse(src)?;
+    let info = typeck::infer(&prog)?;
+    Ok((prog, info))
+}
+
+/// The program's type as `(param types) -> result`.
+pub fn signature(prog: &Program, info: &TypeInfo) -> String {
+    let ps: Vec<String> = prog.params.iter().map(|p| p.ty.to_string()).collect();
+    let sizes = if prog.sizes.is_empty() { String::new() } else { format!("∀ {}. ", prog.sizes.join(" ")) };
+    format!("{sizes}({}) -> {}", ps.join(", "), info.result())
+}
+
+/// What `lift compile --emit` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Emit {
+    Cl,
+    Types,
+    Views,
+    Plan,
+}
+
+/// A failure of any stage, with a source place where there is one.
+#[derive(Debug)]
+pub enum Error {
+    Source(Diagnostic),
+    Plain { message: String, notes: Vec<String> },
+}
+
+impl Error {
+    pub fn plain(message: impl Into<String>) -> Error {
+        Error::Plain { message: message.into(), notes: vec![] }
+    }
+    pub fn render(&self, file: &str, src: &str) -> String {
+        match self {
+            Error::Source(d) => report::render(d, file, src),
+            Error::Plain { message, notes } => report::render_plain(message, notes),
+        }
+    }
+    pub fn message(&self) -> String {
+        match self {
+            Error::Source(d) => d.message.clone(),
+            Error::Plain { message, .. } => message.clone(),
+        }
+    }
+}
+
+impl From<Diagnostic> for Error {
+    fn from(d: Diagnostic) -> Error {
+        Error::Source(d)
+    }
+}
+
+impl From<data::DataError> for Error {
+    fn from(e: data::DataError) -> Error {
+        Error::Plain { message: e.message, notes: e.notes }
+    }
+}
+
+/// `lift compile`: the text of one stage.
+pub fn compile_text(src: &str, emit: Emit) -> Result<String, Error> {
+    let (prog, info) = front(src)?;
+    match emit {
+        Emit::Types => Ok(info.render(&prog)),
+        Emit::Cl | Emit::Views | Emit::Plan => backend_text(&prog, &info, emit),
+    }
+}
+
+pub struct RunOptions {
+    pub device: Option<String>,
+    pub time: bool,
+    /// Run the reference interpreter instead of OpenCL.
+    pub interp: bool,
+}
+
+pub struct RunResult {
+    pub value: ir::interp::Value,
+    pub ty: ir::Type,
+    pub json: String,
+    /// Per-kernel times, when asked for.
+    pub timing: Option<String>,
+}
+
+impl RunResult {
+    pub fn npy(&self) -> Result<Vec<u8>, String> {
+        data::value_to_npy(&self.value, &self.ty).map_err(|e| report::render_plain(&e.message, &e.notes))
+    }
+}
+
+/// Reads the `--data` arguments: `in.json` files and `param=file.npy` pairs.
+pub fn read_sources(data: &[String]) -> Result<Vec<data::DataSource>, Error> {
+    let mut out = vec![];
+    for d in data {
+        let read = |path: &str| std::fs::read(path).map_err(|e| Error::plain(format!("cannot read data file {path}: {e}")));
+        match d.split_once('=') {
+            Some((param, path)) if path.ends_with(".npy") => {
+                out.push(data::DataSource::Npy { param: param.to_string(), bytes: read(path)?, file: path.to_string() })
+            }
+            _ => {
+                let bytes = read(d)?;
+                let text = String::from_utf8(bytes).map_err(|_| Error::plain(format!("data file {d} is not UTF-8 text")))?;
+                out.push(data::DataSource::Json(text, d.clone()));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Parses `--size N=1024` arguments.
+pub fn parse_sizes(sizes: &[String]) -> Result<Vec<(String, i64)>, Error> {
+    sizes
+        .iter()
+        .map(|s| {
+            let (k, v) = s.split_once('=').ok_or_else(|| Error::plain(format!("--size {s}: expected NAME=VALUE, e.g. N=1024")))?;
+            let v: i64 = v.trim().parse().map_err(|_| Error::plain(format!("--size {s}: `{v}` is not an integer")))?;
+            Ok((k.trim().to_string(), v))
+        })
+        .collect()
+}
+
+/// `lift run`: load inputs, check sizes, run on the chosen backend.
+pub fn run_files(src: &str, data: &[String], sizes: &[String], opts: &RunOptions) -> Result<RunResult, Error> {
+    let (prog, info) = front(src)?;
+    let sources = read_sources(data)?;
+    let given = parse_sizes(sizes)?;
+    let inputs = data::load(&prog, &sources, &given)?;
+    run_inputs(&prog, &info, &inputs, opts)
+}
+
+/// Runs a typed program on loaded inputs.
+pub fn run_inputs(prog: &Program, info: &TypeInfo, inputs: &data::Inputs, opts: &RunOptions) -> Result<RunResult, Error> {
+    let lookup = |n: &str| inputs.sizes.get(n).copied();
+    for c in &info.checks {
+        c.verify(&lookup).map_err(|m| Error::Source(Diagnostic::new(c.span, m)))?;
+    }
+    let (value, timing) = if opts.interp {
+        let v = ir::interp::eval(prog, &inputs.values, &lookup).map_err(|e| Error::Source(Diagnostic::new(e.span, e.message)))?;
+        (v, None)
+    } else {
+        backend_run(prog, info, inputs, opts)?
+    };
+    let json = value.to_json();
+    Ok(RunResult { value, ty: info.result().clone(), json, timing })
+}

@@ -1,0 +1,133 @@
+//! The `lift` command line: thin argument handling around `lift::` library calls.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "lift", version, about = "A compiler for the LIFT data-parallel IR to OpenCL")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Type-check a program and print its type.
+    Check { program: PathBuf },
+    /// Compile a program: OpenCL kernels and launch plan, or an intermediate form.
+    Compile {
+        program: PathBuf,
+        #[arg(long, value_enum, default_value = "cl")]
+        emit: Emit,
+        /// Write to this file instead of stdout.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Compile and run a program on its inputs; print the result as JSON.
+    Run {
+        program: PathBuf,
+        /// `in.json` (object keyed by parameter name) or `param=file.npy`; may be repeated.
+        #[arg(long)]
+        data: Vec<String>,
+        /// Give or check a size variable: `N=1024`; may be repeated.
+        #[arg(long)]
+        size: Vec<String>,
+        #[arg(long, value_enum, default_value = "opencl")]
+        backend: Backend,
+        /// OpenCL device: `P:D` from `lift devices`, or part of its name.
+        #[arg(long)]
+        device: Option<String>,
+        /// Write the result to `out.json` or `out.npy` instead of stdout.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Report each kernel's time from profiling events (on stderr).
+        #[arg(long)]
+        time: bool,
+    },
+    /// List OpenCL platforms and devices.
+    Devices,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Emit {
+    Cl,
+    Types,
+    Views,
+    Plan,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
+enum Backend {
+    Opencl,
+    Interp,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprint!("{msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn read_program(path: &PathBuf) -> Result<(String, String), String> {
+    let name = path.display().to_string();
+    std::fs::read_to_string(path)
+        .map(|src| (name.clone(), src))
+        .map_err(|e| lift::report::render_plain(&format!("cannot read {name}: {e}"), &[]))
+}
+
+fn run(cli: Cli) -> Result<(), String> {
+    match cli.command {
+        Command::Check { program } => {
+            let (name, src) = read_program(&program)?;
+            let (prog, info) = lift::front(&src).map_err(|d| lift::report::render(&d, &name, &src))?;
+            println!("{}", lift::signature(&prog, &info));
+            Ok(())
+        }
+        Command::Compile { program, emit, output } => {
+            let (name, src) = read_program(&program)?;
+            let text = lift::compile_text(&src, match emit {
+                Emit::Cl => lift::Emit::Cl,
+                Emit::Types => lift::Emit::Types,
+                Emit::Views => lift::Emit::Views,
+                Emit::Plan => lift::Emit::Plan,
+            })
+            .map_err(|e| e.render(&name, &src))?;
+            write_out(output.as_ref(), &text)
+        }
+        Command::Run { program, data, size, backend, device, output, time } => {
+            let (name, src) = read_program(&program)?;
+            let opts = lift::RunOptions { device, time, interp: backend == Backend::Interp };
+            let result = lift::run_files(&src, &data, &size, &opts).map_err(|e| e.render(&name, &src))?;
+            if let Some(report) = &result.timing {
+                eprint!("{report}");
+            }
+            match output {
+                Some(path) if path.extension().is_some_and(|e| e == "npy") => {
+                    std::fs::write(&path, &result.npy()?).map_err(|e| lift::report::render_plain(&format!("cannot write {}: {e}", path.display()), &[]))
+                }
+                other => write_out(other.as_ref(), &format!("{}\n", result.json)),
+            }
+        }
+        Command::Devices => {
+            let devs = host_runner::devices().map_err(|e| lift::report::render_plain(&e.to_string(), &[]))?;
+            print!("{}", host_runner::describe_devices(&devs));
+            Ok(())
+        }
+    }
+}
+
+fn write_out(path: Option<&PathBuf>, text: &str) -> Result<(), String> {
+    match path {
+        Some(p) => std::fs::write(p, text).map_err(|e| lift::report::render_plain(&format!("cannot write {}: {e}", p.display()), &[])),
+        None => {
+            print!("{text}");
+            Ok(())
+        }
+    }
+}
