@@ -334,7 +334,8 @@ fn sym_hi(a: &ArithExpr) -> Option<ArithExpr> {
             Some(d.sub(&one))
         }
         ExprKind::Div(x, d) | ExprKind::ExactDiv(x, d)
-            if interval(x).lo >= Fin(0) && interval(d).lo >= Fin(1) => {
+            if interval(x).lo >= Fin(0) && interval(d).lo >= Fin(1) =>
+        {
             let m = x.as_var()?.1.max_excl.as_ref()?;
             // x <= m-1; when m == q*d (and the range is non-empty, so m >= 1)
             // floor((q*d - 1)/d) == q - 1.

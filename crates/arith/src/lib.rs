@@ -10,8 +10,9 @@
 //! The normal form is a polynomial with `i64` coefficients over *atoms*:
 //!
 //! * an atom is a variable, or an operation the polynomial ring cannot absorb:
-//!   C division `a/b`, C remainder `a%b`, `pow(a, e)` with a non-constant (or
-//!   negative) exponent, `min`, `max`;
+//!   C division `a/b`, C remainder `a%b`, asserted-exact division `a /^ b`
+//!   ([`ArithExpr::div_assume_exact`], for lengths such as `N /^ k`),
+//!   `pow(a, e)` with a non-constant (or negative) exponent, `min`, `max`;
 //! * a monomial is a coefficient times a sorted multiset of atoms
 //!   ([`ExprKind::Prod`], coefficient first, omitted when it is 1);
 //! * a polynomial is a sum of monomials with distinct atom multisets

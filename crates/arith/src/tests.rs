@@ -291,6 +291,38 @@ fn pow_expands() {
     assert_eq!(c(1).pow(&n()), c(1));
 }
 
+#[test]
+fn assumed_exact_division() {
+    let half = n().div_assume_exact(&c(2));
+    assert!(matches!(half.kind(), ExprKind::ExactDiv(..)));
+    assert_eq!(half.to_string(), "(N/2)");
+    assert_eq!(&half * 2, n());
+    assert_eq!(&half * 4 + 1, &n() * 2 + 1);
+    assert_eq!(&half + &half, n());
+    assert_eq!(half.div_assume_exact(&c(3)) * 6, n());
+    assert_eq!((&n() * &m()).div_assume_exact(&m()), n());
+    assert_eq!((&n() * 4).div_assume_exact(&c(2)), &n() * 2);
+    let byk = n().div_assume_exact(&k());
+    assert_eq!(&byk * &k() * &m(), &n() * &m());
+    assert_eq!(byk.eval(&env(&[("N", 12), ("K", 4)])), Ok(3));
+    // Truncating division of an exact quotient composes.
+    assert_eq!(&half / 3, &n() / 6);
+    assert!(half.prove_nonneg());
+    assert!(!(&half * 3).prove_lt(&n()));
+    // Split then join of a symbolic length.
+    let rows = n().div_assume_exact(&c(4));
+    assert_eq!(&rows * 4, n());
+    let y = ArithExpr::pos_var("y");
+    assert!(matches!(
+        n().div_assume_exact(&y).kind(),
+        ExprKind::ExactDiv(..)
+    ));
+    assert_eq!(
+        (&n() * &y).div_assume_exact(&y).mul(&c(1)),
+        (&n() * &y).div_assume_exact(&y)
+    );
+}
+
 // ---------------------------------------------------------------- bounds, proofs
 
 #[test]
@@ -416,6 +448,8 @@ enum Tree {
     Min(Box<Tree>, Box<Tree>),
     Max(Box<Tree>, Box<Tree>),
     Pow(Box<Tree>, u32),
+    /// `(a*k) /^ k`, divisible by construction.
+    ExactQuot(Box<Tree>, Box<Tree>),
 }
 
 /// Variables: N, M sizes; i in [0, N); j in [0, 4); x in [-3, 3).
@@ -457,6 +491,9 @@ fn gen(r: &mut Rng, depth: u32) -> Tree {
             } else if r.below(2) == 0 {
                 let s = Tree::Add(Box::new(Tree::Mul(a, k.clone())), b(r));
                 Tree::Div(Box::new(s), k)
+            } else if r.below(2) == 0 {
+                let q = Tree::ExactQuot(a, k.clone());
+                Tree::Mul(Box::new(q), k)
             } else {
                 Tree::Pow(a, r.below(3) as u32)
             }
@@ -478,6 +515,7 @@ fn naive(t: &Tree, vals: &[i64]) -> Option<i64> {
         Min(a, b) => two(a, b).map(|(x, y)| x.min(y)),
         Max(a, b) => two(a, b).map(|(x, y)| x.max(y)),
         Pow(a, e) => naive(a, vals)?.checked_pow(*e),
+        ExactQuot(a, k) => two(a, k).and_then(|(x, y)| x.checked_mul(y)?.checked_div(y)),
     }
 }
 
@@ -494,6 +532,10 @@ fn build(t: &Tree, vs: &[ArithExpr]) -> ArithExpr {
         Min(a, b) => ArithExpr::min(&build(a, vs), &build(b, vs)),
         Max(a, b) => ArithExpr::max(&build(a, vs), &build(b, vs)),
         Pow(a, e) => build(a, vs).pow(&c(*e as i64)),
+        ExactQuot(a, k) => {
+            let kk = build(k, vs);
+            (build(a, vs) * &kk).div_assume_exact(&kk)
+        }
     }
 }
 
@@ -555,9 +597,9 @@ fn property_simplification_preserves_value() {
 
 #[test]
 fn property_proofs_are_sound() {
-    let mut r = Rng(0x1234_5678_9ABC_DEF1);
+    let mut r = Rng(knob("ARITH_PROP_SEED", 0x1234_5678_9ABC_DEF1) | 1);
     let vs = vars();
-    for case in 0..1500 {
+    for case in 0..knob("ARITH_PROP_CASES", 4000) / 3 {
         let a = build(&gen(&mut r, 3), &vs);
         let b = build(&gen(&mut r, 3), &vs);
         let lt = a.prove_lt(&b);
@@ -587,9 +629,9 @@ fn property_proofs_are_sound() {
 
 #[test]
 fn property_subst_matches_binding() {
-    let mut r = Rng(0xDEAD_BEEF_0BAD_F00D);
+    let mut r = Rng(knob("ARITH_PROP_SEED", 0xDEAD_BEEF_0BAD_F00D) | 1);
     let vs = vars();
-    for case in 0..1000 {
+    for case in 0..knob("ARITH_PROP_CASES", 4000) / 4 {
         let t = gen(&mut r, 3);
         let e = build(&t, &vs);
         let val = random_valuation(&mut r);
@@ -605,4 +647,33 @@ fn property_subst_matches_binding() {
             "case {case}: {t:?} -> {e} -> {e2}"
         );
     }
+}
+
+#[test]
+fn lift_index_patterns() {
+    // split k over N: row i in [0, N/^k), column j in [0, k).
+    let kk = k();
+    let rows = n().div_assume_exact(&kk);
+    let i = idx("i", &rows);
+    let j = idx("j", &kk);
+    let flat = &i * &kk + &j;
+    assert!(flat.prove_lt(&n()));
+    assert_eq!(&flat / &kk, i);
+    assert_eq!(&flat % &kk, j);
+    // Work-group / local id decomposition.
+    let l = idx("l", &c(64));
+    let wg = idx("wg", &n());
+    let gid = &wg * 64 + &l;
+    assert_eq!(&gid / 64, wg);
+    assert_eq!(&gid % 64, l);
+    assert_eq!((&gid / 32) * 32 + &gid % 32, gid);
+    assert_eq!((&gid / 16) / 4, wg);
+    assert_eq!((&gid % 128) % 64, l);
+    assert!(gid.prove_lt(&(&n() * 64)));
+    // Transpose: the gathered index stays in bounds.
+    let t = idx("t", &(&n() * &m()));
+    let tr = (&t % &n()) * &m() + &t / &n();
+    assert_eq!(tr.to_string(), "((M*(t%N))+(t/N))");
+    assert!(tr.prove_lt(&(&n() * &m())));
+    assert!(!tr.prove_lt(&(&n() * &m() - 1)));
 }

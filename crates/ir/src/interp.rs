@@ -80,9 +80,18 @@ impl Interp<'_> {
 
     /// Evaluates `body` with `vars` bound to `vals`, restoring the previous bindings afterwards
     /// (also on error, so one program can be evaluated again after a failure).
-    fn bind<T>(&mut self, vars: &[VarId], vals: Vec<Value>, at: ExprId, body: impl FnOnce(&mut Self) -> Res<T>) -> Res<T> {
+    fn bind<T>(
+        &mut self,
+        vars: &[VarId],
+        vals: Vec<Value>,
+        at: ExprId,
+        body: impl FnOnce(&mut Self) -> Res<T>,
+    ) -> Res<T> {
         if vars.len() != vals.len() {
-            return self.err(at, format!("a function of {} parameter(s) was applied to {} argument(s)", vars.len(), vals.len()));
+            return self.err(
+                at,
+                format!("a function of {} parameter(s) was applied to {} argument(s)", vars.len(), vals.len()),
+            );
         }
         let mut saved = Vec::with_capacity(vars.len());
         for (v, val) in vars.iter().zip(vals) {
@@ -236,7 +245,10 @@ impl Interp<'_> {
                     match self.apply(p, vec![x.clone()])? {
                         Value::Bool(true) => out.push(x),
                         Value::Bool(false) => {}
-                        other => return self.err(p, format!("a filter predicate must return a bool, not {}", describe(&other))),
+                        other => {
+                            return self
+                                .err(p, format!("a filter predicate must return a bool, not {}", describe(&other)))
+                        }
                     }
                 }
                 Ok(Value::Array(out))
@@ -250,7 +262,11 @@ impl Interp<'_> {
                 if let Some(bad) = arrays.iter().position(|a| a.len() != n) {
                     return self.err(
                         id,
-                        format!("zip of arrays of different lengths: argument 1 has {n} elements, argument {} has {}", bad + 1, arrays[bad].len()),
+                        format!(
+                            "zip of arrays of different lengths: argument 1 has {n} elements, argument {} has {}",
+                            bad + 1,
+                            arrays[bad].len()
+                        ),
                     );
                 }
                 let mut iters: Vec<_> = arrays.into_iter().map(Vec::into_iter).collect();
@@ -276,7 +292,15 @@ impl Interp<'_> {
                 for row in self.array(xss, name)? {
                     match row {
                         Value::Array(r) => out.extend(r),
-                        other => return self.err(id, format!("`join` expects an array of arrays, found an element that is {}", describe(&other))),
+                        other => {
+                            return self.err(
+                                id,
+                                format!(
+                                    "`join` expects an array of arrays, found an element that is {}",
+                                    describe(&other)
+                                ),
+                            )
+                        }
                     }
                 }
                 Ok(Value::Array(out))
@@ -286,7 +310,13 @@ impl Interp<'_> {
                 let rows = self.rows(xss, name)?;
                 let m = rows.first().map_or(0, Vec::len);
                 if let Some(bad) = rows.iter().position(|r| r.len() != m) {
-                    return self.err(id, format!("transpose of a ragged array: row 0 has {m} elements, row {bad} has {}", rows[bad].len()));
+                    return self.err(
+                        id,
+                        format!(
+                            "transpose of a ragged array: row 0 has {m} elements, row {bad} has {}",
+                            rows[bad].len()
+                        ),
+                    );
                 }
                 let mut cols: Vec<Vec<Value>> = (0..m).map(|_| Vec::with_capacity(rows.len())).collect();
                 for row in rows {
@@ -306,7 +336,10 @@ impl Interp<'_> {
                     return self.err(id, format!("slide #{s} #{t}: the window size and the step must be positive"));
                 }
                 if n < s {
-                    return self.err(id, format!("slide #{s} #{t} of an array of length {n}: the array is shorter than one window"));
+                    return self.err(
+                        id,
+                        format!("slide #{s} #{t} of an array of length {n}: the array is shorter than one window"),
+                    );
                 }
                 let windows = (n - s + t) / t;
                 Ok(Value::Array((0..windows).map(|i| Value::Array(xs[i * t..i * t + s].to_vec())).collect()))
@@ -318,9 +351,9 @@ impl Interp<'_> {
                 let v = self.eval(v)?;
                 let xs = self.array(xs, name)?;
                 let mut out = Vec::with_capacity(l + xs.len() + r);
-                out.extend(std::iter::repeat(v.clone()).take(l));
+                out.extend(std::iter::repeat_n(v.clone(), l));
                 out.extend(xs);
-                out.extend(std::iter::repeat(v).take(r));
+                out.extend(std::iter::repeat_n(v, r));
                 Ok(Value::Array(out))
             }
             Prim::PadClamp(l, r) => {
@@ -342,7 +375,10 @@ impl Interp<'_> {
                 let xs = self.array(xs, name)?;
                 let n = xs.len();
                 if s == 0 || n % s != 0 {
-                    return self.err(id, format!("reorder-stride #{s} of an array of length {n}: {n} is not a multiple of {s}"));
+                    return self.err(
+                        id,
+                        format!("reorder-stride #{s} of an array of length {n}: {n} is not a multiple of {s}"),
+                    );
                 }
                 let m = n / s;
                 Ok(Value::Array((0..n).map(|i| xs[i / m + s * (i % m)].clone()).collect()))
@@ -377,7 +413,8 @@ impl Interp<'_> {
                 let xs = self.array(xs, name)?;
                 let n = xs.len();
                 if w == 0 || n % w != 0 {
-                    return self.err(id, format!("asVector #{w} of an array of length {n}: {n} is not a multiple of {w}"));
+                    return self
+                        .err(id, format!("asVector #{w} of an array of length {n}: {n} is not a multiple of {w}"));
                 }
                 if let Some(x) = xs.iter().find(|x| !is_scalar(x)) {
                     return self.err(id, format!("`asVector` expects an array of scalars, found {}", describe(x)));
@@ -390,7 +427,10 @@ impl Interp<'_> {
                 for v in self.array(xs, name)? {
                     match v {
                         Value::Vector(l) => out.extend(l),
-                        other => return self.err(id, format!("`asScalar` expects an array of vectors, found {}", describe(&other))),
+                        other => {
+                            return self
+                                .err(id, format!("`asScalar` expects an array of vectors, found {}", describe(&other)))
+                        }
                     }
                 }
                 Ok(Value::Array(out))
@@ -407,7 +447,12 @@ impl Interp<'_> {
         for r in self.array(id, what)? {
             match r {
                 Value::Array(r) => rows.push(r),
-                other => return self.err(id, format!("`{what}` expects an array of arrays, found an element that is {}", describe(&other))),
+                other => {
+                    return self.err(
+                        id,
+                        format!("`{what}` expects an array of arrays, found an element that is {}", describe(&other)),
+                    )
+                }
             }
         }
         Ok(rows)
@@ -440,11 +485,21 @@ impl Interp<'_> {
                 for a in args {
                     match self.eval(*a)? {
                         v if is_scalar(&v) => vs.push(v),
-                        other => return self.err(*a, format!("a vector component must be a scalar, not {}", describe(&other))),
+                        other => {
+                            return self
+                                .err(*a, format!("a vector component must be a scalar, not {}", describe(&other)))
+                        }
                     }
                 }
                 if let Some(v) = vs.iter().find(|v| std::mem::discriminant(*v) != std::mem::discriminant(&vs[0])) {
-                    return self.err(id, format!("the components of `vec` must all have one type: {} and {}", describe(&vs[0]), describe(v)));
+                    return self.err(
+                        id,
+                        format!(
+                            "the components of `vec` must all have one type: {} and {}",
+                            describe(&vs[0]),
+                            describe(v)
+                        ),
+                    );
                 }
                 Ok(Value::Vector(vs))
             }
@@ -498,7 +553,8 @@ impl Interp<'_> {
                 };
                 let (a, b) = (lanes(a), lanes(b));
                 if a.len() != b.len() {
-                    return self.err(id, format!("`{name}` of vectors of different widths ({} and {})", a.len(), b.len()));
+                    return self
+                        .err(id, format!("`{name}` of vectors of different widths ({} and {})", a.len(), b.len()));
                 }
                 let mut sum: Option<Value> = None;
                 for (x, y) in a.into_iter().zip(b) {
@@ -535,12 +591,16 @@ impl Interp<'_> {
             match a {
                 Value::Vector(l) => match width {
                     Some(w) if w != l.len() => {
-                        return self.err(id, format!("`{}` of vectors of different widths ({w} and {})", op.name(), l.len()))
+                        return self
+                            .err(id, format!("`{}` of vectors of different widths ({w} and {})", op.name(), l.len()))
                     }
                     _ => width = Some(l.len()),
                 },
                 v if is_scalar(v) => {}
-                other => return self.err(id, format!("`{}` works on scalars and vectors, not on {}", op.name(), describe(other))),
+                other => {
+                    return self
+                        .err(id, format!("`{}` works on scalars and vectors, not on {}", op.name(), describe(other)))
+                }
             }
         }
         let Some(w) = width else { return self.scalar(id, op, args) };
@@ -599,11 +659,8 @@ impl Interp<'_> {
                 Op::Abs => Ok(Int(a.wrapping_abs())),
                 _ => bad(),
             },
-            (_, [Float(a)]) => match unary_f64(op, f64::from(*a)) {
-                // f32 operations in f32: computing in f64 and rounding would differ.
-                Some(_) => Ok(Float(unary_f32(op, *a))),
-                None => bad(),
-            },
+            // f32 operations in f32: computing in f64 and rounding would differ.
+            (_, [Float(a)]) => unary_f32(op, *a).map_or_else(bad, |r| Ok(Float(r))),
             (_, [Double(a)]) => match unary_f64(op, *a) {
                 Some(r) => Ok(Double(r)),
                 None => bad(),
@@ -615,7 +672,10 @@ impl Interp<'_> {
                     Op::Sub => Int(a.wrapping_sub(b)),
                     Op::Mul => Int(a.wrapping_mul(b)),
                     Op::Div | Op::Rem if b == 0 => {
-                        return self.err(id, format!("integer {} by zero", if op == Op::Div { "division" } else { "remainder" }))
+                        return self.err(
+                            id,
+                            format!("integer {} by zero", if op == Op::Div { "division" } else { "remainder" }),
+                        )
                     }
                     Op::Div => Int(a.wrapping_div(b)),
                     Op::Rem => Int(a.wrapping_rem(b)),
@@ -727,17 +787,17 @@ fn unary_f64(op: Op, a: f64) -> Option<f64> {
     })
 }
 
-/// Only called for the operators `unary_f64` accepts.
-fn unary_f32(op: Op, a: f32) -> f32 {
-    match op {
+fn unary_f32(op: Op, a: f32) -> Option<f32> {
+    Some(match op {
         Op::Neg => -a,
         Op::Abs => a.abs(),
         Op::Sqrt => a.sqrt(),
         Op::Exp => a.exp(),
         Op::Log => a.ln(),
         Op::Sin => a.sin(),
-        _ => a.cos(),
-    }
+        Op::Cos => a.cos(),
+        _ => return None,
+    })
 }
 
 fn is_scalar(v: &Value) -> bool {

@@ -250,7 +250,10 @@ fn at_out_of_range_is_an_error() {
 #[test]
 fn split_that_does_not_divide_is_an_error() {
     let src = "(lift (N) ((array-type float N)) (lambda (xs) (split #3 xs)))";
-    assert_eq!(err_message(src, &[floats(&[0.0; 10])], &[("N", 10)]), "split #3 of an array of length 10: 10 is not a multiple of 3");
+    assert_eq!(
+        err_message(src, &[floats(&[0.0; 10])], &[("N", 10)]),
+        "split #3 of an array of length 10: 10 is not a multiple of 3"
+    );
     let by_size = "(lift (N M) ((array-type float N) (array-type float M)) (lambda (xs ys) (split M xs)))";
     let v = ok(by_size, &[floats(&[1.0, 2.0, 3.0, 4.0]), floats(&[0.0, 0.0])], &[("N", 4), ("M", 2)]);
     assert_eq!(v, Value::Array(vec![floats(&[1.0, 2.0]), floats(&[3.0, 4.0])]));

@@ -1,6 +1,7 @@
 //! The `lift` driver: the pipeline as a readable list of stage calls, and the CLI's commands.
 //! No compiler logic lives here beyond ordering the passes and converting data.
 
+pub mod backend;
 pub mod data;
 pub mod report;
 
@@ -151,4 +152,19 @@ pub fn run_inputs(prog: &Program, info: &TypeInfo, inputs: &data::Inputs, opts: 
     };
     let json = value.to_json();
     Ok(RunResult { value, ty: info.result().clone(), json, timing })
+}
+
+fn backend_text(prog: &Program, info: &TypeInfo, emit: Emit) -> Result<String, Error> {
+    let plan = codegen_opencl::emit(prog, info)?;
+    Ok(match emit {
+        Emit::Cl => plan.source,
+        Emit::Plan => plan.describe(),
+        Emit::Views => plan.views,
+        Emit::Types => unreachable!("handled by the caller"),
+    })
+}
+
+fn backend_run(prog: &Program, info: &TypeInfo, inputs: &data::Inputs, opts: &RunOptions) -> Result<(ir::interp::Value, Option<String>), Error> {
+    let plan = codegen_opencl::emit(prog, info)?;
+    backend::run(&plan, inputs, opts.device.as_deref(), opts.time)
 }

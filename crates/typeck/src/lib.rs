@@ -420,7 +420,7 @@ impl Checker<'_> {
             Prim::Split(k) => {
                 let (elem, n) = self.array_arg(prim, args[0])?;
                 self.check(span, CheckKind::Divisible { len: n.clone(), by: k.clone(), what: format!("split #{k}") })?;
-                Type::array(Type::array(elem, k.clone()), n.exact_div(k).unwrap_or_else(|| n.div(k)))
+                Type::array(Type::array(elem, k.clone()), n.div_assume_exact(k))
             }
             Prim::Join => {
                 let (elem, n) = self.array_arg(prim, args[0])?;
@@ -443,7 +443,7 @@ impl Checker<'_> {
                 let (elem, n) = self.array_arg(prim, args[0])?;
                 self.check(span, CheckKind::AtLeast { len: n.clone(), min: s.clone(), what: format!("slide #{s} #{t}") })?;
                 let count = n.sub(s).add(t);
-                let count = count.exact_div(t).unwrap_or_else(|| count.div(t));
+                let count = count.div_assume_exact(t);
                 Type::array(Type::array(elem, s.clone()), count)
             }
             Prim::Pad(l, r) => {
@@ -487,7 +487,7 @@ impl Checker<'_> {
                 };
                 let w = ArithExpr::cst(i64::from(*w));
                 self.check(span, CheckKind::Divisible { len: n.clone(), by: w.clone(), what: format!("asVector #{w}") })?;
-                Type::array(Type::Vector(s, w.as_cst().unwrap_or(1) as u8), n.exact_div(&w).unwrap_or_else(|| n.div(&w)))
+                Type::array(Type::Vector(s, w.as_cst().unwrap_or(1) as u8), n.div_assume_exact(&w))
             }
             Prim::AsScalar => {
                 let (elem, n) = self.array_arg(prim, args[0])?;

@@ -1,0 +1,1726 @@
+use crate::{Kernel, KernelArg, KernelPlan, ResultSpec};
+use arith::{ArithExpr, Range};
+use ir::{AddressSpace, Diagnostic, Expr, ExprId, FilterKind, Lit, MapKind, Op, Prim, Program, ReduceKind, Scalar, Span, Type, VarId};
+use memalloc::{dims_of, Enclosing, LoopKind, Memory, Role};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+use std::rc::Rc;
+use typeck::{Binder, TypeInfo};
+use views::{c_scalar, c_type, Loc, Read, View};
+
+type Result<T> = std::result::Result<T, Diagnostic>;
+
+/// Work-group size of the multi-kernel filter, and elements per work-item.
+const FILTER_WG: usize = 256;
+const FILTER_PER_ITEM: usize = 8;
+
+/// Generates the kernels and launch plan of a typed program.
+pub fn emit(prog: &Program, info: &TypeInfo) -> Result<KernelPlan> {
+    let mut g = Gen {
+        prog,
+        info,
+        mem: Memory::default(),
+        kernels: vec![],
+        source: String::new(),
+        structs: BTreeMap::new(),
+        env: vec![None; prog.vars.len()],
+        lengths: BTreeMap::new(),
+        caps: BTreeMap::new(),
+        device_lengths: BTreeMap::new(),
+        k: None,
+        counter: 0,
+        checks: vec![],
+        views: String::new(),
+        needs_fp64: false,
+    };
+    let mut sizes = vec![];
+    for s in &prog.sizes {
+        let c = format!("v_{s}");
+        g.lengths.insert(s.clone(), ArithExpr::size_var(&c));
+        sizes.push((s.clone(), c));
+    }
+    for (k, p) in prog.params.iter().enumerate() {
+        let name = format!("v_{}_{k}", prog.var(p.var).name.replace('-', "_"));
+        let ty = g.c_type_of(&p.ty)?;
+        let view = match &ty {
+            Type::Array(..) => g.mem.input(&name, k, &ty).1,
+            Type::Scalar(_) => Rc::new(View::Value { expr: name, ty: ty.clone() }),
+            Type::Vector(..) | Type::Tuple(_) | Type::Exists(_) | Type::Fun(..) => {
+                return Err(Diagnostic::new(p.ty_span, format!("parameters of type {} are not supported yet by the OpenCL back end (scalars and arrays are)", p.ty)));
+            }
+        };
+        g.bind(p.var, Bound::View(view));
+    }
+    let result_ty = g.cty(prog.body)?;
+    let (data_ty, exist) = match &result_ty {
+        Type::Exists(e) => (Type::array((**e).clone(), g.capacity_len(prog.body)?), true),
+        t => (t.clone(), false),
+    };
+    let data_ty = match &data_ty {
+        Type::Array(row, n) if matches!(**row, Type::Exists(_)) => {
+            let Type::Exists(elem) = &**row else { unreachable!("matched") };
+            let elem = g.c_type_of(elem)?;
+            Type::array(Type::array(elem, g.capacity_len_rows(prog.body)?), n.clone())
+        }
+        t => g.capacity_type(t, prog.body)?,
+    };
+    let (data, view) = g.mem.allocate("out", &data_ty, AddressSpace::Global, &[], Role::Output).map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
+    let _ = data;
+    let rows_exist = matches!(&result_ty, Type::Array(e, _) if matches!(**e, Type::Exists(_)));
+    let lengths = if exist {
+        let (b, v) = g.mem.allocate("out_len", &Type::int(), AddressSpace::Global, &[], Role::OutputLength).map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
+        Some((b, v))
+    } else if rows_exist {
+        let Type::Array(_, n) = &data_ty else { unreachable!("checked above") };
+        let (b, v) = g.mem.allocate("out_lens", &Type::array(Type::int(), n.clone()), AddressSpace::Global, &[], Role::OutputLength).map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
+        Some((b, v))
+    } else {
+        None
+    };
+    let dest = Dest { view, len: lengths.as_ref().map(|(_, v)| v.clone()), rows: rows_exist };
+    g.host(prog.body, &dest)?;
+    let mut source = String::new();
+    if g.needs_fp64 {
+        source.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\n");
+    }
+    for def in g.structs.values() {
+        source.push_str(def);
+    }
+    source.push_str(&g.source);
+    let capacities = g.caps.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    Ok(KernelPlan {
+        source,
+        kernels: g.kernels,
+        memory: g.mem,
+        sizes,
+        capacities,
+        result: ResultSpec { data, lengths: lengths.map(|(b, _)| b), ty: prog_result_ty(info) },
+        checks: g.checks,
+        views: g.views,
+    })
+}
+
+fn prog_result_ty(info: &TypeInfo) -> Type {
+    info.result().clone()
+}
+
+#[derive(Clone)]
+enum Bound {
+    View(Rc<View>),
+    /// An array of filter results: data rows (at capacity) and their lengths.
+    Rows { data: Rc<View>, lens: Rc<View> },
+}
+
+/// Where a computation writes: the data, and for existential values the length location(s).
+#[derive(Clone)]
+struct Dest {
+    view: Rc<View>,
+    len: Option<Rc<View>>,
+    /// `len` holds one length per row (an array of filter results).
+    rows: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Level {
+    /// Kernel code run by every work-item of a parallel launch (outside its maps).
+    Top,
+    /// Inside `mapWrg`, outside `mapLcl`: run by every work-item of a group in lockstep.
+    Group,
+    /// One work-item's own code.
+    Item,
+}
+
+struct KernelCx {
+    body: String,
+    indent: usize,
+    decls: Vec<String>,
+    global: [Option<ArithExpr>; 3],
+    local: [Option<usize>; 3],
+    wrg: bool,
+    glb: bool,
+    loops: Vec<Enclosing>,
+    level: Level,
+    /// Parallel maps being generated, outermost first.
+    active: Vec<MapKind>,
+}
+
+struct Gen<'a> {
+    prog: &'a Program,
+    info: &'a TypeInfo,
+    mem: Memory,
+    kernels: Vec<Kernel>,
+    source: String,
+    structs: BTreeMap<String, String>,
+    env: Vec<Option<Bound>>,
+    /// Type-level length variables to C-level lengths (N -> v_N, X1 -> v_X1, L1 -> ...).
+    lengths: BTreeMap<String, ArithExpr>,
+    /// Capacities of run-time lengths, by C name.
+    caps: BTreeMap<String, ArithExpr>,
+    /// Run-time lengths held in device memory at host level: C name -> C expression reading it.
+    device_lengths: BTreeMap<String, String>,
+    k: Option<KernelCx>,
+    counter: usize,
+    checks: Vec<Span>,
+    views: String,
+    needs_fp64: bool,
+}
+
+fn is_parallel_map(k: MapKind) -> bool {
+    matches!(k, MapKind::Glb(_) | MapKind::Wrg(_))
+}
+
+impl Gen<'_> {
+    fn fresh(&mut self, base: &str) -> String {
+        self.counter += 1;
+        format!("v_{base}_{}", self.counter)
+    }
+
+    fn bind(&mut self, v: VarId, b: Bound) {
+        if let Bound::View(view) = &b {
+            let _ = writeln!(self.views, "{} = {}", self.prog.var(v).name, view.describe());
+        }
+        self.env[v.index()] = Some(b);
+    }
+
+    fn err(&self, e: ExprId, msg: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(self.prog.span(e), msg)
+    }
+
+    // ---- types at C level ----
+
+    /// Replaces type-level length variables by their C-level lengths.
+    fn c_type_of(&self, t: &Type) -> Result<Type> {
+        let mut t = t.clone();
+        let mut names = BTreeSet::new();
+        collect_len_vars(&t, &mut names);
+        for n in names {
+            let Some(by) = self.lengths.get(&n) else {
+                return Err(Diagnostic::new(Span::default(), format!("internal: length {n} is not bound during code generation")));
+            };
+            t = t.subst(&n, by);
+        }
+        Ok(t)
+    }
+
+    fn cty(&self, e: ExprId) -> Result<Type> {
+        self.c_type_of(self.info.ty(e))
+    }
+
+    /// Array lengths with run-time lengths replaced by their capacities (for allocation).
+    fn capacity_type(&self, t: &Type, e: ExprId) -> Result<Type> {
+        let mut t = t.clone();
+        let mut names = BTreeSet::new();
+        collect_len_vars(&t, &mut names);
+        for n in names {
+            if let Some(cap) = self.caps.get(&n) {
+                t = t.subst(&n, cap);
+            }
+        }
+        let mut left = BTreeSet::new();
+        collect_len_vars(&t, &mut left);
+        if left.iter().any(|n| !n.starts_with("v_") || self.caps.contains_key(n)) {
+            return Err(self.err(e, format!("cannot bound the size of {t} for allocation")));
+        }
+        Ok(t)
+    }
+
+    fn capacity(&self, len: &ArithExpr) -> ArithExpr {
+        let mut l = len.clone();
+        for (n, cap) in &self.caps {
+            if l.mentions(n) {
+                l = l.subst(n, cap);
+            }
+        }
+        l
+    }
+
+    /// Capacity (an upper bound over the size variables) of an existential value's length:
+    /// the length of the filter input it comes from, carried through packs and lets.
+    fn capacity_len(&self, e: ExprId) -> Result<ArithExpr> {
+        Ok(self.c_len(&self.tcap(e, 0)?))
+    }
+
+    fn capacity_len_rows(&self, e: ExprId) -> Result<ArithExpr> {
+        Ok(self.c_len(&self.row_cap(e, 0)?))
+    }
+
+    /// A type-level length (over size variables) at C level.
+    fn c_len(&self, l: &ArithExpr) -> ArithExpr {
+        let mut l = l.clone();
+        for s in &self.prog.sizes {
+            if l.mentions(s) {
+                l = l.subst(s, &ArithExpr::size_var(&format!("v_{s}")));
+            }
+        }
+        l
+    }
+
+    fn tcap(&self, e: ExprId, depth: usize) -> Result<ArithExpr> {
+        if depth > 64 {
+            return Err(self.err(e, "cannot bound the length of this filter result"));
+        }
+        let array_len = |t: &Type| match t {
+            Type::Array(_, n) => Ok(n.clone()),
+            t => Err(self.err(e, format!("internal: expected an array, found {t}"))),
+        };
+        if self.info.packs.contains(&e) {
+            return self.close_caps(&array_len(self.info.ty(e))?, depth);
+        }
+        match self.prog.expr(e) {
+            Expr::Prim { prim: Prim::Filter(_), args } => self.close_caps(&array_len(self.info.ty(args[1]))?, depth),
+            Expr::Prim { prim: Prim::To(_), args } => self.tcap(args[0], depth + 1),
+            Expr::Pack(inner) => self.close_caps(&array_len(self.info.ty(*inner))?, depth),
+            Expr::Let { body, .. } => self.tcap(*body, depth + 1),
+            Expr::Op { op: Op::At, args } => self.row_cap(args[1], depth + 1),
+            _ => Err(self.err(e, "the OpenCL back end cannot bound the length of this filter result")),
+        }
+    }
+
+    /// Replaces run-time lengths by their capacities.
+    fn close_caps(&self, l: &ArithExpr, depth: usize) -> Result<ArithExpr> {
+        let mut l = l.clone();
+        for v in l.free_vars() {
+            let binder = self.info.unpacks.iter().find(|(_, x)| **x == v).map(|(b, _)| *b);
+            let Some(binder) = binder else { continue };
+            let cap = match binder {
+                Binder::Let(letnode) => match self.prog.expr(letnode) {
+                    Expr::Let { value, .. } => self.tcap(*value, depth + 1)?,
+                    _ => return Err(self.err(letnode, "internal: unpack binder")),
+                },
+                Binder::Param(lam, _) => {
+                    let map = (0..self.prog.exprs.len() as u32).map(ExprId).find(|id| matches!(self.prog.expr(*id), Expr::Prim { args, .. } if args.first() == Some(&lam)));
+                    match map.map(|m| self.prog.expr(m)) {
+                        Some(Expr::Prim { args, .. }) if args.len() > 1 => self.row_cap(args[1], depth + 1)?,
+                        _ => return Err(self.err(lam, "internal: row parameter")),
+                    }
+                }
+            };
+            l = l.subst(&v, &cap);
+        }
+        Ok(l)
+    }
+
+    /// Capacity of the rows of an array of filter results.
+    fn row_cap(&self, e: ExprId, depth: usize) -> Result<ArithExpr> {
+        if depth > 64 {
+            return Err(self.err(e, "cannot bound the length of these filter results"));
+        }
+        match self.prog.expr(e) {
+            Expr::Prim { prim: Prim::Map(_), args } => match self.prog.expr(args[0]) {
+                Expr::Lambda { body, .. } => self.tcap(*body, depth + 1),
+                _ => Err(self.err(e, "internal: map")),
+            },
+            Expr::Prim { prim: Prim::To(_), args } => self.row_cap(args[0], depth + 1),
+            Expr::Let { body, .. } => self.row_cap(*body, depth + 1),
+            Expr::Var(v) => {
+                let def = (0..self.prog.exprs.len() as u32).map(ExprId).find(|id| matches!(self.prog.expr(*id), Expr::Let { var, .. } if var == v));
+                match def.map(|d| self.prog.expr(d)) {
+                    Some(Expr::Let { value, .. }) => self.row_cap(*value, depth + 1),
+                    _ => Err(self.err(e, "the OpenCL back end supports arrays of filter results only when bound by let")),
+                }
+            }
+            _ => Err(self.err(e, "the OpenCL back end supports arrays of filter results only as the direct result of a map")),
+        }
+    }
+
+    fn len_of(&self, e: ExprId) -> Result<ArithExpr> {
+        match self.cty(e)? {
+            Type::Array(_, n) => Ok(n),
+            t => Err(self.err(e, format!("expected an array, found {t}"))),
+        }
+    }
+
+    fn struct_name(&mut self, t: &Type) -> Result<String> {
+        if let Type::Tuple(ts) = t {
+            let name = c_type(t);
+            if !self.structs.contains_key(&name) {
+                let mut def = "typedef struct {\n".to_string();
+                for (i, c) in ts.iter().enumerate() {
+                    match c {
+                        Type::Scalar(s) => {
+                            if *s == Scalar::Double {
+                                self.needs_fp64 = true;
+                            }
+                            let _ = writeln!(def, "  {} c{i};", c_scalar(*s));
+                        }
+                        Type::Tuple(_) => {
+                            let n = self.struct_name(c)?;
+                            let _ = writeln!(def, "  {n} c{i};");
+                        }
+                        _ => return Err(Diagnostic::new(Span::default(), format!("tuples containing {c} are not supported yet by the OpenCL back end"))),
+                    }
+                }
+                let _ = writeln!(def, "}} {name};\n");
+                self.structs.insert(name.clone(), def);
+            }
+            return Ok(name);
+        }
+        if t.scalar() == Some(Scalar::Double) {
+            self.needs_fp64 = true;
+        }
+        Ok(c_type(t))
+    }
+
+    // ---- emission helpers ----
+
+    fn line(&mut self, s: &str) {
+        let k = self.k.as_mut().expect("inside a kernel");
+        let _ = writeln!(k.body, "{:w$}{s}", "", w = k.indent * 2);
+    }
+
+    fn open(&mut self, s: &str) {
+        self.line(s);
+        self.k.as_mut().expect("inside a kernel").indent += 1;
+    }
+
+    fn close(&mut self) {
+        self.k.as_mut().expect("inside a kernel").indent -= 1;
+        self.line("}");
+    }
+
+    fn level(&self) -> Level {
+        self.k.as_ref().map_or(Level::Top, |k| k.level)
+    }
+
+    fn set_level(&mut self, l: Level) -> Level {
+        let k = self.k.as_mut().expect("inside a kernel");
+        std::mem::replace(&mut k.level, l)
+    }
+
+    fn store(&mut self, loc: &Loc, v: &Read, at: ExprId) -> Result<()> {
+        match (loc, v) {
+            (Loc::Plain(l), Read::Expr(e)) => self.line(&format!("{l} = {e};")),
+            (Loc::Plain(l), Read::Tuple(cs)) => {
+                for (i, c) in cs.iter().enumerate() {
+                    self.store(&Loc::Plain(format!("{l}.c{i}")), c, at)?;
+                }
+            }
+            (Loc::Vector { base, offset, w }, Read::Expr(e)) => self.line(&format!("vstore{w}({e}, 0, {base} + {offset});")),
+            (Loc::Vector { .. }, Read::Tuple(_)) => return Err(self.err(at, "cannot store a tuple into a vector")),
+        }
+        Ok(())
+    }
+
+    /// Writes `v` to `dest` at index path `idx`, refusing writes that every work-item of a group
+    /// would repeat.
+    fn write(&mut self, dest: &Rc<View>, idx: &[ArithExpr], v: &Read, at: ExprId) -> Result<()> {
+        let loc = dest.write(idx).map_err(|m| self.err(at, m.0))?;
+        if self.level() == Level::Group && !self.is_private(&loc) {
+            return Err(self.err(at, "this value is computed directly inside `mapWrg`, so every work-item of the group would write it; distribute the work with `mapLcl`"));
+        }
+        self.store(&loc, v, at)
+    }
+
+    fn is_private(&self, loc: &Loc) -> bool {
+        let name = match loc {
+            Loc::Plain(l) => l.split(['[', '.']).next().unwrap_or(""),
+            Loc::Vector { base, .. } => base.as_str(),
+        };
+        self.mem.by_name(name).is_some_and(|b| b.space == AddressSpace::Private) || self.mem.by_name(name).is_none()
+    }
+
+    /// Stores a value every work-item agrees on (a length) from a single work-item.
+    fn store_uniform(&mut self, loc: &Loc, v: &str, at: ExprId) -> Result<()> {
+        let guard = match self.level() {
+            Level::Item => None,
+            Level::Group => Some("get_local_id(0) == 0 && get_local_id(1) == 0 && get_local_id(2) == 0"),
+            Level::Top => Some("get_global_id(0) == 0 && get_global_id(1) == 0 && get_global_id(2) == 0"),
+        };
+        if let Some(g) = guard {
+            self.open(&format!("if ({g}) {{"));
+            self.store(loc, &Read::Expr(v.to_string()), at)?;
+            self.close();
+        } else {
+            self.store(loc, &Read::Expr(v.to_string()), at)?;
+        }
+        Ok(())
+    }
+
+    // ---- host level: one kernel per computed value ----
+
+    fn host(&mut self, e: ExprId, dest: &Dest) -> Result<()> {
+        match self.prog.expr(e).clone() {
+            Expr::Let { var, value, body, .. } => {
+                self.host_bind(e, var, value)?;
+                self.host(body, dest)
+            }
+            Expr::Prim { prim: Prim::To(_), args } => self.host(args[0], dest),
+            Expr::Pack(inner) => self.host_packed(inner, dest, e),
+            _ if self.info.packs.contains(&e) && dest.len.is_some() && !dest.rows => self.host_packed(e, dest, e),
+            Expr::Prim { prim: Prim::Filter(FilterKind::Glb | FilterKind::Plain), args } => self.filter_glb(e, args[0], args[1], dest),
+            Expr::Prim { prim: Prim::Join, args } => {
+                let Type::Array(inner, _) = self.cty(args[0])? else { return Err(self.err(e, "internal: join")) };
+                let Type::Array(_, m) = *inner else { return Err(self.err(e, "internal: join")) };
+                self.host(args[0], &Dest { view: Rc::new(View::Split { k: m, inner: dest.view.clone() }), len: None, rows: false })
+            }
+            Expr::Prim { prim: Prim::Split(k), args } => {
+                self.host(args[0], &Dest { view: Rc::new(View::Join { m: k, inner: dest.view.clone() }), len: None, rows: false })
+            }
+            Expr::Prim { prim: Prim::Transpose, args } => {
+                self.host(args[0], &Dest { view: Rc::new(View::Transpose { inner: dest.view.clone() }), len: None, rows: false })
+            }
+            _ => {
+                let parallel = self.contains_parallel(e);
+                self.kernel(e, parallel, |g| g.gen_into(e, dest))
+            }
+        }
+    }
+
+    /// A value whose type is `[T]L` with `L` a run-time length, stored with its length.
+    fn host_packed(&mut self, e: ExprId, dest: &Dest, at: ExprId) -> Result<()> {
+        let n = self.len_of(e)?;
+        let parallel = self.contains_parallel(e);
+        let len_view = dest.len.clone().ok_or_else(|| self.err(at, "internal: packed value without a length destination"))?;
+        self.kernel(e, parallel, |g| {
+            g.gen_into(e, &Dest { view: dest.view.clone(), len: None, rows: false })?;
+            let loc = len_view.write(&[]).map_err(|m| g.err(at, m.0))?;
+            g.store_uniform(&loc, &n.to_string(), at)
+        })
+    }
+
+    fn host_bind(&mut self, letnode: ExprId, var: VarId, value: ExprId) -> Result<()> {
+        let tv = self.info.ty(value).clone();
+        if let Some(x) = self.info.unpacks.get(&Binder::Let(letnode)).cloned() {
+            // A filter result: data and length in device memory.
+            let elem = match &tv {
+                Type::Exists(e) => self.c_type_of(e)?,
+                _ => return Err(self.err(value, "internal: unpack of a non-existential")),
+            };
+            let cap = self.capacity_len(value)?;
+            let (data_view, len_expr) = match self.existing_exist(value)? {
+                Some(v) => v,
+                None => {
+                    let ty = Type::array(elem.clone(), cap.clone());
+                    let (_, data) = self.mem.allocate("t", &ty, AddressSpace::Global, &[], Role::Temp).map_err(|m| self.err(value, m))?;
+                    let (lb, len) = self.mem.allocate("len", &Type::int(), AddressSpace::Global, &[], Role::TempLength).map_err(|m| self.err(value, m))?;
+                    self.host(value, &Dest { view: data.clone(), len: Some(len), rows: false })?;
+                    (data, format!("{}[0]", self.mem.buffers[lb].name))
+                }
+            };
+            let c = format!("v_{x}");
+            self.caps.insert(c.clone(), cap.clone());
+            self.device_lengths.insert(c.clone(), len_expr);
+            self.lengths.insert(x, ArithExpr::var(&c, Range::new(ArithExpr::cst(0), Some(cap.add(&ArithExpr::cst(1))))));
+            self.bind(var, Bound::View(data_view));
+            return Ok(());
+        }
+        if self.is_view(value) {
+            let v = self.host_view(value)?;
+            self.bind(var, v);
+            return Ok(());
+        }
+        let ty = self.capacity_type(&self.cty(value)?, value)?;
+        if let Type::Array(elem, n) = &ty {
+            if let Type::Exists(_) = **elem {
+                let row = self.c_type_of(&exist_elem_as_array(elem, ArithExpr::cst(0)))?;
+                let row = match row {
+                    Type::Array(t, _) => Type::array(*t, self.capacity_len_rows(value)?),
+                    t => t,
+                };
+                let inner = Type::array(row, n.clone());
+                let (_, data) = self.mem.allocate("t", &inner, AddressSpace::Global, &[], Role::Temp).map_err(|m| self.err(value, m))?;
+                let (_, lens) = self.mem.allocate("lens", &Type::array(Type::int(), n.clone()), AddressSpace::Global, &[], Role::TempLength).map_err(|m| self.err(value, m))?;
+                self.host(value, &Dest { view: data.clone(), len: Some(lens.clone()), rows: true })?;
+                self.bind(var, Bound::Rows { data, lens });
+                return Ok(());
+            }
+        }
+        match &ty {
+            Type::Array(..) => {
+                let (_, data) = self.mem.allocate("t", &ty, AddressSpace::Global, &[], Role::Temp).map_err(|m| self.err(value, m))?;
+                self.host(value, &Dest { view: data.clone(), len: None, rows: false })?;
+                self.bind(var, Bound::View(data));
+            }
+            _ => {
+                // A scalar computed at host level is recomputed where it is used.
+                let v = self.host_view(value)?;
+                self.bind(var, v);
+            }
+        }
+        Ok(())
+    }
+
+    /// An existential value that already lives somewhere (a row of an array of filter results).
+    fn existing_exist(&mut self, _value: ExprId) -> Result<Option<(Rc<View>, String)>> {
+        Ok(None)
+    }
+
+    fn host_view(&mut self, e: ExprId) -> Result<Bound> {
+        // Views at host level are built without a kernel; scalar code is not allowed to emit
+        // statements here, which `value` guarantees by not materializing anything.
+        let saved = self.k.take();
+        self.k = Some(KernelCx::new(Level::Item));
+        let r = self.value(e);
+        let k = std::mem::replace(&mut self.k, saved).expect("set above");
+        let v = r?;
+        if !k.body.trim().is_empty() {
+            return Err(self.err(e, "a scalar computation outside any map needs statements; compute it inside the map that uses it"));
+        }
+        Ok(Bound::View(v))
+    }
+
+    fn contains_parallel(&self, e: ExprId) -> bool {
+        match self.prog.expr(e) {
+            Expr::Prim { prim: Prim::Map(k), args } => is_parallel_map(*k) || *k == MapKind::Plain || args.iter().any(|a| self.contains_parallel(*a)),
+            Expr::Lambda { .. } => false,
+            _ => self.prog.children(e).iter().any(|c| self.contains_parallel(*c)),
+        }
+    }
+
+    /// Runs `f` to generate the body of a new kernel, then assembles it.
+    fn kernel(&mut self, e: ExprId, parallel: bool, f: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
+        if self.k.is_some() {
+            return Err(self.err(e, "internal: nested kernel"));
+        }
+        self.k = Some(KernelCx::new(if parallel { Level::Top } else { Level::Item }));
+        let r = f(self);
+        let k = self.k.take().expect("set above");
+        r?;
+        self.finish_kernel(k, e)
+    }
+
+    fn finish_kernel(&mut self, k: KernelCx, e: ExprId) -> Result<()> {
+        let name = format!("KERNEL_{}", self.kernels.len());
+        let mut pre = String::new();
+        for d in &k.decls {
+            let _ = writeln!(pre, "  {d}");
+        }
+        for (c, read) in &self.device_lengths {
+            if mentions_word(&k.body, c) {
+                let _ = writeln!(pre, "  int {c} = {read};");
+            }
+        }
+        let text = format!("{pre}{}", k.body);
+        let (params, args) = self.kernel_params(&text)?;
+        let _ = writeln!(self.source, "kernel void {name}({}) {{\n{text}}}\n", params.join(", "));
+        let (global, local) = self.launch_sizes(&k, e)?;
+        self.kernels.push(Kernel { name, args, global, local });
+        Ok(())
+    }
+
+    fn launch_sizes(&self, k: &KernelCx, e: ExprId) -> Result<(Vec<ArithExpr>, Option<Vec<usize>>)> {
+        if k.wrg && k.glb {
+            return Err(self.err(e, "a kernel cannot mix mapGlb with mapWrg/mapLcl"));
+        }
+        let dims = (0..3).rev().find(|d| k.global[*d].is_some()).map_or(1, |d| d + 1);
+        let mut global = vec![];
+        let mut local = vec![];
+        for d in 0..dims {
+            let l = k.local[d].unwrap_or(1);
+            let g = k.global[d].clone().unwrap_or_else(|| ArithExpr::cst(1));
+            let g = self.capacity(&g);
+            if k.wrg {
+                global.push(g.mul(&ArithExpr::cst(l as i64)));
+            } else {
+                global.push(g);
+            }
+            local.push(l);
+        }
+        Ok((global, k.wrg.then_some(local)))
+    }
+
+    /// Kernel parameters in ABI order, for the names the kernel text uses.
+    fn kernel_params(&mut self, text: &str) -> Result<(Vec<String>, Vec<KernelArg>)> {
+        let mut params = vec![];
+        let mut args = vec![];
+        let mut bufs: Vec<(usize, Role)> = vec![];
+        for (i, b) in self.mem.buffers.iter().enumerate() {
+            if b.space == AddressSpace::Global && mentions_word(text, &b.name) {
+                bufs.push((i, b.role));
+            }
+        }
+        let rank = |r: Role| match r {
+            Role::Input(k) => (0, k),
+            Role::Output => (1, 0),
+            Role::OutputLength => (2, 0),
+            Role::Temp | Role::TempLength | Role::Scratch => (3, 0),
+        };
+        // Inputs and scalar parameters interleave in parameter order.
+        let mut inputs: Vec<(usize, String, KernelArg)> = vec![];
+        for (k, p) in self.prog.params.iter().enumerate() {
+            let name = format!("v_{}_{k}", self.prog.var(p.var).name.replace('-', "_"));
+            if !mentions_word(text, &name) {
+                continue;
+            }
+            match &p.ty {
+                Type::Scalar(s) => {
+                    if *s == Scalar::Double {
+                        self.needs_fp64 = true;
+                    }
+                    inputs.push((k, format!("{} {name}", c_scalar(*s)), KernelArg::Param(k)))
+                }
+                _ => {
+                    let (i, _) = bufs.iter().find(|(i, _)| self.mem.buffers[*i].name == name).copied().expect("input buffer registered");
+                    let elem = self.mem.buffers[i].elem.clone();
+                    let t = self.buffer_ctype(&elem)?;
+                    inputs.push((k, format!("const global {t}* restrict {name}"), KernelArg::Buffer(i)));
+                }
+            }
+        }
+        inputs.sort_by_key(|(k, _, _)| *k);
+        for (_, p, a) in inputs {
+            params.push(p);
+            args.push(a);
+        }
+        let mut rest: Vec<(usize, Role)> = bufs.into_iter().filter(|(_, r)| !matches!(r, Role::Input(_))).collect();
+        rest.sort_by_key(|(i, r)| (rank(*r), *i));
+        for (i, _) in rest {
+            let elem = self.mem.buffers[i].elem.clone();
+            let t = self.buffer_ctype(&elem)?;
+            params.push(format!("global {t}* {}", self.mem.buffers[i].name));
+            args.push(KernelArg::Buffer(i));
+        }
+        if mentions_word(text, "v_err") {
+            params.push("global int* v_err".into());
+            args.push(KernelArg::ErrorFlag);
+        }
+        let mut sizes: Vec<&String> = self.prog.sizes.iter().collect();
+        sizes.sort();
+        for s in sizes {
+            let c = format!("v_{s}");
+            if mentions_word(text, &c) {
+                params.push(format!("int {c}"));
+                args.push(KernelArg::Size(c));
+            }
+        }
+        Ok((params, args))
+    }
+
+    fn buffer_ctype(&mut self, elem: &Type) -> Result<String> {
+        Ok(match elem {
+            Type::Vector(s, _) => c_scalar(*s).to_string(),
+            t => self.struct_name(t)?,
+        })
+    }
+
+    // ---- inside a kernel ----
+
+    /// Whether `e` only re-indexes existing data (no computation, no allocation).
+    fn is_view(&self, e: ExprId) -> bool {
+        match self.prog.expr(e) {
+            Expr::Var(_) | Expr::Lit(_) => true,
+            Expr::Prim { prim, args } => match prim {
+                Prim::Zip | Prim::Split(_) | Prim::Join | Prim::Transpose | Prim::Slide(..) | Prim::PadClamp(..) | Prim::ReorderStride(_) | Prim::Reverse | Prim::AsVector(_) | Prim::AsScalar => {
+                    args.iter().all(|a| self.is_view(*a))
+                }
+                Prim::Pad(..) => args.iter().all(|a| self.is_view(*a)),
+                Prim::Generate(_) => true,
+                Prim::To(_) => args.iter().all(|a| self.is_view(*a)),
+                Prim::Map(_) | Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_) => false,
+            },
+            Expr::Op { .. } | Expr::If { .. } => !matches!(self.info.ty(e), Type::Array(..) | Type::Exists(_)),
+            Expr::Let { value, body, .. } => self.is_view(*value) && self.is_view(*body),
+            Expr::Pack(_) | Expr::Lambda { .. } => false,
+        }
+    }
+
+    /// The value of `e` as a view, materializing computed arrays into buffers.
+    fn value(&mut self, e: ExprId) -> Result<Rc<View>> {
+        match self.prog.expr(e).clone() {
+            Expr::Var(v) => match &self.env[v.index()] {
+                Some(Bound::View(view)) => Ok(view.clone()),
+                Some(Bound::Rows { .. }) => Err(self.err(e, "an array of filter results can only be mapped over here")),
+                None => Err(self.err(e, "internal: unbound variable in code generation")),
+            },
+            Expr::Lit(_) | Expr::Op { .. } | Expr::If { .. } => {
+                let r = self.scalar(e)?;
+                let ty = self.cty(e)?;
+                Ok(read_to_view(r, &ty))
+            }
+            Expr::Let { var, value, body, .. } => {
+                self.kernel_bind(e, var, value)?;
+                self.value(body)
+            }
+            Expr::Pack(inner) => self.value(inner),
+            Expr::Lambda { .. } => Err(self.err(e, "internal: lambda as a value")),
+            Expr::Prim { prim, args } => {
+                let n_of = |g: &Self, a: ExprId| g.len_of(a);
+                Ok(match prim {
+                    Prim::Zip => {
+                        let vs = args.iter().map(|a| self.value(*a)).collect::<Result<Vec<_>>>()?;
+                        Rc::new(View::Zip(vs))
+                    }
+                    Prim::Split(k) => Rc::new(View::Split { k, inner: self.value(args[0])? }),
+                    Prim::Join => {
+                        let Type::Array(inner, _) = self.cty(args[0])? else { return Err(self.err(e, "internal: join")) };
+                        let Type::Array(_, m) = *inner else { return Err(self.err(e, "internal: join")) };
+                        Rc::new(View::Join { m, inner: self.value(args[0])? })
+                    }
+                    Prim::Transpose => Rc::new(View::Transpose { inner: self.value(args[0])? }),
+                    Prim::Slide(_, step) => Rc::new(View::Slide { step, inner: self.value(args[0])? }),
+                    Prim::Pad(l, _) => {
+                        let fill = match self.scalar(args[0])? {
+                            Read::Expr(s) => s,
+                            Read::Tuple(_) => return Err(self.err(args[0], "padding with tuples is not supported yet")),
+                        };
+                        let n = n_of(self, args[1])?;
+                        Rc::new(View::Pad { l, n, fill: Some(fill), inner: self.value(args[1])? })
+                    }
+                    Prim::PadClamp(l, _) => {
+                        let n = n_of(self, args[0])?;
+                        Rc::new(View::Pad { l, n, fill: None, inner: self.value(args[0])? })
+                    }
+                    Prim::ReorderStride(s) => {
+                        let n = n_of(self, args[0])?;
+                        Rc::new(View::Reorder { s, n, inner: self.value(args[0])? })
+                    }
+                    Prim::Reverse => {
+                        let n = n_of(self, args[0])?;
+                        Rc::new(View::Reverse { n, inner: self.value(args[0])? })
+                    }
+                    Prim::AsVector(w) => Rc::new(View::AsVector { w, inner: self.value(args[0])? }),
+                    Prim::AsScalar => {
+                        let Type::Array(v, _) = self.cty(args[0])? else { return Err(self.err(e, "internal: asScalar")) };
+                        let Type::Vector(_, w) = *v else { return Err(self.err(e, "internal: asScalar")) };
+                        Rc::new(View::AsScalar { w, inner: self.value(args[0])? })
+                    }
+                    Prim::Generate(_) => {
+                        let Expr::Lambda { params, body } = self.prog.expr(args[0]).clone() else { return Err(self.err(e, "internal: generate")) };
+                        let token = format!("@GEN{}@", self.fresh("g"));
+                        self.bind(params[0], Bound::View(Rc::new(View::Value { expr: token.clone(), ty: Type::int() })));
+                        let before = self.k.as_ref().map(|k| k.body.len());
+                        let r = self.scalar(body)?;
+                        if self.k.as_ref().map(|k| k.body.len()) != before {
+                            return Err(self.err(args[0], "the function of `generate` must be a scalar expression without local bindings here"));
+                        }
+                        match r {
+                            Read::Expr(template) => Rc::new(View::Generate { template, token }),
+                            Read::Tuple(_) => return Err(self.err(args[0], "generate of tuples is not supported yet")),
+                        }
+                    }
+                    Prim::To(space) if !self.is_view(args[0]) => self.materialize(args[0], Some(space))?,
+                    Prim::To(_) => self.value(args[0])?,
+                    Prim::Map(_) | Prim::Reduce(_) | Prim::Iterate(_) => self.materialize(e, None)?,
+                    Prim::Filter(_) => return Err(self.err(e, "internal: a filter result must be bound before use")),
+                })
+            }
+        }
+    }
+
+    /// Where a computation's result goes by default: the space its innermost `toX` names.
+    fn space_of(&self, e: ExprId) -> Option<AddressSpace> {
+        match self.prog.expr(e) {
+            Expr::Prim { prim: Prim::To(s), .. } => Some(*s),
+            Expr::Prim { prim: Prim::Map(_), args } => match self.prog.expr(args[0]) {
+                Expr::Lambda { body, .. } => self.space_of(*body),
+                _ => None,
+            },
+            Expr::Prim { prim: Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_), args } => self.space_of(args[0]),
+            Expr::Prim { prim: Prim::Iterate(_), args } => match self.prog.expr(args[0]) {
+                Expr::Lambda { body, .. } => self.space_of(*body),
+                _ => None,
+            },
+            Expr::Let { body, .. } => self.space_of(*body),
+            _ => None,
+        }
+    }
+
+    fn materialize(&mut self, e: ExprId, space: Option<AddressSpace>) -> Result<Rc<View>> {
+        let ty = self.capacity_type(&self.cty(e)?, e)?;
+        if let Type::Exists(_) = ty {
+            return Err(self.err(e, "internal: materializing a filter result without its binder"));
+        }
+        let level = self.level();
+        let space = space.or_else(|| self.space_of(e)).unwrap_or({
+            let constant = dims_of(&ty).0.iter().all(|d| d.as_cst().is_some());
+            if level == Level::Item && constant {
+                AddressSpace::Private
+            } else {
+                AddressSpace::Global
+            }
+        });
+        if space == AddressSpace::Private && level == Level::Group {
+            return Err(self.err(e, "a private array at work-group level would be written by every work-item; use toLocal"));
+        }
+        let loops = self.k.as_ref().map(|k| k.loops.clone()).unwrap_or_default();
+        let (b, view) = self.mem.allocate("t", &ty, space, &loops, Role::Temp).map_err(|m| self.err(e, m))?;
+        let buf = self.mem.buffers[b].clone();
+        if let Some(n) = buf.len.as_cst() {
+            let t = self.buffer_ctype(&buf.elem)?;
+            let len = if let Type::Vector(_, w) = buf.elem { n * i64::from(w) } else { n };
+            match space {
+                AddressSpace::Private => self.line(&format!("{t} {}[{len}];", buf.name)),
+                AddressSpace::Local => self.k.as_mut().expect("in kernel").decls.push(format!("local {t} {}[{len}];", buf.name)),
+                AddressSpace::Global => {}
+            }
+        }
+        let _ = writeln!(self.views, "materialize {} in {:?} memory: {}", self.prog.span(e).start, space, view.describe());
+        self.gen_into(e, &Dest { view: view.clone(), len: None, rows: false })?;
+        Ok(view)
+    }
+
+    fn kernel_bind(&mut self, letnode: ExprId, var: VarId, value: ExprId) -> Result<()> {
+        if let Some(x) = self.info.unpacks.get(&Binder::Let(letnode)).cloned() {
+            let cap = self.capacity_len(value)?;
+            let elem = match self.info.ty(value) {
+                Type::Exists(e) => self.c_type_of(e)?,
+                t => return Err(self.err(value, format!("internal: unpack of {t}"))),
+            };
+            let ty = Type::array(elem, cap.clone());
+            let level = self.level();
+            let constant = cap.as_cst().is_some();
+            let space = self.space_of(value).unwrap_or(if level == Level::Item && constant { AddressSpace::Private } else { AddressSpace::Global });
+            let loops = self.k.as_ref().map(|k| k.loops.clone()).unwrap_or_default();
+            let (_, data) = self.mem.allocate("t", &ty, space, &loops, Role::Temp).map_err(|m| self.err(value, m))?;
+            let b = self.mem.buffers.len() - 1;
+            if space == AddressSpace::Private {
+                let buf = self.mem.buffers[b].clone();
+                let t = self.buffer_ctype(&buf.elem)?;
+                self.line(&format!("{t} {}[{}];", buf.name, buf.len));
+            }
+            let c = format!("v_{x}");
+            self.line(&format!("int {c} = 0;"));
+            let len = Rc::new(View::Value { expr: c.clone(), ty: Type::int() });
+            self.gen_into(value, &Dest { view: data.clone(), len: Some(len), rows: false })?;
+            self.caps.insert(c.clone(), cap.clone());
+            self.lengths.insert(x, ArithExpr::var(&c, Range::new(ArithExpr::cst(0), Some(cap.add(&ArithExpr::cst(1))))));
+            self.bind(var, Bound::View(data));
+            return Ok(());
+        }
+        let ty = self.info.ty(value).clone();
+        match ty {
+            Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) => {
+                let r = self.scalar(value)?;
+                let cty = self.cty(value)?;
+                let v = self.declare(&r, &cty, &self.prog.var(var).name.clone())?;
+                self.bind(var, Bound::View(read_to_view(v, &cty)));
+            }
+            _ => {
+                let v = self.value(value)?;
+                self.bind(var, Bound::View(v));
+            }
+        }
+        Ok(())
+    }
+
+    /// Declares private variables holding a value (tuples component by component).
+    fn declare(&mut self, r: &Read, ty: &Type, hint: &str) -> Result<Read> {
+        match (r, ty) {
+            (Read::Tuple(rs), Type::Tuple(ts)) => Ok(Read::Tuple(rs.iter().zip(ts).map(|(r, t)| self.declare(r, t, hint)).collect::<Result<_>>()?)),
+            (Read::Expr(e), t) => {
+                let name = self.fresh(&sanitize(hint));
+                let ct = self.struct_name(t)?;
+                self.line(&format!("{ct} {name} = {e};"));
+                Ok(Read::Expr(name))
+            }
+            (Read::Tuple(_), t) => Err(Diagnostic::new(Span::default(), format!("internal: tuple value of type {t}"))),
+        }
+    }
+
+    /// Generates code computing `e` into `dest`.
+    fn gen_into(&mut self, e: ExprId, dest: &Dest) -> Result<()> {
+        match self.prog.expr(e).clone() {
+            Expr::Let { var, value, body, .. } => {
+                self.kernel_bind(e, var, value)?;
+                self.gen_into(body, dest)
+            }
+            Expr::Pack(inner) => self.gen_packed(inner, dest, e),
+            _ if self.info.packs.contains(&e) && dest.len.is_some() && !dest.rows => self.gen_packed(e, dest, e),
+            Expr::Prim { prim, args } => match prim {
+                Prim::To(_) => self.gen_into(args[0], dest),
+                Prim::Join => {
+                    let Type::Array(inner, _) = self.cty(args[0])? else { return Err(self.err(e, "internal: join")) };
+                    let Type::Array(_, m) = *inner else { return Err(self.err(e, "internal: join")) };
+                    self.gen_into(args[0], &Dest { view: Rc::new(View::Split { k: m, inner: dest.view.clone() }), len: None, rows: false })
+                }
+                Prim::Split(k) => self.gen_into(args[0], &Dest { view: Rc::new(View::Join { m: k, inner: dest.view.clone() }), len: None, rows: false }),
+                Prim::Transpose => self.gen_into(args[0], &Dest { view: Rc::new(View::Transpose { inner: dest.view.clone() }), len: None, rows: false }),
+                Prim::Map(kind) => self.gen_map(e, kind, args[0], args[1], dest),
+                Prim::Reduce(_) => self.gen_reduce(e, args[0], args[1], args[2], dest),
+                Prim::Filter(FilterKind::Seq | FilterKind::Plain) => self.gen_filter_seq(e, args[0], args[1], dest),
+                Prim::Filter(FilterKind::Glb) => Err(self.err(e, "`filterGlb` needs several kernels, so it must be at the top level of the program (bind its result with let/unpack), not inside a map")),
+                Prim::Iterate(k) => self.gen_iterate(e, &k, args[0], args[1], dest),
+                Prim::Zip | Prim::Slide(..) | Prim::Pad(..) | Prim::PadClamp(..) | Prim::ReorderStride(_) | Prim::Reverse | Prim::Generate(_) | Prim::AsVector(_) | Prim::AsScalar => {
+                    self.gen_copy(e, dest)
+                }
+            },
+            Expr::Var(_) => self.gen_copy(e, dest),
+            Expr::Lit(_) | Expr::Op { .. } | Expr::If { .. } => {
+                if let Type::Array(..) = self.cty(e)? {
+                    return self.gen_copy(e, dest);
+                }
+                let r = self.scalar(e)?;
+                self.write(&dest.view, &[], &r, e)
+            }
+            Expr::Lambda { .. } => Err(self.err(e, "internal: lambda in destination position")),
+        }
+    }
+
+    fn gen_packed(&mut self, e: ExprId, dest: &Dest, at: ExprId) -> Result<()> {
+        let n = self.len_of(e)?;
+        self.gen_into(e, &Dest { view: dest.view.clone(), len: None, rows: false })?;
+        let len = dest.len.clone().ok_or_else(|| self.err(at, "internal: packed value without a length destination"))?;
+        let loc = len.write(&[]).map_err(|m| self.err(at, m.0))?;
+        self.store_uniform(&loc, &n.to_string(), at)
+    }
+
+    /// Copies a view (no computation) element by element.
+    fn gen_copy(&mut self, e: ExprId, dest: &Dest) -> Result<()> {
+        let src = self.value(e)?;
+        let ty = self.cty(e)?;
+        let (dims, _) = dims_of(&ty);
+        if self.level() == Level::Group && !dims.is_empty() {
+            return Err(self.err(e, "copying an array directly inside `mapWrg` would be done by every work-item; use `mapLcl` to copy it"));
+        }
+        let kind = if self.level() == Level::Top { MapKind::Glb(0) } else { MapKind::Seq };
+        self.copy_dims(e, &src, &dest.view, &dims, vec![], kind)
+    }
+
+    fn copy_dims(&mut self, e: ExprId, src: &Rc<View>, dst: &Rc<View>, dims: &[ArithExpr], idx: Vec<ArithExpr>, kind: MapKind) -> Result<()> {
+        if dims.is_empty() {
+            let r = src.read(&idx).map_err(|m| self.err(e, m.0))?;
+            return self.write(dst, &idx, &r, e);
+        }
+        let (n, rest) = (dims[0].clone(), dims[1..].to_vec());
+        self.emit_loop(e, kind, &n, |g, i| {
+            let mut idx = idx.clone();
+            idx.push(i);
+            g.copy_dims(e, src, dst, &rest, idx, MapKind::Seq)
+        })
+    }
+
+    /// Emits a loop of `kind` over `0..n`, calling `body` with the index expression.
+    fn emit_loop(&mut self, e: ExprId, kind: MapKind, n: &ArithExpr, mut body: impl FnMut(&mut Self, ArithExpr) -> Result<()>) -> Result<()> {
+        let zero = ArithExpr::cst(0);
+        let level = self.level();
+        match kind {
+            MapKind::Seq | MapKind::Plain | MapKind::Vec => {
+                if n.as_cst() == Some(0) {
+                    return Ok(());
+                }
+                if n.as_cst() == Some(1) {
+                    self.open("{");
+                    self.push_loop(zero.clone(), n.clone(), LoopKind::Sequential);
+                    body(self, zero)?;
+                    self.pop_loop();
+                    self.close();
+                    return Ok(());
+                }
+                let v = self.fresh("i");
+                let i = ArithExpr::var(&v, Range::upto(n.clone()));
+                self.open(&format!("for (int {v} = 0; {v} < {n}; {v} += 1) {{"));
+                self.push_loop(i.clone(), n.clone(), LoopKind::Sequential);
+                body(self, i)?;
+                self.pop_loop();
+                self.close();
+            }
+            MapKind::SeqUnroll => {
+                let Some(c) = n.as_cst() else {
+                    return Err(self.err(e, format!("`mapSeqUnroll`/`reduceSeqUnroll` need a length known at compile time, not {n}")));
+                };
+                // Unrolling inlines the body once per index; each copy gets a constant index, so
+                // private arrays indexed by it become plain registers.
+                if c > 0 {
+                    self.open("{");
+                    for k in 0..c {
+                        self.push_loop(ArithExpr::cst(k), n.clone(), LoopKind::Sequential);
+                        body(self, ArithExpr::cst(k))?;
+                        self.pop_loop();
+                    }
+                    self.close();
+                }
+            }
+            MapKind::Glb(d) | MapKind::Wrg(d) | MapKind::Lcl(d) => {
+                let d = d as usize;
+                let (getid, getsize, lk, inner_level) = match kind {
+                    MapKind::Glb(_) => ("get_global_id", "get_global_size", LoopKind::Global, Level::Item),
+                    MapKind::Wrg(_) => ("get_group_id", "get_num_groups", LoopKind::WorkGroup, Level::Group),
+                    _ => ("get_local_id", "get_local_size", LoopKind::Local, Level::Item),
+                };
+                let active = self.k.as_ref().map(|k| k.active.clone()).unwrap_or_default();
+                let same_dim = |f: fn(MapKind) -> Option<u8>| active.iter().any(|a| f(*a) == Some(d as u8));
+                let ok = match kind {
+                    // Nested global/group maps are fine in other dimensions (2-D and 3-D kernels).
+                    MapKind::Glb(_) => {
+                        (level == Level::Top || (level == Level::Item && !active.is_empty() && active.iter().all(|a| matches!(a, MapKind::Glb(_)))))
+                            && !same_dim(|a| if let MapKind::Glb(x) = a { Some(x) } else { None })
+                    }
+                    MapKind::Wrg(_) => {
+                        (level == Level::Top || (level == Level::Group && active.iter().all(|a| matches!(a, MapKind::Wrg(_)))))
+                            && !same_dim(|a| if let MapKind::Wrg(x) = a { Some(x) } else { None })
+                    }
+                    _ => {
+                        same_dim(|a| if let MapKind::Wrg(x) = a { Some(x) } else { None })
+                            && !same_dim(|a| if let MapKind::Lcl(x) = a { Some(x) } else { None })
+                    }
+                };
+                if !ok {
+                    let name = ir::Prim::Map(kind).name();
+                    return Err(self.err(e, match kind {
+                        MapKind::Glb(_) => format!("`{name}` must be the outermost map of a kernel, or directly inside `mapGlb` of other dimensions"),
+                        MapKind::Wrg(_) => format!("`{name}` must be the outermost map of a kernel, or directly inside `mapWrg` of other dimensions"),
+                        _ => format!("`{name}` must be inside `mapWrg{}` (and not inside another `{name}`)", dim_suffix(d)),
+                    }));
+                }
+                let cap = self.capacity(n);
+                let k = self.k.as_mut().expect("in kernel");
+                // The launch covers the map's (capacity) length exactly: one id per index.
+                let size = match kind {
+                    MapKind::Glb(_) => {
+                        k.glb = true;
+                        if let Some(g) = &k.global[d] {
+                            if *g != cap {
+                                return Err(Diagnostic::new(Span::default(), "two mapGlb of different lengths in one dimension of one kernel"));
+                            }
+                        }
+                        k.global[d] = Some(cap.clone());
+                        cap.clone()
+                    }
+                    MapKind::Wrg(_) => {
+                        k.wrg = true;
+                        k.global[d] = Some(cap.clone());
+                        cap.clone()
+                    }
+                    _ => {
+                        let l = *k.local[d].get_or_insert_with(|| match cap.as_cst() {
+                            Some(c) if (1..=1024).contains(&c) => c as usize,
+                            _ => 128,
+                        });
+                        ArithExpr::cst(l as i64)
+                    }
+                };
+                let v = self.fresh(match kind {
+                    MapKind::Glb(_) => "gl_id",
+                    MapKind::Wrg(_) => "wg_id",
+                    _ => "l_id",
+                });
+                let i = ArithExpr::var(&v, Range::upto(n.clone()));
+                let id = ArithExpr::var(&v, Range::upto(size.clone()));
+                let old = self.set_level(inner_level);
+                if size == *n {
+                    self.open("{");
+                    self.line(&format!("int {v} = {getid}({d});"));
+                } else if n.prove_le(&size) || cap == size {
+                    self.line(&format!("int {v} = {getid}({d});"));
+                    let _ = id;
+                    self.open(&format!("if ({v} < {n}) {{"));
+                } else {
+                    self.open(&format!("for (int {v} = {getid}({d}); {v} < {n}; {v} += {getsize}({d})) {{"));
+                }
+                self.push_loop(i.clone(), n.clone(), lk);
+                self.k.as_mut().expect("in kernel").active.push(kind);
+                let r = body(self, i);
+                self.k.as_mut().expect("in kernel").active.pop();
+                self.pop_loop();
+                self.close();
+                self.set_level(old);
+                r?;
+            }
+        }
+        Ok(())
+    }
+
+    fn push_loop(&mut self, var: ArithExpr, len: ArithExpr, kind: LoopKind) {
+        self.k.as_mut().expect("in kernel").loops.push(Enclosing { var, len, kind });
+    }
+
+    fn pop_loop(&mut self) {
+        self.k.as_mut().expect("in kernel").loops.pop();
+    }
+
+    fn lambda(&self, f: ExprId) -> Result<(Vec<VarId>, ExprId)> {
+        match self.prog.expr(f) {
+            Expr::Lambda { params, body } => Ok((params.clone(), *body)),
+            _ => Err(self.err(f, "internal: expected a lambda")),
+        }
+    }
+
+    fn gen_map(&mut self, e: ExprId, kind: MapKind, f: ExprId, xs: ExprId, dest: &Dest) -> Result<()> {
+        let (params, body) = self.lambda(f)?;
+        if kind == MapKind::Vec {
+            let Type::Vector(s, w) = self.cty(xs)? else { return Err(self.err(xs, "internal: mapVec")) };
+            let v = match self.scalar(xs)? {
+                Read::Expr(v) => v,
+                Read::Tuple(_) => return Err(self.err(xs, "internal: mapVec of a tuple")),
+            };
+            let v = self.declare(&Read::Expr(v), &Type::Vector(s, w), "v")?;
+            let Read::Expr(v) = v else { unreachable!("declare of a vector") };
+            let mut lanes = vec![];
+            let mut rt = c_scalar(s).to_string();
+            for k in 0..w {
+                self.bind(params[0], Bound::View(Rc::new(View::Value { expr: format!("{v}.s{}", std::char::from_digit(u32::from(k), 16).unwrap_or('0')), ty: Type::Scalar(s) })));
+                match self.scalar(body)? {
+                    Read::Expr(x) => lanes.push(x),
+                    Read::Tuple(_) => return Err(self.err(body, "mapVec functions return scalars")),
+                }
+                if let Some(t) = self.cty(body)?.scalar() {
+                    rt = c_scalar(t).to_string();
+                }
+            }
+            let r = Read::Expr(format!("(({rt}{w})({}))", lanes.join(", ")));
+            return self.write(&dest.view, &[], &r, e);
+        }
+        let n = self.len_of(xs)?;
+        let kind = match kind {
+            MapKind::Plain => {
+                if self.level() == Level::Top {
+                    MapKind::Glb(0)
+                } else {
+                    MapKind::Seq
+                }
+            }
+            k => k,
+        };
+        // An array of filter results is mapped row by row, each row unpacked with its length.
+        let rows = match self.prog.expr(xs) {
+            Expr::Var(v) => match &self.env[v.index()] {
+                Some(Bound::Rows { data, lens }) => Some((data.clone(), lens.clone())),
+                _ => None,
+            },
+            _ => None,
+        };
+        let xv = if rows.is_some() { None } else { Some(self.value(xs)?) };
+        let level = self.level();
+        let elem_exist = matches!(self.cty(e)?, Type::Array(ref t, _) if matches!(**t, Type::Exists(_)));
+        self.emit_loop(e, kind, &n, |g, i| {
+            match (&rows, &xv) {
+                (Some((data, lens)), _) => {
+                    let Some(x) = g.info.unpacks.get(&Binder::Param(f, 0)).cloned() else {
+                        return Err(g.err(f, "internal: row parameter without unpack"));
+                    };
+                    let c = g.fresh(&x);
+                    let len = match lens.read(&[i.clone()]).map_err(|m| g.err(xs, m.0))? {
+                        Read::Expr(l) => l,
+                        Read::Tuple(_) => return Err(g.err(xs, "internal: lengths")),
+                    };
+                    g.line(&format!("int {c} = {len};"));
+                    let Type::Array(_, _) = g.cty(xs)? else { return Err(g.err(xs, "internal: rows")) };
+                    let cap = match &**data {
+                        View::Mem { dims, .. } if dims.len() >= 2 => dims[1].clone(),
+                        _ => g.capacity_len_rows(xs).unwrap_or_else(|_| ArithExpr::cst(1)),
+                    };
+                    g.caps.insert(c.clone(), cap.clone());
+                    g.lengths.insert(x, ArithExpr::var(&c, Range::new(ArithExpr::cst(0), Some(cap.add(&ArithExpr::cst(1))))));
+                    g.bind(params[0], Bound::View(data.access(i.clone())));
+                }
+                (None, Some(xv)) => {
+                    if let Some(x) = g.info.unpacks.get(&Binder::Param(f, 0)).cloned() {
+                        return Err(g.err(f, format!("internal: unpacking parameter {x} of a view")));
+                    }
+                    let elem = xv.access(i.clone());
+                    g.bind(params[0], Bound::View(elem));
+                }
+                (None, None) => unreachable!("one of rows or value is set"),
+            }
+            let d = Dest {
+                view: dest.view.access(i.clone()),
+                len: if elem_exist { dest.len.as_ref().map(|l| l.access(i.clone())) } else { None },
+                rows: false,
+            };
+            g.gen_into(body, &d)
+        })?;
+        if matches!(kind, MapKind::Lcl(_)) && level == Level::Group {
+            let fence = self.fence_of(&dest.view);
+            self.line(&format!("barrier({fence});"));
+        }
+        Ok(())
+    }
+
+    fn fence_of(&self, v: &Rc<View>) -> &'static str {
+        let mut names = vec![];
+        collect_mem_names(v, &mut names);
+        let spaces: BTreeSet<AddressSpace> = names.iter().filter_map(|n| self.mem.by_name(n)).map(|b| b.space).collect();
+        match (spaces.contains(&AddressSpace::Local), spaces.contains(&AddressSpace::Global)) {
+            (true, true) => "CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE",
+            (false, true) => "CLK_GLOBAL_MEM_FENCE",
+            _ => "CLK_LOCAL_MEM_FENCE",
+        }
+    }
+
+    fn gen_reduce(&mut self, e: ExprId, f: ExprId, z: ExprId, xs: ExprId, dest: &Dest) -> Result<()> {
+        let Expr::Prim { prim: Prim::Reduce(kind), .. } = self.prog.expr(e).clone() else { unreachable!("called on reduce") };
+        let (params, body) = self.lambda(f)?;
+        let acc_ty = self.cty(z)?;
+        if let Type::Array(..) = acc_ty {
+            return Err(self.err(z, "reductions with an array accumulator are not supported yet by the OpenCL back end"));
+        }
+        let n = self.len_of(xs)?;
+        let xv = self.value(xs)?;
+        let z0 = self.scalar(z)?;
+        let acc = self.declare(&z0, &acc_ty, "acc")?;
+        let loop_kind = match kind {
+            ReduceKind::SeqUnroll => MapKind::SeqUnroll,
+            ReduceKind::Seq | ReduceKind::Plain => MapKind::Seq,
+        };
+        let acc2 = acc.clone();
+        let acc_ty2 = acc_ty.clone();
+        let acc_view = read_to_view(acc.clone(), &acc_ty);
+        self.emit_loop(e, loop_kind, &n, |g, i| {
+            g.bind(params[0], Bound::View(acc_view.clone()));
+            g.bind(params[1], Bound::View(xv.access(i)));
+            let r = g.scalar(body)?;
+            assign(g, &acc2, &r, &acc_ty2)
+        })?;
+        self.write(&dest.view, &[ArithExpr::cst(0)], &acc, e)
+    }
+
+    fn gen_filter_seq(&mut self, e: ExprId, p: ExprId, xs: ExprId, dest: &Dest) -> Result<()> {
+        let (params, body) = self.lambda(p)?;
+        let n = self.len_of(xs)?;
+        let xv = self.value(xs)?;
+        let len = dest.len.clone().ok_or_else(|| self.err(e, "internal: filter without a length destination"))?;
+        let cnt = self.fresh("cnt");
+        self.line(&format!("int {cnt} = 0;"));
+        let c = ArithExpr::var(&cnt, Range::upto(n.clone()));
+        self.emit_loop(e, MapKind::Seq, &n, |g, i| {
+            let x = xv.access(i);
+            g.bind(params[0], Bound::View(x.clone()));
+            let cond = match g.scalar(body)? {
+                Read::Expr(c) => c,
+                Read::Tuple(_) => return Err(g.err(body, "internal: tuple predicate")),
+            };
+            g.open(&format!("if ({cond}) {{"));
+            let v = x.read(&[]).map_err(|m| g.err(xs, m.0))?;
+            g.write(&dest.view, &[c.clone()], &v, e)?;
+            g.line(&format!("{cnt} += 1;"));
+            g.close();
+            Ok(())
+        })?;
+        let loc = len.write(&[]).map_err(|m| self.err(e, m.0))?;
+        self.store(&loc, &Read::Expr(cnt), e)
+    }
+
+    /// `iterate #k f xs`, unrolled: step `s` reads the previous step's buffer and writes a new
+    /// one (the last step writes the destination), each step typed with its own length.
+    fn gen_iterate(&mut self, _e: ExprId, k: &ArithExpr, f: ExprId, xs: ExprId, dest: &Dest) -> Result<()> {
+        let (params, body) = self.lambda(f)?;
+        let steps = k.as_cst().unwrap_or(0);
+        let lname = self.iter_var_of(f)?;
+        let mut cur = self.value(xs)?;
+        let mut len = self.len_of(xs)?;
+        if steps == 0 {
+            return self.gen_copy(xs, dest);
+        }
+        for s in 0..steps {
+            self.lengths.insert(lname.clone(), len.clone());
+            self.bind(params[0], Bound::View(cur.clone()));
+            if s + 1 == steps {
+                self.gen_into(body, dest)?;
+            } else {
+                cur = self.materialize(body, None)?;
+            }
+            len = self.len_of(body)?;
+        }
+        Ok(())
+    }
+
+    fn iter_var_of(&self, f: ExprId) -> Result<String> {
+        match self.info.ty(f) {
+            Type::Fun(ps, _) => match &ps[0] {
+                Type::Array(_, l) => l.free_vars().into_iter().find(|v| v.starts_with('L')).ok_or_else(|| self.err(f, "internal: iterate length")),
+                _ => Err(self.err(f, "internal: iterate parameter")),
+            },
+            _ => Err(self.err(f, "internal: iterate function type")),
+        }
+    }
+
+    // ---- scalar expressions ----
+
+    fn scalar(&mut self, e: ExprId) -> Result<Read> {
+        let ex = |s: String| Ok(Read::Expr(s));
+        match self.prog.expr(e).clone() {
+            Expr::Var(_) | Expr::Prim { .. } => {
+                let v = self.value(e)?;
+                v.read(&[]).map_err(|m| self.err(e, m.0))
+            }
+            Expr::Lit(l) => ex(match l {
+                Lit::Float(f) => format!("{}f", ir::print::float_text(f64::from(f))),
+                Lit::Double(d) => {
+                    self.needs_fp64 = true;
+                    ir::print::float_text(d)
+                }
+                Lit::Int(i) => {
+                    if i < 0 {
+                        format!("({i})")
+                    } else {
+                        i.to_string()
+                    }
+                }
+                Lit::Bool(b) => (if b { "1" } else { "0" }).to_string(),
+            }),
+            Expr::If { cond, then, els } => {
+                let c = self.scalar_expr(cond)?;
+                let a = self.scalar(then)?;
+                let b = self.scalar(els)?;
+                Ok(select(&c, a, b))
+            }
+            Expr::Let { var, value, body, .. } => {
+                self.kernel_bind(e, var, value)?;
+                self.scalar(body)
+            }
+            Expr::Pack(_) | Expr::Lambda { .. } => Err(self.err(e, "internal: not a scalar")),
+            Expr::Op { op, args } => self.op(e, op, &args),
+        }
+    }
+
+    fn scalar_expr(&mut self, e: ExprId) -> Result<String> {
+        match self.scalar(e)? {
+            Read::Expr(s) => Ok(s),
+            Read::Tuple(_) => Err(self.err(e, "expected a scalar, found a tuple")),
+        }
+    }
+
+    fn op(&mut self, e: ExprId, op: Op, args: &[ExprId]) -> Result<Read> {
+        let t0 = self.info.ty(args[0]).clone();
+        let float = matches!(t0.scalar(), Some(Scalar::Float | Scalar::Double));
+        match op {
+            Op::Tuple => {
+                let rs = args.iter().map(|a| self.scalar(*a)).collect::<Result<Vec<_>>>()?;
+                return Ok(Read::Tuple(rs));
+            }
+            Op::Get(i) => {
+                return match self.prog.expr(args[0]) {
+                    Expr::Var(_) | Expr::Prim { .. } => {
+                        let v = self.value(args[0])?.component(i as usize);
+                        v.read(&[]).map_err(|m| self.err(e, m.0))
+                    }
+                    _ => match self.scalar(args[0])? {
+                        Read::Tuple(mut rs) if (i as usize) < rs.len() => Ok(rs.swap_remove(i as usize)),
+                        Read::Tuple(_) => Err(self.err(e, "internal: get out of range")),
+                        Read::Expr(s) => Ok(Read::Expr(format!("{s}.c{i}"))),
+                    },
+                };
+            }
+            Op::At => {
+                let xs = self.value(args[1])?;
+                let n = self.len_of(args[1])?;
+                let i = self.scalar_expr(args[0])?;
+                let v = self.fresh("idx");
+                let site = self.checks.len() + 1;
+                self.checks.push(self.prog.span(e));
+                self.line(&format!("int {v} = {i};"));
+                self.open(&format!("if ({v} < 0 || {v} >= {n}) {{"));
+                self.line(&format!("atomic_max(v_err, {site});"));
+                self.line(&format!("{v} = 0;"));
+                self.close();
+                let idx = ArithExpr::var(&v, Range::upto(n));
+                return xs.read(&[idx]).map_err(|m| self.err(e, m.0));
+            }
+            _ => {}
+        }
+        let a = args.iter().map(|x| self.scalar_expr(*x)).collect::<Result<Vec<_>>>()?;
+        let bin = |o: &str| format!("({} {o} {})", a[0], a[1]);
+        let call = |f: &str| format!("{f}({})", a.join(", "));
+        let rt = self.cty(e)?;
+        Ok(Read::Expr(match op {
+            Op::Add => bin("+"),
+            Op::Sub => bin("-"),
+            Op::Mul => bin("*"),
+            Op::Div => bin("/"),
+            Op::Rem if float => call("fmod"),
+            Op::Rem => bin("%"),
+            Op::Lt => bin("<"),
+            Op::Le => bin("<="),
+            Op::Gt => bin(">"),
+            Op::Ge => bin(">="),
+            Op::Eq => bin("=="),
+            Op::Ne => bin("!="),
+            Op::And => bin("&&"),
+            Op::Or => bin("||"),
+            Op::Not => format!("(!{})", a[0]),
+            Op::Neg => format!("(-{})", a[0]),
+            Op::Min if float => call("fmin"),
+            Op::Max if float => call("fmax"),
+            Op::Min => call("min"),
+            Op::Max => call("max"),
+            Op::Abs if float => call("fabs"),
+            Op::Abs => format!("((int)abs({}))", a[0]),
+            Op::Sqrt => call("sqrt"),
+            Op::Exp => call("exp"),
+            Op::Log => call("log"),
+            Op::Sin => call("sin"),
+            Op::Cos => call("cos"),
+            Op::Pow => call("pow"),
+            Op::Fma => call("fma"),
+            Op::ToFloat => format!("((float){})", a[0]),
+            Op::ToInt => format!("((int){})", a[0]),
+            Op::ToDouble => {
+                self.needs_fp64 = true;
+                format!("((double){})", a[0])
+            }
+            Op::Dot => call("dot"),
+            Op::Length => call("length"),
+            Op::MakeVec => format!("(({})({}))", c_type(&rt), a.join(", ")),
+            Op::VGet(i) => format!("({}).s{}", a[0], std::char::from_digit(u32::from(i), 16).unwrap_or('0')),
+            Op::Tuple | Op::Get(_) | Op::At => unreachable!("handled above"),
+        }))
+    }
+
+    // ---- the multi-kernel filter ----
+
+    /// `filterGlb p xs` into `dest`: (1) each work-group counts the elements its chunk keeps;
+    /// (2) one work-group scans the counts into group offsets and the total length; (3) each
+    /// work-group scans its chunk again in rounds of one element per work-item and scatters the
+    /// kept elements in order. The predicate is evaluated twice instead of storing flags: that
+    /// reads the input twice but writes nothing extra, which is cheaper on every device we know.
+    fn filter_glb(&mut self, e: ExprId, p: ExprId, xs: ExprId, dest: &Dest) -> Result<()> {
+        let n = self.len_of(xs)?;
+        let cap = self.capacity(&n);
+        let chunk = (FILTER_WG * FILTER_PER_ITEM) as i64;
+        let groups = cap.add(&ArithExpr::cst(chunk - 1)).div(&ArithExpr::cst(chunk));
+        let (counts_b, _) = self.mem.allocate("counts", &Type::array(Type::int(), groups.clone()), AddressSpace::Global, &[], Role::Scratch).map_err(|m| self.err(e, m))?;
+        let counts = self.mem.buffers[counts_b].name.clone();
+        let len = dest.len.clone().ok_or_else(|| self.err(e, "internal: filter without a length destination"))?;
+        let len_loc = match len.write(&[]).map_err(|m| self.err(e, m.0))? {
+            Loc::Plain(l) => l,
+            Loc::Vector { .. } => return Err(self.err(e, "internal: vector length")),
+        };
+        let wg = FILTER_WG as i64;
+        // Kernel 1: count.
+        self.k = Some(KernelCx::new(Level::Item));
+        {
+            let k = self.k.as_mut().expect("set");
+            k.wrg = true;
+            k.global[0] = Some(groups.clone());
+            k.local[0] = Some(FILTER_WG);
+            k.decls.push(format!("local int v_part[{FILTER_WG}];"));
+        }
+        self.line("int v_g = get_group_id(0);");
+        self.line("int v_l = get_local_id(0);");
+        self.line("int v_c = 0;");
+        self.open(&format!("for (int v_r = 0; v_r < {FILTER_PER_ITEM}; v_r += 1) {{"));
+        self.line(&format!("int v_e = (v_g * {FILTER_PER_ITEM} + v_r) * {wg} + v_l;"));
+        let cond = self.filter_pred(p, xs, &n)?;
+        self.line(&format!("v_c += (v_e < {n} && {cond}) ? 1 : 0;"));
+        self.close();
+        self.line("v_part[v_l] = v_c;");
+        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
+        self.open(&format!("for (int v_s = {}; v_s > 0; v_s >>= 1) {{", FILTER_WG / 2));
+        self.open("if (v_l < v_s) {");
+        self.line("v_part[v_l] += v_part[v_l + v_s];");
+        self.close();
+        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
+        self.close();
+        self.open("if (v_l == 0) {");
+        self.line(&format!("{counts}[v_g] = v_part[0];"));
+        self.close();
+        let k1 = self.k.take().expect("set");
+        self.finish_kernel(k1, e)?;
+        // Kernel 2: scan the group counts (one work-group; each work-item scans a segment).
+        self.k = Some(KernelCx::new(Level::Item));
+        {
+            let k = self.k.as_mut().expect("set");
+            k.wrg = true;
+            k.global[0] = Some(ArithExpr::cst(1));
+            k.local[0] = Some(FILTER_WG);
+            k.decls.push(format!("local int v_part[{FILTER_WG}];"));
+        }
+        self.line("int v_l = get_local_id(0);");
+        self.line(&format!("int v_ng = {groups};"));
+        self.line(&format!("int v_seg = (v_ng + {wg} - 1) / {wg};"));
+        self.line("int v_lo = min(v_l * v_seg, v_ng);");
+        self.line("int v_hi = min(v_lo + v_seg, v_ng);");
+        self.line("int v_sum = 0;");
+        self.open("for (int v_i = v_lo; v_i < v_hi; v_i += 1) {");
+        self.line(&format!("v_sum += {counts}[v_i];"));
+        self.close();
+        self.scan_local("v_sum", "v_part");
+        self.line("int v_run = v_part[v_l] - v_sum;");
+        self.open("for (int v_i = v_lo; v_i < v_hi; v_i += 1) {");
+        self.line(&format!("int v_c = {counts}[v_i];"));
+        self.line(&format!("{counts}[v_i] = v_run;"));
+        self.line("v_run += v_c;");
+        self.close();
+        self.open(&format!("if (v_l == {}) {{", FILTER_WG - 1));
+        self.line(&format!("{len_loc} = v_part[v_l];"));
+        self.close();
+        let k2 = self.k.take().expect("set");
+        self.finish_kernel(k2, e)?;
+        // Kernel 3: scatter in order.
+        self.k = Some(KernelCx::new(Level::Item));
+        {
+            let k = self.k.as_mut().expect("set");
+            k.wrg = true;
+            k.global[0] = Some(groups.clone());
+            k.local[0] = Some(FILTER_WG);
+            k.decls.push(format!("local int v_part[{FILTER_WG}];"));
+        }
+        self.line("int v_g = get_group_id(0);");
+        self.line("int v_l = get_local_id(0);");
+        self.line(&format!("int v_base = {counts}[v_g];"));
+        self.open(&format!("for (int v_r = 0; v_r < {FILTER_PER_ITEM}; v_r += 1) {{"));
+        self.line(&format!("int v_e = (v_g * {FILTER_PER_ITEM} + v_r) * {wg} + v_l;"));
+        let cond = self.filter_pred(p, xs, &n)?;
+        self.line(&format!("int v_keep = (v_e < {n} && {cond}) ? 1 : 0;"));
+        self.scan_local("v_keep", "v_part");
+        self.open("if (v_keep) {");
+        let pos = ArithExpr::var("v_pos", Range::upto(cap.clone()));
+        self.line("int v_pos = v_base + v_part[v_l] - 1;");
+        let x = self.filter_elem(xs)?;
+        let v = x.read(&[]).map_err(|m| self.err(xs, m.0))?;
+        let loc = dest.view.write(&[pos]).map_err(|m| self.err(e, m.0))?;
+        self.store(&loc, &v, e)?;
+        self.close();
+        self.line(&format!("v_base += v_part[{}];", FILTER_WG - 1));
+        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
+        self.close();
+        let k3 = self.k.take().expect("set");
+        self.finish_kernel(k3, e)
+    }
+
+    /// The element `v_e` of `xs` as a view (inside the filter kernels).
+    fn filter_elem(&mut self, xs: ExprId) -> Result<Rc<View>> {
+        let n = self.len_of(xs)?;
+        let xv = self.value(xs)?;
+        Ok(xv.access(ArithExpr::var("v_e", Range::upto(n))))
+    }
+
+    /// The predicate applied to element `v_e`, guarded by the caller with `v_e < n`.
+    fn filter_pred(&mut self, p: ExprId, xs: ExprId, n: &ArithExpr) -> Result<String> {
+        let (params, body) = self.lambda(p)?;
+        let _ = n;
+        let x = self.filter_elem(xs)?;
+        self.bind(params[0], Bound::View(x));
+        // Reads past the end are avoided by evaluating the predicate only under the guard.
+        self.open(&format!("if (v_e < {n}) {{"));
+        let c = self.scalar_expr(body)?;
+        let flag = self.fresh("p");
+        self.close();
+        // Re-emit so the predicate's statements (if any) and its value share one scope.
+        let k = self.k.as_mut().expect("in kernel");
+        let cut = k.body.rfind(&format!("if (v_e < {n}) {{")).unwrap_or(k.body.len());
+        let inner: String = k.body[cut..].to_string();
+        k.body.truncate(cut);
+        let stmts: Vec<&str> = inner.lines().skip(1).collect();
+        let stmts = &stmts[..stmts.len().saturating_sub(1)];
+        self.line(&format!("int {flag} = 0;"));
+        self.open(&format!("if (v_e < {n}) {{"));
+        for s in stmts {
+            self.line(s.trim());
+        }
+        self.line(&format!("{flag} = {c} ? 1 : 0;"));
+        self.close();
+        Ok(flag)
+    }
+
+    /// Inclusive scan of `val` over the work-group into `buf` (Hillis–Steele in local memory).
+    fn scan_local(&mut self, val: &str, buf: &str) {
+        self.line(&format!("{buf}[v_l] = {val};"));
+        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
+        self.open(&format!("for (int v_o = 1; v_o < {FILTER_WG}; v_o <<= 1) {{"));
+        self.line(&format!("int v_t = (v_l >= v_o) ? {buf}[v_l - v_o] : 0;"));
+        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
+        self.line(&format!("{buf}[v_l] += v_t;"));
+        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
+        self.close();
+    }
+}
+
+impl KernelCx {
+    fn new(level: Level) -> KernelCx {
+        KernelCx { body: String::new(), indent: 1, decls: vec![], global: [None, None, None], local: [None, None, None], wrg: false, glb: false, loops: vec![], level, active: vec![] }
+    }
+}
+
+fn assign(g: &mut Gen, acc: &Read, v: &Read, ty: &Type) -> Result<()> {
+    match (acc, v) {
+        (Read::Expr(a), Read::Expr(x)) => g.line(&format!("{a} = {x};")),
+        (Read::Tuple(a), _) => {
+            // Compute every component before assigning any: they may read the accumulator.
+            let Type::Tuple(ts) = ty else { return Err(Diagnostic::new(Span::default(), "internal: tuple accumulator type")) };
+            let x: Vec<Read> = match v {
+                Read::Tuple(x) => x.clone(),
+                Read::Expr(x) => (0..ts.len()).map(|i| Read::Expr(format!("{x}.c{i}"))).collect(),
+            };
+            let tmps = x.iter().zip(ts).map(|(xv, t)| g.declare(xv, t, "t")).collect::<Result<Vec<_>>>()?;
+            for ((a, t), ty) in a.iter().zip(&tmps).zip(ts) {
+                assign(g, a, t, ty)?;
+            }
+        }
+        (Read::Expr(a), Read::Tuple(x)) => {
+            let Type::Tuple(ts) = ty else { return Err(Diagnostic::new(Span::default(), "internal: tuple accumulator type")) };
+            for ((i, xv), t) in x.iter().enumerate().zip(ts) {
+                assign(g, &Read::Expr(format!("{a}.c{i}")), xv, t)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn select(c: &str, a: Read, b: Read) -> Read {
+    match (a, b) {
+        (Read::Tuple(a), Read::Tuple(b)) => Read::Tuple(a.into_iter().zip(b).map(|(x, y)| select(c, x, y)).collect()),
+        (Read::Expr(a), Read::Expr(b)) => Read::Expr(format!("({c} ? {a} : {b})")),
+        (Read::Tuple(a), Read::Expr(b)) => Read::Tuple(a.into_iter().enumerate().map(|(i, x)| select(c, x, Read::Expr(format!("{b}.c{i}")))).collect()),
+        (Read::Expr(a), Read::Tuple(b)) => Read::Tuple(b.into_iter().enumerate().map(|(i, y)| select(c, Read::Expr(format!("{a}.c{i}")), y)).collect()),
+    }
+}
+
+fn read_to_view(r: Read, ty: &Type) -> Rc<View> {
+    match (r, ty) {
+        (Read::Expr(expr), t) => Rc::new(View::Value { expr, ty: t.clone() }),
+        (Read::Tuple(rs), Type::Tuple(ts)) => Rc::new(View::Tuple(rs.into_iter().zip(ts).map(|(r, t)| read_to_view(r, t)).collect())),
+        (Read::Tuple(rs), t) => Rc::new(View::Tuple(rs.into_iter().map(|r| read_to_view(r, t)).collect())),
+    }
+}
+
+fn exist_elem_as_array(elem: &Type, cap: ArithExpr) -> Type {
+    match elem {
+        Type::Exists(e) => Type::array((**e).clone(), cap),
+        t => t.clone(),
+    }
+}
+
+fn collect_len_vars(t: &Type, out: &mut BTreeSet<String>) {
+    match t {
+        Type::Scalar(_) | Type::Vector(..) => {}
+        Type::Tuple(ts) => ts.iter().for_each(|t| collect_len_vars(t, out)),
+        Type::Array(e, n) => {
+            out.extend(n.free_vars());
+            collect_len_vars(e, out);
+        }
+        Type::Exists(e) => collect_len_vars(e, out),
+        Type::Fun(ps, r) => {
+            ps.iter().for_each(|t| collect_len_vars(t, out));
+            collect_len_vars(r, out);
+        }
+    }
+}
+
+fn collect_mem_names(v: &View, out: &mut Vec<String>) {
+    match v {
+        View::Mem { name, .. } => out.push(name.clone()),
+        View::Value { .. } | View::Generate { .. } => {}
+        View::Tuple(vs) | View::Zip(vs) => vs.iter().for_each(|v| collect_mem_names(v, out)),
+        View::Access { inner, .. }
+        | View::Split { inner, .. }
+        | View::Join { inner, .. }
+        | View::Transpose { inner }
+        | View::Slide { inner, .. }
+        | View::Pad { inner, .. }
+        | View::Reorder { inner, .. }
+        | View::Reverse { inner, .. }
+        | View::Component { inner, .. }
+        | View::AsVector { inner, .. }
+        | View::AsScalar { inner, .. } => collect_mem_names(inner, out),
+    }
+}
+
+fn mentions_word(text: &str, word: &str) -> bool {
+    let bytes = text.as_bytes();
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut start = 0;
+    while let Some(pos) = text[start..].find(word) {
+        let a = start + pos;
+        let b = a + word.len();
+        let before_ok = a == 0 || !is_ident(bytes[a - 1]);
+        let after_ok = b >= bytes.len() || !is_ident(bytes[b]);
+        if before_ok && after_ok {
+            return true;
+        }
+        start = a + 1;
+    }
+    false
+}
+
+fn sanitize(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
+}
+
+fn dim_suffix(d: usize) -> String {
+    if d == 0 {
+        String::new()
+    } else {
+        d.to_string()
+    }
+}

@@ -1,0 +1,136 @@
+//! OpenCL C code generation: a typed low-level LIFT program to kernels and a launch plan.
+//!
+//! Input: a `Program` with its `TypeInfo`. High-level `map`/`reduce`/`filter` left in the
+//! program get a default lowering (parallel at the top of a kernel, sequential inside); the
+//! rewriting stage chooses better ones.
+//!
+//! Algorithm: destination-passing generation. At host level every computed value becomes one
+//! kernel (three for `filterGlb`); between kernels nothing returns to the host, and run-time
+//! lengths of filter results stay in device buffers that later kernels read. Inside a kernel,
+//! `gen_into(e, dest)` emits the statements computing `e` into the view `dest`: layout
+//! primitives in destination position re-index `dest`, maps become loops over work-items,
+//! groups or sequential indices, reductions fold in a private accumulator, and data arguments
+//! become views (`value`), materialized into a buffer (`memalloc`) only when they compute.
+//!
+//! Barriers: after every `mapLcl` run at work-group level (never inside code that only some
+//! work-items of a group execute), with the fence of the memory it wrote.
+//!
+//! Kernel ABI: `KERNEL_k(inputs in parameter order (arrays `const global T* restrict`, scalars by
+//! value), output, output lengths, temporaries, int per size variable sorted by name)`, each
+//! kernel taking only the buffers it uses.
+
+mod gen;
+
+pub use gen::emit;
+
+use arith::ArithExpr;
+use ir::{AddressSpace, Span, Type};
+use memalloc::{Buffer, Memory, Role};
+use std::fmt::{self, Write};
+
+/// A kernel argument, in ABI order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum KernelArg {
+    /// A global buffer, by index into `KernelPlan::memory.buffers`.
+    Buffer(usize),
+    /// A scalar program parameter passed by value.
+    Param(usize),
+    /// The value of a size variable (its C name, e.g. `v_N`).
+    Size(String),
+    /// The run-time error flag buffer (bounds checks of `at`).
+    ErrorFlag,
+}
+
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    pub name: String,
+    pub args: Vec<KernelArg>,
+    /// Global work size per dimension (with run-time lengths replaced by their capacities).
+    pub global: Vec<ArithExpr>,
+    /// Local work size, when the kernel uses work-groups.
+    pub local: Option<Vec<usize>>,
+}
+
+/// What the program returns and where it is.
+#[derive(Clone, Debug)]
+pub struct ResultSpec {
+    pub data: usize,
+    /// Buffer of run-time length(s): one int for an existential result, one per row for an
+    /// array of filter results.
+    pub lengths: Option<usize>,
+    pub ty: Type,
+}
+
+#[derive(Clone, Debug)]
+pub struct KernelPlan {
+    pub source: String,
+    pub kernels: Vec<Kernel>,
+    pub memory: Memory,
+    /// Size variables: (user name, C name).
+    pub sizes: Vec<(String, String)>,
+    /// Capacities of run-time lengths: (C name, capacity over the size variables).
+    pub capacities: Vec<(String, ArithExpr)>,
+    pub result: ResultSpec,
+    /// Source places of `at` bounds checks; the error flag holds index + 1.
+    pub checks: Vec<Span>,
+    /// `--emit views`: one line per bound variable and materialized value.
+    pub views: String,
+}
+
+impl KernelPlan {
+    pub fn uses_error_flag(&self) -> bool {
+        !self.checks.is_empty()
+    }
+
+    pub fn global_buffers(&self) -> impl Iterator<Item = (usize, &Buffer)> {
+        self.memory.buffers.iter().enumerate().filter(|(_, b)| b.space == AddressSpace::Global)
+    }
+
+    /// `--emit plan`: buffers and launches, in order.
+    pub fn describe(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "buffers:");
+        for (_, b) in self.global_buffers() {
+            let role = match b.role {
+                Role::Input(k) => format!("input {k}"),
+                Role::Output => "output".into(),
+                Role::OutputLength => "output length".into(),
+                Role::Temp => "temporary".into(),
+                Role::TempLength => "temporary length".into(),
+                Role::Scratch => "scratch".into(),
+            };
+            let _ = writeln!(s, "  {} : {} x {} ({role})", b.name, b.len, views::c_type(&b.elem));
+        }
+        for (c, cap) in &self.capacities {
+            let _ = writeln!(s, "  run-time length {c} <= {cap} (read on the device)");
+        }
+        let _ = writeln!(s, "kernels:");
+        for k in &self.kernels {
+            let g: Vec<String> = k.global.iter().map(|e| e.to_string()).collect();
+            let l = match &k.local {
+                Some(l) => l.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "),
+                None => "driver's choice".into(),
+            };
+            let args: Vec<String> = k
+                .args
+                .iter()
+                .map(|a| match a {
+                    KernelArg::Buffer(b) => self.memory.buffers[*b].name.clone(),
+                    KernelArg::Param(p) => format!("param {p}"),
+                    KernelArg::Size(n) => n.clone(),
+                    KernelArg::ErrorFlag => "error flag".into(),
+                })
+                .collect();
+            let _ = writeln!(s, "  {} global [{}] local [{l}] args ({})", k.name, g.join(", "), args.join(", "));
+        }
+        let _ = writeln!(s, "result: {} in {}{}", self.result.ty, self.memory.buffers[self.result.data].name,
+            self.result.lengths.map(|l| format!(", lengths in {}", self.memory.buffers[l].name)).unwrap_or_default());
+        s
+    }
+}
+
+impl fmt::Display for KernelPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.source)
+    }
+}

@@ -1,0 +1,272 @@
+//! Glue between the compiler's `KernelPlan` and the OpenCL host runner: evaluating symbolic
+//! sizes, encoding inputs as bytes, decoding the result.
+
+use crate::data::Inputs;
+use crate::Error;
+use codegen_opencl::{KernelArg, KernelPlan};
+use host_runner::{BufferInit, BufferSpec, Launch, Plan, ReadSpec};
+use ir::interp::Value;
+use ir::{Diagnostic, Scalar, Type};
+use memalloc::Role;
+use std::collections::BTreeMap;
+
+/// Byte size and alignment of one element in device memory.
+pub fn layout(t: &Type) -> (usize, usize) {
+    match t {
+        Type::Scalar(s) => (s.size_bytes(), s.size_bytes()),
+        Type::Vector(s, w) => (s.size_bytes() * usize::from(*w), s.size_bytes()),
+        Type::Tuple(ts) => {
+            let (mut off, mut align) = (0usize, 1usize);
+            for c in ts {
+                let (sz, al) = layout(c);
+                off = off.div_ceil(al) * al + sz;
+                align = align.max(al);
+            }
+            (off.div_ceil(align) * align, align)
+        }
+        Type::Array(..) | Type::Exists(_) | Type::Fun(..) => (0, 1),
+    }
+}
+
+fn encode_scalar(v: &Value, s: Scalar, out: &mut Vec<u8>) -> Result<(), Error> {
+    match (v, s) {
+        (Value::Float(f), Scalar::Float) => out.extend(f.to_le_bytes()),
+        (Value::Double(d), Scalar::Double) => out.extend(d.to_le_bytes()),
+        (Value::Int(i), Scalar::Int) => out.extend(i.to_le_bytes()),
+        (Value::Bool(b), Scalar::Bool) => out.extend(i32::from(*b).to_le_bytes()),
+        (v, s) => return Err(Error::plain(format!("internal: value {v:?} does not match {}", s.name()))),
+    }
+    Ok(())
+}
+
+/// Appends the bytes of `v` (of element type `t`, arrays flattened row-major).
+fn encode(v: &Value, t: &Type, out: &mut Vec<u8>) -> Result<(), Error> {
+    match (v, t) {
+        (Value::Array(items), Type::Array(e, _)) => items.iter().try_for_each(|x| encode(x, e, out)),
+        // Nested arrays flatten row-major onto the buffer's element type.
+        (Value::Array(items), _) => items.iter().try_for_each(|x| encode(x, t, out)),
+        (_, Type::Scalar(s)) => encode_scalar(v, *s, out),
+        (Value::Vector(lanes), Type::Vector(s, _)) => lanes.iter().try_for_each(|x| encode_scalar(x, *s, out)),
+        (Value::Tuple(cs), Type::Tuple(ts)) => {
+            let start = out.len();
+            let (size, _) = layout(t);
+            for (c, ct) in cs.iter().zip(ts) {
+                let (_, al) = layout(ct);
+                while (out.len() - start) % al != 0 {
+                    out.push(0);
+                }
+                encode(c, ct, out)?;
+            }
+            while out.len() - start < size {
+                out.push(0);
+            }
+            Ok(())
+        }
+        (v, t) => Err(Error::plain(format!("internal: cannot encode {v:?} as {t}"))),
+    }
+}
+
+fn decode_scalar(b: &[u8], s: Scalar) -> Value {
+    let w4 = || [b[0], b[1], b[2], b[3]];
+    match s {
+        Scalar::Float => Value::Float(f32::from_le_bytes(w4())),
+        Scalar::Int => Value::Int(i32::from_le_bytes(w4())),
+        Scalar::Bool => Value::Bool(i32::from_le_bytes(w4()) != 0),
+        Scalar::Double => Value::Double(f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])),
+    }
+}
+
+/// Decodes one element of type `t` (no arrays) at the start of `b`.
+fn decode_elem(b: &[u8], t: &Type) -> Value {
+    match t {
+        Type::Scalar(s) => decode_scalar(b, *s),
+        Type::Vector(s, w) => Value::Vector((0..usize::from(*w)).map(|k| decode_scalar(&b[k * s.size_bytes()..], *s)).collect()),
+        Type::Tuple(ts) => {
+            let mut off = 0usize;
+            let mut cs = vec![];
+            for c in ts {
+                let (sz, al) = layout(c);
+                off = off.div_ceil(al) * al;
+                cs.push(decode_elem(&b[off..], c));
+                off += sz;
+            }
+            Value::Tuple(cs)
+        }
+        Type::Array(..) | Type::Exists(_) | Type::Fun(..) => Value::Array(vec![]),
+    }
+}
+
+/// Decodes nested arrays of `dims` (outermost first) of `elem` from `b`.
+fn decode_dims(b: &[u8], dims: &[usize], elem: &Type) -> Value {
+    if dims.is_empty() {
+        return decode_elem(b, elem);
+    }
+    let (esz, _) = layout(elem);
+    let stride: usize = dims[1..].iter().product::<usize>() * esz;
+    Value::Array((0..dims[0]).map(|i| decode_dims(&b[i * stride..], &dims[1..], elem)).collect())
+}
+
+struct Env {
+    /// C-level size names (v_N, v_X1) to values (capacities for run-time lengths).
+    values: BTreeMap<String, i64>,
+}
+
+impl Env {
+    fn eval(&self, e: &arith::ArithExpr, what: &str) -> Result<usize, Error> {
+        let v = e.eval(&|n| self.values.get(n).copied()).map_err(|err| Error::plain(format!("cannot evaluate {what} {e}: {err}")))?;
+        usize::try_from(v).map_err(|_| Error::plain(format!("{what} {e} is negative ({v})")))
+    }
+}
+
+/// Splits a type into its array lengths (evaluated at the user's sizes) and element type.
+fn shape(t: &Type, sizes: &BTreeMap<String, i64>) -> Result<(Vec<usize>, Type), Error> {
+    let (dims, elem) = memalloc::dims_of(t);
+    let dims = dims
+        .iter()
+        .map(|d| {
+            d.eval(&|n| sizes.get(n).copied())
+                .map_err(|e| Error::plain(format!("cannot evaluate the result length {d}: {e}")))
+                .and_then(|v| usize::try_from(v).map_err(|_| Error::plain(format!("negative length {d}"))))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((dims, elem))
+}
+
+/// Builds the host plan, runs it and decodes the result.
+pub fn run(plan: &KernelPlan, inputs: &Inputs, device: Option<&str>, time: bool) -> Result<(Value, Option<String>), Error> {
+    let mut env = Env { values: BTreeMap::new() };
+    for (user, c) in &plan.sizes {
+        if let Some(v) = inputs.sizes.get(user) {
+            env.values.insert(c.clone(), *v);
+        }
+    }
+    for (c, cap) in &plan.capacities {
+        let v = env.eval(cap, "the capacity")?;
+        env.values.insert(c.clone(), v as i64);
+    }
+    let mut host_index = BTreeMap::new();
+    let mut buffers = vec![];
+    for (i, b) in plan.global_buffers() {
+        let n = env.eval(&b.len, &format!("the length of buffer {}", b.name))?;
+        let (esz, _) = layout(&b.elem);
+        let bytes = n.checked_mul(esz).ok_or_else(|| Error::plain(format!("buffer {} is too large", b.name)))?;
+        let init = match b.role {
+            Role::Input(k) => {
+                let mut data = Vec::with_capacity(bytes);
+                encode(&inputs.values[k], &b.elem, &mut data)?;
+                if data.len() != bytes {
+                    return Err(Error::plain(format!("internal: input {} has {} bytes, expected {bytes}", b.name, data.len())));
+                }
+                BufferInit::Data(data)
+            }
+            Role::OutputLength | Role::TempLength | Role::Scratch => BufferInit::Zeroed,
+            Role::Output | Role::Temp => BufferInit::Uninit,
+        };
+        host_index.insert(i, buffers.len());
+        buffers.push(BufferSpec { name: b.name.clone(), bytes, init });
+    }
+    let err_flag = buffers.len();
+    buffers.push(BufferSpec { name: "v_err".into(), bytes: 4, init: BufferInit::Zeroed });
+    let mut launches = vec![];
+    for k in &plan.kernels {
+        let mut args = vec![];
+        for a in &k.args {
+            args.push(match a {
+                KernelArg::Buffer(b) => host_runner::KernelArg::Buffer(host_index[b]),
+                KernelArg::ErrorFlag => host_runner::KernelArg::Buffer(err_flag),
+                KernelArg::Size(c) => host_runner::KernelArg::I32(i32::try_from(env.values[c]).map_err(|_| Error::plain(format!("size {c} does not fit an int")))?),
+                KernelArg::Param(p) => match &inputs.values[*p] {
+                    Value::Float(f) => host_runner::KernelArg::F32(*f),
+                    Value::Double(d) => host_runner::KernelArg::F64(*d),
+                    Value::Int(i) => host_runner::KernelArg::I32(*i),
+                    Value::Bool(b) => host_runner::KernelArg::I32(i32::from(*b)),
+                    v => return Err(Error::plain(format!("internal: parameter value {v:?} is not a scalar"))),
+                },
+            });
+        }
+        let global = k.global.iter().map(|g| env.eval(g, "the global size")).collect::<Result<Vec<_>, _>>()?;
+        launches.push(Launch { kernel: k.name.clone(), args, global, local: k.local.clone() });
+    }
+    let result = &plan.result;
+    let data = host_index[&result.data];
+    let elem_ty = &plan.memory.buffers[result.data].elem;
+    let (esz, _) = layout(elem_ty);
+    let mut reads = vec![];
+    let exist_top = matches!(result.ty, Type::Exists(_));
+    match (exist_top, result.lengths) {
+        (true, Some(l)) => {
+            // Existential elements may themselves be arrays: count in rows of the element.
+            let Type::Exists(e) = &result.ty else { unreachable!("checked") };
+            let (inner, _) = shape(e, &inputs.sizes)?;
+            let row = inner.iter().product::<usize>() * esz;
+            reads.push(ReadSpec::Counted { data, count: host_index[&l], count_index: 0, elem_bytes: row });
+        }
+        (_, Some(l)) => {
+            reads.push(ReadSpec::Whole(data));
+            reads.push(ReadSpec::Whole(host_index[&l]));
+        }
+        (_, None) => reads.push(ReadSpec::Whole(data)),
+    }
+    reads.push(ReadSpec::Whole(err_flag));
+    let host_plan = Plan { source: plan.source.clone(), build_options: "-cl-std=CL1.2".into(), buffers, launches, reads };
+    let mut session = host_runner::Session::open(device).map_err(|e| Error::plain(e.to_string()))?;
+    let out = session
+        .run(&host_plan, &host_runner::RunOptions { profile: time, repeats: 1 })
+        .map_err(|e| match e {
+            host_runner::Error::Build { log } => Error::Plain {
+                message: "the OpenCL driver could not build the generated kernels".into(),
+                notes: vec![format!("build log:\n{log}"), "run `lift compile` on the program to see the generated source".into()],
+            },
+            e => Error::plain(e.to_string()),
+        })?;
+    let flag = i32::from_le_bytes(out.reads.last().and_then(|b| b.get(..4)).and_then(|b| b.try_into().ok()).unwrap_or([0; 4]));
+    if flag > 0 {
+        let span = plan.checks[(flag - 1) as usize];
+        return Err(Error::Source(Diagnostic::new(span, "index out of range in `at` (detected on the device)")));
+    }
+    let value = match (&result.ty, result.lengths) {
+        (Type::Exists(e), Some(_)) => {
+            let (inner, elem) = shape(e, &inputs.sizes)?;
+            let bytes = &out.reads[0];
+            let row = inner.iter().product::<usize>() * esz;
+            let n = if row == 0 { 0 } else { bytes.len() / row };
+            let mut dims = vec![n];
+            dims.extend(inner);
+            decode_dims(bytes, &dims, &elem)
+        }
+        (Type::Array(row_ty, n), Some(_)) => {
+            let Type::Exists(e) = &**row_ty else { return Err(Error::plain("internal: rows without existential type")) };
+            let n = n.eval(&|v| inputs.sizes.get(v).copied()).map_err(|e| Error::plain(e.to_string()))? as usize;
+            let (inner, elem) = shape(e, &inputs.sizes)?;
+            let data = &out.reads[0];
+            let lens = &out.reads[1];
+            let row_elems = inner.iter().product::<usize>();
+            let cap = if n == 0 { 0 } else { data.len() / (n * row_elems.max(1) * esz.max(1)) };
+            let mut rows = vec![];
+            for r in 0..n {
+                let len = i32::from_le_bytes(lens[r * 4..r * 4 + 4].try_into().expect("4 bytes")) as usize;
+                let start = r * cap * row_elems * esz;
+                let mut dims = vec![len.min(cap)];
+                dims.extend(inner.iter().copied());
+                rows.push(decode_dims(&data[start..], &dims, &elem));
+            }
+            Value::Array(rows)
+        }
+        (t, _) => {
+            let (dims, elem) = shape(t, &inputs.sizes)?;
+            decode_dims(&out.reads[0], &dims, &elem)
+        }
+    };
+    let timing = time.then(|| {
+        let mut s = format!("device: {}\n", session.info().name);
+        let mut total = 0;
+        for (k, ns) in &out.kernel_times_ns {
+            total += ns;
+            s.push_str(&format!("{k}: {:.3} ms\n", *ns as f64 / 1e6));
+        }
+        s.push_str(&format!("total kernel time: {:.3} ms\n", total as f64 / 1e6));
+        s
+    });
+    Ok((value, timing))
+}
+

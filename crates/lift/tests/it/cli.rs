@@ -1,0 +1,165 @@
+//! The `lift` binary: exit codes, where output goes, and messages on stderr. Commands run from
+//! the repository root with relative paths, exactly as the README shows them.
+
+use crate::{json_close, parse_json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn lift(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lift")).args(args).current_dir(repo_root()).output().expect("run the lift binary")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Asserts a failure: non-zero exit, nothing on stdout, the message on stderr, no panic.
+fn assert_fails(out: &Output, needle: &str) -> String {
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "expected a failure, got {}; stdout:\n{}", out.status, text(&out.stdout));
+    assert_eq!(out.status.code(), Some(1), "a user error exits with 1; stderr:\n{stderr}");
+    assert!(!stderr.contains("panicked"), "the binary panicked:\n{stderr}");
+    assert!(stderr.contains(needle), "stderr does not mention `{needle}`:\n{stderr}");
+    assert!(out.stdout.is_empty(), "a failure prints nothing on stdout:\n{}", text(&out.stdout));
+    stderr
+}
+
+fn assert_succeeds(out: &Output) -> String {
+    assert!(out.status.success(), "expected success, got {}; stderr:\n{}", out.status, text(&out.stderr));
+    text(&out.stdout)
+}
+
+/// A fresh scratch folder for output files.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lift-it-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("create a scratch folder");
+    dir
+}
+
+const THESIS_2_1_RESULT: &str = "[2.0, 4.0, 6.0, 8.0, 10.0, 12.0]";
+
+#[test]
+fn check_prints_the_type() {
+    let stdout = assert_succeeds(&lift(&["check", "examples/thesis_2_1.lisp"]));
+    assert!(stdout.contains("[float]N"), "the type of program 2.1 mentions [float]N:\n{stdout}");
+}
+
+#[test]
+fn check_of_a_bad_program_names_the_place() {
+    let out = lift(&["check", "examples/errors/unknown_name.lisp"]);
+    let stderr = assert_fails(&out, "did you mean `mapGlb`?");
+    assert!(stderr.contains("examples/errors/unknown_name.lisp:4:"), "the message names file:line:col:\n{stderr}");
+}
+
+#[test]
+fn check_of_a_missing_file() {
+    assert_fails(&lift(&["check", "examples/no_such_program.lisp"]), "examples/no_such_program.lisp");
+}
+
+#[test]
+fn compile_emits_types() {
+    let stdout = assert_succeeds(&lift(&["compile", "examples/thesis_4_2.lisp", "--emit", "types"]));
+    assert!(stdout.contains("∃"), "the typed program 4.2 shows its existential type:\n{stdout}");
+}
+
+#[test]
+fn run_with_the_interpreter() {
+    let out = lift(&["run", "examples/thesis_2_1.lisp", "--data", "examples/thesis_2_1.json", "--backend", "interp"]);
+    let stdout = assert_succeeds(&out);
+    let want = parse_json(THESIS_2_1_RESULT, "expected");
+    assert!(json_close(&want, &parse_json(&stdout, "stdout")), "got {stdout}");
+}
+
+#[test]
+fn run_with_a_missing_data_file() {
+    let out = lift(&["run", "examples/thesis_2_1.lisp", "--data", "examples/no_such_data.json", "--backend", "interp"]);
+    assert_fails(&out, "no_such_data.json");
+}
+
+#[test]
+fn run_time_error_exits_non_zero() {
+    let out = lift(&["run", "examples/errors/split_runtime.lisp", "--data", "examples/errors/split_runtime.json", "--backend", "interp"]);
+    assert_fails(&out, "not a multiple of 3");
+}
+
+#[test]
+fn run_writes_json() {
+    let dir = scratch("json");
+    let file = dir.join("out.json");
+    let file_arg = file.display().to_string();
+    let out = lift(&["run", "examples/thesis_2_1.lisp", "--data", "examples/thesis_2_1.json", "--backend", "interp", "-o", &file_arg]);
+    let stdout = assert_succeeds(&out);
+    assert!(stdout.trim().is_empty(), "with -o the result goes to the file, not stdout:\n{stdout}");
+    let written = std::fs::read_to_string(&file).expect("out.json was written");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(json_close(&parse_json(THESIS_2_1_RESULT, "expected"), &parse_json(&written, "out.json")), "out.json holds {written}");
+}
+
+#[test]
+fn run_writes_npy() {
+    let dir = scratch("npy");
+    let file = dir.join("out.npy");
+    let file_arg = file.display().to_string();
+    let out = lift(&["run", "examples/thesis_2_1.lisp", "--data", "examples/thesis_2_1.json", "--backend", "interp", "-o", &file_arg]);
+    assert_succeeds(&out);
+    let bytes = std::fs::read(&file).expect("out.npy was written");
+    let _ = std::fs::remove_dir_all(&dir);
+    // NumPy format 1.0: magic, version, little-endian header length, a dict header, raw data.
+    assert!(bytes.starts_with(b"\x93NUMPY"), "not an .npy file: {:?}", &bytes[..bytes.len().min(16)]);
+    let header_len = match bytes[6] {
+        1 => u16::from_le_bytes([bytes[8], bytes[9]]) as usize + 10,
+        _ => u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize + 12,
+    };
+    let header = String::from_utf8_lossy(&bytes[..header_len]);
+    assert!(header.contains("'<f4'"), "float32 little-endian data: {header}");
+    assert!(header.contains("(6,)"), "shape (6,): {header}");
+    let values: Vec<f32> = bytes[header_len..].chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    assert_eq!(values, vec![2.0, 4.0, 6.0, 8.0, 10.0, 12.0]);
+}
+
+/// `.npy` input per parameter: write program 2.1's input as an .npy file and run on it.
+#[test]
+fn run_reads_npy() {
+    let dir = scratch("npy-in");
+    let input = dir.join("xs.npy");
+    let mut header = String::from("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    for v in [1.5f32, -2.0, 0.25] {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    std::fs::write(&input, bytes).expect("write xs.npy");
+    let data_arg = format!("xs={}", input.display());
+    let out = lift(&["run", "examples/thesis_2_1.lisp", "--data", &data_arg, "--backend", "interp"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    let stdout = assert_succeeds(&out);
+    assert!(json_close(&parse_json("[3.0, -4.0, 0.5]", "expected"), &parse_json(&stdout, "stdout")), "got {stdout}");
+}
+
+/// The default backend is OpenCL; skipped without a device.
+#[test]
+fn run_on_opencl() {
+    match host_runner::devices() {
+        Ok(devs) if !devs.is_empty() => {}
+        _ => {
+            eprintln!("skipping: no OpenCL device");
+            return;
+        }
+    }
+    let mut args = vec!["run", "examples/thesis_2_1.lisp", "--data", "examples/thesis_2_1.json"];
+    let device = std::env::var("LIFT_TEST_DEVICE").unwrap_or_default();
+    if !device.is_empty() {
+        args.extend(["--device", device.as_str()]);
+    }
+    let stdout = assert_succeeds(&lift(&args));
+    assert!(json_close(&parse_json(THESIS_2_1_RESULT, "expected"), &parse_json(&stdout, "stdout")), "got {stdout}");
+}

@@ -1,0 +1,463 @@
+//! Views: lazy descriptions of where the elements of an array live.
+//!
+//! Layout primitives (split, join, transpose, zip, slide, pad, reorder-stride, reverse,
+//! generate, asVector/asScalar) never copy; the code generator builds a `View` for them and only
+//! scalar reads and writes consume views, producing one index expression per access (Lift's
+//! CGO'17 §5.3). Indices are `ArithExpr`s, so `join ∘ split` and friends simplify back to the
+//! plain loop index as they are built.
+//!
+//! Invariant: all index arithmetic of generated code comes from `read` and `write`; the code
+//! generator never computes an index itself.
+
+use arith::ArithExpr;
+use ir::{Scalar, Type};
+use std::fmt;
+use std::rc::Rc;
+
+/// A view of a (possibly nested) array, or of one value.
+#[derive(Clone, Debug)]
+pub enum View {
+    /// A row-major buffer `name` with storage dimensions `dims` (outermost first) of `elem`s.
+    /// Vector elements are stored as `w` consecutive scalars and accessed with vload/vstore.
+    Mem { name: String, dims: Vec<ArithExpr>, elem: Type },
+    /// A value held by a C expression (a scalar, vector or struct variable).
+    Value { expr: String, ty: Type },
+    /// A tuple of values (components of a zip element, or a `tuple` expression).
+    Tuple(Vec<Rc<View>>),
+    /// The sub-array (or element) at `idx` of `inner`.
+    Access { idx: ArithExpr, inner: Rc<View> },
+    /// `split k`: `[a][b]` reads `inner[a*k + b]`.
+    Split { k: ArithExpr, inner: Rc<View> },
+    /// `join` of rows of length `m`: `[a]` reads `inner[a/m][a%m]`.
+    Join { m: ArithExpr, inner: Rc<View> },
+    /// `[a][b]` reads `inner[b][a]`.
+    Transpose { inner: Rc<View> },
+    /// `slide size step`: `[a][b]` reads `inner[a*step + b]`.
+    Slide { step: ArithExpr, inner: Rc<View> },
+    /// `pad l r`: `[a]` reads `inner[a - l]`, out-of-range reads give `fill` (or clamp if `None`).
+    Pad { l: ArithExpr, n: ArithExpr, fill: Option<String>, inner: Rc<View> },
+    /// `reorder-stride s` of length `n`: `[a]` reads `inner[a/(n/s) + s*(a%(n/s))]`.
+    Reorder { s: ArithExpr, n: ArithExpr, inner: Rc<View> },
+    /// `[a]` reads `inner[n - 1 - a]`.
+    Reverse { n: ArithExpr, inner: Rc<View> },
+    /// Element-wise tuples of several arrays of one length.
+    Zip(Vec<Rc<View>>),
+    /// Component `c` of every element.
+    Component { c: usize, inner: Rc<View> },
+    /// `generate`: `[a]` is `template` with `token` replaced by the index.
+    Generate { template: String, token: String },
+    /// `asVector w` over scalars.
+    AsVector { w: u8, inner: Rc<View> },
+    /// `asScalar` over vectors of width `w`.
+    AsScalar { w: u8, inner: Rc<View> },
+}
+
+/// Why a view could not be consumed; the code generator turns it into a diagnostic.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ViewError(pub String);
+
+impl fmt::Display for ViewError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The result of reading: a C rvalue, or a tuple of them.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Read {
+    Expr(String),
+    Tuple(Vec<Read>),
+}
+
+/// Where a write goes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Loc {
+    /// An lvalue, e.g. `out[i]` or `out[i].c0`.
+    Plain(String),
+    /// A vector of width `w` stored as scalars from `base + offset` (use `vstoreW`).
+    Vector { base: String, offset: ArithExpr, w: u8 },
+}
+
+pub type Result<T> = std::result::Result<T, ViewError>;
+
+fn err<T>(msg: impl Into<String>) -> Result<T> {
+    Err(ViewError(msg.into()))
+}
+
+/// C spelling of a scalar type in memory (`bool` is stored as `int`).
+pub fn c_scalar(s: Scalar) -> &'static str {
+    match s {
+        Scalar::Float => "float",
+        Scalar::Double => "double",
+        Scalar::Int | Scalar::Bool => "int",
+    }
+}
+
+/// C spelling of a value type; tuples are structs named after their components.
+pub fn c_type(t: &Type) -> String {
+    match t {
+        Type::Scalar(s) => c_scalar(*s).to_string(),
+        Type::Vector(s, w) => format!("{}{w}", c_scalar(*s)),
+        Type::Tuple(ts) => format!("Tuple_{}", ts.iter().map(|t| c_type(t).replace(' ', "_")).collect::<Vec<_>>().join("_")),
+        Type::Array(..) | Type::Exists(_) | Type::Fun(..) => format!("/* {t} */"),
+    }
+}
+
+fn vec_component(k: i64) -> String {
+    format!("s{}", std::char::from_digit(k as u32, 16).unwrap_or('0'))
+}
+
+impl View {
+    pub fn access(self: &Rc<View>, idx: ArithExpr) -> Rc<View> {
+        Rc::new(View::Access { idx, inner: self.clone() })
+    }
+
+    /// Component `c` of the elements (or of the value) seen through this view.
+    pub fn component(self: &Rc<View>, c: usize) -> Rc<View> {
+        match &**self {
+            View::Tuple(vs) if c < vs.len() => vs[c].clone(),
+            View::Zip(vs) if c < vs.len() => vs[c].clone(),
+            View::Access { idx, inner } => inner.component(c).access(idx.clone()),
+            _ => Rc::new(View::Component { c, inner: self.clone() }),
+        }
+    }
+
+    /// Reads the value at `idx` (outermost first) below this view.
+    pub fn read(&self, idx: &[ArithExpr]) -> Result<Read> {
+        let mut stack: Vec<ArithExpr> = idx.to_vec();
+        self.read_rev(&mut stack)
+    }
+
+    fn read_rev(&self, idx: &mut Vec<ArithExpr>) -> Result<Read> {
+        // `idx` holds indices outermost first; each view pops from the front.
+        match self {
+            View::Mem { name, dims, elem } => {
+                let (off, rest) = flatten(dims, idx)?;
+                if !rest.is_empty() {
+                    return err(format!("too many indices for buffer {name}"));
+                }
+                Ok(match elem {
+                    Type::Vector(_, w) => Read::Expr(format!("vload{w}({off}, {name})")),
+                    _ => Read::Expr(format!("{name}[{off}]")),
+                })
+            }
+            View::Value { expr, ty } => {
+                if !idx.is_empty() {
+                    return err(format!("cannot index a value of type {ty}"));
+                }
+                Ok(Read::Expr(expr.clone()))
+            }
+            View::Tuple(vs) => {
+                let rs = vs.iter().map(|v| v.read_rev(&mut idx.clone())).collect::<Result<Vec<_>>>()?;
+                Ok(Read::Tuple(rs))
+            }
+            View::Access { idx: i, inner } => {
+                idx.insert(0, i.clone());
+                inner.read_rev(idx)
+            }
+            View::Split { k, inner } => {
+                let (a, b) = pop2(idx)?;
+                idx.insert(0, a.mul(k).add(&b));
+                inner.read_rev(idx)
+            }
+            View::Join { m, inner } => {
+                let a = pop1(idx)?;
+                idx.insert(0, a.rem(m));
+                idx.insert(0, a.div(m));
+                inner.read_rev(idx)
+            }
+            View::Transpose { inner } => {
+                let (a, b) = pop2(idx)?;
+                idx.insert(0, a);
+                idx.insert(0, b);
+                inner.read_rev(idx)
+            }
+            View::Slide { step, inner } => {
+                let (a, b) = pop2(idx)?;
+                idx.insert(0, a.mul(step).add(&b));
+                inner.read_rev(idx)
+            }
+            View::Pad { l, n, fill, inner } => {
+                let a = pop1(idx)?;
+                let j = a.sub(l);
+                let zero = ArithExpr::cst(0);
+                let in_range = zero.prove_le(&j) && j.prove_lt(n);
+                match fill {
+                    _ if in_range => {
+                        idx.insert(0, j);
+                        inner.read_rev(idx)
+                    }
+                    None => {
+                        let last = n.sub(&ArithExpr::cst(1));
+                        let mut c = j.clone();
+                        if !c.prove_le(&last) {
+                            c = ArithExpr::min(&c, &last);
+                        }
+                        if !zero.prove_le(&c) {
+                            c = ArithExpr::max(&c, &zero);
+                        }
+                        idx.insert(0, c);
+                        inner.read_rev(idx)
+                    }
+                    Some(v) => {
+                        idx.insert(0, j.clone());
+                        match inner.read_rev(idx)? {
+                            Read::Expr(e) => Ok(Read::Expr(format!("((({j}) < 0 || ({j}) >= ({n})) ? {v} : {e})"))),
+                            Read::Tuple(_) => err("pad of an array of tuples is not supported yet"),
+                        }
+                    }
+                }
+            }
+            View::Reorder { s, n, inner } => {
+                let a = pop1(idx)?;
+                let q = n.div_assume_exact(s);
+                idx.insert(0, a.div(&q).add(&s.mul(&a.rem(&q))));
+                inner.read_rev(idx)
+            }
+            View::Reverse { n, inner } => {
+                let a = pop1(idx)?;
+                idx.insert(0, n.sub(&ArithExpr::cst(1)).sub(&a));
+                inner.read_rev(idx)
+            }
+            View::Zip(vs) => {
+                let a = pop1(idx)?;
+                let rs = vs
+                    .iter()
+                    .map(|v| {
+                        let mut i = idx.clone();
+                        i.insert(0, a.clone());
+                        v.read_rev(&mut i)
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(Read::Tuple(rs))
+            }
+            View::Component { c, inner } => match inner.read_rev(idx)? {
+                Read::Tuple(mut rs) if *c < rs.len() => Ok(rs.swap_remove(*c)),
+                Read::Tuple(_) => err("tuple component out of range"),
+                Read::Expr(e) => Ok(Read::Expr(format!("{e}.c{c}"))),
+            },
+            View::Generate { template, token } => {
+                let a = pop1(idx)?;
+                if !idx.is_empty() {
+                    return err("generate of arrays is not supported yet");
+                }
+                Ok(Read::Expr(template.replace(token.as_str(), &format!("({a})"))))
+            }
+            View::AsVector { w, inner } => {
+                let a = pop1(idx)?;
+                let base = a.mul(&ArithExpr::cst(i64::from(*w)));
+                if let Some((name, off)) = inner.scalar_address(&base)? {
+                    return Ok(Read::Expr(format!("vload{w}(0, {name} + {off})")));
+                }
+                let mut lanes = vec![];
+                let mut ty = "float".to_string();
+                for k in 0..*w {
+                    let mut i = vec![base.add(&ArithExpr::cst(i64::from(k)))];
+                    match inner.read_rev(&mut i)? {
+                        Read::Expr(e) => lanes.push(e),
+                        Read::Tuple(_) => return err("asVector of tuples"),
+                    }
+                    if let Some(t) = inner.scalar_type() {
+                        ty = c_scalar(t).to_string();
+                    }
+                }
+                Ok(Read::Expr(format!("(({ty}{w})({}))", lanes.join(", "))))
+            }
+            View::AsScalar { w, inner } => {
+                let a = pop1(idx)?;
+                let wc = ArithExpr::cst(i64::from(*w));
+                if let Some((name, off)) = inner.vector_scalar_address(&a, *w)? {
+                    let _ = off.clone();
+                    return Ok(Read::Expr(format!("{name}[{off}]")));
+                }
+                let lane = a.rem(&wc);
+                let Some(k) = lane.as_cst() else {
+                    return err("asScalar with a lane index unknown at compile time needs the vectors in memory");
+                };
+                let mut i = vec![a.div(&wc)];
+                match inner.read_rev(&mut i)? {
+                    Read::Expr(e) => Ok(Read::Expr(format!("({e}).{}", vec_component(k)))),
+                    Read::Tuple(_) => err("asScalar of tuples"),
+                }
+            }
+        }
+    }
+
+    /// For views that bottom out in a scalar buffer: the buffer and the scalar offset of `idx`.
+    fn scalar_address(&self, idx: &ArithExpr) -> Result<Option<(String, ArithExpr)>> {
+        match self.resolve(&mut vec![idx.clone()])? {
+            Some((name, off, Type::Scalar(_))) => Ok(Some((name, off))),
+            _ => Ok(None),
+        }
+    }
+
+    /// Scalar `a` of a view of vectors (width `w`) that lives in memory.
+    fn vector_scalar_address(&self, a: &ArithExpr, w: u8) -> Result<Option<(String, ArithExpr)>> {
+        let wc = ArithExpr::cst(i64::from(w));
+        match self.resolve(&mut vec![a.div(&wc)])? {
+            Some((name, off, Type::Vector(..))) => Ok(Some((name, off.mul(&wc).add(&a.rem(&wc))))),
+            _ => Ok(None),
+        }
+    }
+
+    fn scalar_type(&self) -> Option<Scalar> {
+        match self {
+            View::Mem { elem, .. } => elem.scalar(),
+            View::Value { ty, .. } => ty.scalar(),
+            View::Access { inner, .. }
+            | View::Split { inner, .. }
+            | View::Join { inner, .. }
+            | View::Transpose { inner }
+            | View::Slide { inner, .. }
+            | View::Pad { inner, .. }
+            | View::Reorder { inner, .. }
+            | View::Reverse { inner, .. }
+            | View::AsVector { inner, .. }
+            | View::AsScalar { inner, .. }
+            | View::Component { inner, .. } => inner.scalar_type(),
+            View::Tuple(_) | View::Zip(_) | View::Generate { .. } => None,
+        }
+    }
+
+    /// Follows pure re-indexing views down to a buffer: `(name, element offset, element type)`.
+    /// `None` when the path goes through a view that computes values (pad, generate, ...).
+    fn resolve(&self, idx: &mut Vec<ArithExpr>) -> Result<Option<(String, ArithExpr, Type)>> {
+        match self {
+            View::Mem { name, dims, elem } => {
+                let (off, rest) = flatten(dims, idx)?;
+                if !rest.is_empty() {
+                    return err(format!("too many indices for buffer {name}"));
+                }
+                Ok(Some((name.clone(), off, elem.clone())))
+            }
+            View::Access { idx: i, inner } => {
+                idx.insert(0, i.clone());
+                inner.resolve(idx)
+            }
+            View::Split { k, inner } => {
+                let (a, b) = pop2(idx)?;
+                idx.insert(0, a.mul(k).add(&b));
+                inner.resolve(idx)
+            }
+            View::Join { m, inner } => {
+                let a = pop1(idx)?;
+                idx.insert(0, a.rem(m));
+                idx.insert(0, a.div(m));
+                inner.resolve(idx)
+            }
+            View::Transpose { inner } => {
+                let (a, b) = pop2(idx)?;
+                idx.insert(0, a);
+                idx.insert(0, b);
+                inner.resolve(idx)
+            }
+            View::Slide { step, inner } => {
+                let (a, b) = pop2(idx)?;
+                idx.insert(0, a.mul(step).add(&b));
+                inner.resolve(idx)
+            }
+            View::Reorder { s, n, inner } => {
+                let a = pop1(idx)?;
+                let q = n.div_assume_exact(s);
+                idx.insert(0, a.div(&q).add(&s.mul(&a.rem(&q))));
+                inner.resolve(idx)
+            }
+            View::Reverse { n, inner } => {
+                let a = pop1(idx)?;
+                idx.insert(0, n.sub(&ArithExpr::cst(1)).sub(&a));
+                inner.resolve(idx)
+            }
+            View::Value { .. }
+            | View::Tuple(_)
+            | View::Pad { .. }
+            | View::Zip(_)
+            | View::Component { .. }
+            | View::Generate { .. }
+            | View::AsVector { .. }
+            | View::AsScalar { .. } => Ok(None),
+        }
+    }
+
+    /// The location written by a store of the element at `idx`.
+    pub fn write(&self, idx: &[ArithExpr]) -> Result<Loc> {
+        match self {
+            View::Component { c, inner } => match inner.write(idx)? {
+                Loc::Plain(l) => Ok(Loc::Plain(format!("{l}.c{c}"))),
+                Loc::Vector { .. } => err("cannot write a tuple component of a vector"),
+            },
+            View::Value { expr, .. } if idx.is_empty() => Ok(Loc::Plain(expr.clone())),
+            View::AsScalar { w, inner } if idx.len() == 1 => match inner.vector_scalar_address(&idx[0], *w)? {
+                Some((name, off)) => Ok(Loc::Plain(format!("{name}[{off}]"))),
+                None => err("cannot write through asScalar here"),
+            },
+            View::AsVector { w, inner } if idx.len() == 1 => {
+                let base = idx[0].mul(&ArithExpr::cst(i64::from(*w)));
+                match inner.scalar_address(&base)? {
+                    Some((name, off)) => Ok(Loc::Vector { base: name, offset: off, w: *w }),
+                    None => err("cannot write through asVector here"),
+                }
+            }
+            _ => match self.resolve(&mut idx.to_vec())? {
+                Some((name, off, Type::Vector(_, w))) => Ok(Loc::Vector { base: name, offset: off.mul(&ArithExpr::cst(i64::from(w))), w }),
+                Some((name, off, _)) => Ok(Loc::Plain(format!("{name}[{off}]"))),
+                None => err("the result of this expression cannot be written through this layout (only split, join, transpose, slide, reorder-stride, reverse and tuple components can be written)"),
+            },
+        }
+    }
+
+    /// A short description for `--emit views`.
+    pub fn describe(&self) -> String {
+        match self {
+            View::Mem { name, dims, elem } => {
+                format!("mem {name}[{}] of {elem}", dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("]["))
+            }
+            View::Value { expr, ty } => format!("value {expr} : {ty}"),
+            View::Tuple(vs) => format!("tuple({})", vs.iter().map(|v| v.describe()).collect::<Vec<_>>().join(", ")),
+            View::Access { idx, inner } => format!("{}[{idx}]", inner.describe()),
+            View::Split { k, inner } => format!("split({k}, {})", inner.describe()),
+            View::Join { m, inner } => format!("join({m}, {})", inner.describe()),
+            View::Transpose { inner } => format!("transpose({})", inner.describe()),
+            View::Slide { step, inner } => format!("slide(step {step}, {})", inner.describe()),
+            View::Pad { l, n, fill, inner } => match fill {
+                Some(f) => format!("pad({l}, len {n}, {f}, {})", inner.describe()),
+                None => format!("pad-clamp({l}, len {n}, {})", inner.describe()),
+            },
+            View::Reorder { s, inner, .. } => format!("reorder-stride({s}, {})", inner.describe()),
+            View::Reverse { inner, .. } => format!("reverse({})", inner.describe()),
+            View::Zip(vs) => format!("zip({})", vs.iter().map(|v| v.describe()).collect::<Vec<_>>().join(", ")),
+            View::Component { c, inner } => format!("get({c}, {})", inner.describe()),
+            View::Generate { template, token } => format!("generate({})", template.replace(token.as_str(), "i")),
+            View::AsVector { w, inner } => format!("asVector({w}, {})", inner.describe()),
+            View::AsScalar { w, inner } => format!("asScalar({w}, {})", inner.describe()),
+        }
+    }
+}
+
+fn pop1(idx: &mut Vec<ArithExpr>) -> Result<ArithExpr> {
+    if idx.is_empty() {
+        return err("internal: a view was read with too few indices");
+    }
+    Ok(idx.remove(0))
+}
+
+fn pop2(idx: &mut Vec<ArithExpr>) -> Result<(ArithExpr, ArithExpr)> {
+    let a = pop1(idx)?;
+    let b = pop1(idx)?;
+    Ok((a, b))
+}
+
+/// Row-major offset of the leading `dims.len()` indices; returns the unused indices.
+fn flatten(dims: &[ArithExpr], idx: &[ArithExpr]) -> Result<(ArithExpr, Vec<ArithExpr>)> {
+    if idx.len() < dims.len() {
+        return err("internal: a buffer was read with too few indices");
+    }
+    let mut off = ArithExpr::cst(0);
+    for (k, i) in idx.iter().take(dims.len()).enumerate() {
+        let stride = dims[k + 1..].iter().fold(ArithExpr::cst(1), |acc, d| acc.mul(d));
+        off = off.add(&i.mul(&stride));
+    }
+    Ok((off, idx[dims.len()..].to_vec()))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,72 @@
+use super::*;
+use arith::Range;
+
+fn mem(name: &str, dims: Vec<ArithExpr>) -> Rc<View> {
+    Rc::new(View::Mem { name: name.into(), dims, elem: Type::float() })
+}
+
+fn loop_var(name: &str, n: &ArithExpr) -> ArithExpr {
+    ArithExpr::var(name, Range::upto(n.clone()))
+}
+
+#[test]
+fn join_of_split_indexes_as_the_loop_variable() {
+    let n = ArithExpr::size_var("N");
+    let k = ArithExpr::cst(4);
+    let xs = mem("xs", vec![n.clone()]);
+    let split = Rc::new(View::Split { k: k.clone(), inner: xs });
+    let joined = View::Join { m: k, inner: split };
+    let i = loop_var("i", &n);
+    assert_eq!(joined.read(&[i]).unwrap(), Read::Expr("xs[i]".into()));
+}
+
+#[test]
+fn split_with_loop_indices_flattens() {
+    let n = ArithExpr::size_var("N");
+    let xs = mem("xs", vec![n.clone()]);
+    let split = View::Split { k: ArithExpr::cst(2), inner: xs };
+    let i = loop_var("i", &n.div(&ArithExpr::cst(2)));
+    let j = loop_var("j", &ArithExpr::cst(2));
+    let Read::Expr(e) = split.read(&[i, j]).unwrap() else { panic!() };
+    assert_eq!(e, format!("xs[{}]", ArithExpr::var("i", Range::upto(n.div(&ArithExpr::cst(2)))).mul(&ArithExpr::cst(2)).add(&loop_var("j", &ArithExpr::cst(2)))));
+}
+
+#[test]
+fn transpose_swaps_indices() {
+    let (n, m) = (ArithExpr::size_var("N"), ArithExpr::size_var("M"));
+    let a = mem("a", vec![n.clone(), m.clone()]);
+    let t = View::Transpose { inner: a };
+    let (i, j) = (loop_var("i", &m), loop_var("j", &n));
+    let Read::Expr(e) = t.read(&[i.clone(), j.clone()]).unwrap() else { panic!() };
+    assert_eq!(e, format!("a[{}]", j.mul(&m).add(&i)));
+}
+
+#[test]
+fn zip_components_read_separate_buffers() {
+    let n = ArithExpr::size_var("N");
+    let z = Rc::new(View::Zip(vec![mem("x", vec![n.clone()]), mem("y", vec![n.clone()])]));
+    let i = loop_var("i", &n);
+    let second = z.access(i).component(1);
+    assert_eq!(second.read(&[]).unwrap(), Read::Expr("y[i]".into()));
+}
+
+#[test]
+fn clamped_pad_only_clamps_when_needed() {
+    let n = ArithExpr::size_var("N");
+    let xs = mem("xs", vec![n.clone()]);
+    let p = View::Pad { l: ArithExpr::cst(1), n: n.clone(), fill: None, inner: xs };
+    let i = loop_var("i", &n.add(&ArithExpr::cst(2)));
+    let Read::Expr(e) = p.read(&[i]).unwrap() else { panic!() };
+    assert!(e.contains("min") && e.contains("max"), "{e}");
+}
+
+#[test]
+fn writes_through_split_and_vectors() {
+    let n = ArithExpr::size_var("N");
+    let out = mem("out", vec![n.clone()]);
+    let w = View::Join { m: ArithExpr::cst(4), inner: Rc::new(View::Split { k: ArithExpr::cst(4), inner: out }) };
+    let i = loop_var("i", &n);
+    assert_eq!(w.write(&[i.clone()]).unwrap(), Loc::Plain("out[i]".into()));
+    let v = View::Mem { name: "o".into(), dims: vec![n.clone()], elem: Type::Vector(Scalar::Float, 4) };
+    assert_eq!(v.write(&[i.clone()]).unwrap(), Loc::Vector { base: "o".into(), offset: i.mul(&ArithExpr::cst(4)), w: 4 });
+}
