@@ -439,6 +439,9 @@ impl Gen<'_> {
     // ---- host level: one kernel per computed value ----
 
     fn host(&mut self, e: ExprId, dest: &Dest) -> Result<()> {
+        if self.info.packs.contains(&e) && dest.len.is_some() && !dest.rows {
+            return self.host_packed(e, dest, e);
+        }
         match self.prog.expr(e).clone() {
             Expr::Let { var, value, body, .. } => {
                 self.host_bind(e, var, value)?;
@@ -446,7 +449,6 @@ impl Gen<'_> {
             }
             Expr::Prim { prim: Prim::To(_), args } => self.host(args[0], dest),
             Expr::Pack(inner) => self.host_packed(inner, dest, e),
-            _ if self.info.packs.contains(&e) && dest.len.is_some() && !dest.rows => self.host_packed(e, dest, e),
             Expr::Prim { prim: Prim::Filter(FilterKind::Glb | FilterKind::Plain), args } => self.filter_glb(e, args[0], args[1], dest),
             Expr::Prim { prim: Prim::Join, args } => {
                 let Type::Array(inner, _) = self.cty(args[0])? else { return Err(self.err(e, "internal: join")) };
@@ -909,13 +911,15 @@ impl Gen<'_> {
 
     /// Generates code computing `e` into `dest`.
     fn gen_into(&mut self, e: ExprId, dest: &Dest) -> Result<()> {
+        if self.info.packs.contains(&e) && dest.len.is_some() && !dest.rows {
+            return self.gen_packed(e, dest, e);
+        }
         match self.prog.expr(e).clone() {
             Expr::Let { var, value, body, .. } => {
                 self.kernel_bind(e, var, value)?;
                 self.gen_into(body, dest)
             }
             Expr::Pack(inner) => self.gen_packed(inner, dest, e),
-            _ if self.info.packs.contains(&e) && dest.len.is_some() && !dest.rows => self.gen_packed(e, dest, e),
             Expr::Prim { prim, args } => match prim {
                 Prim::To(_) => self.gen_into(args[0], dest),
                 Prim::Join => {
