@@ -1295,13 +1295,31 @@ impl Gen<'_> {
         if steps == 0 {
             return self.gen_copy(xs, dest);
         }
+        // Two buffers alternate: step `s` writes the one step `s-2` wrote, which is at least as
+        // large whenever the function does not grow its input (checked on the sizes).
+        let mut bufs: Vec<(Rc<View>, ArithExpr)> = vec![];
         for s in 0..steps {
             self.lengths.insert(lname.clone(), len.clone());
             self.bind(params[0], Bound::View(cur.clone()));
             if s + 1 == steps {
                 self.gen_into(body, dest)?;
             } else {
-                cur = self.materialize(body, None)?;
+                let out_ty = self.cty(body)?;
+                let (dims, _) = dims_of(&out_ty);
+                let need = dims.iter().fold(ArithExpr::cst(1), |a, d| a.mul(d));
+                let reuse = (s >= 2).then(|| bufs[(s % 2) as usize].clone()).filter(|(_, have)| need.prove_le(have));
+                match reuse {
+                    Some((view, _)) => {
+                        self.gen_into(body, &Dest { view: view.clone(), len: None, rows: false })?;
+                        cur = view;
+                    }
+                    None => {
+                        cur = self.materialize(body, None)?;
+                        if s < 2 {
+                            bufs.push((cur.clone(), need));
+                        }
+                    }
+                }
             }
             len = self.len_of(body)?;
         }

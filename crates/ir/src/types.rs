@@ -27,7 +27,7 @@ impl Scalar {
             Scalar::Int | Scalar::Bool => false,
         }
     }
-    /// Bytes of one element on the device (`bool` is stored as `char`... we use `int` for simplicity of alignment).
+    /// Bytes of one element on the device (`bool` is stored as an `int`: OpenCL forbids `bool` in buffers).
     pub fn size_bytes(self) -> usize {
         match self {
             Scalar::Float | Scalar::Int => 4,
@@ -117,7 +117,7 @@ impl fmt::Display for Type {
             }
             Type::Array(e, n) => {
                 let n = n.to_string();
-                if n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                if n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || (n.starts_with('(') && n.ends_with(')')) {
                     write!(f, "[{e}]{n}")
                 } else {
                     write!(f, "[{e}]({n})")

@@ -134,6 +134,23 @@ fn shape(t: &Type, sizes: &BTreeMap<String, i64>) -> Result<(Vec<usize>, Type), 
 
 /// Builds the host plan, runs it and decodes the result.
 pub fn run(plan: &KernelPlan, inputs: &Inputs, device: Option<&str>, time: bool) -> Result<(Value, Option<String>), Error> {
+    let r = run_measured(plan, inputs, device, time, 1, false)?;
+    Ok((r.value, r.timing))
+}
+
+/// A run with timing details, for benchmarks.
+pub struct Measured {
+    pub value: Value,
+    pub timing: Option<String>,
+    pub device: String,
+    /// Median kernel times over the repeats, per launch.
+    pub kernel_ns: Vec<(String, u64)>,
+    /// Bytes of all inputs, and the median time of a device-to-device copy of that many bytes.
+    pub input_bytes: usize,
+    pub copy_ns: Option<f64>,
+}
+
+pub fn run_measured(plan: &KernelPlan, inputs: &Inputs, device: Option<&str>, time: bool, repeats: usize, baseline: bool) -> Result<Measured, Error> {
     let mut env = Env { values: BTreeMap::new() };
     for (user, c) in &plan.sizes {
         if let Some(v) = inputs.sizes.get(user) {
@@ -211,7 +228,7 @@ pub fn run(plan: &KernelPlan, inputs: &Inputs, device: Option<&str>, time: bool)
     let host_plan = Plan { source: plan.source.clone(), build_options: "-cl-std=CL1.2".into(), buffers, launches, reads };
     let mut session = host_runner::Session::open(device).map_err(|e| Error::plain(e.to_string()))?;
     let out = session
-        .run(&host_plan, &host_runner::RunOptions { profile: time, repeats: 1 })
+        .run(&host_plan, &host_runner::RunOptions { profile: time, repeats: repeats.max(1) })
         .map_err(|e| match e {
             host_runner::Error::Build { log } => Error::Plain {
                 message: "the OpenCL driver could not build the generated kernels".into(),
@@ -267,6 +284,12 @@ pub fn run(plan: &KernelPlan, inputs: &Inputs, device: Option<&str>, time: bool)
         s.push_str(&format!("total kernel time: {:.3} ms\n", total as f64 / 1e6));
         s
     });
-    Ok((value, timing))
+    let input_bytes: usize = plan
+        .global_buffers()
+        .filter(|(_, b)| matches!(b.role, Role::Input(_)))
+        .map(|(i, _)| host_plan.buffers[host_index[&i]].bytes)
+        .sum();
+    let copy_ns = if baseline { Some(session.copy_baseline(input_bytes.max(4), repeats.max(3)).map_err(|e| Error::plain(e.to_string()))?) } else { None };
+    Ok(Measured { value, timing, device: session.info().name.clone(), kernel_ns: out.kernel_times_ns, input_bytes, copy_ns })
 }
 

@@ -168,3 +168,62 @@ fn backend_run(prog: &Program, info: &TypeInfo, inputs: &data::Inputs, opts: &Ru
     let plan = codegen_opencl::emit(prog, info)?;
     backend::run(&plan, inputs, opts.device.as_deref(), opts.time)
 }
+
+/// `lift bench`: random inputs at the given sizes, kernel times (median over repeats) next to a
+/// device-to-device copy of the input bytes measured in the same session.
+pub fn bench(src: &str, sizes: &[String], device: Option<&str>, repeats: usize, check: bool) -> Result<String, Error> {
+    let (prog, info) = front(src)?;
+    let given = parse_sizes(sizes)?;
+    let sizes: std::collections::BTreeMap<String, i64> = given.into_iter().collect();
+    let inputs = data::random_inputs(&prog, &sizes, 42)?;
+    let lookup = |n: &str| inputs.sizes.get(n).copied();
+    for c in &info.checks {
+        c.verify(&lookup).map_err(|m| Error::Source(Diagnostic::new(c.span, m)))?;
+    }
+    let t0 = std::time::Instant::now();
+    let plan = codegen_opencl::emit(&prog, &info)?;
+    let codegen_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let m = backend::run_measured(&plan, &inputs, device, true, repeats, true)?;
+    let mut out = format!("device: {}
+sizes: {}
+code generation: {codegen_ms:.2} ms
+", m.device,
+        sizes.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "));
+    let total: u64 = m.kernel_ns.iter().map(|(_, t)| *t).sum();
+    for (k, t) in &m.kernel_ns {
+        out.push_str(&format!("  {k}: {:.4} ms
+", *t as f64 / 1e6));
+    }
+    out.push_str(&format!("kernels total (median of {repeats}): {:.4} ms
+", total as f64 / 1e6));
+    if let Some(c) = m.copy_ns {
+        out.push_str(&format!("baseline copy of {} input bytes: {:.4} ms
+ratio kernels/copy: {:.2}
+", m.input_bytes, c / 1e6, total as f64 / c));
+    }
+    if check {
+        let expect = ir::interp::eval(&prog, &inputs.values, &lookup).map_err(|e| Error::Source(Diagnostic::new(e.span, e.message)))?;
+        let ok = values_close(&expect, &m.value, 1e-4);
+        out.push_str(&format!("result equals the interpreter: {}\n", if ok { "yes" } else { "NO" }));
+        if !ok {
+            return Err(Error::plain(format!("{out}the OpenCL result differs from the interpreter")));
+        }
+    }
+    Ok(out)
+}
+
+/// Equality with a relative tolerance for floats.
+pub fn values_close(a: &ir::interp::Value, b: &ir::interp::Value, rel: f64) -> bool {
+    use ir::interp::Value as V;
+    let close = |x: f64, y: f64| x == y || (x - y).abs() <= rel * x.abs().max(y.abs()).max(1e-6) || (x.is_nan() && y.is_nan());
+    match (a, b) {
+        (V::Float(x), V::Float(y)) => close(f64::from(*x), f64::from(*y)),
+        (V::Double(x), V::Double(y)) => close(*x, *y),
+        (V::Int(x), V::Int(y)) => x == y,
+        (V::Bool(x), V::Bool(y)) => x == y,
+        (V::Vector(xs), V::Vector(ys)) | (V::Tuple(xs), V::Tuple(ys)) | (V::Array(xs), V::Array(ys)) => {
+            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| values_close(x, y, rel))
+        }
+        _ => false,
+    }
+}

@@ -47,6 +47,20 @@ enum Command {
     },
     /// List OpenCL platforms and devices.
     Devices,
+    /// Time a program on random inputs next to a device copy of its input bytes.
+    Bench {
+        program: PathBuf,
+        /// Sizes, e.g. `N=100000000`; may be repeated.
+        #[arg(long)]
+        size: Vec<String>,
+        #[arg(long)]
+        device: Option<String>,
+        #[arg(long, default_value_t = 10)]
+        repeats: usize,
+        /// Also compare the result with the reference interpreter.
+        #[arg(long)]
+        check: bool,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -113,6 +127,12 @@ fn run(cli: Cli) -> Result<(), String> {
                 }
                 other => write_out(other.as_ref(), &format!("{}\n", result.json)),
             }
+        }
+        Command::Bench { program, size, device, repeats, check } => {
+            let (name, src) = read_program(&program)?;
+            let report = lift::bench(&src, &size, device.as_deref(), repeats, check).map_err(|e| e.render(&name, &src))?;
+            print!("{report}");
+            Ok(())
         }
         Command::Devices => {
             let devs = host_runner::devices().map_err(|e| lift::report::render_plain(&e.to_string(), &[]))?;

@@ -1,0 +1,93 @@
+use crate::infer;
+
+/// Types `body` over `xs : [float]N`, `ys : [float]M`, `xss : [[float]M]N` and returns the
+/// result type or the error message.
+fn ty(body: &str) -> String {
+    let src = format!(
+        "(lift (N M) ((array-type float N) (array-type float M) (array-type (array-type float M) N) float) (lambda (xs ys xss a) {body}))"
+    );
+    let prog = ir::parse(&src).unwrap_or_else(|d| panic!("parse: {}", d.message));
+    match infer(&prog) {
+        Ok(info) => info.result().to_string(),
+        Err(d) => format!("error: {}", d.message),
+    }
+}
+
+#[test]
+fn maps_and_zips_keep_lengths() {
+    assert_eq!(ty("(mapGlb (lambda (x) (* x a)) xs)"), "[float]N");
+    assert_eq!(ty("(zip xs (mapSeq (lambda (x) (to-int x)) xs))"), "[(float, int)]N");
+    assert_eq!(ty("(zip xs ys)"), "error: `zip` of arrays of different lengths: N and M");
+}
+
+#[test]
+fn split_join_and_transpose_compute_lengths() {
+    assert_eq!(ty("(split #4 xs)"), "[[float]4](N/4)");
+    assert_eq!(ty("(join (split #4 xs))"), "[float]N");
+    assert_eq!(ty("(zip xs (join (split #4 xs)))"), "[(float, float)]N");
+    assert_eq!(ty("(transpose xss)"), "[[float]N]M");
+    assert_eq!(ty("(join xss)"), "[float](M*N)");
+    assert_eq!(ty("(slide #3 #1 (pad-clamp #1 #1 xs))"), "[[float]3]N");
+}
+
+#[test]
+fn reductions_return_one_element_arrays() {
+    assert_eq!(ty("(reduce + 0.0f xs)"), "[float]1");
+    assert_eq!(ty("(reduceSeq (lambda (acc x) (+ acc (to-int x))) 0 xs)"), "[int]1");
+    assert!(ty("(reduce + 0 xs)").starts_with("error: the initial value of `reduce` has type int"));
+}
+
+#[test]
+fn filters_are_existential_and_packed_when_bound() {
+    assert_eq!(ty("(filter (lambda (x) (> x 0.5f)) xs)"), "{∃X. [float]X}");
+    assert_eq!(ty("(mapSeq (lambda (x) (* x 2.0f)) (filterSeq (lambda (x) (> x 0.5f)) xs))"), "{∃X. [float]X}");
+    assert_eq!(ty("(let ys (filter (lambda (x) (> x 0.5f)) xs) (zip ys (map (lambda (y) y) ys)))"), "{∃X. [(float, float)]X}");
+    assert_eq!(ty("(reduceSeq + 0.0f (filterSeq (lambda (x) (> x 0.5f)) xs))"), "[float]1");
+}
+
+#[test]
+fn two_filter_results_cannot_be_zipped() {
+    let e = ty("(zip (filter (lambda (x) (> x 0.5f)) xs) (filter (lambda (x) (< x 0.5f)) xs))");
+    assert_eq!(e, "error: `zip` of arrays of different lengths: X1 and X2");
+}
+
+#[test]
+fn existential_lengths_must_not_escape() {
+    let e = ty("(unpack ys (filterSeq (lambda (x) (> x 0.5f)) xs) (tuple ys ys))");
+    assert!(e.starts_with("error: the run-time length X1 escapes its `unpack`"), "{e}");
+    let e = ty("(unpack zs (filterSeq (lambda (x) (> x 0.5f)) xs) (map (lambda (x) zs) xs))");
+    assert!(e.starts_with("error: the run-time length X1 escapes"), "{e}");
+    assert!(ty("(unpack zs xs zs)").starts_with("error: `unpack` needs an existential array"));
+}
+
+#[test]
+fn nested_filters_give_arrays_of_existentials() {
+    assert_eq!(ty("(mapGlb (lambda (row) (filterSeq (lambda (x) (> x 0.0f)) row)) xss)"), "[{∃X. [float]X}]N");
+    assert_eq!(ty("(mapGlb (lambda (row) (mapSeq (lambda (x) x) row)) (mapGlb (lambda (row) (filterSeq (lambda (x) (> x 0.0f)) row)) xss))"), "[{∃X. [float]X}]N");
+}
+
+#[test]
+fn iterate_applies_the_length_function() {
+    let halve = "(lambda (v) (join (mapSeq (lambda (p) (reduceSeq + 0.0f p)) (split #2 v))))";
+    assert_eq!(ty(&format!("(iterate #3 {halve} xs)")), "[float](N/8)");
+    assert_eq!(ty("(iterate #2 (lambda (v) (mapSeq (lambda (x) (* x 2.0f)) v)) xs)"), "[float]N");
+}
+
+#[test]
+fn predicates_must_be_boolean_and_operands_agree() {
+    assert!(ty("(filter (lambda (x) (* x 2.0f)) xs)").starts_with("error: the predicate of `filter` must return bool, but it returns float"));
+    assert!(ty("(map (lambda (x) (* x 2)) xs)").starts_with("error: `*` of float and int"));
+    assert!(ty("(map (lambda (x) (if x 1.0f 2.0f)) xs)").starts_with("error: the condition of `if` must be bool"));
+}
+
+#[test]
+fn divisibility_is_checked_at_compile_time_when_constant() {
+    let src = "(lift () ((array-type float 10)) (lambda (xs) (split #3 xs)))";
+    let e = infer(&ir::parse(src).unwrap()).unwrap_err();
+    assert!(e.message.contains("not a multiple of 3"), "{}", e.message);
+    let src = "(lift (N) ((array-type float N)) (lambda (xs) (split #3 xs)))";
+    let info = infer(&ir::parse(src).unwrap()).unwrap();
+    assert_eq!(info.checks.len(), 1);
+    assert!(info.checks[0].verify(&|_| Some(10)).unwrap_err().contains("not a multiple of 3"));
+    assert!(info.checks[0].verify(&|_| Some(12)).is_ok());
+}

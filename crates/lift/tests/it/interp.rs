@@ -1,7 +1,7 @@
 //! The reference interpreter on every example equals the example's `expect:` line (computed
 //! independently of the compiler), and the run-time error examples fail with their message.
 
-use crate::{check_all, error_examples, examples, interp_options, json_close, parse_json, Example};
+use crate::{check_all, error_examples, examples, interp_options, json_close, mentions, parse_json, Example};
 
 #[test]
 fn examples_give_their_expected_result() {
@@ -36,7 +36,7 @@ fn run_error(ex: &Example) -> Result<(), String> {
         Ok(res) => Err(format!("ran and gave {}, but should fail with: {expected}", res.json)),
         Err(err) => {
             let rendered = err.render(&ex.name, &ex.src);
-            if rendered.contains(expected.as_str()) {
+            if mentions(&rendered, expected) {
                 Ok(())
             } else {
                 Err(format!("the message does not contain `{expected}`:\n{rendered}"))

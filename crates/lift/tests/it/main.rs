@@ -158,6 +158,22 @@ pub fn check_all<T>(items: &[T], name: impl Fn(&T) -> &str, check: impl Fn(&T) -
     }
 }
 
+/// Whether a rendered diagnostic says `needle`. The renderer wraps long messages (continuation
+/// lines start with `│`), so both are compared with the frame characters removed and every
+/// run of whitespace made one space.
+pub fn mentions(rendered: &str, needle: &str) -> bool {
+    let flat = |s: &str| -> String {
+        s.lines()
+            .map(|l| l.trim_start().trim_start_matches(['│', '×', '·', '|']).trim())
+            .collect::<Vec<_>>()
+            .join(" ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    flat(rendered).contains(&flat(needle))
+}
+
 pub fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
     if let Some(s) = panic.downcast_ref::<String>() {
         s.clone()

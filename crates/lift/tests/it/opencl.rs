@@ -6,7 +6,7 @@
 //! through the `lift` binary and must report nothing: no invalid (out-of-bounds) access, no
 //! data race, no uninitialized value, no divergent barrier, no API error.
 
-use crate::{check_all, error_examples, examples, interp_options, json_close, parse_json, Example};
+use crate::{check_all, error_examples, examples, interp_options, json_close, mentions, parse_json, Example};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -58,7 +58,7 @@ fn run_time_errors_are_reported_on_opencl_too() {
         let data = vec![ex.data_path().ok_or("no `;; data:` line")?];
         match lift::run_files(&ex.src, &data, &[], &cl_options(&device)) {
             Ok(res) => Err(format!("ran and gave {}, but should fail with: {expected}", res.json)),
-            Err(e) if e.render(&ex.name, &ex.src).contains(expected.as_str()) => Ok(()),
+            Err(e) if mentions(&e.render(&ex.name, &ex.src), expected) => Ok(()),
             Err(e) => Err(format!("the message does not contain `{expected}`:\n{}", e.render(&ex.name, &ex.src))),
         }
     });
@@ -113,7 +113,11 @@ fn oclgrind_setup() -> Option<(PathBuf, PathBuf)> {
 
 fn under_oclgrind(oclgrind: &Path, icd: &Path, program: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(oclgrind);
-    cmd.args(["--data-races", "--uninitialized", "--check-api"]).arg(program).args(args);
+    // `-cl-opt-disable`: Oclgrind 21.10's uninitialized-value checker stops with "Unsupported
+    // instruction: freeze" on what LLVM's optimizer makes of `/` and `%` together (seen on
+    // int_arith.lisp); unoptimized kernels also keep every access of the generated source.
+    cmd.args(["--data-races", "--uninitialized", "--check-api", "--build-options", "-cl-opt-disable"]);
+    cmd.arg(program).args(args);
     cmd.env("OCL_ICD_VENDORS", icd).env_remove("LIFT_TEST_DEVICE");
     cmd
 }

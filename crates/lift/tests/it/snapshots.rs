@@ -3,7 +3,7 @@
 //! `<stage>@<file>.snap` in `snapshots/`; `INSTA_UPDATE=always cargo test` rewrites them
 //! (then read `git diff`), and CI fails on any difference.
 
-use crate::{check_all, error_examples, examples, Example};
+use crate::{check_all, error_examples, examples, mentions, Example};
 
 /// Asserts one snapshot named `<stage>@<example>`.
 fn snapshot(stage: &str, ex: &Example, text: &str) {
@@ -47,7 +47,7 @@ fn diagnostics() {
             Err(err) => err,
         };
         let rendered = err.render(&format!("examples/{}", ex.name), &ex.src);
-        if !rendered.contains(expected.as_str()) {
+        if !mentions(&rendered, expected) {
             return Err(format!("the message does not contain `{expected}`:\n{rendered}"));
         }
         // The place must be named as file:line:col.
