@@ -12,7 +12,9 @@ type Result<T> = std::result::Result<T, Diagnostic>;
 
 /// Work-group size of the multi-kernel filter, and elements per work-item.
 const FILTER_WG: usize = 256;
-const FILTER_PER_ITEM: usize = 8;
+const FILTER_PER_ITEM: usize = 32;
+/// Work-group size along dimension 0 of `mapGlb` kernels.
+const GLB_LOCAL: usize = 256;
 
 /// Generates the kernels and launch plan of a typed program.
 pub fn emit(prog: &Program, info: &TypeInfo) -> Result<KernelPlan> {
@@ -611,14 +613,17 @@ impl Gen<'_> {
             let l = k.local[d].unwrap_or(1);
             let g = k.global[d].clone().unwrap_or_else(|| ArithExpr::cst(1));
             let g = self.capacity(&g);
+            let lc = ArithExpr::cst(l as i64);
             if k.wrg {
-                global.push(g.mul(&ArithExpr::cst(l as i64)));
+                global.push(g.mul(&lc));
+            } else if k.glb {
+                global.push(g.add(&ArithExpr::cst(l as i64 - 1)).div(&lc).mul(&lc));
             } else {
                 global.push(g);
             }
             local.push(l);
         }
-        Ok((global, k.wrg.then_some(local)))
+        Ok((global, (k.wrg || k.glb).then_some(local)))
     }
 
     /// Kernel parameters in ABI order, for the names the kernel text uses.
@@ -1068,7 +1073,14 @@ impl Gen<'_> {
                             }
                         }
                         k.global[d] = Some(cap.clone());
-                        cap.clone()
+                        // Work-groups of 256 along dimension 0 (coalesced), 1 elsewhere; the launch
+                        // is rounded up to whole groups, so only an exact fit needs no guard.
+                        let l = if d == 0 { GLB_LOCAL } else { 1 };
+                        k.local[d] = Some(l);
+                        match cap.as_cst() {
+                            Some(c) if c % l as i64 == 0 => cap.clone(),
+                            _ => ArithExpr::size_var("v_rounded_launch"),
+                        }
                     }
                     MapKind::Wrg(_) => {
                         k.wrg = true;
@@ -1094,7 +1106,8 @@ impl Gen<'_> {
                 if size == *n {
                     self.open("{");
                     self.line(&format!("int {v} = {getid}({d});"));
-                } else if n.prove_le(&size) || cap == size {
+                } else if n.prove_le(&size) || cap == size || matches!(kind, MapKind::Glb(_) | MapKind::Wrg(_)) {
+                    // Global and group launches always cover the capacity of the map's length.
                     self.line(&format!("int {v} = {getid}({d});"));
                     let _ = id;
                     self.open(&format!("if ({v} < {n}) {{"));
@@ -1557,24 +1570,30 @@ impl Gen<'_> {
             k.local[0] = Some(FILTER_WG);
             k.decls.push(format!("local int v_part[{FILTER_WG}];"));
         }
+        // Each work-item owns a contiguous run of the chunk, so one scan of the per-item counts
+        // orders the whole chunk; the second pass re-reads the run from cache.
         self.line("int v_g = get_group_id(0);");
         self.line("int v_l = get_local_id(0);");
-        self.line(&format!("int v_base = {counts}[v_g];"));
+        self.line(&format!("int v_first = (v_g * {wg} + v_l) * {FILTER_PER_ITEM};"));
+        self.line("int v_mine = 0;");
         self.open(&format!("for (int v_r = 0; v_r < {FILTER_PER_ITEM}; v_r += 1) {{"));
-        self.line(&format!("int v_e = (v_g * {FILTER_PER_ITEM} + v_r) * {wg} + v_l;"));
+        self.line("int v_e = v_first + v_r;");
         let cond = self.filter_pred(p, xs, &n)?;
-        self.line(&format!("int v_keep = (v_e < {n} && {cond}) ? 1 : 0;"));
-        self.scan_local("v_keep", "v_part");
-        self.open("if (v_keep) {");
+        self.line(&format!("v_mine += {cond};"));
+        self.close();
+        self.scan_local("v_mine", "v_part");
+        self.line(&format!("int v_pos = {counts}[v_g] + v_part[v_l] - v_mine;"));
+        self.open(&format!("for (int v_r = 0; v_r < {FILTER_PER_ITEM}; v_r += 1) {{"));
+        self.line("int v_e = v_first + v_r;");
+        let cond = self.filter_pred(p, xs, &n)?;
+        self.open(&format!("if ({cond}) {{"));
         let pos = ArithExpr::var("v_pos", Range::upto(cap.clone()));
-        self.line("int v_pos = v_base + v_part[v_l] - 1;");
         let x = self.filter_elem(xs)?;
         let v = x.read(&[]).map_err(|m| self.err(xs, m.0))?;
         let loc = dest.view.write(&[pos]).map_err(|m| self.err(e, m.0))?;
         self.store(&loc, &v, e)?;
+        self.line("v_pos += 1;");
         self.close();
-        self.line(&format!("v_base += v_part[{}];", FILTER_WG - 1));
-        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
         self.close();
         let k3 = self.k.take().expect("set");
         self.finish_kernel(k3, e)
@@ -1601,6 +1620,7 @@ impl Gen<'_> {
         // Re-emit so the predicate's statements (if any) and its value share one scope.
         let k = self.k.as_mut().expect("in kernel");
         let cut = k.body.rfind(&format!("if (v_e < {n}) {{")).unwrap_or(k.body.len());
+        let cut = k.body[..cut].rfind('\n').map_or(0, |p| p + 1);
         let inner: String = k.body[cut..].to_string();
         k.body.truncate(cut);
         let stmts: Vec<&str> = inner.lines().skip(1).collect();
