@@ -12,7 +12,7 @@ type Result<T> = std::result::Result<T, Diagnostic>;
 
 /// Work-group size of the multi-kernel filter, and elements per work-item.
 const FILTER_WG: usize = 256;
-const FILTER_PER_ITEM: usize = 32;
+const FILTER_PER_ITEM: usize = 8;
 /// Work-group size along dimension 0 of `mapGlb` kernels.
 const GLB_LOCAL: usize = 256;
 
@@ -325,6 +325,16 @@ impl Gen<'_> {
         }
     }
 
+    fn vector_width(&self, e: ExprId) -> Result<u8> {
+        match self.cty(e)? {
+            Type::Array(v, _) => match *v {
+                Type::Vector(_, w) => Ok(w),
+                t => Err(self.err(e, format!("internal: asScalar of {t}"))),
+            },
+            t => Err(self.err(e, format!("internal: asScalar of {t}"))),
+        }
+    }
+
     fn len_of(&self, e: ExprId) -> Result<ArithExpr> {
         match self.cty(e)? {
             Type::Array(_, n) => Ok(n),
@@ -463,8 +473,16 @@ impl Gen<'_> {
             Expr::Prim { prim: Prim::Transpose, args } => {
                 self.host(args[0], &Dest { view: Rc::new(View::Transpose { inner: dest.view.clone() }), len: None, rows: false })
             }
+            Expr::Prim { prim: Prim::AsScalar, args } => {
+                let w = self.vector_width(args[0])?;
+                self.host(args[0], &Dest { view: Rc::new(View::AsVector { w, inner: dest.view.clone() }), len: None, rows: false })
+            }
+            Expr::Prim { prim: Prim::AsVector(w), args } => {
+                self.host(args[0], &Dest { view: Rc::new(View::AsScalar { w, inner: dest.view.clone() }), len: None, rows: false })
+            }
             _ => {
-                let parallel = self.contains_parallel(e);
+                // A result that only re-indexes existing data is copied by one work-item per element.
+                let parallel = self.contains_parallel(e) || self.is_view(e);
                 self.kernel(e, parallel, |g| g.gen_into(e, dest))
             }
         }
@@ -934,12 +952,17 @@ impl Gen<'_> {
                 }
                 Prim::Split(k) => self.gen_into(args[0], &Dest { view: Rc::new(View::Join { m: k, inner: dest.view.clone() }), len: None, rows: false }),
                 Prim::Transpose => self.gen_into(args[0], &Dest { view: Rc::new(View::Transpose { inner: dest.view.clone() }), len: None, rows: false }),
+                Prim::AsScalar => {
+                    let w = self.vector_width(args[0])?;
+                    self.gen_into(args[0], &Dest { view: Rc::new(View::AsVector { w, inner: dest.view.clone() }), len: None, rows: false })
+                }
+                Prim::AsVector(w) => self.gen_into(args[0], &Dest { view: Rc::new(View::AsScalar { w, inner: dest.view.clone() }), len: None, rows: false }),
                 Prim::Map(kind) => self.gen_map(e, kind, args[0], args[1], dest),
                 Prim::Reduce(_) => self.gen_reduce(e, args[0], args[1], args[2], dest),
                 Prim::Filter(FilterKind::Seq | FilterKind::Plain) => self.gen_filter_seq(e, args[0], args[1], dest),
                 Prim::Filter(FilterKind::Glb) => Err(self.err(e, "`filterGlb` needs several kernels, so it must be at the top level of the program (bind its result with let/unpack), not inside a map")),
                 Prim::Iterate(k) => self.gen_iterate(e, &k, args[0], args[1], dest),
-                Prim::Zip | Prim::Slide(..) | Prim::Pad(..) | Prim::PadClamp(..) | Prim::ReorderStride(_) | Prim::Reverse | Prim::Generate(_) | Prim::AsVector(_) | Prim::AsScalar => {
+                Prim::Zip | Prim::Slide(..) | Prim::Pad(..) | Prim::PadClamp(..) | Prim::ReorderStride(_) | Prim::Reverse | Prim::Generate(_) => {
                     self.gen_copy(e, dest)
                 }
             },
@@ -1570,29 +1593,42 @@ impl Gen<'_> {
             k.local[0] = Some(FILTER_WG);
             k.decls.push(format!("local int v_part[{FILTER_WG}];"));
         }
-        // Each work-item owns a contiguous run of the chunk, so one scan of the per-item counts
-        // orders the whole chunk; the second pass re-reads the run from cache.
+        // Flags are computed with coalesced reads into local memory; each work-item then owns a
+        // contiguous run of flags, so one scan of the per-item counts orders the whole chunk;
+        // the flags are turned into output positions and a last coalesced pass moves the data.
+        let chunk_u = FILTER_WG * FILTER_PER_ITEM;
+        self.k.as_mut().expect("set").decls.push(format!("local int v_slot[{chunk_u}];"));
         self.line("int v_g = get_group_id(0);");
         self.line("int v_l = get_local_id(0);");
-        self.line(&format!("int v_first = (v_g * {wg} + v_l) * {FILTER_PER_ITEM};"));
-        self.line("int v_mine = 0;");
+        self.line(&format!("int v_start = v_g * {chunk_u};"));
         self.open(&format!("for (int v_r = 0; v_r < {FILTER_PER_ITEM}; v_r += 1) {{"));
-        self.line("int v_e = v_first + v_r;");
+        self.line(&format!("int v_e = v_start + v_r * {wg} + v_l;"));
         let cond = self.filter_pred(p, xs, &n)?;
-        self.line(&format!("v_mine += {cond};"));
+        self.line(&format!("v_slot[v_r * {wg} + v_l] = {cond};"));
+        self.close();
+        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
+        self.line("int v_mine = 0;");
+        self.open(&format!("for (int v_j = 0; v_j < {FILTER_PER_ITEM}; v_j += 1) {{"));
+        self.line(&format!("v_mine += v_slot[v_l * {FILTER_PER_ITEM} + v_j];"));
         self.close();
         self.scan_local("v_mine", "v_part");
-        self.line(&format!("int v_pos = {counts}[v_g] + v_part[v_l] - v_mine;"));
+        self.line(&format!("int v_next = {counts}[v_g] + v_part[v_l] - v_mine;"));
+        self.open(&format!("for (int v_j = 0; v_j < {FILTER_PER_ITEM}; v_j += 1) {{"));
+        self.line(&format!("int v_s = v_l * {FILTER_PER_ITEM} + v_j;"));
+        self.line("int v_keep = v_slot[v_s];");
+        self.line("v_slot[v_s] = v_keep ? v_next : -1;");
+        self.line("v_next += v_keep;");
+        self.close();
+        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
         self.open(&format!("for (int v_r = 0; v_r < {FILTER_PER_ITEM}; v_r += 1) {{"));
-        self.line("int v_e = v_first + v_r;");
-        let cond = self.filter_pred(p, xs, &n)?;
-        self.open(&format!("if ({cond}) {{"));
+        self.line(&format!("int v_e = v_start + v_r * {wg} + v_l;"));
+        self.line(&format!("int v_pos = v_slot[v_r * {wg} + v_l];"));
+        self.open("if (v_pos >= 0) {");
         let pos = ArithExpr::var("v_pos", Range::upto(cap.clone()));
         let x = self.filter_elem(xs)?;
         let v = x.read(&[]).map_err(|m| self.err(xs, m.0))?;
         let loc = dest.view.write(&[pos]).map_err(|m| self.err(e, m.0))?;
         self.store(&loc, &v, e)?;
-        self.line("v_pos += 1;");
         self.close();
         self.close();
         let k3 = self.k.take().expect("set");

@@ -836,6 +836,17 @@ impl Elab {
         size_op(name, &sizes[0], &sizes[1], span).expect("arithmetic operator").map(Val::Size)
     }
 
+    /// Whether an expression may produce an existential array (syntactically).
+    fn may_be_existential(&self, e: ExprId) -> bool {
+        match self.prog.expr(e) {
+            Expr::Prim { prim: Prim::Filter(_), .. } | Expr::Pack(_) => true,
+            Expr::Prim { prim: Prim::To(_), args } => self.may_be_existential(args[0]),
+            Expr::Let { body, .. } => self.may_be_existential(*body) || matches!(self.prog.expr(*body), Expr::Var(_)),
+            Expr::Op { op: Op::At | Op::Get(_), .. } => true,
+            Expr::Prim { .. } | Expr::Op { .. } | Expr::If { .. } | Expr::Var(_) | Expr::Lit(_) | Expr::Lambda { .. } => false,
+        }
+    }
+
     /// Binds arguments that may be existential arrays with `let`, so that the type checker can
     /// unpack them there (thesis §4.2.1 step 1). Other arguments stay nested.
     fn k_normalize(&mut self, prim: &Prim, args: Vec<ExprId>, span: Span) -> ExprId {
@@ -845,13 +856,7 @@ impl Elab {
         let mut lets = vec![];
         let mut new_args = vec![];
         for a in args {
-            let may_be_existential = match self.prog.expr(a) {
-                Expr::Prim { prim: Prim::Filter(_) | Prim::To(_), .. } => true,
-                Expr::Let { .. } | Expr::If { .. } | Expr::Pack(_) => true,
-                Expr::Op { op: Op::At | Op::Get(_), .. } => true,
-                Expr::Prim { .. } | Expr::Op { .. } | Expr::Var(_) | Expr::Lit(_) | Expr::Lambda { .. } => false,
-            };
-            if may_be_existential {
+            if self.may_be_existential(a) {
                 let name = self.fresh_name("k");
                 let aspan = self.prog.span(a);
                 let var = self.prog.new_var(&name, aspan);

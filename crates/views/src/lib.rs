@@ -381,6 +381,11 @@ impl View {
     /// The location written by a store of the element at `idx`.
     pub fn write(&self, idx: &[ArithExpr]) -> Result<Loc> {
         match self {
+            View::Access { idx: i, inner } => {
+                let mut all = vec![i.clone()];
+                all.extend_from_slice(idx);
+                inner.write(&all)
+            }
             View::Component { c, inner } => match inner.write(idx)? {
                 Loc::Plain(l) => Ok(Loc::Plain(format!("{l}.c{c}"))),
                 Loc::Vector { .. } => err("cannot write a tuple component of a vector"),

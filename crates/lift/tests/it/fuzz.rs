@@ -185,8 +185,8 @@ fn env_number(name: &str, default: u64) -> u64 {
 #[test]
 fn front_end_never_panics() {
     let seed = env_number("LIFT_FUZZ_SEED", 0x5eed_1f7);
-    let per_example = env_number("LIFT_FUZZ_CASES", 60) as usize;
-    let mut rng = XorShift(seed | 1);
+    let per_example = env_number("LIFT_FUZZ_CASES", 150) as usize;
+    let mut rng = XorShift(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let mut inputs: Vec<String> = (0..per_example * 8).map(|_| random_bytes(&mut rng)).collect();
     for ex in examples() {
         for _ in 0..per_example {
