@@ -31,16 +31,10 @@ pub(crate) struct Interval {
     pub hi: Ext,
 }
 
-const TOP: Interval = Interval {
-    lo: NegInf,
-    hi: PosInf,
-};
+const TOP: Interval = Interval { lo: NegInf, hi: PosInf };
 
 fn point(c: i128) -> Interval {
-    Interval {
-        lo: Fin(c),
-        hi: Fin(c),
-    }
+    Interval { lo: Fin(c), hi: Fin(c) }
 }
 
 impl Interval {
@@ -137,16 +131,8 @@ fn ineg(a: Interval) -> Interval {
 
 fn imul(a: Interval, b: Interval) -> Interval {
     let cs = [(a.lo, b.lo), (a.lo, b.hi), (a.hi, b.lo), (a.hi, b.hi)];
-    let lo = cs
-        .iter()
-        .map(|&(x, y)| mul_ext(x, y, true))
-        .min()
-        .unwrap_or(NegInf);
-    let hi = cs
-        .iter()
-        .map(|&(x, y)| mul_ext(x, y, false))
-        .max()
-        .unwrap_or(PosInf);
+    let lo = cs.iter().map(|&(x, y)| mul_ext(x, y, true)).min().unwrap_or(NegInf);
+    let hi = cs.iter().map(|&(x, y)| mul_ext(x, y, false)).max().unwrap_or(PosInf);
     Interval { lo, hi }
 }
 
@@ -200,11 +186,7 @@ fn imod(a: Interval, b: Interval) -> Interval {
     } else {
         std::cmp::max(a.lo, neg_ext(m))
     };
-    let hi = if a.hi <= Fin(0) {
-        Fin(0)
-    } else {
-        std::cmp::min(a.hi, m)
-    };
+    let hi = if a.hi <= Fin(0) { Fin(0) } else { std::cmp::min(a.hi, m) };
     Interval { lo, hi }
 }
 
@@ -226,11 +208,7 @@ fn ipow(a: Interval, e: Interval) -> Interval {
     }
     // Base >= 0, exponent >= 0: monotone in both once base >= 1; a zero
     // exponent gives 1, a zero base 0, so 0 is the safe low end if a.lo < 1.
-    let lo = if a.lo >= Fin(1) {
-        pow_ext(a.lo, e.lo)
-    } else {
-        Fin(0)
-    };
+    let lo = if a.lo >= Fin(1) { pow_ext(a.lo, e.lo) } else { Fin(0) };
     let hi = std::cmp::max(pow_ext(a.hi, e.hi), Fin(1));
     Interval { lo, hi }
 }
@@ -330,12 +308,8 @@ fn sym_hi(a: &ArithExpr) -> Option<ArithExpr> {
     let one = ArithExpr::cst(1);
     match a.kind() {
         ExprKind::Var { range, .. } => range.max_excl.as_ref().map(|m| m.sub(&one)),
-        ExprKind::Mod(x, d) if interval(x).lo >= Fin(0) && interval(d).lo >= Fin(1) => {
-            Some(d.sub(&one))
-        }
-        ExprKind::Div(x, d) | ExprKind::ExactDiv(x, d)
-            if interval(x).lo >= Fin(0) && interval(d).lo >= Fin(1) =>
-        {
+        ExprKind::Mod(x, d) if interval(x).lo >= Fin(0) && interval(d).lo >= Fin(1) => Some(d.sub(&one)),
+        ExprKind::Div(x, d) | ExprKind::ExactDiv(x, d) if interval(x).lo >= Fin(0) && interval(d).lo >= Fin(1) => {
             let m = x.as_var()?.1.max_excl.as_ref()?;
             // x <= m-1; when m == q*d (and the range is non-empty, so m >= 1)
             // floor((q*d - 1)/d) == q - 1.

@@ -60,12 +60,8 @@ pub(crate) fn eval(e: &ArithExpr, env: &dyn Fn(&str) -> Option<i64>) -> Result<i
     match e.kind() {
         Cst(c) => Ok(*c),
         Var { name, .. } => env(name).ok_or_else(|| EvalError::Unbound(name.clone())),
-        Sum(ts) => ts
-            .iter()
-            .try_fold(0i64, |acc, t| ov(acc.checked_add(eval(t, env)?))),
-        Prod(fs) => fs
-            .iter()
-            .try_fold(1i64, |acc, t| ov(acc.checked_mul(eval(t, env)?))),
+        Sum(ts) => ts.iter().try_fold(0i64, |acc, t| ov(acc.checked_add(eval(t, env)?))),
+        Prod(fs) => fs.iter().try_fold(1i64, |acc, t| ov(acc.checked_mul(eval(t, env)?))),
         Div(a, b) | ExactDiv(a, b) => c_div(eval(a, env)?, eval(b, env)?),
         Mod(a, b) => c_rem(eval(a, env)?, eval(b, env)?),
         Pow(a, b) => checked_pow(eval(a, env)?, eval(b, env)?),

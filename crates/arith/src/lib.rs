@@ -94,10 +94,7 @@ impl Range {
     }
     /// `[min, inf)`.
     pub fn at_least(min: ArithExpr) -> Range {
-        Range {
-            min,
-            max_excl: None,
-        }
+        Range { min, max_excl: None }
     }
     fn subst(&self, name: &str, by: &ArithExpr) -> Range {
         Range {
@@ -285,12 +282,8 @@ impl ArithExpr {
         match &*self.0 {
             Cst(_) => self.clone(),
             Var { name, range } => f(name, range).unwrap_or_else(|| self.clone()),
-            Sum(ts) => ts
-                .iter()
-                .fold(ArithExpr::cst(0), |acc, t| acc.add(&t.map_vars(f))),
-            Prod(fs) => fs
-                .iter()
-                .fold(ArithExpr::cst(1), |acc, t| acc.mul(&t.map_vars(f))),
+            Sum(ts) => ts.iter().fold(ArithExpr::cst(0), |acc, t| acc.add(&t.map_vars(f))),
+            Prod(fs) => fs.iter().fold(ArithExpr::cst(1), |acc, t| acc.mul(&t.map_vars(f))),
             Div(a, b) => {
                 let (a, b) = bin(a, b);
                 a.div(&b)
@@ -420,11 +413,7 @@ impl ArithExpr {
         self.is_cst(0) || self.exact_div(d).is_some()
     }
 
-    fn raw_commutative(
-        a: &ArithExpr,
-        b: &ArithExpr,
-        k: fn(ArithExpr, ArithExpr) -> ExprKind,
-    ) -> ArithExpr {
+    fn raw_commutative(a: &ArithExpr, b: &ArithExpr, k: fn(ArithExpr, ArithExpr) -> ExprKind) -> ArithExpr {
         let (x, y) = if a <= b { (a, b) } else { (b, a) };
         ArithExpr::mk(k(x.clone(), y.clone()))
     }

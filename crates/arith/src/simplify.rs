@@ -22,11 +22,7 @@ fn cst(c: i64) -> ArithExpr {
 /// `c*R*((a/b)*b) + c*R*(a%b)` back into `c*R*a`.
 pub(crate) fn finish_poly(p: Poly) -> ArithExpr {
     let p = cancel_exact_quotients(p);
-    let p = if p.terms.len() >= 2 {
-        mod_identity(p)
-    } else {
-        p
-    };
+    let p = if p.terms.len() >= 2 { mod_identity(p) } else { p };
     p.to_expr()
 }
 
@@ -129,14 +125,7 @@ fn mod_identity(mut p: Poly) -> Poly {
     p
 }
 
-fn try_mod_identity(
-    p: &Poly,
-    c: i64,
-    rest: &Mono,
-    modulo: &ArithExpr,
-    a: &ArithExpr,
-    b: &ArithExpr,
-) -> Option<Poly> {
+fn try_mod_identity(p: &Poly, c: i64, rest: &Mono, modulo: &ArithExpr, a: &ArithExpr, b: &ArithExpr) -> Option<Poly> {
     let scale = Poly::mono(c, rest.clone());
     let div_ab = div(a, b);
     let whole = Poly::from_expr(&div_ab)
@@ -146,9 +135,9 @@ fn try_mod_identity(
     // Only rewrite when every monomial of the pattern is present with at
     // least the same weight, so the rewrite removes the div/mod terms.
     let present = pat.terms.iter().all(|(m, pc)| {
-        p.terms.get(m).is_some_and(|&have| {
-            (have > 0) == (*pc > 0) && have.unsigned_abs() >= pc.unsigned_abs()
-        })
+        p.terms
+            .get(m)
+            .is_some_and(|&have| (have > 0) == (*pc > 0) && have.unsigned_abs() >= pc.unsigned_abs())
     });
     if !present || !b.prove_nonzero() {
         return None;

@@ -99,10 +99,7 @@ fn c_division_on_constants() {
     assert_eq!(c(7) / -2, c(-3));
     assert_eq!(c(7) % -2, c(1));
     assert_eq!(c(-7) % -2, c(-1));
-    assert_eq!(
-        c(i64::MIN) / -1,
-        ArithExpr::mk(ExprKind::Div(c(i64::MIN), c(-1)))
-    );
+    assert_eq!(c(i64::MIN) / -1, ArithExpr::mk(ExprKind::Div(c(i64::MIN), c(-1))));
 }
 
 #[test]
@@ -114,29 +111,14 @@ fn eval_uses_c_semantics() {
     assert_eq!((&x * 3 + 1).eval(&e), Ok(-20));
     assert_eq!(n().eval(&env(&[])), Err(EvalError::Unbound("N".into())));
     let y = ArithExpr::pos_var("y");
-    assert_eq!(
-        (&n() / &y).eval(&env(&[("N", 3), ("y", 0)])),
-        Err(EvalError::DivByZero)
-    );
-    assert_eq!(
-        (&n() % &y).eval(&env(&[("N", 3), ("y", 0)])),
-        Err(EvalError::DivByZero)
-    );
-    assert_eq!(
-        (&n() * &n()).eval(&env(&[("N", i64::MAX)])),
-        Err(EvalError::Overflow)
-    );
+    assert_eq!((&n() / &y).eval(&env(&[("N", 3), ("y", 0)])), Err(EvalError::DivByZero));
+    assert_eq!((&n() % &y).eval(&env(&[("N", 3), ("y", 0)])), Err(EvalError::DivByZero));
+    assert_eq!((&n() * &n()).eval(&env(&[("N", i64::MAX)])), Err(EvalError::Overflow));
     let p = c(2).pow(&y);
     assert_eq!(p.eval(&env(&[("y", 10)])), Ok(1024));
     let z = ArithExpr::var("z", Range::at_least(c(-5)));
-    assert_eq!(
-        c(2).pow(&z).eval(&env(&[("z", -1)])),
-        Err(EvalError::NegativeExponent)
-    );
-    assert_eq!(
-        EvalError::DivByZero.to_string(),
-        "division or modulo by zero"
-    );
+    assert_eq!(c(2).pow(&z).eval(&env(&[("z", -1)])), Err(EvalError::NegativeExponent));
+    assert_eq!(EvalError::DivByZero.to_string(), "division or modulo by zero");
 }
 
 #[test]
@@ -149,10 +131,7 @@ fn symbolic_zero_divisor_is_kept() {
     assert!(matches!((c(0) / &y).kind(), ExprKind::Div(..)));
     assert!(matches!((&n() / 0).kind(), ExprKind::Div(..)));
     assert!(matches!((&n() % 0).kind(), ExprKind::Mod(..)));
-    assert_eq!(
-        (&n() / 0).eval(&env(&[("N", 1)])),
-        Err(EvalError::DivByZero)
-    );
+    assert_eq!((&n() / 0).eval(&env(&[("N", 1)])), Err(EvalError::DivByZero));
 }
 
 #[test]
@@ -272,10 +251,7 @@ fn min_max() {
     assert_eq!(ArithExpr::min(&i, &n()), i);
     assert_eq!(ArithExpr::max(&i, &n()), n());
     assert_eq!(ArithExpr::min(&n(), &m()), ArithExpr::min(&m(), &n()));
-    assert!(matches!(
-        ArithExpr::min(&n(), &m()).kind(),
-        ExprKind::Min(..)
-    ));
+    assert!(matches!(ArithExpr::min(&n(), &m()).kind(), ExprKind::Min(..)));
     assert_eq!(ArithExpr::max(&n(), &n()), n());
 }
 
@@ -313,10 +289,7 @@ fn assumed_exact_division() {
     let rows = n().div_assume_exact(&c(4));
     assert_eq!(&rows * 4, n());
     let y = ArithExpr::pos_var("y");
-    assert!(matches!(
-        n().div_assume_exact(&y).kind(),
-        ExprKind::ExactDiv(..)
-    ));
+    assert!(matches!(n().div_assume_exact(&y).kind(), ExprKind::ExactDiv(..)));
     assert_eq!(
         (&n() * &y).div_assume_exact(&y).mul(&c(1)),
         (&n() * &y).div_assume_exact(&y)
@@ -541,13 +514,7 @@ fn build(t: &Tree, vs: &[ArithExpr]) -> ArithExpr {
 
 fn random_valuation(r: &mut Rng) -> [i64; NVARS] {
     let nv = r.range(1, 7);
-    [
-        nv,
-        r.range(1, 7),
-        r.range(0, nv - 1),
-        r.range(0, 3),
-        r.range(-3, 2),
-    ]
+    [nv, r.range(1, 7), r.range(0, nv - 1), r.range(0, 3), r.range(-3, 2)]
 }
 
 const NAMES: [&str; NVARS] = ["N", "M", "i", "j", "x"];
@@ -555,10 +522,7 @@ const NAMES: [&str; NVARS] = ["N", "M", "i", "j", "x"];
 /// `ARITH_PROP_CASES` / `ARITH_PROP_SEED` / `ARITH_PROP_DEPTH` scale the
 /// property tests up for a longer soak run.
 fn knob(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
+    std::env::var(name).ok().and_then(|s| s.parse().ok()).unwrap_or(default)
 }
 
 #[test]
@@ -611,18 +575,9 @@ fn property_proofs_are_sound() {
             let (Ok(x), Ok(y)) = (a.eval(&lookup), b.eval(&lookup)) else {
                 continue;
             };
-            assert!(
-                !lt || x < y,
-                "case {case}: proved {a} < {b} but {x} >= {y} at {val:?}"
-            );
-            assert!(
-                !le || x <= y,
-                "case {case}: proved {a} <= {b} but {x} > {y} at {val:?}"
-            );
-            assert!(
-                !nn || x >= 0,
-                "case {case}: proved {a} >= 0 but {x} at {val:?}"
-            );
+            assert!(!lt || x < y, "case {case}: proved {a} < {b} but {x} >= {y} at {val:?}");
+            assert!(!le || x <= y, "case {case}: proved {a} <= {b} but {x} > {y} at {val:?}");
+            assert!(!nn || x >= 0, "case {case}: proved {a} >= 0 but {x} at {val:?}");
         }
     }
 }
@@ -641,11 +596,7 @@ fn property_subst_matches_binding() {
         // Substitute the loop index and M by constants; the rest from env.
         let e2 = e.subst("i", &c(val[2])).subst("M", &c(val[1]));
         let lookup = |name: &str| NAMES.iter().position(|n| *n == name).map(|p| val[p]);
-        assert_eq!(
-            e2.eval(&lookup),
-            Ok(want),
-            "case {case}: {t:?} -> {e} -> {e2}"
-        );
+        assert_eq!(e2.eval(&lookup), Ok(want), "case {case}: {t:?} -> {e} -> {e2}");
     }
 }
 

@@ -1,6 +1,9 @@
 use crate::{Kernel, KernelArg, KernelPlan, ResultSpec};
 use arith::{ArithExpr, Range};
-use ir::{AddressSpace, Diagnostic, Expr, ExprId, FilterKind, Lit, MapKind, Op, Prim, Program, ReduceKind, Scalar, Span, Type, VarId};
+use ir::{
+    AddressSpace, Diagnostic, Expr, ExprId, FilterKind, Lit, MapKind, Op, Prim, Program, ReduceKind, Scalar, Span,
+    Type, VarId,
+};
 use memalloc::{dims_of, Enclosing, LoopKind, Memory, Role};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -12,7 +15,7 @@ type Result<T> = std::result::Result<T, Diagnostic>;
 
 /// Work-group size of the multi-kernel filter, and elements per work-item.
 const FILTER_WG: usize = 256;
-const FILTER_PER_ITEM: usize = 8;
+const FILTER_PER_ITEM: usize = 16;
 /// Work-group size along dimension 0 of `mapGlb` kernels.
 const GLB_LOCAL: usize = 256;
 
@@ -46,9 +49,18 @@ pub fn emit(prog: &Program, info: &TypeInfo) -> Result<KernelPlan> {
         let ty = g.c_type_of(&p.ty)?;
         let view = match &ty {
             Type::Array(..) => g.mem.input(&name, k, &ty).1,
-            Type::Scalar(_) => Rc::new(View::Value { expr: name, ty: ty.clone() }),
+            Type::Scalar(_) => Rc::new(View::Value {
+                expr: name,
+                ty: ty.clone(),
+            }),
             Type::Vector(..) | Type::Tuple(_) | Type::Exists(_) | Type::Fun(..) => {
-                return Err(Diagnostic::new(p.ty_span, format!("parameters of type {} are not supported yet by the OpenCL back end (scalars and arrays are)", p.ty)));
+                return Err(Diagnostic::new(
+                    p.ty_span,
+                    format!(
+                        "parameters of type {} are not supported yet by the OpenCL back end (scalars and arrays are)",
+                        p.ty
+                    ),
+                ));
             }
         };
         g.bind(p.var, Bound::View(view));
@@ -60,26 +72,49 @@ pub fn emit(prog: &Program, info: &TypeInfo) -> Result<KernelPlan> {
     };
     let data_ty = match &data_ty {
         Type::Array(row, n) if matches!(**row, Type::Exists(_)) => {
-            let Type::Exists(elem) = &**row else { unreachable!("matched") };
+            let Type::Exists(elem) = &**row else {
+                unreachable!("matched")
+            };
             let elem = g.c_type_of(elem)?;
             Type::array(Type::array(elem, g.capacity_len_rows(prog.body)?), n.clone())
         }
         t => g.capacity_type(t, prog.body)?,
     };
-    let (data, view) = g.mem.allocate("out", &data_ty, AddressSpace::Global, &[], Role::Output).map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
+    let (data, view) = g
+        .mem
+        .allocate("out", &data_ty, AddressSpace::Global, &[], Role::Output)
+        .map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
     let _ = data;
     let rows_exist = matches!(&result_ty, Type::Array(e, _) if matches!(**e, Type::Exists(_)));
     let lengths = if exist {
-        let (b, v) = g.mem.allocate("out_len", &Type::int(), AddressSpace::Global, &[], Role::OutputLength).map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
+        let (b, v) = g
+            .mem
+            .allocate("out_len", &Type::int(), AddressSpace::Global, &[], Role::OutputLength)
+            .map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
         Some((b, v))
     } else if rows_exist {
-        let Type::Array(_, n) = &data_ty else { unreachable!("checked above") };
-        let (b, v) = g.mem.allocate("out_lens", &Type::array(Type::int(), n.clone()), AddressSpace::Global, &[], Role::OutputLength).map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
+        let Type::Array(_, n) = &data_ty else {
+            unreachable!("checked above")
+        };
+        let (b, v) = g
+            .mem
+            .allocate(
+                "out_lens",
+                &Type::array(Type::int(), n.clone()),
+                AddressSpace::Global,
+                &[],
+                Role::OutputLength,
+            )
+            .map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
         Some((b, v))
     } else {
         None
     };
-    let dest = Dest { view, len: lengths.as_ref().map(|(_, v)| v.clone()), rows: rows_exist };
+    let dest = Dest {
+        view,
+        len: lengths.as_ref().map(|(_, v)| v.clone()),
+        rows: rows_exist,
+    };
     g.host(prog.body, &dest)?;
     let mut source = String::new();
     if g.needs_fp64 {
@@ -96,7 +131,11 @@ pub fn emit(prog: &Program, info: &TypeInfo) -> Result<KernelPlan> {
         memory: g.mem,
         sizes,
         capacities,
-        result: ResultSpec { data, lengths: lengths.map(|(b, _)| b), ty: prog_result_ty(info) },
+        result: ResultSpec {
+            data,
+            lengths: lengths.map(|(b, _)| b),
+            ty: prog_result_ty(info),
+        },
         checks: g.checks,
         views: g.views,
     })
@@ -110,7 +149,10 @@ fn prog_result_ty(info: &TypeInfo) -> Type {
 enum Bound {
     View(Rc<View>),
     /// An array of filter results: data rows (at capacity) and their lengths.
-    Rows { data: Rc<View>, lens: Rc<View> },
+    Rows {
+        data: Rc<View>,
+        lens: Rc<View>,
+    },
 }
 
 /// Where a computation writes: the data, and for existential values the length location(s).
@@ -197,7 +239,10 @@ impl Gen<'_> {
         collect_len_vars(&t, &mut names);
         for n in names {
             let Some(by) = self.lengths.get(&n) else {
-                return Err(Diagnostic::new(Span::default(), format!("internal: length {n} is not bound during code generation")));
+                return Err(Diagnostic::new(
+                    Span::default(),
+                    format!("internal: length {n} is not bound during code generation"),
+                ));
             };
             t = t.subst(&n, by);
         }
@@ -269,8 +314,14 @@ impl Gen<'_> {
             return self.close_caps(&array_len(self.info.ty(e))?, depth);
         }
         match self.prog.expr(e) {
-            Expr::Prim { prim: Prim::Filter(_), args } => self.close_caps(&array_len(self.info.ty(args[1]))?, depth),
-            Expr::Prim { prim: Prim::To(_), args } => self.tcap(args[0], depth + 1),
+            Expr::Prim {
+                prim: Prim::Filter(_),
+                args,
+            } => self.close_caps(&array_len(self.info.ty(args[1]))?, depth),
+            Expr::Prim {
+                prim: Prim::To(_),
+                args,
+            } => self.tcap(args[0], depth + 1),
             Expr::Pack(inner) => self.close_caps(&array_len(self.info.ty(*inner))?, depth),
             Expr::Let { body, .. } => self.tcap(*body, depth + 1),
             Expr::Op { op: Op::At, args } => self.row_cap(args[1], depth + 1),
@@ -290,7 +341,9 @@ impl Gen<'_> {
                     _ => return Err(self.err(letnode, "internal: unpack binder")),
                 },
                 Binder::Param(lam, _) => {
-                    let map = (0..self.prog.exprs.len() as u32).map(ExprId).find(|id| matches!(self.prog.expr(*id), Expr::Prim { args, .. } if args.first() == Some(&lam)));
+                    let map = (0..self.prog.exprs.len() as u32).map(ExprId).find(
+                        |id| matches!(self.prog.expr(*id), Expr::Prim { args, .. } if args.first() == Some(&lam)),
+                    );
                     match map.map(|m| self.prog.expr(m)) {
                         Some(Expr::Prim { args, .. }) if args.len() > 1 => self.row_cap(args[1], depth + 1)?,
                         _ => return Err(self.err(lam, "internal: row parameter")),
@@ -308,20 +361,34 @@ impl Gen<'_> {
             return Err(self.err(e, "cannot bound the length of these filter results"));
         }
         match self.prog.expr(e) {
-            Expr::Prim { prim: Prim::Map(_), args } => match self.prog.expr(args[0]) {
+            Expr::Prim {
+                prim: Prim::Map(_),
+                args,
+            } => match self.prog.expr(args[0]) {
                 Expr::Lambda { body, .. } => self.tcap(*body, depth + 1),
                 _ => Err(self.err(e, "internal: map")),
             },
-            Expr::Prim { prim: Prim::To(_), args } => self.row_cap(args[0], depth + 1),
+            Expr::Prim {
+                prim: Prim::To(_),
+                args,
+            } => self.row_cap(args[0], depth + 1),
             Expr::Let { body, .. } => self.row_cap(*body, depth + 1),
             Expr::Var(v) => {
-                let def = (0..self.prog.exprs.len() as u32).map(ExprId).find(|id| matches!(self.prog.expr(*id), Expr::Let { var, .. } if var == v));
+                let def = (0..self.prog.exprs.len() as u32)
+                    .map(ExprId)
+                    .find(|id| matches!(self.prog.expr(*id), Expr::Let { var, .. } if var == v));
                 match def.map(|d| self.prog.expr(d)) {
                     Some(Expr::Let { value, .. }) => self.row_cap(*value, depth + 1),
-                    _ => Err(self.err(e, "the OpenCL back end supports arrays of filter results only when bound by let")),
+                    _ => Err(self.err(
+                        e,
+                        "the OpenCL back end supports arrays of filter results only when bound by let",
+                    )),
                 }
             }
-            _ => Err(self.err(e, "the OpenCL back end supports arrays of filter results only as the direct result of a map")),
+            _ => Err(self.err(
+                e,
+                "the OpenCL back end supports arrays of filter results only as the direct result of a map",
+            )),
         }
     }
 
@@ -359,7 +426,12 @@ impl Gen<'_> {
                             let n = self.struct_name(c)?;
                             let _ = writeln!(def, "  {n} c{i};");
                         }
-                        _ => return Err(Diagnostic::new(Span::default(), format!("tuples containing {c} are not supported yet by the OpenCL back end"))),
+                        _ => {
+                            return Err(Diagnostic::new(
+                                Span::default(),
+                                format!("tuples containing {c} are not supported yet by the OpenCL back end"),
+                            ))
+                        }
                     }
                 }
                 let _ = writeln!(def, "}} {name};\n");
@@ -407,7 +479,9 @@ impl Gen<'_> {
                     self.store(&Loc::Plain(format!("{l}.c{i}")), c, at)?;
                 }
             }
-            (Loc::Vector { base, offset, w }, Read::Expr(e)) => self.line(&format!("vstore{w}({e}, 0, {base} + {offset});")),
+            (Loc::Vector { base, offset, w }, Read::Expr(e)) => {
+                self.line(&format!("vstore{w}({e}, 0, {base} + {offset});"))
+            }
             (Loc::Vector { .. }, Read::Tuple(_)) => return Err(self.err(at, "cannot store a tuple into a vector")),
         }
         Ok(())
@@ -459,27 +533,92 @@ impl Gen<'_> {
                 self.host_bind(e, var, value)?;
                 self.host(body, dest)
             }
-            Expr::Prim { prim: Prim::To(_), args } => self.host(args[0], dest),
+            Expr::Prim {
+                prim: Prim::To(_),
+                args,
+            } => self.host(args[0], dest),
             Expr::Pack(inner) => self.host_packed(inner, dest, e),
-            Expr::Prim { prim: Prim::Filter(FilterKind::Glb | FilterKind::Plain), args } => self.filter_glb(e, args[0], args[1], dest),
+            Expr::Prim {
+                prim: Prim::Filter(FilterKind::Glb | FilterKind::Plain),
+                args,
+            } => self.filter_glb(e, args[0], args[1], dest),
             Expr::Prim { prim: Prim::Join, args } => {
-                let Type::Array(inner, _) = self.cty(args[0])? else { return Err(self.err(e, "internal: join")) };
-                let Type::Array(_, m) = *inner else { return Err(self.err(e, "internal: join")) };
-                self.host(args[0], &Dest { view: Rc::new(View::Split { k: m, inner: dest.view.clone() }), len: None, rows: false })
+                let Type::Array(inner, _) = self.cty(args[0])? else {
+                    return Err(self.err(e, "internal: join"));
+                };
+                let Type::Array(_, m) = *inner else {
+                    return Err(self.err(e, "internal: join"));
+                };
+                self.host(
+                    args[0],
+                    &Dest {
+                        view: Rc::new(View::Split {
+                            k: m,
+                            inner: dest.view.clone(),
+                        }),
+                        len: None,
+                        rows: false,
+                    },
+                )
             }
-            Expr::Prim { prim: Prim::Split(k), args } => {
-                self.host(args[0], &Dest { view: Rc::new(View::Join { m: k, inner: dest.view.clone() }), len: None, rows: false })
-            }
-            Expr::Prim { prim: Prim::Transpose, args } => {
-                self.host(args[0], &Dest { view: Rc::new(View::Transpose { inner: dest.view.clone() }), len: None, rows: false })
-            }
-            Expr::Prim { prim: Prim::AsScalar, args } => {
+            Expr::Prim {
+                prim: Prim::Split(k),
+                args,
+            } => self.host(
+                args[0],
+                &Dest {
+                    view: Rc::new(View::Join {
+                        m: k,
+                        inner: dest.view.clone(),
+                    }),
+                    len: None,
+                    rows: false,
+                },
+            ),
+            Expr::Prim {
+                prim: Prim::Transpose,
+                args,
+            } => self.host(
+                args[0],
+                &Dest {
+                    view: Rc::new(View::Transpose {
+                        inner: dest.view.clone(),
+                    }),
+                    len: None,
+                    rows: false,
+                },
+            ),
+            Expr::Prim {
+                prim: Prim::AsScalar,
+                args,
+            } => {
                 let w = self.vector_width(args[0])?;
-                self.host(args[0], &Dest { view: Rc::new(View::AsVector { w, inner: dest.view.clone() }), len: None, rows: false })
+                self.host(
+                    args[0],
+                    &Dest {
+                        view: Rc::new(View::AsVector {
+                            w,
+                            inner: dest.view.clone(),
+                        }),
+                        len: None,
+                        rows: false,
+                    },
+                )
             }
-            Expr::Prim { prim: Prim::AsVector(w), args } => {
-                self.host(args[0], &Dest { view: Rc::new(View::AsScalar { w, inner: dest.view.clone() }), len: None, rows: false })
-            }
+            Expr::Prim {
+                prim: Prim::AsVector(w),
+                args,
+            } => self.host(
+                args[0],
+                &Dest {
+                    view: Rc::new(View::AsScalar {
+                        w,
+                        inner: dest.view.clone(),
+                    }),
+                    len: None,
+                    rows: false,
+                },
+            ),
             _ => {
                 // A result that only re-indexes existing data is copied by one work-item per element.
                 let parallel = self.contains_parallel(e) || self.is_view(e);
@@ -492,9 +631,19 @@ impl Gen<'_> {
     fn host_packed(&mut self, e: ExprId, dest: &Dest, at: ExprId) -> Result<()> {
         let n = self.len_of(e)?;
         let parallel = self.contains_parallel(e);
-        let len_view = dest.len.clone().ok_or_else(|| self.err(at, "internal: packed value without a length destination"))?;
+        let len_view = dest
+            .len
+            .clone()
+            .ok_or_else(|| self.err(at, "internal: packed value without a length destination"))?;
         self.kernel(e, parallel, |g| {
-            g.gen_into(e, &Dest { view: dest.view.clone(), len: None, rows: false })?;
+            g.gen_into(
+                e,
+                &Dest {
+                    view: dest.view.clone(),
+                    len: None,
+                    rows: false,
+                },
+            )?;
             let loc = len_view.write(&[]).map_err(|m| g.err(at, m.0))?;
             g.store_uniform(&loc, &n.to_string(), at)
         })
@@ -513,16 +662,32 @@ impl Gen<'_> {
                 Some(v) => v,
                 None => {
                     let ty = Type::array(elem.clone(), cap.clone());
-                    let (_, data) = self.mem.allocate("t", &ty, AddressSpace::Global, &[], Role::Temp).map_err(|m| self.err(value, m))?;
-                    let (lb, len) = self.mem.allocate("len", &Type::int(), AddressSpace::Global, &[], Role::TempLength).map_err(|m| self.err(value, m))?;
-                    self.host(value, &Dest { view: data.clone(), len: Some(len), rows: false })?;
+                    let (_, data) = self
+                        .mem
+                        .allocate("t", &ty, AddressSpace::Global, &[], Role::Temp)
+                        .map_err(|m| self.err(value, m))?;
+                    let (lb, len) = self
+                        .mem
+                        .allocate("len", &Type::int(), AddressSpace::Global, &[], Role::TempLength)
+                        .map_err(|m| self.err(value, m))?;
+                    self.host(
+                        value,
+                        &Dest {
+                            view: data.clone(),
+                            len: Some(len),
+                            rows: false,
+                        },
+                    )?;
                     (data, format!("{}[0]", self.mem.buffers[lb].name))
                 }
             };
             let c = format!("v_{x}");
             self.caps.insert(c.clone(), cap.clone());
             self.device_lengths.insert(c.clone(), len_expr);
-            self.lengths.insert(x, ArithExpr::var(&c, Range::new(ArithExpr::cst(0), Some(cap.add(&ArithExpr::cst(1))))));
+            self.lengths.insert(
+                x,
+                ArithExpr::var(&c, Range::new(ArithExpr::cst(0), Some(cap.add(&ArithExpr::cst(1))))),
+            );
             self.bind(var, Bound::View(data_view));
             return Ok(());
         }
@@ -540,17 +705,46 @@ impl Gen<'_> {
                     t => t,
                 };
                 let inner = Type::array(row, n.clone());
-                let (_, data) = self.mem.allocate("t", &inner, AddressSpace::Global, &[], Role::Temp).map_err(|m| self.err(value, m))?;
-                let (_, lens) = self.mem.allocate("lens", &Type::array(Type::int(), n.clone()), AddressSpace::Global, &[], Role::TempLength).map_err(|m| self.err(value, m))?;
-                self.host(value, &Dest { view: data.clone(), len: Some(lens.clone()), rows: true })?;
+                let (_, data) = self
+                    .mem
+                    .allocate("t", &inner, AddressSpace::Global, &[], Role::Temp)
+                    .map_err(|m| self.err(value, m))?;
+                let (_, lens) = self
+                    .mem
+                    .allocate(
+                        "lens",
+                        &Type::array(Type::int(), n.clone()),
+                        AddressSpace::Global,
+                        &[],
+                        Role::TempLength,
+                    )
+                    .map_err(|m| self.err(value, m))?;
+                self.host(
+                    value,
+                    &Dest {
+                        view: data.clone(),
+                        len: Some(lens.clone()),
+                        rows: true,
+                    },
+                )?;
                 self.bind(var, Bound::Rows { data, lens });
                 return Ok(());
             }
         }
         match &ty {
             Type::Array(..) => {
-                let (_, data) = self.mem.allocate("t", &ty, AddressSpace::Global, &[], Role::Temp).map_err(|m| self.err(value, m))?;
-                self.host(value, &Dest { view: data.clone(), len: None, rows: false })?;
+                let (_, data) = self
+                    .mem
+                    .allocate("t", &ty, AddressSpace::Global, &[], Role::Temp)
+                    .map_err(|m| self.err(value, m))?;
+                self.host(
+                    value,
+                    &Dest {
+                        view: data.clone(),
+                        len: None,
+                        rows: false,
+                    },
+                )?;
                 self.bind(var, Bound::View(data));
             }
             _ => {
@@ -576,14 +770,20 @@ impl Gen<'_> {
         let k = std::mem::replace(&mut self.k, saved).expect("set above");
         let v = r?;
         if !k.body.trim().is_empty() {
-            return Err(self.err(e, "a scalar computation outside any map needs statements; compute it inside the map that uses it"));
+            return Err(self.err(
+                e,
+                "a scalar computation outside any map needs statements; compute it inside the map that uses it",
+            ));
         }
         Ok(Bound::View(v))
     }
 
     fn contains_parallel(&self, e: ExprId) -> bool {
         match self.prog.expr(e) {
-            Expr::Prim { prim: Prim::Map(k), args } => is_parallel_map(*k) || *k == MapKind::Plain || args.iter().any(|a| self.contains_parallel(*a)),
+            Expr::Prim {
+                prim: Prim::Map(k),
+                args,
+            } => is_parallel_map(*k) || *k == MapKind::Plain || args.iter().any(|a| self.contains_parallel(*a)),
             Expr::Lambda { .. } => false,
             _ => self.prog.children(e).iter().any(|c| self.contains_parallel(*c)),
         }
@@ -616,7 +816,12 @@ impl Gen<'_> {
         let (params, args) = self.kernel_params(&text)?;
         let _ = writeln!(self.source, "kernel void {name}({}) {{\n{text}}}\n", params.join(", "));
         let (global, local) = self.launch_sizes(&k, e)?;
-        self.kernels.push(Kernel { name, args, global, local });
+        self.kernels.push(Kernel {
+            name,
+            args,
+            global,
+            local,
+        });
         Ok(())
     }
 
@@ -675,7 +880,11 @@ impl Gen<'_> {
                     inputs.push((k, format!("{} {name}", c_scalar(*s)), KernelArg::Param(k)))
                 }
                 _ => {
-                    let (i, _) = bufs.iter().find(|(i, _)| self.mem.buffers[*i].name == name).copied().expect("input buffer registered");
+                    let (i, _) = bufs
+                        .iter()
+                        .find(|(i, _)| self.mem.buffers[*i].name == name)
+                        .copied()
+                        .expect("input buffer registered");
                     let elem = self.mem.buffers[i].elem.clone();
                     let t = self.buffer_ctype(&elem)?;
                     inputs.push((k, format!("const global {t}* restrict {name}"), KernelArg::Buffer(i)));
@@ -725,9 +934,16 @@ impl Gen<'_> {
         match self.prog.expr(e) {
             Expr::Var(_) | Expr::Lit(_) => true,
             Expr::Prim { prim, args } => match prim {
-                Prim::Zip | Prim::Split(_) | Prim::Join | Prim::Transpose | Prim::Slide(..) | Prim::PadClamp(..) | Prim::ReorderStride(_) | Prim::Reverse | Prim::AsVector(_) | Prim::AsScalar => {
-                    args.iter().all(|a| self.is_view(*a))
-                }
+                Prim::Zip
+                | Prim::Split(_)
+                | Prim::Join
+                | Prim::Transpose
+                | Prim::Slide(..)
+                | Prim::PadClamp(..)
+                | Prim::ReorderStride(_)
+                | Prim::Reverse
+                | Prim::AsVector(_)
+                | Prim::AsScalar => args.iter().all(|a| self.is_view(*a)),
                 Prim::Pad(..) => args.iter().all(|a| self.is_view(*a)),
                 Prim::Generate(_) => true,
                 Prim::To(_) => args.iter().all(|a| self.is_view(*a)),
@@ -765,48 +981,101 @@ impl Gen<'_> {
                         let vs = args.iter().map(|a| self.value(*a)).collect::<Result<Vec<_>>>()?;
                         Rc::new(View::Zip(vs))
                     }
-                    Prim::Split(k) => Rc::new(View::Split { k, inner: self.value(args[0])? }),
+                    Prim::Split(k) => Rc::new(View::Split {
+                        k,
+                        inner: self.value(args[0])?,
+                    }),
                     Prim::Join => {
-                        let Type::Array(inner, _) = self.cty(args[0])? else { return Err(self.err(e, "internal: join")) };
-                        let Type::Array(_, m) = *inner else { return Err(self.err(e, "internal: join")) };
-                        Rc::new(View::Join { m, inner: self.value(args[0])? })
+                        let Type::Array(inner, _) = self.cty(args[0])? else {
+                            return Err(self.err(e, "internal: join"));
+                        };
+                        let Type::Array(_, m) = *inner else {
+                            return Err(self.err(e, "internal: join"));
+                        };
+                        Rc::new(View::Join {
+                            m,
+                            inner: self.value(args[0])?,
+                        })
                     }
-                    Prim::Transpose => Rc::new(View::Transpose { inner: self.value(args[0])? }),
-                    Prim::Slide(_, step) => Rc::new(View::Slide { step, inner: self.value(args[0])? }),
+                    Prim::Transpose => Rc::new(View::Transpose {
+                        inner: self.value(args[0])?,
+                    }),
+                    Prim::Slide(_, step) => Rc::new(View::Slide {
+                        step,
+                        inner: self.value(args[0])?,
+                    }),
                     Prim::Pad(l, _) => {
                         let fill = match self.scalar(args[0])? {
                             Read::Expr(s) => s,
                             Read::Tuple(_) => return Err(self.err(args[0], "padding with tuples is not supported yet")),
                         };
                         let n = n_of(self, args[1])?;
-                        Rc::new(View::Pad { l, n, fill: Some(fill), inner: self.value(args[1])? })
+                        Rc::new(View::Pad {
+                            l,
+                            n,
+                            fill: Some(fill),
+                            inner: self.value(args[1])?,
+                        })
                     }
                     Prim::PadClamp(l, _) => {
                         let n = n_of(self, args[0])?;
-                        Rc::new(View::Pad { l, n, fill: None, inner: self.value(args[0])? })
+                        Rc::new(View::Pad {
+                            l,
+                            n,
+                            fill: None,
+                            inner: self.value(args[0])?,
+                        })
                     }
                     Prim::ReorderStride(s) => {
                         let n = n_of(self, args[0])?;
-                        Rc::new(View::Reorder { s, n, inner: self.value(args[0])? })
+                        Rc::new(View::Reorder {
+                            s,
+                            n,
+                            inner: self.value(args[0])?,
+                        })
                     }
                     Prim::Reverse => {
                         let n = n_of(self, args[0])?;
-                        Rc::new(View::Reverse { n, inner: self.value(args[0])? })
+                        Rc::new(View::Reverse {
+                            n,
+                            inner: self.value(args[0])?,
+                        })
                     }
-                    Prim::AsVector(w) => Rc::new(View::AsVector { w, inner: self.value(args[0])? }),
+                    Prim::AsVector(w) => Rc::new(View::AsVector {
+                        w,
+                        inner: self.value(args[0])?,
+                    }),
                     Prim::AsScalar => {
-                        let Type::Array(v, _) = self.cty(args[0])? else { return Err(self.err(e, "internal: asScalar")) };
-                        let Type::Vector(_, w) = *v else { return Err(self.err(e, "internal: asScalar")) };
-                        Rc::new(View::AsScalar { w, inner: self.value(args[0])? })
+                        let Type::Array(v, _) = self.cty(args[0])? else {
+                            return Err(self.err(e, "internal: asScalar"));
+                        };
+                        let Type::Vector(_, w) = *v else {
+                            return Err(self.err(e, "internal: asScalar"));
+                        };
+                        Rc::new(View::AsScalar {
+                            w,
+                            inner: self.value(args[0])?,
+                        })
                     }
                     Prim::Generate(_) => {
-                        let Expr::Lambda { params, body } = self.prog.expr(args[0]).clone() else { return Err(self.err(e, "internal: generate")) };
+                        let Expr::Lambda { params, body } = self.prog.expr(args[0]).clone() else {
+                            return Err(self.err(e, "internal: generate"));
+                        };
                         let token = format!("@GEN{}@", self.fresh("g"));
-                        self.bind(params[0], Bound::View(Rc::new(View::Value { expr: token.clone(), ty: Type::int() })));
+                        self.bind(
+                            params[0],
+                            Bound::View(Rc::new(View::Value {
+                                expr: token.clone(),
+                                ty: Type::int(),
+                            })),
+                        );
                         let before = self.k.as_ref().map(|k| k.body.len());
                         let r = self.scalar(body)?;
                         if self.k.as_ref().map(|k| k.body.len()) != before {
-                            return Err(self.err(args[0], "the function of `generate` must be a scalar expression without local bindings here"));
+                            return Err(self.err(
+                                args[0],
+                                "the function of `generate` must be a scalar expression without local bindings here",
+                            ));
                         }
                         match r {
                             Read::Expr(template) => Rc::new(View::Generate { template, token }),
@@ -826,12 +1095,21 @@ impl Gen<'_> {
     fn space_of(&self, e: ExprId) -> Option<AddressSpace> {
         match self.prog.expr(e) {
             Expr::Prim { prim: Prim::To(s), .. } => Some(*s),
-            Expr::Prim { prim: Prim::Map(_), args } => match self.prog.expr(args[0]) {
+            Expr::Prim {
+                prim: Prim::Map(_),
+                args,
+            } => match self.prog.expr(args[0]) {
                 Expr::Lambda { body, .. } => self.space_of(*body),
                 _ => None,
             },
-            Expr::Prim { prim: Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_), args } => self.space_of(args[0]),
-            Expr::Prim { prim: Prim::Iterate(_), args } => match self.prog.expr(args[0]) {
+            Expr::Prim {
+                prim: Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_),
+                args,
+            } => self.space_of(args[0]),
+            Expr::Prim {
+                prim: Prim::Iterate(_),
+                args,
+            } => match self.prog.expr(args[0]) {
                 Expr::Lambda { body, .. } => self.space_of(*body),
                 _ => None,
             },
@@ -855,22 +1133,50 @@ impl Gen<'_> {
             }
         });
         if space == AddressSpace::Private && level == Level::Group {
-            return Err(self.err(e, "a private array at work-group level would be written by every work-item; use toLocal"));
+            return Err(self.err(
+                e,
+                "a private array at work-group level would be written by every work-item; use toLocal",
+            ));
         }
         let loops = self.k.as_ref().map(|k| k.loops.clone()).unwrap_or_default();
-        let (b, view) = self.mem.allocate("t", &ty, space, &loops, Role::Temp).map_err(|m| self.err(e, m))?;
+        let (b, view) = self
+            .mem
+            .allocate("t", &ty, space, &loops, Role::Temp)
+            .map_err(|m| self.err(e, m))?;
         let buf = self.mem.buffers[b].clone();
         if let Some(n) = buf.len.as_cst() {
             let t = self.buffer_ctype(&buf.elem)?;
-            let len = if let Type::Vector(_, w) = buf.elem { n * i64::from(w) } else { n };
+            let len = if let Type::Vector(_, w) = buf.elem {
+                n * i64::from(w)
+            } else {
+                n
+            };
             match space {
                 AddressSpace::Private => self.line(&format!("{t} {}[{len}];", buf.name)),
-                AddressSpace::Local => self.k.as_mut().expect("in kernel").decls.push(format!("local {t} {}[{len}];", buf.name)),
+                AddressSpace::Local => self
+                    .k
+                    .as_mut()
+                    .expect("in kernel")
+                    .decls
+                    .push(format!("local {t} {}[{len}];", buf.name)),
                 AddressSpace::Global => {}
             }
         }
-        let _ = writeln!(self.views, "materialize {} in {:?} memory: {}", self.prog.span(e).start, space, view.describe());
-        self.gen_into(e, &Dest { view: view.clone(), len: None, rows: false })?;
+        let _ = writeln!(
+            self.views,
+            "materialize {} in {:?} memory: {}",
+            self.prog.span(e).start,
+            space,
+            view.describe()
+        );
+        self.gen_into(
+            e,
+            &Dest {
+                view: view.clone(),
+                len: None,
+                rows: false,
+            },
+        )?;
         Ok(view)
     }
 
@@ -884,9 +1190,16 @@ impl Gen<'_> {
             let ty = Type::array(elem, cap.clone());
             let level = self.level();
             let constant = cap.as_cst().is_some();
-            let space = self.space_of(value).unwrap_or(if level == Level::Item && constant { AddressSpace::Private } else { AddressSpace::Global });
+            let space = self.space_of(value).unwrap_or(if level == Level::Item && constant {
+                AddressSpace::Private
+            } else {
+                AddressSpace::Global
+            });
             let loops = self.k.as_ref().map(|k| k.loops.clone()).unwrap_or_default();
-            let (_, data) = self.mem.allocate("t", &ty, space, &loops, Role::Temp).map_err(|m| self.err(value, m))?;
+            let (_, data) = self
+                .mem
+                .allocate("t", &ty, space, &loops, Role::Temp)
+                .map_err(|m| self.err(value, m))?;
             let b = self.mem.buffers.len() - 1;
             if space == AddressSpace::Private {
                 let buf = self.mem.buffers[b].clone();
@@ -895,10 +1208,23 @@ impl Gen<'_> {
             }
             let c = format!("v_{x}");
             self.line(&format!("int {c} = 0;"));
-            let len = Rc::new(View::Value { expr: c.clone(), ty: Type::int() });
-            self.gen_into(value, &Dest { view: data.clone(), len: Some(len), rows: false })?;
+            let len = Rc::new(View::Value {
+                expr: c.clone(),
+                ty: Type::int(),
+            });
+            self.gen_into(
+                value,
+                &Dest {
+                    view: data.clone(),
+                    len: Some(len),
+                    rows: false,
+                },
+            )?;
             self.caps.insert(c.clone(), cap.clone());
-            self.lengths.insert(x, ArithExpr::var(&c, Range::new(ArithExpr::cst(0), Some(cap.add(&ArithExpr::cst(1))))));
+            self.lengths.insert(
+                x,
+                ArithExpr::var(&c, Range::new(ArithExpr::cst(0), Some(cap.add(&ArithExpr::cst(1))))),
+            );
             self.bind(var, Bound::View(data));
             return Ok(());
         }
@@ -921,14 +1247,22 @@ impl Gen<'_> {
     /// Declares private variables holding a value (tuples component by component).
     fn declare(&mut self, r: &Read, ty: &Type, hint: &str) -> Result<Read> {
         match (r, ty) {
-            (Read::Tuple(rs), Type::Tuple(ts)) => Ok(Read::Tuple(rs.iter().zip(ts).map(|(r, t)| self.declare(r, t, hint)).collect::<Result<_>>()?)),
+            (Read::Tuple(rs), Type::Tuple(ts)) => Ok(Read::Tuple(
+                rs.iter()
+                    .zip(ts)
+                    .map(|(r, t)| self.declare(r, t, hint))
+                    .collect::<Result<_>>()?,
+            )),
             (Read::Expr(e), t) => {
                 let name = self.fresh(&sanitize(hint));
                 let ct = self.struct_name(t)?;
                 self.line(&format!("{ct} {name} = {e};"));
                 Ok(Read::Expr(name))
             }
-            (Read::Tuple(_), t) => Err(Diagnostic::new(Span::default(), format!("internal: tuple value of type {t}"))),
+            (Read::Tuple(_), t) => Err(Diagnostic::new(
+                Span::default(),
+                format!("internal: tuple value of type {t}"),
+            )),
         }
     }
 
@@ -980,8 +1314,18 @@ impl Gen<'_> {
 
     fn gen_packed(&mut self, e: ExprId, dest: &Dest, at: ExprId) -> Result<()> {
         let n = self.len_of(e)?;
-        self.gen_into(e, &Dest { view: dest.view.clone(), len: None, rows: false })?;
-        let len = dest.len.clone().ok_or_else(|| self.err(at, "internal: packed value without a length destination"))?;
+        self.gen_into(
+            e,
+            &Dest {
+                view: dest.view.clone(),
+                len: None,
+                rows: false,
+            },
+        )?;
+        let len = dest
+            .len
+            .clone()
+            .ok_or_else(|| self.err(at, "internal: packed value without a length destination"))?;
         let loc = len.write(&[]).map_err(|m| self.err(at, m.0))?;
         self.store_uniform(&loc, &n.to_string(), at)
     }
@@ -992,13 +1336,28 @@ impl Gen<'_> {
         let ty = self.cty(e)?;
         let (dims, _) = dims_of(&ty);
         if self.level() == Level::Group && !dims.is_empty() {
-            return Err(self.err(e, "copying an array directly inside `mapWrg` would be done by every work-item; use `mapLcl` to copy it"));
+            return Err(self.err(
+                e,
+                "copying an array directly inside `mapWrg` would be done by every work-item; use `mapLcl` to copy it",
+            ));
         }
-        let kind = if self.level() == Level::Top { MapKind::Glb(0) } else { MapKind::Seq };
+        let kind = if self.level() == Level::Top {
+            MapKind::Glb(0)
+        } else {
+            MapKind::Seq
+        };
         self.copy_dims(e, &src, &dest.view, &dims, vec![], kind)
     }
 
-    fn copy_dims(&mut self, e: ExprId, src: &Rc<View>, dst: &Rc<View>, dims: &[ArithExpr], idx: Vec<ArithExpr>, kind: MapKind) -> Result<()> {
+    fn copy_dims(
+        &mut self,
+        e: ExprId,
+        src: &Rc<View>,
+        dst: &Rc<View>,
+        dims: &[ArithExpr],
+        idx: Vec<ArithExpr>,
+        kind: MapKind,
+    ) -> Result<()> {
         if dims.is_empty() {
             let r = src.read(&idx).map_err(|m| self.err(e, m.0))?;
             return self.write(dst, &idx, &r, e);
@@ -1012,7 +1371,13 @@ impl Gen<'_> {
     }
 
     /// Emits a loop of `kind` over `0..n`, calling `body` with the index expression.
-    fn emit_loop(&mut self, e: ExprId, kind: MapKind, n: &ArithExpr, mut body: impl FnMut(&mut Self, ArithExpr) -> Result<()>) -> Result<()> {
+    fn emit_loop(
+        &mut self,
+        e: ExprId,
+        kind: MapKind,
+        n: &ArithExpr,
+        mut body: impl FnMut(&mut Self, ArithExpr) -> Result<()>,
+    ) -> Result<()> {
         let zero = ArithExpr::cst(0);
         let level = self.level();
         match kind {
@@ -1038,7 +1403,10 @@ impl Gen<'_> {
             }
             MapKind::SeqUnroll => {
                 let Some(c) = n.as_cst() else {
-                    return Err(self.err(e, format!("`mapSeqUnroll`/`reduceSeqUnroll` need a length known at compile time, not {n}")));
+                    return Err(self.err(
+                        e,
+                        format!("`mapSeqUnroll`/`reduceSeqUnroll` need a length known at compile time, not {n}"),
+                    ));
                 };
                 // Unrolling inlines the body once per index; each copy gets a constant index, so
                 // private arrays indexed by it become plain registers.
@@ -1064,11 +1432,15 @@ impl Gen<'_> {
                 let ok = match kind {
                     // Nested global/group maps are fine in other dimensions (2-D and 3-D kernels).
                     MapKind::Glb(_) => {
-                        (level == Level::Top || (level == Level::Item && !active.is_empty() && active.iter().all(|a| matches!(a, MapKind::Glb(_)))))
+                        (level == Level::Top
+                            || (level == Level::Item
+                                && !active.is_empty()
+                                && active.iter().all(|a| matches!(a, MapKind::Glb(_)))))
                             && !same_dim(|a| if let MapKind::Glb(x) = a { Some(x) } else { None })
                     }
                     MapKind::Wrg(_) => {
-                        (level == Level::Top || (level == Level::Group && active.iter().all(|a| matches!(a, MapKind::Wrg(_)))))
+                        (level == Level::Top
+                            || (level == Level::Group && active.iter().all(|a| matches!(a, MapKind::Wrg(_)))))
                             && !same_dim(|a| if let MapKind::Wrg(x) = a { Some(x) } else { None })
                     }
                     _ => {
@@ -1092,7 +1464,10 @@ impl Gen<'_> {
                         k.glb = true;
                         if let Some(g) = &k.global[d] {
                             if *g != cap {
-                                return Err(Diagnostic::new(Span::default(), "two mapGlb of different lengths in one dimension of one kernel"));
+                                return Err(Diagnostic::new(
+                                    Span::default(),
+                                    "two mapGlb of different lengths in one dimension of one kernel",
+                                ));
                             }
                         }
                         k.global[d] = Some(cap.clone());
@@ -1135,7 +1510,9 @@ impl Gen<'_> {
                     let _ = id;
                     self.open(&format!("if ({v} < {n}) {{"));
                 } else {
-                    self.open(&format!("for (int {v} = {getid}({d}); {v} < {n}; {v} += {getsize}({d})) {{"));
+                    self.open(&format!(
+                        "for (int {v} = {getid}({d}); {v} < {n}; {v} += {getsize}({d})) {{"
+                    ));
                 }
                 self.push_loop(i.clone(), n.clone(), lk);
                 self.k.as_mut().expect("in kernel").active.push(kind);
@@ -1151,7 +1528,11 @@ impl Gen<'_> {
     }
 
     fn push_loop(&mut self, var: ArithExpr, len: ArithExpr, kind: LoopKind) {
-        self.k.as_mut().expect("in kernel").loops.push(Enclosing { var, len, kind });
+        self.k
+            .as_mut()
+            .expect("in kernel")
+            .loops
+            .push(Enclosing { var, len, kind });
     }
 
     fn pop_loop(&mut self) {
@@ -1168,17 +1549,27 @@ impl Gen<'_> {
     fn gen_map(&mut self, e: ExprId, kind: MapKind, f: ExprId, xs: ExprId, dest: &Dest) -> Result<()> {
         let (params, body) = self.lambda(f)?;
         if kind == MapKind::Vec {
-            let Type::Vector(s, w) = self.cty(xs)? else { return Err(self.err(xs, "internal: mapVec")) };
+            let Type::Vector(s, w) = self.cty(xs)? else {
+                return Err(self.err(xs, "internal: mapVec"));
+            };
             let v = match self.scalar(xs)? {
                 Read::Expr(v) => v,
                 Read::Tuple(_) => return Err(self.err(xs, "internal: mapVec of a tuple")),
             };
             let v = self.declare(&Read::Expr(v), &Type::Vector(s, w), "v")?;
-            let Read::Expr(v) = v else { unreachable!("declare of a vector") };
+            let Read::Expr(v) = v else {
+                unreachable!("declare of a vector")
+            };
             let mut lanes = vec![];
             let mut rt = c_scalar(s).to_string();
             for k in 0..w {
-                self.bind(params[0], Bound::View(Rc::new(View::Value { expr: format!("{v}.s{}", std::char::from_digit(u32::from(k), 16).unwrap_or('0')), ty: Type::Scalar(s) })));
+                self.bind(
+                    params[0],
+                    Bound::View(Rc::new(View::Value {
+                        expr: format!("{v}.s{}", std::char::from_digit(u32::from(k), 16).unwrap_or('0')),
+                        ty: Type::Scalar(s),
+                    })),
+                );
                 match self.scalar(body)? {
                     Read::Expr(x) => lanes.push(x),
                     Read::Tuple(_) => return Err(self.err(body, "mapVec functions return scalars")),
@@ -1219,18 +1610,23 @@ impl Gen<'_> {
                         return Err(g.err(f, "internal: row parameter without unpack"));
                     };
                     let c = g.fresh(&x);
-                    let len = match lens.read(&[i.clone()]).map_err(|m| g.err(xs, m.0))? {
+                    let len = match lens.read(std::slice::from_ref(&i)).map_err(|m| g.err(xs, m.0))? {
                         Read::Expr(l) => l,
                         Read::Tuple(_) => return Err(g.err(xs, "internal: lengths")),
                     };
                     g.line(&format!("int {c} = {len};"));
-                    let Type::Array(_, _) = g.cty(xs)? else { return Err(g.err(xs, "internal: rows")) };
+                    let Type::Array(_, _) = g.cty(xs)? else {
+                        return Err(g.err(xs, "internal: rows"));
+                    };
                     let cap = match &**data {
                         View::Mem { dims, .. } if dims.len() >= 2 => dims[1].clone(),
                         _ => g.capacity_len_rows(xs).unwrap_or_else(|_| ArithExpr::cst(1)),
                     };
                     g.caps.insert(c.clone(), cap.clone());
-                    g.lengths.insert(x, ArithExpr::var(&c, Range::new(ArithExpr::cst(0), Some(cap.add(&ArithExpr::cst(1))))));
+                    g.lengths.insert(
+                        x,
+                        ArithExpr::var(&c, Range::new(ArithExpr::cst(0), Some(cap.add(&ArithExpr::cst(1))))),
+                    );
                     g.bind(params[0], Bound::View(data.access(i.clone())));
                 }
                 (None, Some(xv)) => {
@@ -1244,7 +1640,11 @@ impl Gen<'_> {
             }
             let d = Dest {
                 view: dest.view.access(i.clone()),
-                len: if elem_exist { dest.len.as_ref().map(|l| l.access(i.clone())) } else { None },
+                len: if elem_exist {
+                    dest.len.as_ref().map(|l| l.access(i.clone()))
+                } else {
+                    None
+                },
                 rows: false,
             };
             g.gen_into(body, &d)
@@ -1259,8 +1659,15 @@ impl Gen<'_> {
     fn fence_of(&self, v: &Rc<View>) -> &'static str {
         let mut names = vec![];
         collect_mem_names(v, &mut names);
-        let spaces: BTreeSet<AddressSpace> = names.iter().filter_map(|n| self.mem.by_name(n)).map(|b| b.space).collect();
-        match (spaces.contains(&AddressSpace::Local), spaces.contains(&AddressSpace::Global)) {
+        let spaces: BTreeSet<AddressSpace> = names
+            .iter()
+            .filter_map(|n| self.mem.by_name(n))
+            .map(|b| b.space)
+            .collect();
+        match (
+            spaces.contains(&AddressSpace::Local),
+            spaces.contains(&AddressSpace::Global),
+        ) {
             (true, true) => "CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE",
             (false, true) => "CLK_GLOBAL_MEM_FENCE",
             _ => "CLK_LOCAL_MEM_FENCE",
@@ -1268,11 +1675,20 @@ impl Gen<'_> {
     }
 
     fn gen_reduce(&mut self, e: ExprId, f: ExprId, z: ExprId, xs: ExprId, dest: &Dest) -> Result<()> {
-        let Expr::Prim { prim: Prim::Reduce(kind), .. } = self.prog.expr(e).clone() else { unreachable!("called on reduce") };
+        let Expr::Prim {
+            prim: Prim::Reduce(kind),
+            ..
+        } = self.prog.expr(e).clone()
+        else {
+            unreachable!("called on reduce")
+        };
         let (params, body) = self.lambda(f)?;
         let acc_ty = self.cty(z)?;
         if let Type::Array(..) = acc_ty {
-            return Err(self.err(z, "reductions with an array accumulator are not supported yet by the OpenCL back end"));
+            return Err(self.err(
+                z,
+                "reductions with an array accumulator are not supported yet by the OpenCL back end",
+            ));
         }
         let n = self.len_of(xs)?;
         let xv = self.value(xs)?;
@@ -1298,7 +1714,10 @@ impl Gen<'_> {
         let (params, body) = self.lambda(p)?;
         let n = self.len_of(xs)?;
         let xv = self.value(xs)?;
-        let len = dest.len.clone().ok_or_else(|| self.err(e, "internal: filter without a length destination"))?;
+        let len = dest
+            .len
+            .clone()
+            .ok_or_else(|| self.err(e, "internal: filter without a length destination"))?;
         let cnt = self.fresh("cnt");
         self.line(&format!("int {cnt} = 0;"));
         let c = ArithExpr::var(&cnt, Range::upto(n.clone()));
@@ -1311,7 +1730,7 @@ impl Gen<'_> {
             };
             g.open(&format!("if ({cond}) {{"));
             let v = x.read(&[]).map_err(|m| g.err(xs, m.0))?;
-            g.write(&dest.view, &[c.clone()], &v, e)?;
+            g.write(&dest.view, std::slice::from_ref(&c), &v, e)?;
             g.line(&format!("{cnt} += 1;"));
             g.close();
             Ok(())
@@ -1325,6 +1744,15 @@ impl Gen<'_> {
     fn gen_iterate(&mut self, _e: ExprId, k: &ArithExpr, f: ExprId, xs: ExprId, dest: &Dest) -> Result<()> {
         let (params, body) = self.lambda(f)?;
         let steps = k.as_cst().unwrap_or(0);
+        if steps > typeck::MAX_ITERATE {
+            return Err(self.err(
+                _e,
+                format!(
+                    "`iterate` is unrolled in generated code and limited to {} steps",
+                    typeck::MAX_ITERATE
+                ),
+            ));
+        }
         let lname = self.iter_var_of(f)?;
         let mut cur = self.value(xs)?;
         let mut len = self.len_of(xs)?;
@@ -1343,10 +1771,19 @@ impl Gen<'_> {
                 let out_ty = self.cty(body)?;
                 let (dims, _) = dims_of(&out_ty);
                 let need = dims.iter().fold(ArithExpr::cst(1), |a, d| a.mul(d));
-                let reuse = (s >= 2).then(|| bufs[(s % 2) as usize].clone()).filter(|(_, have)| need.prove_le(have));
+                let reuse = (s >= 2)
+                    .then(|| bufs[(s % 2) as usize].clone())
+                    .filter(|(_, have)| need.prove_le(have));
                 match reuse {
                     Some((view, _)) => {
-                        self.gen_into(body, &Dest { view: view.clone(), len: None, rows: false })?;
+                        self.gen_into(
+                            body,
+                            &Dest {
+                                view: view.clone(),
+                                len: None,
+                                rows: false,
+                            },
+                        )?;
                         cur = view;
                     }
                     None => {
@@ -1365,7 +1802,11 @@ impl Gen<'_> {
     fn iter_var_of(&self, f: ExprId) -> Result<String> {
         match self.info.ty(f) {
             Type::Fun(ps, _) => match &ps[0] {
-                Type::Array(_, l) => l.free_vars().into_iter().find(|v| v.starts_with('L')).ok_or_else(|| self.err(f, "internal: iterate length")),
+                Type::Array(_, l) => l
+                    .free_vars()
+                    .into_iter()
+                    .find(|v| v.starts_with('L'))
+                    .ok_or_else(|| self.err(f, "internal: iterate length")),
                 _ => Err(self.err(f, "internal: iterate parameter")),
             },
             _ => Err(self.err(f, "internal: iterate function type")),
@@ -1516,9 +1957,21 @@ impl Gen<'_> {
         let cap = self.capacity(&n);
         let chunk = (FILTER_WG * FILTER_PER_ITEM) as i64;
         let groups = cap.add(&ArithExpr::cst(chunk - 1)).div(&ArithExpr::cst(chunk));
-        let (counts_b, _) = self.mem.allocate("counts", &Type::array(Type::int(), groups.clone()), AddressSpace::Global, &[], Role::Scratch).map_err(|m| self.err(e, m))?;
+        let (counts_b, _) = self
+            .mem
+            .allocate(
+                "counts",
+                &Type::array(Type::int(), groups.clone()),
+                AddressSpace::Global,
+                &[],
+                Role::Scratch,
+            )
+            .map_err(|m| self.err(e, m))?;
         let counts = self.mem.buffers[counts_b].name.clone();
-        let len = dest.len.clone().ok_or_else(|| self.err(e, "internal: filter without a length destination"))?;
+        let len = dest
+            .len
+            .clone()
+            .ok_or_else(|| self.err(e, "internal: filter without a length destination"))?;
         let len_loc = match len.write(&[]).map_err(|m| self.err(e, m.0))? {
             Loc::Plain(l) => l,
             Loc::Vector { .. } => return Err(self.err(e, "internal: vector length")),
@@ -1597,7 +2050,11 @@ impl Gen<'_> {
         // contiguous run of flags, so one scan of the per-item counts orders the whole chunk;
         // the flags are turned into output positions and a last coalesced pass moves the data.
         let chunk_u = FILTER_WG * FILTER_PER_ITEM;
-        self.k.as_mut().expect("set").decls.push(format!("local int v_slot[{chunk_u}];"));
+        self.k
+            .as_mut()
+            .expect("set")
+            .decls
+            .push(format!("local int v_slot[{chunk_u}];"));
         self.line("int v_g = get_group_id(0);");
         self.line("int v_l = get_local_id(0);");
         self.line(&format!("int v_start = v_g * {chunk_u};"));
@@ -1686,7 +2143,18 @@ impl Gen<'_> {
 
 impl KernelCx {
     fn new(level: Level) -> KernelCx {
-        KernelCx { body: String::new(), indent: 1, decls: vec![], global: [None, None, None], local: [None, None, None], wrg: false, glb: false, loops: vec![], level, active: vec![] }
+        KernelCx {
+            body: String::new(),
+            indent: 1,
+            decls: vec![],
+            global: [None, None, None],
+            local: [None, None, None],
+            wrg: false,
+            glb: false,
+            loops: vec![],
+            level,
+            active: vec![],
+        }
     }
 }
 
@@ -1695,18 +2163,26 @@ fn assign(g: &mut Gen, acc: &Read, v: &Read, ty: &Type) -> Result<()> {
         (Read::Expr(a), Read::Expr(x)) => g.line(&format!("{a} = {x};")),
         (Read::Tuple(a), _) => {
             // Compute every component before assigning any: they may read the accumulator.
-            let Type::Tuple(ts) = ty else { return Err(Diagnostic::new(Span::default(), "internal: tuple accumulator type")) };
+            let Type::Tuple(ts) = ty else {
+                return Err(Diagnostic::new(Span::default(), "internal: tuple accumulator type"));
+            };
             let x: Vec<Read> = match v {
                 Read::Tuple(x) => x.clone(),
                 Read::Expr(x) => (0..ts.len()).map(|i| Read::Expr(format!("{x}.c{i}"))).collect(),
             };
-            let tmps = x.iter().zip(ts).map(|(xv, t)| g.declare(xv, t, "t")).collect::<Result<Vec<_>>>()?;
+            let tmps = x
+                .iter()
+                .zip(ts)
+                .map(|(xv, t)| g.declare(xv, t, "t"))
+                .collect::<Result<Vec<_>>>()?;
             for ((a, t), ty) in a.iter().zip(&tmps).zip(ts) {
                 assign(g, a, t, ty)?;
             }
         }
         (Read::Expr(a), Read::Tuple(x)) => {
-            let Type::Tuple(ts) = ty else { return Err(Diagnostic::new(Span::default(), "internal: tuple accumulator type")) };
+            let Type::Tuple(ts) = ty else {
+                return Err(Diagnostic::new(Span::default(), "internal: tuple accumulator type"));
+            };
             for ((i, xv), t) in x.iter().enumerate().zip(ts) {
                 assign(g, &Read::Expr(format!("{a}.c{i}")), xv, t)?;
             }
@@ -1719,15 +2195,27 @@ fn select(c: &str, a: Read, b: Read) -> Read {
     match (a, b) {
         (Read::Tuple(a), Read::Tuple(b)) => Read::Tuple(a.into_iter().zip(b).map(|(x, y)| select(c, x, y)).collect()),
         (Read::Expr(a), Read::Expr(b)) => Read::Expr(format!("({c} ? {a} : {b})")),
-        (Read::Tuple(a), Read::Expr(b)) => Read::Tuple(a.into_iter().enumerate().map(|(i, x)| select(c, x, Read::Expr(format!("{b}.c{i}")))).collect()),
-        (Read::Expr(a), Read::Tuple(b)) => Read::Tuple(b.into_iter().enumerate().map(|(i, y)| select(c, Read::Expr(format!("{a}.c{i}")), y)).collect()),
+        (Read::Tuple(a), Read::Expr(b)) => Read::Tuple(
+            a.into_iter()
+                .enumerate()
+                .map(|(i, x)| select(c, x, Read::Expr(format!("{b}.c{i}"))))
+                .collect(),
+        ),
+        (Read::Expr(a), Read::Tuple(b)) => Read::Tuple(
+            b.into_iter()
+                .enumerate()
+                .map(|(i, y)| select(c, Read::Expr(format!("{a}.c{i}")), y))
+                .collect(),
+        ),
     }
 }
 
 fn read_to_view(r: Read, ty: &Type) -> Rc<View> {
     match (r, ty) {
         (Read::Expr(expr), t) => Rc::new(View::Value { expr, ty: t.clone() }),
-        (Read::Tuple(rs), Type::Tuple(ts)) => Rc::new(View::Tuple(rs.into_iter().zip(ts).map(|(r, t)| read_to_view(r, t)).collect())),
+        (Read::Tuple(rs), Type::Tuple(ts)) => Rc::new(View::Tuple(
+            rs.into_iter().zip(ts).map(|(r, t)| read_to_view(r, t)).collect(),
+        )),
         (Read::Tuple(rs), t) => Rc::new(View::Tuple(rs.into_iter().map(|r| read_to_view(r, t)).collect())),
     }
 }
@@ -1792,7 +2280,9 @@ fn mentions_word(text: &str, word: &str) -> bool {
 }
 
 fn sanitize(s: &str) -> String {
-    s.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
+    s.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
 }
 
 fn dim_suffix(d: usize) -> String {

@@ -83,7 +83,11 @@ impl KernelPlan {
     }
 
     pub fn global_buffers(&self) -> impl Iterator<Item = (usize, &Buffer)> {
-        self.memory.buffers.iter().enumerate().filter(|(_, b)| b.space == AddressSpace::Global)
+        self.memory
+            .buffers
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.space == AddressSpace::Global)
     }
 
     /// `--emit plan`: buffers and launches, in order.
@@ -121,10 +125,24 @@ impl KernelPlan {
                     KernelArg::ErrorFlag => "error flag".into(),
                 })
                 .collect();
-            let _ = writeln!(s, "  {} global [{}] local [{l}] args ({})", k.name, g.join(", "), args.join(", "));
+            let _ = writeln!(
+                s,
+                "  {} global [{}] local [{l}] args ({})",
+                k.name,
+                g.join(", "),
+                args.join(", ")
+            );
         }
-        let _ = writeln!(s, "result: {} in {}{}", self.result.ty, self.memory.buffers[self.result.data].name,
-            self.result.lengths.map(|l| format!(", lengths in {}", self.memory.buffers[l].name)).unwrap_or_default());
+        let _ = writeln!(
+            s,
+            "result: {} in {}{}",
+            self.result.ty,
+            self.memory.buffers[self.result.data].name,
+            self.result
+                .lengths
+                .map(|l| format!(", lengths in {}", self.memory.buffers[l].name))
+                .unwrap_or_default()
+        );
         s
     }
 }

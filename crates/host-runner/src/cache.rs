@@ -13,11 +13,7 @@ const MAGIC: &[u8; 8] = b"LIFTCLB1";
 
 /// `$LIFT_CACHE_DIR`, else `$XDG_CACHE_HOME/lift`, else `~/.cache/lift`.
 pub fn default_cache_dir() -> Option<PathBuf> {
-    let var = |name: &str| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     if let Some(dir) = var("LIFT_CACHE_DIR") {
         return Some(dir);
     }
@@ -54,8 +50,7 @@ impl Key {
     }
 
     fn file(&self, dir: &Path) -> PathBuf {
-        dir.join("opencl")
-            .join(format!("{:016x}.clbin", fnv1a64(&self.0)))
+        dir.join("opencl").join(format!("{:016x}.clbin", fnv1a64(&self.0)))
     }
 }
 

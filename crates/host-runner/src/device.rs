@@ -3,9 +3,7 @@
 use std::fmt;
 use std::sync::Mutex;
 
-use opencl3::device::{
-    Device, CL_DEVICE_TYPE_ACCELERATOR, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU,
-};
+use opencl3::device::{Device, CL_DEVICE_TYPE_ACCELERATOR, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU};
 use opencl3::platform::get_platforms;
 use opencl3::types::cl_device_id;
 
@@ -72,9 +70,7 @@ static DISCOVERY: Mutex<()> = Mutex::new(());
 
 pub(crate) fn enumerate() -> Result<Vec<Found>, Error> {
     // A panic elsewhere while holding the lock leaves nothing inconsistent: ignore poison.
-    let _guard = DISCOVERY
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _guard = DISCOVERY.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let platforms = get_platforms().map_err(|e| {
         Error::NoPlatform(format!(
             "{}; is an OpenCL driver (ICD) installed?",
@@ -82,9 +78,7 @@ pub(crate) fn enumerate() -> Result<Vec<Found>, Error> {
         ))
     })?;
     if platforms.is_empty() {
-        return Err(Error::NoPlatform(
-            "the OpenCL loader lists no platform".into(),
-        ));
+        return Err(Error::NoPlatform("the OpenCL loader lists no platform".into()));
     }
     let mut out = Vec::new();
     for (pi, platform) in platforms.iter().enumerate() {
@@ -142,9 +136,7 @@ fn describe(id: String, platform: &str, handle: cl_device_id) -> Result<DeviceIn
 /// substring of the device name or platform name, first match wins.
 pub(crate) fn select(found: &[Found], wanted: Option<&str>) -> Result<usize, Error> {
     if found.is_empty() {
-        return Err(Error::NoDevice(
-            "the OpenCL platforms list no device".into(),
-        ));
+        return Err(Error::NoDevice("the OpenCL platforms list no device".into()));
     }
     let wanted = wanted.map(str::trim).filter(|w| !w.is_empty());
     let Some(wanted) = wanted else {
@@ -156,18 +148,12 @@ pub(crate) fn select(found: &[Found], wanted: Option<&str>) -> Result<usize, Err
         available: found.iter().map(|f| f.info.id.clone()).collect(),
     };
     if is_id(wanted) {
-        return found
-            .iter()
-            .position(|f| f.info.id == wanted)
-            .ok_or_else(unknown);
+        return found.iter().position(|f| f.info.id == wanted).ok_or_else(unknown);
     }
     let needle = wanted.to_lowercase();
     found
         .iter()
-        .position(|f| {
-            f.info.name.to_lowercase().contains(&needle)
-                || f.info.platform.to_lowercase().contains(&needle)
-        })
+        .position(|f| f.info.name.to_lowercase().contains(&needle) || f.info.platform.to_lowercase().contains(&needle))
         .ok_or_else(unknown)
 }
 
@@ -202,9 +188,7 @@ pub fn describe_devices(devs: &[DeviceInfo]) -> String {
         "CUs",
     ];
     // Numbers read best right-aligned; text left-aligned.
-    let right = [
-        false, false, false, false, false, true, true, true, true, true,
-    ];
+    let right = [false, false, false, false, false, true, true, true, true, true];
     let rows: Vec<[String; 10]> = devs
         .iter()
         .map(|d| {

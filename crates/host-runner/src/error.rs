@@ -11,18 +11,11 @@ pub enum Error {
     /// Platforms exist but none of them has a usable device.
     NoDevice(String),
     /// `Session::open(Some(wanted))` matched no device; `available` holds the `P:D` ids.
-    UnknownDevice {
-        wanted: String,
-        available: Vec<String>,
-    },
+    UnknownDevice { wanted: String, available: Vec<String> },
     /// The OpenCL C compiler rejected the program.
     Build { log: String },
     /// A buffer (or the sum of several) exceeds a device memory limit.
-    TooLarge {
-        what: String,
-        bytes: u64,
-        limit: u64,
-    },
+    TooLarge { what: String, bytes: u64, limit: u64 },
     /// A launch's NDRange does not fit the device or the kernel.
     WorkGroup {
         launch: usize,
@@ -53,10 +46,7 @@ impl fmt::Display for Error {
             Error::NoDevice(why) => write!(f, "no OpenCL device found ({why})"),
             Error::UnknownDevice { wanted, available } => {
                 if available.is_empty() {
-                    write!(
-                        f,
-                        "no OpenCL device matches {wanted:?}, and no device is available"
-                    )
+                    write!(f, "no OpenCL device matches {wanted:?}, and no device is available")
                 } else {
                     write!(
                         f,
@@ -67,11 +57,7 @@ impl fmt::Display for Error {
                 }
             }
             Error::Build { log } => {
-                write!(
-                    f,
-                    "the OpenCL program failed to build; build log:\n{}",
-                    log.trim_end()
-                )
+                write!(f, "the OpenCL program failed to build; build log:\n{}", log.trim_end())
             }
             Error::TooLarge { what, bytes, limit } => write!(
                 f,
@@ -79,11 +65,7 @@ impl fmt::Display for Error {
                 human_bytes(*bytes),
                 human_bytes(*limit)
             ),
-            Error::WorkGroup {
-                launch,
-                kernel,
-                reason,
-            } => {
+            Error::WorkGroup { launch, kernel, reason } => {
                 write!(
                     f,
                     "launch {launch} (kernel `{kernel}`) has an invalid NDRange: {reason}"

@@ -132,14 +132,10 @@ pub(crate) fn check_plan(plan: &Plan, dev: &DeviceInfo, opts: &RunOptions) -> Re
     }
     // The C API takes NUL-terminated strings; opencl3 would panic on an interior NUL.
     if plan.build_options.contains('\0') {
-        return Err(Error::InvalidPlan(
-            "the build options contain a NUL byte".into(),
-        ));
+        return Err(Error::InvalidPlan("the build options contain a NUL byte".into()));
     }
     if plan.source.contains('\0') {
-        return Err(Error::InvalidPlan(
-            "the OpenCL source contains a NUL byte".into(),
-        ));
+        return Err(Error::InvalidPlan("the OpenCL source contains a NUL byte".into()));
     }
 
     let mut total: u64 = 0;
@@ -189,9 +185,7 @@ pub(crate) fn check_plan(plan: &Plan, dev: &DeviceInfo, opts: &RunOptions) -> Re
                 check_buffer_index(plan, data, &ctx)?;
                 check_buffer_index(plan, count, &ctx)?;
                 if elem_bytes == 0 {
-                    return Err(Error::InvalidPlan(format!(
-                        "{ctx} has an element size of 0 bytes"
-                    )));
+                    return Err(Error::InvalidPlan(format!("{ctx} has an element size of 0 bytes")));
                 }
                 let end = count_index.checked_mul(4).and_then(|o| o.checked_add(4));
                 if end.is_none_or(|end| end > plan.buffers[count].bytes) {
@@ -271,19 +265,14 @@ fn check_launch(plan: &Plan, dev: &DeviceInfo, li: usize, l: &Launch) -> Result<
     let mut local_total: u64 = 0;
     for (ai, a) in l.args.iter().enumerate() {
         match *a {
-            KernelArg::Buffer(b) => {
-                check_buffer_index(plan, b, &format!("launch {li} argument {ai}"))?
-            }
+            KernelArg::Buffer(b) => check_buffer_index(plan, b, &format!("launch {li} argument {ai}"))?,
             KernelArg::Local(bytes) => local_total = local_total.saturating_add(bytes as u64),
             _ => {}
         }
     }
     if local_total > dev.local_mem_bytes {
         return Err(Error::TooLarge {
-            what: format!(
-                "the __local arguments of launch {li} (kernel `{}`)",
-                l.kernel
-            ),
+            what: format!("the __local arguments of launch {li} (kernel `{}`)", l.kernel),
             bytes: local_total,
             limit: dev.local_mem_bytes,
         });

@@ -16,10 +16,7 @@ use opencl3::types::{cl_device_id, cl_mem, CL_BLOCKING};
 use crate::cache;
 use crate::device::{self, DeviceInfo};
 use crate::error::{cl, Error};
-use crate::plan::{
-    alloc_bytes, check_plan, median_u64, BufferInit, KernelArg, Plan, ReadSpec, RunOptions,
-    RunResult,
-};
+use crate::plan::{alloc_bytes, check_plan, median_u64, BufferInit, KernelArg, Plan, ReadSpec, RunOptions, RunResult};
 
 // Stable OpenCL ABI values; spelled out to avoid depending on opencl3's re-export paths.
 const CL_BUILD_PROGRAM_FAILURE: i32 = -11;
@@ -49,19 +46,15 @@ impl Session {
 
     /// Like [`Session::open`] with an explicit program-cache directory; `None` turns the
     /// on-disk cache off (the in-memory one stays).
-    pub fn open_with_cache_dir(
-        device: Option<&str>,
-        cache_dir: Option<PathBuf>,
-    ) -> Result<Session, Error> {
+    pub fn open_with_cache_dir(device: Option<&str>, cache_dir: Option<PathBuf>) -> Result<Session, Error> {
         let mut found = device::enumerate()?;
         let index = device::select(&found, device)?;
         let chosen = found.swap_remove(index);
-        let context =
-            Context::from_device(&Device::new(chosen.id)).map_err(cl("clCreateContext"))?;
+        let context = Context::from_device(&Device::new(chosen.id)).map_err(cl("clCreateContext"))?;
         // clCreateCommandQueue is the 1.2 entry point; NVIDIA's 3.0 driver still accepts it.
         #[allow(deprecated)]
-        let queue = CommandQueue::create_default(&context, CL_QUEUE_PROFILING_ENABLE)
-            .map_err(cl("clCreateCommandQueue"))?;
+        let queue =
+            CommandQueue::create_default(&context, CL_QUEUE_PROFILING_ENABLE).map_err(cl("clCreateCommandQueue"))?;
         Ok(Session {
             programs: HashMap::new(),
             queue,
@@ -114,12 +107,7 @@ impl Session {
         for b in &plan.buffers {
             // SAFETY: no host pointer is passed, so the driver owns the allocation.
             let buf = unsafe {
-                Buffer::<u8>::create(
-                    &self.context,
-                    CL_MEM_READ_WRITE,
-                    alloc_bytes(b.bytes),
-                    ptr::null_mut(),
-                )
+                Buffer::<u8>::create(&self.context, CL_MEM_READ_WRITE, alloc_bytes(b.bytes), ptr::null_mut())
             }
             .map_err(cl("clCreateBuffer"))?;
             buffers.push(buf);
@@ -192,11 +180,8 @@ impl Session {
         let mut samples = Vec::with_capacity(repeats.max(1));
         for i in 0..=repeats.max(1) {
             // SAFETY: both buffers are `size` bytes long and outlive the event wait below.
-            let ev = unsafe {
-                self.queue
-                    .enqueue_copy_buffer(&src, &mut dst, 0, 0, size, &[])
-            }
-            .map_err(cl("clEnqueueCopyBuffer"))?;
+            let ev = unsafe { self.queue.enqueue_copy_buffer(&src, &mut dst, 0, 0, size, &[]) }
+                .map_err(cl("clEnqueueCopyBuffer"))?;
             ev.wait().map_err(cl("clWaitForEvents"))?;
             if i > 0 {
                 samples.push(event_ns(&ev)?);
@@ -250,16 +235,14 @@ impl Session {
     /// Any failure means "not usable": the caller falls back to building from source.
     fn build_from_binary(&self, binary: &[u8], options: &str) -> Option<Program> {
         // SAFETY: `self.device` belongs to `self.context`.
-        let mut program =
-            unsafe { Program::create_from_binary(&self.context, &[self.device.id()], &[binary]) }
-                .ok()?;
+        let mut program = unsafe { Program::create_from_binary(&self.context, &[self.device.id()], &[binary]) }.ok()?;
         program.build(&[self.device.id()], options).ok()?;
         Some(program)
     }
 
     fn build_from_source(&self, source: &str, options: &str) -> Result<Program, Error> {
-        let mut program = Program::create_from_source(&self.context, source)
-            .map_err(cl("clCreateProgramWithSource"))?;
+        let mut program =
+            Program::create_from_source(&self.context, source).map_err(cl("clCreateProgramWithSource"))?;
         match program.build(&[self.device.id()], options) {
             Ok(()) => Ok(program),
             Err(e) if e.0 == CL_BUILD_PROGRAM_FAILURE => {
@@ -287,11 +270,8 @@ impl Session {
                 BufferInit::Data(data) if !data.is_empty() => {
                     // SAFETY: blocking write of `data.len() == spec.bytes` bytes (checked by
                     // check_plan) into a buffer at least that large.
-                    unsafe {
-                        self.queue
-                            .enqueue_write_buffer(buf, CL_BLOCKING, 0, data, &[])
-                    }
-                    .map_err(cl("clEnqueueWriteBuffer"))?;
+                    unsafe { self.queue.enqueue_write_buffer(buf, CL_BLOCKING, 0, data, &[]) }
+                        .map_err(cl("clEnqueueWriteBuffer"))?;
                 }
                 BufferInit::Zeroed => {
                     let size = alloc_bytes(spec.bytes);
@@ -398,11 +378,8 @@ impl Session {
         if len > 0 {
             // SAFETY: blocking read of `len` bytes at `offset`; callers keep that within the
             // buffer (check_plan / the count check).
-            unsafe {
-                self.queue
-                    .enqueue_read_buffer(buf, CL_BLOCKING, offset, &mut out, &[])
-            }
-            .map_err(cl("clEnqueueReadBuffer"))?;
+            unsafe { self.queue.enqueue_read_buffer(buf, CL_BLOCKING, offset, &mut out, &[]) }
+                .map_err(cl("clEnqueueReadBuffer"))?;
         }
         Ok(out)
     }
@@ -410,12 +387,7 @@ impl Session {
 
 /// Limits that only exist once the kernel is created: its argument count and its own
 /// maximum work-group size, which register use can push below the device's.
-fn check_kernel_fit(
-    li: usize,
-    l: &crate::plan::Launch,
-    kernel: &Kernel,
-    device: cl_device_id,
-) -> Result<(), Error> {
+fn check_kernel_fit(li: usize, l: &crate::plan::Launch, kernel: &Kernel, device: cl_device_id) -> Result<(), Error> {
     let n = kernel.num_args().map_err(cl("clGetKernelInfo"))? as usize;
     if n != l.args.len() {
         return Err(Error::InvalidPlan(format!(
@@ -444,11 +416,7 @@ fn check_kernel_fit(
 }
 
 fn event_ns(ev: &Event) -> Result<u64, Error> {
-    let start = ev
-        .profiling_command_start()
-        .map_err(cl("clGetEventProfilingInfo"))?;
-    let end = ev
-        .profiling_command_end()
-        .map_err(cl("clGetEventProfilingInfo"))?;
+    let start = ev.profiling_command_start().map_err(cl("clGetEventProfilingInfo"))?;
+    let end = ev.profiling_command_end().map_err(cl("clGetEventProfilingInfo"))?;
     Ok(end.saturating_sub(start))
 }

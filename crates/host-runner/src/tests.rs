@@ -92,48 +92,28 @@ fn work_group_shape() {
     let ok = launch(vec![512, 64], Some(vec![128, 2]), vec![]);
     assert!(check(&plan_with(vec![], vec![ok], vec![])).is_ok());
     for bad in [
-        launch(vec![100], Some(vec![64]), vec![]), // not divisible
-        launch(vec![1024], Some(vec![512]), vec![]), // over max work-group size
+        launch(vec![100], Some(vec![64]), vec![]),         // not divisible
+        launch(vec![1024], Some(vec![512]), vec![]),       // over max work-group size
         launch(vec![64, 128], Some(vec![1, 128]), vec![]), // over max item size in dim 1
-        launch(vec![64], Some(vec![8, 8]), vec![]), // dimension mismatch
-        launch(vec![], None, vec![]),              // no dimension
-        launch(vec![1, 1, 1, 1], None, vec![]),    // four dimensions
-        launch(vec![64], Some(vec![0]), vec![]),   // zero local
+        launch(vec![64], Some(vec![8, 8]), vec![]),        // dimension mismatch
+        launch(vec![], None, vec![]),                      // no dimension
+        launch(vec![1, 1, 1, 1], None, vec![]),            // four dimensions
+        launch(vec![64], Some(vec![0]), vec![]),           // zero local
     ] {
         let e = check(&plan_with(vec![], vec![bad.clone()], vec![])).unwrap_err();
         assert!(matches!(e, Error::WorkGroup { .. }), "{bad:?}: {e}");
     }
     // No local size: the driver picks one, and a zero global size is a skipped launch.
-    assert!(check(&plan_with(
-        vec![],
-        vec![launch(vec![100], None, vec![])],
-        vec![]
-    ))
-    .is_ok());
-    assert!(check(&plan_with(
-        vec![],
-        vec![launch(vec![0], Some(vec![4]), vec![])],
-        vec![]
-    ))
-    .is_ok());
+    assert!(check(&plan_with(vec![], vec![launch(vec![100], None, vec![])], vec![])).is_ok());
+    assert!(check(&plan_with(vec![], vec![launch(vec![0], Some(vec![4]), vec![])], vec![])).is_ok());
 }
 
 #[test]
 fn local_memory_sum() {
     let args = vec![KernelArg::Local(512), KernelArg::Local(512)];
-    assert!(check(&plan_with(
-        vec![],
-        vec![launch(vec![1], None, args)],
-        vec![]
-    ))
-    .is_ok());
+    assert!(check(&plan_with(vec![], vec![launch(vec![1], None, args)], vec![])).is_ok());
     let args = vec![KernelArg::Local(512), KernelArg::Local(513)];
-    let e = check(&plan_with(
-        vec![],
-        vec![launch(vec![1], None, args)],
-        vec![],
-    ))
-    .unwrap_err();
+    let e = check(&plan_with(vec![], vec![launch(vec![1], None, args)], vec![])).unwrap_err();
     assert!(
         matches!(
             e,
@@ -152,12 +132,7 @@ fn indices_are_checked() {
     let l = launch(vec![1], None, vec![KernelArg::Buffer(1)]);
     let e = check(&plan_with(vec![buffer(4)], vec![l], vec![])).unwrap_err();
     assert!(matches!(e, Error::InvalidPlan(_)), "{e}");
-    let e = check(&plan_with(
-        vec![buffer(4)],
-        vec![],
-        vec![ReadSpec::Whole(3)],
-    ))
-    .unwrap_err();
+    let e = check(&plan_with(vec![buffer(4)], vec![], vec![ReadSpec::Whole(3)])).unwrap_err();
     assert!(matches!(e, Error::InvalidPlan(_)), "{e}");
     let counted = |count_index| ReadSpec::Counted {
         data: 0,
@@ -190,10 +165,7 @@ fn nul_bytes_and_zero_repeats_are_rejected() {
         repeats: 0,
     };
     let dev = fake("0:0", "gpu", "plat", DeviceKind::Gpu);
-    assert!(matches!(
-        check_plan(&p, &dev, &opts),
-        Err(Error::InvalidPlan(_))
-    ));
+    assert!(matches!(check_plan(&p, &dev, &opts), Err(Error::InvalidPlan(_))));
 }
 
 #[test]
@@ -210,11 +182,7 @@ fn device_selection() {
     ];
     assert_eq!(select(&found, None).unwrap(), 1, "first GPU wins");
     assert_eq!(select(&found, Some("  ")).unwrap(), 1);
-    assert_eq!(
-        select(&found[..1], None).unwrap(),
-        0,
-        "else the first device"
-    );
+    assert_eq!(select(&found[..1], None).unwrap(), 0, "else the first device");
     assert_eq!(select(&found, Some("1:1")).unwrap(), 2);
     assert!(select(&found, Some("pocl"))
         .unwrap_err()
@@ -235,18 +203,8 @@ fn device_selection() {
 #[test]
 fn device_table_is_aligned() {
     let devs = [
-        fake(
-            "0:0",
-            "pthread-cpu",
-            "Portable Computing Language",
-            DeviceKind::Cpu,
-        ),
-        fake(
-            "1:0",
-            "NVIDIA H100 80GB HBM3",
-            "NVIDIA CUDA",
-            DeviceKind::Gpu,
-        ),
+        fake("0:0", "pthread-cpu", "Portable Computing Language", DeviceKind::Cpu),
+        fake("1:0", "NVIDIA H100 80GB HBM3", "NVIDIA CUDA", DeviceKind::Gpu),
     ];
     let table = describe_devices(&devs);
     let expected = "\

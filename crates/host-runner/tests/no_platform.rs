@@ -15,12 +15,7 @@ fn devices_without_a_platform_is_an_error() {
     std::fs::create_dir_all(&empty).unwrap();
     let exe = std::env::current_exe().unwrap();
     let out = Command::new(exe)
-        .args([
-            "--exact",
-            "child_without_platform",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+        .args(["--exact", "child_without_platform", "--nocapture", "--test-threads=1"])
         .env("OCL_ICD_VENDORS", &empty)
         // Both loaders (ocl-icd, Khronos) also accept explicit driver lists, which would
         // bypass the empty vendor directory.
@@ -33,10 +28,7 @@ fn devices_without_a_platform_is_an_error() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "child failed:\n{stdout}\n{stderr}");
-    assert!(
-        stdout.contains("CHILD-OK"),
-        "child did not run:\n{stdout}\n{stderr}"
-    );
+    assert!(stdout.contains("CHILD-OK"), "child did not run:\n{stdout}\n{stderr}");
 }
 
 /// Does nothing unless started by the test above.
@@ -47,10 +39,7 @@ fn child_without_platform() {
     }
     let err = host_runner::devices().unwrap_err();
     assert!(matches!(err, host_runner::Error::NoPlatform(_)), "{err:?}");
-    assert!(
-        err.to_string().starts_with("no OpenCL platform found"),
-        "{err}"
-    );
+    assert!(err.to_string().starts_with("no OpenCL platform found"), "{err}");
     let err = host_runner::Session::open(None).err().unwrap();
     assert!(matches!(err, host_runner::Error::NoPlatform(_)), "{err:?}");
     println!("{err}");

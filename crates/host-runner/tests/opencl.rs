@@ -144,11 +144,7 @@ fn vadd_plan(n: usize) -> (Plan, Vec<f32>) {
             ),
             launch(
                 "scale",
-                vec![
-                    KernelArg::Buffer(2),
-                    KernelArg::F32(2.0),
-                    KernelArg::I32(n as i32),
-                ],
+                vec![KernelArg::Buffer(2), KernelArg::F32(2.0), KernelArg::I32(n as i32)],
                 global,
                 None,
             ),
@@ -174,11 +170,7 @@ fn vector_add_then_scale_with_profiling() {
     assert_eq!(to_floats(&r.reads[0]), expect);
     let names: Vec<&str> = r.kernel_times_ns.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(names, ["vadd", "scale"]);
-    assert!(
-        r.kernel_times_ns.iter().all(|&(_, t)| t > 0),
-        "{:?}",
-        r.kernel_times_ns
-    );
+    assert!(r.kernel_times_ns.iter().all(|&(_, t)| t > 0), "{:?}", r.kernel_times_ns);
     assert!(!r.build_cached);
 
     let r = s.run(&p, &ONCE).unwrap();
@@ -269,19 +261,13 @@ fn disk_cache_is_hit_by_a_second_session() {
     p.source = format!("// cache test {}\n{}", dir.display(), SRC);
     let r = first.run(&p, &ONCE).unwrap();
     assert!(!r.build_cached);
-    let files: Vec<_> = std::fs::read_dir(dir.join("opencl"))
-        .unwrap()
-        .flatten()
-        .collect();
+    let files: Vec<_> = std::fs::read_dir(dir.join("opencl")).unwrap().flatten().collect();
     assert_eq!(files.len(), 1, "one binary written: {files:?}");
     drop(first);
 
     let mut second = Session::open_with_cache_dir(None, Some(dir.clone())).unwrap();
     let r = second.run(&p, &ONCE).unwrap();
-    assert!(
-        r.build_cached,
-        "the binary from the first session is reused"
-    );
+    assert!(r.build_cached, "the binary from the first session is reused");
     assert_eq!(to_floats(&r.reads[0]), expect);
 
     // Different options are a different program.
@@ -319,11 +305,7 @@ fn unwritable_cache_dir_is_not_an_error() {
 fn limits_are_checked_before_allocating() {
     let Some(mut s) = session(None) else { return };
     let max = s.info().max_alloc_bytes as usize;
-    let p = plan(
-        vec![buf("huge", max + 1, BufferInit::Uninit)],
-        vec![],
-        vec![],
-    );
+    let p = plan(vec![buf("huge", max + 1, BufferInit::Uninit)], vec![], vec![]);
     match s.run(&p, &ONCE) {
         Err(e @ Error::TooLarge { .. }) => assert!(e.to_string().contains("`huge`"), "{e}"),
         other => panic!("expected TooLarge, got {other:?}"),
@@ -331,18 +313,10 @@ fn limits_are_checked_before_allocating() {
     let wg = s.info().max_work_group_size;
     let p = plan(
         vec![buf("x", 4, BufferInit::Zeroed)],
-        vec![launch(
-            "bump",
-            vec![KernelArg::Buffer(0)],
-            wg * 4,
-            Some(wg * 2),
-        )],
+        vec![launch("bump", vec![KernelArg::Buffer(0)], wg * 4, Some(wg * 2))],
         vec![],
     );
-    assert!(matches!(
-        s.run(&p, &ONCE),
-        Err(Error::WorkGroup { launch: 0, .. })
-    ));
+    assert!(matches!(s.run(&p, &ONCE), Err(Error::WorkGroup { launch: 0, .. })));
     let p = plan(
         vec![buf("x", 4, BufferInit::Zeroed)],
         vec![launch("bump", vec![KernelArg::Buffer(0)], 10, Some(4))],
@@ -421,20 +395,14 @@ fn local_memory_arguments() {
         ],
         vec![launch(
             "group_sum",
-            vec![
-                KernelArg::Buffer(0),
-                KernelArg::Buffer(1),
-                KernelArg::Local(16 * 4),
-            ],
+            vec![KernelArg::Buffer(0), KernelArg::Buffer(1), KernelArg::Local(16 * 4)],
             64,
             Some(16),
         )],
         vec![ReadSpec::Whole(1)],
     );
     let r = s.run(&p, &ONCE).unwrap();
-    let expect: Vec<f32> = (0..4)
-        .map(|g| (g * 16..g * 16 + 16).map(|i| i as f32).sum())
-        .collect();
+    let expect: Vec<f32> = (0..4).map(|g| (g * 16..g * 16 + 16).map(|i| i as f32).sum()).collect();
     assert_eq!(to_floats(&r.reads[0]), expect);
 }
 
@@ -446,17 +414,10 @@ fn device_selection_by_id_and_name() {
     assert_eq!(s.info(), first);
     let needle = first.name.to_uppercase();
     let s = Session::open_with_cache_dir(Some(&needle[..needle.len().min(6)]), None).unwrap();
-    assert!(s
-        .info()
-        .name
-        .to_uppercase()
-        .starts_with(&needle[..needle.len().min(6)]));
+    assert!(s.info().name.to_uppercase().starts_with(&needle[..needle.len().min(6)]));
     match Session::open_with_cache_dir(Some("99:99"), None) {
         Err(e @ Error::UnknownDevice { .. }) => assert!(e.to_string().contains(&first.id), "{e}"),
-        other => panic!(
-            "expected UnknownDevice, got {:?}",
-            other.map(|s| s.info().clone())
-        ),
+        other => panic!("expected UnknownDevice, got {:?}", other.map(|s| s.info().clone())),
     }
     let table = describe_devices(&devs);
     assert!(table.lines().nth(1).unwrap().starts_with(&first.id));

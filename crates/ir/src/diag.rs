@@ -12,10 +12,16 @@ pub struct Span {
 
 impl Span {
     pub fn new(start: usize, end: usize) -> Span {
-        Span { start: start as u32, end: end.max(start) as u32 }
+        Span {
+            start: start as u32,
+            end: end.max(start) as u32,
+        }
     }
     pub fn join(self, other: Span) -> Span {
-        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
     pub fn len(self) -> usize {
         (self.end - self.start) as usize
@@ -38,7 +44,12 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn new(span: Span, message: impl Into<String>) -> Diagnostic {
-        Diagnostic { span, message: message.into(), label: String::new(), notes: Vec::new() }
+        Diagnostic {
+            span,
+            message: message.into(),
+            label: String::new(),
+            notes: Vec::new(),
+        }
     }
     pub fn with_label(mut self, label: impl Into<String>) -> Diagnostic {
         self.label = label.into();
@@ -74,7 +85,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, ca) in a.iter().enumerate() {
         let mut cur = vec![i + 1];
         for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca.to_ascii_lowercase() != cb.to_ascii_lowercase());
+            let sub = prev[j] + usize::from(!ca.eq_ignore_ascii_case(cb));
             cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
         }
         prev = cur;

@@ -165,11 +165,29 @@ pub enum LetKind {
 pub enum Expr {
     Var(VarId),
     Lit(Lit),
-    Lambda { params: Vec<VarId>, body: ExprId },
-    Prim { prim: Prim, args: Vec<ExprId> },
-    Op { op: Op, args: Vec<ExprId> },
-    If { cond: ExprId, then: ExprId, els: ExprId },
-    Let { kind: LetKind, var: VarId, value: ExprId, body: ExprId },
+    Lambda {
+        params: Vec<VarId>,
+        body: ExprId,
+    },
+    Prim {
+        prim: Prim,
+        args: Vec<ExprId>,
+    },
+    Op {
+        op: Op,
+        args: Vec<ExprId>,
+    },
+    If {
+        cond: ExprId,
+        then: ExprId,
+        els: ExprId,
+    },
+    Let {
+        kind: LetKind,
+        var: VarId,
+        value: ExprId,
+        body: ExprId,
+    },
     /// An explicit `pack` (the type checker also packs implicitly, recorded in its side table).
     Pack(ExprId),
 }
@@ -215,7 +233,10 @@ impl Program {
         ExprId(self.exprs.len() as u32 - 1)
     }
     pub fn new_var(&mut self, name: &str, span: Span) -> VarId {
-        self.vars.push(VarInfo { name: name.to_string(), span });
+        self.vars.push(VarInfo {
+            name: name.to_string(),
+            span,
+        });
         VarId(self.vars.len() as u32 - 1)
     }
     /// Direct children of a node, in evaluation order.
@@ -293,7 +314,10 @@ impl Prim {
     }
     /// Whether this is a low-level (OpenCL) primitive, or a layout primitive valid at both levels.
     pub fn is_high_level_only(&self) -> bool {
-        matches!(self, Prim::Map(MapKind::Plain) | Prim::Reduce(ReduceKind::Plain) | Prim::Filter(FilterKind::Plain))
+        matches!(
+            self,
+            Prim::Map(MapKind::Plain) | Prim::Reduce(ReduceKind::Plain) | Prim::Filter(FilterKind::Plain)
+        )
     }
 }
 

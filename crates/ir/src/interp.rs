@@ -44,10 +44,18 @@ pub fn eval(prog: &Program, args: &[Value], sizes: &dyn Fn(&str) -> Option<i64>)
     if args.len() != prog.params.len() {
         return Err(RuntimeError {
             span: prog.span(prog.body),
-            message: format!("the program takes {} argument(s) but {} were given", prog.params.len(), args.len()),
+            message: format!(
+                "the program takes {} argument(s) but {} were given",
+                prog.params.len(),
+                args.len()
+            ),
         });
     }
-    let mut it = Interp { prog, sizes, env: vec![None; prog.vars.len()] };
+    let mut it = Interp {
+        prog,
+        sizes,
+        env: vec![None; prog.vars.len()],
+    };
     for (p, a) in prog.params.iter().zip(args) {
         it.set(p.var, Some(Rc::new(a.clone())))?;
     }
@@ -65,7 +73,10 @@ struct Interp<'a> {
 
 impl Interp<'_> {
     fn err<T>(&self, at: ExprId, message: impl Into<String>) -> Res<T> {
-        Err(RuntimeError { span: self.prog.span(at), message: message.into() })
+        Err(RuntimeError {
+            span: self.prog.span(at),
+            message: message.into(),
+        })
     }
 
     fn set(&mut self, var: VarId, v: Option<Rc<Value>>) -> Res<Option<Rc<Value>>> {
@@ -90,7 +101,11 @@ impl Interp<'_> {
         if vars.len() != vals.len() {
             return self.err(
                 at,
-                format!("a function of {} parameter(s) was applied to {} argument(s)", vars.len(), vals.len()),
+                format!(
+                    "a function of {} parameter(s) was applied to {} argument(s)",
+                    vars.len(),
+                    vals.len()
+                ),
             );
         }
         let mut saved = Vec::with_capacity(vars.len());
@@ -126,7 +141,8 @@ impl Interp<'_> {
     }
 
     fn size(&self, e: &ArithExpr, at: ExprId) -> Res<i64> {
-        e.eval(self.sizes).or_else(|err| self.err(at, format!("cannot evaluate the size `{e}`: {err:?}")))
+        e.eval(self.sizes)
+            .or_else(|err| self.err(at, format!("cannot evaluate the size `{e}`: {err:?}")))
     }
 
     /// A size that is used as a count or length: it must fit in a non-negative `usize`.
@@ -151,7 +167,10 @@ impl Interp<'_> {
             Some(Some(val)) => Ok(val.clone()),
             _ => {
                 let name = self.prog.vars.get(v.index()).map_or("?", |i| i.name.as_str());
-                self.err(at, format!("internal error: variable `{name}` is used outside its scope"))
+                self.err(
+                    at,
+                    format!("internal error: variable `{name}` is used outside its scope"),
+                )
             }
         }
     }
@@ -177,7 +196,10 @@ impl Interp<'_> {
                 match self.eval(*cond)? {
                     Value::Bool(true) => self.eval(then),
                     Value::Bool(false) => self.eval(els),
-                    other => self.err(*cond, format!("the condition of `if` must be a bool, not {}", describe(&other))),
+                    other => self.err(
+                        *cond,
+                        format!("the condition of `if` must be a bool, not {}", describe(&other)),
+                    ),
                 }
             }
             Expr::Let { var, value, body, .. } => {
@@ -194,7 +216,10 @@ impl Interp<'_> {
     fn args<const K: usize>(&self, id: ExprId, args: &[ExprId], what: &str) -> Res<[ExprId; K]> {
         match <[ExprId; K]>::try_from(args) {
             Ok(a) => Ok(a),
-            Err(_) => self.err(id, format!("internal error: `{what}` has {} argument(s), expected {K}", args.len())),
+            Err(_) => self.err(
+                id,
+                format!("internal error: `{what}` has {} argument(s), expected {K}", args.len()),
+            ),
         }
     }
 
@@ -246,8 +271,10 @@ impl Interp<'_> {
                         Value::Bool(true) => out.push(x),
                         Value::Bool(false) => {}
                         other => {
-                            return self
-                                .err(p, format!("a filter predicate must return a bool, not {}", describe(&other)))
+                            return self.err(
+                                p,
+                                format!("a filter predicate must return a bool, not {}", describe(&other)),
+                            )
                         }
                     }
                 }
@@ -270,7 +297,9 @@ impl Interp<'_> {
                     );
                 }
                 let mut iters: Vec<_> = arrays.into_iter().map(Vec::into_iter).collect();
-                let out = (0..n).map(|_| Value::Tuple(iters.iter_mut().filter_map(Iterator::next).collect())).collect();
+                let out = (0..n)
+                    .map(|_| Value::Tuple(iters.iter_mut().filter_map(Iterator::next).collect()))
+                    .collect();
                 Ok(Value::Array(out))
             }
             Prim::Split(k) => {
@@ -282,7 +311,10 @@ impl Interp<'_> {
                 }
                 if xs.len() % k != 0 {
                     let n = xs.len();
-                    return self.err(id, format!("split #{k} of an array of length {n}: {n} is not a multiple of {k}"));
+                    return self.err(
+                        id,
+                        format!("split #{k} of an array of length {n}: {n} is not a multiple of {k}"),
+                    );
                 }
                 Ok(Value::Array(xs.chunks(k).map(|c| Value::Array(c.to_vec())).collect()))
             }
@@ -333,7 +365,10 @@ impl Interp<'_> {
                 let xs = self.array(xs, name)?;
                 let n = xs.len();
                 if s == 0 || t == 0 {
-                    return self.err(id, format!("slide #{s} #{t}: the window size and the step must be positive"));
+                    return self.err(
+                        id,
+                        format!("slide #{s} #{t}: the window size and the step must be positive"),
+                    );
                 }
                 if n < s {
                     return self.err(
@@ -342,7 +377,11 @@ impl Interp<'_> {
                     );
                 }
                 let windows = (n - s + t) / t;
-                Ok(Value::Array((0..windows).map(|i| Value::Array(xs[i * t..i * t + s].to_vec())).collect()))
+                Ok(Value::Array(
+                    (0..windows)
+                        .map(|i| Value::Array(xs[i * t..i * t + s].to_vec()))
+                        .collect(),
+                ))
             }
             Prim::Pad(l, r) => {
                 let [v, xs] = self.args(id, args, name)?;
@@ -366,7 +405,9 @@ impl Interp<'_> {
                     return self.err(id, "pad-clamp of an empty array: there is no element to repeat");
                 }
                 // Index i of the result reads xs[clamp(i - l, 0, n - 1)].
-                let out = (0..l + n + r).map(|i| xs[i.saturating_sub(l).min(n - 1)].clone()).collect();
+                let out = (0..l + n + r)
+                    .map(|i| xs[i.saturating_sub(l).min(n - 1)].clone())
+                    .collect();
                 Ok(Value::Array(out))
             }
             Prim::ReorderStride(s) => {
@@ -413,11 +454,16 @@ impl Interp<'_> {
                 let xs = self.array(xs, name)?;
                 let n = xs.len();
                 if w == 0 || n % w != 0 {
-                    return self
-                        .err(id, format!("asVector #{w} of an array of length {n}: {n} is not a multiple of {w}"));
+                    return self.err(
+                        id,
+                        format!("asVector #{w} of an array of length {n}: {n} is not a multiple of {w}"),
+                    );
                 }
                 if let Some(x) = xs.iter().find(|x| !is_scalar(x)) {
-                    return self.err(id, format!("`asVector` expects an array of scalars, found {}", describe(x)));
+                    return self.err(
+                        id,
+                        format!("`asVector` expects an array of scalars, found {}", describe(x)),
+                    );
                 }
                 Ok(Value::Array(xs.chunks(w).map(|c| Value::Vector(c.to_vec())).collect()))
             }
@@ -428,8 +474,10 @@ impl Interp<'_> {
                     match v {
                         Value::Vector(l) => out.extend(l),
                         other => {
-                            return self
-                                .err(id, format!("`asScalar` expects an array of vectors, found {}", describe(&other)))
+                            return self.err(
+                                id,
+                                format!("`asScalar` expects an array of vectors, found {}", describe(&other)),
+                            )
                         }
                     }
                 }
@@ -450,7 +498,10 @@ impl Interp<'_> {
                 other => {
                     return self.err(
                         id,
-                        format!("`{what}` expects an array of arrays, found an element that is {}", describe(&other)),
+                        format!(
+                            "`{what}` expects an array of arrays, found an element that is {}",
+                            describe(&other)
+                        ),
                     )
                 }
             }
@@ -486,12 +537,17 @@ impl Interp<'_> {
                     match self.eval(*a)? {
                         v if is_scalar(&v) => vs.push(v),
                         other => {
-                            return self
-                                .err(*a, format!("a vector component must be a scalar, not {}", describe(&other)))
+                            return self.err(
+                                *a,
+                                format!("a vector component must be a scalar, not {}", describe(&other)),
+                            )
                         }
                     }
                 }
-                if let Some(v) = vs.iter().find(|v| std::mem::discriminant(*v) != std::mem::discriminant(&vs[0])) {
+                if let Some(v) = vs
+                    .iter()
+                    .find(|v| std::mem::discriminant(*v) != std::mem::discriminant(&vs[0]))
+                {
                     return self.err(
                         id,
                         format!(
@@ -532,7 +588,10 @@ impl Interp<'_> {
                 match &*self.shared(xs)? {
                     Value::Array(xs) => match usize::try_from(i).ok().and_then(|u| xs.get(u)) {
                         Some(x) => Ok(x.clone()),
-                        None => self.err(id, format!("index {i} out of range for an array of length {}", xs.len())),
+                        None => self.err(
+                            id,
+                            format!("index {i} out of range for an array of length {}", xs.len()),
+                        ),
                     },
                     other => self.err(id, format!("`at` expects an array, not {}", describe(other))),
                 }
@@ -553,8 +612,10 @@ impl Interp<'_> {
                 };
                 let (a, b) = (lanes(a), lanes(b));
                 if a.len() != b.len() {
-                    return self
-                        .err(id, format!("`{name}` of vectors of different widths ({} and {})", a.len(), b.len()));
+                    return self.err(
+                        id,
+                        format!("`{name}` of vectors of different widths ({} and {})", a.len(), b.len()),
+                    );
                 }
                 let mut sum: Option<Value> = None;
                 for (x, y) in a.into_iter().zip(b) {
@@ -564,9 +625,14 @@ impl Interp<'_> {
                         Some(s) => self.scalar(id, Op::Add, &[s, p])?,
                     });
                 }
-                let Some(sum) = sum else { return self.err(id, format!("`{name}` of an empty vector")) };
+                let Some(sum) = sum else {
+                    return self.err(id, format!("`{name}` of an empty vector"));
+                };
                 if !matches!(sum, Value::Float(_) | Value::Double(_)) {
-                    return self.err(id, format!("`{name}` works on float vectors, not on {}", describe(&sum)));
+                    return self.err(
+                        id,
+                        format!("`{name}` works on float vectors, not on {}", describe(&sum)),
+                    );
                 }
                 if op == Op::Length {
                     self.scalar(id, Op::Sqrt, &[sum])
@@ -591,19 +657,29 @@ impl Interp<'_> {
             match a {
                 Value::Vector(l) => match width {
                     Some(w) if w != l.len() => {
-                        return self
-                            .err(id, format!("`{}` of vectors of different widths ({w} and {})", op.name(), l.len()))
+                        return self.err(
+                            id,
+                            format!("`{}` of vectors of different widths ({w} and {})", op.name(), l.len()),
+                        )
                     }
                     _ => width = Some(l.len()),
                 },
                 v if is_scalar(v) => {}
                 other => {
-                    return self
-                        .err(id, format!("`{}` works on scalars and vectors, not on {}", op.name(), describe(other)))
+                    return self.err(
+                        id,
+                        format!(
+                            "`{}` works on scalars and vectors, not on {}",
+                            op.name(),
+                            describe(other)
+                        ),
+                    )
                 }
             }
         }
-        let Some(w) = width else { return self.scalar(id, op, args) };
+        let Some(w) = width else {
+            return self.scalar(id, op, args);
+        };
         let mut out = Vec::with_capacity(w);
         for lane in 0..w {
             let lane_args: Vec<Value> = args
@@ -623,7 +699,10 @@ impl Interp<'_> {
         use Value::*;
         let bad = || {
             let kinds: Vec<String> = args.iter().map(describe).collect();
-            self.err(id, format!("`{}` cannot be applied to {}", op.name(), kinds.join(" and ")))
+            self.err(
+                id,
+                format!("`{}` cannot be applied to {}", op.name(), kinds.join(" and ")),
+            )
         };
         match (op, args) {
             (Op::Not, [Bool(b)]) => Ok(Bool(!b)),
@@ -674,7 +753,10 @@ impl Interp<'_> {
                     Op::Div | Op::Rem if b == 0 => {
                         return self.err(
                             id,
-                            format!("integer {} by zero", if op == Op::Div { "division" } else { "remainder" }),
+                            format!(
+                                "integer {} by zero",
+                                if op == Op::Div { "division" } else { "remainder" }
+                            ),
                         )
                     }
                     Op::Div => Int(a.wrapping_div(b)),

@@ -54,7 +54,10 @@ fn err_message(src: &str, args: &[Value], sizes: &[(&str, i64)]) -> String {
 fn program_2_1_scales_by_two() {
     let src = "(lift (N) ((array-type float N)) (lambda (xs) (toGlobal (mapGlb (lambda (x) (* x 2.0f)) xs))))";
     let xs = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
-    assert_eq!(ok(src, &[floats(&xs)], &[("N", 6)]), floats(&[2.0, 4.0, 6.0, 8.0, 10.0, 12.0]));
+    assert_eq!(
+        ok(src, &[floats(&xs)], &[("N", 6)]),
+        floats(&[2.0, 4.0, 6.0, 8.0, 10.0, 12.0])
+    );
 }
 
 #[test]
@@ -102,11 +105,17 @@ fn dot_product_by_zip_and_reduce() {
     for i in 0..33 {
         acc += xs[i] * ys[i];
     }
-    assert_eq!(ok(src, &[floats(&xs), floats(&ys)], &[("N", 33)]), Value::Array(vec![Value::Float(acc)]));
+    assert_eq!(
+        ok(src, &[floats(&xs), floats(&ys)], &[("N", 33)]),
+        Value::Array(vec![Value::Float(acc)])
+    );
     // The same with a high-level map of a two-parameter lambda over the zip, and `reduce`.
     let src2 = "(lift (N) ((array-type float N) (array-type float N))
       (lambda (xs ys) (reduce + 0.0f (map (lambda (x y) (* x y)) (zip xs ys)))))";
-    assert_eq!(ok(src2, &[floats(&xs), floats(&ys)], &[("N", 33)]), Value::Array(vec![Value::Float(acc)]));
+    assert_eq!(
+        ok(src2, &[floats(&xs), floats(&ys)], &[("N", 33)]),
+        Value::Array(vec![Value::Float(acc)])
+    );
 }
 
 #[test]
@@ -125,7 +134,10 @@ fn matrix_vector_product() {
         }
         expect.push(acc);
     }
-    assert_eq!(ok(src, &[matrix(&rows), floats(&v)], &[("N", n as i64), ("M", m as i64)]), floats(&expect));
+    assert_eq!(
+        ok(src, &[matrix(&rows), floats(&v)], &[("N", n as i64), ("M", m as i64)]),
+        floats(&expect)
+    );
 }
 
 #[test]
@@ -134,7 +146,10 @@ fn transpose_swaps_dimensions() {
     let input = Value::Array(vec![ints(&[1, 2, 3]), ints(&[4, 5, 6])]);
     let expect = Value::Array(vec![ints(&[1, 4]), ints(&[2, 5]), ints(&[3, 6])]);
     assert_eq!(ok(src, &[input], &[("N", 2), ("M", 3)]), expect);
-    assert_eq!(ok(src, &[Value::Array(vec![])], &[("N", 1), ("M", 1)]), Value::Array(vec![]));
+    assert_eq!(
+        ok(src, &[Value::Array(vec![])], &[("N", 1), ("M", 1)]),
+        Value::Array(vec![])
+    );
     let ragged = Value::Array(vec![ints(&[1, 2]), ints(&[3])]);
     assert!(err_message(src, &[ragged], &[("N", 2), ("M", 2)]).contains("ragged"));
 }
@@ -164,14 +179,20 @@ fn slide_pad_and_pad_clamp_shapes() {
     let pad = "(lift (N) ((array-type int N)) (lambda (xs) (pad #2 #1 9 xs)))";
     assert_eq!(ok(pad, &[ints(&[1, 2])], &[("N", 2)]), ints(&[9, 9, 1, 2, 9]));
     let clamp = "(lift (N) ((array-type int N)) (lambda (xs) (pad-clamp #2 #3 xs)))";
-    assert_eq!(ok(clamp, &[ints(&[1, 2, 3])], &[("N", 3)]), ints(&[1, 1, 1, 2, 3, 3, 3, 3]));
+    assert_eq!(
+        ok(clamp, &[ints(&[1, 2, 3])], &[("N", 3)]),
+        ints(&[1, 1, 1, 2, 3, 3, 3, 3])
+    );
 }
 
 #[test]
 fn reorder_stride_uses_lift_index_function() {
     let src = "(lift (N) ((array-type int N)) (lambda (xs) (reorder-stride #2 xs)))";
     // n = 6, s = 2, n/s = 3: i -> i/3 + 2*(i%3) = 0 2 4 1 3 5.
-    assert_eq!(ok(src, &[ints(&[10, 11, 12, 13, 14, 15])], &[("N", 6)]), ints(&[10, 12, 14, 11, 13, 15]));
+    assert_eq!(
+        ok(src, &[ints(&[10, 11, 12, 13, 14, 15])], &[("N", 6)]),
+        ints(&[10, 12, 14, 11, 13, 15])
+    );
     let src3 = "(lift (N) ((array-type int N)) (lambda (xs) (reorder-stride #3 xs)))";
     let xs: Vec<i32> = (0..12).collect();
     let expect: Vec<i32> = (0..12).map(|i| i / 4 + 3 * (i % 4)).collect();
@@ -225,7 +246,10 @@ fn vector_ops_are_lanewise_and_broadcast() {
     let src = "(lift (N) ((array-type float N))
       (lambda (xs) (mapSeq (lambda (v) (* (+ v v) 3.0f)) (asVector #2 xs))))";
     let v = |a: f32, b: f32| Value::Vector(vec![Value::Float(a), Value::Float(b)]);
-    assert_eq!(ok(src, &[floats(&[1.0, 2.0, 3.0, 4.0])], &[("N", 4)]), Value::Array(vec![v(6.0, 12.0), v(18.0, 24.0)]));
+    assert_eq!(
+        ok(src, &[floats(&[1.0, 2.0, 3.0, 4.0])], &[("N", 4)]),
+        Value::Array(vec![v(6.0, 12.0), v(18.0, 24.0)])
+    );
     let dot = "(lift (N) ((array-type float N)) (lambda (xs)
       (tuple (dot (vec 1.0f 2.0f 3.0f 4.0f) (vec 5.0f 6.0f 7.0f 8.0f)) (length (vec 3.0f 4.0f)) (vget #1 (vec 1.0f 9.0f)))))";
     assert_eq!(
@@ -242,9 +266,15 @@ fn at_out_of_range_is_an_error() {
     assert_eq!(e.message, "index 7 out of range for an array of length 5");
     assert_eq!(&src[e.span.start as usize..e.span.end as usize], "(at 7 xs)");
     let neg = "(lift (N) ((array-type float N)) (lambda (xs) (at (- 0 1) xs)))";
-    assert_eq!(err_message(neg, &[floats(&[0.0; 5])], &[("N", 5)]), "index -1 out of range for an array of length 5");
+    assert_eq!(
+        err_message(neg, &[floats(&[0.0; 5])], &[("N", 5)]),
+        "index -1 out of range for an array of length 5"
+    );
     let fine = "(lift (N) ((array-type float N)) (lambda (xs) (at 4 xs)))";
-    assert_eq!(ok(fine, &[floats(&[0.0, 1.0, 2.0, 3.0, 4.5])], &[("N", 5)]), Value::Float(4.5));
+    assert_eq!(
+        ok(fine, &[floats(&[0.0, 1.0, 2.0, 3.0, 4.5])], &[("N", 5)]),
+        Value::Float(4.5)
+    );
 }
 
 #[test]
@@ -255,7 +285,11 @@ fn split_that_does_not_divide_is_an_error() {
         "split #3 of an array of length 10: 10 is not a multiple of 3"
     );
     let by_size = "(lift (N M) ((array-type float N) (array-type float M)) (lambda (xs ys) (split M xs)))";
-    let v = ok(by_size, &[floats(&[1.0, 2.0, 3.0, 4.0]), floats(&[0.0, 0.0])], &[("N", 4), ("M", 2)]);
+    let v = ok(
+        by_size,
+        &[floats(&[1.0, 2.0, 3.0, 4.0]), floats(&[0.0, 0.0])],
+        &[("N", 4), ("M", 2)],
+    );
     assert_eq!(v, Value::Array(vec![floats(&[1.0, 2.0]), floats(&[3.0, 4.0])]));
 }
 
@@ -289,7 +323,10 @@ fn float_arithmetic_is_single_precision() {
         acc += x;
     }
     assert_eq!(acc, 16777216.0);
-    assert_eq!(ok(src, &[floats(&xs)], &[("N", 3)]), Value::Array(vec![Value::Float(acc)]));
+    assert_eq!(
+        ok(src, &[floats(&xs)], &[("N", 3)]),
+        Value::Array(vec![Value::Float(acc)])
+    );
     let d = "(lift (N) ((array-type double N)) (lambda (xs) (reduceSeq + 0.0d xs)))";
     let dv = Value::Array(xs.iter().map(|x| Value::Double(f64::from(*x))).collect());
     assert_eq!(ok(d, &[dv], &[("N", 3)]), Value::Array(vec![Value::Double(16777218.0)]));
@@ -310,9 +347,15 @@ fn integer_semantics_follow_c() {
     ]);
     assert_eq!(ok(src, &[ints(&[0])], &[("N", 1)]), expect);
     let div0 = "(lift (N) ((array-type int N)) (lambda (xs) (/ 1 (at 0 xs))))";
-    assert_eq!(err_message(div0, &[ints(&[0])], &[("N", 1)]), "integer division by zero");
+    assert_eq!(
+        err_message(div0, &[ints(&[0])], &[("N", 1)]),
+        "integer division by zero"
+    );
     let rem0 = "(lift (N) ((array-type int N)) (lambda (xs) (% 1 (at 0 xs))))";
-    assert_eq!(err_message(rem0, &[ints(&[0])], &[("N", 1)]), "integer remainder by zero");
+    assert_eq!(
+        err_message(rem0, &[ints(&[0])], &[("N", 1)]),
+        "integer remainder by zero"
+    );
 }
 
 #[test]
@@ -349,29 +392,45 @@ fn and_or_short_circuit_like_c() {
     let src = "(lift (N) ((array-type float N)) (lambda (xs)
       (generate #4 (lambda (i) (and (< i 2) (> (at i xs) 0.5f))))))";
     let b = Value::Bool;
-    assert_eq!(ok(src, &[floats(&[0.9, 0.1])], &[("N", 2)]), Value::Array(vec![b(true), b(false), b(false), b(false)]));
+    assert_eq!(
+        ok(src, &[floats(&[0.9, 0.1])], &[("N", 2)]),
+        Value::Array(vec![b(true), b(false), b(false), b(false)])
+    );
 }
 
 #[test]
 fn if_evaluates_only_the_chosen_branch() {
     let src = "(lift (N) ((array-type float N)) (lambda (xs)
       (mapSeq (lambda (i) (if (< i 3) (at i xs) 0.0f)) (generate #5 (lambda (i) i)))))";
-    assert_eq!(ok(src, &[floats(&[1.0, 2.0, 3.0])], &[("N", 3)]), floats(&[1.0, 2.0, 3.0, 0.0, 0.0]));
+    assert_eq!(
+        ok(src, &[floats(&[1.0, 2.0, 3.0])], &[("N", 3)]),
+        floats(&[1.0, 2.0, 3.0, 0.0, 0.0])
+    );
 }
 
 #[test]
 fn let_shadowing_restores_outer_binding() {
     let src = "(lift (N) ((array-type int N)) (lambda (xs)
       (let y 1 (tuple (let y 2 (+ y 10)) y))))";
-    assert_eq!(ok(src, &[ints(&[0])], &[("N", 1)]), Value::Tuple(vec![Value::Int(12), Value::Int(1)]));
+    assert_eq!(
+        ok(src, &[ints(&[0])], &[("N", 1)]),
+        Value::Tuple(vec![Value::Int(12), Value::Int(1)])
+    );
 }
 
 #[test]
 fn nested_maps_with_outer_variables() {
     let src = "(lift (N M) ((array-type int N) (array-type int M))
       (lambda (xs ys) (map (lambda (x) (map (lambda (y) (- x y)) ys)) xs)))";
-    let expect = Value::Array(vec![ints(&[10 - 1, 10 - 2]), ints(&[20 - 1, 20 - 2]), ints(&[30 - 1, 30 - 2])]);
-    assert_eq!(ok(src, &[ints(&[10, 20, 30]), ints(&[1, 2])], &[("N", 3), ("M", 2)]), expect);
+    let expect = Value::Array(vec![
+        ints(&[10 - 1, 10 - 2]),
+        ints(&[20 - 1, 20 - 2]),
+        ints(&[30 - 1, 30 - 2]),
+    ]);
+    assert_eq!(
+        ok(src, &[ints(&[10, 20, 30]), ints(&[1, 2])], &[("N", 3), ("M", 2)]),
+        expect
+    );
 }
 
 #[test]
@@ -379,7 +438,10 @@ fn large_inputs_do_not_grow_the_stack() {
     let src = "(lift (N) ((array-type float N)) (lambda (xs) (reduceSeq + 0.0f (mapSeq (lambda (x) (* x 2.0f)) xs))))";
     let n = 200_000;
     let xs = vec![1.0f32; n];
-    assert_eq!(ok(src, &[floats(&xs)], &[("N", n as i64)]), Value::Array(vec![Value::Float(400_000.0)]));
+    assert_eq!(
+        ok(src, &[floats(&xs)], &[("N", n as i64)]),
+        Value::Array(vec![Value::Float(400_000.0)])
+    );
 }
 
 #[test]

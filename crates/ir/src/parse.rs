@@ -26,27 +26,37 @@ pub fn parse(src: &str) -> Result<Program> {
         match items.first().and_then(Sexp::as_symbol) {
             Some("define") if lift_form.is_none() => define(items, form.span, &mut env)?,
             Some("define") => {
-                return Err(Diagnostic::new(form.span, "definitions must come before the `lift` form"))
+                return Err(Diagnostic::new(
+                    form.span,
+                    "definitions must come before the `lift` form",
+                ))
             }
             Some("lift") if lift_form.is_none() => lift_form = Some(form),
             Some("lift") => return Err(Diagnostic::new(form.span, "a file holds exactly one `lift` form")),
             _ => {
-                return Err(Diagnostic::new(form.span, "expected `(define ...)` or `(lift ...)` at the top level")
-                    .with_label("unexpected form"))
+                return Err(
+                    Diagnostic::new(form.span, "expected `(define ...)` or `(lift ...)` at the top level")
+                        .with_label("unexpected form"),
+                )
             }
         }
     }
     let Some(lift) = lift_form else {
         let end = src.len();
-        return Err(Diagnostic::new(Span::new(end, end), "no `(lift (sizes) (types) (lambda (params) body))` form in the file"));
+        return Err(Diagnostic::new(
+            Span::new(end, end),
+            "no `(lift (sizes) (types) (lambda (params) body))` form in the file",
+        ));
     };
     Elab::new().program(lift, env)
 }
 
 fn define(items: &[Sexp], span: Span, env: &mut Env) -> Result<()> {
     if items.len() != 3 {
-        return Err(Diagnostic::new(span, "`define` takes a name (or `(name params...)`) and a body")
-            .with_note("e.g. `(define (sq x) (* x x))` or `(define eps 0.0001f)`"));
+        return Err(
+            Diagnostic::new(span, "`define` takes a name (or `(name params...)`) and a body")
+                .with_note("e.g. `(define (sq x) (* x x))` or `(define eps 0.0001f)`"),
+        );
     }
     match &items[1].kind {
         SexpKind::Symbol(name) => {
@@ -57,24 +67,42 @@ fn define(items: &[Sexp], span: Span, env: &mut Env) -> Result<()> {
         SexpKind::List(head) if !head.is_empty() => {
             let name = symbol(&head[0], "a function name")?;
             check_binder(name, head[0].span)?;
-            let params = head[1..].iter().map(|p| Ok((symbol(p, "a parameter name")?.to_string(), p.span))).collect::<Result<Vec<_>>>()?;
-            let closure = Closure { params, body: items[2].clone(), env: env.clone() };
+            let params = head[1..]
+                .iter()
+                .map(|p| Ok((symbol(p, "a parameter name")?.to_string(), p.span)))
+                .collect::<Result<Vec<_>>>()?;
+            let closure = Closure {
+                params,
+                body: items[2].clone(),
+                env: env.clone(),
+            };
             env.insert(name.to_string(), Val::Fun(Rc::new(Fun::Closure(closure, vec![]))));
         }
-        _ => return Err(Diagnostic::new(items[1].span, "expected a name or `(name params...)` after `define`")),
+        _ => {
+            return Err(Diagnostic::new(
+                items[1].span,
+                "expected a name or `(name params...)` after `define`",
+            ))
+        }
     }
     Ok(())
 }
 
 fn symbol<'a>(s: &'a Sexp, what: &str) -> Result<&'a str> {
-    s.as_symbol().ok_or_else(|| Diagnostic::new(s.span, format!("expected {what}")))
+    s.as_symbol()
+        .ok_or_else(|| Diagnostic::new(s.span, format!("expected {what}")))
 }
 
-const KEYWORDS: &[&str] = &["lambda", "let", "unpack", "pack", "if", "o", "define", "lift", "true", "false"];
+const KEYWORDS: &[&str] = &[
+    "lambda", "let", "unpack", "pack", "if", "o", "define", "lift", "true", "false",
+];
 
 fn check_binder(name: &str, span: Span) -> Result<()> {
     if KEYWORDS.contains(&name) {
-        return Err(Diagnostic::new(span, format!("`{name}` is a keyword and cannot be rebound")));
+        return Err(Diagnostic::new(
+            span,
+            format!("`{name}` is a keyword and cannot be rebound"),
+        ));
     }
     Ok(())
 }
@@ -153,7 +181,9 @@ impl PrimHead {
             PrimHead::Reduce(_) => (0, &[(0, 2)], Some(3)),
             PrimHead::Zip => (0, &[], None),
             PrimHead::Split | PrimHead::ReorderStride | PrimHead::AsVector => (1, &[], Some(1)),
-            PrimHead::Join | PrimHead::Transpose | PrimHead::Reverse | PrimHead::AsScalar | PrimHead::To(_) => (0, &[], Some(1)),
+            PrimHead::Join | PrimHead::Transpose | PrimHead::Reverse | PrimHead::AsScalar | PrimHead::To(_) => {
+                (0, &[], Some(1))
+            }
             PrimHead::Slide | PrimHead::PadClamp => (2, &[], Some(1)),
             PrimHead::Pad => (2, &[], Some(2)),
             PrimHead::Generate => (1, &[(0, 1)], Some(1)),
@@ -166,7 +196,9 @@ impl PrimHead {
 
 fn op_shape(op: Op) -> Shape {
     let (sizes, args) = match op {
-        Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Rem | Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne => (0, Some(2)),
+        Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Rem | Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne => {
+            (0, Some(2))
+        }
         Op::And | Op::Or | Op::Min | Op::Max | Op::Pow | Op::Dot | Op::At => (0, Some(2)),
         Op::Not | Op::Neg | Op::Abs | Op::Sqrt | Op::Exp | Op::Log | Op::Sin | Op::Cos => (0, Some(1)),
         Op::ToFloat | Op::ToInt | Op::ToDouble | Op::Length => (0, Some(1)),
@@ -257,12 +289,69 @@ fn builtin(name: &str) -> Option<Builtin> {
 
 /// Every name a user may write, for "did you mean" notes.
 const BUILTIN_NAMES: &[&str] = &[
-    "map", "mapGlb", "mapGlb1", "mapGlb2", "mapWrg", "mapWrg1", "mapWrg2", "mapLcl", "mapLcl1", "mapLcl2", "mapSeq",
-    "mapSeqUnroll", "mapVec", "reduce", "reduceSeq", "reduceSeqUnroll", "zip", "split", "join", "transpose", "slide",
-    "pad", "pad-clamp", "reorder-stride", "reverse", "generate", "iterate", "filter", "filterSeq", "filterGlb",
-    "asVector", "asScalar", "toGlobal", "toLocal", "toPrivate", "and", "or", "not", "min", "max", "abs", "sqrt", "exp",
-    "log", "sin", "cos", "pow", "fma", "to-float", "to-int", "to-double", "dot", "length", "vec", "vget", "tuple", "get",
-    "at", "lambda", "let", "unpack", "pack", "if",
+    "map",
+    "mapGlb",
+    "mapGlb1",
+    "mapGlb2",
+    "mapWrg",
+    "mapWrg1",
+    "mapWrg2",
+    "mapLcl",
+    "mapLcl1",
+    "mapLcl2",
+    "mapSeq",
+    "mapSeqUnroll",
+    "mapVec",
+    "reduce",
+    "reduceSeq",
+    "reduceSeqUnroll",
+    "zip",
+    "split",
+    "join",
+    "transpose",
+    "slide",
+    "pad",
+    "pad-clamp",
+    "reorder-stride",
+    "reverse",
+    "generate",
+    "iterate",
+    "filter",
+    "filterSeq",
+    "filterGlb",
+    "asVector",
+    "asScalar",
+    "toGlobal",
+    "toLocal",
+    "toPrivate",
+    "and",
+    "or",
+    "not",
+    "min",
+    "max",
+    "abs",
+    "sqrt",
+    "exp",
+    "log",
+    "sin",
+    "cos",
+    "pow",
+    "fma",
+    "to-float",
+    "to-int",
+    "to-double",
+    "dot",
+    "length",
+    "vec",
+    "vget",
+    "tuple",
+    "get",
+    "at",
+    "lambda",
+    "let",
+    "unpack",
+    "pack",
+    "if",
 ];
 
 enum Fun {
@@ -298,35 +387,63 @@ impl Elab {
     fn program(mut self, form: &Sexp, mut env: Env) -> Result<Program> {
         let items = form.as_list().expect("checked by caller");
         if items.len() != 4 {
-            return Err(Diagnostic::new(form.span, "a `lift` form is `(lift (sizes...) (param types...) (lambda (params...) body))`")
-                .with_label(format!("has {} parts, expected 4", items.len())));
+            return Err(Diagnostic::new(
+                form.span,
+                "a `lift` form is `(lift (sizes...) (param types...) (lambda (params...) body))`",
+            )
+            .with_label(format!("has {} parts, expected 4", items.len())));
         }
-        let sizes = items[1].as_list().ok_or_else(|| Diagnostic::new(items[1].span, "expected the list of size variables, e.g. `(N M)`"))?;
+        let sizes = items[1]
+            .as_list()
+            .ok_or_else(|| Diagnostic::new(items[1].span, "expected the list of size variables, e.g. `(N M)`"))?;
         for s in sizes {
             let name = symbol(s, "a size variable name")?;
             check_binder(name, s.span)?;
             if self.prog.sizes.iter().any(|n| n == name) {
-                return Err(Diagnostic::new(s.span, format!("size variable `{name}` is declared twice")));
+                return Err(Diagnostic::new(
+                    s.span,
+                    format!("size variable `{name}` is declared twice"),
+                ));
             }
             self.prog.sizes.push(name.to_string());
             self.prog.size_spans.push(s.span);
             env.insert(name.to_string(), Val::Size(ArithExpr::size_var(name)));
         }
-        let types = items[2].as_list().ok_or_else(|| Diagnostic::new(items[2].span, "expected the list of parameter types"))?;
-        let types = types.iter().map(|t| Ok((self.ty(t, &env)?, t.span))).collect::<Result<Vec<_>>>()?;
-        let lam = items[3].as_list().filter(|l| l.len() == 3 && l[0].as_symbol() == Some("lambda"));
+        let types = items[2]
+            .as_list()
+            .ok_or_else(|| Diagnostic::new(items[2].span, "expected the list of parameter types"))?;
+        let types = types
+            .iter()
+            .map(|t| Ok((self.ty(t, &env)?, t.span)))
+            .collect::<Result<Vec<_>>>()?;
+        let lam = items[3]
+            .as_list()
+            .filter(|l| l.len() == 3 && l[0].as_symbol() == Some("lambda"));
         let Some(lam) = lam else {
-            return Err(Diagnostic::new(items[3].span, "expected `(lambda (params...) body)` as the program"));
+            return Err(Diagnostic::new(
+                items[3].span,
+                "expected `(lambda (params...) body)` as the program",
+            ));
         };
-        let params = lam[1].as_list().ok_or_else(|| Diagnostic::new(lam[1].span, "expected the parameter list"))?;
+        let params = lam[1]
+            .as_list()
+            .ok_or_else(|| Diagnostic::new(lam[1].span, "expected the parameter list"))?;
         if params.len() != types.len() {
-            return Err(Diagnostic::new(lam[1].span, format!("{} parameters but {} parameter types", params.len(), types.len()))
-                .with_note("give one type per parameter, in order"));
+            return Err(Diagnostic::new(
+                lam[1].span,
+                format!("{} parameters but {} parameter types", params.len(), types.len()),
+            )
+            .with_note("give one type per parameter, in order"));
         }
         for (p, (ty, ty_span)) in params.iter().zip(types) {
             let name = symbol(p, "a parameter name")?;
             check_binder(name, p.span)?;
-            if let Some(prev) = self.prog.params.iter().find(|q| self.prog.vars[q.var.index()].name == name) {
+            if let Some(prev) = self
+                .prog
+                .params
+                .iter()
+                .find(|q| self.prog.vars[q.var.index()].name == name)
+            {
                 let _ = prev;
                 return Err(Diagnostic::new(p.span, format!("parameter `{name}` is declared twice")));
             }
@@ -346,8 +463,9 @@ impl Elab {
                 "double" => Ok(Type::Scalar(Scalar::Double)),
                 "int" => Ok(Type::Scalar(Scalar::Int)),
                 "bool" => Ok(Type::Scalar(Scalar::Bool)),
-                _ => Err(Diagnostic::new(t.span, format!("unknown type `{s}`"))
-                    .with_note("types are float, double, int, bool, (array-type T n), (tuple-type T ...), (vector-type float 4)")),
+                _ => Err(Diagnostic::new(t.span, format!("unknown type `{s}`")).with_note(
+                    "types are float, double, int, bool, (array-type T n), (tuple-type T ...), (vector-type float 4)",
+                )),
             },
             SexpKind::List(items) if !items.is_empty() => {
                 let head = items[0].as_symbol().unwrap_or("");
@@ -447,27 +565,48 @@ impl Elab {
                     }
                     Some("if") => {
                         if items.len() != 4 {
-                            return Err(Diagnostic::new(s.span, "`if` takes a condition and two branches: `(if c a b)`"));
+                            return Err(Diagnostic::new(
+                                s.span,
+                                "`if` takes a condition and two branches: `(if c a b)`",
+                            ));
                         }
                         let mut ids = vec![];
                         for it in &items[1..] {
                             let v = self.elab(it, env)?;
                             ids.push(self.expr(v, it.span)?);
                         }
-                        Ok(Val::Expr(self.prog.push(Expr::If { cond: ids[0], then: ids[1], els: ids[2] }, s.span)))
+                        Ok(Val::Expr(self.prog.push(
+                            Expr::If {
+                                cond: ids[0],
+                                then: ids[1],
+                                els: ids[2],
+                            },
+                            s.span,
+                        )))
                     }
                     Some("o") => {
                         if items.len() < 3 {
-                            return Err(Diagnostic::new(s.span, "`o` takes functions and then the argument: `(o f g xs)` is `(f (g xs))`"));
+                            return Err(Diagnostic::new(
+                                s.span,
+                                "`o` takes functions and then the argument: `(o f g xs)` is `(f (g xs))`",
+                            ));
                         }
                         let mut val = self.elab(&items[items.len() - 1], env)?;
                         for f in items[1..items.len() - 1].iter().rev() {
                             let fv = self.elab(f, env)?;
-                            val = self.apply(fv, vec![(val, items[items.len() - 1].span)], f.span.join(s.span), f.span)?;
+                            val = self.apply(
+                                fv,
+                                vec![(val, items[items.len() - 1].span)],
+                                f.span.join(s.span),
+                                f.span,
+                            )?;
                         }
                         Ok(val)
                     }
-                    Some("define") => Err(Diagnostic::new(s.span, "`define` is only allowed at the top level, before the `lift` form")),
+                    Some("define") => Err(Diagnostic::new(
+                        s.span,
+                        "`define` is only allowed at the top level, before the `lift` form",
+                    )),
                     Some("lift") => Err(Diagnostic::new(s.span, "a `lift` form cannot be nested")),
                     Some("-") if items.len() == 2 => {
                         let v = self.elab(&items[1], env)?;
@@ -475,7 +614,13 @@ impl Elab {
                             return Err(Diagnostic::new(s.span, "sizes cannot be negative"));
                         }
                         let e = self.expr(v, items[1].span)?;
-                        Ok(Val::Expr(self.prog.push(Expr::Op { op: Op::Neg, args: vec![e] }, s.span)))
+                        Ok(Val::Expr(self.prog.push(
+                            Expr::Op {
+                                op: Op::Neg,
+                                args: vec![e],
+                            },
+                            s.span,
+                        )))
                     }
                     _ => {
                         let f = self.elab(head, env)?;
@@ -508,7 +653,11 @@ impl Elab {
             return Ok(Val::Fun(Rc::new(Fun::Builtin(b, vec![], span))));
         }
         let mut d = Diagnostic::new(span, format!("unknown name `{name}`")).with_label("not defined");
-        let candidates = env.names.keys().map(String::as_str).chain(BUILTIN_NAMES.iter().copied());
+        let candidates = env
+            .names
+            .keys()
+            .map(String::as_str)
+            .chain(BUILTIN_NAMES.iter().copied());
         if let Some(c) = closest(name, candidates) {
             d = d.with_note(format!("did you mean `{c}`?"));
         }
@@ -517,9 +666,14 @@ impl Elab {
 
     fn lambda(&mut self, items: &[Sexp], span: Span, env: &Env) -> Result<Val> {
         if items.len() != 3 {
-            return Err(Diagnostic::new(span, "`lambda` takes a parameter list and one body: `(lambda (x) body)`"));
+            return Err(Diagnostic::new(
+                span,
+                "`lambda` takes a parameter list and one body: `(lambda (x) body)`",
+            ));
         }
-        let ps = items[1].as_list().ok_or_else(|| Diagnostic::new(items[1].span, "expected a parameter list like `(x y)`"))?;
+        let ps = items[1]
+            .as_list()
+            .ok_or_else(|| Diagnostic::new(items[1].span, "expected a parameter list like `(x y)`"))?;
         let mut params = vec![];
         for p in ps {
             let name = symbol(p, "a parameter name")?;
@@ -529,14 +683,21 @@ impl Elab {
         if params.is_empty() {
             return Err(Diagnostic::new(items[1].span, "a lambda needs at least one parameter"));
         }
-        let closure = Closure { params, body: items[2].clone(), env: env.clone() };
+        let closure = Closure {
+            params,
+            body: items[2].clone(),
+            env: env.clone(),
+        };
         Ok(Val::Fun(Rc::new(Fun::Closure(closure, vec![]))))
     }
 
     fn let_form(&mut self, items: &[Sexp], span: Span, env: &Env) -> Result<Val> {
         let kw = items[0].as_symbol().unwrap_or("let");
         if items.len() != 4 {
-            return Err(Diagnostic::new(span, format!("`{kw}` takes a name, a value and a body: `({kw} x e body)`")));
+            return Err(Diagnostic::new(
+                span,
+                format!("`{kw}` takes a name, a value and a body: `({kw} x e body)`"),
+            ));
         }
         let name = symbol(&items[1], "a variable name")?;
         check_binder(name, items[1].span)?;
@@ -571,7 +732,10 @@ impl Elab {
             }
             Val::Size(_) => return Err(Diagnostic::new(head_span, "a size cannot be applied to arguments")),
             Val::Expr(_) | Val::Var(_) => {
-                return Err(Diagnostic::new(head_span, "this is a value, not a function, so it cannot be applied to arguments"))
+                return Err(Diagnostic::new(
+                    head_span,
+                    "this is a value, not a function, so it cannot be applied to arguments",
+                ))
             }
         };
         match &*f {
@@ -622,7 +786,13 @@ impl Elab {
                     Val::Fun(g) => Ok(Val::Fun(Rc::new(Fun::Place(*space, g, *pspan)))),
                     v => {
                         let e = self.expr(v, span)?;
-                        Ok(Val::Expr(self.prog.push(Expr::Prim { prim: Prim::To(*space), args: vec![e] }, span)))
+                        Ok(Val::Expr(self.prog.push(
+                            Expr::Prim {
+                                prim: Prim::To(*space),
+                                args: vec![e],
+                            },
+                            span,
+                        )))
                     }
                 }
             }
@@ -660,7 +830,15 @@ impl Elab {
         }
         let mut e = self.expr(body, c.body.span)?;
         for (var, value) in lets.into_iter().rev() {
-            e = self.prog.push(Expr::Let { kind: LetKind::Let, var, value, body: e }, span);
+            e = self.prog.push(
+                Expr::Let {
+                    kind: LetKind::Let,
+                    var,
+                    value,
+                    body: e,
+                },
+                span,
+            );
         }
         Ok(Val::Expr(e))
     }
@@ -673,10 +851,11 @@ impl Elab {
                 let v = self.elab(&d.0, &d.1)?;
                 return self.reify(v, arity, span);
             }
-            Val::Expr(_) | Val::Var(_) | Val::Size(_) => {
-                return Err(Diagnostic::new(span, "expected a function here").with_label("not a function")
-                    .with_note("write `(lambda (x) ...)`, a defined function, or a partially applied primitive like `(mapSeq f)`"))
-            }
+            Val::Expr(_) | Val::Var(_) | Val::Size(_) => return Err(Diagnostic::new(span, "expected a function here")
+                .with_label("not a function")
+                .with_note(
+                    "write `(lambda (x) ...)`, a defined function, or a partially applied primitive like `(mapSeq f)`",
+                )),
         };
         // A lambda of k parameters applied to one k-tuple (as Lift's user functions are).
         if let Fun::Closure(c, given) = &*f {
@@ -687,12 +866,24 @@ impl Elab {
                 let mut args: Vec<(Val, Span)> = vec![];
                 for i in 0..k {
                     let t = self.prog.push(Expr::Var(tvar), span);
-                    let g = self.prog.push(Expr::Op { op: Op::Get(i as u8), args: vec![t] }, span);
+                    let g = self.prog.push(
+                        Expr::Op {
+                            op: Op::Get(i as u8),
+                            args: vec![t],
+                        },
+                        span,
+                    );
                     args.push((Val::Expr(g), span));
                 }
                 let body = self.apply(Val::Fun(f.clone()), args, span, span)?;
                 let body = self.expr(body, span)?;
-                return Ok(self.prog.push(Expr::Lambda { params: vec![tvar], body }, span));
+                return Ok(self.prog.push(
+                    Expr::Lambda {
+                        params: vec![tvar],
+                        body,
+                    },
+                    span,
+                ));
             }
         }
         let mut params = vec![];
@@ -709,8 +900,10 @@ impl Elab {
         }
         let body = self.apply(Val::Fun(f), args, span, span)?;
         if let Val::Fun(_) = body {
-            return Err(Diagnostic::new(span, format!("this function needs more than {arity} argument(s) here"))
-                .with_note("the primitive calls it with fewer arguments than it takes"));
+            return Err(
+                Diagnostic::new(span, format!("this function needs more than {arity} argument(s) here"))
+                    .with_note("the primitive calls it with fewer arguments than it takes"),
+            );
         }
         let body = self.expr(body, span)?;
         Ok(self.prog.push(Expr::Lambda { params, body }, span))
@@ -820,9 +1013,19 @@ impl Elab {
                 Val::Size(e) => sizes.push(e),
                 Val::Expr(e) => match self.prog.expr(e) {
                     Expr::Lit(Lit::Int(i)) if *i >= 0 => sizes.push(ArithExpr::cst(i64::from(*i))),
-                    _ => return Err(Diagnostic::new(s, "sizes can only be combined with sizes and natural numbers")),
+                    _ => {
+                        return Err(Diagnostic::new(
+                            s,
+                            "sizes can only be combined with sizes and natural numbers",
+                        ))
+                    }
                 },
-                _ => return Err(Diagnostic::new(s, "sizes can only be combined with sizes and natural numbers")),
+                _ => {
+                    return Err(Diagnostic::new(
+                        s,
+                        "sizes can only be combined with sizes and natural numbers",
+                    ))
+                }
             }
         }
         let name = match op {
@@ -833,17 +1036,34 @@ impl Elab {
             Op::Rem => "%",
             _ => "pow",
         };
-        size_op(name, &sizes[0], &sizes[1], span).expect("arithmetic operator").map(Val::Size)
+        size_op(name, &sizes[0], &sizes[1], span)
+            .expect("arithmetic operator")
+            .map(Val::Size)
     }
 
     /// Whether an expression may produce an existential array (syntactically).
     fn may_be_existential(&self, e: ExprId) -> bool {
         match self.prog.expr(e) {
-            Expr::Prim { prim: Prim::Filter(_), .. } | Expr::Pack(_) => true,
-            Expr::Prim { prim: Prim::To(_), args } => self.may_be_existential(args[0]),
-            Expr::Let { body, .. } => self.may_be_existential(*body) || matches!(self.prog.expr(*body), Expr::Var(_)),
-            Expr::Op { op: Op::At | Op::Get(_), .. } => true,
-            Expr::Prim { .. } | Expr::Op { .. } | Expr::If { .. } | Expr::Var(_) | Expr::Lit(_) | Expr::Lambda { .. } => false,
+            Expr::Prim {
+                prim: Prim::Filter(_), ..
+            }
+            | Expr::Pack(_) => true,
+            Expr::Prim {
+                prim: Prim::To(_),
+                args,
+            } => self.may_be_existential(args[0]),
+            // A let that unpacks may pack its body: always bind it.
+            Expr::Let { .. } => true,
+            Expr::Op {
+                op: Op::At | Op::Get(_),
+                ..
+            } => true,
+            Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Var(_)
+            | Expr::Lit(_)
+            | Expr::Lambda { .. } => false,
         }
     }
 
@@ -851,7 +1071,13 @@ impl Elab {
     /// unpack them there (thesis §4.2.1 step 1). Other arguments stay nested.
     fn k_normalize(&mut self, prim: &Prim, args: Vec<ExprId>, span: Span) -> ExprId {
         if let Prim::To(_) = prim {
-            return self.prog.push(Expr::Prim { prim: prim.clone(), args }, span);
+            return self.prog.push(
+                Expr::Prim {
+                    prim: prim.clone(),
+                    args,
+                },
+                span,
+            );
         }
         let mut lets = vec![];
         let mut new_args = vec![];
@@ -866,16 +1092,32 @@ impl Elab {
                 new_args.push(a);
             }
         }
-        let mut e = self.prog.push(Expr::Prim { prim: prim.clone(), args: new_args }, span);
+        let mut e = self.prog.push(
+            Expr::Prim {
+                prim: prim.clone(),
+                args: new_args,
+            },
+            span,
+        );
         for (var, value) in lets.into_iter().rev() {
-            e = self.prog.push(Expr::Let { kind: LetKind::Let, var, value, body: e }, span);
+            e = self.prog.push(
+                Expr::Let {
+                    kind: LetKind::Let,
+                    var,
+                    value,
+                    body: e,
+                },
+                span,
+            );
         }
         e
     }
 }
 
 fn size_expected(span: Span) -> Diagnostic {
-    Diagnostic::new(span, "expected a size here").with_label("not a size").with_note("write a size literal like #4 or a size variable like N")
+    Diagnostic::new(span, "expected a size here")
+        .with_label("not a size")
+        .with_note("write a size literal like #4 or a size variable like N")
 }
 
 fn positive((e, span): &(ArithExpr, Span)) -> Result<ArithExpr> {

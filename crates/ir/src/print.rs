@@ -76,7 +76,11 @@ pub fn program(prog: &Program) -> String {
     let ps: Vec<&str> = prog.params.iter().map(|p| names[p.var.index()].as_str()).collect();
     out.push_str(&ps.join(" "));
     out.push_str(")\n");
-    let mut p = Printer { prog, names: &names, out: String::new() };
+    let mut p = Printer {
+        prog,
+        names: &names,
+        out: String::new(),
+    };
     p.expr(prog.body, 4);
     out.push_str(&p.out);
     out.push_str("))\n");
@@ -89,7 +93,10 @@ pub fn type_source(t: &crate::Type) -> String {
     match t {
         Type::Scalar(s) => s.name().to_string(),
         Type::Vector(s, w) => format!("(vector-type {} {w})", s.name()),
-        Type::Tuple(ts) => format!("(tuple-type {})", ts.iter().map(type_source).collect::<Vec<_>>().join(" ")),
+        Type::Tuple(ts) => format!(
+            "(tuple-type {})",
+            ts.iter().map(type_source).collect::<Vec<_>>().join(" ")
+        ),
         Type::Array(e, n) => format!("(array-type {} {})", type_source(e), size_source(n)),
         Type::Exists(e) => format!("{{∃X. {}}}", type_source(e)),
         Type::Fun(..) => t.to_string(),
@@ -213,9 +220,10 @@ impl Printer<'_> {
         match self.prog.expr(id) {
             Expr::Var(v) => (n(v), vec![]),
             Expr::Lit(l) => (lit(l), vec![]),
-            Expr::Lambda { params, body } => {
-                (format!("lambda ({})", params.iter().map(n).collect::<Vec<_>>().join(" ")), vec![*body])
-            }
+            Expr::Lambda { params, body } => (
+                format!("lambda ({})", params.iter().map(n).collect::<Vec<_>>().join(" ")),
+                vec![*body],
+            ),
             Expr::Prim { prim, args } => {
                 let mut head = prim.name();
                 for s in prim.size_args() {
@@ -263,7 +271,11 @@ impl Printer<'_> {
 /// The program as an indented tree, one node per line, each followed by `annot(node)`.
 pub fn tree(prog: &Program, annot: &dyn Fn(ExprId) -> String) -> String {
     let names = var_names(prog);
-    let p = Printer { prog, names: &names, out: String::new() };
+    let p = Printer {
+        prog,
+        names: &names,
+        out: String::new(),
+    };
     let mut out = String::new();
     for param in &prog.params {
         let _ = writeln!(out, "param {} : {}", names[param.var.index()], param.ty);

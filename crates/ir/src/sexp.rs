@@ -75,11 +75,17 @@ pub fn read(src: &str) -> Result<Vec<Sexp>, Diagnostic> {
         }
         let item = if c == ')' {
             let Some((start, items)) = stack.pop() else {
-                return Err(Diagnostic::new(Span::new(pos, pos + 1), "unbalanced parenthesis: this `)` closes nothing")
-                    .with_label("no matching `(`"));
+                return Err(Diagnostic::new(
+                    Span::new(pos, pos + 1),
+                    "unbalanced parenthesis: this `)` closes nothing",
+                )
+                .with_label("no matching `(`"));
             };
             pos += 1;
-            Sexp { kind: SexpKind::List(items), span: Span::new(start, pos) }
+            Sexp {
+                kind: SexpKind::List(items),
+                span: Span::new(start, pos),
+            }
         } else if c == '#' || is_symbol_char(c) {
             let start = pos;
             while pos < bytes.len() {
@@ -96,7 +102,9 @@ pub fn read(src: &str) -> Result<Vec<Sexp>, Diagnostic> {
                 format!("unexpected character `{}`", c.escape_default()),
             )
             .with_label("not part of any token")
-            .with_note("LIFT programs are S-expressions: parentheses, symbols, numbers, `#n` size literals and `;` comments"));
+            .with_note(
+                "LIFT programs are S-expressions: parentheses, symbols, numbers, `#n` size literals and `;` comments",
+            ));
         };
         match stack.last_mut() {
             Some((_, items)) => items.push(item),
@@ -104,8 +112,11 @@ pub fn read(src: &str) -> Result<Vec<Sexp>, Diagnostic> {
         }
     }
     if let Some((start, _)) = stack.last() {
-        return Err(Diagnostic::new(Span::new(*start, *start + 1), "unbalanced parenthesis: this `(` is never closed")
-            .with_label("opened here"));
+        return Err(Diagnostic::new(
+            Span::new(*start, *start + 1),
+            "unbalanced parenthesis: this `(` is never closed",
+        )
+        .with_label("opened here"));
     }
     Ok(top)
 }
@@ -116,7 +127,11 @@ fn atom(text: &str, span: Span) -> Result<Sexp, Diagnostic> {
         if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return Err(bad("size literal").with_note("a size literal is `#` followed by a natural number, e.g. `#4`"));
         }
-        SexpKind::Size(digits.parse().map_err(|_| bad("size literal").with_label("too large"))?)
+        SexpKind::Size(
+            digits
+                .parse()
+                .map_err(|_| bad("size literal").with_label("too large"))?,
+        )
     } else if text == "true" || text == "false" {
         SexpKind::Bool(text == "true")
     } else if starts_number(text) {
@@ -125,8 +140,11 @@ fn atom(text: &str, span: Span) -> Result<Sexp, Diagnostic> {
         })?
     } else {
         if let Some(c) = text.chars().find(|c| !is_symbol_char(*c)) {
-            return Err(Diagnostic::new(span, format!("unexpected character `{}` in `{text}`", c.escape_default()))
-                .with_label("not allowed in a name"));
+            return Err(Diagnostic::new(
+                span,
+                format!("unexpected character `{}` in `{text}`", c.escape_default()),
+            )
+            .with_label("not allowed in a name"));
         }
         SexpKind::Symbol(text.to_string())
     };
@@ -161,7 +179,11 @@ fn number(text: &str) -> Option<SexpKind> {
         if suffix != FloatSuffix::None {
             return None;
         }
-        return body.parse::<i64>().ok().filter(|v| i32::try_from(*v).is_ok()).map(SexpKind::Int);
+        return body
+            .parse::<i64>()
+            .ok()
+            .filter(|v| i32::try_from(*v).is_ok())
+            .map(SexpKind::Int);
     }
     let v: f64 = body.parse().ok()?;
     v.is_finite().then_some(SexpKind::Float(v, suffix))

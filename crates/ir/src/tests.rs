@@ -30,7 +30,10 @@ fn reads_nested_lists_with_spans_and_comments() {
     let src = "; comment\n(a (b c) ; more\n d)";
     let forms = read(src).unwrap();
     assert_eq!(forms.len(), 1);
-    assert_eq!(&src[forms[0].span.start as usize..forms[0].span.end as usize], "(a (b c) ; more\n d)");
+    assert_eq!(
+        &src[forms[0].span.start as usize..forms[0].span.end as usize],
+        "(a (b c) ; more\n d)"
+    );
     let items = forms[0].as_list().unwrap();
     assert_eq!(&src[items[1].span.start as usize..items[1].span.end as usize], "(b c)");
 }
@@ -38,7 +41,10 @@ fn reads_nested_lists_with_spans_and_comments() {
 #[test]
 fn reader_errors_point_at_the_culprit() {
     let e = read("(a (b c)").unwrap_err();
-    assert_eq!((e.span.start, e.message.as_str()), (0, "unbalanced parenthesis: this `(` is never closed"));
+    assert_eq!(
+        (e.span.start, e.message.as_str()),
+        (0, "unbalanced parenthesis: this `(` is never closed")
+    );
     let e = read("(a))").unwrap_err();
     assert_eq!(e.span.start, 3);
     let e = read("(a [b])").unwrap_err();
@@ -79,8 +85,10 @@ fn pipelines_and_partial_application_normalize() {
         print::program(&p),
         "(lift\n  (N)\n  ((array-type float N))\n  (lambda (xs)\n    (join (mapSeq (lambda (ys) (mapSeq (lambda (y) (* y 2.0f)) ys)) (split #2 xs)))))\n"
     );
-    let q = parse("(define (twice f x) (f (f x))) (lift (N) ((array-type float N)) (lambda (xs) (twice (mapSeq (+ 1.0f)) xs)))")
-        .unwrap();
+    let q = parse(
+        "(define (twice f x) (f (f x))) (lift (N) ((array-type float N)) (lambda (xs) (twice (mapSeq (+ 1.0f)) xs)))",
+    )
+    .unwrap();
     assert_eq!(
         print::program(&q).lines().last().unwrap().trim(),
         "(mapSeq (lambda (p2) (+ 1.0f p2)) (mapSeq (lambda (p1) (+ 1.0f p1)) xs))))"
@@ -90,7 +98,11 @@ fn pipelines_and_partial_application_normalize() {
 #[test]
 fn filter_arguments_are_k_normalized() {
     let p = parse("(lift (N) ((array-type float N)) (lambda (xs) (mapSeq (lambda (x) x) (filterSeq (lambda (x) (< x 0.5f)) xs))))").unwrap();
-    assert!(print::program(&p).contains("(let k1 (filterSeq (lambda (x) (< x 0.5f)) xs) (mapSeq (lambda (x_2) x_2) k1))"), "{}", print::program(&p));
+    assert!(
+        print::program(&p).contains("(let k1 (filterSeq (lambda (x) (< x 0.5f)) xs) (mapSeq (lambda (x_2) x_2) k1))"),
+        "{}",
+        print::program(&p)
+    );
 }
 
 #[test]

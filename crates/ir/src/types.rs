@@ -78,7 +78,10 @@ impl Type {
             Type::Tuple(ts) => Type::Tuple(ts.iter().map(|t| t.subst(var, by)).collect()),
             Type::Array(e, n) => Type::array(e.subst(var, by), n.subst(var, by)),
             Type::Exists(e) => Type::Exists(Box::new(e.subst(var, by))),
-            Type::Fun(ps, r) => Type::Fun(ps.iter().map(|t| t.subst(var, by)).collect(), Box::new(r.subst(var, by))),
+            Type::Fun(ps, r) => Type::Fun(
+                ps.iter().map(|t| t.subst(var, by)).collect(),
+                Box::new(r.subst(var, by)),
+            ),
         }
     }
     /// The scalar at the bottom of a scalar or vector type.
@@ -117,7 +120,8 @@ impl fmt::Display for Type {
             }
             Type::Array(e, n) => {
                 let n = n.to_string();
-                if n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || (n.starts_with('(') && n.ends_with(')')) {
+                if n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || (n.starts_with('(') && n.ends_with(')'))
+                {
                     write!(f, "[{e}]{n}")
                 } else {
                     write!(f, "[{e}]({n})")

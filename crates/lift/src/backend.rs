@@ -34,7 +34,12 @@ fn encode_scalar(v: &Value, s: Scalar, out: &mut Vec<u8>) -> Result<(), Error> {
         (Value::Double(d), Scalar::Double) => out.extend(d.to_le_bytes()),
         (Value::Int(i), Scalar::Int) => out.extend(i.to_le_bytes()),
         (Value::Bool(b), Scalar::Bool) => out.extend(i32::from(*b).to_le_bytes()),
-        (v, s) => return Err(Error::plain(format!("internal: value {v:?} does not match {}", s.name()))),
+        (v, s) => {
+            return Err(Error::plain(format!(
+                "internal: value {v:?} does not match {}",
+                s.name()
+            )))
+        }
     }
     Ok(())
 }
@@ -52,7 +57,7 @@ fn encode(v: &Value, t: &Type, out: &mut Vec<u8>) -> Result<(), Error> {
             let (size, _) = layout(t);
             for (c, ct) in cs.iter().zip(ts) {
                 let (_, al) = layout(ct);
-                while (out.len() - start) % al != 0 {
+                while !(out.len() - start).is_multiple_of(al) {
                     out.push(0);
                 }
                 encode(c, ct, out)?;
@@ -80,7 +85,11 @@ fn decode_scalar(b: &[u8], s: Scalar) -> Value {
 fn decode_elem(b: &[u8], t: &Type) -> Value {
     match t {
         Type::Scalar(s) => decode_scalar(b, *s),
-        Type::Vector(s, w) => Value::Vector((0..usize::from(*w)).map(|k| decode_scalar(&b[k * s.size_bytes()..], *s)).collect()),
+        Type::Vector(s, w) => Value::Vector(
+            (0..usize::from(*w))
+                .map(|k| decode_scalar(&b[k * s.size_bytes()..], *s))
+                .collect(),
+        ),
         Type::Tuple(ts) => {
             let mut off = 0usize;
             let mut cs = vec![];
@@ -103,7 +112,11 @@ fn decode_dims(b: &[u8], dims: &[usize], elem: &Type) -> Value {
     }
     let (esz, _) = layout(elem);
     let stride: usize = dims[1..].iter().product::<usize>() * esz;
-    Value::Array((0..dims[0]).map(|i| decode_dims(&b[i * stride..], &dims[1..], elem)).collect())
+    Value::Array(
+        (0..dims[0])
+            .map(|i| decode_dims(&b[i * stride..], &dims[1..], elem))
+            .collect(),
+    )
 }
 
 struct Env {
@@ -113,7 +126,9 @@ struct Env {
 
 impl Env {
     fn eval(&self, e: &arith::ArithExpr, what: &str) -> Result<usize, Error> {
-        let v = e.eval(&|n| self.values.get(n).copied()).map_err(|err| Error::plain(format!("cannot evaluate {what} {e}: {err}")))?;
+        let v = e
+            .eval(&|n| self.values.get(n).copied())
+            .map_err(|err| Error::plain(format!("cannot evaluate {what} {e}: {err}")))?;
         usize::try_from(v).map_err(|_| Error::plain(format!("{what} {e} is negative ({v})")))
     }
 }
@@ -133,7 +148,12 @@ fn shape(t: &Type, sizes: &BTreeMap<String, i64>) -> Result<(Vec<usize>, Type), 
 }
 
 /// Builds the host plan, runs it and decodes the result.
-pub fn run(plan: &KernelPlan, inputs: &Inputs, device: Option<&str>, time: bool) -> Result<(Value, Option<String>), Error> {
+pub fn run(
+    plan: &KernelPlan,
+    inputs: &Inputs,
+    device: Option<&str>,
+    time: bool,
+) -> Result<(Value, Option<String>), Error> {
     let r = run_measured(plan, inputs, device, time, 1, false)?;
     Ok((r.value, r.timing))
 }
@@ -150,8 +170,17 @@ pub struct Measured {
     pub copy_ns: Option<f64>,
 }
 
-pub fn run_measured(plan: &KernelPlan, inputs: &Inputs, device: Option<&str>, time: bool, repeats: usize, baseline: bool) -> Result<Measured, Error> {
-    let mut env = Env { values: BTreeMap::new() };
+pub fn run_measured(
+    plan: &KernelPlan,
+    inputs: &Inputs,
+    device: Option<&str>,
+    time: bool,
+    repeats: usize,
+    baseline: bool,
+) -> Result<Measured, Error> {
+    let mut env = Env {
+        values: BTreeMap::new(),
+    };
     for (user, c) in &plan.sizes {
         if let Some(v) = inputs.sizes.get(user) {
             env.values.insert(c.clone(), *v);
@@ -166,13 +195,19 @@ pub fn run_measured(plan: &KernelPlan, inputs: &Inputs, device: Option<&str>, ti
     for (i, b) in plan.global_buffers() {
         let n = env.eval(&b.len, &format!("the length of buffer {}", b.name))?;
         let (esz, _) = layout(&b.elem);
-        let bytes = n.checked_mul(esz).ok_or_else(|| Error::plain(format!("buffer {} is too large", b.name)))?;
+        let bytes = n
+            .checked_mul(esz)
+            .ok_or_else(|| Error::plain(format!("buffer {} is too large", b.name)))?;
         let init = match b.role {
             Role::Input(k) => {
                 let mut data = Vec::with_capacity(bytes);
                 encode(&inputs.values[k], &b.elem, &mut data)?;
                 if data.len() != bytes {
-                    return Err(Error::plain(format!("internal: input {} has {} bytes, expected {bytes}", b.name, data.len())));
+                    return Err(Error::plain(format!(
+                        "internal: input {} has {} bytes, expected {bytes}",
+                        b.name,
+                        data.len()
+                    )));
                 }
                 BufferInit::Data(data)
             }
@@ -180,10 +215,18 @@ pub fn run_measured(plan: &KernelPlan, inputs: &Inputs, device: Option<&str>, ti
             Role::Output | Role::Temp => BufferInit::Uninit,
         };
         host_index.insert(i, buffers.len());
-        buffers.push(BufferSpec { name: b.name.clone(), bytes, init });
+        buffers.push(BufferSpec {
+            name: b.name.clone(),
+            bytes,
+            init,
+        });
     }
     let err_flag = buffers.len();
-    buffers.push(BufferSpec { name: "v_err".into(), bytes: 4, init: BufferInit::Zeroed });
+    buffers.push(BufferSpec {
+        name: "v_err".into(),
+        bytes: 4,
+        init: BufferInit::Zeroed,
+    });
     let mut launches = vec![];
     for k in &plan.kernels {
         let mut args = vec![];
@@ -191,7 +234,9 @@ pub fn run_measured(plan: &KernelPlan, inputs: &Inputs, device: Option<&str>, ti
             args.push(match a {
                 KernelArg::Buffer(b) => host_runner::KernelArg::Buffer(host_index[b]),
                 KernelArg::ErrorFlag => host_runner::KernelArg::Buffer(err_flag),
-                KernelArg::Size(c) => host_runner::KernelArg::I32(i32::try_from(env.values[c]).map_err(|_| Error::plain(format!("size {c} does not fit an int")))?),
+                KernelArg::Size(c) => host_runner::KernelArg::I32(
+                    i32::try_from(env.values[c]).map_err(|_| Error::plain(format!("size {c} does not fit an int")))?,
+                ),
                 KernelArg::Param(p) => match &inputs.values[*p] {
                     Value::Float(f) => host_runner::KernelArg::F32(*f),
                     Value::Double(d) => host_runner::KernelArg::F64(*d),
@@ -201,8 +246,17 @@ pub fn run_measured(plan: &KernelPlan, inputs: &Inputs, device: Option<&str>, ti
                 },
             });
         }
-        let global = k.global.iter().map(|g| env.eval(g, "the global size")).collect::<Result<Vec<_>, _>>()?;
-        launches.push(Launch { kernel: k.name.clone(), args, global, local: k.local.clone() });
+        let global = k
+            .global
+            .iter()
+            .map(|g| env.eval(g, "the global size"))
+            .collect::<Result<Vec<_>, _>>()?;
+        launches.push(Launch {
+            kernel: k.name.clone(),
+            args,
+            global,
+            local: k.local.clone(),
+        });
     }
     let result = &plan.result;
     let data = host_index[&result.data];
@@ -213,10 +267,17 @@ pub fn run_measured(plan: &KernelPlan, inputs: &Inputs, device: Option<&str>, ti
     match (exist_top, result.lengths) {
         (true, Some(l)) => {
             // Existential elements may themselves be arrays: count in rows of the element.
-            let Type::Exists(e) = &result.ty else { unreachable!("checked") };
+            let Type::Exists(e) = &result.ty else {
+                unreachable!("checked")
+            };
             let (inner, _) = shape(e, &inputs.sizes)?;
             let row = inner.iter().product::<usize>() * esz;
-            reads.push(ReadSpec::Counted { data, count: host_index[&l], count_index: 0, elem_bytes: row });
+            reads.push(ReadSpec::Counted {
+                data,
+                count: host_index[&l],
+                count_index: 0,
+                elem_bytes: row,
+            });
         }
         (_, Some(l)) => {
             reads.push(ReadSpec::Whole(data));
@@ -225,40 +286,72 @@ pub fn run_measured(plan: &KernelPlan, inputs: &Inputs, device: Option<&str>, ti
         (_, None) => reads.push(ReadSpec::Whole(data)),
     }
     reads.push(ReadSpec::Whole(err_flag));
-    let host_plan = Plan { source: plan.source.clone(), build_options: "-cl-std=CL1.2".into(), buffers, launches, reads };
+    let host_plan = Plan {
+        source: plan.source.clone(),
+        build_options: "-cl-std=CL1.2".into(),
+        buffers,
+        launches,
+        reads,
+    };
     let mut session = host_runner::Session::open(device).map_err(|e| Error::plain(e.to_string()))?;
     let out = session
-        .run(&host_plan, &host_runner::RunOptions { profile: time, repeats: repeats.max(1) })
+        .run(
+            &host_plan,
+            &host_runner::RunOptions {
+                profile: time,
+                repeats: repeats.max(1),
+            },
+        )
         .map_err(|e| match e {
             host_runner::Error::Build { log } => Error::Plain {
                 message: "the OpenCL driver could not build the generated kernels".into(),
-                notes: vec![format!("build log:\n{log}"), "run `lift compile` on the program to see the generated source".into()],
+                notes: vec![
+                    format!("build log:\n{log}"),
+                    "run `lift compile` on the program to see the generated source".into(),
+                ],
             },
             e => Error::plain(e.to_string()),
         })?;
-    let flag = i32::from_le_bytes(out.reads.last().and_then(|b| b.get(..4)).and_then(|b| b.try_into().ok()).unwrap_or([0; 4]));
+    let flag = i32::from_le_bytes(
+        out.reads
+            .last()
+            .and_then(|b| b.get(..4))
+            .and_then(|b| b.try_into().ok())
+            .unwrap_or([0; 4]),
+    );
     if flag > 0 {
         let span = plan.checks[(flag - 1) as usize];
-        return Err(Error::Source(Diagnostic::new(span, "index out of range in `at` (detected on the device)")));
+        return Err(Error::Source(Diagnostic::new(
+            span,
+            "index out of range in `at` (detected on the device)",
+        )));
     }
     let value = match (&result.ty, result.lengths) {
         (Type::Exists(e), Some(_)) => {
             let (inner, elem) = shape(e, &inputs.sizes)?;
             let bytes = &out.reads[0];
             let row = inner.iter().product::<usize>() * esz;
-            let n = if row == 0 { 0 } else { bytes.len() / row };
+            let n = bytes.len().checked_div(row).unwrap_or(0);
             let mut dims = vec![n];
             dims.extend(inner);
             decode_dims(bytes, &dims, &elem)
         }
         (Type::Array(row_ty, n), Some(_)) => {
-            let Type::Exists(e) = &**row_ty else { return Err(Error::plain("internal: rows without existential type")) };
-            let n = n.eval(&|v| inputs.sizes.get(v).copied()).map_err(|e| Error::plain(e.to_string()))? as usize;
+            let Type::Exists(e) = &**row_ty else {
+                return Err(Error::plain("internal: rows without existential type"));
+            };
+            let n = n
+                .eval(&|v| inputs.sizes.get(v).copied())
+                .map_err(|e| Error::plain(e.to_string()))? as usize;
             let (inner, elem) = shape(e, &inputs.sizes)?;
             let data = &out.reads[0];
             let lens = &out.reads[1];
             let row_elems = inner.iter().product::<usize>();
-            let cap = if n == 0 { 0 } else { data.len() / (n * row_elems.max(1) * esz.max(1)) };
+            let cap = if n == 0 {
+                0
+            } else {
+                data.len() / (n * row_elems.max(1) * esz.max(1))
+            };
             let mut rows = vec![];
             for r in 0..n {
                 let len = i32::from_le_bytes(lens[r * 4..r * 4 + 4].try_into().expect("4 bytes")) as usize;
@@ -289,7 +382,21 @@ pub fn run_measured(plan: &KernelPlan, inputs: &Inputs, device: Option<&str>, ti
         .filter(|(_, b)| matches!(b.role, Role::Input(_)))
         .map(|(i, _)| host_plan.buffers[host_index[&i]].bytes)
         .sum();
-    let copy_ns = if baseline { Some(session.copy_baseline(input_bytes.max(4), repeats.max(3)).map_err(|e| Error::plain(e.to_string()))?) } else { None };
-    Ok(Measured { value, timing, device: session.info().name.clone(), kernel_ns: out.kernel_times_ns, input_bytes, copy_ns })
+    let copy_ns = if baseline {
+        Some(
+            session
+                .copy_baseline(input_bytes.max(4), repeats.max(3))
+                .map_err(|e| Error::plain(e.to_string()))?,
+        )
+    } else {
+        None
+    };
+    Ok(Measured {
+        value,
+        timing,
+        device: session.info().name.clone(),
+        kernel_ns: out.kernel_times_ns,
+        input_bytes,
+        copy_ns,
+    })
 }
-

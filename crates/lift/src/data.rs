@@ -29,7 +29,11 @@ pub enum DataSource {
     /// JSON text and the file name for messages.
     Json(String, String),
     /// One parameter's `.npy` file.
-    Npy { param: String, bytes: Vec<u8>, file: String },
+    Npy {
+        param: String,
+        bytes: Vec<u8>,
+        file: String,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -40,7 +44,10 @@ pub struct DataError {
 
 impl DataError {
     fn new(message: impl Into<String>) -> DataError {
-        DataError { message: message.into(), notes: vec![] }
+        DataError {
+            message: message.into(),
+            notes: vec![],
+        }
     }
     fn note(mut self, note: impl Into<String>) -> DataError {
         self.notes.push(note.into());
@@ -85,7 +92,10 @@ pub fn load(prog: &Program, sources: &[DataSource], given_sizes: &[(String, i64)
                     "{file}: expected a JSON object keyed by parameter name, found {}",
                     json_kind(&json)
                 ))
-                .note(format!("e.g. {{\"{}\": [0.5, 1.5]}}", names.first().copied().unwrap_or("xs"))));
+                .note(format!(
+                    "e.g. {{\"{}\": [0.5, 1.5]}}",
+                    names.first().copied().unwrap_or("xs")
+                )));
             }
             parsed.push((json, file.as_str()));
         }
@@ -114,14 +124,24 @@ pub fn load(prog: &Program, sources: &[DataSource], given_sizes: &[(String, i64)
         };
     }
 
-    let missing: Vec<&str> = names.iter().zip(&values).filter(|(_, v)| v.is_none()).map(|(n, _)| *n).collect();
+    let missing: Vec<&str> = names
+        .iter()
+        .zip(&values)
+        .filter(|(_, v)| v.is_none())
+        .map(|(n, _)| *n)
+        .collect();
     if !missing.is_empty() {
         let list = missing.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
-        return Err(DataError::new(format!("no data for parameter{} {list}", plural(missing.len())))
-            .note("give each parameter as a key of the JSON object, or as `--data NAME=file.npy`"));
+        return Err(
+            DataError::new(format!("no data for parameter{} {list}", plural(missing.len())))
+                .note("give each parameter as a key of the JSON object, or as `--data NAME=file.npy`"),
+        );
     }
     let sizes = sizes.finish()?;
-    Ok(Inputs { values: values.into_iter().flatten().collect(), sizes })
+    Ok(Inputs {
+        values: values.into_iter().flatten().collect(),
+        sizes,
+    })
 }
 
 fn plural(n: usize) -> &'static str {
@@ -156,7 +176,9 @@ enum Given<'a> {
 
 fn claim<'a>(slot: &mut Option<(Given<'a>, String)>, name: &str, g: Given<'a>, file: &str) -> Res<()> {
     if let Some((_, first)) = slot {
-        return Err(DataError::new(format!("parameter `{name}` is given twice: in {first} and in {file}")));
+        return Err(DataError::new(format!(
+            "parameter `{name}` is given twice: in {first} and in {file}"
+        )));
     }
     *slot = Some((g, file.to_string()));
     Ok(())
@@ -171,7 +193,10 @@ struct Path {
 
 impl Path {
     fn new(param: &str) -> Path {
-        Path { param: param.to_string(), idx: vec![] }
+        Path {
+            param: param.to_string(),
+            idx: vec![],
+        }
     }
 }
 
@@ -196,7 +221,11 @@ struct Sizes {
 
 impl Sizes {
     fn new(prog: &Program) -> Sizes {
-        Sizes { declared: prog.sizes.clone(), known: BTreeMap::new(), deferred: BTreeMap::new() }
+        Sizes {
+            declared: prog.sizes.clone(),
+            known: BTreeMap::new(),
+            deferred: BTreeMap::new(),
+        }
     }
 
     fn give(&mut self, name: &str, v: i64) -> Res<()> {
@@ -205,7 +234,11 @@ impl Sizes {
             if let Some(c) = ir::diag::closest(name, self.declared.iter().map(String::as_str)) {
                 e = e.note(format!("did you mean `{c}`?"));
             }
-            let list = if self.declared.is_empty() { "none".to_string() } else { self.declared.join(", ") };
+            let list = if self.declared.is_empty() {
+                "none".to_string()
+            } else {
+                self.declared.join(", ")
+            };
             return Err(e.note(format!("its size variables are: {list}")));
         }
         self.bind(name, v, format!("--size {name}={v}"))
@@ -213,15 +246,21 @@ impl Sizes {
 
     fn bind(&mut self, name: &str, v: i64, origin: String) -> Res<()> {
         if v < 1 {
-            return Err(DataError::new(format!("{name} is {v} from {origin}, but size variables must be at least 1"))
-                .note("arrays whose length is a size variable cannot be empty"));
+            return Err(DataError::new(format!(
+                "{name} is {v} from {origin}, but size variables must be at least 1"
+            ))
+            .note("arrays whose length is a size variable cannot be empty"));
         }
         match self.known.get(name) {
             Some((old, _)) if *old == v => Ok(()),
             Some((old, first)) => {
                 let same_param = param_of(first) == param_of(&origin) && !first.starts_with("--size");
                 let e = DataError::new(format!("{name} is {old} from {first} but {v} from {origin}"));
-                Err(if same_param { e.note("the rows of a nested array must all have the same length") } else { e })
+                Err(if same_param {
+                    e.note("the rows of a nested array must all have the same length")
+                } else {
+                    e
+                })
             }
             None => {
                 self.known.insert(name.to_string(), (v, origin));
@@ -245,7 +284,9 @@ impl Sizes {
             }
             return Ok(());
         }
-        self.deferred.entry((len.clone(), n)).or_insert_with(|| path.to_string());
+        self.deferred
+            .entry((len.clone(), n))
+            .or_insert_with(|| path.to_string());
         Ok(())
     }
 
@@ -260,7 +301,11 @@ impl Sizes {
             let pending: Vec<((ArithExpr, i64), String)> =
                 self.deferred.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
             for ((e, n), path) in pending {
-                let unknown: Vec<String> = e.free_vars().into_iter().filter(|v| !self.known.contains_key(v)).collect();
+                let unknown: Vec<String> = e
+                    .free_vars()
+                    .into_iter()
+                    .filter(|v| !self.known.contains_key(v))
+                    .collect();
                 if let [var] = unknown.as_slice() {
                     if let Some(v) = self.solve(&e, var, n) {
                         self.bind(var, v, format!("{path} (length {e} = {n})"))?;
@@ -299,7 +344,11 @@ impl Sizes {
                     "{path} has {n} element{} but its type says {e} = {want}",
                     plural(*n as usize)
                 ));
-                return Err(if vars.is_empty() { e } else { e.note(format!("with {}", vars.join(", "))) });
+                return Err(if vars.is_empty() {
+                    e
+                } else {
+                    e.note(format!("with {}", vars.join(", ")))
+                });
             }
         }
         Ok(self.declared.iter().map(|d| (d.clone(), self.known[d].0)).collect())
@@ -308,7 +357,14 @@ impl Sizes {
     /// The unique positive `var` with `e(var) = n`, when `e` is affine in `var`.
     fn solve(&self, e: &ArithExpr, var: &str, n: i64) -> Option<i64> {
         let at = |x: i64| {
-            e.eval(&|name: &str| if name == var { Some(x) } else { self.known.get(name).map(|(v, _)| *v) }).ok()
+            e.eval(&|name: &str| {
+                if name == var {
+                    Some(x)
+                } else {
+                    self.known.get(name).map(|(v, _)| *v)
+                }
+            })
+            .ok()
         };
         let (e1, e2, e3) = (at(1)?, at(2)?, at(3)?);
         let a = e2 - e1;
@@ -345,11 +401,18 @@ fn json_kind(v: &serde_json::Value) -> String {
 
 fn from_json(v: &serde_json::Value, ty: &Type, path: &mut Path, sizes: &mut Sizes) -> Res<Value> {
     use serde_json::Value as J;
-    let mismatch = |what: &str| Err(DataError::new(format!("{path}: expected {what}, found {}", json_kind(v))));
+    let mismatch = |what: &str| {
+        Err(DataError::new(format!(
+            "{path}: expected {what}, found {}",
+            json_kind(v)
+        )))
+    };
     match ty {
         Type::Scalar(s) => json_scalar(v, *s, path),
         Type::Vector(s, w) => {
-            let J::Array(items) = v else { return mismatch(&format!("a vector of {w} {}s (a JSON array)", s.name())) };
+            let J::Array(items) = v else {
+                return mismatch(&format!("a vector of {w} {}s (a JSON array)", s.name()));
+            };
             if items.len() != usize::from(*w) {
                 return Err(DataError::new(format!(
                     "{path}: expected a vector of {w} {}s, found {} element{}",
@@ -387,7 +450,9 @@ fn from_json(v: &serde_json::Value, ty: &Type, path: &mut Path, sizes: &mut Size
             Ok(Value::Tuple(cs))
         }
         Type::Array(elem, _) | Type::Exists(elem) => {
-            let J::Array(items) = v else { return mismatch(&format!("an array ({ty})")) };
+            let J::Array(items) = v else {
+                return mismatch(&format!("an array ({ty})"));
+            };
             if let Type::Array(_, len) = ty {
                 sizes.length(len, items.len(), path)?;
             }
@@ -399,7 +464,9 @@ fn from_json(v: &serde_json::Value, ty: &Type, path: &mut Path, sizes: &mut Size
             }
             Ok(Value::Array(out))
         }
-        Type::Fun(..) => Err(DataError::new(format!("{path}: a parameter of function type cannot be given as data"))),
+        Type::Fun(..) => Err(DataError::new(format!(
+            "{path}: a parameter of function type cannot be given as data"
+        ))),
     }
 }
 
@@ -418,18 +485,25 @@ fn json_scalar(v: &serde_json::Value, s: Scalar, path: &Path) -> Res<Value> {
                 Some(f) if f.fract() == 0.0 && f >= f64::from(i32::MIN) && f <= f64::from(i32::MAX) => {
                     Ok(Value::Int(f as i32))
                 }
-                Some(f) if f.fract() == 0.0 => {
-                    Err(DataError::new(format!("{path}: {n} is out of range for an int (32-bit)")))
-                }
-                _ => Err(DataError::new(format!("{path}: expected an int, found the fractional number {n}"))),
+                Some(f) if f.fract() == 0.0 => Err(DataError::new(format!(
+                    "{path}: {n} is out of range for an int (32-bit)"
+                ))),
+                _ => Err(DataError::new(format!(
+                    "{path}: expected an int, found the fractional number {n}"
+                ))),
             }
         }
         (Scalar::Float, J::Number(n)) => {
             // Parse the decimal directly as f32: rounding through f64 first could round twice.
-            let f: f32 = n.to_string().parse().unwrap_or_else(|_| n.as_f64().unwrap_or(f64::NAN) as f32);
+            let f: f32 = n
+                .to_string()
+                .parse()
+                .unwrap_or_else(|_| n.as_f64().unwrap_or(f64::NAN) as f32);
             if f.is_infinite() {
-                return Err(DataError::new(format!("{path}: {n} is out of range for a float (32-bit)"))
-                    .note("declare the parameter `double` for a wider range"));
+                return Err(
+                    DataError::new(format!("{path}: {n} is out of range for a float (32-bit)"))
+                        .note("declare the parameter `double` for a wider range"),
+                );
             }
             Ok(Value::Float(f))
         }
@@ -437,8 +511,16 @@ fn json_scalar(v: &serde_json::Value, s: Scalar, path: &Path) -> Res<Value> {
             Some(d) if d.is_finite() => Ok(Value::Double(d)),
             _ => Err(DataError::new(format!("{path}: {n} is out of range for a double"))),
         },
-        (Scalar::Bool, _) => Err(DataError::new(format!("{path}: expected a bool (true or false), found {}", found()))),
-        (_, _) => Err(DataError::new(format!("{path}: expected {} {}, found {}", article(s), s.name(), found()))),
+        (Scalar::Bool, _) => Err(DataError::new(format!(
+            "{path}: expected a bool (true or false), found {}",
+            found()
+        ))),
+        (_, _) => Err(DataError::new(format!(
+            "{path}: expected {} {}, found {}",
+            article(s),
+            s.name(),
+            found()
+        ))),
     }
 }
 
@@ -473,8 +555,10 @@ fn npy_layout(ty: &Type) -> Option<(Vec<ArithExpr>, Scalar)> {
 
 fn from_npy(bytes: &[u8], ty: &Type, param: &str, file: &str, sizes: &mut Sizes) -> Res<Value> {
     let Some((dims, scalar)) = npy_layout(ty) else {
-        return Err(DataError::new(format!("{file}: `{param}` has type {ty}, which a .npy file cannot hold"))
-            .note(".npy files hold arrays of scalars; give tuples and existential arrays in the JSON file"));
+        return Err(DataError::new(format!(
+            "{file}: `{param}` has type {ty}, which a .npy file cannot hold"
+        ))
+        .note(".npy files hold arrays of scalars; give tuples and existential arrays in the JSON file"));
     };
     let npy = npyz::NpyFile::new(bytes).map_err(|e| DataError::new(format!("{file}: not a valid .npy file: {e}")))?;
     let shape: Vec<u64> = npy.shape().to_vec();
@@ -508,19 +592,30 @@ fn from_npy(bytes: &[u8], ty: &Type, param: &str, file: &str, sizes: &mut Sizes)
     };
     let io = |e: std::io::Error| DataError::new(format!("{file}: cannot read the data: {e}"));
     let flat: Vec<Value> = match (ts.type_char(), ts.size_field(), scalar) {
-        (npyz::TypeChar::Bool, 1, Scalar::Bool) => {
-            npy.into_vec::<bool>().map_err(io)?.into_iter().map(Value::Bool).collect()
-        }
+        (npyz::TypeChar::Bool, 1, Scalar::Bool) => npy
+            .into_vec::<bool>()
+            .map_err(io)?
+            .into_iter()
+            .map(Value::Bool)
+            .collect(),
         (npyz::TypeChar::Bool, ..) | (_, _, Scalar::Bool) => return Err(bad_dtype()),
-        (npyz::TypeChar::Float, 4, s) => {
-            convert(npy.into_vec::<f32>().map_err(io)?.into_iter().map(f64::from), s, false, file, &shape)?
-        }
+        (npyz::TypeChar::Float, 4, s) => convert(
+            npy.into_vec::<f32>().map_err(io)?.into_iter().map(f64::from),
+            s,
+            false,
+            file,
+            &shape,
+        )?,
         (npyz::TypeChar::Float, 8, s) => {
             convert(npy.into_vec::<f64>().map_err(io)?.into_iter(), s, false, file, &shape)?
         }
-        (npyz::TypeChar::Int, 4, s) => {
-            convert(npy.into_vec::<i32>().map_err(io)?.into_iter().map(f64::from), s, true, file, &shape)?
-        }
+        (npyz::TypeChar::Int, 4, s) => convert(
+            npy.into_vec::<i32>().map_err(io)?.into_iter().map(f64::from),
+            s,
+            true,
+            file,
+            &shape,
+        )?,
         (npyz::TypeChar::Int, 8, s) => {
             let v = npy.into_vec::<i64>().map_err(io)?;
             if s == Scalar::Int {
@@ -605,8 +700,9 @@ fn nest(flat: &[Value], shape: &[u64], strides: &[u64], ty: &Type) -> Value {
         if k == shape.len() {
             return flat[base as usize].clone();
         }
-        let items: Vec<Value> =
-            (0..shape[k]).map(|i| go(flat, shape, strides, k + 1, base + i * strides[k], vector_last)).collect();
+        let items: Vec<Value> = (0..shape[k])
+            .map(|i| go(flat, shape, strides, k + 1, base + i * strides[k], vector_last))
+            .collect();
         if vector_last && k == shape.len() - 1 {
             Value::Vector(items)
         } else {
@@ -642,7 +738,11 @@ pub fn value_to_npy(v: &Value, ty: &Type) -> Res<Vec<u8>> {
                 ))
                 .note("write it as JSON instead: -o out.json"))
             }
-            Type::Fun(..) => return Err(DataError::new(format!("a result of type {ty} cannot be written as .npy"))),
+            Type::Fun(..) => {
+                return Err(DataError::new(format!(
+                    "a result of type {ty} cannot be written as .npy"
+                )))
+            }
         }
     };
     // The shape follows the first element at each level (every row is checked against it
@@ -713,10 +813,11 @@ fn flatten<'a>(v: &'a Value, shape: &[u64], k: usize, out: &mut Vec<&'a Value>, 
             }
             Ok(())
         }
-        Value::Tuple(_) => {
-            Err(DataError::new(format!("the result holds a tuple at result{}, which .npy cannot hold", here()))
-                .note("write it as JSON instead: -o out.json"))
-        }
+        Value::Tuple(_) => Err(DataError::new(format!(
+            "the result holds a tuple at result{}, which .npy cannot hold",
+            here()
+        ))
+        .note("write it as JSON instead: -o out.json")),
         scalar if k == shape.len() => {
             out.push(scalar);
             Ok(())
@@ -743,7 +844,12 @@ pub fn random_inputs(prog: &Program, sizes: &BTreeMap<String, i64>, seed: u64) -
             return Err(e);
         }
     }
-    let missing: Vec<&str> = prog.sizes.iter().filter(|s| !sizes.contains_key(*s)).map(String::as_str).collect();
+    let missing: Vec<&str> = prog
+        .sizes
+        .iter()
+        .filter(|s| !sizes.contains_key(*s))
+        .map(String::as_str)
+        .collect();
     if !missing.is_empty() {
         return Err(DataError::new(format!(
             "random inputs need a value for the size variable{} {}",
@@ -753,7 +859,9 @@ pub fn random_inputs(prog: &Program, sizes: &BTreeMap<String, i64>, seed: u64) -
         .note(format!("give it with --size, e.g. --size {}=1024", missing[0])));
     }
     if let Some((n, v)) = sizes.iter().find(|(_, v)| **v < 1) {
-        return Err(DataError::new(format!("{n} is {v}, but size variables must be at least 1")));
+        return Err(DataError::new(format!(
+            "{n} is {v}, but size variables must be at least 1"
+        )));
     }
     let mut rng = XorShift::new(seed);
     let env = |name: &str| sizes.get(name).copied();
@@ -768,11 +876,16 @@ pub fn random_inputs(prog: &Program, sizes: &BTreeMap<String, i64>, seed: u64) -
         }
         values.push(random_value(&p.ty, &env, &mut rng, name)?);
     }
-    Ok(Inputs { values, sizes: sizes.clone() })
+    Ok(Inputs {
+        values,
+        sizes: sizes.clone(),
+    })
 }
 
 fn array_len(n: &ArithExpr, env: &dyn Fn(&str) -> Option<i64>, name: &str) -> Res<u64> {
-    let v = n.eval(env).map_err(|e| DataError::new(format!("cannot evaluate the length {n} of `{name}`: {e:?}")))?;
+    let v = n
+        .eval(env)
+        .map_err(|e| DataError::new(format!("cannot evaluate the length {n} of `{name}`: {e:?}")))?;
     u64::try_from(v).map_err(|_| DataError::new(format!("the length {n} of `{name}` is {v}, which is negative")))
 }
 
@@ -789,7 +902,9 @@ fn element_count(ty: &Type, env: &dyn Fn(&str) -> Option<i64>, name: &str) -> Re
         }
         Type::Array(e, n) => array_len(n, env, name)?.saturating_mul(element_count(e, env, name)?),
         Type::Exists(_) | Type::Fun(..) => {
-            return Err(DataError::new(format!("cannot generate a random value of type {ty} for `{name}`")))
+            return Err(DataError::new(format!(
+                "cannot generate a random value of type {ty} for `{name}`"
+            )))
         }
     })
 }
@@ -804,7 +919,9 @@ fn random_value(ty: &Type, env: &dyn Fn(&str) -> Option<i64>, rng: &mut XorShift
             Value::Array((0..n).map(|_| random_value(e, env, rng, name)).collect::<Res<_>>()?)
         }
         Type::Exists(_) | Type::Fun(..) => {
-            return Err(DataError::new(format!("cannot generate a random value of type {ty} for `{name}`")))
+            return Err(DataError::new(format!(
+                "cannot generate a random value of type {ty} for `{name}`"
+            )))
         }
     })
 }
@@ -901,21 +1018,35 @@ mod tests {
     }
 
     fn npy(param: &str, bytes: Vec<u8>) -> DataSource {
-        DataSource::Npy { param: param.to_string(), bytes, file: format!("{param}.npy") }
+        DataSource::Npy {
+            param: param.to_string(),
+            bytes,
+            file: format!("{param}.npy"),
+        }
     }
 
     #[test]
     fn json_binds_sizes_and_converts_values() {
         let i = load_json(MAT_PROG, r#"{"xss": [[1, 2.5], [3, 4]], "v": [0.1, 0.2]}"#, &[]).unwrap();
         assert_eq!(i.sizes, sizes(&[("N", 2), ("M", 2)]));
-        assert_eq!(i.values, vec![Value::Array(vec![floats(&[1.0, 2.5]), floats(&[3.0, 4.0])]), floats(&[0.1, 0.2])]);
+        assert_eq!(
+            i.values,
+            vec![
+                Value::Array(vec![floats(&[1.0, 2.5]), floats(&[3.0, 4.0])]),
+                floats(&[0.1, 0.2])
+            ]
+        );
     }
 
     #[test]
     fn json_scalars_tuples_vectors_and_bools() {
         let src = "(lift (N) ((array-type (tuple-type int bool) N) (vector-type float 2) double int bool) (lambda (ps v d i b) d))";
-        let i = load_json(src, r#"{"ps": [[1, true], [2, false]], "v": [1, 2.5], "d": 0.1, "i": -7, "b": false}"#, &[])
-            .unwrap();
+        let i = load_json(
+            src,
+            r#"{"ps": [[1, true], [2, false]], "v": [1, 2.5], "d": 0.1, "i": -7, "b": false}"#,
+            &[],
+        )
+        .unwrap();
         assert_eq!(
             i.values,
             vec![
@@ -941,20 +1072,41 @@ mod tests {
     #[test]
     fn int_rules() {
         let src = "(lift () (int) (lambda (i) i))";
-        assert_eq!(load_json(src, r#"{"i": 3.0}"#, &[]).unwrap().values, vec![Value::Int(3)]);
-        assert_eq!(err(src, r#"{"i": 2.5}"#, &[]).message, "i: expected an int, found the fractional number 2.5");
-        assert_eq!(err(src, r#"{"i": 3000000000}"#, &[]).message, "i: 3000000000 is out of range for an int (32-bit)");
-        assert_eq!(err(src, r#"{"i": "3"}"#, &[]).message, "i: expected an int, found the string \"3\"");
+        assert_eq!(
+            load_json(src, r#"{"i": 3.0}"#, &[]).unwrap().values,
+            vec![Value::Int(3)]
+        );
+        assert_eq!(
+            err(src, r#"{"i": 2.5}"#, &[]).message,
+            "i: expected an int, found the fractional number 2.5"
+        );
+        assert_eq!(
+            err(src, r#"{"i": 3000000000}"#, &[]).message,
+            "i: 3000000000 is out of range for an int (32-bit)"
+        );
+        assert_eq!(
+            err(src, r#"{"i": "3"}"#, &[]).message,
+            "i: expected an int, found the string \"3\""
+        );
     }
 
     #[test]
     fn float_out_of_range_and_wrong_kinds() {
         let e = err(VEC_PROG, r#"{"xs": [1, 1e39]}"#, &[]);
         assert_eq!(e.message, "xs[1]: 1e+39 is out of range for a float (32-bit)");
-        assert_eq!(err(VEC_PROG, r#"{"xs": [1, null]}"#, &[]).message, "xs[1]: expected a float, found null");
-        assert_eq!(err(VEC_PROG, r#"{"xs": 3}"#, &[]).message, "xs: expected an array ([float]N), found the number 3");
+        assert_eq!(
+            err(VEC_PROG, r#"{"xs": [1, null]}"#, &[]).message,
+            "xs[1]: expected a float, found null"
+        );
+        assert_eq!(
+            err(VEC_PROG, r#"{"xs": 3}"#, &[]).message,
+            "xs: expected an array ([float]N), found the number 3"
+        );
         let b = "(lift () (bool) (lambda (b) b))";
-        assert_eq!(err(b, r#"{"b": 1}"#, &[]).message, "b: expected a bool (true or false), found the number 1");
+        assert_eq!(
+            err(b, r#"{"b": 1}"#, &[]).message,
+            "b: expected a bool (true or false), found the number 1"
+        );
     }
 
     #[test]
@@ -967,7 +1119,10 @@ mod tests {
             "ps[1]: expected a tuple (float, int) of 2 components, found 1 element"
         );
         let v = "(lift () ((vector-type float 4)) (lambda (v) v))";
-        assert_eq!(err(v, r#"{"v": [1, 2]}"#, &[]).message, "v: expected a vector of 4 floats, found 2 elements");
+        assert_eq!(
+            err(v, r#"{"v": [1, 2]}"#, &[]).message,
+            "v: expected a vector of 4 floats, found 2 elements"
+        );
     }
 
     #[test]
@@ -981,13 +1136,19 @@ mod tests {
     fn ragged_rows_are_an_error() {
         let e = err(MAT_PROG, r#"{"xss": [[1, 2], [3]], "v": [1, 2]}"#, &[]);
         assert_eq!(e.message, "M is 2 from xss[0] but 1 from xss[1]");
-        assert_eq!(e.notes, vec!["the rows of a nested array must all have the same length".to_string()]);
+        assert_eq!(
+            e.notes,
+            vec!["the rows of a nested array must all have the same length".to_string()]
+        );
     }
 
     #[test]
     fn constant_lengths_are_checked() {
         let src = "(lift () ((array-type float #3)) (lambda (xs) xs))";
-        assert_eq!(err(src, r#"{"xs": [1, 2]}"#, &[]).message, "xs has 2 elements but its type says 3");
+        assert_eq!(
+            err(src, r#"{"xs": [1, 2]}"#, &[]).message,
+            "xs has 2 elements but its type says 3"
+        );
     }
 
     #[test]
@@ -1000,15 +1161,31 @@ mod tests {
         assert_eq!(e.notes, vec!["with N = 2 from xs".to_string()]);
         // Only `ys` given a length: N is solved from 2*N = 6.
         let only = "(lift (N) ((array-type float (* N 2))) (lambda (ys) ys))";
-        assert_eq!(load_json(only, r#"{"ys": [1, 2, 3, 4, 5, 6]}"#, &[]).unwrap().sizes, sizes(&[("N", 3)]));
+        assert_eq!(
+            load_json(only, r#"{"ys": [1, 2, 3, 4, 5, 6]}"#, &[]).unwrap().sizes,
+            sizes(&[("N", 3)])
+        );
         let e = err(only, r#"{"ys": [1, 2, 3]}"#, &[]);
-        assert!(e.message.contains("does not determine the size variable N"), "{}", e.message);
+        assert!(
+            e.message.contains("does not determine the size variable N"),
+            "{}",
+            e.message
+        );
         // N/2 = 2 holds for N = 4 and N = 5: not solved, --size needed, then checked.
         let half = "(lift (N) ((array-type float (/ N 2))) (lambda (ys) ys))";
-        assert!(err(half, r#"{"ys": [1, 2]}"#, &[]).message.contains("does not determine"));
-        assert_eq!(load_json(half, r#"{"ys": [1, 2]}"#, &[("N", 5)]).unwrap().sizes, sizes(&[("N", 5)]));
+        assert!(err(half, r#"{"ys": [1, 2]}"#, &[])
+            .message
+            .contains("does not determine"));
+        assert_eq!(
+            load_json(half, r#"{"ys": [1, 2]}"#, &[("N", 5)]).unwrap().sizes,
+            sizes(&[("N", 5)])
+        );
         let e = err(half, r#"{"ys": [1, 2]}"#, &[("N", 6)]);
-        assert!(e.message.starts_with("ys has 2 elements but its type says "), "{}", e.message);
+        assert!(
+            e.message.starts_with("ys has 2 elements but its type says "),
+            "{}",
+            e.message
+        );
         assert!(e.message.ends_with(" = 3"), "{}", e.message);
     }
 
@@ -1051,20 +1228,41 @@ mod tests {
         assert_eq!(e.message, "no data for parameter `v`");
         let e = err(MAT_PROG, r#"{"xss": [[1]], "vv": [1]}"#, &[]);
         assert_eq!(e.message, "in.json: `vv` is not a parameter of the program");
-        assert_eq!(e.notes, vec!["did you mean `v`?".to_string(), "the parameters are `xss`, `v`".to_string()]);
+        assert_eq!(
+            e.notes,
+            vec![
+                "did you mean `v`?".to_string(),
+                "the parameters are `xss`, `v`".to_string()
+            ]
+        );
         let e = load(
             &prog(VEC_PROG),
-            &[json(r#"{"xs": [1]}"#), npy("xs", npy_bytes("<f4", false, &[1], &le_f32(&[1.0])))],
+            &[
+                json(r#"{"xs": [1]}"#),
+                npy("xs", npy_bytes("<f4", false, &[1], &le_f32(&[1.0]))),
+            ],
             &[],
         );
-        assert_eq!(e.err().unwrap().message, "parameter `xs` is given twice: in in.json and in xs.npy");
-        let e = load(&prog(VEC_PROG), &[npy("ys", npy_bytes("<f4", false, &[1], &le_f32(&[1.0])))], &[]);
-        assert_eq!(e.err().unwrap().message, "ys.npy: `ys` is not a parameter of the program");
+        assert_eq!(
+            e.err().unwrap().message,
+            "parameter `xs` is given twice: in in.json and in xs.npy"
+        );
+        let e = load(
+            &prog(VEC_PROG),
+            &[npy("ys", npy_bytes("<f4", false, &[1], &le_f32(&[1.0])))],
+            &[],
+        );
+        assert_eq!(
+            e.err().unwrap().message,
+            "ys.npy: `ys` is not a parameter of the program"
+        );
     }
 
     #[test]
     fn bad_json_text() {
-        assert!(err(VEC_PROG, "{\"xs\": [1,", &[]).message.starts_with("in.json: invalid JSON: "));
+        assert!(err(VEC_PROG, "{\"xs\": [1,", &[])
+            .message
+            .starts_with("in.json: invalid JSON: "));
         assert_eq!(
             err(VEC_PROG, "[1, 2]", &[]).message,
             "in.json: expected a JSON object keyed by parameter name, found an array of 2 elements"
@@ -1074,9 +1272,15 @@ mod tests {
     #[test]
     fn npy_float32_matrix_c_order() {
         let data = le_f32(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
-        let srcs = [npy("xss", npy_bytes("<f4", false, &[2, 3], &data)), json(r#"{"v": [0, 0, 0]}"#)];
+        let srcs = [
+            npy("xss", npy_bytes("<f4", false, &[2, 3], &data)),
+            json(r#"{"v": [0, 0, 0]}"#),
+        ];
         let i = load(&prog(MAT_PROG), &srcs, &[]).unwrap();
-        assert_eq!(i.values[0], Value::Array(vec![floats(&[1.0, 2.0, 3.0]), floats(&[4.0, 5.0, 6.0])]));
+        assert_eq!(
+            i.values[0],
+            Value::Array(vec![floats(&[1.0, 2.0, 3.0]), floats(&[4.0, 5.0, 6.0])])
+        );
         assert_eq!(i.sizes, sizes(&[("N", 2), ("M", 3)]));
     }
 
@@ -1084,9 +1288,15 @@ mod tests {
     fn npy_fortran_order_and_big_endian() {
         // Column-major storage of [[1, 2, 3], [4, 5, 6]].
         let data = le_f32(&[1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
-        let srcs = [npy("xss", npy_bytes("<f4", true, &[2, 3], &data)), json(r#"{"v": [0, 0, 0]}"#)];
+        let srcs = [
+            npy("xss", npy_bytes("<f4", true, &[2, 3], &data)),
+            json(r#"{"v": [0, 0, 0]}"#),
+        ];
         let i = load(&prog(MAT_PROG), &srcs, &[]).unwrap();
-        assert_eq!(i.values[0], Value::Array(vec![floats(&[1.0, 2.0, 3.0]), floats(&[4.0, 5.0, 6.0])]));
+        assert_eq!(
+            i.values[0],
+            Value::Array(vec![floats(&[1.0, 2.0, 3.0]), floats(&[4.0, 5.0, 6.0])])
+        );
         let be: Vec<u8> = [1.5f32, -2.0].iter().flat_map(|x| x.to_be_bytes()).collect();
         let i = load(&prog(VEC_PROG), &[npy("xs", npy_bytes(">f4", false, &[2], &be))], &[]).unwrap();
         assert_eq!(i.values[0], floats(&[1.5, -2.0]));
@@ -1100,43 +1310,106 @@ mod tests {
         let f8s = |xs: &[f64]| xs.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
         let i4s = |xs: &[i32]| xs.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
         // i8 -> int with a range check.
-        let i = load(&prog(int_prog), &[npy("xs", npy_bytes("<i8", false, &[2], &i8s(&[5, -6])))], &[]).unwrap();
+        let i = load(
+            &prog(int_prog),
+            &[npy("xs", npy_bytes("<i8", false, &[2], &i8s(&[5, -6])))],
+            &[],
+        )
+        .unwrap();
         assert_eq!(i.values[0], Value::Array(vec![Value::Int(5), Value::Int(-6)]));
-        let e =
-            load(&prog(int_prog), &[npy("xs", npy_bytes("<i8", false, &[2], &i8s(&[5, 1 << 40])))], &[]).err().unwrap();
-        assert_eq!(e.message, "xs.npy: element [1] is 1099511627776, out of range for an int (32-bit)");
+        let e = load(
+            &prog(int_prog),
+            &[npy("xs", npy_bytes("<i8", false, &[2], &i8s(&[5, 1 << 40])))],
+            &[],
+        )
+        .err()
+        .unwrap();
+        assert_eq!(
+            e.message,
+            "xs.npy: element [1] is 1099511627776, out of range for an int (32-bit)"
+        );
         // f8 -> int only when integral.
-        let i = load(&prog(int_prog), &[npy("xs", npy_bytes("<f8", false, &[1], &f8s(&[3.0])))], &[]).unwrap();
+        let i = load(
+            &prog(int_prog),
+            &[npy("xs", npy_bytes("<f8", false, &[1], &f8s(&[3.0])))],
+            &[],
+        )
+        .unwrap();
         assert_eq!(i.values[0], Value::Array(vec![Value::Int(3)]));
-        let e =
-            load(&prog(int_prog), &[npy("xs", npy_bytes("<f8", false, &[2], &f8s(&[3.0, 0.5])))], &[]).err().unwrap();
+        let e = load(
+            &prog(int_prog),
+            &[npy("xs", npy_bytes("<f8", false, &[2], &f8s(&[3.0, 0.5])))],
+            &[],
+        )
+        .err()
+        .unwrap();
         assert_eq!(e.message, "xs.npy: element [1] is 0.5, which is not an int (32-bit)");
         // f8 -> float rounds, with a range check; i4 -> float.
-        let i = load(&prog(VEC_PROG), &[npy("xs", npy_bytes("<f8", false, &[1], &f8s(&[0.1])))], &[]).unwrap();
+        let i = load(
+            &prog(VEC_PROG),
+            &[npy("xs", npy_bytes("<f8", false, &[1], &f8s(&[0.1])))],
+            &[],
+        )
+        .unwrap();
         assert_eq!(i.values[0], floats(&[0.1]));
-        let e = load(&prog(VEC_PROG), &[npy("xs", npy_bytes("<f8", false, &[1], &f8s(&[1e300])))], &[]).err().unwrap();
-        assert_eq!(e.message, "xs.npy: element [0] is 1e300, out of range for a float (32-bit)");
-        let i = load(&prog(VEC_PROG), &[npy("xs", npy_bytes("<i4", false, &[2], &i4s(&[7, -1])))], &[]).unwrap();
+        let e = load(
+            &prog(VEC_PROG),
+            &[npy("xs", npy_bytes("<f8", false, &[1], &f8s(&[1e300])))],
+            &[],
+        )
+        .err()
+        .unwrap();
+        assert_eq!(
+            e.message,
+            "xs.npy: element [0] is 1e300, out of range for a float (32-bit)"
+        );
+        let i = load(
+            &prog(VEC_PROG),
+            &[npy("xs", npy_bytes("<i4", false, &[2], &i4s(&[7, -1])))],
+            &[],
+        )
+        .unwrap();
         assert_eq!(i.values[0], floats(&[7.0, -1.0]));
         // f4 -> double is exact.
-        let i = load(&prog(dbl_prog), &[npy("xs", npy_bytes("<f4", false, &[1], &le_f32(&[0.1])))], &[]).unwrap();
+        let i = load(
+            &prog(dbl_prog),
+            &[npy("xs", npy_bytes("<f4", false, &[1], &le_f32(&[0.1])))],
+            &[],
+        )
+        .unwrap();
         assert_eq!(i.values[0], Value::Array(vec![Value::Double(f64::from(0.1f32))]));
         // Unsupported dtype.
-        let e = load(&prog(VEC_PROG), &[npy("xs", npy_bytes("<u2", false, &[1], &[0, 0]))], &[]).err().unwrap();
+        let e = load(
+            &prog(VEC_PROG),
+            &[npy("xs", npy_bytes("<u2", false, &[1], &[0, 0]))],
+            &[],
+        )
+        .err()
+        .unwrap();
         assert_eq!(e.message, "xs.npy: dtype <u2 cannot be read as float");
         // Bool.
         let bprog = "(lift (N) ((array-type bool N)) (lambda (xs) xs))";
         let i = load(&prog(bprog), &[npy("xs", npy_bytes("|b1", false, &[2], &[1, 0]))], &[]).unwrap();
         assert_eq!(i.values[0], Value::Array(vec![Value::Bool(true), Value::Bool(false)]));
-        let e = load(&prog(bprog), &[npy("xs", npy_bytes("<i4", false, &[1], &i4s(&[1])))], &[]).err().unwrap();
+        let e = load(
+            &prog(bprog),
+            &[npy("xs", npy_bytes("<i4", false, &[1], &i4s(&[1])))],
+            &[],
+        )
+        .err()
+        .unwrap();
         assert_eq!(e.message, "xs.npy: dtype <i4 cannot be read as bool");
     }
 
     #[test]
     fn npy_shape_and_type_errors() {
-        let e = load(&prog(VEC_PROG), &[npy("xs", npy_bytes("<f4", false, &[1, 2], &le_f32(&[1.0, 2.0])))], &[])
-            .err()
-            .unwrap();
+        let e = load(
+            &prog(VEC_PROG),
+            &[npy("xs", npy_bytes("<f4", false, &[1, 2], &le_f32(&[1.0, 2.0])))],
+            &[],
+        )
+        .err()
+        .unwrap();
         assert_eq!(
             e.message,
             "xs.npy: the array has shape (1, 2) (2 dimensions) but `xs` has type [float]N (1 dimension)"
@@ -1146,33 +1419,66 @@ mod tests {
             npy("xs", npy_bytes("<f4", false, &[2], &le_f32(&[1.0, 2.0]))),
             npy("ys", npy_bytes("<f4", false, &[3], &le_f32(&[1.0, 2.0, 3.0]))),
         ];
-        assert_eq!(load(&prog(src), &srcs, &[]).err().unwrap().message, "N is 2 from xs but 3 from ys");
+        assert_eq!(
+            load(&prog(src), &srcs, &[]).err().unwrap().message,
+            "N is 2 from xs but 3 from ys"
+        );
         let t = "(lift (N) ((array-type (tuple-type float float) N)) (lambda (ps) ps))";
-        let e =
-            load(&prog(t), &[npy("ps", npy_bytes("<f4", false, &[1, 2], &le_f32(&[1.0, 2.0])))], &[]).err().unwrap();
-        assert_eq!(e.message, "ps.npy: `ps` has type [(float, float)]N, which a .npy file cannot hold");
-        let e = load(&prog(VEC_PROG), &[npy("xs", b"not an npy file".to_vec())], &[]).err().unwrap();
+        let e = load(
+            &prog(t),
+            &[npy("ps", npy_bytes("<f4", false, &[1, 2], &le_f32(&[1.0, 2.0])))],
+            &[],
+        )
+        .err()
+        .unwrap();
+        assert_eq!(
+            e.message,
+            "ps.npy: `ps` has type [(float, float)]N, which a .npy file cannot hold"
+        );
+        let e = load(&prog(VEC_PROG), &[npy("xs", b"not an npy file".to_vec())], &[])
+            .err()
+            .unwrap();
         assert!(e.message.starts_with("xs.npy: not a valid .npy file"), "{}", e.message);
-        let e = load(&prog(VEC_PROG), &[npy("xs", npy_bytes("<f4", false, &[3], &le_f32(&[1.0])))], &[]).err().unwrap();
+        let e = load(
+            &prog(VEC_PROG),
+            &[npy("xs", npy_bytes("<f4", false, &[3], &le_f32(&[1.0])))],
+            &[],
+        )
+        .err()
+        .unwrap();
         assert!(e.message.starts_with("xs.npy: cannot read the data"), "{}", e.message);
     }
 
     #[test]
     fn npy_vector_innermost_dimension() {
         let src = "(lift (N) ((array-type (vector-type float 2) N)) (lambda (xs) xs))";
-        let i = load(&prog(src), &[npy("xs", npy_bytes("<f4", false, &[2, 2], &le_f32(&[1.0, 2.0, 3.0, 4.0])))], &[])
-            .unwrap();
+        let i = load(
+            &prog(src),
+            &[npy(
+                "xs",
+                npy_bytes("<f4", false, &[2, 2], &le_f32(&[1.0, 2.0, 3.0, 4.0])),
+            )],
+            &[],
+        )
+        .unwrap();
         let v = |a, b| Value::Vector(vec![Value::Float(a), Value::Float(b)]);
         assert_eq!(i.values[0], Value::Array(vec![v(1.0, 2.0), v(3.0, 4.0)]));
-        let e = load(&prog(src), &[npy("xs", npy_bytes("<f4", false, &[1, 3], &le_f32(&[1.0, 2.0, 3.0])))], &[])
-            .err()
-            .unwrap();
+        let e = load(
+            &prog(src),
+            &[npy("xs", npy_bytes("<f4", false, &[1, 3], &le_f32(&[1.0, 2.0, 3.0])))],
+            &[],
+        )
+        .err()
+        .unwrap();
         assert_eq!(e.message, "xs[0] has 3 elements but its type says 2");
     }
 
     #[test]
     fn npy_output_round_trips() {
-        let ty = Type::array(Type::array(Type::float(), ArithExpr::size_var("M")), ArithExpr::size_var("N"));
+        let ty = Type::array(
+            Type::array(Type::float(), ArithExpr::size_var("M")),
+            ArithExpr::size_var("N"),
+        );
         let v = Value::Array(vec![floats(&[1.0, 2.0, 3.0]), floats(&[4.0, 5.0, 6.0])]);
         let bytes = value_to_npy(&v, &ty).unwrap();
         let f = npyz::NpyFile::new(&bytes[..]).unwrap();
@@ -1180,35 +1486,53 @@ mod tests {
         assert_eq!(f.dtype().descr(), "'<f4'");
         assert_eq!(f.into_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
         // Reading it back through `load` gives the value again.
-        let back =
-            load(&prog("(lift (N M) ((array-type (array-type float M) N)) (lambda (x) x))"), &[npy("x", bytes)], &[])
-                .unwrap();
+        let back = load(
+            &prog("(lift (N M) ((array-type (array-type float M) N)) (lambda (x) x))"),
+            &[npy("x", bytes)],
+            &[],
+        )
+        .unwrap();
         assert_eq!(back.values[0], v);
         // ints and an existential (filter) result
         let ity = Type::Exists(Box::new(Type::int()));
         let bytes = value_to_npy(&Value::Array(vec![Value::Int(3), Value::Int(-1)]), &ity).unwrap();
         let f = npyz::NpyFile::new(&bytes[..]).unwrap();
-        assert_eq!((f.shape().to_vec(), f.into_vec::<i32>().unwrap()), (vec![2], vec![3, -1]));
+        assert_eq!(
+            (f.shape().to_vec(), f.into_vec::<i32>().unwrap()),
+            (vec![2], vec![3, -1])
+        );
         let empty = Type::Exists(Box::new(Type::array(Type::float(), ArithExpr::size_var("M"))));
         let bytes = value_to_npy(&Value::Array(vec![]), &empty).unwrap();
         assert_eq!(npyz::NpyFile::new(&bytes[..]).unwrap().shape(), &[0, 0]);
         let dty = Type::array(Type::Scalar(Scalar::Double), ArithExpr::cst(1));
         let bytes = value_to_npy(&Value::Array(vec![Value::Double(0.5)]), &dty).unwrap();
-        assert_eq!(npyz::NpyFile::new(&bytes[..]).unwrap().into_vec::<f64>().unwrap(), vec![0.5]);
+        assert_eq!(
+            npyz::NpyFile::new(&bytes[..]).unwrap().into_vec::<f64>().unwrap(),
+            vec![0.5]
+        );
     }
 
     #[test]
     fn npy_output_errors() {
         let tty = Type::array(Type::Tuple(vec![Type::float(), Type::float()]), ArithExpr::cst(1));
-        let e = value_to_npy(&Value::Array(vec![Value::Tuple(vec![Value::Float(1.0), Value::Float(2.0)])]), &tty)
-            .unwrap_err();
+        let e = value_to_npy(
+            &Value::Array(vec![Value::Tuple(vec![Value::Float(1.0), Value::Float(2.0)])]),
+            &tty,
+        )
+        .unwrap_err();
         assert!(e.message.contains("cannot be written as .npy"), "{}", e.message);
         let rty = Type::array(Type::Exists(Box::new(Type::float())), ArithExpr::cst(2));
         let ragged = Value::Array(vec![floats(&[1.0, 2.0]), floats(&[3.0])]);
         let e = value_to_npy(&ragged, &rty).unwrap_err();
-        assert_eq!(e.message, "the result is not rectangular: result[1] has 1 elements where 2 elements were expected");
-        let e = value_to_npy(&Value::Array(vec![Value::Int(1)]), &Type::array(Type::float(), ArithExpr::cst(1)))
-            .unwrap_err();
+        assert_eq!(
+            e.message,
+            "the result is not rectangular: result[1] has 1 elements where 2 elements were expected"
+        );
+        let e = value_to_npy(
+            &Value::Array(vec![Value::Int(1)]),
+            &Type::array(Type::float(), ArithExpr::cst(1)),
+        )
+        .unwrap_err();
         assert!(e.message.contains("says float"), "{}", e.message);
     }
 
@@ -1255,12 +1579,19 @@ mod tests {
             "random inputs need a value for the size variable M"
         );
         assert_eq!(
-            random_inputs(&p, &sizes(&[("N", 2), ("M", 0)]), 0).err().unwrap().message,
+            random_inputs(&p, &sizes(&[("N", 2), ("M", 0)]), 0)
+                .err()
+                .unwrap()
+                .message,
             "M is 0, but size variables must be at least 1"
         );
-        let e = random_inputs(&p, &sizes(&[("N", 2), ("M", 2), ("n", 1)]), 0).err().unwrap();
+        let e = random_inputs(&p, &sizes(&[("N", 2), ("M", 2), ("n", 1)]), 0)
+            .err()
+            .unwrap();
         assert_eq!(e.message, "the program has no size variable `n`");
-        let e = random_inputs(&p, &sizes(&[("N", 1 << 20), ("M", 1 << 20)]), 0).err().unwrap();
+        let e = random_inputs(&p, &sizes(&[("N", 1 << 20), ("M", 1 << 20)]), 0)
+            .err()
+            .unwrap();
         assert!(e.message.contains("more than"), "{}", e.message);
     }
 }

@@ -18,7 +18,11 @@ pub fn front(src: &str) -> Result<(Program, TypeInfo), Diagnostic> {
 /// The program's type as `(param types) -> result`.
 pub fn signature(prog: &Program, info: &TypeInfo) -> String {
     let ps: Vec<String> = prog.params.iter().map(|p| p.ty.to_string()).collect();
-    let sizes = if prog.sizes.is_empty() { String::new() } else { format!("∀ {}. ", prog.sizes.join(" ")) };
+    let sizes = if prog.sizes.is_empty() {
+        String::new()
+    } else {
+        format!("∀ {}. ", prog.sizes.join(" "))
+    };
     format!("{sizes}({}) -> {}", ps.join(", "), info.result())
 }
 
@@ -40,7 +44,10 @@ pub enum Error {
 
 impl Error {
     pub fn plain(message: impl Into<String>) -> Error {
-        Error::Plain { message: message.into(), notes: vec![] }
+        Error::Plain {
+            message: message.into(),
+            notes: vec![],
+        }
     }
     pub fn render(&self, file: &str, src: &str) -> String {
         match self {
@@ -64,7 +71,10 @@ impl From<Diagnostic> for Error {
 
 impl From<data::DataError> for Error {
     fn from(e: data::DataError) -> Error {
-        Error::Plain { message: e.message, notes: e.notes }
+        Error::Plain {
+            message: e.message,
+            notes: e.notes,
+        }
     }
 }
 
@@ -102,14 +112,18 @@ impl RunResult {
 pub fn read_sources(data: &[String]) -> Result<Vec<data::DataSource>, Error> {
     let mut out = vec![];
     for d in data {
-        let read = |path: &str| std::fs::read(path).map_err(|e| Error::plain(format!("cannot read data file {path}: {e}")));
+        let read =
+            |path: &str| std::fs::read(path).map_err(|e| Error::plain(format!("cannot read data file {path}: {e}")));
         match d.split_once('=') {
-            Some((param, path)) if path.ends_with(".npy") => {
-                out.push(data::DataSource::Npy { param: param.to_string(), bytes: read(path)?, file: path.to_string() })
-            }
+            Some((param, path)) if path.ends_with(".npy") => out.push(data::DataSource::Npy {
+                param: param.to_string(),
+                bytes: read(path)?,
+                file: path.to_string(),
+            }),
             _ => {
                 let bytes = read(d)?;
-                let text = String::from_utf8(bytes).map_err(|_| Error::plain(format!("data file {d} is not UTF-8 text")))?;
+                let text =
+                    String::from_utf8(bytes).map_err(|_| Error::plain(format!("data file {d} is not UTF-8 text")))?;
                 out.push(data::DataSource::Json(text, d.clone()));
             }
         }
@@ -122,8 +136,13 @@ pub fn parse_sizes(sizes: &[String]) -> Result<Vec<(String, i64)>, Error> {
     sizes
         .iter()
         .map(|s| {
-            let (k, v) = s.split_once('=').ok_or_else(|| Error::plain(format!("--size {s}: expected NAME=VALUE, e.g. N=1024")))?;
-            let v: i64 = v.trim().parse().map_err(|_| Error::plain(format!("--size {s}: `{v}` is not an integer")))?;
+            let (k, v) = s
+                .split_once('=')
+                .ok_or_else(|| Error::plain(format!("--size {s}: expected NAME=VALUE, e.g. N=1024")))?;
+            let v: i64 = v
+                .trim()
+                .parse()
+                .map_err(|_| Error::plain(format!("--size {s}: `{v}` is not an integer")))?;
             Ok((k.trim().to_string(), v))
         })
         .collect()
@@ -139,19 +158,31 @@ pub fn run_files(src: &str, data: &[String], sizes: &[String], opts: &RunOptions
 }
 
 /// Runs a typed program on loaded inputs.
-pub fn run_inputs(prog: &Program, info: &TypeInfo, inputs: &data::Inputs, opts: &RunOptions) -> Result<RunResult, Error> {
+pub fn run_inputs(
+    prog: &Program,
+    info: &TypeInfo,
+    inputs: &data::Inputs,
+    opts: &RunOptions,
+) -> Result<RunResult, Error> {
     let lookup = |n: &str| inputs.sizes.get(n).copied();
     for c in &info.checks {
-        c.verify(&lookup).map_err(|m| Error::Source(Diagnostic::new(c.span, m)))?;
+        c.verify(&lookup)
+            .map_err(|m| Error::Source(Diagnostic::new(c.span, m)))?;
     }
     let (value, timing) = if opts.interp {
-        let v = ir::interp::eval(prog, &inputs.values, &lookup).map_err(|e| Error::Source(Diagnostic::new(e.span, e.message)))?;
+        let v = ir::interp::eval(prog, &inputs.values, &lookup)
+            .map_err(|e| Error::Source(Diagnostic::new(e.span, e.message)))?;
         (v, None)
     } else {
         backend_run(prog, info, inputs, opts)?
     };
     let json = value.to_json();
-    Ok(RunResult { value, ty: info.result().clone(), json, timing })
+    Ok(RunResult {
+        value,
+        ty: info.result().clone(),
+        json,
+        timing,
+    })
 }
 
 fn backend_text(prog: &Program, info: &TypeInfo, emit: Emit) -> Result<String, Error> {
@@ -164,7 +195,12 @@ fn backend_text(prog: &Program, info: &TypeInfo, emit: Emit) -> Result<String, E
     })
 }
 
-fn backend_run(prog: &Program, info: &TypeInfo, inputs: &data::Inputs, opts: &RunOptions) -> Result<(ir::interp::Value, Option<String>), Error> {
+fn backend_run(
+    prog: &Program,
+    info: &TypeInfo,
+    inputs: &data::Inputs,
+    opts: &RunOptions,
+) -> Result<(ir::interp::Value, Option<String>), Error> {
     let plan = codegen_opencl::emit(prog, info)?;
     backend::run(&plan, inputs, opts.device.as_deref(), opts.time)
 }
@@ -178,35 +214,60 @@ pub fn bench(src: &str, sizes: &[String], device: Option<&str>, repeats: usize, 
     let inputs = data::random_inputs(&prog, &sizes, 42)?;
     let lookup = |n: &str| inputs.sizes.get(n).copied();
     for c in &info.checks {
-        c.verify(&lookup).map_err(|m| Error::Source(Diagnostic::new(c.span, m)))?;
+        c.verify(&lookup)
+            .map_err(|m| Error::Source(Diagnostic::new(c.span, m)))?;
     }
     let t0 = std::time::Instant::now();
     let plan = codegen_opencl::emit(&prog, &info)?;
     let codegen_ms = t0.elapsed().as_secs_f64() * 1e3;
     let m = backend::run_measured(&plan, &inputs, device, true, repeats, true)?;
-    let mut out = format!("device: {}
+    let mut out = format!(
+        "device: {}
 sizes: {}
 code generation: {codegen_ms:.2} ms
-", m.device,
-        sizes.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "));
+",
+        m.device,
+        sizes
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
     let total: u64 = m.kernel_ns.iter().map(|(_, t)| *t).sum();
     for (k, t) in &m.kernel_ns {
-        out.push_str(&format!("  {k}: {:.4} ms
-", *t as f64 / 1e6));
+        out.push_str(&format!(
+            "  {k}: {:.4} ms
+",
+            *t as f64 / 1e6
+        ));
     }
-    out.push_str(&format!("kernels total (median of {repeats}): {:.4} ms
-", total as f64 / 1e6));
+    out.push_str(&format!(
+        "kernels total (median of {repeats}): {:.4} ms
+",
+        total as f64 / 1e6
+    ));
     if let Some(c) = m.copy_ns {
-        out.push_str(&format!("baseline copy of {} input bytes: {:.4} ms
+        out.push_str(&format!(
+            "baseline copy of {} input bytes: {:.4} ms
 ratio kernels/copy: {:.2}
-", m.input_bytes, c / 1e6, total as f64 / c));
+",
+            m.input_bytes,
+            c / 1e6,
+            total as f64 / c
+        ));
     }
     if check {
-        let expect = ir::interp::eval(&prog, &inputs.values, &lookup).map_err(|e| Error::Source(Diagnostic::new(e.span, e.message)))?;
+        let expect = ir::interp::eval(&prog, &inputs.values, &lookup)
+            .map_err(|e| Error::Source(Diagnostic::new(e.span, e.message)))?;
         let ok = values_close(&expect, &m.value, 1e-4);
-        out.push_str(&format!("result equals the interpreter: {}\n", if ok { "yes" } else { "NO" }));
+        out.push_str(&format!(
+            "result equals the interpreter: {}\n",
+            if ok { "yes" } else { "NO" }
+        ));
         if !ok {
-            return Err(Error::plain(format!("{out}the OpenCL result differs from the interpreter")));
+            return Err(Error::plain(format!(
+                "{out}the OpenCL result differs from the interpreter"
+            )));
         }
     }
     Ok(out)
@@ -215,7 +276,8 @@ ratio kernels/copy: {:.2}
 /// Equality with a relative tolerance for floats.
 pub fn values_close(a: &ir::interp::Value, b: &ir::interp::Value, rel: f64) -> bool {
     use ir::interp::Value as V;
-    let close = |x: f64, y: f64| x == y || (x - y).abs() <= rel * x.abs().max(y.abs()).max(1e-6) || (x.is_nan() && y.is_nan());
+    let close =
+        |x: f64, y: f64| x == y || (x - y).abs() <= rel * x.abs().max(y.abs()).max(1e-6) || (x.is_nan() && y.is_nan());
     match (a, b) {
         (V::Float(x), V::Float(y)) => close(f64::from(*x), f64::from(*y)),
         (V::Double(x), V::Double(y)) => close(*x, *y),

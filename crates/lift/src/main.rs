@@ -105,32 +105,53 @@ fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Compile { program, emit, output } => {
             let (name, src) = read_program(&program)?;
-            let text = lift::compile_text(&src, match emit {
-                Emit::Cl => lift::Emit::Cl,
-                Emit::Types => lift::Emit::Types,
-                Emit::Views => lift::Emit::Views,
-                Emit::Plan => lift::Emit::Plan,
-            })
+            let text = lift::compile_text(
+                &src,
+                match emit {
+                    Emit::Cl => lift::Emit::Cl,
+                    Emit::Types => lift::Emit::Types,
+                    Emit::Views => lift::Emit::Views,
+                    Emit::Plan => lift::Emit::Plan,
+                },
+            )
             .map_err(|e| e.render(&name, &src))?;
             write_out(output.as_ref(), &text)
         }
-        Command::Run { program, data, size, backend, device, output, time } => {
+        Command::Run {
+            program,
+            data,
+            size,
+            backend,
+            device,
+            output,
+            time,
+        } => {
             let (name, src) = read_program(&program)?;
-            let opts = lift::RunOptions { device, time, interp: backend == Backend::Interp };
+            let opts = lift::RunOptions {
+                device,
+                time,
+                interp: backend == Backend::Interp,
+            };
             let result = lift::run_files(&src, &data, &size, &opts).map_err(|e| e.render(&name, &src))?;
             if let Some(report) = &result.timing {
                 eprint!("{report}");
             }
             match output {
-                Some(path) if path.extension().is_some_and(|e| e == "npy") => {
-                    std::fs::write(&path, &result.npy()?).map_err(|e| lift::report::render_plain(&format!("cannot write {}: {e}", path.display()), &[]))
-                }
+                Some(path) if path.extension().is_some_and(|e| e == "npy") => std::fs::write(&path, &result.npy()?)
+                    .map_err(|e| lift::report::render_plain(&format!("cannot write {}: {e}", path.display()), &[])),
                 other => write_out(other.as_ref(), &format!("{}\n", result.json)),
             }
         }
-        Command::Bench { program, size, device, repeats, check } => {
+        Command::Bench {
+            program,
+            size,
+            device,
+            repeats,
+            check,
+        } => {
             let (name, src) = read_program(&program)?;
-            let report = lift::bench(&src, &size, device.as_deref(), repeats, check).map_err(|e| e.render(&name, &src))?;
+            let report =
+                lift::bench(&src, &size, device.as_deref(), repeats, check).map_err(|e| e.render(&name, &src))?;
             print!("{report}");
             Ok(())
         }
@@ -144,7 +165,8 @@ fn run(cli: Cli) -> Result<(), String> {
 
 fn write_out(path: Option<&PathBuf>, text: &str) -> Result<(), String> {
     match path {
-        Some(p) => std::fs::write(p, text).map_err(|e| lift::report::render_plain(&format!("cannot write {}: {e}", p.display()), &[])),
+        Some(p) => std::fs::write(p, text)
+            .map_err(|e| lift::report::render_plain(&format!("cannot write {}: {e}", p.display()), &[])),
         None => {
             print!("{text}");
             Ok(())

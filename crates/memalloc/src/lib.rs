@@ -82,7 +82,14 @@ pub fn dims_of(ty: &Type) -> (Vec<ArithExpr>, Type) {
 impl Memory {
     /// Allocates a buffer for a value of type `ty` (array lengths already replaced by their
     /// capacities) and returns the view of this work-item's slice.
-    pub fn allocate(&mut self, hint: &str, ty: &Type, space: AddressSpace, enclosing: &[Enclosing], role: Role) -> Result<(usize, Rc<View>), String> {
+    pub fn allocate(
+        &mut self,
+        hint: &str,
+        ty: &Type,
+        space: AddressSpace,
+        enclosing: &[Enclosing],
+        role: Role,
+    ) -> Result<(usize, Rc<View>), String> {
         let (mut dims, elem) = dims_of(ty);
         if let Type::Fun(..) = elem {
             return Err("internal: a function value cannot be stored".into());
@@ -100,7 +107,11 @@ impl Memory {
         let len = all.iter().fold(ArithExpr::cst(1), |a, d| a.mul(d));
         match space {
             AddressSpace::Private | AddressSpace::Local if len.as_cst().is_none() => {
-                let which = if space == AddressSpace::Private { "private" } else { "local" };
+                let which = if space == AddressSpace::Private {
+                    "private"
+                } else {
+                    "local"
+                };
                 return Err(format!(
                     "a {which} array must have a size known at compile time, but this one holds {len} elements; use a constant split size, or toGlobal"
                 ));
@@ -113,7 +124,13 @@ impl Memory {
             AddressSpace::Private => "p",
         };
         let name = format!("v_{prefix}{hint}_{}", self.buffers.len());
-        self.buffers.push(Buffer { name: name.clone(), space, elem: elem.clone(), len, role });
+        self.buffers.push(Buffer {
+            name: name.clone(),
+            space,
+            elem: elem.clone(),
+            len,
+            role,
+        });
         let mut view = Rc::new(View::Mem { name, dims: all, elem });
         for l in &concurrent {
             view = view.access(l.var.clone());
@@ -125,8 +142,21 @@ impl Memory {
     pub fn input(&mut self, name: &str, k: usize, ty: &Type) -> (usize, Rc<View>) {
         let (dims, elem) = dims_of(ty);
         let len = dims.iter().fold(ArithExpr::cst(1), |a, d| a.mul(d));
-        self.buffers.push(Buffer { name: name.to_string(), space: AddressSpace::Global, elem: elem.clone(), len, role: Role::Input(k) });
-        (self.buffers.len() - 1, Rc::new(View::Mem { name: name.to_string(), dims, elem }))
+        self.buffers.push(Buffer {
+            name: name.to_string(),
+            space: AddressSpace::Global,
+            elem: elem.clone(),
+            len,
+            role: Role::Input(k),
+        });
+        (
+            self.buffers.len() - 1,
+            Rc::new(View::Mem {
+                name: name.to_string(),
+                dims,
+                elem,
+            }),
+        )
     }
 
     pub fn by_name(&self, name: &str) -> Option<&Buffer> {
@@ -137,7 +167,11 @@ impl Memory {
 impl fmt::Display for Memory {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for b in &self.buffers {
-            writeln!(f, "buffer {} : {:?} {:?} {} x {}", b.name, b.role, b.space, b.len, b.elem)?;
+            writeln!(
+                f,
+                "buffer {} : {:?} {:?} {} x {}",
+                b.name, b.role, b.space, b.len, b.elem
+            )?;
         }
         Ok(())
     }
@@ -154,11 +188,18 @@ mod tests {
         let i = ArithExpr::var("i", Range::upto(n.clone()));
         let mut m = Memory::default();
         let ty = Type::array(Type::float(), ArithExpr::cst(4));
-        let encl = [Enclosing { var: i.clone(), len: n.clone(), kind: LoopKind::Global }];
+        let encl = [Enclosing {
+            var: i.clone(),
+            len: n.clone(),
+            kind: LoopKind::Global,
+        }];
         let (b, v) = m.allocate("t", &ty, AddressSpace::Global, &encl, Role::Temp).unwrap();
         assert_eq!(m.buffers[b].len, n.mul(&ArithExpr::cst(4)));
         let j = ArithExpr::var("j", Range::upto(ArithExpr::cst(4)));
-        assert_eq!(v.read(&[j.clone()]).unwrap(), views::Read::Expr(format!("v_gt_0[{}]", i.mul(&ArithExpr::cst(4)).add(&j))));
+        assert_eq!(
+            v.read(std::slice::from_ref(&j)).unwrap(),
+            views::Read::Expr(format!("v_gt_0[{}]", i.mul(&ArithExpr::cst(4)).add(&j)))
+        );
         let (p, _) = m.allocate("t", &ty, AddressSpace::Private, &encl, Role::Temp).unwrap();
         assert_eq!(m.buffers[p].len, ArithExpr::cst(4));
     }
@@ -167,6 +208,9 @@ mod tests {
     fn private_arrays_need_constant_sizes() {
         let mut m = Memory::default();
         let ty = Type::array(Type::float(), ArithExpr::size_var("N"));
-        assert!(m.allocate("t", &ty, AddressSpace::Private, &[], Role::Temp).unwrap_err().contains("compile time"));
+        assert!(m
+            .allocate("t", &ty, AddressSpace::Private, &[], Role::Temp)
+            .unwrap_err()
+            .contains("compile time"));
     }
 }

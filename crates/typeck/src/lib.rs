@@ -22,6 +22,10 @@ use std::fmt::Write;
 
 type Result<T> = std::result::Result<T, Diagnostic>;
 
+/// Most steps of an `iterate` whose function changes the length (each step is typed, and
+/// generated, on its own).
+pub const MAX_ITERATE: i64 = 64;
+
 /// A condition on run-time sizes that typing could not decide symbolically.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SizeCheck {
@@ -32,9 +36,17 @@ pub struct SizeCheck {
 #[derive(Clone, Debug, PartialEq)]
 pub enum CheckKind {
     /// `len` must be a multiple of `by`; `what` names the primitive (e.g. "split #3").
-    Divisible { len: ArithExpr, by: ArithExpr, what: String },
+    Divisible {
+        len: ArithExpr,
+        by: ArithExpr,
+        what: String,
+    },
     /// `len >= min`.
-    AtLeast { len: ArithExpr, min: ArithExpr, what: String },
+    AtLeast {
+        len: ArithExpr,
+        min: ArithExpr,
+        what: String,
+    },
 }
 
 impl SizeCheck {
@@ -42,15 +54,33 @@ impl SizeCheck {
     pub fn verify(&self, sizes: &dyn Fn(&str) -> Option<i64>) -> std::result::Result<(), String> {
         match &self.kind {
             CheckKind::Divisible { len, by, what } => {
-                let (Ok(l), Ok(b)) = (len.eval(sizes), by.eval(sizes)) else { return Ok(()) };
+                let (Ok(l), Ok(b)) = (len.eval(sizes), by.eval(sizes)) else {
+                    return Ok(());
+                };
                 if b == 0 || l % b != 0 {
-                    return Err(format!("{what} of an array of length {l} ({len}): {l} is not a multiple of {b}"));
+                    let shown = if len.as_cst().is_some() {
+                        String::new()
+                    } else {
+                        format!(" ({len})")
+                    };
+                    return Err(format!(
+                        "{what} of an array of length {l}{shown}: {l} is not a multiple of {b}"
+                    ));
                 }
             }
             CheckKind::AtLeast { len, min, what } => {
-                let (Ok(l), Ok(m)) = (len.eval(sizes), min.eval(sizes)) else { return Ok(()) };
+                let (Ok(l), Ok(m)) = (len.eval(sizes), min.eval(sizes)) else {
+                    return Ok(());
+                };
                 if l < m {
-                    return Err(format!("{what} needs an array of length at least {m}, but it has length {l} ({len})"));
+                    let shown = if len.as_cst().is_some() {
+                        String::new()
+                    } else {
+                        format!(" ({len})")
+                    };
+                    return Err(format!(
+                        "{what} needs an array of length at least {m}, but it has length {l}{shown}"
+                    ));
                 }
             }
         }
@@ -85,7 +115,9 @@ impl TypeInfo {
         self.types[e.index()].as_ref().expect("every reachable node is typed")
     }
     pub fn var_ty(&self, v: VarId) -> &Type {
-        self.var_types[v.index()].as_ref().expect("every bound variable is typed")
+        self.var_types[v.index()]
+            .as_ref()
+            .expect("every bound variable is typed")
     }
     pub fn result(&self) -> &Type {
         self.result.as_ref().expect("typed program has a result")
@@ -100,7 +132,11 @@ impl TypeInfo {
                     .iter()
                     .enumerate()
                     .map(|(i, p)| {
-                        let x = self.unpacks.get(&Binder::Param(id, i)).map(|x| format!(", unpacked with length {x}")).unwrap_or_default();
+                        let x = self
+                            .unpacks
+                            .get(&Binder::Param(id, i))
+                            .map(|x| format!(", unpacked with length {x}"))
+                            .unwrap_or_default();
                         format!("{} : {}{x}", names[p.index()], self.var_ty(*p))
                     })
                     .collect();
@@ -150,10 +186,16 @@ pub fn infer(prog: &Program) -> Result<TypeInfo> {
     }
     let t = cx.infer(prog.body)?;
     if let Some(x) = cx.escaping_exist(&t) {
-        return Err(Diagnostic::new(prog.span(prog.body), format!("the program's result type {t} mentions the run-time length {x}")));
+        return Err(Diagnostic::new(
+            prog.span(prog.body),
+            format!("the program's result type {t} mentions the run-time length {x}"),
+        ));
     }
     if let Type::Fun(..) = t {
-        return Err(Diagnostic::new(prog.span(prog.body), "the program's result is a function; apply it to its arguments"));
+        return Err(Diagnostic::new(
+            prog.span(prog.body),
+            "the program's result is a function; apply it to its arguments",
+        ));
     }
     cx.info.result = Some(t);
     Ok(cx.info)
@@ -200,7 +242,12 @@ impl Checker<'_> {
         let t = match self.prog.expr(e) {
             Expr::Var(v) => match &self.info.var_types[v.index()] {
                 Some(t) => t.clone(),
-                None => return Err(Diagnostic::new(self.span(e), "internal: variable used before its binding was typed")),
+                None => {
+                    return Err(Diagnostic::new(
+                        self.span(e),
+                        "internal: variable used before its binding was typed",
+                    ))
+                }
             },
             Expr::Lit(l) => Type::Scalar(match l {
                 ir::Lit::Float(_) => Scalar::Float,
@@ -209,7 +256,10 @@ impl Checker<'_> {
                 ir::Lit::Bool(_) => Scalar::Bool,
             }),
             Expr::Lambda { .. } => {
-                return Err(Diagnostic::new(self.span(e), "a function cannot be used as a value here"));
+                return Err(Diagnostic::new(
+                    self.span(e),
+                    "a function cannot be used as a value here",
+                ));
             }
             Expr::Let { kind, var, value, body } => {
                 let (kind, var, value, body) = (*kind, *var, *value, *body);
@@ -222,8 +272,11 @@ impl Checker<'_> {
                         Some(x)
                     }
                     (_, LetKind::Unpack) => {
-                        return Err(Diagnostic::new(self.span(value), format!("`unpack` needs an existential array (a filter result), but this has type {tv}"))
-                            .with_note("use `let` to bind other values"));
+                        return Err(Diagnostic::new(
+                            self.span(value),
+                            format!("`unpack` needs an existential array (a filter result), but this has type {tv}"),
+                        )
+                        .with_note("use `let` to bind other values"));
                     }
                     (_, LetKind::Let) => {
                         self.info.var_types[var.index()] = Some(tv.clone());
@@ -240,24 +293,38 @@ impl Checker<'_> {
                 let inner = *inner;
                 match self.infer(inner)? {
                     Type::Array(elem, _) if self.escaping_exist(&elem).is_none() => Type::Exists(elem),
-                    t => return Err(Diagnostic::new(self.span(e), format!("`pack` needs an array whose elements have a known size, but this has type {t}"))),
+                    t => {
+                        return Err(Diagnostic::new(
+                            self.span(e),
+                            format!("`pack` needs an array whose elements have a known size, but this has type {t}"),
+                        ))
+                    }
                 }
             }
             Expr::If { cond, then, els } => {
                 let (cond, then, els) = (*cond, *then, *els);
                 let tc = self.infer(cond)?;
                 if tc != Type::bool() {
-                    return Err(Diagnostic::new(self.span(cond), format!("the condition of `if` must be bool, but it is {tc}")));
+                    return Err(Diagnostic::new(
+                        self.span(cond),
+                        format!("the condition of `if` must be bool, but it is {tc}"),
+                    ));
                 }
                 let ta = self.infer(then)?;
                 let tb = self.infer(els)?;
                 if ta != tb {
-                    return Err(Diagnostic::new(self.span(e), format!("the branches of `if` have different types: {ta} and {tb}")));
+                    return Err(Diagnostic::new(
+                        self.span(e),
+                        format!("the branches of `if` have different types: {ta} and {tb}"),
+                    ));
                 }
                 match &ta {
                     Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) => {}
                     Type::Array(..) | Type::Exists(_) | Type::Fun(..) => {
-                        return Err(Diagnostic::new(self.span(e), format!("`if` selects between scalars, tuples or vectors, not {ta}")));
+                        return Err(Diagnostic::new(
+                            self.span(e),
+                            format!("`if` selects between scalars, tuples or vectors, not {ta}"),
+                        ));
                     }
                 }
                 ta
@@ -289,10 +356,17 @@ impl Checker<'_> {
                 return Ok(Type::Exists(elem.clone()));
             }
         }
-        Err(Diagnostic::new(span, format!("the run-time length {x} escapes its `unpack`: the body has type {t}"))
-            .with_label("unpacked here")
-            .with_note(format!("{x} is the length of a filter result, known only inside this binding"))
-            .with_note("only an array of length depending on it can be packed back; reduce it or keep it as the outermost array"))
+        Err(Diagnostic::new(
+            span,
+            format!("the run-time length {x} escapes its `unpack`: the body has type {t}"),
+        )
+        .with_label("unpacked here")
+        .with_note(format!(
+            "{x} is the length of a filter result, known only inside this binding"
+        ))
+        .with_note(
+            "only an array of length depending on it can be packed back; reduce it or keep it as the outermost array",
+        ))
     }
 
     /// Types a lambda against known parameter types; returns its result type.
@@ -302,7 +376,14 @@ impl Checker<'_> {
         };
         let (vars, body) = (vars.clone(), *body);
         if vars.len() != params.len() {
-            return Err(Diagnostic::new(self.span(f), format!("this function takes {} parameter(s), but is called with {}", vars.len(), params.len())));
+            return Err(Diagnostic::new(
+                self.span(f),
+                format!(
+                    "this function takes {} parameter(s), but is called with {}",
+                    vars.len(),
+                    params.len()
+                ),
+            ));
         }
         let mut xs = vec![];
         for (i, (v, t)) in vars.iter().zip(params).enumerate() {
@@ -328,9 +409,16 @@ impl Checker<'_> {
     fn array_arg(&mut self, prim: &Prim, a: ExprId) -> Result<(Type, ArithExpr)> {
         match self.infer(a)? {
             Type::Array(elem, n) => Ok((*elem, n)),
-            Type::Exists(_) => Err(Diagnostic::new(self.span(a), format!("`{}` cannot take a filter result directly here", prim.name()))
-                .with_note("bind it first with `let` or `unpack`")),
-            t => Err(Diagnostic::new(self.span(a), format!("`{}` expects an array, but this has type {t}", prim.name())).with_label(format!("{t}"))),
+            Type::Exists(_) => Err(Diagnostic::new(
+                self.span(a),
+                format!("`{}` cannot take a filter result directly here", prim.name()),
+            )
+            .with_note("bind it first with `let` or `unpack`")),
+            t => Err(Diagnostic::new(
+                self.span(a),
+                format!("`{}` expects an array, but this has type {t}", prim.name()),
+            )
+            .with_label(format!("{t}"))),
         }
     }
 
@@ -364,14 +452,29 @@ impl Checker<'_> {
             Prim::Map(MapKind::Vec) => {
                 let tv = self.infer(args[1])?;
                 let Type::Vector(s, w) = tv else {
-                    return Err(Diagnostic::new(self.span(args[1]), format!("`mapVec` maps over the lanes of a vector, but this has type {tv}")));
+                    return Err(Diagnostic::new(
+                        self.span(args[1]),
+                        format!("`mapVec` maps over the lanes of a vector, but this has type {tv}"),
+                    ));
                 };
                 match self.lambda(args[0], &[Type::Scalar(s)])? {
                     Type::Scalar(r) => Type::Vector(r, w),
-                    t => return Err(Diagnostic::new(self.span(args[0]), format!("the function of `mapVec` must return a scalar, not {t}"))),
+                    t => {
+                        return Err(Diagnostic::new(
+                            self.span(args[0]),
+                            format!("the function of `mapVec` must return a scalar, not {t}"),
+                        ))
+                    }
                 }
             }
-            Prim::Map(MapKind::Plain | MapKind::Glb(_) | MapKind::Wrg(_) | MapKind::Lcl(_) | MapKind::Seq | MapKind::SeqUnroll) => {
+            Prim::Map(
+                MapKind::Plain
+                | MapKind::Glb(_)
+                | MapKind::Wrg(_)
+                | MapKind::Lcl(_)
+                | MapKind::Seq
+                | MapKind::SeqUnroll,
+            ) => {
                 let (elem, n) = self.array_arg(prim, args[1])?;
                 let r = self.lambda(args[0], &[elem])?;
                 Type::array(r, n)
@@ -391,7 +494,10 @@ impl Checker<'_> {
                 };
                 let r = self.lambda(args[0], &[acc.clone(), elem])?;
                 if r != acc {
-                    return Err(Diagnostic::new(self.span(args[0]), format!("the function of `{name}` returns {r}, but the accumulator has type {acc}")));
+                    return Err(Diagnostic::new(
+                        self.span(args[0]),
+                        format!("the function of `{name}` returns {r}, but the accumulator has type {acc}"),
+                    ));
                 }
                 Type::array(acc, ArithExpr::cst(1))
             }
@@ -402,10 +508,16 @@ impl Checker<'_> {
                     let (t, n) = self.array_arg(prim, *a)?;
                     if let Some((m, first)) = &len {
                         if *m != n {
-                            let mut d = Diagnostic::new(self.span(*a), format!("`zip` of arrays of different lengths: {m} and {n}"))
-                                .with_label(format!("length {n}"))
-                                .with_note(format!("the first array (at {}..{}) has length {m}", self.span(*first).start, self.span(*first).end));
-                            if m.free_vars().iter().any(|v| is_exist_var(v)) && n.free_vars().iter().any(|v| is_exist_var(v)) {
+                            let mut d = Diagnostic::new(
+                                self.span(*a),
+                                format!("`zip` of arrays of different lengths: {m} and {n}"),
+                            )
+                            .with_label(format!("length {n}"))
+                            .with_note(format!("the first array of this zip has length {m}"));
+                            let _ = first;
+                            if m.free_vars().iter().any(|v| is_exist_var(v))
+                                && n.free_vars().iter().any(|v| is_exist_var(v))
+                            {
                                 d = d.with_note("each filter result has its own run-time length, so two different filter results cannot be zipped (thesis ch. 3); zip a filter result with a map of itself instead");
                             }
                             return Err(d);
@@ -419,7 +531,14 @@ impl Checker<'_> {
             }
             Prim::Split(k) => {
                 let (elem, n) = self.array_arg(prim, args[0])?;
-                self.check(span, CheckKind::Divisible { len: n.clone(), by: k.clone(), what: format!("split #{k}") })?;
+                self.check(
+                    span,
+                    CheckKind::Divisible {
+                        len: n.clone(),
+                        by: k.clone(),
+                        what: format!("split #{k}"),
+                    },
+                )?;
                 Type::array(Type::array(elem, k.clone()), n.div_assume_exact(k))
             }
             Prim::Join => {
@@ -436,12 +555,24 @@ impl Checker<'_> {
                 let (elem, n) = self.array_arg(prim, args[0])?;
                 match elem {
                     Type::Array(inner, m) => Type::array(Type::array(*inner, n), m),
-                    t => return Err(Diagnostic::new(self.span(args[0]), format!("`transpose` expects an array of arrays, but the elements are {t}"))),
+                    t => {
+                        return Err(Diagnostic::new(
+                            self.span(args[0]),
+                            format!("`transpose` expects an array of arrays, but the elements are {t}"),
+                        ))
+                    }
                 }
             }
             Prim::Slide(s, t) => {
                 let (elem, n) = self.array_arg(prim, args[0])?;
-                self.check(span, CheckKind::AtLeast { len: n.clone(), min: s.clone(), what: format!("slide #{s} #{t}") })?;
+                self.check(
+                    span,
+                    CheckKind::AtLeast {
+                        len: n.clone(),
+                        min: s.clone(),
+                        what: format!("slide #{s} #{t}"),
+                    },
+                )?;
                 let count = n.sub(s).add(t);
                 let count = count.div_assume_exact(t);
                 Type::array(Type::array(elem, s.clone()), count)
@@ -450,7 +581,10 @@ impl Checker<'_> {
                 let tv = self.infer(args[0])?;
                 let (elem, n) = self.array_arg(prim, args[1])?;
                 if tv != elem {
-                    return Err(Diagnostic::new(self.span(args[0]), format!("the padding value has type {tv}, but the elements are {elem}")));
+                    return Err(Diagnostic::new(
+                        self.span(args[0]),
+                        format!("the padding value has type {tv}, but the elements are {elem}"),
+                    ));
                 }
                 Type::array(elem, l.add(&n).add(r))
             }
@@ -460,7 +594,14 @@ impl Checker<'_> {
             }
             Prim::ReorderStride(s) => {
                 let (elem, n) = self.array_arg(prim, args[0])?;
-                self.check(span, CheckKind::Divisible { len: n.clone(), by: s.clone(), what: format!("reorder-stride #{s}") })?;
+                self.check(
+                    span,
+                    CheckKind::Divisible {
+                        len: n.clone(),
+                        by: s.clone(),
+                        what: format!("reorder-stride #{s}"),
+                    },
+                )?;
                 Type::array(elem, n)
             }
             Prim::Reverse => {
@@ -474,25 +615,42 @@ impl Checker<'_> {
             Prim::Iterate(k) => self.iterate(e, k, args)?,
             Prim::Filter(_) => {
                 let (elem, _) = self.array_arg(prim, args[1])?;
-                let r = self.lambda(args[0], &[elem.clone()])?;
+                let r = self.lambda(args[0], std::slice::from_ref(&elem))?;
                 if r != Type::bool() {
-                    return Err(Diagnostic::new(self.span(args[0]), format!("the predicate of `{name}` must return bool, but it returns {r}")).with_label(format!("returns {r}")));
+                    return Err(Diagnostic::new(
+                        self.span(args[0]),
+                        format!("the predicate of `{name}` must return bool, but it returns {r}"),
+                    )
+                    .with_label(format!("returns {r}")));
                 }
                 Type::Exists(Box::new(elem))
             }
             Prim::AsVector(w) => {
                 let (elem, n) = self.array_arg(prim, args[0])?;
                 let Type::Scalar(s) = elem else {
-                    return Err(Diagnostic::new(self.span(args[0]), format!("`asVector` needs an array of scalars, but the elements are {elem}")));
+                    return Err(Diagnostic::new(
+                        self.span(args[0]),
+                        format!("`asVector` needs an array of scalars, but the elements are {elem}"),
+                    ));
                 };
                 let w = ArithExpr::cst(i64::from(*w));
-                self.check(span, CheckKind::Divisible { len: n.clone(), by: w.clone(), what: format!("asVector #{w}") })?;
+                self.check(
+                    span,
+                    CheckKind::Divisible {
+                        len: n.clone(),
+                        by: w.clone(),
+                        what: format!("asVector #{w}"),
+                    },
+                )?;
                 Type::array(Type::Vector(s, w.as_cst().unwrap_or(1) as u8), n.div_assume_exact(&w))
             }
             Prim::AsScalar => {
                 let (elem, n) = self.array_arg(prim, args[0])?;
                 let Type::Vector(s, w) = elem else {
-                    return Err(Diagnostic::new(self.span(args[0]), format!("`asScalar` needs an array of vectors, but the elements are {elem}")));
+                    return Err(Diagnostic::new(
+                        self.span(args[0]),
+                        format!("`asScalar` needs an array of vectors, but the elements are {elem}"),
+                    ));
                 };
                 Type::array(Type::Scalar(s), n.mul(&ArithExpr::cst(i64::from(w))))
             }
@@ -505,7 +663,10 @@ impl Checker<'_> {
     /// substitution handles any `F`, e.g. halving).
     fn iterate(&mut self, e: ExprId, k: &ArithExpr, args: &[ExprId]) -> Result<Type> {
         let Some(count) = k.as_cst() else {
-            return Err(Diagnostic::new(self.span(e), "the iteration count of `iterate` must be a literal like #3"));
+            return Err(Diagnostic::new(
+                self.span(e),
+                "the iteration count of `iterate` must be a literal like #3",
+            ));
         };
         let (elem, n) = self.array_arg(&Prim::Iterate(k.clone()), args[1])?;
         let lname = format!("L{}", self.info.iter_vars.len() + 1);
@@ -514,18 +675,42 @@ impl Checker<'_> {
         let checks_before = self.info.checks.len();
         let r = self.lambda(args[0], &[Type::array(elem.clone(), l.clone())])?;
         let Type::Array(relem, f_l) = r.clone() else {
-            return Err(Diagnostic::new(self.span(args[0]), format!("the function of `iterate` must return an array, but it returns {r}")));
+            return Err(Diagnostic::new(
+                self.span(args[0]),
+                format!("the function of `iterate` must return an array, but it returns {r}"),
+            ));
         };
         if *relem != elem {
-            return Err(Diagnostic::new(self.span(args[0]), format!("the function of `iterate` must keep the element type {elem}, but it returns {r}")));
+            return Err(Diagnostic::new(
+                self.span(args[0]),
+                format!("the function of `iterate` must keep the element type {elem}, but it returns {r}"),
+            ));
         }
         let body_checks: Vec<SizeCheck> = self.info.checks.drain(checks_before..).collect();
+        // A length-preserving body needs no per-step work; others are unrolled, so bound k.
+        if f_l == l && body_checks.is_empty() {
+            return Ok(Type::array(elem, n));
+        }
+        if count > MAX_ITERATE {
+            return Err(Diagnostic::new(
+                self.span(e),
+                format!("`iterate #{count}` of a function that changes the length is limited to {MAX_ITERATE} steps"),
+            ));
+        }
         let mut len = n;
         for _ in 0..count {
             for c in &body_checks {
                 let kind = match &c.kind {
-                    CheckKind::Divisible { len: cl, by, what } => CheckKind::Divisible { len: cl.subst(&lname, &len), by: by.subst(&lname, &len), what: what.clone() },
-                    CheckKind::AtLeast { len: cl, min, what } => CheckKind::AtLeast { len: cl.subst(&lname, &len), min: min.subst(&lname, &len), what: what.clone() },
+                    CheckKind::Divisible { len: cl, by, what } => CheckKind::Divisible {
+                        len: cl.subst(&lname, &len),
+                        by: by.subst(&lname, &len),
+                        what: what.clone(),
+                    },
+                    CheckKind::AtLeast { len: cl, min, what } => CheckKind::AtLeast {
+                        len: cl.subst(&lname, &len),
+                        min: min.subst(&lname, &len),
+                        what: what.clone(),
+                    },
                 };
                 self.check(c.span, kind)?;
             }
@@ -553,7 +738,9 @@ impl Checker<'_> {
         let mismatch = |a: &Type, b: &Type| {
             let mut d = err(format!("`{name}` of {a} and {b}: the operands must have the same type"));
             if a.scalar().is_some() && b.scalar().is_some() {
-                d = d.with_note("convert one side with to-float, to-int or to-double, or write the literal as 2.0f / 2 / 2.0d");
+                d = d.with_note(
+                    "convert one side with to-float, to-int or to-double, or write the literal as 2.0f / 2 / 2.0d",
+                );
             }
             d
         };
@@ -574,7 +761,10 @@ impl Checker<'_> {
             }
             Op::Fma => {
                 if ts[0] != ts[1] || ts[1] != ts[2] || !floating(&ts[0]) {
-                    return Err(err(format!("`fma` needs three floating operands of one type, not {}, {}, {}", ts[0], ts[1], ts[2])));
+                    return Err(err(format!(
+                        "`fma` needs three floating operands of one type, not {}, {}, {}",
+                        ts[0], ts[1], ts[2]
+                    )));
                 }
                 ts[0].clone()
             }
@@ -594,7 +784,10 @@ impl Checker<'_> {
             }
             Op::And | Op::Or | Op::Not => {
                 if let Some((i, t)) = ts.iter().enumerate().find(|(_, t)| **t != Type::bool()) {
-                    return Err(Diagnostic::new(self.span(args[i]), format!("`{name}` needs bool operands, but this is {t}")));
+                    return Err(Diagnostic::new(
+                        self.span(args[i]),
+                        format!("`{name}` needs bool operands, but this is {t}"),
+                    ));
                 }
                 Type::bool()
             }
@@ -626,7 +819,12 @@ impl Checker<'_> {
             }
             Op::Dot => match (&ts[0], &ts[1]) {
                 (Type::Vector(s, w), Type::Vector(t, v)) if s == t && w == v && s.is_floating() => Type::Scalar(*s),
-                _ => return Err(err(format!("`dot` needs two floating vectors of one width, not {} and {}", ts[0], ts[1]))),
+                _ => {
+                    return Err(err(format!(
+                        "`dot` needs two floating vectors of one width, not {} and {}",
+                        ts[0], ts[1]
+                    )))
+                }
             },
             Op::Length => match &ts[0] {
                 Type::Vector(s, _) | Type::Scalar(s) if s.is_floating() => Type::Scalar(*s),
@@ -640,26 +838,45 @@ impl Checker<'_> {
                     return Err(err("`vec` components must all have the same type".into()));
                 }
                 if ![2, 3, 4, 8, 16].contains(&ts.len()) {
-                    return Err(err(format!("`vec` takes 2, 3, 4, 8 or 16 components, not {}", ts.len())));
+                    return Err(err(format!(
+                        "`vec` takes 2, 3, 4, 8 or 16 components, not {}",
+                        ts.len()
+                    )));
                 }
                 Type::Vector(s, ts.len() as u8)
             }
             Op::VGet(i) => match ts[0] {
                 Type::Vector(s, w) if i < w => Type::Scalar(s),
-                ref t => return Err(err(format!("`vget #{i}` needs a vector of more than {i} lanes, not {t}"))),
+                ref t => {
+                    return Err(err(format!(
+                        "`vget #{i}` needs a vector of more than {i} lanes, not {t}"
+                    )))
+                }
             },
             Op::Tuple => Type::Tuple(ts.to_vec()),
             Op::Get(i) => match &ts[0] {
                 Type::Tuple(cs) if (i as usize) < cs.len() => cs[i as usize].clone(),
-                t => return Err(err(format!("`get #{i}` needs a tuple of more than {i} components, not {t}"))),
+                t => {
+                    return Err(err(format!(
+                        "`get #{i}` needs a tuple of more than {i} components, not {t}"
+                    )))
+                }
             },
             Op::At => {
                 if ts[0] != Type::int() {
-                    return Err(Diagnostic::new(self.span(args[0]), format!("the index of `at` must be an int, not {}", ts[0])));
+                    return Err(Diagnostic::new(
+                        self.span(args[0]),
+                        format!("the index of `at` must be an int, not {}", ts[0]),
+                    ));
                 }
                 match &ts[1] {
                     Type::Array(elem, _) => (**elem).clone(),
-                    t => return Err(Diagnostic::new(self.span(args[1]), format!("`at` needs an array, not {t}"))),
+                    t => {
+                        return Err(Diagnostic::new(
+                            self.span(args[1]),
+                            format!("`at` needs an array, not {t}"),
+                        ))
+                    }
                 }
             }
         })

@@ -17,7 +17,10 @@ fn ty(body: &str) -> String {
 fn maps_and_zips_keep_lengths() {
     assert_eq!(ty("(mapGlb (lambda (x) (* x a)) xs)"), "[float]N");
     assert_eq!(ty("(zip xs (mapSeq (lambda (x) (to-int x)) xs))"), "[(float, int)]N");
-    assert_eq!(ty("(zip xs ys)"), "error: `zip` of arrays of different lengths: N and M");
+    assert_eq!(
+        ty("(zip xs ys)"),
+        "error: `zip` of arrays of different lengths: N and M"
+    );
 }
 
 #[test]
@@ -40,9 +43,18 @@ fn reductions_return_one_element_arrays() {
 #[test]
 fn filters_are_existential_and_packed_when_bound() {
     assert_eq!(ty("(filter (lambda (x) (> x 0.5f)) xs)"), "{∃X. [float]X}");
-    assert_eq!(ty("(mapSeq (lambda (x) (* x 2.0f)) (filterSeq (lambda (x) (> x 0.5f)) xs))"), "{∃X. [float]X}");
-    assert_eq!(ty("(let ys (filter (lambda (x) (> x 0.5f)) xs) (zip ys (map (lambda (y) y) ys)))"), "{∃X. [(float, float)]X}");
-    assert_eq!(ty("(reduceSeq + 0.0f (filterSeq (lambda (x) (> x 0.5f)) xs))"), "[float]1");
+    assert_eq!(
+        ty("(mapSeq (lambda (x) (* x 2.0f)) (filterSeq (lambda (x) (> x 0.5f)) xs))"),
+        "{∃X. [float]X}"
+    );
+    assert_eq!(
+        ty("(let ys (filter (lambda (x) (> x 0.5f)) xs) (zip ys (map (lambda (y) y) ys)))"),
+        "{∃X. [(float, float)]X}"
+    );
+    assert_eq!(
+        ty("(reduceSeq + 0.0f (filterSeq (lambda (x) (> x 0.5f)) xs))"),
+        "[float]1"
+    );
 }
 
 #[test]
@@ -54,7 +66,10 @@ fn two_filter_results_cannot_be_zipped() {
 #[test]
 fn existential_lengths_must_not_escape() {
     let e = ty("(unpack ys (filterSeq (lambda (x) (> x 0.5f)) xs) (tuple ys ys))");
-    assert!(e.starts_with("error: the run-time length X1 escapes its `unpack`"), "{e}");
+    assert!(
+        e.starts_with("error: the run-time length X1 escapes its `unpack`"),
+        "{e}"
+    );
     let e = ty("(unpack zs (filterSeq (lambda (x) (> x 0.5f)) xs) (map (lambda (x) zs) xs))");
     assert!(e.starts_with("error: the run-time length X1 escapes"), "{e}");
     assert!(ty("(unpack zs xs zs)").starts_with("error: `unpack` needs an existential array"));
@@ -62,7 +77,10 @@ fn existential_lengths_must_not_escape() {
 
 #[test]
 fn nested_filters_give_arrays_of_existentials() {
-    assert_eq!(ty("(mapGlb (lambda (row) (filterSeq (lambda (x) (> x 0.0f)) row)) xss)"), "[{∃X. [float]X}]N");
+    assert_eq!(
+        ty("(mapGlb (lambda (row) (filterSeq (lambda (x) (> x 0.0f)) row)) xss)"),
+        "[{∃X. [float]X}]N"
+    );
     assert_eq!(ty("(mapGlb (lambda (row) (mapSeq (lambda (x) x) row)) (mapGlb (lambda (row) (filterSeq (lambda (x) (> x 0.0f)) row)) xss))"), "[{∃X. [float]X}]N");
 }
 
@@ -70,12 +88,16 @@ fn nested_filters_give_arrays_of_existentials() {
 fn iterate_applies_the_length_function() {
     let halve = "(lambda (v) (join (mapSeq (lambda (p) (reduceSeq + 0.0f p)) (split #2 v))))";
     assert_eq!(ty(&format!("(iterate #3 {halve} xs)")), "[float](N/8)");
-    assert_eq!(ty("(iterate #2 (lambda (v) (mapSeq (lambda (x) (* x 2.0f)) v)) xs)"), "[float]N");
+    assert_eq!(
+        ty("(iterate #2 (lambda (v) (mapSeq (lambda (x) (* x 2.0f)) v)) xs)"),
+        "[float]N"
+    );
 }
 
 #[test]
 fn predicates_must_be_boolean_and_operands_agree() {
-    assert!(ty("(filter (lambda (x) (* x 2.0f)) xs)").starts_with("error: the predicate of `filter` must return bool, but it returns float"));
+    assert!(ty("(filter (lambda (x) (* x 2.0f)) xs)")
+        .starts_with("error: the predicate of `filter` must return bool, but it returns float"));
     assert!(ty("(map (lambda (x) (* x 2)) xs)").starts_with("error: `*` of float and int"));
     assert!(ty("(map (lambda (x) (if x 1.0f 2.0f)) xs)").starts_with("error: the condition of `if` must be bool"));
 }
@@ -88,6 +110,9 @@ fn divisibility_is_checked_at_compile_time_when_constant() {
     let src = "(lift (N) ((array-type float N)) (lambda (xs) (split #3 xs)))";
     let info = infer(&ir::parse(src).unwrap()).unwrap();
     assert_eq!(info.checks.len(), 1);
-    assert!(info.checks[0].verify(&|_| Some(10)).unwrap_err().contains("not a multiple of 3"));
+    assert!(info.checks[0]
+        .verify(&|_| Some(10))
+        .unwrap_err()
+        .contains("not a multiple of 3"));
     assert!(info.checks[0].verify(&|_| Some(12)).is_ok());
 }

@@ -19,7 +19,11 @@ use std::rc::Rc;
 pub enum View {
     /// A row-major buffer `name` with storage dimensions `dims` (outermost first) of `elem`s.
     /// Vector elements are stored as `w` consecutive scalars and accessed with vload/vstore.
-    Mem { name: String, dims: Vec<ArithExpr>, elem: Type },
+    Mem {
+        name: String,
+        dims: Vec<ArithExpr>,
+        elem: Type,
+    },
     /// A value held by a C expression (a scalar, vector or struct variable).
     Value { expr: String, ty: Type },
     /// A tuple of values (components of a zip element, or a `tuple` expression).
@@ -35,9 +39,18 @@ pub enum View {
     /// `slide size step`: `[a][b]` reads `inner[a*step + b]`.
     Slide { step: ArithExpr, inner: Rc<View> },
     /// `pad l r`: `[a]` reads `inner[a - l]`, out-of-range reads give `fill` (or clamp if `None`).
-    Pad { l: ArithExpr, n: ArithExpr, fill: Option<String>, inner: Rc<View> },
+    Pad {
+        l: ArithExpr,
+        n: ArithExpr,
+        fill: Option<String>,
+        inner: Rc<View>,
+    },
     /// `reorder-stride s` of length `n`: `[a]` reads `inner[a/(n/s) + s*(a%(n/s))]`.
-    Reorder { s: ArithExpr, n: ArithExpr, inner: Rc<View> },
+    Reorder {
+        s: ArithExpr,
+        n: ArithExpr,
+        inner: Rc<View>,
+    },
     /// `[a]` reads `inner[n - 1 - a]`.
     Reverse { n: ArithExpr, inner: Rc<View> },
     /// Element-wise tuples of several arrays of one length.
@@ -98,7 +111,13 @@ pub fn c_type(t: &Type) -> String {
     match t {
         Type::Scalar(s) => c_scalar(*s).to_string(),
         Type::Vector(s, w) => format!("{}{w}", c_scalar(*s)),
-        Type::Tuple(ts) => format!("Tuple_{}", ts.iter().map(|t| c_type(t).replace(' ', "_")).collect::<Vec<_>>().join("_")),
+        Type::Tuple(ts) => format!(
+            "Tuple_{}",
+            ts.iter()
+                .map(|t| c_type(t).replace(' ', "_"))
+                .collect::<Vec<_>>()
+                .join("_")
+        ),
         Type::Array(..) | Type::Exists(_) | Type::Fun(..) => format!("/* {t} */"),
     }
 }
@@ -109,7 +128,10 @@ fn vec_component(k: i64) -> String {
 
 impl View {
     pub fn access(self: &Rc<View>, idx: ArithExpr) -> Rc<View> {
-        Rc::new(View::Access { idx, inner: self.clone() })
+        Rc::new(View::Access {
+            idx,
+            inner: self.clone(),
+        })
     }
 
     /// Component `c` of the elements (or of the value) seen through this view.
@@ -148,7 +170,10 @@ impl View {
                 Ok(Read::Expr(expr.clone()))
             }
             View::Tuple(vs) => {
-                let rs = vs.iter().map(|v| v.read_rev(&mut idx.clone())).collect::<Result<Vec<_>>>()?;
+                let rs = vs
+                    .iter()
+                    .map(|v| v.read_rev(&mut idx.clone()))
+                    .collect::<Result<Vec<_>>>()?;
                 Ok(Read::Tuple(rs))
             }
             View::Access { idx: i, inner } => {
@@ -414,10 +439,16 @@ impl View {
     pub fn describe(&self) -> String {
         match self {
             View::Mem { name, dims, elem } => {
-                format!("mem {name}[{}] of {elem}", dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("]["))
+                format!(
+                    "mem {name}[{}] of {elem}",
+                    dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("][")
+                )
             }
             View::Value { expr, ty } => format!("value {expr} : {ty}"),
-            View::Tuple(vs) => format!("tuple({})", vs.iter().map(|v| v.describe()).collect::<Vec<_>>().join(", ")),
+            View::Tuple(vs) => format!(
+                "tuple({})",
+                vs.iter().map(|v| v.describe()).collect::<Vec<_>>().join(", ")
+            ),
             View::Access { idx, inner } => format!("{}[{idx}]", inner.describe()),
             View::Split { k, inner } => format!("split({k}, {})", inner.describe()),
             View::Join { m, inner } => format!("join({m}, {})", inner.describe()),
@@ -429,7 +460,10 @@ impl View {
             },
             View::Reorder { s, inner, .. } => format!("reorder-stride({s}, {})", inner.describe()),
             View::Reverse { inner, .. } => format!("reverse({})", inner.describe()),
-            View::Zip(vs) => format!("zip({})", vs.iter().map(|v| v.describe()).collect::<Vec<_>>().join(", ")),
+            View::Zip(vs) => format!(
+                "zip({})",
+                vs.iter().map(|v| v.describe()).collect::<Vec<_>>().join(", ")
+            ),
             View::Component { c, inner } => format!("get({c}, {})", inner.describe()),
             View::Generate { template, token } => format!("generate({})", template.replace(token.as_str(), "i")),
             View::AsVector { w, inner } => format!("asVector({w}, {})", inner.describe()),

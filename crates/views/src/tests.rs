@@ -2,7 +2,11 @@ use super::*;
 use arith::Range;
 
 fn mem(name: &str, dims: Vec<ArithExpr>) -> Rc<View> {
-    Rc::new(View::Mem { name: name.into(), dims, elem: Type::float() })
+    Rc::new(View::Mem {
+        name: name.into(),
+        dims,
+        elem: Type::float(),
+    })
 }
 
 fn loop_var(name: &str, n: &ArithExpr) -> ArithExpr {
@@ -14,7 +18,10 @@ fn join_of_split_indexes_as_the_loop_variable() {
     let n = ArithExpr::size_var("N");
     let k = ArithExpr::cst(4);
     let xs = mem("xs", vec![n.clone()]);
-    let split = Rc::new(View::Split { k: k.clone(), inner: xs });
+    let split = Rc::new(View::Split {
+        k: k.clone(),
+        inner: xs,
+    });
     let joined = View::Join { m: k, inner: split };
     let i = loop_var("i", &n);
     assert_eq!(joined.read(&[i]).unwrap(), Read::Expr("xs[i]".into()));
@@ -24,11 +31,24 @@ fn join_of_split_indexes_as_the_loop_variable() {
 fn split_with_loop_indices_flattens() {
     let n = ArithExpr::size_var("N");
     let xs = mem("xs", vec![n.clone()]);
-    let split = View::Split { k: ArithExpr::cst(2), inner: xs };
+    let split = View::Split {
+        k: ArithExpr::cst(2),
+        inner: xs,
+    };
     let i = loop_var("i", &n.div(&ArithExpr::cst(2)));
     let j = loop_var("j", &ArithExpr::cst(2));
-    let Read::Expr(e) = split.read(&[i, j]).unwrap() else { panic!() };
-    assert_eq!(e, format!("xs[{}]", ArithExpr::var("i", Range::upto(n.div(&ArithExpr::cst(2)))).mul(&ArithExpr::cst(2)).add(&loop_var("j", &ArithExpr::cst(2)))));
+    let Read::Expr(e) = split.read(&[i, j]).unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        e,
+        format!(
+            "xs[{}]",
+            ArithExpr::var("i", Range::upto(n.div(&ArithExpr::cst(2))))
+                .mul(&ArithExpr::cst(2))
+                .add(&loop_var("j", &ArithExpr::cst(2)))
+        )
+    );
 }
 
 #[test]
@@ -37,7 +57,9 @@ fn transpose_swaps_indices() {
     let a = mem("a", vec![n.clone(), m.clone()]);
     let t = View::Transpose { inner: a };
     let (i, j) = (loop_var("i", &m), loop_var("j", &n));
-    let Read::Expr(e) = t.read(&[i.clone(), j.clone()]).unwrap() else { panic!() };
+    let Read::Expr(e) = t.read(&[i.clone(), j.clone()]).unwrap() else {
+        panic!()
+    };
     assert_eq!(e, format!("a[{}]", j.mul(&m).add(&i)));
 }
 
@@ -54,7 +76,12 @@ fn zip_components_read_separate_buffers() {
 fn clamped_pad_only_clamps_when_needed() {
     let n = ArithExpr::size_var("N");
     let xs = mem("xs", vec![n.clone()]);
-    let p = View::Pad { l: ArithExpr::cst(1), n: n.clone(), fill: None, inner: xs };
+    let p = View::Pad {
+        l: ArithExpr::cst(1),
+        n: n.clone(),
+        fill: None,
+        inner: xs,
+    };
     let i = loop_var("i", &n.add(&ArithExpr::cst(2)));
     let Read::Expr(e) = p.read(&[i]).unwrap() else { panic!() };
     assert!(e.contains("min") && e.contains("max"), "{e}");
@@ -64,9 +91,26 @@ fn clamped_pad_only_clamps_when_needed() {
 fn writes_through_split_and_vectors() {
     let n = ArithExpr::size_var("N");
     let out = mem("out", vec![n.clone()]);
-    let w = View::Join { m: ArithExpr::cst(4), inner: Rc::new(View::Split { k: ArithExpr::cst(4), inner: out }) };
+    let w = View::Join {
+        m: ArithExpr::cst(4),
+        inner: Rc::new(View::Split {
+            k: ArithExpr::cst(4),
+            inner: out,
+        }),
+    };
     let i = loop_var("i", &n);
-    assert_eq!(w.write(&[i.clone()]).unwrap(), Loc::Plain("out[i]".into()));
-    let v = View::Mem { name: "o".into(), dims: vec![n.clone()], elem: Type::Vector(Scalar::Float, 4) };
-    assert_eq!(v.write(&[i.clone()]).unwrap(), Loc::Vector { base: "o".into(), offset: i.mul(&ArithExpr::cst(4)), w: 4 });
+    assert_eq!(w.write(std::slice::from_ref(&i)).unwrap(), Loc::Plain("out[i]".into()));
+    let v = View::Mem {
+        name: "o".into(),
+        dims: vec![n.clone()],
+        elem: Type::Vector(Scalar::Float, 4),
+    };
+    assert_eq!(
+        v.write(std::slice::from_ref(&i)).unwrap(),
+        Loc::Vector {
+            base: "o".into(),
+            offset: i.mul(&ArithExpr::cst(4)),
+            w: 4
+        }
+    );
 }

@@ -10,7 +10,11 @@ fn repo_root() -> PathBuf {
 }
 
 fn lift(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lift")).args(args).current_dir(repo_root()).output().expect("run the lift binary")
+    Command::new(env!("CARGO_BIN_EXE_lift"))
+        .args(args)
+        .current_dir(repo_root())
+        .output()
+        .expect("run the lift binary")
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -20,16 +24,37 @@ fn text(bytes: &[u8]) -> String {
 /// Asserts a failure: non-zero exit, nothing on stdout, the message on stderr, no panic.
 fn assert_fails(out: &Output, needle: &str) -> String {
     let stderr = text(&out.stderr);
-    assert!(!out.status.success(), "expected a failure, got {}; stdout:\n{}", out.status, text(&out.stdout));
-    assert_eq!(out.status.code(), Some(1), "a user error exits with 1; stderr:\n{stderr}");
+    assert!(
+        !out.status.success(),
+        "expected a failure, got {}; stdout:\n{}",
+        out.status,
+        text(&out.stdout)
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a user error exits with 1; stderr:\n{stderr}"
+    );
     assert!(!stderr.contains("panicked"), "the binary panicked:\n{stderr}");
-    assert!(mentions(&stderr, needle), "stderr does not mention `{needle}`:\n{stderr}");
-    assert!(out.stdout.is_empty(), "a failure prints nothing on stdout:\n{}", text(&out.stdout));
+    assert!(
+        mentions(&stderr, needle),
+        "stderr does not mention `{needle}`:\n{stderr}"
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "a failure prints nothing on stdout:\n{}",
+        text(&out.stdout)
+    );
     stderr
 }
 
 fn assert_succeeds(out: &Output) -> String {
-    assert!(out.status.success(), "expected success, got {}; stderr:\n{}", out.status, text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "expected success, got {}; stderr:\n{}",
+        out.status,
+        text(&out.stderr)
+    );
     text(&out.stdout)
 }
 
@@ -45,30 +70,49 @@ const THESIS_2_1_RESULT: &str = "[2.0, 4.0, 6.0, 8.0, 10.0, 12.0]";
 #[test]
 fn check_prints_the_type() {
     let stdout = assert_succeeds(&lift(&["check", "examples/thesis_2_1.lisp"]));
-    assert!(stdout.contains("[float]N"), "the type of program 2.1 mentions [float]N:\n{stdout}");
+    assert!(
+        stdout.contains("[float]N"),
+        "the type of program 2.1 mentions [float]N:\n{stdout}"
+    );
 }
 
 #[test]
 fn check_of_a_bad_program_names_the_place() {
     let out = lift(&["check", "examples/errors/unknown_name.lisp"]);
     let stderr = assert_fails(&out, "did you mean `mapGlb`?");
-    assert!(stderr.contains("examples/errors/unknown_name.lisp:4:"), "the message names file:line:col:\n{stderr}");
+    assert!(
+        stderr.contains("examples/errors/unknown_name.lisp:4:"),
+        "the message names file:line:col:\n{stderr}"
+    );
 }
 
 #[test]
 fn check_of_a_missing_file() {
-    assert_fails(&lift(&["check", "examples/no_such_program.lisp"]), "examples/no_such_program.lisp");
+    assert_fails(
+        &lift(&["check", "examples/no_such_program.lisp"]),
+        "examples/no_such_program.lisp",
+    );
 }
 
 #[test]
 fn compile_emits_types() {
     let stdout = assert_succeeds(&lift(&["compile", "examples/thesis_4_2.lisp", "--emit", "types"]));
-    assert!(stdout.contains("∃"), "the typed program 4.2 shows its existential type:\n{stdout}");
+    assert!(
+        stdout.contains("∃"),
+        "the typed program 4.2 shows its existential type:\n{stdout}"
+    );
 }
 
 #[test]
 fn run_with_the_interpreter() {
-    let out = lift(&["run", "examples/thesis_2_1.lisp", "--data", "examples/thesis_2_1.json", "--backend", "interp"]);
+    let out = lift(&[
+        "run",
+        "examples/thesis_2_1.lisp",
+        "--data",
+        "examples/thesis_2_1.json",
+        "--backend",
+        "interp",
+    ]);
     let stdout = assert_succeeds(&out);
     let want = parse_json(THESIS_2_1_RESULT, "expected");
     assert!(json_close(&want, &parse_json(&stdout, "stdout")), "got {stdout}");
@@ -76,13 +120,27 @@ fn run_with_the_interpreter() {
 
 #[test]
 fn run_with_a_missing_data_file() {
-    let out = lift(&["run", "examples/thesis_2_1.lisp", "--data", "examples/no_such_data.json", "--backend", "interp"]);
+    let out = lift(&[
+        "run",
+        "examples/thesis_2_1.lisp",
+        "--data",
+        "examples/no_such_data.json",
+        "--backend",
+        "interp",
+    ]);
     assert_fails(&out, "no_such_data.json");
 }
 
 #[test]
 fn run_time_error_exits_non_zero() {
-    let out = lift(&["run", "examples/errors/split_runtime.lisp", "--data", "examples/errors/split_runtime.json", "--backend", "interp"]);
+    let out = lift(&[
+        "run",
+        "examples/errors/split_runtime.lisp",
+        "--data",
+        "examples/errors/split_runtime.json",
+        "--backend",
+        "interp",
+    ]);
     assert_fails(&out, "not a multiple of 3");
 }
 
@@ -91,12 +149,30 @@ fn run_writes_json() {
     let dir = scratch("json");
     let file = dir.join("out.json");
     let file_arg = file.display().to_string();
-    let out = lift(&["run", "examples/thesis_2_1.lisp", "--data", "examples/thesis_2_1.json", "--backend", "interp", "-o", &file_arg]);
+    let out = lift(&[
+        "run",
+        "examples/thesis_2_1.lisp",
+        "--data",
+        "examples/thesis_2_1.json",
+        "--backend",
+        "interp",
+        "-o",
+        &file_arg,
+    ]);
     let stdout = assert_succeeds(&out);
-    assert!(stdout.trim().is_empty(), "with -o the result goes to the file, not stdout:\n{stdout}");
+    assert!(
+        stdout.trim().is_empty(),
+        "with -o the result goes to the file, not stdout:\n{stdout}"
+    );
     let written = std::fs::read_to_string(&file).expect("out.json was written");
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(json_close(&parse_json(THESIS_2_1_RESULT, "expected"), &parse_json(&written, "out.json")), "out.json holds {written}");
+    assert!(
+        json_close(
+            &parse_json(THESIS_2_1_RESULT, "expected"),
+            &parse_json(&written, "out.json")
+        ),
+        "out.json holds {written}"
+    );
 }
 
 #[test]
@@ -104,12 +180,25 @@ fn run_writes_npy() {
     let dir = scratch("npy");
     let file = dir.join("out.npy");
     let file_arg = file.display().to_string();
-    let out = lift(&["run", "examples/thesis_2_1.lisp", "--data", "examples/thesis_2_1.json", "--backend", "interp", "-o", &file_arg]);
+    let out = lift(&[
+        "run",
+        "examples/thesis_2_1.lisp",
+        "--data",
+        "examples/thesis_2_1.json",
+        "--backend",
+        "interp",
+        "-o",
+        &file_arg,
+    ]);
     assert_succeeds(&out);
     let bytes = std::fs::read(&file).expect("out.npy was written");
     let _ = std::fs::remove_dir_all(&dir);
     // NumPy format 1.0: magic, version, little-endian header length, a dict header, raw data.
-    assert!(bytes.starts_with(b"\x93NUMPY"), "not an .npy file: {:?}", &bytes[..bytes.len().min(16)]);
+    assert!(
+        bytes.starts_with(b"\x93NUMPY"),
+        "not an .npy file: {:?}",
+        &bytes[..bytes.len().min(16)]
+    );
     let header_len = match bytes[6] {
         1 => u16::from_le_bytes([bytes[8], bytes[9]]) as usize + 10,
         _ => u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize + 12,
@@ -117,7 +206,10 @@ fn run_writes_npy() {
     let header = String::from_utf8_lossy(&bytes[..header_len]);
     assert!(header.contains("'<f4'"), "float32 little-endian data: {header}");
     assert!(header.replace(' ', "").contains("'shape':(6,)"), "shape (6,): {header}");
-    let values: Vec<f32> = bytes[header_len..].chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let values: Vec<f32> = bytes[header_len..]
+        .chunks(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
     assert_eq!(values, vec![2.0, 4.0, 6.0, 8.0, 10.0, 12.0]);
 }
 
@@ -139,10 +231,23 @@ fn run_reads_npy() {
     }
     std::fs::write(&input, bytes).expect("write xs.npy");
     let data_arg = format!("xs={}", input.display());
-    let out = lift(&["run", "examples/thesis_2_1.lisp", "--data", &data_arg, "--backend", "interp"]);
+    let out = lift(&[
+        "run",
+        "examples/thesis_2_1.lisp",
+        "--data",
+        &data_arg,
+        "--backend",
+        "interp",
+    ]);
     let _ = std::fs::remove_dir_all(&dir);
     let stdout = assert_succeeds(&out);
-    assert!(json_close(&parse_json("[3.0, -4.0, 0.5]", "expected"), &parse_json(&stdout, "stdout")), "got {stdout}");
+    assert!(
+        json_close(
+            &parse_json("[3.0, -4.0, 0.5]", "expected"),
+            &parse_json(&stdout, "stdout")
+        ),
+        "got {stdout}"
+    );
 }
 
 /// The default backend is OpenCL; skipped without a device.
@@ -161,5 +266,11 @@ fn run_on_opencl() {
         args.extend(["--device", device.as_str()]);
     }
     let stdout = assert_succeeds(&lift(&args));
-    assert!(json_close(&parse_json(THESIS_2_1_RESULT, "expected"), &parse_json(&stdout, "stdout")), "got {stdout}");
+    assert!(
+        json_close(
+            &parse_json(THESIS_2_1_RESULT, "expected"),
+            &parse_json(&stdout, "stdout")
+        ),
+        "got {stdout}"
+    );
 }

@@ -5,25 +5,40 @@ use crate::{check_all, error_examples, examples, interp_options, json_close, men
 
 #[test]
 fn examples_give_their_expected_result() {
-    check_all(&examples(), |ex| &ex.name, |ex| {
-        let expect = ex.header.expect.as_ref().ok_or("no `;; expect:` line")?;
-        let data = ex.data_path().ok_or("no `;; data:` line")?;
-        let res = lift::run_files(&ex.src, &[data], &[], &interp_options()).map_err(|e| e.render(&ex.name, &ex.src))?;
-        let (want, got) = (parse_json(expect, "the expect: line"), parse_json(&res.json, "the interpreter's result"));
-        if !json_close(&want, &got) {
-            return Err(format!("expected {want}\n      got {got}"));
-        }
-        Ok(())
-    });
+    check_all(
+        &examples(),
+        |ex| &ex.name,
+        |ex| {
+            let expect = ex.header.expect.as_ref().ok_or("no `;; expect:` line")?;
+            let data = ex.data_path().ok_or("no `;; data:` line")?;
+            let res =
+                lift::run_files(&ex.src, &[data], &[], &interp_options()).map_err(|e| e.render(&ex.name, &ex.src))?;
+            let (want, got) = (
+                parse_json(expect, "the expect: line"),
+                parse_json(&res.json, "the interpreter's result"),
+            );
+            if !json_close(&want, &got) {
+                return Err(format!("expected {want}\n      got {got}"));
+            }
+            Ok(())
+        },
+    );
 }
 
 /// `--size` checks a size the data also gives: the right value passes, a wrong one is an error.
 #[test]
 fn size_arguments_are_checked_against_the_data() {
-    let ex = examples().into_iter().find(|ex| ex.name == "thesis_2_1.lisp").expect("thesis_2_1.lisp");
+    let ex = examples()
+        .into_iter()
+        .find(|ex| ex.name == "thesis_2_1.lisp")
+        .expect("thesis_2_1.lisp");
     let data = vec![ex.data_path().expect("data")];
     let ok = lift::run_files(&ex.src, &data, &["N=6".to_string()], &interp_options());
-    assert!(ok.is_ok(), "N=6 agrees with the data: {}", ok.err().map(|e| e.message()).unwrap_or_default());
+    assert!(
+        ok.is_ok(),
+        "N=6 agrees with the data: {}",
+        ok.err().map(|e| e.message()).unwrap_or_default()
+    );
     let bad = lift::run_files(&ex.src, &data, &["N=7".to_string()], &interp_options());
     let msg = bad.err().expect("N=7 contradicts the 6 elements of xs").message();
     assert!(msg.contains('N'), "the message names N: {msg}");
@@ -47,8 +62,14 @@ fn run_error(ex: &Example) -> Result<(), String> {
 
 #[test]
 fn run_time_errors_are_reported() {
-    let run_errors: Vec<Example> = error_examples().into_iter().filter(|ex| ex.header.error_at_run).collect();
-    assert!(run_errors.len() >= 4, "expected the run-time error examples in examples/errors");
+    let run_errors: Vec<Example> = error_examples()
+        .into_iter()
+        .filter(|ex| ex.header.error_at_run)
+        .collect();
+    assert!(
+        run_errors.len() >= 4,
+        "expected the run-time error examples in examples/errors"
+    );
     check_all(&run_errors, |ex| &ex.name, run_error);
 }
 

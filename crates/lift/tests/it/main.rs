@@ -58,10 +58,18 @@ pub struct Header {
 
 impl Header {
     pub fn parse(src: &str) -> Header {
-        let mut h = Header { snapshot_cl: true, opencl: true, ..Header::default() };
+        let mut h = Header {
+            snapshot_cl: true,
+            opencl: true,
+            ..Header::default()
+        };
         for line in src.lines() {
-            let Some(rest) = line.strip_prefix(";;") else { continue };
-            let Some((key, value)) = rest.split_once(':') else { continue };
+            let Some(rest) = line.strip_prefix(";;") else {
+                continue;
+            };
+            let Some((key, value)) = rest.split_once(':') else {
+                continue;
+            };
             let value = value.trim().to_string();
             match key.trim() {
                 "data" => h.data = Some(value),
@@ -81,7 +89,14 @@ impl Example {
     /// The data file's path as a string for `lift::run_files`.
     pub fn data_path(&self) -> Option<String> {
         let data = self.header.data.as_ref()?;
-        Some(self.path.parent().expect("an example is in a folder").join(data).display().to_string())
+        Some(
+            self.path
+                .parent()
+                .expect("an example is in a folder")
+                .join(data)
+                .display()
+                .to_string(),
+        )
     }
 }
 
@@ -97,7 +112,12 @@ fn load_dir(dir: &Path, prefix: &str) -> Vec<Example> {
         .map(|path| {
             let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
             let file = path.file_name().expect("a file name").to_string_lossy();
-            Example { name: format!("{prefix}{file}"), header: Header::parse(&src), path, src }
+            Example {
+                name: format!("{prefix}{file}"),
+                header: Header::parse(&src),
+                path,
+                src,
+            }
         })
         .collect()
 }
@@ -105,7 +125,11 @@ fn load_dir(dir: &Path, prefix: &str) -> Vec<Example> {
 /// Every `examples/*.lisp`, sorted by name.
 pub fn examples() -> Vec<Example> {
     let all = load_dir(&examples_dir(), "");
-    assert!(all.len() >= 20, "expected the examples corpus in {}", examples_dir().display());
+    assert!(
+        all.len() >= 20,
+        "expected the examples corpus in {}",
+        examples_dir().display()
+    );
     all
 }
 
@@ -116,7 +140,11 @@ pub fn error_examples() -> Vec<Example> {
 
 /// The interpreter as a `lift::run_files` option set.
 pub fn interp_options() -> lift::RunOptions {
-    lift::RunOptions { device: None, time: false, interp: true }
+    lift::RunOptions {
+        device: None,
+        time: false,
+        interp: true,
+    }
 }
 
 /// Whether two JSON results agree: same shape, equal booleans and integers, floats within a
@@ -154,7 +182,12 @@ pub fn check_all<T>(items: &[T], name: impl Fn(&T) -> &str, check: impl Fn(&T) -
         }
     }
     if !failures.is_empty() {
-        panic!("{} of {} failed:\n\n{}", failures.len(), items.len(), failures.join("\n\n"));
+        panic!(
+            "{} of {} failed:\n\n{}",
+            failures.len(),
+            items.len(),
+            failures.join("\n\n")
+        );
     }
 }
 

@@ -26,7 +26,11 @@ fn device() -> Option<Option<String>> {
 }
 
 fn cl_options(device: &Option<String>) -> lift::RunOptions {
-    lift::RunOptions { device: device.clone(), time: false, interp: false }
+    lift::RunOptions {
+        device: device.clone(),
+        time: false,
+        interp: false,
+    }
 }
 
 fn runs_on_opencl() -> Vec<Example> {
@@ -36,41 +40,200 @@ fn runs_on_opencl() -> Vec<Example> {
 #[test]
 fn examples_equal_the_interpreter() {
     let Some(device) = device() else { return };
-    check_all(&runs_on_opencl(), |ex| &ex.name, |ex| {
-        let data = vec![ex.data_path().ok_or("no `;; data:` line")?];
-        let reference = lift::run_files(&ex.src, &data, &[], &interp_options()).map_err(|e| format!("interpreter: {}", e.render(&ex.name, &ex.src)))?;
-        let res = lift::run_files(&ex.src, &data, &[], &cl_options(&device)).map_err(|e| format!("OpenCL: {}", e.render(&ex.name, &ex.src)))?;
-        let (want, got) = (parse_json(&reference.json, "the interpreter's result"), parse_json(&res.json, "the OpenCL result"));
-        if !json_close(&want, &got) {
-            return Err(format!("interpreter {want}\n     OpenCL {got}"));
-        }
-        Ok(())
-    });
+    check_all(
+        &runs_on_opencl(),
+        |ex| &ex.name,
+        |ex| {
+            let data = vec![ex.data_path().ok_or("no `;; data:` line")?];
+            let reference = lift::run_files(&ex.src, &data, &[], &interp_options())
+                .map_err(|e| format!("interpreter: {}", e.render(&ex.name, &ex.src)))?;
+            let res = lift::run_files(&ex.src, &data, &[], &cl_options(&device))
+                .map_err(|e| format!("OpenCL: {}", e.render(&ex.name, &ex.src)))?;
+            let (want, got) = (
+                parse_json(&reference.json, "the interpreter's result"),
+                parse_json(&res.json, "the OpenCL result"),
+            );
+            if !json_close(&want, &got) {
+                return Err(format!("interpreter {want}\n     OpenCL {got}"));
+            }
+            Ok(())
+        },
+    );
+}
+
+/// A small deterministic generator for the larger inputs below.
+struct Lcg(u64);
+
+impl Lcg {
+    fn int(&mut self, below: u64) -> i64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((self.0 >> 33) % below) as i64
+    }
+    /// Floats on a grid of `1/den` in `[lo, lo + steps/den)`: small sums of them are exact in
+    /// float32, so a different summation order on the device cannot change the result.
+    fn floats(&mut self, n: usize, lo: f64, steps: u64, den: f64) -> serde_json::Value {
+        (0..n)
+            .map(|_| serde_json::json!(lo + self.int(steps) as f64 / den))
+            .collect()
+    }
+    fn matrix(&mut self, rows: usize, cols: usize) -> serde_json::Value {
+        (0..rows).map(|_| self.floats(cols, -4.0, 33, 4.0)).collect()
+    }
+}
+
+/// Inputs larger than one work-group, and lengths that are not multiples of the work-group
+/// sizes, for the examples where that matters: several groups of the parallel filter's scan,
+/// partial last groups, bounds of 2-D and 3-D ranges.
+fn larger_inputs() -> Vec<(&'static str, serde_json::Value)> {
+    use serde_json::json;
+    let mut r = Lcg(42);
+    vec![
+        ("thesis_6_1.lisp", json!({ "xs": r.floats(5000, 0.0, 16, 16.0) })),
+        ("thesis_4_2.lisp", json!({ "xs": r.floats(777, 0.0, 16, 16.0) })),
+        ("thesis_2_1.lisp", json!({ "xs": r.floats(1001, -4.0, 33, 4.0) })),
+        ("thesis_2_2.lisp", json!({ "xs": r.floats(1002, -4.0, 33, 4.0) })),
+        ("filter_glb.lisp", json!({ "xs": r.floats(20000, -8.0, 33, 2.0) })),
+        ("filter_seq.lisp", json!({ "xs": r.floats(3000, -8.0, 33, 2.0) })),
+        ("filter_rows.lisp", json!({ "m": r.matrix(50, 37) })),
+        (
+            "filter_zip_map.lisp",
+            json!({ "xs": (0..999).map(|_| r.int(200) - 100).collect::<Vec<_>>() }),
+        ),
+        ("high_level.lisp", json!({ "xs": r.floats(3000, -4.0, 17, 2.0) })),
+        ("chunk_sum.lisp", json!({ "xs": r.floats(4 * 1001, -4.0, 33, 4.0) })),
+        ("wg_reduce.lisp", json!({ "xs": r.floats(16 * 300, -4.0, 33, 4.0) })),
+        ("local_staging.lisp", json!({ "xs": r.floats(4 * 300, -4.0, 33, 4.0) })),
+        (
+            "split_join_nest.lisp",
+            json!({ "xs": r.floats(4 * 301, -4.0, 33, 4.0) }),
+        ),
+        (
+            "private_iterate.lisp",
+            json!({ "xs": r.floats(4 * 257, -4.0, 33, 4.0) }),
+        ),
+        ("unroll.lisp", json!({ "xs": r.floats(4 * 257, -4.0, 33, 4.0) })),
+        ("stencil3.lisp", json!({ "xs": r.floats(1000, -4.0, 33, 4.0) })),
+        ("pad.lisp", json!({ "xs": r.floats(999, -4.0, 33, 4.0) })),
+        ("reverse.lisp", json!({ "xs": r.floats(999, -4.0, 33, 4.0) })),
+        ("reorder_stride.lisp", json!({ "xs": r.floats(1000, -4.0, 33, 4.0) })),
+        ("generate.lisp", json!({ "xs": r.floats(1000, -4.0, 33, 4.0) })),
+        ("as_vector.lisp", json!({ "xs": r.floats(4 * 301, -4.0, 33, 4.0) })),
+        (
+            "vector_dot.lisp",
+            json!({ "xs": r.floats(4 * 150, -4.0, 33, 4.0), "ys": r.floats(4 * 150, -4.0, 33, 4.0) }),
+        ),
+        (
+            "saxpy.lisp",
+            json!({ "alpha": 1.5, "xs": r.floats(1000, -4.0, 33, 4.0), "ys": r.floats(1000, -4.0, 33, 4.0) }),
+        ),
+        (
+            "at.lisp",
+            json!({ "xs": r.floats(500, -4.0, 33, 4.0), "idx": (0..777).map(|_| r.int(500)).collect::<Vec<_>>() }),
+        ),
+        (
+            "matvec.lisp",
+            json!({ "m": r.matrix(70, 33), "x": r.floats(33, -4.0, 33, 4.0) }),
+        ),
+        ("matmul.lisp", json!({ "a": r.matrix(33, 17), "b": r.matrix(17, 20) })),
+        ("transpose.lisp", json!({ "m": r.matrix(37, 53) })),
+        ("tile_2d.lisp", json!({ "m": r.matrix(18, 22) })),
+        (
+            "map_3d.lisp",
+            json!({ "t": (0..5).map(|_| r.matrix(7, 9)).collect::<Vec<_>>() }),
+        ),
+    ]
+}
+
+#[test]
+fn larger_inputs_equal_the_interpreter() {
+    let Some(device) = device() else { return };
+    let all = examples();
+    let dir = std::env::temp_dir().join(format!("lift-it-larger-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("create a scratch folder");
+    let cases: Vec<(&Example, PathBuf)> = larger_inputs()
+        .into_iter()
+        .map(|(name, data)| {
+            let ex = all
+                .iter()
+                .find(|ex| ex.name == name)
+                .unwrap_or_else(|| panic!("no example {name}"));
+            let path = dir.join(name.replace(".lisp", ".json"));
+            std::fs::write(&path, data.to_string()).expect("write the data");
+            (ex, path)
+        })
+        .collect();
+    check_all(
+        &cases,
+        |(ex, _)| &ex.name,
+        |(ex, path)| {
+            let data = vec![path.display().to_string()];
+            let reference = lift::run_files(&ex.src, &data, &[], &interp_options())
+                .map_err(|e| format!("interpreter: {}", e.render(&ex.name, &ex.src)))?;
+            let res = lift::run_files(&ex.src, &data, &[], &cl_options(&device))
+                .map_err(|e| format!("OpenCL: {}", e.render(&ex.name, &ex.src)))?;
+            let (want, got) = (
+                parse_json(&reference.json, "the interpreter's result"),
+                parse_json(&res.json, "the OpenCL result"),
+            );
+            if !json_close(&want, &got) {
+                let (w, g) = (want.to_string(), got.to_string());
+                let at = w.bytes().zip(g.bytes()).take_while(|(a, b)| a == b).count();
+                let from = at.saturating_sub(60);
+                return Err(format!(
+                    "results differ from byte {at}:\ninterpreter …{}\n     OpenCL …{}",
+                    &w[from..(at + 60).min(w.len())],
+                    &g[from..(at + 60).min(g.len())]
+                ));
+            }
+            Ok(())
+        },
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The run-time checks (sizes against the data) come before anything runs on the device.
 #[test]
 fn run_time_errors_are_reported_on_opencl_too() {
     let Some(device) = device() else { return };
-    let run_errors: Vec<Example> = error_examples().into_iter().filter(|ex| ex.header.error_at_run).collect();
-    check_all(&run_errors, |ex| &ex.name, |ex| {
-        let expected = ex.header.error.as_ref().ok_or("no `;; error:` line")?;
-        let data = vec![ex.data_path().ok_or("no `;; data:` line")?];
-        match lift::run_files(&ex.src, &data, &[], &cl_options(&device)) {
-            Ok(res) => Err(format!("ran and gave {}, but should fail with: {expected}", res.json)),
-            Err(e) if mentions(&e.render(&ex.name, &ex.src), expected) => Ok(()),
-            Err(e) => Err(format!("the message does not contain `{expected}`:\n{}", e.render(&ex.name, &ex.src))),
-        }
-    });
+    let run_errors: Vec<Example> = error_examples()
+        .into_iter()
+        .filter(|ex| ex.header.error_at_run)
+        .collect();
+    check_all(
+        &run_errors,
+        |ex| &ex.name,
+        |ex| {
+            let expected = ex.header.error.as_ref().ok_or("no `;; error:` line")?;
+            let data = vec![ex.data_path().ok_or("no `;; data:` line")?];
+            match lift::run_files(&ex.src, &data, &[], &cl_options(&device)) {
+                Ok(res) => Err(format!("ran and gave {}, but should fail with: {expected}", res.json)),
+                Err(e) if mentions(&e.render(&ex.name, &ex.src), expected) => Ok(()),
+                Err(e) => Err(format!(
+                    "the message does not contain `{expected}`:\n{}",
+                    e.render(&ex.name, &ex.src)
+                )),
+            }
+        },
+    );
 }
 
 /// `--time` reports every kernel of a multi-kernel program (the parallel filter).
 #[test]
 fn timing_names_the_kernels() {
     let Some(device) = device() else { return };
-    let ex = examples().into_iter().find(|ex| ex.name == "thesis_6_1.lisp").expect("thesis_6_1.lisp");
+    let ex = examples()
+        .into_iter()
+        .find(|ex| ex.name == "thesis_6_1.lisp")
+        .expect("thesis_6_1.lisp");
     let data = vec![ex.data_path().expect("data")];
-    let opts = lift::RunOptions { device, time: true, interp: false };
+    let opts = lift::RunOptions {
+        device,
+        time: true,
+        interp: false,
+    };
     let res = lift::run_files(&ex.src, &data, &[], &opts).unwrap_or_else(|e| panic!("{}", e.render(&ex.name, &ex.src)));
     let timing = res.timing.expect("--time gives a timing report");
     assert!(!timing.trim().is_empty(), "empty timing report");
@@ -83,11 +246,21 @@ fn timing_names_the_kernels() {
 /// "Read-write data race at local memory address ...", "Write-write data race ...",
 /// "Uninitialized value written to global memory ...", "Work-group divergence detected
 /// (barrier)", and API errors under `--check-api`. Oclgrind exits 0 regardless.
-const OCLGRIND_PROBLEMS: &[&str] = &["Invalid", "race", "Uninitialized", "uninitialized", "divergence", "error", "Error"];
+const OCLGRIND_PROBLEMS: &[&str] = &[
+    "Invalid",
+    "race",
+    "Uninitialized",
+    "uninitialized",
+    "divergence",
+    "error",
+    "Error",
+];
 
 fn which(program: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|p| p.is_file())
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
 }
 
 /// `lift` loads libOpenCL with `dlopen`, so the `LD_PRELOAD` interception of the `oclgrind`
@@ -107,7 +280,11 @@ fn oclgrind_setup() -> Option<(PathBuf, PathBuf)> {
         let prefix = oclgrind.parent().and_then(Path::parent).unwrap_or(Path::new("/usr"));
         prefix.join("lib/oclgrind/liboclgrind-rt-icd.so")
     });
-    assert!(icd.is_file(), "Oclgrind's ICD library {} is missing (set OCLGRIND_ICD)", icd.display());
+    assert!(
+        icd.is_file(),
+        "Oclgrind's ICD library {} is missing (set OCLGRIND_ICD)",
+        icd.display()
+    );
     Some((oclgrind, icd))
 }
 
@@ -116,7 +293,13 @@ fn under_oclgrind(oclgrind: &Path, icd: &Path, program: &Path, args: &[&str]) ->
     // `-cl-opt-disable`: Oclgrind 21.10's uninitialized-value checker stops with "Unsupported
     // instruction: freeze" on what LLVM's optimizer makes of `/` and `%` together (seen on
     // int_arith.lisp); unoptimized kernels also keep every access of the generated source.
-    cmd.args(["--data-races", "--uninitialized", "--check-api", "--build-options", "-cl-opt-disable"]);
+    cmd.args([
+        "--data-races",
+        "--uninitialized",
+        "--check-api",
+        "--build-options",
+        "-cl-opt-disable",
+    ]);
     cmd.arg(program).args(args);
     cmd.env("OCL_ICD_VENDORS", icd).env_remove("LIFT_TEST_DEVICE");
     cmd
@@ -126,42 +309,70 @@ fn under_oclgrind(oclgrind: &Path, icd: &Path, program: &Path, args: &[&str]) ->
 /// runs on Oclgrind and that it catches a data race, so the pass cannot be vacuous.
 #[test]
 fn oclgrind() {
-    let Some((oclgrind, icd)) = oclgrind_setup() else { return };
+    let Some((oclgrind, icd)) = oclgrind_setup() else {
+        return;
+    };
     let lift_bin = Path::new(env!("CARGO_BIN_EXE_lift"));
     let cache = std::env::temp_dir().join(format!("lift-it-oclgrind-cache-{}", std::process::id()));
 
-    let out = under_oclgrind(&oclgrind, &icd, lift_bin, &["devices"]).output().expect("run oclgrind");
+    let out = under_oclgrind(&oclgrind, &icd, lift_bin, &["devices"])
+        .output()
+        .expect("run oclgrind");
     let listing = String::from_utf8_lossy(&out.stdout);
-    assert!(listing.contains("Oclgrind"), "`lift devices` under oclgrind does not list the Oclgrind device:\n{listing}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        listing.contains("Oclgrind"),
+        "`lift devices` under oclgrind does not list the Oclgrind device:\n{listing}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let me = std::env::current_exe().expect("the test binary's path");
-    let out = under_oclgrind(&oclgrind, &icd, &me, &["--ignored", "--exact", "opencl::racy_kernel_for_oclgrind", "--nocapture"])
-        .output()
-        .expect("run oclgrind on the canary");
+    let out = under_oclgrind(
+        &oclgrind,
+        &icd,
+        &me,
+        &[
+            "--ignored",
+            "--exact",
+            "opencl::racy_kernel_for_oclgrind",
+            "--nocapture",
+        ],
+    )
+    .output()
+    .expect("run oclgrind on the canary");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("data race"), "Oclgrind did not report the deliberate data race; its output:\n{stderr}");
+    assert!(
+        stderr.contains("data race"),
+        "Oclgrind did not report the deliberate data race; its output:\n{stderr}"
+    );
 
-    check_all(&runs_on_opencl(), |ex| &ex.name, |ex| {
-        let data = ex.data_path().ok_or("no `;; data:` line")?;
-        let path = ex.path.display().to_string();
-        let out = under_oclgrind(&oclgrind, &icd, lift_bin, &["run", &path, "--data", &data])
-            .env("LIFT_CACHE_DIR", &cache)
-            .output()
-            .map_err(|e| format!("cannot run oclgrind: {e}"))?;
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        if !out.status.success() {
-            return Err(format!("`lift run` failed under Oclgrind ({}):\n{stderr}", out.status));
-        }
-        if let Some(word) = OCLGRIND_PROBLEMS.iter().find(|w| stderr.contains(*w)) {
-            return Err(format!("Oclgrind reports a problem (`{word}`):\n{stderr}"));
-        }
-        let want = parse_json(ex.header.expect.as_deref().ok_or("no `;; expect:` line")?, "the expect: line");
-        let got = parse_json(&String::from_utf8_lossy(&out.stdout), "the output of `lift run`");
-        if !json_close(&want, &got) {
-            return Err(format!("under Oclgrind: expected {want}\n      got {got}"));
-        }
-        Ok(())
-    });
+    check_all(
+        &runs_on_opencl(),
+        |ex| &ex.name,
+        |ex| {
+            let data = ex.data_path().ok_or("no `;; data:` line")?;
+            let path = ex.path.display().to_string();
+            let out = under_oclgrind(&oclgrind, &icd, lift_bin, &["run", &path, "--data", &data])
+                .env("LIFT_CACHE_DIR", &cache)
+                .output()
+                .map_err(|e| format!("cannot run oclgrind: {e}"))?;
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            if !out.status.success() {
+                return Err(format!("`lift run` failed under Oclgrind ({}):\n{stderr}", out.status));
+            }
+            if let Some(word) = OCLGRIND_PROBLEMS.iter().find(|w| stderr.contains(*w)) {
+                return Err(format!("Oclgrind reports a problem (`{word}`):\n{stderr}"));
+            }
+            let want = parse_json(
+                ex.header.expect.as_deref().ok_or("no `;; expect:` line")?,
+                "the expect: line",
+            );
+            let got = parse_json(&String::from_utf8_lossy(&out.stdout), "the output of `lift run`");
+            if !json_close(&want, &got) {
+                return Err(format!("under Oclgrind: expected {want}\n      got {got}"));
+            }
+            Ok(())
+        },
+    );
     let _ = std::fs::remove_dir_all(&cache);
 }
 
@@ -179,8 +390,17 @@ fn racy_kernel_for_oclgrind() {
     let plan = Plan {
         source: source.to_string(),
         build_options: String::new(),
-        buffers: vec![BufferSpec { name: "out".into(), bytes: 16, init: BufferInit::Zeroed }],
-        launches: vec![Launch { kernel: "racy".into(), args: vec![KernelArg::Buffer(0), KernelArg::Local(16)], global: vec![4], local: Some(vec![4]) }],
+        buffers: vec![BufferSpec {
+            name: "out".into(),
+            bytes: 16,
+            init: BufferInit::Zeroed,
+        }],
+        launches: vec![Launch {
+            kernel: "racy".into(),
+            args: vec![KernelArg::Buffer(0), KernelArg::Local(16)],
+            global: vec![4],
+            local: Some(vec![4]),
+        }],
         reads: vec![ReadSpec::Whole(0)],
     };
     let mut session = Session::open_with_cache_dir(None, None).expect("open the Oclgrind device");
