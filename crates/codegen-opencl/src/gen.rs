@@ -812,7 +812,12 @@ impl Gen<'_> {
                 let _ = writeln!(pre, "  int {c} = {read};");
             }
         }
-        let text = format!("{pre}{}", k.body);
+        let mut text = format!("{pre}{}", k.body);
+        for b in &self.mem.buffers {
+            if b.space == AddressSpace::Private {
+                text = scalarize(&text, &b.name);
+            }
+        }
         let (params, args) = self.kernel_params(&text)?;
         let _ = writeln!(self.source, "kernel void {name}({}) {{\n{text}}}\n", params.join(", "));
         let (global, local) = self.launch_sizes(&k, e)?;
@@ -2260,6 +2265,63 @@ fn collect_mem_names(v: &View, out: &mut Vec<String>) {
         | View::AsVector { inner, .. }
         | View::AsScalar { inner, .. } => collect_mem_names(inner, out),
     }
+}
+
+/// A private array indexed only by constants (the accesses of unrolled loops) becomes one
+/// scalar variable per element, so it lives in registers: `float a[2]; a[0] = x;` turns into
+/// `float a_0, a_1; a_0 = x;`. Arrays with any computed index stay arrays.
+fn scalarize(text: &str, name: &str) -> String {
+    let pat = format!("{name}[");
+    let mut decl = None;
+    let mut uses = vec![];
+    let mut start = 0;
+    while let Some(pos) = text[start..].find(&pat) {
+        let at = start + pos;
+        start = at + pat.len();
+        let word_start = at == 0 || !text.as_bytes()[at - 1].is_ascii_alphanumeric() && text.as_bytes()[at - 1] != b'_';
+        if !word_start {
+            continue;
+        }
+        let Some(close) = text[start..].find(']') else {
+            return text.to_string();
+        };
+        let inner = &text[start..start + close];
+        if inner.is_empty() || !inner.bytes().all(|b| b.is_ascii_digit()) {
+            return text.to_string();
+        }
+        let line_start = text[..at].rfind('\n').map_or(0, |p| p + 1);
+        let after = &text[start + close + 1..];
+        // The declaration is the only occurrence followed directly by `;` after a type name.
+        if after.starts_with(';') && text[line_start..at].trim().split_whitespace().count() == 1 && decl.is_none() {
+            decl = Some((line_start, at, start + close + 2, inner.parse::<usize>().unwrap_or(0)));
+        } else {
+            uses.push((at, start + close + 1, inner.to_string()));
+        }
+    }
+    let Some((line_start, at, end, n)) = decl else {
+        return text.to_string();
+    };
+    if n == 0 || n > 64 {
+        return text.to_string();
+    }
+    let ty = text[line_start..at].trim();
+    let vars: Vec<String> = (0..n).map(|k| format!("{name}_{k}")).collect();
+    let mut out = String::new();
+    let mut last = 0;
+    let mut edits: Vec<(usize, usize, String)> = uses
+        .into_iter()
+        .map(|(a, b, i)| (a, b, format!("{name}_{i}")))
+        .collect();
+    let indent = &text[line_start..line_start + (text[line_start..].len() - text[line_start..].trim_start().len())];
+    edits.push((line_start, end, format!("{indent}{ty} {};", vars.join(", "))));
+    edits.sort();
+    for (a, b, rep) in edits {
+        out.push_str(&text[last..a]);
+        out.push_str(&rep);
+        last = b;
+    }
+    out.push_str(&text[last..]);
+    out
 }
 
 fn mentions_word(text: &str, word: &str) -> bool {
