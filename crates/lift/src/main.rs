@@ -18,8 +18,9 @@ enum Command {
     /// Compile a program: OpenCL kernels and launch plan, or an intermediate form.
     Compile {
         program: PathBuf,
-        #[arg(long, value_enum, default_value = "cl")]
-        emit: Emit,
+        /// Without it: the kernels followed by the launch plan (as a comment).
+        #[arg(long, value_enum)]
+        emit: Option<Emit>,
         /// Write to this file instead of stdout.
         #[arg(short, long)]
         output: Option<PathBuf>,
@@ -105,15 +106,21 @@ fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Compile { program, emit, output } => {
             let (name, src) = read_program(&program)?;
-            let text = lift::compile_text(
-                &src,
-                match emit {
-                    Emit::Cl => lift::Emit::Cl,
-                    Emit::Types => lift::Emit::Types,
-                    Emit::Views => lift::Emit::Views,
-                    Emit::Plan => lift::Emit::Plan,
-                },
-            )
+            let text = match emit {
+                None => lift::compile_text(&src, lift::Emit::Cl).and_then(|cl| {
+                    let plan = lift::compile_text(&src, lift::Emit::Plan)?;
+                    Ok(format!("{cl}/* launch plan\n{plan}*/\n"))
+                }),
+                Some(emit) => lift::compile_text(
+                    &src,
+                    match emit {
+                        Emit::Cl => lift::Emit::Cl,
+                        Emit::Types => lift::Emit::Types,
+                        Emit::Views => lift::Emit::Views,
+                        Emit::Plan => lift::Emit::Plan,
+                    },
+                ),
+            }
             .map_err(|e| e.render(&name, &src))?;
             write_out(output.as_ref(), &text)
         }
