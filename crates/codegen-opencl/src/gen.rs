@@ -15,7 +15,9 @@ type Result<T> = std::result::Result<T, Diagnostic>;
 
 /// Work-group size of the multi-kernel filter, and elements per work-item.
 const FILTER_WG: usize = 256;
-const FILTER_PER_ITEM: usize = 16;
+const FILTER_PER_ITEM: usize = 8;
+/// Work-group size of the scan of group counts (one group scans them all).
+const FILTER_SCAN_WG: usize = 1024;
 /// Work-group size along dimension 0 of `mapGlb` kernels.
 const GLB_LOCAL: usize = 256;
 
@@ -2018,26 +2020,28 @@ impl Gen<'_> {
             let k = self.k.as_mut().expect("set");
             k.wrg = true;
             k.global[0] = Some(ArithExpr::cst(1));
-            k.local[0] = Some(FILTER_WG);
-            k.decls.push(format!("local int v_part[{FILTER_WG}];"));
+            k.local[0] = Some(FILTER_SCAN_WG);
+            k.decls.push(format!("local int v_part[{FILTER_SCAN_WG}];"));
         }
         self.line("int v_l = get_local_id(0);");
         self.line(&format!("int v_ng = {groups};"));
-        self.line(&format!("int v_seg = (v_ng + {wg} - 1) / {wg};"));
-        self.line("int v_lo = min(v_l * v_seg, v_ng);");
-        self.line("int v_hi = min(v_lo + v_seg, v_ng);");
+        self.line(&format!(
+            "int v_seg = (v_ng + {FILTER_SCAN_WG} - 1) / {FILTER_SCAN_WG};"
+        ));
+        self.line("int v_lo = (v_l * v_seg < v_ng) ? v_l * v_seg : v_ng;");
+        self.line("int v_hi = (v_lo + v_seg < v_ng) ? v_lo + v_seg : v_ng;");
         self.line("int v_sum = 0;");
         self.open("for (int v_i = v_lo; v_i < v_hi; v_i += 1) {");
         self.line(&format!("v_sum += {counts}[v_i];"));
         self.close();
-        self.scan_local("v_sum", "v_part");
+        self.scan_local("v_sum", "v_part", FILTER_SCAN_WG);
         self.line("int v_run = v_part[v_l] - v_sum;");
         self.open("for (int v_i = v_lo; v_i < v_hi; v_i += 1) {");
         self.line(&format!("int v_c = {counts}[v_i];"));
         self.line(&format!("{counts}[v_i] = v_run;"));
         self.line("v_run += v_c;");
         self.close();
-        self.open(&format!("if (v_l == {}) {{", FILTER_WG - 1));
+        self.open(&format!("if (v_l == {}) {{", FILTER_SCAN_WG - 1));
         self.line(&format!("{len_loc} = v_part[v_l];"));
         self.close();
         let k2 = self.k.take().expect("set");
@@ -2067,13 +2071,38 @@ impl Gen<'_> {
         self.line(&format!("int v_e = v_start + v_r * {wg} + v_l;"));
         let cond = self.filter_pred(p, xs, &n)?;
         self.line(&format!("v_slot[v_r * {wg} + v_l] = {cond};"));
+        // Scalar elements are kept in local memory too, so the input is read from global memory
+        // only once by this kernel.
+        let elem_ty = match self.cty(xs)? {
+            Type::Array(t, _) => *t,
+            t => return Err(self.err(xs, format!("internal: filter of {t}"))),
+        };
+        let staged = if let Type::Scalar(sc) = elem_ty {
+            let x = self.filter_elem(xs)?;
+            match x.read(&[]).map_err(|m| self.err(xs, m.0))? {
+                Read::Expr(v) => {
+                    self.k
+                        .as_mut()
+                        .expect("set")
+                        .decls
+                        .push(format!("local {} v_val[{chunk_u}];", c_scalar(sc)));
+                    self.open(&format!("if ({cond}) {{"));
+                    self.line(&format!("v_val[v_r * {wg} + v_l] = {v};"));
+                    self.close();
+                    true
+                }
+                Read::Tuple(_) => false,
+            }
+        } else {
+            false
+        };
         self.close();
         self.line("barrier(CLK_LOCAL_MEM_FENCE);");
         self.line("int v_mine = 0;");
         self.open(&format!("for (int v_j = 0; v_j < {FILTER_PER_ITEM}; v_j += 1) {{"));
         self.line(&format!("v_mine += v_slot[v_l * {FILTER_PER_ITEM} + v_j];"));
         self.close();
-        self.scan_local("v_mine", "v_part");
+        self.scan_local("v_mine", "v_part", FILTER_WG);
         self.line(&format!("int v_next = {counts}[v_g] + v_part[v_l] - v_mine;"));
         self.open(&format!("for (int v_j = 0; v_j < {FILTER_PER_ITEM}; v_j += 1) {{"));
         self.line(&format!("int v_s = v_l * {FILTER_PER_ITEM} + v_j;"));
@@ -2087,8 +2116,12 @@ impl Gen<'_> {
         self.line(&format!("int v_pos = v_slot[v_r * {wg} + v_l];"));
         self.open("if (v_pos >= 0) {");
         let pos = ArithExpr::var("v_pos", Range::upto(cap.clone()));
-        let x = self.filter_elem(xs)?;
-        let v = x.read(&[]).map_err(|m| self.err(xs, m.0))?;
+        let v = if staged {
+            Read::Expr(format!("v_val[v_r * {wg} + v_l]"))
+        } else {
+            let x = self.filter_elem(xs)?;
+            x.read(&[]).map_err(|m| self.err(xs, m.0))?
+        };
         let loc = dest.view.write(&[pos]).map_err(|m| self.err(e, m.0))?;
         self.store(&loc, &v, e)?;
         self.close();
@@ -2134,10 +2167,10 @@ impl Gen<'_> {
     }
 
     /// Inclusive scan of `val` over the work-group into `buf` (Hillis–Steele in local memory).
-    fn scan_local(&mut self, val: &str, buf: &str) {
+    fn scan_local(&mut self, val: &str, buf: &str, size: usize) {
         self.line(&format!("{buf}[v_l] = {val};"));
         self.line("barrier(CLK_LOCAL_MEM_FENCE);");
-        self.open(&format!("for (int v_o = 1; v_o < {FILTER_WG}; v_o <<= 1) {{"));
+        self.open(&format!("for (int v_o = 1; v_o < {size}; v_o <<= 1) {{"));
         self.line(&format!("int v_t = (v_l >= v_o) ? {buf}[v_l - v_o] : 0;"));
         self.line("barrier(CLK_LOCAL_MEM_FENCE);");
         self.line(&format!("{buf}[v_l] += v_t;"));
