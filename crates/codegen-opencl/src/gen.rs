@@ -15,9 +15,9 @@ type Result<T> = std::result::Result<T, Diagnostic>;
 
 /// Work-group size of the multi-kernel filter, and elements per work-item.
 const FILTER_WG: usize = 256;
-const FILTER_PER_ITEM: usize = 8;
+const FILTER_PER_ITEM: usize = 12;
 /// Work-group size of the scan of group counts (one group scans them all).
-const FILTER_SCAN_WG: usize = 1024;
+const FILTER_SCAN_WG: usize = 256;
 /// Work-group size along dimension 0 of `mapGlb` kernels.
 const GLB_LOCAL: usize = 256;
 
@@ -821,8 +821,22 @@ impl Gen<'_> {
             }
         }
         let (params, args) = self.kernel_params(&text)?;
-        let _ = writeln!(self.source, "kernel void {name}({}) {{\n{text}}}\n", params.join(", "));
         let (global, local) = self.launch_sizes(&k, e)?;
+        // Known work-group sizes are declared, so the driver can compile for them.
+        let attr = match &local {
+            Some(l) => format!(
+                "__attribute__((reqd_work_group_size({}, {}, {}))) ",
+                l.first().copied().unwrap_or(1),
+                l.get(1).copied().unwrap_or(1),
+                l.get(2).copied().unwrap_or(1)
+            ),
+            None => String::new(),
+        };
+        let _ = writeln!(
+            self.source,
+            "{attr}kernel void {name}({}) {{\n{text}}}\n",
+            params.join(", ")
+        );
         self.kernels.push(Kernel {
             name,
             args,
