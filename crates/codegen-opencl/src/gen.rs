@@ -35,6 +35,7 @@ pub fn emit(prog: &Program, info: &TypeInfo) -> Result<KernelPlan> {
         caps: BTreeMap::new(),
         device_lengths: BTreeMap::new(),
         k: None,
+        pre: BTreeMap::new(),
         counter: 0,
         checks: vec![],
         views: String::new(),
@@ -205,6 +206,8 @@ struct Gen<'a> {
     /// Run-time lengths held in device memory at host level: C name -> C expression reading it.
     device_lengths: BTreeMap<String, String>,
     k: Option<KernelCx>,
+    /// Values computed by earlier kernels, by the expression they replace.
+    pre: BTreeMap<ExprId, Rc<View>>,
     counter: usize,
     checks: Vec<Span>,
     views: String,
@@ -622,6 +625,9 @@ impl Gen<'_> {
                 },
             ),
             _ => {
+                // Computed inputs of this kernel come from earlier kernels: a kernel boundary is
+                // the only synchronization between work-groups.
+                self.host_prepare(e)?;
                 // A result that only re-indexes existing data is copied by one work-item per element.
                 let parallel = self.contains_parallel(e) || self.is_view(e);
                 self.kernel(e, parallel, |g| g.gen_into(e, dest))
@@ -780,7 +786,60 @@ impl Gen<'_> {
         Ok(Bound::View(v))
     }
 
+    /// Materializes, each by its own kernel(s), the computed data arguments of the top-level
+    /// computation `e` (looking through layout primitives).
+    fn host_prepare(&mut self, e: ExprId) -> Result<()> {
+        let args: Vec<ExprId> = match self.prog.expr(e) {
+            Expr::Prim { args, .. } | Expr::Op { args, .. } => args
+                .iter()
+                .copied()
+                .filter(|a| !matches!(self.prog.expr(*a), Expr::Lambda { .. }))
+                .collect(),
+            Expr::If { cond, then, els } => vec![*cond, *then, *els],
+            Expr::Var(_) | Expr::Lit(_) | Expr::Lambda { .. } | Expr::Let { .. } | Expr::Pack(_) => vec![],
+        };
+        for a in args {
+            if self.pre.contains_key(&a) {
+                continue;
+            }
+            let computes = match self.prog.expr(a) {
+                Expr::Prim {
+                    prim: Prim::Map(_) | Prim::Reduce(_) | Prim::Iterate(_),
+                    ..
+                } => true,
+                Expr::Prim {
+                    prim: Prim::To(_),
+                    args,
+                } => !self.is_view(args[0]),
+                _ => false,
+            };
+            let ty = self.cty(a)?;
+            if computes && matches!(ty, Type::Array(..)) && !ty.has_existential() {
+                let ty = self.capacity_type(&ty, a)?;
+                let (_, view) = self
+                    .mem
+                    .allocate("t", &ty, AddressSpace::Global, &[], Role::Temp)
+                    .map_err(|m| self.err(a, m))?;
+                self.host(
+                    a,
+                    &Dest {
+                        view: view.clone(),
+                        len: None,
+                        rows: false,
+                    },
+                )?;
+                self.pre.insert(a, view);
+            } else if !computes {
+                self.host_prepare(a)?;
+            }
+        }
+        Ok(())
+    }
+
     fn contains_parallel(&self, e: ExprId) -> bool {
+        if self.pre.contains_key(&e) {
+            return false;
+        }
         match self.prog.expr(e) {
             Expr::Prim {
                 prim: Prim::Map(k),
@@ -978,6 +1037,9 @@ impl Gen<'_> {
 
     /// The value of `e` as a view, materializing computed arrays into buffers.
     fn value(&mut self, e: ExprId) -> Result<Rc<View>> {
+        if let Some(v) = self.pre.get(&e) {
+            return Ok(v.clone());
+        }
         match self.prog.expr(e).clone() {
             Expr::Var(v) => match &self.env[v.index()] {
                 Some(Bound::View(view)) => Ok(view.clone()),
@@ -2339,7 +2401,7 @@ fn scalarize(text: &str, name: &str) -> String {
         let line_start = text[..at].rfind('\n').map_or(0, |p| p + 1);
         let after = &text[start + close + 1..];
         // The declaration is the only occurrence followed directly by `;` after a type name.
-        if after.starts_with(';') && text[line_start..at].trim().split_whitespace().count() == 1 && decl.is_none() {
+        if after.starts_with(';') && text[line_start..at].split_whitespace().count() == 1 && decl.is_none() {
             decl = Some((line_start, at, start + close + 2, inner.parse::<usize>().unwrap_or(0)));
         } else {
             uses.push((at, start + close + 1, inner.to_string()));

@@ -4,6 +4,7 @@
 pub mod backend;
 pub mod data;
 pub mod report;
+pub mod tune;
 
 use ir::{Diagnostic, Program};
 use typeck::TypeInfo;
@@ -83,6 +84,20 @@ pub fn compile_text(src: &str, emit: Emit) -> Result<String, Error> {
     let (prog, info) = front(src)?;
     match emit {
         Emit::Types => Ok(info.render(&prog)),
+        Emit::Cl | Emit::Views | Emit::Plan if is_high_level(&prog) => {
+            // High-level programs compile as the cost model's best variant (sizes symbolic).
+            let ropts = rewrite::Options {
+                top_k: 1,
+                ..rewrite::Options::default()
+            };
+            let best = rewrite::explore(&prog, &info, &ropts)
+                .ok()
+                .and_then(|x| x.variants.into_iter().next());
+            match best.map(|v| v.source).and_then(|v| front(&v).ok()) {
+                Some((vprog, vinfo)) => backend_text(&vprog, &vinfo, emit),
+                None => backend_text(&prog, &info, emit),
+            }
+        }
         Emit::Cl | Emit::Views | Emit::Plan => backend_text(&prog, &info, emit),
     }
 }
@@ -154,7 +169,38 @@ pub fn run_files(src: &str, data: &[String], sizes: &[String], opts: &RunOptions
     let sources = read_sources(data)?;
     let given = parse_sizes(sizes)?;
     let inputs = data::load(&prog, &sources, &given)?;
+    if !opts.interp && is_high_level(&prog) {
+        // A high-level program runs as its tuned variant for these sizes and this device, else
+        // as the cost model's best variant.
+        let sizes: Vec<String> = inputs.sizes.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let device = host_runner::Session::open(opts.device.as_deref())
+            .map(|s| s.info().name.clone())
+            .ok();
+        let chosen = device.and_then(|d| tune::best_variant(src, &sizes, &d)).or_else(|| {
+            let ropts = rewrite::Options {
+                sizes: inputs.sizes.clone(),
+                top_k: 1,
+                ..rewrite::Options::default()
+            };
+            rewrite::explore(&prog, &info, &ropts)
+                .ok()
+                .and_then(|x| x.variants.into_iter().next())
+                .map(|v| v.source)
+        });
+        if let Some(variant) = chosen {
+            if let Ok((vprog, vinfo)) = front(&variant) {
+                return run_inputs(&vprog, &vinfo, &inputs, opts);
+            }
+        }
+    }
     run_inputs(&prog, &info, &inputs, opts)
+}
+
+/// Whether a program still holds high-level `map`, `reduce` or `filter`.
+pub fn is_high_level(prog: &Program) -> bool {
+    prog.exprs
+        .iter()
+        .any(|e| matches!(e, ir::Expr::Prim { prim, .. } if prim.is_high_level_only()))
 }
 
 /// Runs a typed program on loaded inputs.

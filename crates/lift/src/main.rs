@@ -48,6 +48,31 @@ enum Command {
     },
     /// List OpenCL platforms and devices.
     Devices,
+    /// Rewrite exploration: the distinct low-level variants, their estimated cost, e-graph statistics.
+    Explore {
+        program: PathBuf,
+        /// Known sizes (decide divisibility and weigh the cost model), e.g. `N=1024`.
+        #[arg(long)]
+        size: Vec<String>,
+        #[arg(long, default_value_t = 8)]
+        top: usize,
+    },
+    /// Autotuning: run the variants on devices with random data, rank them, cache the best.
+    Tune {
+        program: PathBuf,
+        #[arg(long)]
+        size: Vec<String>,
+        /// `all` or comma-separated `P:D` ids.
+        #[arg(long, default_value = "all")]
+        devices: String,
+        #[arg(long, default_value_t = 8)]
+        top: usize,
+        #[arg(long, default_value_t = 5)]
+        repeats: usize,
+        /// CSV table, or JSON when the name ends in `.json`.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Time a program on random inputs next to a device copy of its input bytes.
     Bench {
         program: PathBuf,
@@ -159,6 +184,36 @@ fn run(cli: Cli) -> Result<(), String> {
             let (name, src) = read_program(&program)?;
             let report =
                 lift::bench(&src, &size, device.as_deref(), repeats, check).map_err(|e| e.render(&name, &src))?;
+            print!("{report}");
+            Ok(())
+        }
+        Command::Explore { program, size, top } => {
+            let (name, src) = read_program(&program)?;
+            let sizes: std::collections::BTreeMap<String, i64> = lift::parse_sizes(&size)
+                .map_err(|e| e.render(&name, &src))?
+                .into_iter()
+                .collect();
+            let opts = rewrite::Options {
+                sizes,
+                top_k: top,
+                ..rewrite::Options::default()
+            };
+            let report = lift::tune::explore_text(&src, &opts).map_err(|e| e.render(&name, &src))?;
+            print!("{report}");
+            Ok(())
+        }
+        Command::Tune {
+            program,
+            size,
+            devices,
+            top,
+            repeats,
+            out,
+        } => {
+            let (name, src) = read_program(&program)?;
+            let devs: Vec<String> = devices.split(',').map(str::to_string).collect();
+            let report = lift::tune::tune(&src, &size, &devs, top, repeats, out.as_deref())
+                .map_err(|e| e.render(&name, &src))?;
             print!("{report}");
             Ok(())
         }

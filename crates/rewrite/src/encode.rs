@@ -1,0 +1,312 @@
+//! Program → e-graph term. Lambdas without array primitives become opaque leaves (their source
+//! text kept in a table), one-parameter lambdas with array primitives inside become `lam` nodes,
+//! everything the rules do not look at is an `Other` node or an opaque leaf.
+
+use crate::egraph::{Assoc, Data, LeafInfo, Lift, Ret, FLOAT_ELEMS, LANEWISE};
+use arith::ArithExpr;
+use egg::{Id, RecExpr, Symbol};
+use ir::{Expr, ExprId, LetKind, Lit, MapKind, Op, Prim, Program, ReduceKind, Scalar, Type};
+use std::collections::BTreeMap;
+use typeck::TypeInfo;
+
+pub struct Encoded {
+    pub expr: RecExpr<Lift>,
+    pub leaves: BTreeMap<Symbol, LeafInfo>,
+    /// Source text of opaque leaves (`@i`) and heads of `Other` nodes (`head|i`).
+    pub text: BTreeMap<Symbol, String>,
+    /// Every variable name of the program, so fresh names avoid them.
+    pub names: Vec<String>,
+}
+
+pub fn encode(prog: &Program, info: &TypeInfo) -> Encoded {
+    let names = ir::print::var_names(prog);
+    let mut e = Enc {
+        prog,
+        info,
+        names: &names,
+        out: Encoded {
+            expr: RecExpr::default(),
+            leaves: BTreeMap::new(),
+            text: BTreeMap::new(),
+            names: names.clone(),
+        },
+        counter: 0,
+    };
+    e.expr(prog.body);
+    e.out
+}
+
+struct Enc<'a> {
+    prog: &'a Program,
+    info: &'a TypeInfo,
+    names: &'a [String],
+    out: Encoded,
+    counter: usize,
+}
+
+/// Data of a value of type `t`.
+fn type_data(t: &Type) -> Data {
+    let mut d = Data::default();
+    if let Type::Array(e, n) = t {
+        d.len = Some(n.clone());
+        match &**e {
+            Type::Array(_, m) => d.inner = Some(m.clone()),
+            Type::Scalar(Scalar::Float) => d.flags |= FLOAT_ELEMS,
+            _ => {}
+        }
+    }
+    d
+}
+
+impl Enc<'_> {
+    fn add(&mut self, n: Lift) -> Id {
+        self.out.expr.add(n)
+    }
+
+    fn leaf(&mut self, text: String, data: Data) -> Id {
+        let sym = Symbol::from(format!("@{}", self.counter));
+        self.counter += 1;
+        self.out.text.insert(sym, text);
+        self.out.leaves.insert(sym, LeafInfo { data });
+        self.add(Lift::Sym(sym))
+    }
+
+    fn has_array_prim(&self, id: ExprId) -> bool {
+        matches!(self.prog.expr(id), Expr::Prim { .. })
+            || self.prog.children(id).into_iter().any(|c| self.has_array_prim(c))
+    }
+
+    fn expr(&mut self, id: ExprId) -> Id {
+        let ty = self.info.types[id.index()].clone();
+        let data = ty.as_ref().map(type_data).unwrap_or_default();
+        match self.prog.expr(id).clone() {
+            Expr::Var(v) => {
+                let sym = Symbol::from(self.names[v.index()].as_str());
+                let d = self.info.var_types[v.index()]
+                    .as_ref()
+                    .map(type_data)
+                    .unwrap_or_default();
+                self.out.leaves.insert(sym, LeafInfo { data: d });
+                self.add(Lift::Sym(sym))
+            }
+            Expr::Prim { prim, args } => match (&prim, args.as_slice()) {
+                (Prim::Map(MapKind::Plain), [f, x]) => {
+                    let f = self.func(*f);
+                    let x = self.expr(*x);
+                    self.add(Lift::Map([f, x]))
+                }
+                (Prim::Reduce(ReduceKind::Plain), [f, z, x]) => {
+                    let f = self.func(*f);
+                    let z = self.expr(*z);
+                    let x = self.expr(*x);
+                    self.add(Lift::Reduce([f, z, x]))
+                }
+                (Prim::Split(k), [x]) if k.as_cst().is_some() => {
+                    let k = self.add(Lift::Num(k.as_cst().unwrap_or(1)));
+                    let x = self.expr(*x);
+                    self.add(Lift::Split([k, x]))
+                }
+                (Prim::Join, [x]) => {
+                    let x = self.expr(*x);
+                    self.add(Lift::Join(x))
+                }
+                (Prim::AsVector(w), [x]) => {
+                    let w = self.add(Lift::Num(i64::from(*w)));
+                    let x = self.expr(*x);
+                    self.add(Lift::AsVector([w, x]))
+                }
+                (Prim::AsScalar, [x]) => {
+                    let x = self.expr(*x);
+                    self.add(Lift::AsScalar(x))
+                }
+                _ => {
+                    let mut head = prim.name();
+                    for s in prim.size_args() {
+                        head.push(' ');
+                        head.push_str(&size_text(&s));
+                    }
+                    let kids: Vec<Id> = args
+                        .iter()
+                        .map(|a| match self.prog.expr(*a) {
+                            Expr::Lambda { .. } => self.func(*a),
+                            _ => self.expr(*a),
+                        })
+                        .collect();
+                    let sym = Symbol::from(format!("{head}|{}", self.counter));
+                    self.counter += 1;
+                    self.out.text.insert(sym, head);
+                    self.out.leaves.insert(sym, LeafInfo { data });
+                    self.add(Lift::Other(sym, kids))
+                }
+            },
+            Expr::Let {
+                kind: LetKind::Let,
+                var,
+                value,
+                body,
+            } => {
+                let sym = Symbol::from(self.names[var.index()].as_str());
+                let d = self.info.var_types[var.index()]
+                    .as_ref()
+                    .map(type_data)
+                    .unwrap_or_default();
+                self.out.leaves.insert(sym, LeafInfo { data: d });
+                let x = self.add(Lift::Sym(sym));
+                let v = self.expr(value);
+                let b = self.expr(body);
+                self.add(Lift::Let([x, v, b]))
+            }
+            _ => {
+                let mut d = data;
+                if let Expr::Lit(l) = self.prog.expr(id) {
+                    d.lit = match l {
+                        Lit::Float(f) => Some(f64::from(*f)),
+                        Lit::Double(f) => Some(*f),
+                        Lit::Int(i) => Some(f64::from(*i)),
+                        Lit::Bool(_) => None,
+                    };
+                }
+                let t = self.text(id);
+                self.leaf(t, d)
+            }
+        }
+    }
+
+    /// A function argument (always a `Lambda` after parsing).
+    fn func(&mut self, id: ExprId) -> Id {
+        let Expr::Lambda { params, body } = self.prog.expr(id).clone() else {
+            return self.expr(id);
+        };
+        if params.len() == 1 && self.has_array_prim(body) {
+            let sym = Symbol::from(self.names[params[0].index()].as_str());
+            let d = self.info.var_types[params[0].index()]
+                .as_ref()
+                .map(type_data)
+                .unwrap_or_default();
+            self.out.leaves.insert(sym, LeafInfo { data: d });
+            let x = self.add(Lift::Sym(sym));
+            let b = self.expr(body);
+            return self.add(Lift::Lam([x, b]));
+        }
+        let mut d = Data::default();
+        if let Some(Type::Fun(_, r)) = &self.info.types[id.index()] {
+            if let Type::Array(_, n) = &**r {
+                d.ret = Ret::Const(n.clone());
+            }
+        }
+        if params.len() == 1 && self.lanewise(body) {
+            d.flags |= LANEWISE;
+        }
+        if params.len() == 2 {
+            if let Expr::Op { op, args } = self.prog.expr(body) {
+                let vars: Vec<_> = args
+                    .iter()
+                    .map(|a| match self.prog.expr(*a) {
+                        Expr::Var(v) => Some(*v),
+                        _ => None,
+                    })
+                    .collect();
+                let both = vars.len() == 2
+                    && vars[0].is_some()
+                    && vars[1].is_some()
+                    && vars[0] != vars[1]
+                    && vars.iter().all(|v| v.is_some_and(|v| params.contains(&v)));
+                if both {
+                    d.assoc = match op {
+                        Op::Add => Some(Assoc::Add),
+                        Op::Mul => Some(Assoc::Mul),
+                        Op::Min | Op::Max => Some(Assoc::MinMax),
+                        _ => None,
+                    };
+                }
+            }
+        }
+        let t = self.text(id);
+        self.leaf(t, d)
+    }
+
+    /// Only float arithmetic on float variables and literals: the same code works on `float4`.
+    fn lanewise(&self, id: ExprId) -> bool {
+        let float = |t: Option<&Type>| matches!(t, Some(Type::Scalar(Scalar::Float)));
+        match self.prog.expr(id) {
+            Expr::Var(v) => float(self.info.var_types[v.index()].as_ref()),
+            Expr::Lit(Lit::Float(_)) => true,
+            Expr::Op { op, args } => {
+                matches!(
+                    op,
+                    Op::Add
+                        | Op::Sub
+                        | Op::Mul
+                        | Op::Div
+                        | Op::Neg
+                        | Op::Min
+                        | Op::Max
+                        | Op::Abs
+                        | Op::Sqrt
+                        | Op::Exp
+                        | Op::Log
+                        | Op::Sin
+                        | Op::Cos
+                        | Op::Fma
+                ) && float(self.info.types[id.index()].as_ref())
+                    && args.iter().all(|a| self.lanewise(*a))
+            }
+            _ => false,
+        }
+    }
+
+    /// Flat LIFT source of a subtree, with the program's variable names.
+    pub fn text(&self, id: ExprId) -> String {
+        subtree_text(self.prog, self.names, id)
+    }
+}
+
+fn size_text(e: &ArithExpr) -> String {
+    match e.as_cst() {
+        Some(c) if c >= 0 => format!("#{c}"),
+        _ => e.to_string(),
+    }
+}
+
+/// Flat LIFT source of one subtree (the same spelling as `ir::print::program`).
+pub fn subtree_text(prog: &Program, names: &[String], id: ExprId) -> String {
+    let n = |v: &ir::VarId| names[v.index()].clone();
+    let kids = |args: &[ExprId]| -> String {
+        args.iter()
+            .map(|a| format!(" {}", subtree_text(prog, names, *a)))
+            .collect()
+    };
+    match prog.expr(id) {
+        Expr::Var(v) => n(v),
+        Expr::Lit(l) => ir::print::lit(l),
+        Expr::Lambda { params, body } => format!(
+            "(lambda ({}) {})",
+            params.iter().map(n).collect::<Vec<_>>().join(" "),
+            subtree_text(prog, names, *body)
+        ),
+        Expr::Prim { prim, args } => {
+            let mut head = prim.name();
+            for s in prim.size_args() {
+                head.push(' ');
+                head.push_str(&size_text(&s));
+            }
+            format!("({head}{})", kids(args))
+        }
+        Expr::Op { op, args } => {
+            let head = match op {
+                Op::Get(i) | Op::VGet(i) => format!("{} #{i}", op.name()),
+                _ => op.name(),
+            };
+            format!("({head}{})", kids(args))
+        }
+        Expr::If { cond, then, els } => format!("(if{})", kids(&[*cond, *then, *els])),
+        Expr::Let { kind, var, value, body } => {
+            let kw = match kind {
+                LetKind::Let => "let",
+                LetKind::Unpack => "unpack",
+            };
+            format!("({kw} {}{})", n(var), kids(&[*value, *body]))
+        }
+        Expr::Pack(e) => format!("(pack {})", subtree_text(prog, names, *e)),
+    }
+}

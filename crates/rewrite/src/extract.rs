@@ -1,0 +1,181 @@
+//! Top-k extraction: for every e-class, the `k` smallest distinct terms (bottom-up fixpoint,
+//! children combined with a bound on the sum of their ranks), then a wider list for the root.
+
+use crate::egraph::{Lift, EG};
+use arith::ArithExpr;
+use egg::{Id, Language, Symbol};
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::{Hash, Hasher};
+use std::rc::Rc;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TOp {
+    Map,
+    Reduce,
+    Split(i64),
+    Join,
+    AsVector(i64),
+    AsScalar,
+    Lam,
+    MapF,
+    ReduceF,
+    Comp,
+    Let,
+    Num(i64),
+    Sym(Symbol),
+    Other(Symbol),
+    /// Application of an opaque function (made only by lowering).
+    App,
+}
+
+#[derive(Debug)]
+pub struct Term {
+    pub op: TOp,
+    pub kids: Vec<Rc<Term>>,
+    pub len: Option<ArithExpr>,
+    pub inner: Option<ArithExpr>,
+    pub size: u32,
+    pub key: u64,
+}
+
+impl Term {
+    pub fn new(op: TOp, kids: Vec<Rc<Term>>, len: Option<ArithExpr>, inner: Option<ArithExpr>) -> Rc<Term> {
+        let mut h = DefaultHasher::new();
+        op.hash(&mut h);
+        for k in &kids {
+            k.key.hash(&mut h);
+        }
+        let size = 1 + kids.iter().map(|k| k.size).sum::<u32>();
+        Rc::new(Term {
+            op,
+            key: h.finish(),
+            kids,
+            len,
+            inner,
+            size,
+        })
+    }
+
+    /// The term as an S-expression (for descriptions and tests).
+    pub fn sexp(&self) -> String {
+        let head = match &self.op {
+            TOp::Map => "map".to_string(),
+            TOp::Reduce => "reduce".into(),
+            TOp::Split(k) => format!("split {k}"),
+            TOp::Join => "join".into(),
+            TOp::AsVector(w) => format!("asVector {w}"),
+            TOp::AsScalar => "asScalar".into(),
+            TOp::Lam => "lam".into(),
+            TOp::MapF => "mapf".into(),
+            TOp::ReduceF => "reducef".into(),
+            TOp::Comp => "comp".into(),
+            TOp::Let => "let".into(),
+            TOp::Num(n) => return n.to_string(),
+            TOp::Sym(s) => return s.to_string(),
+            TOp::Other(s) => s.as_str().split('|').next().unwrap_or("").to_string(),
+            TOp::App => "app".into(),
+        };
+        let mut s = format!("({head}");
+        for k in &self.kids {
+            if matches!(self.op, TOp::Split(_) | TOp::AsVector(_)) && matches!(k.op, TOp::Num(_)) {
+                continue;
+            }
+            s.push(' ');
+            s.push_str(&k.sexp());
+        }
+        s.push(')');
+        s
+    }
+}
+
+fn op_of(n: &Lift, kids: &[Rc<Term>]) -> TOp {
+    let num = |i: usize| match kids.get(i).map(|k| &k.op) {
+        Some(TOp::Num(v)) => *v,
+        _ => 0,
+    };
+    match n {
+        Lift::Map(_) => TOp::Map,
+        Lift::Reduce(_) => TOp::Reduce,
+        Lift::Split(_) => TOp::Split(num(0)),
+        Lift::Join(_) => TOp::Join,
+        Lift::AsVector(_) => TOp::AsVector(num(0)),
+        Lift::AsScalar(_) => TOp::AsScalar,
+        Lift::Lam(_) => TOp::Lam,
+        Lift::MapF(_) => TOp::MapF,
+        Lift::ReduceF(_) => TOp::ReduceF,
+        Lift::Comp(_) => TOp::Comp,
+        Lift::Let(_) => TOp::Let,
+        Lift::Num(v) => TOp::Num(*v),
+        Lift::Sym(s) => TOp::Sym(*s),
+        Lift::Other(s, _) => TOp::Other(*s),
+    }
+}
+
+/// Index tuples of `lens.len()` positions, each below its length, with a sum below `bound`.
+fn combos(lens: &[usize], bound: usize) -> Vec<Vec<usize>> {
+    let mut out = vec![vec![]];
+    for &l in lens {
+        let mut next = vec![];
+        for c in &out {
+            let used: usize = c.iter().sum();
+            for i in 0..l {
+                if used + i >= bound.max(1) {
+                    break;
+                }
+                let mut c2 = c.clone();
+                c2.push(i);
+                next.push(c2);
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+fn terms_of_class(eg: &EG, best: &BTreeMap<Id, Vec<Rc<Term>>>, id: Id, k: usize) -> Vec<Rc<Term>> {
+    let class = &eg[id];
+    let mut cands: Vec<Rc<Term>> = vec![];
+    for node in &class.nodes {
+        let lists: Option<Vec<&Vec<Rc<Term>>>> = node
+            .children()
+            .iter()
+            .map(|c| best.get(&eg.find(*c)).filter(|l| !l.is_empty()))
+            .collect();
+        let Some(lists) = lists else { continue };
+        let lens: Vec<usize> = lists.iter().map(|l| l.len()).collect();
+        for c in combos(&lens, k) {
+            let kids: Vec<Rc<Term>> = c.iter().zip(&lists).map(|(i, l)| l[*i].clone()).collect();
+            let op = op_of(node, &kids);
+            cands.push(Term::new(op, kids, class.data.len.clone(), class.data.inner.clone()));
+        }
+    }
+    cands.sort_by_key(|t| (t.size, t.key));
+    let mut seen = BTreeSet::new();
+    cands.retain(|t| seen.insert(t.key));
+    cands.truncate(k);
+    cands
+}
+
+/// The `root_k` smallest distinct terms of `root`, each class keeping `k` of its own.
+pub fn top_terms(eg: &EG, root: Id, k: usize, root_k: usize, max_passes: usize) -> Vec<Rc<Term>> {
+    let mut ids: Vec<Id> = eg.classes().map(|c| c.id).collect();
+    ids.sort();
+    let mut best: BTreeMap<Id, Vec<Rc<Term>>> = BTreeMap::new();
+    for _ in 0..max_passes {
+        let mut changed = false;
+        for &id in &ids {
+            let new = terms_of_class(eg, &best, id, k);
+            let old = best.get(&id);
+            let same = old.is_some_and(|o| o.len() == new.len() && o.iter().zip(&new).all(|(a, b)| a.key == b.key));
+            if !same {
+                changed = true;
+                best.insert(id, new);
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    terms_of_class(eg, &best, eg.find(root), root_k)
+}

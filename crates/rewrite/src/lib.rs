@@ -1,0 +1,227 @@
+//! Rewrite exploration: equality saturation (egg) over high-level LIFT, extraction of distinct
+//! variants, their lowering to OpenCL mappings, and a cost model that ranks them.
+//!
+//! Pipeline of [`explore`]:
+//! 1. `encode`: the program body becomes an e-graph term (see `egraph.rs` for the encoding);
+//! 2. phase 1 (algorithmic: fusion/fission, vectorization, partial reductions) and phase 2
+//!    (tiling: split-join, split-map, join-split) run with iteration and node limits;
+//! 3. `extract`: the smallest distinct terms of the root class;
+//! 4. `lower`: each term gets its OpenCL mapping and a cost estimate, is printed as LIFT source,
+//!    re-parsed, type-checked and compiled; rejected ones are counted, the rest ranked.
+//!
+//! Results depend only on the program and the options (egg's `deterministic` feature, no time
+//! limit reaches the output unless the generous `time_limit` is hit).
+
+pub mod egraph;
+pub mod encode;
+pub mod extract;
+pub mod lower;
+
+use egraph::{LiftAnalysis, EG};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::time::Duration;
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Tuning factors for `split` (tiles, chunks of partial reductions).
+    pub split_factors: Vec<i64>,
+    pub vector_width: u8,
+    /// Per phase.
+    pub iter_limit: usize,
+    pub node_limit: usize,
+    pub time_limit: Duration,
+    /// How many variants to keep.
+    pub top_k: usize,
+    /// Distinct terms kept per e-class during extraction.
+    pub per_class: usize,
+    /// Known sizes: divisibility side conditions are decided with them; other sizes are
+    /// symbolic (a split then becomes a run-time size check) and cost `default_size`.
+    pub sizes: BTreeMap<String, i64>,
+    pub default_size: i64,
+    /// Work-items that run at once, for the cost model.
+    pub lanes: f64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            split_factors: vec![4, 16, 64, 128],
+            vector_width: 4,
+            iter_limit: 8,
+            node_limit: 20_000,
+            time_limit: Duration::from_secs(60),
+            top_k: 8,
+            per_class: 8,
+            sizes: BTreeMap::new(),
+            default_size: 1024,
+            lanes: 4096.0,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variant {
+    /// A complete low-level LIFT program that `lift compile` accepts.
+    pub source: String,
+    pub cost: f64,
+    pub description: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stats {
+    pub nodes: usize,
+    pub classes: usize,
+    pub iterations: usize,
+    pub stop_reason: String,
+    /// Extracted terms that failed parsing, type checking or code generation after lowering.
+    pub rejected: usize,
+    /// Extracted terms before lowering and deduplication.
+    pub extracted: usize,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Exploration {
+    pub variants: Vec<Variant>,
+    pub stats: Stats,
+}
+
+impl fmt::Display for Exploration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = &self.stats;
+        writeln!(
+            f,
+            "e-graph: {} nodes, {} classes, {} iterations, stopped: {}",
+            s.nodes, s.classes, s.iterations, s.stop_reason
+        )?;
+        writeln!(
+            f,
+            "variants: {} kept of {} extracted terms ({} rejected by type checking or code generation)",
+            self.variants.len(),
+            s.extracted,
+            s.rejected
+        )?;
+        for (i, v) in self.variants.iter().enumerate() {
+            writeln!(f, "\n;; variant {i}: estimated cost {:.1}", v.cost)?;
+            writeln!(f, ";; {}", v.description)?;
+            f.write_str(&v.source)?;
+        }
+        Ok(())
+    }
+}
+
+fn stop_text(r: &Option<egg::StopReason>) -> String {
+    match r {
+        Some(egg::StopReason::Saturated) => "saturated".into(),
+        Some(egg::StopReason::IterationLimit(n)) => format!("iteration limit {n}"),
+        Some(egg::StopReason::NodeLimit(n)) => format!("node limit {n}"),
+        Some(egg::StopReason::TimeLimit(t)) => format!("time limit {t:.1}s"),
+        Some(egg::StopReason::Other(s)) => s.clone(),
+        None => "not run".into(),
+    }
+}
+
+/// The saturated e-graph and its root, for inspection and tests.
+pub fn saturate(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> (EG, egg::Id, encode::Encoded, Stats) {
+    let enc = encode::encode(prog, info);
+    let analysis = LiftAnalysis {
+        leaves: enc.leaves.clone(),
+        sizes: opts.sizes.clone(),
+        declared: prog.sizes.clone(),
+    };
+    let mut eg = EG::new(analysis);
+    let root = eg.add_expr(&enc.expr);
+    eg.rebuild();
+    let mut stats = Stats::default();
+    let mut reasons = vec![];
+    for (name, rules) in [
+        ("algorithmic", egraph::algorithmic_rules(opts)),
+        ("tiling", egraph::tiling_rules(opts)),
+    ] {
+        let runner = egg::Runner::default()
+            .with_egraph(eg)
+            .with_iter_limit(opts.iter_limit)
+            .with_node_limit(opts.node_limit)
+            .with_time_limit(opts.time_limit)
+            .with_scheduler(egg::SimpleScheduler)
+            .run(&rules);
+        stats.iterations += runner.iterations.len();
+        reasons.push(format!("{name}: {}", stop_text(&runner.stop_reason)));
+        eg = runner.egraph;
+    }
+    stats.nodes = eg.total_number_of_nodes();
+    stats.classes = eg.number_of_classes();
+    stats.stop_reason = reasons.join(", ");
+    let root = eg.find(root);
+    (eg, root, enc, stats)
+}
+
+/// Explores rewrites of a high-level program; see the crate docs.
+pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> Result<Exploration, ir::Diagnostic> {
+    let (eg, root, enc, mut stats) = saturate(prog, info, opts);
+    let terms = extract::top_terms(&eg, root, opts.per_class, opts.per_class * 8, 30);
+    stats.extracted = terms.len();
+    let header = program_header(prog);
+    let mut seen = BTreeSet::new();
+    let mut variants = vec![];
+    for t in &terms {
+        let t = lower::simplify(t);
+        let mut low = lower::Lowerer {
+            text: &enc.text,
+            taken: enc.names.iter().cloned().collect(),
+            sizes: &opts.sizes,
+            default_size: opts.default_size,
+            lanes: opts.lanes,
+            fresh: 0,
+            notes: vec![],
+        };
+        let (body, cost) = low.host(&t);
+        let source = format!("{header}\n    {body}))\n");
+        if !seen.insert(source.clone()) {
+            continue;
+        }
+        if !compiles(&source) {
+            stats.rejected += 1;
+            continue;
+        }
+        let mut notes = low.notes.clone();
+        notes.dedup();
+        variants.push(Variant {
+            source,
+            cost,
+            description: format!("{} | {}", notes.join("; "), t.sexp()),
+        });
+    }
+    variants.sort_by(|a, b| a.cost.total_cmp(&b.cost).then_with(|| a.source.cmp(&b.source)));
+    variants.truncate(opts.top_k.max(1));
+    if variants.is_empty() {
+        return Err(ir::Diagnostic::new(
+            prog.span(prog.body),
+            "rewrite exploration found no variant that compiles",
+        ));
+    }
+    Ok(Exploration { variants, stats })
+}
+
+/// Whether the text parses, type-checks and compiles to OpenCL.
+pub fn compiles(source: &str) -> bool {
+    let Ok(p) = ir::parse(source) else { return false };
+    let Ok(i) = typeck::infer(&p) else { return false };
+    codegen_opencl::emit(&p, &i).is_ok()
+}
+
+/// `(lift (sizes) (types) (lambda (params)` of the original program.
+fn program_header(prog: &ir::Program) -> String {
+    let names = ir::print::var_names(prog);
+    let tys: Vec<String> = prog.params.iter().map(|p| ir::print::type_source(&p.ty)).collect();
+    let ps: Vec<&str> = prog.params.iter().map(|p| names[p.var.index()].as_str()).collect();
+    format!(
+        "(lift\n  ({})\n  ({})\n  (lambda ({})",
+        prog.sizes.join(" "),
+        tys.join(" "),
+        ps.join(" ")
+    )
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,346 @@
+//! From an extracted high-level term to a low-level LIFT program (source text), with the
+//! OpenCL mapping decisions and the cost model's estimate.
+//!
+//! Mapping: at host level, each computed value is a kernel: an outer `map` becomes `mapGlb`, or
+//! `mapWrg` with `mapLcl` inside when its function is a map over a chunk (`mapf`), or `mapGlb1`
+//! with `mapGlb` inside when its function's body is itself a map; everything below is sequential
+//! (`mapSeq`, `reduceSeq`, a reduction of a map fused into one `reduceSeq`). A host-level value
+//! that a kernel reads is bound by `let`, so it is computed by an earlier kernel.
+//!
+//! Cost (arbitrary units, about one per scalar operation): a launch costs `LAUNCH`; a parallel
+//! loop of `n` work-items over a body of cost `b` costs `ceil(n / lanes) * b` plus memory
+//! traffic `n * MEM`; a sequential loop costs `n * (b + 1)`.
+
+use crate::extract::{TOp, Term};
+use egg::Symbol;
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+
+const LAUNCH: f64 = 2000.0;
+const MEM: f64 = 0.05;
+const LAYOUT: [&str; 7] = [
+    "zip",
+    "transpose",
+    "slide",
+    "pad",
+    "pad-clamp",
+    "reorder-stride",
+    "reverse",
+];
+
+pub struct Lowerer<'a> {
+    pub text: &'a BTreeMap<Symbol, String>,
+    pub taken: BTreeSet<String>,
+    pub sizes: &'a BTreeMap<String, i64>,
+    pub default_size: i64,
+    pub lanes: f64,
+    pub fresh: usize,
+    pub notes: Vec<String>,
+}
+
+type Out = (String, f64);
+
+fn sym(name: &str) -> Rc<Term> {
+    Term::new(TOp::Sym(Symbol::from(name)), vec![], None, None)
+}
+
+/// `join (split k x)` = `x`, applied everywhere (extraction may keep such pairs).
+pub fn simplify(t: &Rc<Term>) -> Rc<Term> {
+    let kids: Vec<Rc<Term>> = t.kids.iter().map(simplify).collect();
+    if t.op == TOp::Join {
+        if let Some(TOp::Split(_)) = kids.first().map(|k| &k.op) {
+            return kids[0].kids[1].clone();
+        }
+    }
+    Term::new(t.op.clone(), kids, t.len.clone(), t.inner.clone())
+}
+
+/// `λr. map g ys` or `λr. join (map g ys)`: the inner map and whether it is joined.
+fn two_d(f: &Rc<Term>) -> Option<(Rc<Term>, bool)> {
+    if f.op != TOp::Lam {
+        return None;
+    }
+    let b = &f.kids[1];
+    match b.op {
+        TOp::Map => Some((b.clone(), false)),
+        TOp::Join if b.kids[0].op == TOp::Map => Some((b.kids[0].clone(), true)),
+        _ => None,
+    }
+}
+
+fn is_fun(t: &Term) -> bool {
+    matches!(t.op, TOp::Lam | TOp::MapF | TOp::ReduceF | TOp::Comp)
+}
+
+impl Lowerer<'_> {
+    fn name(&mut self, base: &str) -> String {
+        loop {
+            let n = format!("{base}{}", self.fresh);
+            self.fresh += 1;
+            if !self.taken.contains(&n) {
+                return n;
+            }
+        }
+    }
+
+    fn len(&self, t: &Term) -> f64 {
+        self.eval(t.len.as_ref())
+    }
+
+    fn eval(&self, e: Option<&arith::ArithExpr>) -> f64 {
+        let d = self.default_size;
+        e.and_then(|e| e.eval(&|n| Some(self.sizes.get(n).copied().unwrap_or(d))).ok())
+            .unwrap_or(d as f64 as i64) as f64
+    }
+
+    fn leaf(&self, s: &Symbol) -> String {
+        self.text.get(s).cloned().unwrap_or_else(|| s.to_string())
+    }
+
+    fn leaf_cost(&self, s: &Symbol) -> f64 {
+        self.text
+            .get(s)
+            .map_or(0.0, |t| t.matches('(').count().saturating_sub(1) as f64)
+            .max(1.0)
+    }
+
+    /// Whether evaluating `t` runs any computation (as opposed to only rearranging arrays).
+    fn computes(&self, t: &Term) -> bool {
+        match &t.op {
+            TOp::Map | TOp::Reduce | TOp::App | TOp::Let => true,
+            TOp::Other(s) => {
+                let head = s.as_str().split(['|', ' ']).next().unwrap_or("");
+                !LAYOUT.contains(&head) || t.kids.iter().any(|k| self.computes(k))
+            }
+            _ => t.kids.iter().any(|k| self.computes(k)),
+        }
+    }
+
+    /// `f a` as a term.
+    fn apply(&mut self, f: &Rc<Term>, a: Rc<Term>) -> Rc<Term> {
+        let k = &f.kids;
+        match f.op {
+            TOp::Lam => Term::new(TOp::Let, vec![k[0].clone(), a, k[1].clone()], k[1].len.clone(), None),
+            TOp::MapF => {
+                let len = a.len.clone();
+                Term::new(TOp::Map, vec![k[0].clone(), a], len, None)
+            }
+            TOp::ReduceF => Term::new(
+                TOp::Reduce,
+                vec![k[0].clone(), k[1].clone(), a],
+                Some(arith::ArithExpr::cst(1)),
+                None,
+            ),
+            TOp::Comp => {
+                let inner = self.apply(&k[1], a);
+                self.apply(&k[0], inner)
+            }
+            _ => Term::new(TOp::App, vec![f.clone(), a], None, None),
+        }
+    }
+
+    /// A function as a lambda for sequential code, and its cost per application on an argument
+    /// of outer length `arg_len`.
+    fn func(&mut self, f: &Rc<Term>, arg_len: f64) -> Out {
+        match &f.op {
+            TOp::Sym(s) => (self.leaf(s), self.leaf_cost(s)),
+            TOp::Lam => {
+                let (b, c) = self.seq(&f.kids[1]);
+                (format!("(lambda ({}) {b})", f.kids[0].sexp()), c)
+            }
+            _ => {
+                let v = self.name("v");
+                let mut arg = sym(&v);
+                if let Some(a) = Rc::get_mut(&mut arg) {
+                    a.len = Some(arith::ArithExpr::cst(arg_len as i64));
+                }
+                let body = self.apply(f, arg);
+                let (b, c) = self.seq(&body);
+                (format!("(lambda ({v}) {b})"), c)
+            }
+        }
+    }
+
+    fn kids_text(&mut self, t: &Term, host: bool) -> Out {
+        let mut s = String::new();
+        let mut cost = 0.0;
+        for k in &t.kids {
+            let (kt, kc) = if is_fun(k) {
+                self.func(k, self.eval(t.inner.as_ref()))
+            } else if host {
+                self.host(k)
+            } else {
+                self.seq(k)
+            };
+            s.push(' ');
+            s.push_str(&kt);
+            cost += kc;
+        }
+        (s, cost)
+    }
+
+    /// Code run by one work-item.
+    pub fn seq(&mut self, t: &Rc<Term>) -> Out {
+        let k = &t.kids;
+        match &t.op {
+            TOp::Map => {
+                let n = self.len(&k[1]);
+                let (f, fc) = self.func(&k[0], self.eval(k[1].inner.as_ref()));
+                let (x, xc) = self.seq(&k[1]);
+                (format!("(mapSeq {f} {x})"), xc + n * (fc + 1.0))
+            }
+            TOp::Reduce => {
+                let (f, fc) = self.func(&k[0], 1.0);
+                let (z, _) = self.seq(&k[1]);
+                if k[2].op == TOp::Map && matches!(k[2].kids[0].op, TOp::Sym(_)) {
+                    // reduce f z (map g ys) = reduceSeq (λ acc y. f acc (g y)) z ys
+                    let (g, gc) = self.func(&k[2].kids[0], 1.0);
+                    let ys = &k[2].kids[1];
+                    let n = self.len(ys);
+                    let (y, yc) = self.seq(ys);
+                    let (a, b) = (self.name("acc"), self.name("y"));
+                    self.notes.push("reduce∘map fused".into());
+                    return (
+                        format!("(reduceSeq (lambda ({a} {b}) ({f} {a} ({g} {b}))) {z} {y})"),
+                        yc + n * (fc + gc + 1.0),
+                    );
+                }
+                let n = self.len(&k[2]);
+                let (x, xc) = self.seq(&k[2]);
+                (format!("(reduceSeq {f} {z} {x})"), xc + n * (fc + 1.0))
+            }
+            TOp::App => {
+                let (f, fc) = self.func(&k[0], 1.0);
+                let (a, ac) = self.seq(&k[1]);
+                (format!("({f} {a})"), fc + ac)
+            }
+            TOp::Let => {
+                let (v, vc) = self.seq(&k[1]);
+                let (b, bc) = self.seq(&k[2]);
+                (format!("(let {} {v} {b})", k[0].sexp()), vc + bc)
+            }
+            TOp::Sym(s) => (self.leaf(s), 0.0),
+            TOp::Num(n) => (n.to_string(), 0.0),
+            TOp::Lam | TOp::MapF | TOp::ReduceF | TOp::Comp => self.func(t, 1.0),
+            _ => self.layout(t, false),
+        }
+    }
+
+    fn layout(&mut self, t: &Rc<Term>, host: bool) -> Out {
+        let k = &t.kids;
+        let one = |me: &mut Self, x: &Rc<Term>| if host { me.host(x) } else { me.seq(x) };
+        match &t.op {
+            TOp::Split(n) => {
+                let (x, c) = one(self, &k[1]);
+                (format!("(split #{n} {x})"), c)
+            }
+            TOp::AsVector(w) => {
+                let (x, c) = one(self, &k[1]);
+                (format!("(asVector #{w} {x})"), c)
+            }
+            TOp::Join => {
+                let (x, c) = one(self, &k[0]);
+                (format!("(join {x})"), c)
+            }
+            TOp::AsScalar => {
+                let (x, c) = one(self, &k[0]);
+                (format!("(asScalar {x})"), c)
+            }
+            TOp::Other(s) => {
+                let head = self.leaf(s);
+                let (kt, kc) = self.kids_text(t, host);
+                (format!("({head}{kt})"), kc)
+            }
+            _ => one(self, t),
+        }
+    }
+
+    /// An array argument of a kernel: a `let`-bound earlier kernel when it computes.
+    fn kernel_arg(&mut self, x: &Rc<Term>) -> (String, f64, Option<(String, String)>) {
+        if self.computes(x) {
+            let (v, c) = self.host(x);
+            let p = self.name("tmp");
+            self.notes.push("separate kernel for an intermediate".into());
+            (p.clone(), c, Some((p, v)))
+        } else {
+            let (v, c) = self.seq(x);
+            (v, c, None)
+        }
+    }
+
+    fn wrap(bind: Option<(String, String)>, body: String) -> String {
+        match bind {
+            Some((p, v)) => format!("(let {p} {v} {body})"),
+            None => body,
+        }
+    }
+
+    /// Code at host level: a sequence of kernels.
+    pub fn host(&mut self, t: &Rc<Term>) -> Out {
+        let k = &t.kids;
+        match &t.op {
+            TOp::Map => {
+                let (f, x) = (&k[0], &k[1]);
+                let n = self.len(x);
+                let (xt, xc, bind) = self.kernel_arg(x);
+                let m = self.eval(x.inner.as_ref());
+                let (text, cost) = if f.op == TOp::MapF {
+                    let (g, gc) = self.func(&f.kids[0], 1.0);
+                    let c = self.name("chunk");
+                    self.notes.push(format!("mapWrg {n} groups × mapLcl {m}"));
+                    let threads = n * m;
+                    let under = if m < 32.0 { 1.25 } else { 1.0 };
+                    (
+                        format!("(mapWrg (lambda ({c}) (mapLcl {g} {c})) {xt})"),
+                        under * (threads / self.lanes).ceil() * gc + threads * MEM,
+                    )
+                } else if let Some((inner, joined)) = two_d(f).filter(|(i, _)| !self.computes(&i.kids[1])) {
+                    let m = self.len(&inner.kids[1]);
+                    let (g, gc) = self.func(&inner.kids[0], self.eval(inner.kids[1].inner.as_ref()));
+                    let (y, _) = self.seq(&inner.kids[1]);
+                    self.notes.push(format!("mapGlb1 {n} × mapGlb {m}"));
+                    let threads = n * m;
+                    let body = format!("(mapGlb {g} {y})");
+                    let body = if joined { format!("(join {body})") } else { body };
+                    (
+                        format!("(mapGlb1 (lambda ({}) {body}) {xt})", f.kids[0].sexp()),
+                        (threads / self.lanes).ceil() * gc + threads * MEM,
+                    )
+                } else {
+                    let (g, gc) = self.func(f, m);
+                    self.notes.push(format!("mapGlb {n}"));
+                    (format!("(mapGlb {g} {xt})"), (n / self.lanes).ceil() * gc + n * MEM)
+                };
+                (Self::wrap(bind, format!("(toGlobal {text})")), xc + cost + LAUNCH)
+            }
+            TOp::Reduce => {
+                let x = &k[2];
+                // a reduction of a map over plain inputs stays one fused kernel
+                let fused = x.op == TOp::Map && !self.computes(&x.kids[1]);
+                if self.computes(x) && !fused {
+                    let (xt, xc, bind) = self.kernel_arg(x);
+                    let n = self.len(x);
+                    let (f, fc) = self.func(&k[0], 1.0);
+                    let (z, _) = self.seq(&k[1]);
+                    self.notes.push(format!("final reduceSeq over {n}"));
+                    let body = format!("(toGlobal (reduceSeq {f} {z} {xt}))");
+                    return (Self::wrap(bind, body), xc + n * (fc + 1.0) + LAUNCH);
+                }
+                let (s, c) = self.seq(t);
+                self.notes.push(format!("one-work-item reduceSeq over {}", self.len(x)));
+                (format!("(toGlobal {s})"), c + LAUNCH)
+            }
+            TOp::Let => {
+                let (v, vc) = self.host(&k[1]);
+                let (b, bc) = self.host(&k[2]);
+                (format!("(let {} {v} {b})", k[0].sexp()), vc + bc)
+            }
+            TOp::Sym(s) => (self.leaf(s), 0.0),
+            TOp::Other(_) if self.computes(t) => {
+                let (s, c) = self.layout(t, true);
+                (s, c + LAUNCH + self.len(t) * MEM)
+            }
+            _ => self.layout(t, true),
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! Soundness: every extracted variant of the high-level examples computes the interpreter's
+//! result of the original program on random inputs.
+
+use crate::{explore, Options};
+use ir::interp::{eval, Value};
+use ir::{Scalar, Type};
+use std::collections::BTreeMap;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 11) as f64) / ((1u64 << 53) as f64)
+    }
+}
+
+fn random(t: &Type, sizes: &BTreeMap<String, i64>, rng: &mut Rng) -> Value {
+    match t {
+        Type::Scalar(Scalar::Float) => Value::Float((rng.next() * 2.0 - 1.0) as f32),
+        Type::Scalar(Scalar::Double) => Value::Double(rng.next() * 2.0 - 1.0),
+        Type::Scalar(Scalar::Int) => Value::Int((rng.next() * 100.0) as i32 - 50),
+        Type::Scalar(Scalar::Bool) => Value::Bool(rng.next() < 0.5),
+        Type::Tuple(ts) => Value::Tuple(ts.iter().map(|t| random(t, sizes, rng)).collect()),
+        Type::Array(e, n) => {
+            let n = n.eval(&|v| sizes.get(v).copied()).expect("size");
+            Value::Array((0..n).map(|_| random(e, sizes, rng)).collect())
+        }
+        other => panic!("no random values of type {other}"),
+    }
+}
+
+fn close(a: &Value, b: &Value) -> bool {
+    let c = |x: f64, y: f64| (x - y).abs() <= 1e-3 * x.abs().max(y.abs()).max(1.0);
+    match (a, b) {
+        (Value::Float(x), Value::Float(y)) => c(f64::from(*x), f64::from(*y)),
+        (Value::Double(x), Value::Double(y)) => c(*x, *y),
+        (Value::Array(x), Value::Array(y))
+        | (Value::Tuple(x), Value::Tuple(y))
+        | (Value::Vector(x), Value::Vector(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| close(x, y)),
+        _ => a == b,
+    }
+}
+
+/// Explores `src` and checks every variant against the original on two random inputs.
+fn check(src: &str, sizes: &[(&str, i64)], min_variants: usize) -> crate::Exploration {
+    let prog = ir::parse(src).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    let sizes: BTreeMap<String, i64> = sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    let opts = Options {
+        split_factors: vec![4, 8],
+        sizes: sizes.clone(),
+        top_k: 32,
+        ..Options::default()
+    };
+    let ex = explore(&prog, &info, &opts).expect("explores");
+    assert!(
+        ex.variants.len() >= min_variants,
+        "only {} variants:\n{ex}",
+        ex.variants.len()
+    );
+    let lookup = |n: &str| sizes.get(n).copied();
+    for seed in [1u64, 2] {
+        let mut rng = Rng(seed);
+        let args: Vec<Value> = prog.params.iter().map(|p| random(&p.ty, &sizes, &mut rng)).collect();
+        let expect = eval(&prog, &args, &lookup).expect("original runs");
+        for v in &ex.variants {
+            let p = ir::parse(&v.source).unwrap_or_else(|e| panic!("{}: {e:?}", v.source));
+            let got = eval(&p, &args, &lookup).unwrap_or_else(|e| panic!("{}: {e:?}", v.source));
+            assert!(
+                close(&expect, &got),
+                "variant differs:\n{}\n{:?}\n{:?}",
+                v.source,
+                expect,
+                got
+            );
+        }
+    }
+    ex
+}
+
+#[test]
+fn scale_variants_are_sound_and_include_tiling_and_vectors() {
+    let ex = check(include_str!("../../../examples/hl_scale.lisp"), &[("N", 64)], 4);
+    let all: String = ex.variants.iter().map(|v| v.source.clone()).collect();
+    assert!(all.contains("mapWrg") && all.contains("mapLcl"), "{ex}");
+    assert!(all.contains("asVector #4"), "{ex}");
+}
+
+#[test]
+fn sum_variants_are_sound_and_include_two_kernels() {
+    let ex = check(include_str!("../../../examples/hl_sum.lisp"), &[("N", 64)], 3);
+    assert!(ex.variants.iter().any(|v| v.source.contains("(let tmp")), "{ex}");
+    assert!(ex.variants.iter().any(|v| v.source.contains("mapLcl")), "{ex}");
+}
+
+#[test]
+fn cost_model_prefers_partial_reductions_for_large_sums() {
+    let prog = ir::parse(include_str!("../../../examples/hl_sum.lisp")).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    let opts = Options {
+        sizes: [("N".to_string(), 1 << 24)].into_iter().collect(),
+        ..Options::default()
+    };
+    let ex = explore(&prog, &info, &opts).expect("explores");
+    assert!(ex.variants[0].source.contains("(let tmp"), "{ex}");
+    assert!(
+        !ex.variants.last().expect("variants").source.contains("mapGlb1"),
+        "{ex}"
+    );
+}
+
+#[test]
+fn dot_variants_are_sound() {
+    check(include_str!("../../../examples/hl_dot.lisp"), &[("N", 64)], 3);
+}
+
+#[test]
+fn matvec_variants_are_sound() {
+    check(
+        include_str!("../../../examples/hl_matvec.lisp"),
+        &[("M", 16), ("N", 8)],
+        2,
+    );
+}
+
+#[test]
+fn mm_variants_are_sound() {
+    let ex = check(
+        include_str!("../../../examples/hl_mm.lisp"),
+        &[("M", 8), ("K", 8), ("N", 16)],
+        2,
+    );
+    assert!(ex.variants.iter().any(|v| v.source.contains("mapGlb1")), "{ex}");
+}
+
+#[test]
+fn stencil_variants_are_sound() {
+    check(include_str!("../../../examples/hl_stencil.lisp"), &[("N", 32)], 2);
+}
+
+#[test]
+fn filter_map_variants_are_sound() {
+    check(include_str!("../../../examples/hl_filter_map.lisp"), &[("N", 32)], 1);
+}
+
+#[test]
+fn exploration_is_deterministic() {
+    let src = include_str!("../../../examples/hl_dot.lisp");
+    let prog = ir::parse(src).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    let a = explore(&prog, &info, &Options::default())
+        .expect("explores")
+        .to_string();
+    let b = explore(&prog, &info, &Options::default())
+        .expect("explores")
+        .to_string();
+    assert_eq!(a, b);
+}
