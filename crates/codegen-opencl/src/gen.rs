@@ -666,29 +666,24 @@ impl Gen<'_> {
                 _ => return Err(self.err(value, "internal: unpack of a non-existential")),
             };
             let cap = self.capacity_len(value)?;
-            let (data_view, len_expr) = match self.existing_exist(value)? {
-                Some(v) => v,
-                None => {
-                    let ty = Type::array(elem.clone(), cap.clone());
-                    let (_, data) = self
-                        .mem
-                        .allocate("t", &ty, AddressSpace::Global, &[], Role::Temp)
-                        .map_err(|m| self.err(value, m))?;
-                    let (lb, len) = self
-                        .mem
-                        .allocate("len", &Type::int(), AddressSpace::Global, &[], Role::TempLength)
-                        .map_err(|m| self.err(value, m))?;
-                    self.host(
-                        value,
-                        &Dest {
-                            view: data.clone(),
-                            len: Some(len),
-                            rows: false,
-                        },
-                    )?;
-                    (data, format!("{}[0]", self.mem.buffers[lb].name))
-                }
-            };
+            let ty = Type::array(elem.clone(), cap.clone());
+            let (_, data_view) = self
+                .mem
+                .allocate("t", &ty, AddressSpace::Global, &[], Role::Temp)
+                .map_err(|m| self.err(value, m))?;
+            let (lb, len) = self
+                .mem
+                .allocate("len", &Type::int(), AddressSpace::Global, &[], Role::TempLength)
+                .map_err(|m| self.err(value, m))?;
+            self.host(
+                value,
+                &Dest {
+                    view: data_view.clone(),
+                    len: Some(len),
+                    rows: false,
+                },
+            )?;
+            let len_expr = format!("{}[0]", self.mem.buffers[lb].name);
             let c = format!("v_{x}");
             self.caps.insert(c.clone(), cap.clone());
             self.device_lengths.insert(c.clone(), len_expr);
@@ -762,11 +757,6 @@ impl Gen<'_> {
             }
         }
         Ok(())
-    }
-
-    /// An existential value that already lives somewhere (a row of an array of filter results).
-    fn existing_exist(&mut self, _value: ExprId) -> Result<Option<(Rc<View>, String)>> {
-        Ok(None)
     }
 
     fn host_view(&mut self, e: ExprId) -> Result<Bound> {
