@@ -34,7 +34,7 @@ PY
     echo "DIFF   $f"; echo "  interp: ${a:0:200}"; echo "  device: ${b:0:200}"; fail=1
   fi
 done
-for spec in "bench/filter_6_1.lisp N=10000" "bench/filter_6_1.lisp N=100000000" "bench/scale.lisp N=100000000" "bench/scale_vec.lisp N=100000000"; do
+for spec in "examples/thesis_6_1.lisp N=10000" "examples/thesis_6_1.lisp N=100000000" "examples/thesis_2_1.lisp N=100000000" "bench/scale_vec.lisp N=100000000"; do
   set -- $spec
   echo "== bench $1 $2"
   "$LIFT" bench "$1" --size "$2" "${devarg[@]}" --repeats 10

@@ -403,6 +403,60 @@ impl Gen<'_> {
         }
     }
 
+    /// A layout primitive in destination position writes its argument through the dual view
+    /// of the destination: `join` of rows of length m splits it, `split k` joins it,
+    /// `transpose` transposes it, `asScalar` views it as vectors and `asVector` as scalars.
+    fn reindexed_dest(&self, e: ExprId, dest: &Dest) -> Result<(ExprId, Dest)> {
+        let Expr::Prim { prim, args } = self.prog.expr(e) else {
+            return Err(self.err(e, "internal: not a layout primitive"));
+        };
+        let inner = dest.view.clone();
+        let view = match prim {
+            Prim::Join => View::Split {
+                k: self.row_len(args[0])?,
+                inner,
+            },
+            Prim::Split(k) => View::Join { m: k.clone(), inner },
+            Prim::Transpose => View::Transpose { inner },
+            Prim::AsScalar => View::AsVector {
+                w: self.vector_width(args[0])?,
+                inner,
+            },
+            Prim::AsVector(w) => View::AsScalar { w: *w, inner },
+            Prim::Map(_)
+            | Prim::Reduce(_)
+            | Prim::Zip
+            | Prim::Slide(..)
+            | Prim::Pad(..)
+            | Prim::PadClamp(..)
+            | Prim::ReorderStride(_)
+            | Prim::Reverse
+            | Prim::Generate(_)
+            | Prim::Iterate(_)
+            | Prim::Filter(_)
+            | Prim::To(_) => return Err(self.err(e, "internal: not a re-indexing primitive")),
+        };
+        Ok((
+            args[0],
+            Dest {
+                view: Rc::new(view),
+                len: None,
+                rows: false,
+            },
+        ))
+    }
+
+    /// The length of the rows of an array of arrays.
+    fn row_len(&self, e: ExprId) -> Result<ArithExpr> {
+        match self.cty(e)? {
+            Type::Array(row, _) => match *row {
+                Type::Array(_, m) => Ok(m),
+                t => Err(self.err(e, format!("internal: join of {t}"))),
+            },
+            t => Err(self.err(e, format!("internal: join of {t}"))),
+        }
+    }
+
     fn vector_width(&self, e: ExprId) -> Result<u8> {
         match self.cty(e)? {
             Type::Array(v, _) => match *v {
@@ -553,83 +607,13 @@ impl Gen<'_> {
                 prim: Prim::Filter(FilterKind::Glb | FilterKind::Plain),
                 args,
             } => self.filter_glb(e, args[0], args[1], dest),
-            Expr::Prim { prim: Prim::Join, args } => {
-                let Type::Array(inner, _) = self.cty(args[0])? else {
-                    return Err(self.err(e, "internal: join"));
-                };
-                let Type::Array(_, m) = *inner else {
-                    return Err(self.err(e, "internal: join"));
-                };
-                self.host(
-                    args[0],
-                    &Dest {
-                        view: Rc::new(View::Split {
-                            k: m,
-                            inner: dest.view.clone(),
-                        }),
-                        len: None,
-                        rows: false,
-                    },
-                )
-            }
             Expr::Prim {
-                prim: Prim::Split(k),
-                args,
-            } => self.host(
-                args[0],
-                &Dest {
-                    view: Rc::new(View::Join {
-                        m: k,
-                        inner: dest.view.clone(),
-                    }),
-                    len: None,
-                    rows: false,
-                },
-            ),
-            Expr::Prim {
-                prim: Prim::Transpose,
-                args,
-            } => self.host(
-                args[0],
-                &Dest {
-                    view: Rc::new(View::Transpose {
-                        inner: dest.view.clone(),
-                    }),
-                    len: None,
-                    rows: false,
-                },
-            ),
-            Expr::Prim {
-                prim: Prim::AsScalar,
-                args,
+                prim: Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_),
+                ..
             } => {
-                let w = self.vector_width(args[0])?;
-                self.host(
-                    args[0],
-                    &Dest {
-                        view: Rc::new(View::AsVector {
-                            w,
-                            inner: dest.view.clone(),
-                        }),
-                        len: None,
-                        rows: false,
-                    },
-                )
+                let (inner, d) = self.reindexed_dest(e, dest)?;
+                self.host(inner, &d)
             }
-            Expr::Prim {
-                prim: Prim::AsVector(w),
-                args,
-            } => self.host(
-                args[0],
-                &Dest {
-                    view: Rc::new(View::AsScalar {
-                        w,
-                        inner: dest.view.clone(),
-                    }),
-                    len: None,
-                    rows: false,
-                },
-            ),
             _ => {
                 // Computed inputs of this kernel come from earlier kernels: a kernel boundary is
                 // the only synchronization between work-groups.
@@ -1065,18 +1049,10 @@ impl Gen<'_> {
                         k,
                         inner: self.value(args[0])?,
                     }),
-                    Prim::Join => {
-                        let Type::Array(inner, _) = self.cty(args[0])? else {
-                            return Err(self.err(e, "internal: join"));
-                        };
-                        let Type::Array(_, m) = *inner else {
-                            return Err(self.err(e, "internal: join"));
-                        };
-                        Rc::new(View::Join {
-                            m,
-                            inner: self.value(args[0])?,
-                        })
-                    }
+                    Prim::Join => Rc::new(View::Join {
+                        m: self.row_len(args[0])?,
+                        inner: self.value(args[0])?,
+                    }),
                     Prim::Transpose => Rc::new(View::Transpose {
                         inner: self.value(args[0])?,
                     }),
@@ -1125,18 +1101,10 @@ impl Gen<'_> {
                         w,
                         inner: self.value(args[0])?,
                     }),
-                    Prim::AsScalar => {
-                        let Type::Array(v, _) = self.cty(args[0])? else {
-                            return Err(self.err(e, "internal: asScalar"));
-                        };
-                        let Type::Vector(_, w) = *v else {
-                            return Err(self.err(e, "internal: asScalar"));
-                        };
-                        Rc::new(View::AsScalar {
-                            w,
-                            inner: self.value(args[0])?,
-                        })
-                    }
+                    Prim::AsScalar => Rc::new(View::AsScalar {
+                        w: self.vector_width(args[0])?,
+                        inner: self.value(args[0])?,
+                    }),
                     Prim::Generate(_) => {
                         let Expr::Lambda { params, body } = self.prog.expr(args[0]).clone() else {
                             return Err(self.err(e, "internal: generate"));
@@ -1359,18 +1327,10 @@ impl Gen<'_> {
             Expr::Pack(inner) => self.gen_packed(inner, dest, e),
             Expr::Prim { prim, args } => match prim {
                 Prim::To(_) => self.gen_into(args[0], dest),
-                Prim::Join => {
-                    let Type::Array(inner, _) = self.cty(args[0])? else { return Err(self.err(e, "internal: join")) };
-                    let Type::Array(_, m) = *inner else { return Err(self.err(e, "internal: join")) };
-                    self.gen_into(args[0], &Dest { view: Rc::new(View::Split { k: m, inner: dest.view.clone() }), len: None, rows: false })
+                Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_) => {
+                    let (inner, d) = self.reindexed_dest(e, dest)?;
+                    self.gen_into(inner, &d)
                 }
-                Prim::Split(k) => self.gen_into(args[0], &Dest { view: Rc::new(View::Join { m: k, inner: dest.view.clone() }), len: None, rows: false }),
-                Prim::Transpose => self.gen_into(args[0], &Dest { view: Rc::new(View::Transpose { inner: dest.view.clone() }), len: None, rows: false }),
-                Prim::AsScalar => {
-                    let w = self.vector_width(args[0])?;
-                    self.gen_into(args[0], &Dest { view: Rc::new(View::AsVector { w, inner: dest.view.clone() }), len: None, rows: false })
-                }
-                Prim::AsVector(w) => self.gen_into(args[0], &Dest { view: Rc::new(View::AsScalar { w, inner: dest.view.clone() }), len: None, rows: false }),
                 Prim::Map(kind) => self.gen_map(e, kind, args[0], args[1], dest),
                 Prim::Reduce(_) => self.gen_reduce(e, args[0], args[1], args[2], dest),
                 Prim::Filter(FilterKind::Seq | FilterKind::Plain) => self.gen_filter_seq(e, args[0], args[1], dest),
@@ -1778,8 +1738,7 @@ impl Gen<'_> {
     }
 
     fn fence_of(&self, v: &Rc<View>) -> &'static str {
-        let mut names = vec![];
-        collect_mem_names(v, &mut names);
+        let names = v.buffers();
         let spaces: BTreeSet<AddressSpace> = names
             .iter()
             .filter_map(|n| self.mem.by_name(n))
@@ -2392,25 +2351,6 @@ fn collect_len_vars(t: &Type, out: &mut BTreeSet<String>) {
             ps.iter().for_each(|t| collect_len_vars(t, out));
             collect_len_vars(r, out);
         }
-    }
-}
-
-fn collect_mem_names(v: &View, out: &mut Vec<String>) {
-    match v {
-        View::Mem { name, .. } => out.push(name.clone()),
-        View::Value { .. } | View::Generate { .. } => {}
-        View::Tuple(vs) | View::Zip(vs) => vs.iter().for_each(|v| collect_mem_names(v, out)),
-        View::Access { inner, .. }
-        | View::Split { inner, .. }
-        | View::Join { inner, .. }
-        | View::Transpose { inner }
-        | View::Slide { inner, .. }
-        | View::Pad { inner, .. }
-        | View::Reorder { inner, .. }
-        | View::Reverse { inner, .. }
-        | View::Component { inner, .. }
-        | View::AsVector { inner, .. }
-        | View::AsScalar { inner, .. } => collect_mem_names(inner, out),
     }
 }
 

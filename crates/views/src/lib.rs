@@ -325,6 +325,26 @@ impl View {
         }
     }
 
+    /// The buffers this view reads or writes.
+    pub fn buffers(&self) -> Vec<String> {
+        match self {
+            View::Mem { name, .. } => vec![name.clone()],
+            View::Value { .. } | View::Generate { .. } => vec![],
+            View::Tuple(vs) | View::Zip(vs) => vs.iter().flat_map(|v| v.buffers()).collect(),
+            View::Access { inner, .. }
+            | View::Split { inner, .. }
+            | View::Join { inner, .. }
+            | View::Transpose { inner }
+            | View::Slide { inner, .. }
+            | View::Pad { inner, .. }
+            | View::Reorder { inner, .. }
+            | View::Reverse { inner, .. }
+            | View::Component { inner, .. }
+            | View::AsVector { inner, .. }
+            | View::AsScalar { inner, .. } => inner.buffers(),
+        }
+    }
+
     fn scalar_type(&self) -> Option<Scalar> {
         match self {
             View::Mem { elem, .. } => elem.scalar(),
