@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::rc::Rc;
 use typeck::{Binder, TypeInfo};
-use views::{c_scalar, c_type, Loc, Read, View};
+use views::{c_scalar, c_type, Layout, Loc, Read, View};
 
 type Result<T> = std::result::Result<T, Diagnostic>;
 
@@ -403,6 +403,83 @@ impl Gen<'_> {
         }
     }
 
+    /// `map (λx. L x)` (a plain map) where `L` only re-indexes `x` (join, split, transpose and
+    /// plain maps of those) is a view, not a computation: its re-indexings in the order they
+    /// apply (innermost first), each with the number of outer dimensions it leaves alone.
+    fn layout_map(&self, e: ExprId) -> Option<Vec<(usize, ExprId)>> {
+        let mut ops = vec![];
+        match self.prog.expr(e) {
+            Expr::Prim {
+                prim: Prim::Map(MapKind::Plain),
+                args,
+            } => {
+                let Expr::Lambda { params, body } = self.prog.expr(args[0]) else {
+                    return None;
+                };
+                (params.len() == 1 && self.layout_chain(*body, params[0], 1, &mut ops) && !ops.is_empty())
+                    .then_some(ops)
+            }
+            _ => None,
+        }
+    }
+
+    fn layout_chain(&self, e: ExprId, x: VarId, skip: usize, ops: &mut Vec<(usize, ExprId)>) -> bool {
+        match self.prog.expr(e) {
+            Expr::Var(v) => *v == x,
+            Expr::Prim {
+                prim: Prim::Join | Prim::Split(_) | Prim::Transpose,
+                args,
+            } => {
+                let ok = self.layout_chain(args[0], x, skip, ops);
+                ops.push((skip, e));
+                ok
+            }
+            Expr::Prim {
+                prim: Prim::Map(MapKind::Plain),
+                args,
+            } => match self.prog.expr(args[0]) {
+                Expr::Lambda { params, body } if params.len() == 1 => {
+                    self.layout_chain(args[1], x, skip, ops) && self.layout_chain(*body, params[0], skip + 1, ops)
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// The re-indexing of a join, split or transpose node; `dual` gives the one its destination
+    /// is written through.
+    fn layout_of(&self, op: ExprId, dual: bool) -> Result<Layout> {
+        let Expr::Prim { prim, args } = self.prog.expr(op) else {
+            return Err(self.err(op, "internal: not a layout primitive"));
+        };
+        Ok(match (prim, dual) {
+            (Prim::Join, false) | (Prim::Split(_), true) => {
+                let m = match prim {
+                    Prim::Split(k) => k.clone(),
+                    _ => self.row_len(args[0])?,
+                };
+                Layout::Join(m)
+            }
+            (Prim::Join, true) => Layout::Split(self.row_len(args[0])?),
+            (Prim::Split(k), false) => Layout::Split(k.clone()),
+            (Prim::Transpose, _) => Layout::Transpose,
+            _ => return Err(self.err(op, "internal: not a join, split or transpose")),
+        })
+    }
+
+    /// The view of a layout map over the view of its argument.
+    fn layout_map_view(&self, ops: &[(usize, ExprId)], mut view: Rc<View>) -> Result<Rc<View>> {
+        for &(skip, op) in ops {
+            view = Rc::new(View::Nested {
+                skip,
+                op: self.layout_of(op, false)?,
+                inner: view,
+            });
+        }
+        Ok(view)
+    }
+
     /// A layout primitive in destination position writes its argument through the dual view
     /// of the destination: `join` of rows of length m splits it, `split k` joins it,
     /// `transpose` transposes it, `asScalar` views it as vectors and `asVector` as scalars.
@@ -783,8 +860,9 @@ impl Gen<'_> {
                 continue;
             }
             let computes = match self.prog.expr(a) {
+                Expr::Prim { prim: Prim::Map(_), .. } => self.layout_map(a).is_none(),
                 Expr::Prim {
-                    prim: Prim::Map(_) | Prim::Reduce(_) | Prim::Iterate(_),
+                    prim: Prim::Reduce(_) | Prim::Iterate(_),
                     ..
                 } => true,
                 Expr::Prim {
@@ -822,6 +900,10 @@ impl Gen<'_> {
         }
         match self.prog.expr(e) {
             Expr::Prim {
+                prim: Prim::Map(_),
+                args,
+            } if self.layout_map(e).is_some() => self.contains_parallel(args[1]),
+            Expr::Prim {
                 prim: Prim::Map(k),
                 args,
             } => is_parallel_map(*k) || *k == MapKind::Plain || args.iter().any(|a| self.contains_parallel(*a)),
@@ -835,11 +917,38 @@ impl Gen<'_> {
         if self.k.is_some() {
             return Err(self.err(e, "internal: nested kernel"));
         }
-        self.k = Some(KernelCx::new(if parallel { Level::Top } else { Level::Item }));
+        let mut cx = KernelCx::new(if parallel { Level::Top } else { Level::Item });
+        // A work-group is as wide as its widest `mapLcl` of known length in each dimension, so
+        // the maps the tile sizes shape run one index per work-item and only the others stride.
+        for (d, l) in self.local_hints(e).into_iter().enumerate() {
+            cx.local[d] = l;
+        }
+        self.k = Some(cx);
         let r = f(self);
         let k = self.k.take().expect("set above");
         r?;
         self.finish_kernel(k, e)
+    }
+
+    fn local_hints(&self, e: ExprId) -> [Option<usize>; 3] {
+        let mut hints = [None; 3];
+        let mut stack = vec![e];
+        while let Some(x) = stack.pop() {
+            if let Expr::Prim {
+                prim: Prim::Map(MapKind::Lcl(d)),
+                args,
+            } = self.prog.expr(x)
+            {
+                if let Type::Array(_, n) = self.info.ty(args[1]) {
+                    if let Some(c) = n.as_cst().filter(|c| (1..=1024).contains(c)) {
+                        let h: &mut Option<usize> = &mut hints[usize::from(*d).min(2)];
+                        *h = Some(h.unwrap_or(0).max(c as usize));
+                    }
+                }
+            }
+            stack.extend(self.prog.children(x));
+        }
+        hints
     }
 
     fn finish_kernel(&mut self, k: KernelCx, e: ExprId) -> Result<()> {
@@ -965,6 +1074,17 @@ impl Gen<'_> {
             params.push(format!("global {t}* restrict {}", self.mem.buffers[i].name));
             args.push(KernelArg::Buffer(i));
         }
+        let dynamic_local: Vec<(usize, Type, String)> = (self.mem.buffers.iter().enumerate())
+            .filter(|(_, b)| b.space == AddressSpace::Local && b.len.as_cst().is_none() && mentions_word(text, &b.name))
+            .map(|(i, b)| (i, b.elem.clone(), b.name.clone()))
+            .collect();
+        for (i, elem, name) in dynamic_local {
+            {
+                let t = self.buffer_ctype(&elem)?;
+                params.push(format!("local {t}* restrict {name}"));
+                args.push(KernelArg::Local(i));
+            }
+        }
         if mentions_word(text, "v_err") {
             params.push("global int* v_err".into());
             args.push(KernelArg::ErrorFlag);
@@ -1008,7 +1128,8 @@ impl Gen<'_> {
                 Prim::Pad(..) => args.iter().all(|a| self.is_view(*a)),
                 Prim::Generate(_) => true,
                 Prim::To(_) => args.iter().all(|a| self.is_view(*a)),
-                Prim::Map(_) | Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_) => false,
+                Prim::Map(_) => self.layout_map(e).is_some() && self.is_view(args[1]),
+                Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_) => false,
             },
             Expr::Op { .. } | Expr::If { .. } => !matches!(self.info.ty(e), Type::Array(..) | Type::Exists(_)),
             Expr::Let { value, body, .. } => self.is_view(*value) && self.is_view(*body),
@@ -1132,6 +1253,11 @@ impl Gen<'_> {
                     }
                     Prim::To(space) if !self.is_view(args[0]) => self.materialize(args[0], Some(space))?,
                     Prim::To(_) => self.value(args[0])?,
+                    Prim::Map(_) if self.layout_map(e).is_some() => {
+                        let ops = self.layout_map(e).unwrap_or_default();
+                        let inner = self.value(args[1])?;
+                        self.layout_map_view(&ops, inner)?
+                    }
                     Prim::Map(_) | Prim::Reduce(_) | Prim::Iterate(_) => self.materialize(e, None)?,
                     Prim::Filter(_) => return Err(self.err(e, "internal: a filter result must be bound before use")),
                 })
@@ -1330,6 +1456,23 @@ impl Gen<'_> {
                 Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_) => {
                     let (inner, d) = self.reindexed_dest(e, dest)?;
                     self.gen_into(inner, &d)
+                }
+                Prim::Map(_) if self.layout_map(e).is_some() => {
+                    let ops = self.layout_map(e).unwrap_or_default();
+                    let mut view = dest.view.clone();
+                    for &(skip, op) in ops.iter().rev() {
+                        view = Rc::new(View::Nested {
+                            skip,
+                            op: self.layout_of(op, true)?,
+                            inner: view,
+                        });
+                    }
+                    let d = Dest {
+                        view,
+                        len: None,
+                        rows: false,
+                    };
+                    self.gen_into(args[1], &d)
                 }
                 Prim::Map(kind) => self.gen_map(e, kind, args[0], args[1], dest),
                 Prim::Reduce(_) => self.gen_reduce(e, args[0], args[1], args[2], dest),

@@ -39,6 +39,9 @@ pub enum KernelArg {
     Size(String),
     /// The run-time error flag buffer (bounds checks of `at`).
     ErrorFlag,
+    /// A `__local` array whose length depends on size variables: the host sizes it at launch
+    /// (by index into `KernelPlan::memory.buffers`).
+    Local(usize),
 }
 
 #[derive(Clone, Debug)]
@@ -123,6 +126,10 @@ impl KernelPlan {
                     KernelArg::Param(p) => format!("param {p}"),
                     KernelArg::Size(n) => n.clone(),
                     KernelArg::ErrorFlag => "error flag".into(),
+                    KernelArg::Local(b) => {
+                        let b = &self.memory.buffers[*b];
+                        format!("local {} ({} elements)", b.name, b.len)
+                    }
                 })
                 .collect();
             let _ = writeln!(

@@ -234,6 +234,15 @@ pub fn run_measured(
             args.push(match a {
                 KernelArg::Buffer(b) => host_runner::KernelArg::Buffer(host_index[b]),
                 KernelArg::ErrorFlag => host_runner::KernelArg::Buffer(err_flag),
+                KernelArg::Local(b) => {
+                    let b = &plan.memory.buffers[*b];
+                    let n = env.eval(&b.len, &format!("the length of local array {}", b.name))?;
+                    let (esz, _) = layout(&b.elem);
+                    host_runner::KernelArg::Local(
+                        n.checked_mul(esz)
+                            .ok_or_else(|| Error::plain(format!("local array {} is too large", b.name)))?,
+                    )
+                }
                 KernelArg::Size(c) => host_runner::KernelArg::I32(
                     i32::try_from(env.values[c]).map_err(|_| Error::plain(format!("size {c} does not fit an int")))?,
                 ),

@@ -106,14 +106,10 @@ impl Memory {
         all.append(&mut dims);
         let len = all.iter().fold(ArithExpr::cst(1), |a, d| a.mul(d));
         match space {
-            AddressSpace::Private | AddressSpace::Local if len.as_cst().is_none() => {
-                let which = if space == AddressSpace::Private {
-                    "private"
-                } else {
-                    "local"
-                };
+            // Local arrays of run-time size are kernel parameters sized by the host at launch.
+            AddressSpace::Private if len.as_cst().is_none() => {
                 return Err(format!(
-                    "a {which} array must have a size known at compile time, but this one holds {len} elements; use a constant split size, or toGlobal"
+                    "a private array must have a size known at compile time, but this one holds {len} elements; use a constant split size, toLocal or toGlobal"
                 ));
             }
             _ => {}

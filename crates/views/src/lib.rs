@@ -63,6 +63,51 @@ pub enum View {
     AsVector { w: u8, inner: Rc<View> },
     /// `asScalar` over vectors of width `w`.
     AsScalar { w: u8, inner: Rc<View> },
+    /// A re-indexing applied below the first `skip` dimensions: `map (λx. join x)` is
+    /// `Nested { skip: 1, op: Join(m) }`.
+    Nested { skip: usize, op: Layout, inner: Rc<View> },
+}
+
+/// The re-indexings that `Nested` applies at depth.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Layout {
+    Split(ArithExpr),
+    Join(ArithExpr),
+    Transpose,
+}
+
+impl Layout {
+    /// Rewrites the front of `idx` (indices into the result) into indices into the argument.
+    fn reindex(&self, idx: &mut Vec<ArithExpr>) -> Result<()> {
+        match self {
+            Layout::Split(k) => {
+                let (a, b) = pop2(idx)?;
+                idx.insert(0, a.mul(k).add(&b));
+            }
+            Layout::Join(m) => {
+                let a = pop1(idx)?;
+                idx.insert(0, a.rem(m));
+                idx.insert(0, a.div(m));
+            }
+            Layout::Transpose => {
+                let (a, b) = pop2(idx)?;
+                idx.insert(0, a);
+                idx.insert(0, b);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `reindex` below `skip` leading indices.
+fn reindex_nested(skip: usize, op: &Layout, idx: &mut Vec<ArithExpr>) -> Result<()> {
+    if idx.len() < skip {
+        return err("internal: a view was read with too few indices");
+    }
+    let mut rest = idx.split_off(skip);
+    op.reindex(&mut rest)?;
+    idx.append(&mut rest);
+    Ok(())
 }
 
 /// Why a view could not be consumed; the code generator turns it into a diagnostic.
@@ -256,6 +301,10 @@ impl View {
                     .collect::<Result<Vec<_>>>()?;
                 Ok(Read::Tuple(rs))
             }
+            View::Nested { skip, op, inner } => {
+                reindex_nested(*skip, op, idx)?;
+                inner.read_rev(idx)
+            }
             View::Component { c, inner } => match inner.read_rev(idx)? {
                 Read::Tuple(mut rs) if *c < rs.len() => Ok(rs.swap_remove(*c)),
                 Read::Tuple(_) => err("tuple component out of range"),
@@ -341,7 +390,8 @@ impl View {
             | View::Reverse { inner, .. }
             | View::Component { inner, .. }
             | View::AsVector { inner, .. }
-            | View::AsScalar { inner, .. } => inner.buffers(),
+            | View::AsScalar { inner, .. }
+            | View::Nested { inner, .. } => inner.buffers(),
         }
     }
 
@@ -359,6 +409,7 @@ impl View {
             | View::Reverse { inner, .. }
             | View::AsVector { inner, .. }
             | View::AsScalar { inner, .. }
+            | View::Nested { inner, .. }
             | View::Component { inner, .. } => inner.scalar_type(),
             View::Tuple(_) | View::Zip(_) | View::Generate { .. } => None,
         }
@@ -410,6 +461,10 @@ impl View {
             View::Reverse { n, inner } => {
                 let a = pop1(idx)?;
                 idx.insert(0, n.sub(&ArithExpr::cst(1)).sub(&a));
+                inner.resolve(idx)
+            }
+            View::Nested { skip, op, inner } => {
+                reindex_nested(*skip, op, idx)?;
                 inner.resolve(idx)
             }
             View::Value { .. }
@@ -488,6 +543,14 @@ impl View {
             View::Generate { template, token } => format!("generate({})", template.replace(token.as_str(), "i")),
             View::AsVector { w, inner } => format!("asVector({w}, {})", inner.describe()),
             View::AsScalar { w, inner } => format!("asScalar({w}, {})", inner.describe()),
+            View::Nested { skip, op, inner } => {
+                let op = match op {
+                    Layout::Split(k) => format!("split({k})"),
+                    Layout::Join(m) => format!("join({m})"),
+                    Layout::Transpose => "transpose".into(),
+                };
+                format!("map^{skip} {op}({})", inner.describe())
+            }
         }
     }
 }

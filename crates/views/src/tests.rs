@@ -114,3 +114,27 @@ fn writes_through_split_and_vectors() {
         }
     );
 }
+
+#[test]
+fn nested_layouts_reindex_below_the_outer_dimensions() {
+    // xs : [[[float]3]4]2 ; `map join xs` : [[float]12]2 ; element [a][b] = xs[a][b/3][b%3]
+    let xs = mem("xs", vec![ArithExpr::cst(2), ArithExpr::cst(4), ArithExpr::cst(3)]);
+    let v = View::Nested {
+        skip: 1,
+        op: Layout::Join(ArithExpr::cst(3)),
+        inner: xs.clone(),
+    };
+    assert_eq!(
+        v.read(&[ArithExpr::cst(1), ArithExpr::cst(7)]).unwrap(),
+        Read::Expr(format!("xs[{}]", 12 + 2 * 3 + 1))
+    );
+    // `map transpose xs` : [[[float]4]3]2 ; element [a][b][c] = xs[a][c][b], written the same way
+    let t = View::Nested {
+        skip: 1,
+        op: Layout::Transpose,
+        inner: xs,
+    };
+    let idx = [ArithExpr::cst(1), ArithExpr::cst(2), ArithExpr::cst(3)];
+    assert_eq!(t.read(&idx).unwrap(), Read::Expr(format!("xs[{}]", 12 + 3 * 3 + 2)));
+    assert_eq!(t.write(&idx).unwrap(), Loc::Plain(format!("xs[{}]", 12 + 3 * 3 + 2)));
+}
