@@ -9,7 +9,10 @@
 //!   `(comp f g)` = `λx. f (g x)`.
 
 use arith::ArithExpr;
-use egg::{define_language, Analysis, DidMerge, EGraph, Id, Pattern, Rewrite, Searcher, Subst, Symbol, Var};
+use egg::{
+    define_language, Analysis, Applier, DidMerge, EGraph, Id, Language, Pattern, PatternAst, Rewrite, Searcher, Subst,
+    Symbol, Var,
+};
 use std::collections::BTreeMap;
 
 define_language! {
@@ -25,6 +28,9 @@ define_language! {
         "reducef" = ReduceF([Id; 2]),
         "comp" = Comp([Id; 2]),
         "let" = Let([Id; 3]),
+        "transpose" = Transpose(Id),
+        // The same array, copied into local memory by the work-group that uses it.
+        "local" = Local(Id),
         Num(i64),
         Sym(Symbol),
         Other(Symbol, Vec<Id>),
@@ -59,6 +65,10 @@ pub const MAP_REDUCEF: u16 = 8;
 /// Is (among others) `join (map (reducef ..) _)`: already a partial reduction.
 pub const PARTIAL: u16 = 16;
 pub const REDUCEF: u16 = 32;
+/// The class is an array of arrays of `float` scalars.
+pub const FLOAT_ROWS: u16 = 64;
+/// A work-group tile (a parameter made by the tiling rule): it may be staged in local memory.
+pub const TILE: u16 = 128;
 
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Data {
@@ -73,6 +83,16 @@ pub struct Data {
     pub assoc: Option<Assoc>,
     /// Literal leaves: their value.
     pub lit: Option<f64>,
+    /// Variables that may occur free (sorted): a term is only moved out of a binder's scope
+    /// when it cannot mention the binder.
+    pub free: Vec<Symbol>,
+}
+
+fn union(a: &[Symbol], b: &[Symbol]) -> Vec<Symbol> {
+    let mut u: Vec<Symbol> = a.iter().chain(b).copied().collect();
+    u.sort_unstable_by(|x, y| x.as_str().cmp(y.as_str()));
+    u.dedup();
+    u
 }
 
 /// Facts about a leaf or an `Other` head, taken from the type checker.
@@ -105,7 +125,37 @@ fn merge_opt<T: Clone + PartialEq>(a: &mut Option<T>, b: &Option<T>) -> (bool, b
 impl Analysis<Lift> for LiftAnalysis {
     type Data = Data;
 
-    fn make(egraph: &mut EG, enode: &Lift, _id: Id) -> Data {
+    fn make(egraph: &mut EG, enode: &Lift, id: Id) -> Data {
+        let mut data = Self::shape(egraph, enode, id);
+        let free = |i: &Id| egraph[*i].data.free.clone();
+        let without = |v: &Id, f: Vec<Symbol>| -> Vec<Symbol> {
+            let bound = egraph[*v].data.free.clone();
+            f.into_iter().filter(|s| !bound.contains(s)).collect()
+        };
+        data.free = match enode {
+            Lift::Lam([x, b]) => without(x, free(b)),
+            Lift::Let([x, v, b]) => union(&free(v), &without(x, free(b))),
+            Lift::Sym(_) | Lift::Num(_) => data.free,
+            _ => enode
+                .children()
+                .iter()
+                .fold(data.free.clone(), |acc, c| union(&acc, &free(c))),
+        };
+        data
+    }
+
+    fn merge(&mut self, a: &mut Data, b: Data) -> DidMerge {
+        let free = union(&a.free, &b.free);
+        let (mut ca, cb) = self.merge_shape(a, b.clone());
+        ca |= free.len() != a.free.len();
+        let cb = cb || free.len() != b.free.len();
+        a.free = free;
+        DidMerge(ca, cb)
+    }
+}
+
+impl LiftAnalysis {
+    fn shape(egraph: &mut EG, enode: &Lift, _id: Id) -> Data {
         let d = |id: &Id| egraph[*id].data.clone();
         match enode {
             Lift::Num(n) => Data {
@@ -205,10 +255,28 @@ impl Analysis<Lift> for LiftAnalysis {
                 }
             }
             Lift::Let([_, _, b]) => d(b),
+            Lift::Transpose(x) => {
+                let x = d(x);
+                Data {
+                    len: x.inner,
+                    inner: x.len,
+                    flags: x.flags & FLOAT_ROWS,
+                    ..Data::default()
+                }
+            }
+            Lift::Local(x) => {
+                let x = d(x);
+                Data {
+                    len: x.len,
+                    inner: x.inner,
+                    flags: x.flags & (FLOAT_ROWS | FLOAT_ELEMS),
+                    ..Data::default()
+                }
+            }
         }
     }
 
-    fn merge(&mut self, a: &mut Data, b: Data) -> DidMerge {
+    fn merge_shape(&mut self, a: &mut Data, b: Data) -> (bool, bool) {
         let (mut ca, mut cb) = (false, false);
         for (x, y) in [merge_opt(&mut a.len, &b.len), merge_opt(&mut a.inner, &b.inner)] {
             ca |= x;
@@ -230,7 +298,7 @@ impl Analysis<Lift> for LiftAnalysis {
         ca |= f != a.flags;
         cb |= f != b.flags;
         a.flags = f;
-        DidMerge(ca, cb)
+        (ca, cb)
     }
 }
 
@@ -344,6 +412,149 @@ pub fn tiling_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> {
             cond_split(k),
         ));
     }
+    rules
+}
+
+/// Work-group tiling of a map over a map (each work-group computes a `t1 × t0` block of the
+/// result): `map (λr. join? (map g ys)) xs` =
+/// `join (map (λR. map (λz. join z) (transpose (map (λC. map (λr. join? (map g C)) R)
+/// (split t0 ys)))) (split t1 xs))`, when `ys` does not mention `r`, `t1 | len xs`,
+/// `t0 | len ys` and a block fits a work-group. `R` and `C` are the tiles that
+/// `stage-local` may copy into local memory.
+struct Tile2d {
+    t1: i64,
+    t0: i64,
+    joined: bool,
+    max_group: i64,
+}
+
+fn symbol_of(eg: &EG, id: Id) -> Option<Symbol> {
+    eg[id].nodes.iter().find_map(|n| match n {
+        Lift::Sym(s) => Some(*s),
+        _ => None,
+    })
+}
+
+impl Applier<Lift, LiftAnalysis> for Tile2d {
+    fn apply_one(&self, eg: &mut EG, eclass: Id, s: &Subst, _: Option<&PatternAst<Lift>>, _: Symbol) -> Vec<Id> {
+        let (r, g, ys, xs) = (s[var("?r")], s[var("?g")], s[var("?ys")], s[var("?xs")]);
+        let Some(rs) = symbol_of(eg, r) else { return vec![] };
+        let (xd, yd) = (eg[xs].data.clone(), eg[ys].data.clone());
+        let fits = |d: &Data, k: i64| {
+            d.len
+                .as_ref()
+                .is_some_and(|n| may_split(n, k, &eg.analysis.sizes, &eg.analysis.declared))
+        };
+        if yd.free.contains(&rs) || !fits(&xd, self.t1) || !fits(&yd, self.t0) || self.t1 * self.t0 > self.max_group {
+            return vec![];
+        }
+        let tag = format!("{}_{}x{}", usize::from(eclass), self.t1, self.t0);
+        let tile_var = |eg: &mut EG, base: &str, len: i64, of: &Data| {
+            let sym = Symbol::from(format!("{base}{tag}"));
+            let data = Data {
+                len: Some(ArithExpr::cst(len)),
+                inner: of.inner.clone(),
+                flags: TILE | (of.flags & FLOAT_ROWS),
+                free: vec![sym],
+                ..Data::default()
+            };
+            eg.analysis.leaves.insert(sym, LeafInfo { data });
+            eg.add(Lift::Sym(sym))
+        };
+        let big_r = tile_var(eg, "tile_r", self.t1, &xd);
+        let big_c = tile_var(eg, "tile_c", self.t0, &yd);
+        let z_sym = Symbol::from(format!("tile_z{tag}"));
+        eg.analysis.leaves.insert(
+            z_sym,
+            LeafInfo {
+                data: Data {
+                    free: vec![z_sym],
+                    ..Data::default()
+                },
+            },
+        );
+        let z = eg.add(Lift::Sym(z_sym));
+        let row_map = eg.add(Lift::Map([g, big_c]));
+        let row_body = if self.joined {
+            eg.add(Lift::Join(row_map))
+        } else {
+            row_map
+        };
+        let row_fn = eg.add(Lift::Lam([r, row_body]));
+        let block = eg.add(Lift::Map([row_fn, big_r]));
+        let block_fn = eg.add(Lift::Lam([big_c, block]));
+        let t0 = eg.add(Lift::Num(self.t0));
+        let ysplit = eg.add(Lift::Split([t0, ys]));
+        let blocks = eg.add(Lift::Map([block_fn, ysplit]));
+        let tr = eg.add(Lift::Transpose(blocks));
+        let zj = eg.add(Lift::Join(z));
+        let join_fn = eg.add(Lift::Lam([z, zj]));
+        let rows = eg.add(Lift::Map([join_fn, tr]));
+        let outer_fn = eg.add(Lift::Lam([big_r, rows]));
+        let t1 = eg.add(Lift::Num(self.t1));
+        let xsplit = eg.add(Lift::Split([t1, xs]));
+        let tiles = eg.add(Lift::Map([outer_fn, xsplit]));
+        let res = eg.add(Lift::Join(tiles));
+        if eg.union(eclass, res) {
+            vec![res]
+        } else {
+            vec![]
+        }
+    }
+}
+
+/// Bytes of local memory one staged tile may take (two are staged per work-group).
+pub const STAGE_BYTES: i64 = 16 * 1024;
+
+/// The OpenCL rules that shape work-groups: 2-D work-group tiles and their staging in local
+/// memory.
+pub fn workgroup_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> {
+    let mut rules = vec![];
+    for &t1 in &opts.tile_factors {
+        for &t0 in &opts.tile_factors {
+            for joined in [true, false] {
+                let lhs = if joined {
+                    "(map (lam ?r (join (map ?g ?ys))) ?xs)"
+                } else {
+                    "(map (lam ?r (map ?g ?ys)) ?xs)"
+                };
+                let name = format!("tile-2d-{t1}x{t0}{}", if joined { "-joined" } else { "" });
+                rules.push(
+                    Rewrite::new(
+                        name,
+                        pat(lhs),
+                        Tile2d {
+                            t1,
+                            t0,
+                            joined,
+                            max_group: opts.max_group,
+                        },
+                    )
+                    .expect("rule"),
+                );
+            }
+        }
+    }
+    let default = opts.default_size;
+    // map f R = map f (local R), R a work-group tile of float rows whose copy fits
+    rules.push(conditional(
+        "stage-local".into(),
+        "(map ?f ?x)",
+        "(map ?f (local ?x))".into(),
+        move |eg: &mut EG, _: Id, s: &Subst| {
+            let x = &eg[s[var("?x")]].data;
+            let sizes = &eg.analysis.sizes;
+            let elems = |e: &Option<ArithExpr>| {
+                e.as_ref().map(|e| {
+                    e.eval(&|n| Some(sizes.get(n).copied().unwrap_or(default)))
+                        .unwrap_or(default)
+                })
+            };
+            x.flags & TILE != 0
+                && x.flags & FLOAT_ROWS != 0
+                && matches!((elems(&x.len), elems(&x.inner)), (Some(a), Some(b)) if a * b * 4 <= STAGE_BYTES)
+        },
+    ));
     rules
 }
 

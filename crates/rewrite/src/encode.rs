@@ -2,7 +2,7 @@
 //! text kept in a table), one-parameter lambdas with array primitives inside become `lam` nodes,
 //! everything the rules do not look at is an `Other` node or an opaque leaf.
 
-use crate::egraph::{Assoc, Data, LeafInfo, Lift, Ret, FLOAT_ELEMS, LANEWISE};
+use crate::egraph::{Assoc, Data, LeafInfo, Lift, Ret, FLOAT_ELEMS, FLOAT_ROWS, LANEWISE};
 use arith::ArithExpr;
 use egg::{Id, RecExpr, Symbol};
 use ir::{Expr, ExprId, LetKind, Lit, MapKind, Op, Prim, Program, ReduceKind, Scalar, Type};
@@ -50,7 +50,12 @@ fn type_data(t: &Type) -> Data {
     if let Type::Array(e, n) = t {
         d.len = Some(n.clone());
         match &**e {
-            Type::Array(_, m) => d.inner = Some(m.clone()),
+            Type::Array(r, m) => {
+                d.inner = Some(m.clone());
+                if **r == Type::Scalar(Scalar::Float) {
+                    d.flags |= FLOAT_ROWS;
+                }
+            }
             Type::Scalar(Scalar::Float) => d.flags |= FLOAT_ELEMS,
             _ => {}
         }
@@ -61,6 +66,31 @@ fn type_data(t: &Type) -> Data {
 impl Enc<'_> {
     fn add(&mut self, n: Lift) -> Id {
         self.out.expr.add(n)
+    }
+
+    /// A variable of the program as a leaf.
+    fn var_leaf(&mut self, v: ir::VarId) -> Id {
+        let sym = Symbol::from(self.names[v.index()].as_str());
+        let mut d = self.info.var_types[v.index()]
+            .as_ref()
+            .map(type_data)
+            .unwrap_or_default();
+        d.free = vec![sym];
+        self.out.leaves.insert(sym, LeafInfo { data: d });
+        self.add(Lift::Sym(sym))
+    }
+
+    /// An opaque leaf for the subtree `id`, which may mention variables bound outside it.
+    fn opaque(&mut self, id: ExprId, mut data: Data) -> Id {
+        let mut free: Vec<Symbol> = ir_free_vars(self.prog, id)
+            .into_iter()
+            .map(|v| Symbol::from(self.names[v.index()].as_str()))
+            .collect();
+        free.sort_unstable_by(|a, b| a.as_str().cmp(b.as_str()));
+        free.dedup();
+        data.free = free;
+        let t = self.text(id);
+        self.leaf(t, data)
     }
 
     fn leaf(&mut self, text: String, data: Data) -> Id {
@@ -80,15 +110,7 @@ impl Enc<'_> {
         let ty = self.info.types[id.index()].clone();
         let data = ty.as_ref().map(type_data).unwrap_or_default();
         match self.prog.expr(id).clone() {
-            Expr::Var(v) => {
-                let sym = Symbol::from(self.names[v.index()].as_str());
-                let d = self.info.var_types[v.index()]
-                    .as_ref()
-                    .map(type_data)
-                    .unwrap_or_default();
-                self.out.leaves.insert(sym, LeafInfo { data: d });
-                self.add(Lift::Sym(sym))
-            }
+            Expr::Var(v) => self.var_leaf(v),
             Expr::Prim { prim, args } => match (&prim, args.as_slice()) {
                 (Prim::Map(MapKind::Plain), [f, x]) => {
                     let f = self.func(*f);
@@ -145,13 +167,7 @@ impl Enc<'_> {
                 value,
                 body,
             } => {
-                let sym = Symbol::from(self.names[var.index()].as_str());
-                let d = self.info.var_types[var.index()]
-                    .as_ref()
-                    .map(type_data)
-                    .unwrap_or_default();
-                self.out.leaves.insert(sym, LeafInfo { data: d });
-                let x = self.add(Lift::Sym(sym));
+                let x = self.var_leaf(var);
                 let v = self.expr(value);
                 let b = self.expr(body);
                 self.add(Lift::Let([x, v, b]))
@@ -166,8 +182,7 @@ impl Enc<'_> {
                         Lit::Bool(_) => None,
                     };
                 }
-                let t = self.text(id);
-                self.leaf(t, d)
+                self.opaque(id, d)
             }
         }
     }
@@ -178,13 +193,7 @@ impl Enc<'_> {
             return self.expr(id);
         };
         if params.len() == 1 && self.has_array_prim(body) {
-            let sym = Symbol::from(self.names[params[0].index()].as_str());
-            let d = self.info.var_types[params[0].index()]
-                .as_ref()
-                .map(type_data)
-                .unwrap_or_default();
-            self.out.leaves.insert(sym, LeafInfo { data: d });
-            let x = self.add(Lift::Sym(sym));
+            let x = self.var_leaf(params[0]);
             let b = self.expr(body);
             return self.add(Lift::Lam([x, b]));
         }
@@ -221,8 +230,7 @@ impl Enc<'_> {
                 }
             }
         }
-        let t = self.text(id);
-        self.leaf(t, d)
+        self.opaque(id, d)
     }
 
     /// Only float arithmetic on float variables and literals: the same code works on `float4`.
@@ -258,6 +266,41 @@ impl Enc<'_> {
     /// Flat LIFT source of a subtree, with the program's variable names.
     pub fn text(&self, id: ExprId) -> String {
         subtree_text(self.prog, self.names, id)
+    }
+}
+
+/// Variables occurring free in a subtree.
+fn ir_free_vars(prog: &Program, id: ExprId) -> Vec<ir::VarId> {
+    let mut out = vec![];
+    let mut bound = vec![];
+    collect_free(prog, id, &mut bound, &mut out);
+    out
+}
+
+fn collect_free(prog: &Program, id: ExprId, bound: &mut Vec<ir::VarId>, out: &mut Vec<ir::VarId>) {
+    match prog.expr(id) {
+        Expr::Var(v) => {
+            if !bound.contains(v) {
+                out.push(*v);
+            }
+        }
+        Expr::Lambda { params, body } => {
+            let n = bound.len();
+            bound.extend(params.iter().copied());
+            collect_free(prog, *body, bound, out);
+            bound.truncate(n);
+        }
+        Expr::Let { var, value, body, .. } => {
+            collect_free(prog, *value, bound, out);
+            bound.push(*var);
+            collect_free(prog, *body, bound, out);
+            bound.pop();
+        }
+        _ => {
+            for c in prog.children(id) {
+                collect_free(prog, c, bound, out);
+            }
+        }
     }
 }
 

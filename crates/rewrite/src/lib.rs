@@ -41,6 +41,13 @@ pub struct Options {
     pub default_size: i64,
     /// Work-items that run at once, for the cost model.
     pub lanes: f64,
+    /// Sizes of the 2-D work-group tiles (each dimension).
+    pub tile_factors: Vec<i64>,
+    /// Most work-items in one work-group.
+    pub max_group: i64,
+    /// Only the rules whose names contain one of these (all rules when empty): to test rules
+    /// one at a time.
+    pub only_rules: Vec<String>,
 }
 
 impl Default for Options {
@@ -56,6 +63,9 @@ impl Default for Options {
             sizes: BTreeMap::new(),
             default_size: 1024,
             lanes: 4096.0,
+            only_rules: vec![],
+            tile_factors: vec![4, 8, 16],
+            max_group: 256,
         }
     }
 }
@@ -137,7 +147,14 @@ pub fn saturate(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> 
     for (name, rules) in [
         ("algorithmic", egraph::algorithmic_rules(opts)),
         ("tiling", egraph::tiling_rules(opts)),
+        ("work-groups", egraph::workgroup_rules(opts)),
     ] {
+        let rules: Vec<_> = rules
+            .into_iter()
+            .filter(|r| {
+                opts.only_rules.is_empty() || opts.only_rules.iter().any(|o| r.name.as_str().contains(o.as_str()))
+            })
+            .collect();
         let runner = egg::Runner::default()
             .with_egraph(eg)
             .with_iter_limit(opts.iter_limit)
@@ -193,7 +210,7 @@ pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> R
         });
     }
     variants.sort_by(|a, b| a.cost.total_cmp(&b.cost).then_with(|| a.source.cmp(&b.source)));
-    variants.truncate(opts.top_k.max(1));
+    let variants = keep_diverse(variants, opts.top_k.max(1));
     if variants.is_empty() {
         return Err(ir::Diagnostic::new(
             prog.span(prog.body),
@@ -201,6 +218,33 @@ pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> R
         ));
     }
     Ok(Exploration { variants, stats })
+}
+
+/// The `k` cheapest variants, but first the cheapest of each mapping family (the mapping
+/// notes without their numbers), so an estimate that is off for one family cannot hide the
+/// others from `lift tune`. Keeps the cost order.
+fn keep_diverse(sorted: Vec<Variant>, k: usize) -> Vec<Variant> {
+    let family = |v: &Variant| -> String {
+        let notes = v.description.split(" | ").next().unwrap_or("");
+        notes.chars().filter(|c| !c.is_ascii_digit()).collect()
+    };
+    let mut seen = BTreeSet::new();
+    let mut keep: Vec<bool> = sorted.iter().map(|v| seen.insert(family(v))).collect();
+    let mut room = k.saturating_sub(keep.iter().filter(|x| **x).count());
+    for x in keep.iter_mut() {
+        if !*x && room > 0 {
+            *x = true;
+            room -= 1;
+        }
+    }
+    let mut out: Vec<Variant> = sorted
+        .into_iter()
+        .zip(keep)
+        .filter(|(_, x)| *x)
+        .map(|(v, _)| v)
+        .collect();
+    out.truncate(k);
+    out
 }
 
 /// Whether the text parses, type-checks and compiles to OpenCL.

@@ -68,6 +68,93 @@ fn two_d(f: &Rc<Term>) -> Option<(Rc<Term>, bool)> {
     }
 }
 
+/// The parts of a 2-D work-group tiling (see `egraph::Tile2d`).
+struct Tiled {
+    xs: Rc<Term>,
+    ys: Rc<Term>,
+    t1: i64,
+    t0: i64,
+    big_r: String,
+    big_c: String,
+    z: String,
+    r: String,
+    g: Rc<Term>,
+    joined: bool,
+    stage_r: bool,
+    stage_c: bool,
+}
+
+/// `join (map (λR. map (λz. join z) (transpose (map (λC. map (λr. join? (map g C')) R')
+/// (split t0 ys)))) (split t1 xs))` with `R'`, `C'` the tiles or their staged copies.
+fn tiled(t: &Rc<Term>) -> Option<Tiled> {
+    let sym = |t: &Rc<Term>| match &t.op {
+        TOp::Sym(s) => Some(s.to_string()),
+        _ => None,
+    };
+    let staged = |t: &Rc<Term>, name: &str| match t.op {
+        TOp::Local => (sym(&t.kids[0]).as_deref() == Some(name)).then_some(true),
+        _ => (sym(t).as_deref() == Some(name)).then_some(false),
+    };
+    let split = |t: &Rc<Term>| match t.op {
+        TOp::Split(k) => Some((k, t.kids[1].clone())),
+        _ => None,
+    };
+    if t.op != TOp::Join || t.kids[0].op != TOp::Map {
+        return None;
+    }
+    let (outer_fn, xsplit) = (&t.kids[0].kids[0], &t.kids[0].kids[1]);
+    let (t1, xs) = split(xsplit)?;
+    if outer_fn.op != TOp::Lam {
+        return None;
+    }
+    let big_r = sym(&outer_fn.kids[0])?;
+    let rows = &outer_fn.kids[1];
+    if rows.op != TOp::Map || rows.kids[0].op != TOp::Lam || rows.kids[1].op != TOp::Transpose {
+        return None;
+    }
+    let join_fn = &rows.kids[0];
+    let z = sym(&join_fn.kids[0])?;
+    if join_fn.kids[1].op != TOp::Join || sym(&join_fn.kids[1].kids[0]).as_deref() != Some(z.as_str()) {
+        return None;
+    }
+    let blocks = &rows.kids[1].kids[0];
+    if blocks.op != TOp::Map || blocks.kids[0].op != TOp::Lam {
+        return None;
+    }
+    let (t0, ys) = split(&blocks.kids[1])?;
+    let block_fn = &blocks.kids[0];
+    let big_c = sym(&block_fn.kids[0])?;
+    let block = &block_fn.kids[1];
+    if block.op != TOp::Map || block.kids[0].op != TOp::Lam {
+        return None;
+    }
+    let stage_r = staged(&block.kids[1], &big_r)?;
+    let row_fn = &block.kids[0];
+    let r = sym(&row_fn.kids[0])?;
+    let (row_map, joined) = match row_fn.kids[1].op {
+        TOp::Join => (row_fn.kids[1].kids[0].clone(), true),
+        _ => (row_fn.kids[1].clone(), false),
+    };
+    if row_map.op != TOp::Map {
+        return None;
+    }
+    let stage_c = staged(&row_map.kids[1], &big_c)?;
+    Some(Tiled {
+        xs,
+        ys,
+        t1,
+        t0,
+        big_r,
+        big_c,
+        z,
+        r,
+        g: row_map.kids[0].clone(),
+        joined,
+        stage_r,
+        stage_c,
+    })
+}
+
 fn is_fun(t: &Term) -> bool {
     matches!(t.op, TOp::Lam | TOp::MapF | TOp::ReduceF | TOp::Comp)
 }
@@ -246,6 +333,12 @@ impl Lowerer<'_> {
                 let (x, c) = one(self, &k[0]);
                 (format!("(asScalar {x})"), c)
             }
+            TOp::Transpose => {
+                let (x, c) = one(self, &k[0]);
+                (format!("(transpose {x})"), c)
+            }
+            // Staging only means something where a work-group copies the tile (`host_tiled`).
+            TOp::Local => one(self, &k[0]),
             TOp::Other(s) => {
                 let head = self.leaf(s);
                 let (kt, kc) = self.kids_text(t, host);
@@ -275,9 +368,85 @@ impl Lowerer<'_> {
         }
     }
 
+    fn is_transpose(&self, t: &Term) -> bool {
+        match &t.op {
+            TOp::Transpose => true,
+            TOp::Other(s) => self.leaf(s) == "transpose",
+            _ => false,
+        }
+    }
+
+    /// One kernel: work-group (i, j) computes block (i, j) of the result, work-item (i, j) of
+    /// the group one element; tiles marked for staging are first copied into local memory by
+    /// the whole work-group (a transposed tile is copied in its stored orientation, so the
+    /// global reads are coalesced).
+    fn host_tiled(&mut self, p: &Tiled) -> Out {
+        let (n1, n0) = (self.len(&p.xs), self.len(&p.ys));
+        let k_len = self.eval(p.xs.inner.as_ref());
+        let (xt, xc, xbind) = self.kernel_arg(&p.xs);
+        let (yt, yc, ybind) = self.kernel_arg(&p.ys);
+        let (g, gc) = self.func(&p.g, self.eval(p.ys.inner.as_ref()));
+        let copy = "(mapLcl1 (lambda (v) (mapLcl0 (lambda (x) x) v))";
+        let (la, lb) = (self.name("la"), self.name("lb"));
+        let mut lets = String::new();
+        let mut closing = String::new();
+        let rows = if p.stage_r {
+            lets.push_str(&format!("(let {la} (toLocal {copy} {})) ", p.big_r));
+            closing.push(')');
+            la.clone()
+        } else {
+            p.big_r.clone()
+        };
+        let cols = if p.stage_c {
+            let stage = if self.is_transpose(&p.ys) {
+                format!("(transpose (toLocal {copy} (transpose {}))))", p.big_c)
+            } else {
+                format!("(toLocal {copy} {}))", p.big_c)
+            };
+            lets.push_str(&format!("(let {lb} {stage} "));
+            closing.push(')');
+            lb.clone()
+        } else {
+            p.big_c.clone()
+        };
+        let inner = format!("(mapLcl0 {g} {cols})");
+        let inner = if p.joined { format!("(join {inner})") } else { inner };
+        let body = format!("{lets}(mapLcl1 (lambda ({}) {inner}) {rows}){closing}", p.r);
+        let text = format!(
+            "(toGlobal (join (mapWrg1 (lambda ({}) (map (lambda ({}) (join {})) (transpose (mapWrg0 (lambda ({}) {body}) (split #{} {yt}))))) (split #{} {xt}))))",
+            p.big_r, p.z, p.z, p.big_c, p.t0, p.t1
+        );
+        let staged = usize::from(p.stage_r) + usize::from(p.stage_c);
+        self.notes.push(format!(
+            "mapWrg1×mapWrg0 tiles of {}×{}, {}",
+            p.t1,
+            p.t0,
+            match (p.stage_r, p.stage_c) {
+                (true, true) => "both tiles in local memory",
+                (true, false) => "row tile in local memory",
+                (false, true) => "column tile in local memory",
+                (false, false) => "no staging",
+            }
+        ));
+        let threads = n1 * n0;
+        let group = (p.t1 * p.t0) as f64;
+        let under = if group < 32.0 { 1.25 } else { 1.0 };
+        // A staged tile is read from global memory once per work-group instead of once per
+        // work-item; the copy itself costs its share of the work-group's time.
+        let compute = (threads / self.lanes).ceil() * gc * under * (1.0 - 0.2 * staged as f64);
+        let stage = (threads / self.lanes).ceil()
+            * k_len
+            * (if p.stage_r { 1.0 / p.t0 as f64 } else { 0.0 } + if p.stage_c { 1.0 / p.t1 as f64 } else { 0.0 });
+        let text = Self::wrap(ybind, Self::wrap(xbind, text));
+        (text, xc + yc + compute + stage + threads * MEM + LAUNCH)
+    }
+
     /// Code at host level: a sequence of kernels.
     pub fn host(&mut self, t: &Rc<Term>) -> Out {
         let k = &t.kids;
+        if let Some(p) = tiled(t) {
+            return self.host_tiled(&p);
+        }
         match &t.op {
             TOp::Map => {
                 let (f, x) = (&k[0], &k[1]);

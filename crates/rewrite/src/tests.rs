@@ -134,6 +134,31 @@ fn mm_variants_are_sound() {
         2,
     );
     assert!(ex.variants.iter().any(|v| v.source.contains("mapGlb1")), "{ex}");
+    assert!(
+        ex.variants
+            .iter()
+            .any(|v| v.source.contains("mapWrg1") && v.source.contains("toLocal")),
+        "{ex}"
+    );
+}
+
+#[test]
+fn mm_exploration_finds_work_group_tiles_in_local_memory() {
+    let prog = ir::parse(include_str!("../../../examples/hl_mm.lisp")).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    for sizes in [vec![], vec![("M", 1024), ("K", 1024), ("N", 1024)]] {
+        let opts = Options {
+            sizes: sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..Options::default()
+        };
+        let ex = explore(&prog, &info, &opts).expect("explores");
+        let tiled = ex
+            .variants
+            .iter()
+            .find(|v| v.source.contains("mapWrg1") && v.source.contains("mapLcl0") && v.source.contains("toLocal"))
+            .unwrap_or_else(|| panic!("no tiled variant with local staging:\n{ex}"));
+        assert!(crate::compiles(&tiled.source), "{}", tiled.source);
+    }
 }
 
 #[test]
