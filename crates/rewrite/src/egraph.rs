@@ -86,6 +86,9 @@ pub struct Data {
     /// Variables that may occur free (sorted): a term is only moved out of a binder's scope
     /// when it cannot mention the binder.
     pub free: Vec<Symbol>,
+    /// Levels of partial reduction that produced this array (partial reductions of partial
+    /// reductions stop at two levels).
+    pub partial: u8,
 }
 
 fn union(a: &[Symbol], b: &[Symbol]) -> Vec<Symbol> {
@@ -186,6 +189,7 @@ impl LiftAnalysis {
                     len: x.len,
                     inner,
                     flags,
+                    partial: if f.flags & REDUCEF != 0 { x.partial } else { 0 },
                     ..Data::default()
                 }
             }
@@ -204,6 +208,7 @@ impl LiftAnalysis {
                 Data {
                     len,
                     inner: k,
+                    partial: x.partial,
                     ..Data::default()
                 }
             }
@@ -213,10 +218,11 @@ impl LiftAnalysis {
                     (Some(n), Some(m)) => Some(n.mul(m)),
                     _ => None,
                 };
-                let flags = if x.flags & MAP_REDUCEF != 0 { PARTIAL } else { 0 };
+                let partial = x.flags & MAP_REDUCEF != 0;
                 Data {
                     len,
-                    flags,
+                    flags: if partial { PARTIAL } else { 0 },
+                    partial: if partial { x.partial + 1 } else { 0 },
                     ..Data::default()
                 }
             }
@@ -261,6 +267,7 @@ impl LiftAnalysis {
                     len: x.inner,
                     inner: x.len,
                     flags: x.flags & FLOAT_ROWS,
+                    partial: x.partial,
                     ..Data::default()
                 }
             }
@@ -298,6 +305,10 @@ impl LiftAnalysis {
         ca |= f != a.flags;
         cb |= f != b.flags;
         a.flags = f;
+        let p = a.partial.max(b.partial);
+        ca |= p != a.partial;
+        cb |= p != b.partial;
+        a.partial = p;
         (ca, cb)
     }
 }
@@ -368,6 +379,16 @@ pub fn algorithmic_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysi
                     .is_some_and(|n| may_split(n, i64::from(w), &eg.analysis.sizes, &eg.analysis.declared))
         },
     ));
+    for &target in &opts.stride_targets {
+        rules.push(
+            Rewrite::new(
+                format!("partial-reduce-strided-{target}"),
+                pat("(reduce ?f ?z ?x)"),
+                StridedPartial { target },
+            )
+            .expect("rule"),
+        );
+    }
     for &k in &opts.split_factors {
         // reduce f z xs = reduce f z (join (map (reducef f z) (split k xs))), f associative,
         // z its neutral element (any z for min/max), k | len(xs)
@@ -377,14 +398,8 @@ pub fn algorithmic_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysi
             format!("(reduce ?f ?z (join (map (reducef ?f ?z) (split {k} ?x))))"),
             move |eg: &mut EG, _: Id, s: &Subst| {
                 let (f, z, x) = (&eg[s[var("?f")]].data, &eg[s[var("?z")]].data, &eg[s[var("?x")]].data);
-                let neutral = match f.assoc {
-                    Some(Assoc::Add) => z.lit == Some(0.0),
-                    Some(Assoc::Mul) => z.lit == Some(1.0),
-                    Some(Assoc::MinMax) => true,
-                    None => false,
-                };
-                neutral
-                    && x.flags & PARTIAL == 0
+                neutral_of(f, z)
+                    && x.partial < 2
                     && x.len
                         .as_ref()
                         .is_some_and(|n| may_split(n, k, &eg.analysis.sizes, &eg.analysis.declared))
@@ -413,6 +428,56 @@ pub fn tiling_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> {
         ));
     }
     rules
+}
+
+/// Whether `z` is the neutral element of the associative operator `f` (any `z` for min/max,
+/// which are idempotent).
+fn neutral_of(f: &Data, z: &Data) -> bool {
+    match f.assoc {
+        Some(Assoc::Add) => z.lit == Some(0.0),
+        Some(Assoc::Mul) => z.lit == Some(1.0),
+        Some(Assoc::MinMax) => true,
+        None => false,
+    }
+}
+
+/// Partial reduction over strided chunks: `reduce f z xs` =
+/// `reduce f z (join (map (reducef f z) (transpose (split s xs))))`: chunk `i` holds
+/// `xs[i], xs[i+s], ...`, so the `s` work-items that reduce the chunks read consecutive
+/// elements at every step (coalesced). Needs `f` commutative as well as associative (all the
+/// operators we recognise are). `s` is the largest divisor of a known length not above
+/// `target`, or `target` itself for a symbolic length (checked at run time).
+struct StridedPartial {
+    target: i64,
+}
+
+impl Applier<Lift, LiftAnalysis> for StridedPartial {
+    fn apply_one(&self, eg: &mut EG, eclass: Id, s: &Subst, _: Option<&PatternAst<Lift>>, _: Symbol) -> Vec<Id> {
+        let (f, z, x) = (s[var("?f")], s[var("?z")], s[var("?x")]);
+        let (fd, zd, xd) = (&eg[f].data, &eg[z].data, &eg[x].data);
+        if !neutral_of(fd, zd) || xd.partial >= 2 {
+            return vec![];
+        }
+        let Some(n) = xd.len.clone() else { return vec![] };
+        let an = &eg.analysis;
+        let chunks = match n.eval(&|v| an.sizes.get(v).copied()) {
+            Ok(n) => (2..=self.target.min(n / 2)).rev().find(|d| n % d == 0),
+            Err(_) => may_split(&n, self.target, &an.sizes, &an.declared).then_some(self.target),
+        };
+        let Some(chunks) = chunks else { return vec![] };
+        let k = eg.add(Lift::Num(chunks));
+        let split = eg.add(Lift::Split([k, x]));
+        let tr = eg.add(Lift::Transpose(split));
+        let rf = eg.add(Lift::ReduceF([f, z]));
+        let partials = eg.add(Lift::Map([rf, tr]));
+        let joined = eg.add(Lift::Join(partials));
+        let res = eg.add(Lift::Reduce([f, z, joined]));
+        if eg.union(eclass, res) {
+            vec![res]
+        } else {
+            vec![]
+        }
+    }
 }
 
 /// Work-group tiling of a map over a map (each work-group computes a `t1 × t0` block of the

@@ -41,6 +41,8 @@ pub struct Options {
     pub default_size: i64,
     /// Work-items that run at once, for the cost model.
     pub lanes: f64,
+    /// Numbers of strided chunks (work-items) for partial reductions over strided chunks.
+    pub stride_targets: Vec<i64>,
     /// Sizes of the 2-D work-group tiles (each dimension).
     pub tile_factors: Vec<i64>,
     /// Most work-items in one work-group.
@@ -65,6 +67,7 @@ impl Default for Options {
             lanes: 4096.0,
             only_rules: vec![],
             tile_factors: vec![4, 8, 16],
+            stride_targets: vec![2048, 16384, 131072],
             max_group: 256,
         }
     }

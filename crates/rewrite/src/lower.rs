@@ -454,7 +454,12 @@ impl Lowerer<'_> {
                 let (xt, xc, bind) = self.kernel_arg(x);
                 let m = self.eval(x.inner.as_ref());
                 let (text, cost) = if f.op == TOp::MapF {
-                    let (g, gc) = self.func(&f.kids[0], 1.0);
+                    // the elements of a chunk of `split k y` are the elements of `y`
+                    let elem_len = match x.op {
+                        TOp::Split(_) => self.eval(x.kids[1].inner.as_ref()),
+                        _ => 1.0,
+                    };
+                    let (g, gc) = self.func(&f.kids[0], elem_len);
                     let c = self.name("chunk");
                     self.notes.push(format!("mapWrg {n} groups × mapLcl {m}"));
                     let threads = n * m;
