@@ -26,6 +26,8 @@ define_language! {
         "lam" = Lam([Id; 2]),
         "mapf" = MapF(Id),
         "reducef" = ReduceF([Id; 2]),
+        // `reducef` whose sequential loop is unrolled (its argument has a small known length)
+        "reducefu" = ReduceFU([Id; 2]),
         "comp" = Comp([Id; 2]),
         "let" = Let([Id; 3]),
         "transpose" = Transpose(Id),
@@ -243,7 +245,7 @@ impl LiftAnalysis {
                 flags: HAS_MAPF | (d(f).flags & REDUCEF),
                 ..Data::default()
             },
-            Lift::ReduceF(_) => Data {
+            Lift::ReduceF(_) | Lift::ReduceFU(_) => Data {
                 ret: Ret::Const(ArithExpr::cst(1)),
                 flags: REDUCEF,
                 ..Data::default()
@@ -621,6 +623,28 @@ pub fn workgroup_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>
         },
     ));
     rules
+}
+
+/// Longest loop `unroll-reduce` unrolls.
+pub const MAX_UNROLL: i64 = 16;
+
+/// The OpenCL rules for sequential code: `map (reducef f z) xs` = `map (reducefu f z) xs`
+/// when the chunks of `xs` have a known length of at most `MAX_UNROLL` (`reduceSeqUnroll`).
+pub fn sequential_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> {
+    let default = opts.default_size;
+    vec![conditional(
+        "unroll-reduce".into(),
+        "(map (reducef ?f ?z) ?x)",
+        "(map (reducefu ?f ?z) ?x)".into(),
+        move |eg: &mut EG, _: Id, s: &Subst| {
+            let x = &eg[s[var("?x")]].data;
+            let sizes = &eg.analysis.sizes;
+            x.inner
+                .as_ref()
+                .and_then(|m| m.eval(&|n| Some(sizes.get(n).copied().unwrap_or(default))).ok())
+                .is_some_and(|m| (2..=MAX_UNROLL).contains(&m))
+        },
+    )]
 }
 
 /// Count of pattern matches (used in tests).

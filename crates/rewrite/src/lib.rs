@@ -151,6 +151,7 @@ pub fn saturate(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> 
         ("algorithmic", egraph::algorithmic_rules(opts)),
         ("tiling", egraph::tiling_rules(opts)),
         ("work-groups", egraph::workgroup_rules(opts)),
+        ("sequential", egraph::sequential_rules(opts)),
     ] {
         let rules: Vec<_> = rules
             .into_iter()

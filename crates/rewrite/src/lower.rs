@@ -156,7 +156,7 @@ fn tiled(t: &Rc<Term>) -> Option<Tiled> {
 }
 
 fn is_fun(t: &Term) -> bool {
-    matches!(t.op, TOp::Lam | TOp::MapF | TOp::ReduceF | TOp::Comp)
+    matches!(t.op, TOp::Lam | TOp::MapF | TOp::ReduceF | TOp::ReduceFU | TOp::Comp)
 }
 
 impl Lowerer<'_> {
@@ -212,8 +212,12 @@ impl Lowerer<'_> {
                 let len = a.len.clone();
                 Term::new(TOp::Map, vec![k[0].clone(), a], len, None)
             }
-            TOp::ReduceF => Term::new(
-                TOp::Reduce,
+            TOp::ReduceF | TOp::ReduceFU => Term::new(
+                if f.op == TOp::ReduceF {
+                    TOp::Reduce
+                } else {
+                    TOp::ReduceU
+                },
                 vec![k[0].clone(), k[1].clone(), a],
                 Some(arith::ArithExpr::cst(1)),
                 None,
@@ -276,9 +280,16 @@ impl Lowerer<'_> {
                 let (x, xc) = self.seq(&k[1]);
                 (format!("(mapSeq {f} {x})"), xc + n * (fc + 1.0))
             }
-            TOp::Reduce => {
+            TOp::Reduce | TOp::ReduceU => {
                 let (f, fc) = self.func(&k[0], 1.0);
                 let (z, _) = self.seq(&k[1]);
+                let (prim, step) = if t.op == TOp::ReduceU {
+                    self.notes.push("reduceSeqUnroll".into());
+                    // no loop counter or branch per element
+                    ("reduceSeqUnroll", 0.5)
+                } else {
+                    ("reduceSeq", 1.0)
+                };
                 if k[2].op == TOp::Map && matches!(k[2].kids[0].op, TOp::Sym(_)) {
                     // reduce f z (map g ys) = reduceSeq (λ acc y. f acc (g y)) z ys
                     let (g, gc) = self.func(&k[2].kids[0], 1.0);
@@ -288,13 +299,13 @@ impl Lowerer<'_> {
                     let (a, b) = (self.name("acc"), self.name("y"));
                     self.notes.push("reduce∘map fused".into());
                     return (
-                        format!("(reduceSeq (lambda ({a} {b}) ({f} {a} ({g} {b}))) {z} {y})"),
-                        yc + n * (fc + gc + 1.0),
+                        format!("({prim} (lambda ({a} {b}) ({f} {a} ({g} {b}))) {z} {y})"),
+                        yc + n * (fc + gc + step),
                     );
                 }
                 let n = self.len(&k[2]);
                 let (x, xc) = self.seq(&k[2]);
-                (format!("(reduceSeq {f} {z} {x})"), xc + n * (fc + 1.0))
+                (format!("({prim} {f} {z} {x})"), xc + n * (fc + step))
             }
             TOp::App => {
                 let (f, fc) = self.func(&k[0], 1.0);
@@ -308,7 +319,7 @@ impl Lowerer<'_> {
             }
             TOp::Sym(s) => (self.leaf(s), 0.0),
             TOp::Num(n) => (n.to_string(), 0.0),
-            TOp::Lam | TOp::MapF | TOp::ReduceF | TOp::Comp => self.func(t, 1.0),
+            TOp::Lam | TOp::MapF | TOp::ReduceF | TOp::ReduceFU | TOp::Comp => self.func(t, 1.0),
             _ => self.layout(t, false),
         }
     }
