@@ -13,15 +13,16 @@ use views::{c_scalar, c_type, Layout, Loc, Read, View};
 
 type Result<T> = std::result::Result<T, Diagnostic>;
 
-/// Work-group size of the multi-kernel filter, and elements per work-item.
-const FILTER_WG: usize = 256;
-const FILTER_PER_ITEM: usize = 12;
-/// Work-group size of the scan of group counts (one group scans them all).
-const FILTER_SCAN_WG: usize = 256;
+// A child module, so that it shares the generator's private state.
+#[path = "filter.rs"]
+mod filter;
+
 /// Work-group size along dimension 0 of `mapGlb` kernels.
 const GLB_LOCAL: usize = 256;
-/// Indices per work-item of an outermost `mapGlb` over a run-time length.
-const GLB_COARSEN: usize = 4;
+/// Indices per work-item of an outermost `mapGlb` over a run-time length (on the H200, 8 came
+/// within 5% of a device copy; 4 and 16 were slower, and so was a grid-stride loop over a launch
+/// sized to the device).
+const GLB_COARSEN: usize = 8;
 
 /// Generates the kernels and launch plan of a typed program.
 pub fn emit(prog: &Program, info: &TypeInfo) -> Result<KernelPlan> {
@@ -480,6 +481,19 @@ impl Gen<'_> {
         Ok(view)
     }
 
+    /// `e` is `x` under re-indexing primitives that can be written through (join, split,
+    /// transpose, asScalar, asVector, toX).
+    fn is_layout_of_var(&self, e: ExprId, x: VarId) -> bool {
+        match self.prog.expr(e) {
+            Expr::Var(v) => *v == x,
+            Expr::Prim {
+                prim: Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_) | Prim::To(_),
+                args,
+            } => self.is_layout_of_var(args[0], x),
+            _ => false,
+        }
+    }
+
     /// A layout primitive in destination position writes its argument through the dual view
     /// of the destination: `join` of rows of length m splits it, `split k` joins it,
     /// `transpose` transposes it, `asScalar` views it as vectors and `asVector` as scalars.
@@ -894,6 +908,16 @@ impl Gen<'_> {
         Ok(())
     }
 
+    fn contains_lcl(&self, e: ExprId) -> bool {
+        matches!(
+            self.prog.expr(e),
+            Expr::Prim {
+                prim: Prim::Map(MapKind::Lcl(_)),
+                ..
+            }
+        ) || self.prog.children(e).iter().any(|c| self.contains_lcl(*c))
+    }
+
     fn contains_parallel(&self, e: ExprId) -> bool {
         if self.pre.contains_key(&e) {
             return false;
@@ -1148,6 +1172,13 @@ impl Gen<'_> {
                 Some(Bound::Rows { .. }) => Err(self.err(e, "an array of filter results can only be mapped over here")),
                 None => Err(self.err(e, "internal: unbound variable in code generation")),
             },
+            // An array component of a tuple (e.g. of a zip of arrays of arrays) stays a view.
+            Expr::Op { op: Op::Get(i), args }
+                if matches!(self.cty(e)?, Type::Array(..))
+                    && matches!(self.prog.expr(args[0]), Expr::Var(_) | Expr::Prim { .. }) =>
+            {
+                Ok(self.value(args[0])?.component(i as usize))
+            }
             Expr::Lit(_) | Expr::Op { .. } | Expr::If { .. } => {
                 let r = self.scalar(e)?;
                 let ty = self.cty(e)?;
@@ -1312,6 +1343,12 @@ impl Gen<'_> {
                 "a private array at work-group level would be written by every work-item; use toLocal",
             ));
         }
+        if space == AddressSpace::Private && self.contains_lcl(e) {
+            return Err(self.err(
+                e,
+                "this array is computed by several work-items (`mapLcl`), so it cannot be kept in the private memory of one; write it to local memory with toLocal, or straight into the result",
+            ));
+        }
         let loops = self.k.as_ref().map(|k| k.loops.clone()).unwrap_or_default();
         let (b, view) = self
             .mem
@@ -1446,6 +1483,26 @@ impl Gen<'_> {
             return self.gen_packed(e, dest, e);
         }
         match self.prog.expr(e).clone() {
+            // `let k = v in layout(k)` (as K-normalization leaves it): `v` is computed straight
+            // into the destination seen through the layout, never into a temporary (a
+            // temporary of a `mapLcl` inside another `mapLcl` would be private to each
+            // work-item, though every work-item wrote part of it).
+            Expr::Let { var, value, body, .. }
+                if !self.info.unpacks.contains_key(&Binder::Let(e)) && self.is_layout_of_var(body, var) =>
+            {
+                let (mut cur, mut d) = (body, dest.clone());
+                while cur != value {
+                    (cur, d) = match self.prog.expr(cur).clone() {
+                        Expr::Var(_) => (value, d),
+                        Expr::Prim {
+                            prim: Prim::To(_),
+                            args,
+                        } => (args[0], d),
+                        _ => self.reindexed_dest(cur, &d)?,
+                    };
+                }
+                self.gen_into(value, &d)
+            }
             Expr::Let { var, value, body, .. } => {
                 self.kernel_bind(e, var, value)?;
                 self.gen_into(body, dest)
@@ -1908,10 +1965,7 @@ impl Gen<'_> {
         let (params, body) = self.lambda(f)?;
         let acc_ty = self.cty(z)?;
         if let Type::Array(..) = acc_ty {
-            return Err(self.err(
-                z,
-                "reductions with an array accumulator are not supported yet by the OpenCL back end",
-            ));
+            return self.gen_reduce_array(e, kind, &params, body, z, xs, dest);
         }
         let n = self.len_of(xs)?;
         let xv = self.value(xs)?;
@@ -1931,6 +1985,124 @@ impl Gen<'_> {
             assign(g, &acc2, &r, &acc_ty2)
         })?;
         self.write(&dest.view, &[ArithExpr::cst(0)], &acc, e)
+    }
+
+    /// A reduction whose accumulator is an array: the accumulator lives in a buffer (local
+    /// memory at work-group level, private memory in a work-item when its size is known, else
+    /// global), each step writes the function's result into a second buffer, which is then
+    /// copied back. Writing the new accumulator over the old one directly would be wrong for
+    /// functions that read other elements than the one they write (e.g. `reverse acc`).
+    #[allow(clippy::too_many_arguments)]
+    fn gen_reduce_array(
+        &mut self,
+        e: ExprId,
+        kind: ReduceKind,
+        params: &[VarId],
+        body: ExprId,
+        z: ExprId,
+        xs: ExprId,
+        dest: &Dest,
+    ) -> Result<()> {
+        let acc_ty = self.capacity_type(&self.cty(z)?, z)?;
+        if acc_ty.has_existential() {
+            return Err(self.err(z, "a reduction accumulator cannot hold filter results"));
+        }
+        let level = self.level();
+        let constant = dims_of(&acc_ty).0.iter().all(|d| d.as_cst().is_some());
+        let space = match level {
+            Level::Group => AddressSpace::Local,
+            Level::Item if constant => AddressSpace::Private,
+            Level::Item | Level::Top => AddressSpace::Global,
+        };
+        let acc = self.temp_buffer("acc", &acc_ty, space, z)?;
+        let next = self.temp_buffer("nxt", &acc_ty, space, e)?;
+        let plain = |view: &Rc<View>| Dest {
+            view: view.clone(),
+            len: None,
+            rows: false,
+        };
+        self.gen_into(z, &plain(&acc))?;
+        self.sync_copy(&acc, z)?;
+        let n = self.len_of(xs)?;
+        let xv = self.value(xs)?;
+        let loop_kind = match kind {
+            ReduceKind::SeqUnroll => MapKind::SeqUnroll,
+            ReduceKind::Seq | ReduceKind::Plain => MapKind::Seq,
+        };
+        self.emit_loop(e, loop_kind, &n, |g, i| {
+            g.bind(params[0], Bound::View(acc.clone()));
+            g.bind(params[1], Bound::View(xv.access(i)));
+            g.gen_into(body, &plain(&next))?;
+            g.sync_copy(&next, body)?;
+            g.copy_acc(e, &next, &acc, &acc_ty)?;
+            g.sync_copy(&acc, e)
+        })?;
+        self.copy_acc(e, &acc, &dest.view.access(ArithExpr::cst(0)), &acc_ty)?;
+        self.sync_copy(&dest.view, e)
+    }
+
+    /// A buffer for a temporary array of type `ty` in `space`, in the current kernel.
+    fn temp_buffer(&mut self, hint: &str, ty: &Type, space: AddressSpace, at: ExprId) -> Result<Rc<View>> {
+        let loops = self.k.as_ref().map(|k| k.loops.clone()).unwrap_or_default();
+        let (b, view) = self
+            .mem
+            .allocate(hint, ty, space, &loops, Role::Temp)
+            .map_err(|m| self.err(at, m))?;
+        let buf = self.mem.buffers[b].clone();
+        if let Some(n) = buf.len.as_cst() {
+            let t = self.buffer_ctype(&buf.elem)?;
+            let len = if let Type::Vector(_, w) = buf.elem {
+                n * i64::from(w)
+            } else {
+                n
+            };
+            match space {
+                AddressSpace::Private => self.line(&format!("{t} {}[{len}];", buf.name)),
+                AddressSpace::Local => self
+                    .k
+                    .as_mut()
+                    .expect("in kernel")
+                    .decls
+                    .push(format!("local {t} {}[{len}];", buf.name)),
+                AddressSpace::Global => {}
+            }
+        }
+        Ok(view)
+    }
+
+    /// At work-group level, a barrier after writes to `v` that other work-items may read.
+    fn sync_copy(&mut self, v: &Rc<View>, _at: ExprId) -> Result<()> {
+        if self.level() == Level::Group {
+            let fence = self.fence_of(v);
+            self.line(&format!("barrier({fence});"));
+        }
+        Ok(())
+    }
+
+    /// Copies an array between views: at work-group level the work-items share the copy (the
+    /// outer two dimensions over local ids 1 and 0 where the enclosing `mapWrg`s allow it),
+    /// inside a work-item sequentially.
+    fn copy_acc(&mut self, e: ExprId, src: &Rc<View>, dst: &Rc<View>, ty: &Type) -> Result<()> {
+        let (dims, _) = dims_of(ty);
+        if self.level() != Level::Group || dims.is_empty() {
+            return self.copy_dims(e, src, dst, &dims, vec![], MapKind::Seq);
+        }
+        let wrg1 = self
+            .k
+            .as_ref()
+            .is_some_and(|k| k.active.iter().any(|a| *a == MapKind::Wrg(1)));
+        if dims.len() >= 2 && wrg1 {
+            let (d0, d1, rest) = (dims[0].clone(), dims[1].clone(), dims[2..].to_vec());
+            return self.emit_loop(e, MapKind::Lcl(1), &d0, |g, i| {
+                g.emit_loop(e, MapKind::Lcl(0), &d1, |g, j| {
+                    g.copy_dims(e, src, dst, &rest, vec![i.clone(), j], MapKind::Seq)
+                })
+            });
+        }
+        let (d0, rest) = (dims[0].clone(), dims[1..].to_vec());
+        self.emit_loop(e, MapKind::Lcl(0), &d0, |g, i| {
+            g.copy_dims(e, src, dst, &rest, vec![i], MapKind::Seq)
+        })
     }
 
     fn gen_filter_seq(&mut self, e: ExprId, p: ExprId, xs: ExprId, dest: &Dest) -> Result<()> {
@@ -2166,232 +2338,6 @@ impl Gen<'_> {
             Op::VGet(i) => format!("({}).s{}", a[0], std::char::from_digit(u32::from(i), 16).unwrap_or('0')),
             Op::Tuple | Op::Get(_) | Op::At => unreachable!("handled above"),
         }))
-    }
-
-    // ---- the multi-kernel filter ----
-
-    /// `filterGlb p xs` into `dest`: (1) each work-group counts the elements its chunk keeps;
-    /// (2) one work-group scans the counts into group offsets and the total length; (3) each
-    /// work-group scans its chunk again in rounds of one element per work-item and scatters the
-    /// kept elements in order. The predicate is evaluated twice instead of storing flags: that
-    /// reads the input twice but writes nothing extra, which is cheaper on every device we know.
-    fn filter_glb(&mut self, e: ExprId, p: ExprId, xs: ExprId, dest: &Dest) -> Result<()> {
-        let n = self.len_of(xs)?;
-        let cap = self.capacity(&n);
-        let chunk = (FILTER_WG * FILTER_PER_ITEM) as i64;
-        let groups = cap.add(&ArithExpr::cst(chunk - 1)).div(&ArithExpr::cst(chunk));
-        let (counts_b, _) = self
-            .mem
-            .allocate(
-                "counts",
-                &Type::array(Type::int(), groups.clone()),
-                AddressSpace::Global,
-                &[],
-                Role::Scratch,
-            )
-            .map_err(|m| self.err(e, m))?;
-        let counts = self.mem.buffers[counts_b].name.clone();
-        let len = dest
-            .len
-            .clone()
-            .ok_or_else(|| self.err(e, "internal: filter without a length destination"))?;
-        let len_loc = match len.write(&[]).map_err(|m| self.err(e, m.0))? {
-            Loc::Plain(l) => l,
-            Loc::Vector { .. } => return Err(self.err(e, "internal: vector length")),
-        };
-        let wg = FILTER_WG as i64;
-        // Kernel 1: count.
-        self.k = Some(KernelCx::new(Level::Item));
-        {
-            let k = self.k.as_mut().expect("set");
-            k.wrg = true;
-            k.global[0] = Some(groups.clone());
-            k.local[0] = Some(FILTER_WG);
-            k.decls.push(format!("local int v_part[{FILTER_WG}];"));
-        }
-        self.line("int v_g = get_group_id(0);");
-        self.line("int v_l = get_local_id(0);");
-        self.line("int v_c = 0;");
-        self.open(&format!("for (int v_r = 0; v_r < {FILTER_PER_ITEM}; v_r += 1) {{"));
-        self.line(&format!("int v_e = (v_g * {FILTER_PER_ITEM} + v_r) * {wg} + v_l;"));
-        let cond = self.filter_pred(p, xs, &n)?;
-        self.line(&format!("v_c += (v_e < {n} && {cond}) ? 1 : 0;"));
-        self.close();
-        self.line("v_part[v_l] = v_c;");
-        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
-        self.open(&format!("for (int v_s = {}; v_s > 0; v_s >>= 1) {{", FILTER_WG / 2));
-        self.open("if (v_l < v_s) {");
-        self.line("v_part[v_l] += v_part[v_l + v_s];");
-        self.close();
-        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
-        self.close();
-        self.open("if (v_l == 0) {");
-        self.line(&format!("{counts}[v_g] = v_part[0];"));
-        self.close();
-        let k1 = self.k.take().expect("set");
-        self.finish_kernel(k1, e)?;
-        // Kernel 2: scan the group counts (one work-group; each work-item scans a segment).
-        self.k = Some(KernelCx::new(Level::Item));
-        {
-            let k = self.k.as_mut().expect("set");
-            k.wrg = true;
-            k.global[0] = Some(ArithExpr::cst(1));
-            k.local[0] = Some(FILTER_SCAN_WG);
-            k.decls.push(format!("local int v_part[{FILTER_SCAN_WG}];"));
-        }
-        self.line("int v_l = get_local_id(0);");
-        self.line(&format!("int v_ng = {groups};"));
-        self.line(&format!(
-            "int v_seg = (v_ng + {FILTER_SCAN_WG} - 1) / {FILTER_SCAN_WG};"
-        ));
-        self.line("int v_lo = (v_l * v_seg < v_ng) ? v_l * v_seg : v_ng;");
-        self.line("int v_hi = (v_lo + v_seg < v_ng) ? v_lo + v_seg : v_ng;");
-        self.line("int v_sum = 0;");
-        self.open("for (int v_i = v_lo; v_i < v_hi; v_i += 1) {");
-        self.line(&format!("v_sum += {counts}[v_i];"));
-        self.close();
-        self.scan_local("v_sum", "v_part", FILTER_SCAN_WG);
-        self.line("int v_run = v_part[v_l] - v_sum;");
-        self.open("for (int v_i = v_lo; v_i < v_hi; v_i += 1) {");
-        self.line(&format!("int v_c = {counts}[v_i];"));
-        self.line(&format!("{counts}[v_i] = v_run;"));
-        self.line("v_run += v_c;");
-        self.close();
-        self.open(&format!("if (v_l == {}) {{", FILTER_SCAN_WG - 1));
-        self.line(&format!("{len_loc} = v_part[v_l];"));
-        self.close();
-        let k2 = self.k.take().expect("set");
-        self.finish_kernel(k2, e)?;
-        // Kernel 3: scatter in order.
-        self.k = Some(KernelCx::new(Level::Item));
-        {
-            let k = self.k.as_mut().expect("set");
-            k.wrg = true;
-            k.global[0] = Some(groups.clone());
-            k.local[0] = Some(FILTER_WG);
-            k.decls.push(format!("local int v_part[{FILTER_WG}];"));
-        }
-        // Flags are computed with coalesced reads into local memory; each work-item then owns a
-        // contiguous run of flags, so one scan of the per-item counts orders the whole chunk;
-        // the flags are turned into output positions and a last coalesced pass moves the data.
-        let chunk_u = FILTER_WG * FILTER_PER_ITEM;
-        self.k
-            .as_mut()
-            .expect("set")
-            .decls
-            .push(format!("local int v_slot[{chunk_u}];"));
-        self.line("int v_g = get_group_id(0);");
-        self.line("int v_l = get_local_id(0);");
-        self.line(&format!("int v_start = v_g * {chunk_u};"));
-        self.open(&format!("for (int v_r = 0; v_r < {FILTER_PER_ITEM}; v_r += 1) {{"));
-        self.line(&format!("int v_e = v_start + v_r * {wg} + v_l;"));
-        let cond = self.filter_pred(p, xs, &n)?;
-        self.line(&format!("v_slot[v_r * {wg} + v_l] = {cond};"));
-        // Scalar elements are kept in local memory too, so the input is read from global memory
-        // only once by this kernel.
-        let elem_ty = match self.cty(xs)? {
-            Type::Array(t, _) => *t,
-            t => return Err(self.err(xs, format!("internal: filter of {t}"))),
-        };
-        let staged = if let Type::Scalar(sc) = elem_ty {
-            let x = self.filter_elem(xs)?;
-            match x.read(&[]).map_err(|m| self.err(xs, m.0))? {
-                Read::Expr(v) => {
-                    self.k
-                        .as_mut()
-                        .expect("set")
-                        .decls
-                        .push(format!("local {} v_val[{chunk_u}];", c_scalar(sc)));
-                    self.open(&format!("if ({cond}) {{"));
-                    self.line(&format!("v_val[v_r * {wg} + v_l] = {v};"));
-                    self.close();
-                    true
-                }
-                Read::Tuple(_) => false,
-            }
-        } else {
-            false
-        };
-        self.close();
-        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
-        self.line("int v_mine = 0;");
-        self.open(&format!("for (int v_j = 0; v_j < {FILTER_PER_ITEM}; v_j += 1) {{"));
-        self.line(&format!("v_mine += v_slot[v_l * {FILTER_PER_ITEM} + v_j];"));
-        self.close();
-        self.scan_local("v_mine", "v_part", FILTER_WG);
-        self.line(&format!("int v_next = {counts}[v_g] + v_part[v_l] - v_mine;"));
-        self.open(&format!("for (int v_j = 0; v_j < {FILTER_PER_ITEM}; v_j += 1) {{"));
-        self.line(&format!("int v_s = v_l * {FILTER_PER_ITEM} + v_j;"));
-        self.line("int v_keep = v_slot[v_s];");
-        self.line("v_slot[v_s] = v_keep ? v_next : -1;");
-        self.line("v_next += v_keep;");
-        self.close();
-        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
-        self.open(&format!("for (int v_r = 0; v_r < {FILTER_PER_ITEM}; v_r += 1) {{"));
-        self.line(&format!("int v_e = v_start + v_r * {wg} + v_l;"));
-        self.line(&format!("int v_pos = v_slot[v_r * {wg} + v_l];"));
-        self.open("if (v_pos >= 0) {");
-        let pos = ArithExpr::var("v_pos", Range::upto(cap.clone()));
-        let v = if staged {
-            Read::Expr(format!("v_val[v_r * {wg} + v_l]"))
-        } else {
-            let x = self.filter_elem(xs)?;
-            x.read(&[]).map_err(|m| self.err(xs, m.0))?
-        };
-        let loc = dest.view.write(&[pos]).map_err(|m| self.err(e, m.0))?;
-        self.store(&loc, &v, e)?;
-        self.close();
-        self.close();
-        let k3 = self.k.take().expect("set");
-        self.finish_kernel(k3, e)
-    }
-
-    /// The element `v_e` of `xs` as a view (inside the filter kernels).
-    fn filter_elem(&mut self, xs: ExprId) -> Result<Rc<View>> {
-        let n = self.len_of(xs)?;
-        let xv = self.value(xs)?;
-        Ok(xv.access(ArithExpr::var("v_e", Range::upto(n))))
-    }
-
-    /// The predicate applied to element `v_e`, guarded by the caller with `v_e < n`.
-    fn filter_pred(&mut self, p: ExprId, xs: ExprId, n: &ArithExpr) -> Result<String> {
-        let (params, body) = self.lambda(p)?;
-        let _ = n;
-        let x = self.filter_elem(xs)?;
-        self.bind(params[0], Bound::View(x));
-        // Reads past the end are avoided by evaluating the predicate only under the guard.
-        self.open(&format!("if (v_e < {n}) {{"));
-        let c = self.scalar_expr(body)?;
-        let flag = self.fresh("p");
-        self.close();
-        // Re-emit so the predicate's statements (if any) and its value share one scope.
-        let k = self.k.as_mut().expect("in kernel");
-        let cut = k.body.rfind(&format!("if (v_e < {n}) {{")).unwrap_or(k.body.len());
-        let cut = k.body[..cut].rfind('\n').map_or(0, |p| p + 1);
-        let inner: String = k.body[cut..].to_string();
-        k.body.truncate(cut);
-        let stmts: Vec<&str> = inner.lines().skip(1).collect();
-        let stmts = &stmts[..stmts.len().saturating_sub(1)];
-        self.line(&format!("int {flag} = 0;"));
-        self.open(&format!("if (v_e < {n}) {{"));
-        for s in stmts {
-            self.line(s.trim());
-        }
-        self.line(&format!("{flag} = {c} ? 1 : 0;"));
-        self.close();
-        Ok(flag)
-    }
-
-    /// Inclusive scan of `val` over the work-group into `buf` (Hillis–Steele in local memory).
-    fn scan_local(&mut self, val: &str, buf: &str, size: usize) {
-        self.line(&format!("{buf}[v_l] = {val};"));
-        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
-        self.open(&format!("for (int v_o = 1; v_o < {size}; v_o <<= 1) {{"));
-        self.line(&format!("int v_t = (v_l >= v_o) ? {buf}[v_l - v_o] : 0;"));
-        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
-        self.line(&format!("{buf}[v_l] += v_t;"));
-        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
-        self.close();
     }
 }
 

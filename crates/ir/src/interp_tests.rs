@@ -475,3 +475,112 @@ fn json_output() {
     ]);
     assert_eq!(v.to_json(), "[0.1,1.0,-2.5e-8,1e20,0.1,-3,true,[null,null],[1,2],[]]");
 }
+
+fn bounded(src: &str, args: &[Value], sizes: &[(&str, i64)]) -> Result<Value, RuntimeError> {
+    let prog = parse(src).unwrap_or_else(|d| panic!("parse error: {}", d.message));
+    let opts = Options {
+        arith: Arith::Bounded,
+        max_steps: None,
+    };
+    eval_with(&prog, args, &sizes_of(sizes), &opts)
+}
+
+/// The single `Approx` in a one-element array.
+fn approx_of(v: &Value) -> Approx {
+    match v {
+        Value::Array(xs) if xs.len() == 1 => match &xs[0] {
+            Value::Approx(a) => *a,
+            other => panic!("not an Approx: {other:?}"),
+        },
+        other => panic!("not a one-element array: {other:?}"),
+    }
+}
+
+fn covers(a: &Approx, x: f32) -> bool {
+    (f64::from(x) - a.value).abs() <= f64::from(a.own) + f64::from(a.dev)
+}
+
+#[test]
+fn bounded_reduce_covers_every_float32_order() {
+    let xs: Vec<f32> = data(5000, 7).iter().map(|x| x * 100.0 - 30.0).collect();
+    let n = [("N", 5000)];
+    let plain = approx_of(
+        &bounded(
+            "(lift (N) ((array-type float N)) (lambda (xs) (reduce + 0.0f xs)))",
+            &[floats(&xs)],
+            &n,
+        )
+        .unwrap(),
+    );
+    let seq = xs.iter().fold(0.0f32, |a, x| a + x);
+    let rev = xs.iter().rev().fold(0.0f32, |a, x| a + x);
+    let mut pairwise = xs.clone();
+    while pairwise.len() > 1 {
+        pairwise = pairwise.chunks(2).map(|c| c.iter().sum()).collect();
+    }
+    let exact: f64 = xs.iter().map(|x| f64::from(*x)).sum();
+    assert!((exact - plain.value).abs() <= f64::from(plain.own));
+    for x in [seq, rev, pairwise[0]] {
+        assert!(covers(&plain, x), "{x} outside {plain:?}");
+    }
+    // `reduceSeq` fixes the order: its bound covers that order and is no larger.
+    let fixed = approx_of(
+        &bounded(
+            "(lift (N) ((array-type float N)) (lambda (xs) (reduceSeq (lambda (a b) (+ a b)) 0.0f xs)))",
+            &[floats(&xs)],
+            &n,
+        )
+        .unwrap(),
+    );
+    assert!(covers(&fixed, seq) && fixed.dev <= plain.dev, "{fixed:?} {plain:?}");
+    // The default arithmetic is untouched.
+    let native = run(
+        "(lift (N) ((array-type float N)) (lambda (xs) (reduce + 0.0f xs)))",
+        &[floats(&xs)],
+        &n,
+    )
+    .unwrap();
+    assert_eq!(native, floats(&[seq]));
+}
+
+#[test]
+fn bounded_functions_cover_float32() {
+    let src = "(lift (N) ((array-type float N)) (lambda (xs) (map (lambda (x) \
+               (+ (/ (sqrt x) (+ x 1.0f)) (* (exp (- 0.0f x)) (sin (* x 3.0f))))) xs)))";
+    let xs = data(200, 3);
+    let native = match run(src, &[floats(&xs)], &[("N", 200)]).unwrap() {
+        Value::Array(v) => v,
+        other => panic!("{other:?}"),
+    };
+    let Value::Array(b) = bounded(src, &[floats(&xs)], &[("N", 200)]).unwrap() else {
+        panic!()
+    };
+    for (n, b) in native.iter().zip(&b) {
+        let (Value::Float(n), Value::Approx(a)) = (n, b) else {
+            panic!("{n:?} {b:?}")
+        };
+        assert!(covers(a, *n), "{n} outside {a:?}");
+        assert!(f64::from(a.dev) <= 1e-5, "{a:?}");
+    }
+}
+
+#[test]
+fn bounded_comparison_that_rounding_could_flip_is_unbounded() {
+    let src = "(lift (N) ((array-type float N)) (lambda (xs) (map (lambda (x) (if (< (* x 3.0f) 0.3f) 1 0)) xs)))";
+    let e = bounded(src, &[floats(&[0.1])], &[("N", 1)]).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Unbounded, "{}", e.message);
+    // Far from the threshold it is decided.
+    let v = bounded(src, &[floats(&[0.5])], &[("N", 1)]).unwrap();
+    assert_eq!(v, ints(&[0]));
+}
+
+#[test]
+fn step_limit_stops_evaluation() {
+    let prog = parse("(lift (N) ((array-type float N)) (lambda (xs) (map (lambda (x) (* x x)) xs)))").unwrap();
+    let opts = Options {
+        arith: Arith::Native,
+        max_steps: Some(10),
+    };
+    let e = eval_with(&prog, &[floats(&data(100, 1))], &sizes_of(&[("N", 100)]), &opts).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::StepLimit);
+}

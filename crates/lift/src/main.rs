@@ -69,6 +69,10 @@ enum Command {
         top: usize,
         #[arg(long, default_value_t = 5)]
         repeats: usize,
+        /// Most interpreter steps spent checking one variant's result (0: check nothing); a
+        /// variant beyond it is reported as unchecked.
+        #[arg(long, default_value_t = lift::tune::CHECK_STEPS)]
+        check_steps: u64,
         /// CSV table, or JSON when the name ends in `.json`.
         #[arg(long)]
         out: Option<PathBuf>,
@@ -208,11 +212,12 @@ fn run(cli: Cli) -> Result<(), String> {
             devices,
             top,
             repeats,
+            check_steps,
             out,
         } => {
             let (name, src) = read_program(&program)?;
             let devs: Vec<String> = devices.split(',').map(str::to_string).collect();
-            let report = lift::tune::tune(&src, &size, &devs, top, repeats, out.as_deref())
+            let report = lift::tune::tune(&src, &size, &devs, top, repeats, check_steps, out.as_deref())
                 .map_err(|e| e.render(&name, &src))?;
             print!("{report}");
             Ok(())

@@ -2,7 +2,7 @@
 //! its variants across OpenCL devices, with a tuning cache of the best variant per program,
 //! sizes and device.
 
-use crate::{backend, data, front, parse_sizes, values_close, Error};
+use crate::{backend, data, front, parse_sizes, Error};
 use ir::interp::Value;
 use ir::Diagnostic;
 use std::collections::BTreeMap;
@@ -72,31 +72,311 @@ fn store_best(src: &str, sizes: &BTreeMap<String, i64>, device_name: &str, entry
     }
 }
 
+/// How a device result compares with the interpreter.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Check {
+    /// Every element within its bound. `bound`: the largest bound relative to the largest
+    /// element's magnitude; `used`: the largest observed error as a fraction of its bound.
+    Ok {
+        bound: f64,
+        used: f64,
+    },
+    Wrong(String),
+    /// Some element could not be checked, and none is wrong; why.
+    Unchecked(String),
+    /// The variant did not run.
+    NotRun,
+}
+
+impl Check {
+    fn label(&self) -> &'static str {
+        match self {
+            Check::Ok { .. } => "ok",
+            Check::Wrong(_) => "WRONG",
+            Check::Unchecked(_) => "unchecked",
+            Check::NotRun => "not run",
+        }
+    }
+    fn note(&self) -> String {
+        match self {
+            Check::Ok { bound, .. } if *bound >= 0.01 => {
+                format!("loose check: float32 error bound {:.0}% of the result", bound * 100.0)
+            }
+            Check::Ok { .. } | Check::NotRun => String::new(),
+            Check::Wrong(why) => format!("WRONG RESULT: {why}"),
+            Check::Unchecked(why) => format!("unchecked: {why}"),
+        }
+    }
+    fn bound(&self) -> Option<f64> {
+        match self {
+            Check::Ok { bound, .. } => Some(*bound),
+            _ => None,
+        }
+    }
+}
+
 /// One measured (variant, device) pair.
 struct Row {
     device: String,
+    device_index: usize,
     variant: usize,
     median_ms: Option<f64>,
-    correct: bool,
-    note: String,
+    check: Check,
+    /// Why it did not run, when it did not.
+    error: String,
     description: String,
 }
 
-/// Inputs with at most this many scalars are checked against the interpreter; larger runs are
-/// checked against the naive variant's result on the same device (the interpreter would take
-/// minutes on, e.g., a 1024³ matrix product).
-const INTERP_LIMIT: usize = 1 << 20;
+impl Row {
+    fn correct(&self) -> bool {
+        matches!(self.check, Check::Ok { .. })
+    }
+    fn note(&self) -> String {
+        match &self.check {
+            Check::NotRun => format!("skipped: {}", self.error),
+            c => c.note(),
+        }
+    }
+}
 
-fn scalars(v: &Value) -> usize {
+/// Default of `lift tune --check-steps`: interpreter steps allowed per variant (about a minute).
+pub const CHECK_STEPS: u64 = 1_000_000_000;
+
+/// The reference interpreter's verdict on one program at the tuning inputs: its value under
+/// [`ir::interp::Arith::Bounded`], or why there is none.
+type Bounded = Result<Value, Check>;
+
+/// Evaluates one candidate with error bounds. A variant that fails where the program does not
+/// is wrong; a step limit or an unbounded comparison leaves it unchecked.
+pub fn bounded_eval(src: &str, inputs: &data::Inputs, max_steps: u64) -> Result<Bounded, Error> {
+    let (prog, _) = front(src)?;
+    let lookup = |n: &str| inputs.sizes.get(n).copied();
+    let opts = ir::interp::Options {
+        arith: ir::interp::Arith::Bounded,
+        max_steps: Some(max_steps),
+    };
+    Ok(match ir::interp::eval_with(&prog, &inputs.values, &lookup, &opts) {
+        Ok(v) => Ok(v),
+        Err(e) => Err(match e.kind {
+            ir::interp::ErrorKind::StepLimit => Check::Unchecked(format!(
+                "the interpreter needs more than {max_steps} steps (--check-steps)"
+            )),
+            ir::interp::ErrorKind::Unbounded => Check::Unchecked(format!("no error bound: {}", e.message)),
+            ir::interp::ErrorKind::Failure => {
+                Check::Wrong(format!("the interpreter fails on this variant: {}", e.message))
+            }
+        }),
+    })
+}
+
+/// Checks a device result `got` of a variant against the interpreter: `reference` is the
+/// original program under bounded arithmetic, `variant` the variant under it.
+///
+/// The rule, per floating-point element: with X the exact value of the program, |X - reference|
+/// <= own(reference) and, if the variant is a correct rewrite (same X), every OpenCL evaluation
+/// D of the variant has |D - X| <= dev(variant), a bound that grows with the lengths of the
+/// variant's own reductions and the magnitudes of their terms (see `ir::interp`). So a correct
+/// variant always satisfies |D - reference| <= dev(variant) + own(reference): failing it is a
+/// wrong result, never rounding. Before that, |variant - reference| <= own(variant) +
+/// own(reference) checks the rewrite in (nearly) exact arithmetic, a much tighter test. Integers
+/// and booleans must be equal.
+pub fn check_result(reference: &Value, variant: &Value, got: &Value) -> Check {
+    let mut c = Compare::default();
+    c.walk(reference, variant, got, &mut String::new());
+    if let Some(w) = c.wrong {
+        return Check::Wrong(w);
+    }
+    if c.unbounded > 0 {
+        return Check::Unchecked(format!(
+            "{} of {} element(s) have no float32 error bound in this order of evaluation",
+            c.unbounded, c.elements
+        ));
+    }
+    let bound = if c.scale > 0.0 { c.bound / c.scale } else { 0.0 };
+    if bound >= 1.0 {
+        // Sound, but says nothing: any value of the right sign and magnitude would pass.
+        return Check::Unchecked(format!(
+            "the float32 error bound of this order of evaluation is {bound:.1e} times the result"
+        ));
+    }
+    Check::Ok { bound, used: c.used }
+}
+
+#[derive(Default)]
+struct Compare {
+    elements: usize,
+    unbounded: usize,
+    /// Largest bound, and largest magnitude of a float element: the result's scale.
+    bound: f64,
+    scale: f64,
+    used: f64,
+    wrong: Option<String>,
+}
+
+/// Value, own error bound and device error bound of a float (exact when it is a plain input).
+fn approx(v: &Value) -> Option<(f64, f64, f64)> {
     match v {
-        Value::Array(xs) | Value::Tuple(xs) | Value::Vector(xs) => xs.iter().map(scalars).sum(),
-        _ => 1,
+        Value::Float(f) => Some((f64::from(*f), 0.0, 0.0)),
+        Value::Double(d) => Some((*d, 0.0, 0.0)),
+        Value::Approx(a) => Some((a.value, f64::from(a.own), f64::from(a.dev))),
+        _ => None,
+    }
+}
+
+fn short(x: f64) -> String {
+    format!("{x:.9e}")
+}
+
+impl Compare {
+    fn walk(&mut self, r: &Value, v: &Value, d: &Value, path: &mut String) {
+        if self.wrong.is_some() {
+            return;
+        }
+        let at = |path: &str| {
+            if path.is_empty() {
+                String::new()
+            } else {
+                format!("element {path}: ")
+            }
+        };
+        match (r, v, d) {
+            (Value::Array(rs), Value::Array(vs), Value::Array(ds))
+            | (Value::Tuple(rs), Value::Tuple(vs), Value::Tuple(ds))
+            | (Value::Vector(rs), Value::Vector(vs), Value::Vector(ds)) => {
+                if rs.len() != vs.len() || rs.len() != ds.len() {
+                    self.wrong = Some(format!(
+                        "{}length {} on the device, {} in the interpreter{}",
+                        at(path),
+                        ds.len(),
+                        rs.len(),
+                        if rs.len() == vs.len() {
+                            String::new()
+                        } else {
+                            format!(" ({} for the variant)", vs.len())
+                        }
+                    ));
+                    return;
+                }
+                let len = path.len();
+                for (i, ((r, v), d)) in rs.iter().zip(vs).zip(ds).enumerate() {
+                    let _ = write!(path, "[{i}]");
+                    self.walk(r, v, d, path);
+                    path.truncate(len);
+                }
+            }
+            _ => match (approx(r), approx(v), approx(d)) {
+                (Some((x0, own0, _)), Some((xv, ownv, devv)), Some((xd, _, _))) => {
+                    self.elements += 1;
+                    self.scalar(x0, own0, xv, ownv, devv, xd, &at(path));
+                }
+                _ if r == v && v == d => self.elements += 1,
+                _ => {
+                    self.wrong = Some(format!(
+                        "{}{} on the device, {} in the interpreter",
+                        at(path),
+                        d.to_json(),
+                        r.to_json()
+                    ))
+                }
+            },
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn scalar(&mut self, x0: f64, own0: f64, xv: f64, ownv: f64, devv: f64, xd: f64, at: &str) {
+        if !own0.is_finite() || !ownv.is_finite() || !devv.is_finite() {
+            self.unbounded += 1;
+            return;
+        }
+        if !x0.is_finite() {
+            // Exact operands gave a NaN or an infinity, which every evaluation gives too.
+            let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
+            if !same(x0, xv) || !same(x0, xd) {
+                self.wrong = Some(format!("{at}{xd} on the device, {x0} in the interpreter"));
+            }
+            return;
+        }
+        if (xv - x0).abs() > ownv + own0 {
+            self.wrong = Some(format!(
+                "{at}the variant computes {} in exact arithmetic, the program {} (± {:.1e})",
+                short(xv),
+                short(x0),
+                ownv + own0
+            ));
+            return;
+        }
+        let bound = devv + own0;
+        let err = (xd - x0).abs();
+        if err > bound || xd.is_nan() {
+            self.wrong = Some(format!(
+                "{at}{} on the device, {} ± {:.2e} (float32 error bound) in the interpreter",
+                short(xd),
+                short(x0),
+                bound
+            ));
+            return;
+        }
+        if bound > 0.0 {
+            self.used = self.used.max(err / bound);
+        }
+        self.bound = self.bound.max(bound);
+        self.scale = self.scale.max(x0.abs());
+    }
+}
+
+/// The progress of `lift tune` on stderr: one line redrawn in place, only when stderr is a
+/// terminal, so that redirected output and test logs stay clean.
+struct Progress {
+    total: usize,
+    done: usize,
+    start: std::time::Instant,
+    on: bool,
+}
+
+impl Progress {
+    fn new(total: usize) -> Progress {
+        use std::io::IsTerminal;
+        Progress {
+            total,
+            done: 0,
+            start: std::time::Instant::now(),
+            on: std::io::stderr().is_terminal(),
+        }
+    }
+
+    fn show(&self, what: &str) {
+        if !self.on {
+            return;
+        }
+        const WIDTH: usize = 24;
+        let filled = WIDTH * self.done / self.total.max(1);
+        let what: String = what.chars().take(70).collect();
+        eprint!(
+            "\r\x1b[2K[{}{}] {}/{} {:>4}s  {what}",
+            "#".repeat(filled),
+            "-".repeat(WIDTH - filled),
+            self.done,
+            self.total,
+            self.start.elapsed().as_secs()
+        );
+        let _ = std::io::Write::flush(&mut std::io::stderr());
+    }
+
+    fn advance(&mut self) {
+        self.done += 1;
+    }
+
+    fn finish(&self) {
+        if self.on {
+            eprint!("\r\x1b[2K");
+        }
     }
 }
 
 /// `lift tune`: explores `src`, runs the naive program (variant 0) and the `top_k` best variants
-/// on each chosen device with random inputs of the given sizes, checks every result, and
-/// prints a ranked table per device. Writes CSV (or JSON when the path ends in `.json`) if
+/// on each chosen device with random inputs of the given sizes, checks every result against
+/// the reference interpreter (at most `check_steps` steps per variant; see [`check_result`]),
+/// and prints a ranked table per device. Writes CSV (or JSON when the path ends in `.json`) if
 /// asked, and stores the fastest correct variant per device in the tuning cache.
 pub fn tune(
     src: &str,
@@ -104,6 +384,7 @@ pub fn tune(
     devices: &[String],
     top_k: usize,
     repeats: usize,
+    check_steps: u64,
     out_csv: Option<&Path>,
 ) -> Result<String, Error> {
     let (prog, info) = front(src)?;
@@ -145,58 +426,68 @@ pub fn tune(
         c.verify(&lookup)
             .map_err(|m| Error::Source(Diagnostic::new(c.span, m)))?;
     }
-    let small = inputs.values.iter().map(scalars).sum::<usize>() <= INTERP_LIMIT;
-    let interp = if small {
-        Some(
-            ir::interp::eval(&prog, &inputs.values, &lookup)
-                .map_err(|e| Error::Source(Diagnostic::new(e.span, e.message)))?,
-        )
-    } else {
-        None
-    };
 
+    let mut progress = Progress::new(chosen.len() * cands.len());
     let mut rows = vec![];
-    let total = chosen.len() * cands.len();
-    let mut done = 0;
-    for dev in &chosen {
-        let mut reference = interp.clone();
-        for (i, (source, description)) in cands.iter().enumerate() {
-            done += 1;
-            eprintln!("[{done}/{total}] {} ({}): variant {i}", dev.name, dev.id);
+    let mut reference: Option<Bounded> = None;
+    for (i, (source, description)) in cands.iter().enumerate() {
+        // Interpreted once per variant, and before its runs, so that only one interpreted value
+        // is alive at a time (they can be as large as the inputs).
+        let checked = if check_steps == 0 {
+            Err(Check::Unchecked("--check-steps 0".into()))
+        } else {
+            progress.show(&format!("variant {i}: interpreting with error bounds"));
+            bounded_eval(source, &inputs, check_steps)?
+        };
+        if i == 0 {
+            if let Err(Check::Wrong(why)) = &checked {
+                // The program itself fails on these inputs: that is the user's error to see.
+                return Err(Error::plain(why.replace("on this variant", "on the random inputs")));
+            }
+            reference = Some(checked.clone());
+        }
+        for (k, dev) in chosen.iter().enumerate() {
+            progress.show(&format!("variant {i} on {}: compiling and running", dev.id));
             let mut row = Row {
                 device: dev.name.clone(),
+                device_index: k,
                 variant: i,
                 median_ms: None,
-                correct: false,
-                note: String::new(),
+                check: Check::NotRun,
+                error: String::new(),
                 description: description.clone(),
             };
             match measure(source, &inputs, &dev.id, repeats) {
                 Ok((value, ms)) => {
-                    if reference.is_none() && i == 0 {
-                        reference = Some(value.clone());
-                    }
-                    row.correct = reference.as_ref().is_some_and(|r| values_close(r, &value, 1e-3));
                     row.median_ms = Some(ms);
-                    if !row.correct {
-                        row.note = "WRONG RESULT".into();
-                    }
+                    row.check = match (&reference, &checked) {
+                        (Some(Ok(r)), Ok(v)) => check_result(r, v, &value),
+                        (Some(Err(e)), _) => match e {
+                            Check::Unchecked(why) => Check::Unchecked(format!("{why} (the program itself)")),
+                            other => other.clone(),
+                        },
+                        (_, Err(e)) => e.clone(),
+                        (None, _) => Check::Unchecked("no reference".into()),
+                    };
                 }
-                Err(e) => row.note = format!("skipped: {}", e.message().lines().next().unwrap_or("")),
+                Err(e) => row.error = e.message().lines().next().unwrap_or("").to_string(),
             }
             rows.push(row);
+            progress.advance();
         }
     }
+    progress.finish();
+    rows.sort_by_key(|r| (r.device_index, r.variant));
 
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "sizes: {}; {} variants (e-graph {} nodes, {} classes); results checked against {}",
+        "sizes: {}; {} variants (e-graph {} nodes, {} classes); results checked against the interpreter \
+         (f64, with float32 error bounds for each variant's order of evaluation)",
         sizes_text(&sizes),
         cands.len(),
         ex.stats.nodes,
         ex.stats.classes,
-        if small { "the interpreter" } else { "the naive variant" }
     );
     for dev in &chosen {
         let mine: Vec<&Row> = rows.iter().filter(|r| r.device == dev.name).collect();
@@ -204,7 +495,7 @@ pub fn tune(
         let mut ranked: Vec<&&Row> = mine.iter().collect();
         ranked.sort_by(|a, b| {
             let key = |r: &Row| {
-                if r.correct {
+                if r.correct() {
                     r.median_ms.unwrap_or(f64::INFINITY)
                 } else {
                     f64::INFINITY
@@ -215,8 +506,8 @@ pub fn tune(
         let _ = writeln!(out, "\ndevice {} ({})", dev.name, dev.id);
         let _ = writeln!(
             out,
-            "{:>4} {:>7} {:>12} {:>9}  description",
-            "rank", "variant", "median ms", "speed-up"
+            "{:>4} {:>7} {:>12} {:>9} {:>9} {:>9}  description",
+            "rank", "variant", "median ms", "speed-up", "check", "bound"
         );
         for (rank, r) in ranked.iter().enumerate() {
             let ms = r.median_ms.map_or("-".to_string(), |m| format!("{m:.4}"));
@@ -224,14 +515,22 @@ pub fn tune(
                 (Some(n), Some(m)) if m > 0.0 => format!("{:.2}x", n / m),
                 _ => "-".into(),
             };
-            let desc = if r.note.is_empty() {
+            let bound = r.check.bound().map_or("-".to_string(), |b| format!("{b:.1e}"));
+            let note = r.note();
+            let desc = if note.is_empty() {
                 r.description.clone()
             } else {
-                format!("{} [{}]", r.description, r.note)
+                format!("{} [{note}]", r.description)
             };
-            let _ = writeln!(out, "{:>4} {:>7} {ms:>12} {sp:>9}  {desc}", rank + 1, r.variant);
+            let _ = writeln!(
+                out,
+                "{:>4} {:>7} {ms:>12} {sp:>9} {:>9} {bound:>9}  {desc}",
+                rank + 1,
+                r.variant,
+                r.check.label()
+            );
         }
-        if let Some(best) = ranked.first().filter(|r| r.correct && r.median_ms.is_some()) {
+        if let Some(best) = ranked.first().filter(|r| r.correct() && r.median_ms.is_some()) {
             store_best(
                 src,
                 &sizes,
@@ -245,6 +544,11 @@ pub fn tune(
             );
         }
     }
+    let _ = writeln!(
+        out,
+        "\ncheck: ok = every element within its float32 error bound; bound = the largest such bound relative to \
+         the largest element (it grows with the lengths of the variant's sequential reductions)"
+    );
     if let Some(path) = out_csv {
         write_table(path, &rows, &chosen, &rows_naive(&rows))?;
     }
@@ -274,24 +578,27 @@ fn write_table(
             .map(|r| {
                 serde_json::json!({
                     "device": r.device, "variant": r.variant, "median_ms": r.median_ms,
-                    "speedup": speedup(r), "correct": r.correct, "note": r.note, "description": r.description,
+                    "speedup": speedup(r), "correct": r.correct(), "check": r.check.label(),
+                    "bound": r.check.bound(), "note": r.note(), "description": r.description,
                 })
             })
             .collect();
         serde_json::to_string_pretty(&arr).unwrap_or_default()
     } else {
         let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
-        let mut t = String::from("device,variant,median_ms,speedup,correct,note,description\n");
+        let mut t = String::from("device,variant,median_ms,speedup,correct,check,bound,note,description\n");
         for r in rows {
             let _ = writeln!(
                 t,
-                "{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{}",
                 q(&r.device),
                 r.variant,
                 r.median_ms.map_or(String::new(), |m| format!("{m:.6}")),
                 speedup(r).map_or(String::new(), |s| format!("{s:.4}")),
-                r.correct,
-                q(&r.note),
+                r.correct(),
+                r.check.label(),
+                r.check.bound().map_or(String::new(), |b| format!("{b:.3e}")),
+                q(&r.note()),
                 q(&r.description)
             );
         }
@@ -312,4 +619,180 @@ fn measure(source: &str, inputs: &data::Inputs, device: &str, repeats: usize) ->
     let m = backend::run_measured(&plan, inputs, Some(device), true, repeats.max(1), false)?;
     let ns: u64 = m.kernel_ns.iter().map(|(_, t)| *t).sum();
     Ok((m.value, ns as f64 / 1e6))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SUM: &str = "(lift (N) ((array-type float N)) (lambda (xs) (reduce + 0.0f xs)))";
+
+    /// A partial reduction as the rewriter makes them: sums of chunks of 256, then their sum.
+    fn chunked(init: &str) -> String {
+        format!(
+            "(lift (N) ((array-type float N)) (lambda (xs) (toGlobal (reduceSeq (lambda (a b) (+ a b)) 0.0f \
+             (join (toGlobal (mapGlb (lambda (c) (reduceSeq (lambda (a b) (+ a b)) {init} c)) (split #256 xs))))))))"
+        )
+    }
+
+    fn inputs(xs: &[f32]) -> data::Inputs {
+        data::Inputs {
+            values: vec![Value::Array(xs.iter().map(|x| Value::Float(*x)).collect())],
+            sizes: [("N".to_string(), xs.len() as i64)].into_iter().collect(),
+        }
+    }
+
+    fn bounded(src: &str, xs: &[f32]) -> Value {
+        match bounded_eval(src, &inputs(xs), CHECK_STEPS) {
+            Ok(Ok(v)) => v,
+            other => panic!("no bounded value: {other:?}"),
+        }
+    }
+
+    /// What a device computes for `chunked`: float32 sums in that order.
+    fn chunked_f32(xs: &[f32]) -> f32 {
+        xs.chunks(256)
+            .map(|c| c.iter().fold(0.0f32, |a, x| a + x))
+            .fold(0.0, |a, p| a + p)
+    }
+
+    fn sequential_f32(xs: &[f32]) -> f32 {
+        xs.iter().fold(0.0f32, |a, x| a + x)
+    }
+
+    fn one(x: f32) -> Value {
+        Value::Array(vec![Value::Float(x)])
+    }
+
+    /// Deterministic floats in [0, 1).
+    fn noise(n: usize) -> Vec<f32> {
+        let mut s = 0x2545_f491_u32;
+        (0..n)
+            .map(|_| {
+                s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                (s >> 8) as f32 / 16_777_216.0
+            })
+            .collect()
+    }
+
+    /// 2^24 followed by ones: a float32 sum in sequence never moves from 2^24 (each `+ 1` rounds
+    /// back), while a partial reduction keeps most of the ones. Both are legal orders for
+    /// `reduce`, 0.4% apart: far beyond the old fixed 1e-3 tolerance.
+    #[test]
+    fn a_reassociated_large_sum_passes() {
+        let mut xs = vec![1.0f32; 65_536];
+        xs[0] = 16_777_216.0;
+        let reference = bounded(SUM, &xs);
+        let variant = bounded(&chunked("0.0f"), &xs);
+        let (seq, part) = (sequential_f32(&xs), chunked_f32(&xs));
+        assert_eq!(seq, 16_777_216.0);
+        assert!(
+            !crate::values_close(&one(seq), &one(part), 1e-3),
+            "{seq} and {part} are close"
+        );
+        let c = check_result(&reference, &variant, &one(part));
+        assert!(matches!(c, Check::Ok { .. }), "partial reduction: {c:?}");
+        // The naive program's `reduce` may be lowered in any order, the sequential one included.
+        let c = check_result(&reference, &reference, &one(seq));
+        assert!(matches!(c, Check::Ok { .. }), "sequential sum of the program: {c:?}");
+        let c = check_result(&reference, &reference, &one(part));
+        assert!(matches!(c, Check::Ok { .. }), "partial sums of the program: {c:?}");
+        // The partial reduction's own order is pinned down, so its bound is much tighter.
+        assert!(
+            matches!(check_result(&reference, &variant, &one(seq)), Check::Wrong(_)),
+            "the sequential result is not what the partial reduction can give"
+        );
+    }
+
+    #[test]
+    fn random_sums_pass_in_every_order() {
+        let xs = noise(102_400);
+        let reference = bounded(SUM, &xs);
+        let variant = bounded(&chunked("0.0f"), &xs);
+        let pairwise = |xs: &[f32]| {
+            let mut v = xs.to_vec();
+            while v.len() > 1 {
+                v = v.chunks(2).map(|c| c.iter().sum()).collect();
+            }
+            v[0]
+        };
+        let reversed = xs.iter().rev().fold(0.0f32, |a, x| a + x);
+        for got in [sequential_f32(&xs), chunked_f32(&xs), pairwise(&xs), reversed] {
+            let c = check_result(&reference, &reference, &one(got));
+            assert!(matches!(c, Check::Ok { .. }), "{got}: {c:?}");
+        }
+        let c = check_result(&reference, &variant, &one(chunked_f32(&xs)));
+        let Check::Ok { bound, used } = c else { panic!("{c:?}") };
+        assert!(bound < 1e-4 && used <= 1.0, "bound {bound}, used {used}");
+    }
+
+    /// A device result that misses one element (an off-by-one bound in a kernel) is caught.
+    #[test]
+    fn a_sum_missing_one_element_fails() {
+        let mut xs = noise(4096);
+        xs[4095] = 0.75;
+        let reference = bounded(SUM, &xs);
+        let variant = bounded(&chunked("0.0f"), &xs);
+        let short = chunked_f32(&xs[..4095]);
+        let c = check_result(&reference, &variant, &one(short));
+        assert!(
+            matches!(&c, Check::Wrong(w) if w.contains("float32 error bound")),
+            "{c:?}"
+        );
+        let c = check_result(&reference, &reference, &one(short));
+        assert!(matches!(c, Check::Wrong(_)), "{c:?}");
+    }
+
+    /// A rewrite that changed the value (here a wrong neutral element) is caught in exact
+    /// arithmetic, whatever the device returns.
+    #[test]
+    fn a_wrong_rewrite_fails() {
+        let xs = noise(4096);
+        let reference = bounded(SUM, &xs);
+        let variant = bounded(&chunked("0.001f"), &xs);
+        let c = check_result(&reference, &variant, &one(chunked_f32(&xs)));
+        assert!(matches!(&c, Check::Wrong(w) if w.contains("exact arithmetic")), "{c:?}");
+    }
+
+    /// Elementwise results shifted by one element are caught at the first element.
+    #[test]
+    fn a_shifted_map_fails() {
+        let src = "(lift (N) ((array-type float N)) (lambda (xs) (map (lambda (x) (* x 3.0f)) xs)))";
+        let xs = noise(64);
+        let reference = bounded(src, &xs);
+        let right: Vec<f32> = xs.iter().map(|x| x * 3.0).collect();
+        let arr = |v: &[f32]| Value::Array(v.iter().map(|x| Value::Float(*x)).collect());
+        assert!(matches!(
+            check_result(&reference, &reference, &arr(&right)),
+            Check::Ok { .. }
+        ));
+        let mut shifted = right[1..].to_vec();
+        shifted.push(0.0);
+        let c = check_result(&reference, &reference, &arr(&shifted));
+        assert!(matches!(&c, Check::Wrong(w) if w.starts_with("element [0]")), "{c:?}");
+        let c = check_result(&reference, &reference, &arr(&right[1..]));
+        assert!(matches!(&c, Check::Wrong(w) if w.contains("length 63")), "{c:?}");
+    }
+
+    /// What cannot be checked says so: a comparison that rounding could flip, or a variant
+    /// beyond the step limit.
+    #[test]
+    fn unverifiable_results_are_reported_unchecked() {
+        let src = "(lift (N) ((array-type float N)) \
+                   (lambda (xs) (map (lambda (x) (if (< (+ x 0.1f) 0.6f) 1.0f 0.0f)) xs)))";
+        let c = bounded_eval(src, &inputs(&[0.5]), CHECK_STEPS).unwrap();
+        assert!(
+            matches!(&c, Err(Check::Unchecked(w)) if w.contains("rounding")),
+            "{c:?}"
+        );
+        let c = bounded_eval(SUM, &inputs(&noise(1000)), 100).unwrap();
+        assert!(
+            matches!(&c, Err(Check::Unchecked(w)) if w.contains("--check-steps")),
+            "{c:?}"
+        );
+        // Integers are compared exactly.
+        let ints = Value::Array(vec![Value::Int(3)]);
+        let c = check_result(&ints, &ints, &Value::Array(vec![Value::Int(4)]));
+        assert!(matches!(c, Check::Wrong(_)), "{c:?}");
+    }
 }

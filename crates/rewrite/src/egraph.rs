@@ -33,6 +33,8 @@ define_language! {
         "transpose" = Transpose(Id),
         // The same array, copied into local memory by the work-group that uses it.
         "local" = Local(Id),
+        // The same work-group block, computed tile by tile along the dot products' length.
+        "ktile" = KTile([Id; 2]),
         Num(i64),
         Sym(Symbol),
         Other(Symbol, Vec<Id>),
@@ -71,6 +73,14 @@ pub const REDUCEF: u16 = 32;
 pub const FLOAT_ROWS: u16 = 64;
 /// A work-group tile (a parameter made by the tiling rule): it may be staged in local memory.
 pub const TILE: u16 = 128;
+/// A `zip` of two arrays.
+pub const ZIP2: u16 = 256;
+/// `map h (zip p q)`.
+pub const MAP_ZIP: u16 = 512;
+/// `reduce f z (map h (zip p q))` with `z` neutral for the associative `f`: a dot product.
+pub const DOT: u16 = 1024;
+/// A function whose body is a dot product.
+pub const DOT_FN: u16 = 2048;
 
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Data {
@@ -187,6 +197,9 @@ impl LiftAnalysis {
                 if f.flags & LANEWISE != 0 && x.flags & FLOAT_ELEMS != 0 {
                     flags |= FLOAT_ELEMS;
                 }
+                if x.flags & ZIP2 != 0 {
+                    flags |= MAP_ZIP;
+                }
                 Data {
                     len: x.len,
                     inner,
@@ -195,11 +208,15 @@ impl LiftAnalysis {
                     ..Data::default()
                 }
             }
-            Lift::Reduce([_, _, x]) => Data {
-                len: Some(ArithExpr::cst(1)),
-                flags: d(x).flags & FLOAT_ELEMS,
-                ..Data::default()
-            },
+            Lift::Reduce([f, z, x]) => {
+                let x = d(x);
+                let dot = x.flags & MAP_ZIP != 0 && neutral_of(&d(f), &d(z));
+                Data {
+                    len: Some(ArithExpr::cst(1)),
+                    flags: (x.flags & FLOAT_ELEMS) | if dot { DOT } else { 0 },
+                    ..Data::default()
+                }
+            }
             Lift::Split([k, x]) => {
                 let k = d(k).lit.map(|v| ArithExpr::cst(v as i64));
                 let x = d(x);
@@ -236,10 +253,14 @@ impl LiftAnalysis {
                 }
             }
             Lift::AsScalar(_) => Data::default(),
-            Lift::Lam([_, body]) => Data {
-                ret: d(body).len.map(Ret::Const).unwrap_or_default(),
-                ..Data::default()
-            },
+            Lift::Lam([_, body]) => {
+                let b = d(body);
+                Data {
+                    ret: b.len.map(Ret::Const).unwrap_or_default(),
+                    flags: if b.flags & DOT != 0 { DOT_FN } else { 0 },
+                    ..Data::default()
+                }
+            }
             Lift::MapF(f) => Data {
                 ret: Ret::Same,
                 flags: HAS_MAPF | (d(f).flags & REDUCEF),
@@ -270,6 +291,14 @@ impl LiftAnalysis {
                     inner: x.len,
                     flags: x.flags & FLOAT_ROWS,
                     partial: x.partial,
+                    ..Data::default()
+                }
+            }
+            Lift::KTile([_, x]) => {
+                let x = d(x);
+                Data {
+                    len: x.len,
+                    inner: x.inner,
                     ..Data::default()
                 }
             }
@@ -603,6 +632,26 @@ pub fn workgroup_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>
         }
     }
     let default = opts.default_size;
+    for &kt in &opts.ktile_factors {
+        // A block of dot products of two tiles = the same block accumulated over tiles of
+        // length kt, each staged in local memory (map-reduce interchange: the reduction over K
+        // moves outside the maps, its accumulator is the block), kt | K.
+        rules.push(conditional(
+            format!("ktile-{kt}"),
+            "(map (lam ?r (join (map ?g ?c))) ?x)",
+            format!("(ktile {kt} (map (lam ?r (join (map ?g (local ?c)))) (local ?x)))"),
+            move |eg: &mut EG, _: Id, s: &Subst| {
+                let (g, x, c) = (&eg[s[var("?g")]].data, &eg[s[var("?x")]].data, &eg[s[var("?c")]].data);
+                let tile = |d: &Data| d.flags & TILE != 0 && d.flags & FLOAT_ROWS != 0;
+                g.flags & DOT_FN != 0
+                    && tile(x)
+                    && tile(c)
+                    && x.inner
+                        .as_ref()
+                        .is_some_and(|k| may_split(k, kt, &eg.analysis.sizes, &eg.analysis.declared))
+            },
+        ));
+    }
     // map f R = map f (local R), R a work-group tile of float rows whose copy fits
     rules.push(conditional(
         "stage-local".into(),

@@ -2,7 +2,7 @@
 //! text kept in a table), one-parameter lambdas with array primitives inside become `lam` nodes,
 //! everything the rules do not look at is an `Other` node or an opaque leaf.
 
-use crate::egraph::{Assoc, Data, LeafInfo, Lift, Ret, FLOAT_ELEMS, FLOAT_ROWS, LANEWISE};
+use crate::egraph::{Assoc, Data, LeafInfo, Lift, Ret, FLOAT_ELEMS, FLOAT_ROWS, LANEWISE, ZIP2};
 use arith::ArithExpr;
 use egg::{Id, RecExpr, Symbol};
 use ir::{Expr, ExprId, LetKind, Lit, MapKind, Op, Prim, Program, ReduceKind, Scalar, Type};
@@ -157,6 +157,10 @@ impl Enc<'_> {
                     let sym = Symbol::from(format!("{head}|{}", self.counter));
                     self.counter += 1;
                     self.out.text.insert(sym, head);
+                    let mut data = data;
+                    if prim == Prim::Zip && args.len() == 2 {
+                        data.flags |= ZIP2;
+                    }
                     self.out.leaves.insert(sym, LeafInfo { data });
                     self.add(Lift::Other(sym, kids))
                 }

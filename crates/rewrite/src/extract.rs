@@ -27,6 +27,7 @@ pub enum TOp {
     Let,
     Transpose,
     Local,
+    KTile(i64),
     Num(i64),
     Sym(Symbol),
     Other(Symbol),
@@ -80,6 +81,7 @@ impl Term {
             TOp::Let => "let".into(),
             TOp::Transpose => "transpose".into(),
             TOp::Local => "local".into(),
+            TOp::KTile(k) => format!("ktile {k}"),
             TOp::Num(n) => return n.to_string(),
             TOp::Sym(s) => return s.to_string(),
             TOp::Other(s) => s.as_str().split('|').next().unwrap_or("").to_string(),
@@ -87,7 +89,7 @@ impl Term {
         };
         let mut s = format!("({head}");
         for k in &self.kids {
-            if matches!(self.op, TOp::Split(_) | TOp::AsVector(_)) && matches!(k.op, TOp::Num(_)) {
+            if matches!(self.op, TOp::Split(_) | TOp::AsVector(_) | TOp::KTile(_)) && matches!(k.op, TOp::Num(_)) {
                 continue;
             }
             s.push(' ');
@@ -118,6 +120,7 @@ fn op_of(n: &Lift, kids: &[Rc<Term>]) -> TOp {
         Lift::Let(_) => TOp::Let,
         Lift::Transpose(_) => TOp::Transpose,
         Lift::Local(_) => TOp::Local,
+        Lift::KTile(_) => TOp::KTile(num(0)),
         Lift::Num(v) => TOp::Num(*v),
         Lift::Sym(s) => TOp::Sym(*s),
         Lift::Other(s, _) => TOp::Other(*s),

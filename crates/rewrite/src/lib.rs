@@ -43,6 +43,8 @@ pub struct Options {
     pub lanes: f64,
     /// Numbers of strided chunks (work-items) for partial reductions over strided chunks.
     pub stride_targets: Vec<i64>,
+    /// Lengths of the tiles along the dot products of a work-group block (`ktile-*`).
+    pub ktile_factors: Vec<i64>,
     /// Sizes of the 2-D work-group tiles (each dimension).
     pub tile_factors: Vec<i64>,
     /// Most work-items in one work-group.
@@ -67,6 +69,7 @@ impl Default for Options {
             lanes: 4096.0,
             only_rules: vec![],
             tile_factors: vec![4, 8, 16],
+            ktile_factors: vec![8, 16, 32],
             stride_targets: vec![2048, 16384, 131072],
             max_group: 256,
         }
@@ -180,7 +183,7 @@ pub fn saturate(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> 
 /// Explores rewrites of a high-level program; see the crate docs.
 pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> Result<Exploration, ir::Diagnostic> {
     let (eg, root, enc, mut stats) = saturate(prog, info, opts);
-    let terms = extract::top_terms(&eg, root, opts.per_class, opts.per_class * 8, 30);
+    let terms = extract::top_terms(&eg, root, opts.per_class, opts.per_class * 24, 30);
     stats.extracted = terms.len();
     let header = program_header(prog);
     let mut seen = BTreeSet::new();

@@ -82,6 +82,8 @@ struct Tiled {
     joined: bool,
     stage_r: bool,
     stage_c: bool,
+    /// Accumulate the block over tiles of this length along the dot products.
+    ktile: Option<i64>,
 }
 
 /// `join (map (λR. map (λz. join z) (transpose (map (λC. map (λr. join? (map g C')) R')
@@ -124,7 +126,10 @@ fn tiled(t: &Rc<Term>) -> Option<Tiled> {
     let (t0, ys) = split(&blocks.kids[1])?;
     let block_fn = &blocks.kids[0];
     let big_c = sym(&block_fn.kids[0])?;
-    let block = &block_fn.kids[1];
+    let (block, ktile) = match block_fn.kids[1].op {
+        TOp::KTile(k) => (&block_fn.kids[1].kids[1], Some(k)),
+        _ => (&block_fn.kids[1], None),
+    };
     if block.op != TOp::Map || block.kids[0].op != TOp::Lam {
         return None;
     }
@@ -152,6 +157,7 @@ fn tiled(t: &Rc<Term>) -> Option<Tiled> {
         joined,
         stage_r,
         stage_c,
+        ktile,
     })
 }
 
@@ -391,6 +397,58 @@ impl Lowerer<'_> {
     /// the group one element; tiles marked for staging are first copied into local memory by
     /// the whole work-group (a transposed tile is copied in its stored orientation, so the
     /// global reads are coalesced).
+    /// The body of a work-group of a K-tiled block: `reduceSeq` over pairs of tiles, each
+    /// staged in local memory, accumulating into the block (local memory, one element per
+    /// work-item), starting from `z`; `None` when `g` is not `λc. reduce f z (map h (zip r c))`.
+    fn ktiled_body(&mut self, p: &Tiled, kt: i64) -> Option<String> {
+        let g = &p.g;
+        let (c, red) = (g.kids.first()?, g.kids.get(1)?);
+        if g.op != TOp::Lam || red.op != TOp::Reduce || red.kids[2].op != TOp::Map {
+            return None;
+        }
+        let (f, z, m) = (&red.kids[0], &red.kids[1], &red.kids[2]);
+        let (h, zipped) = (&m.kids[0], &m.kids[1]);
+        let name_of = |t: &Rc<Term>| match &t.op {
+            TOp::Sym(s) => Some(s.to_string()),
+            _ => None,
+        };
+        let (TOp::Sym(fs), TOp::Sym(zs), TOp::Sym(hs), TOp::Other(zip)) = (&f.op, &z.op, &h.op, &zipped.op) else {
+            return None;
+        };
+        if self.leaf(zip) != "zip" || zipped.kids.len() != 2 {
+            return None;
+        }
+        let (a, b) = (name_of(&zipped.kids[0])?, name_of(&zipped.kids[1])?);
+        let c = name_of(c)?;
+        let swapped = match (a == p.r, b == c) {
+            (true, true) => false,
+            _ if a == c && b == p.r => true,
+            _ => return None,
+        };
+        let (ft, zt, ht) = (self.leaf(fs), self.leaf(zs), self.leaf(hs));
+        let [acc, tiles, la, lb, ar, ab, s, q, v, x, i] =
+            ["acc", "tiles", "la", "lb", "ar", "ab", "s", "q", "v", "x", "i"].map(|n| self.name(n));
+        let copy = format!("(mapLcl1 (lambda ({v}) (mapLcl0 (lambda ({x}) {x}) {v}))");
+        let pair = if swapped {
+            format!("(zip (get #1 {ab}) (get #1 {ar}))")
+        } else {
+            format!("(zip (get #1 {ar}) (get #1 {ab}))")
+        };
+        let step = format!(
+            "(lambda ({acc} {tiles}) (let {la} (toLocal {copy} (get #0 {tiles}))) (let {lb} (transpose (toLocal {copy} (transpose (get #1 {tiles}))))) (mapLcl1 (lambda ({ar}) (join (mapLcl0 (lambda ({ab}) (reduceSeq (lambda ({s} {q}) ({ft} {s} ({ht} {q}))) (get #0 {ab}) {pair})) (zip (get #0 {ar}) {lb})))) (zip {acc} {la})))))"
+        );
+        let init = format!(
+            "{copy} (split #{} (generate #{} (lambda ({i}) {zt}))))",
+            p.t0,
+            p.t1 * p.t0
+        );
+        let pairs = format!(
+            "(zip (transpose (map (split #{kt}) {})) (transpose (map (split #{kt}) {})))",
+            p.big_r, p.big_c
+        );
+        Some(format!("(join (reduceSeq {step} {init} {pairs}))"))
+    }
+
     fn host_tiled(&mut self, p: &Tiled) -> Out {
         let (n1, n0) = (self.len(&p.xs), self.len(&p.ys));
         let k_len = self.eval(p.xs.inner.as_ref());
@@ -422,7 +480,11 @@ impl Lowerer<'_> {
         };
         let inner = format!("(mapLcl0 {g} {cols})");
         let inner = if p.joined { format!("(join {inner})") } else { inner };
-        let body = format!("{lets}(mapLcl1 (lambda ({}) {inner}) {rows}){closing}", p.r);
+        let ktiled = p.ktile.and_then(|kt| self.ktiled_body(p, kt));
+        let body = match &ktiled {
+            Some(b) => b.clone(),
+            None => format!("{lets}(mapLcl1 (lambda ({}) {inner}) {rows}){closing}", p.r),
+        };
         let text = format!(
             "(toGlobal (join (mapWrg1 (lambda ({}) (map (lambda ({}) (join {})) (transpose (mapWrg0 (lambda ({}) {body}) (split #{} {yt}))))) (split #{} {xt}))))",
             p.big_r, p.z, p.z, p.big_c, p.t0, p.t1
@@ -432,6 +494,7 @@ impl Lowerer<'_> {
             p.t1,
             p.t0,
             match (p.stage_r, p.stage_c) {
+                _ if ktiled.is_some() => "accumulated over K in tiles staged in local memory",
                 (true, true) => "both tiles in local memory",
                 (true, false) => "row tile in local memory",
                 (false, true) => "column tile in local memory",
@@ -448,10 +511,18 @@ impl Lowerer<'_> {
         // and its barriers.
         // (+1 per work-item: the block's index arithmetic)
         let compute = (threads / self.lanes).ceil() * (gc * under + 1.0);
-        let stage = (threads / self.lanes).ceil()
-            * k_len
-            * 2.0
-            * (if p.stage_r { 1.0 / p.t0 as f64 } else { 0.0 } + if p.stage_c { 1.0 / p.t1 as f64 } else { 0.0 });
+        let stage = if let (Some(kt), true) = (p.ktile, ktiled.is_some()) {
+            // per tile of K: the two staged copies, four barriers and the accumulator's
+            // round trip through local memory
+            (threads / self.lanes).ceil()
+                * (k_len / kt as f64)
+                * (kt as f64 * (1.0 / p.t0 as f64 + 1.0 / p.t1 as f64) + 6.0)
+        } else {
+            (threads / self.lanes).ceil()
+                * k_len
+                * 2.0
+                * (if p.stage_r { 1.0 / p.t0 as f64 } else { 0.0 } + if p.stage_c { 1.0 / p.t1 as f64 } else { 0.0 })
+        };
 
         let text = Self::wrap(ybind, Self::wrap(xbind, text));
         (text, xc + yc + compute + stage + threads * MEM + LAUNCH)

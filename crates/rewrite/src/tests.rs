@@ -143,6 +143,24 @@ fn mm_variants_are_sound() {
 }
 
 #[test]
+fn k_tiled_mm_variants_are_sound() {
+    let ex = check(
+        include_str!("../../../examples/hl_mm.lisp"),
+        &[("M", 8), ("K", 16), ("N", 8)],
+        2,
+    );
+    let ktiled: Vec<&crate::Variant> = ex
+        .variants
+        .iter()
+        .filter(|v| v.description.contains("accumulated over K"))
+        .collect();
+    assert!(!ktiled.is_empty(), "{ex}");
+    for v in ktiled {
+        assert!(crate::compiles(&v.source), "{}", v.source);
+    }
+}
+
+#[test]
 fn mm_exploration_finds_work_group_tiles_in_local_memory() {
     let prog = ir::parse(include_str!("../../../examples/hl_mm.lisp")).expect("parses");
     let info = typeck::infer(&prog).expect("types");

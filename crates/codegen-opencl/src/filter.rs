@@ -1,0 +1,280 @@
+//! The multi-kernel `filterGlb`: a count kernel, then an ordered scatter kernel.
+//!
+//! OpenCL 1.2 promises no forward progress between the work-groups of one launch, so no group
+//! may wait for another (no decoupled look-back); the kernel boundary is the only synchronization
+//! between groups. This is therefore reduce-then-scan in two launches:
+//! 1. each work-group counts the elements that its range of tiles keeps;
+//! 2. each work-group adds up the counts of the groups before it (there are at most
+//!    `FILTER_MAX_GROUPS`, a few kilobytes read from cache, so a separate scan launch costs more),
+//!    then walks its tiles in order, scanning each tile's flags in local memory and storing the
+//!    kept elements; the last group writes the total length.
+//!
+//! The predicate is evaluated in both kernels instead of storing flags: that reads the input twice
+//! but writes nothing extra, which is cheaper than a flag array on every device we know.
+//!
+//! A tile is `FILTER_WG * FILTER_ROUNDS` elements; work-item `l` holds elements `r * FILTER_WG + l`
+//! for each round `r`. Reads are coalesced, and the kept elements of one round go to one
+//! contiguous run of the output, so stores coalesce too. The flags of all rounds are packed into
+//! one `ulong` (8 bits a round), so one work-group scan orders the whole tile: an exclusive prefix
+//! over at most 255 work-items is at most 255 and never carries into the next round's field.
+
+use super::{read_to_view, Bound, Dest, Gen, KernelCx, Level, Result};
+use arith::{ArithExpr, Range};
+use ir::{AddressSpace, ExprId, Type};
+use memalloc::Role;
+use std::rc::Rc;
+use views::{Loc, Read, View};
+
+/// Work-items per work-group of both filter kernels (a multiple of `SCAN_RUN`, at most 256 so
+/// that 8-bit prefix fields cannot overflow).
+const FILTER_WG: usize = 256;
+/// Elements per work-item per tile, one 8-bit field each of the packed flags (at most 8).
+const FILTER_ROUNDS: usize = 8;
+/// Upper bound of the number of work-groups: large enough to fill a GPU several times over,
+/// small enough that every scatter group can sum the counts before it.
+const FILTER_MAX_GROUPS: usize = 2048;
+/// Work-items whose packed flags one work-item of the first warp scans serially.
+const SCAN_RUN: usize = 8;
+
+impl Gen<'_> {
+    /// `filterGlb p xs` into `dest` (see the module documentation).
+    pub(super) fn filter_glb(&mut self, e: ExprId, p: ExprId, xs: ExprId, dest: &Dest) -> Result<()> {
+        let n = self.len_of(xs)?;
+        let cap = self.capacity(&n);
+        let (wg, rounds) = (FILTER_WG, FILTER_ROUNDS);
+        let tile = (wg * rounds) as i64;
+        let tiles = cap.add(&ArithExpr::cst(tile - 1)).div(&ArithExpr::cst(tile));
+        let maxg = FILTER_MAX_GROUPS as i64;
+        let per = tiles.add(&ArithExpr::cst(maxg - 1)).div(&ArithExpr::cst(maxg));
+        let groups = tiles.add(&per).sub(&ArithExpr::cst(1)).div(&per);
+        let (counts_b, _) = self
+            .mem
+            .allocate(
+                "counts",
+                &Type::array(Type::int(), groups.clone()),
+                AddressSpace::Global,
+                &[],
+                Role::Temp,
+            )
+            .map_err(|m| self.err(e, m))?;
+        let counts = self.mem.buffers[counts_b].name.clone();
+        let len = dest
+            .len
+            .clone()
+            .ok_or_else(|| self.err(e, "internal: filter without a length destination"))?;
+        let len_loc = match len.write(&[]).map_err(|m| self.err(e, m.0))? {
+            Loc::Plain(l) => l,
+            Loc::Vector { .. } => return Err(self.err(e, "internal: vector length")),
+        };
+
+        // Kernel 1: count.
+        self.filter_kernel(&groups);
+        self.filter_tile_range(&per, &tiles);
+        self.line("int v_c = 0;");
+        self.open("for (int v_t = v_t0; v_t < v_t1; v_t += 1) {");
+        self.line("#pragma unroll");
+        self.open(&format!("for (int v_r = 0; v_r < {rounds}; v_r += 1) {{"));
+        self.line(&format!("int v_e = v_t * {tile} + v_r * {wg} + v_l;"));
+        let x = self.filter_elem(xs)?;
+        let cond = self.filter_pred(p, x, &n)?;
+        self.line(&format!("v_c += {cond};"));
+        self.close();
+        self.close();
+        self.reduce_local("v_c");
+        self.open("if (v_l == 0) {");
+        self.line(&format!("{counts}[v_g] = v_part[0];"));
+        self.close();
+        let k1 = self.k.take().expect("set");
+        self.finish_kernel(k1, e)?;
+
+        // Kernel 2: ordered scatter.
+        self.filter_kernel(&groups);
+        let slots = wg + wg / SCAN_RUN;
+        let runs = wg / SCAN_RUN;
+        {
+            let k = self.k.as_mut().expect("set");
+            // Two of each, alternating between tiles, so the next tile's first writes cannot race
+            // with the last reads of this one and a tile needs three barriers, not four.
+            k.decls.push(format!("local ulong v_scan[{}];", 2 * slots));
+            k.decls.push(format!("local ulong v_runsum[{}];", 2 * runs));
+            k.decls.push(format!("local ulong v_runpre[{}];", 2 * runs));
+            k.decls.push(format!("local int v_roff[{}];", 2 * (rounds + 1)));
+        }
+        self.filter_tile_range(&per, &tiles);
+        self.line("int v_c = 0;");
+        self.open(&format!("for (int v_i = v_l; v_i < v_g; v_i += {wg}) {{"));
+        self.line(&format!("v_c += {counts}[v_i];"));
+        self.close();
+        self.reduce_local("v_c");
+        self.line("int v_base = v_part[0];");
+        self.open("if (v_l == 0 && v_g == (int)get_num_groups(0) - 1) {");
+        self.line(&format!("{len_loc} = v_base + {counts}[v_g];"));
+        self.close();
+        let elem_ty = match self.cty(xs)? {
+            Type::Array(t, _) => *t,
+            t => return Err(self.err(xs, format!("internal: filter of {t}"))),
+        };
+        // The tile's elements stay in registers (one private array per scalar component, indexed
+        // only in unrolled loops) between the predicate and the store.
+        let x = self.filter_elem(xs)?;
+        let read = x.read(&[]).map_err(|m| self.err(xs, m.0))?;
+        let mut decls = vec![];
+        let mut loads = vec![];
+        let staged = self.stage(&read, &elem_ty, &mut decls, &mut loads)?;
+        self.open("for (int v_t = v_t0; v_t < v_t1; v_t += 1) {");
+        self.line("int v_b = (v_t - v_t0) & 1;");
+        for d in &decls {
+            self.line(d);
+        }
+        self.line("ulong v_pk = 0;");
+        self.line("#pragma unroll");
+        self.open(&format!("for (int v_r = 0; v_r < {rounds}; v_r += 1) {{"));
+        self.line(&format!("int v_e = v_t * {tile} + v_r * {wg} + v_l;"));
+        self.open(&format!("if (v_e < {n}) {{"));
+        for l in &loads {
+            self.line(l);
+        }
+        self.close();
+        let cond = self.filter_pred(p, read_to_view(staged.clone(), &elem_ty), &n)?;
+        self.line(&format!("v_pk |= (ulong){cond} << (8 * v_r);"));
+        self.close();
+        self.scan_tile(slots, runs, rounds);
+        self.line("#pragma unroll");
+        self.open(&format!("for (int v_r = 0; v_r < {rounds}; v_r += 1) {{"));
+        self.open("if ((v_pk >> (8 * v_r)) & 1) {");
+        self.line(&format!(
+            "int v_pos = v_base + v_roff[v_b * {} + v_r] + (int)((v_ex >> (8 * v_r)) & 255);",
+            rounds + 1
+        ));
+        let pos = ArithExpr::var("v_pos", Range::upto(cap.clone()));
+        let loc = dest.view.write(&[pos]).map_err(|m| self.err(e, m.0))?;
+        self.store(&loc, &staged, e)?;
+        self.close();
+        self.close();
+        self.line(&format!("v_base += v_roff[v_b * {} + {rounds}];", rounds + 1));
+        self.close();
+        let k2 = self.k.take().expect("set");
+        self.finish_kernel(k2, e)
+    }
+
+    /// Starts a filter kernel of `groups` work-groups of `FILTER_WG` work-items.
+    fn filter_kernel(&mut self, groups: &ArithExpr) {
+        let mut k = KernelCx::new(Level::Item);
+        k.wrg = true;
+        k.global[0] = Some(groups.clone());
+        k.local[0] = Some(FILTER_WG);
+        k.decls.push(format!("local int v_part[{FILTER_WG}];"));
+        self.k = Some(k);
+        self.line("int v_g = get_group_id(0);");
+        self.line("int v_l = get_local_id(0);");
+    }
+
+    /// The tiles `[v_t0, v_t1)` of this work-group: `per` consecutive tiles, fewer in the last group.
+    fn filter_tile_range(&mut self, per: &ArithExpr, tiles: &ArithExpr) {
+        self.line(&format!("int v_t0 = v_g * {per};"));
+        self.line(&format!("int v_t1 = min(v_t0 + {per}, {tiles});"));
+    }
+
+    /// Private arrays holding one element per round: their declarations, the statements loading
+    /// element `v_e` into slot `v_r`, and the element as read from slot `v_r`.
+    fn stage(&mut self, r: &Read, ty: &Type, decls: &mut Vec<String>, loads: &mut Vec<String>) -> Result<Read> {
+        match (r, ty) {
+            (Read::Tuple(rs), Type::Tuple(ts)) if rs.len() == ts.len() => Ok(Read::Tuple(
+                rs.iter()
+                    .zip(ts)
+                    .map(|(r, t)| self.stage(r, t, decls, loads))
+                    .collect::<Result<_>>()?,
+            )),
+            (Read::Expr(x), t) => {
+                let name = self.fresh("x");
+                let ct = self.struct_name(t)?;
+                decls.push(format!("{ct} {name}[{FILTER_ROUNDS}];"));
+                loads.push(format!("{name}[v_r] = {x};"));
+                Ok(Read::Expr(format!("{name}[v_r]")))
+            }
+            (Read::Tuple(_), t) => Err(ir::Diagnostic::new(
+                ir::Span::default(),
+                format!("internal: tuple value of type {t}"),
+            )),
+        }
+    }
+
+    /// Exclusive scan of the packed flags `v_pk` over the work-group into `v_ex`, and the offsets
+    /// of each round's run in the tile into `v_roff` (slot `rounds` holds the tile's total).
+    /// The first warp scans runs of `SCAN_RUN` work-items serially and then the run totals, so a
+    /// tile costs three barriers; runs are padded by one slot so those serial reads hit distinct
+    /// banks.
+    fn scan_tile(&mut self, slots: usize, runs: usize, rounds: usize) {
+        let run = SCAN_RUN;
+        let pad = run + 1;
+        self.line(&format!("v_scan[v_b * {slots} + v_l + v_l / {run}] = v_pk;"));
+        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
+        self.open(&format!("if (v_l < {runs}) {{"));
+        self.line("ulong v_a = 0;");
+        self.line("#pragma unroll");
+        self.open(&format!("for (int v_j = 0; v_j < {run}; v_j += 1) {{"));
+        self.line(&format!("int v_s = v_b * {slots} + v_l * {pad} + v_j;"));
+        self.line("ulong v_y = v_scan[v_s];");
+        self.line("v_scan[v_s] = v_a;");
+        self.line("v_a += v_y;");
+        self.close();
+        self.line(&format!("v_runsum[v_b * {runs} + v_l] = v_a;"));
+        self.close();
+        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
+        self.open(&format!("if (v_l < {runs}) {{"));
+        self.line("ulong v_a = 0;");
+        self.line("#pragma unroll");
+        self.open(&format!("for (int v_j = 0; v_j < {runs}; v_j += 1) {{"));
+        self.line(&format!("v_a += (v_j < v_l) ? v_runsum[v_b * {runs} + v_j] : 0;"));
+        self.close();
+        self.line(&format!("v_runpre[v_b * {runs} + v_l] = v_a;"));
+        // The totals are added unpacked: a round's total can be 256, one more than a field holds.
+        self.open(&format!("if (v_l == {}) {{", runs - 1));
+        self.line(&format!("ulong v_z = v_runsum[v_b * {runs} + v_l];"));
+        self.line("int v_run = 0;");
+        self.open(&format!("for (int v_r = 0; v_r < {rounds}; v_r += 1) {{"));
+        self.line(&format!("v_roff[v_b * {} + v_r] = v_run;", rounds + 1));
+        self.line("v_run += (int)((v_a >> (8 * v_r)) & 255) + (int)((v_z >> (8 * v_r)) & 255);");
+        self.close();
+        self.line(&format!("v_roff[v_b * {} + {rounds}] = v_run;", rounds + 1));
+        self.close();
+        self.close();
+        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
+        self.line(&format!(
+            "ulong v_ex = v_runpre[v_b * {runs} + v_l / {run}] + v_scan[v_b * {slots} + v_l + v_l / {run}];"
+        ));
+    }
+
+    /// Sum of `val` over the work-group, left in `v_part[0]` for every work-item.
+    fn reduce_local(&mut self, val: &str) {
+        self.line(&format!("v_part[v_l] = {val};"));
+        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
+        self.open(&format!("for (int v_s = {}; v_s > 0; v_s >>= 1) {{", FILTER_WG / 2));
+        self.open("if (v_l < v_s) {");
+        self.line("v_part[v_l] += v_part[v_l + v_s];");
+        self.close();
+        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
+        self.close();
+    }
+
+    /// The element `v_e` of `xs` as a view (inside the filter kernels).
+    fn filter_elem(&mut self, xs: ExprId) -> Result<Rc<View>> {
+        let n = self.len_of(xs)?;
+        let xv = self.value(xs)?;
+        Ok(xv.access(ArithExpr::var("v_e", Range::upto(n))))
+    }
+
+    /// The predicate applied to the element `x`, as an int flag that is 0 past the end (the
+    /// predicate is not evaluated there: it may index other arrays with the element).
+    fn filter_pred(&mut self, p: ExprId, x: Rc<View>, n: &ArithExpr) -> Result<String> {
+        let (params, body) = self.lambda(p)?;
+        self.bind(params[0], Bound::View(x));
+        let flag = self.fresh("p");
+        self.line(&format!("int {flag} = 0;"));
+        self.open(&format!("if (v_e < {n}) {{"));
+        let c = self.scalar_expr(body)?;
+        self.line(&format!("{flag} = {c} ? 1 : 0;"));
+        self.close();
+        Ok(flag)
+    }
+}
