@@ -2087,10 +2087,7 @@ impl Gen<'_> {
         if self.level() != Level::Group || dims.is_empty() {
             return self.copy_dims(e, src, dst, &dims, vec![], MapKind::Seq);
         }
-        let wrg1 = self
-            .k
-            .as_ref()
-            .is_some_and(|k| k.active.contains(&MapKind::Wrg(1)));
+        let wrg1 = self.k.as_ref().is_some_and(|k| k.active.contains(&MapKind::Wrg(1)));
         if dims.len() >= 2 && wrg1 {
             let (d0, d1, rest) = (dims[0].clone(), dims[1].clone(), dims[2..].to_vec());
             return self.emit_loop(e, MapKind::Lcl(1), &d0, |g, i| {
