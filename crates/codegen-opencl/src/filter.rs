@@ -74,19 +74,19 @@ impl Gen<'_> {
         // Kernel 1: count.
         self.filter_kernel(&groups);
         self.filter_tile_range(&per, &tiles);
-        self.line("int v_c = 0;");
-        self.open("for (int v_t = v_t0; v_t < v_t1; v_t += 1) {");
+        self.line("int f_c = 0;");
+        self.open("for (int f_t = f_t0; f_t < f_t1; f_t += 1) {");
         self.line("#pragma unroll");
-        self.open(&format!("for (int v_r = 0; v_r < {rounds}; v_r += 1) {{"));
-        self.line(&format!("int v_e = v_t * {tile} + v_r * {wg} + v_l;"));
+        self.open(&format!("for (int f_r = 0; f_r < {rounds}; f_r += 1) {{"));
+        self.line(&format!("int f_e = f_t * {tile} + f_r * {wg} + f_l;"));
         let x = self.filter_elem(xs)?;
         let cond = self.filter_pred(p, x, &n)?;
-        self.line(&format!("v_c += {cond};"));
+        self.line(&format!("f_c += {cond};"));
         self.close();
         self.close();
-        self.reduce_local("v_c");
-        self.open("if (v_l == 0) {");
-        self.line(&format!("{counts}[v_g] = v_part[0];"));
+        self.reduce_local("f_c");
+        self.open("if (f_l == 0) {");
+        self.line(&format!("{counts}[f_g] = f_part[0];"));
         self.close();
         let k1 = self.k.take().expect("set");
         self.finish_kernel(k1, e)?;
@@ -99,20 +99,20 @@ impl Gen<'_> {
             let k = self.k.as_mut().expect("set");
             // Two of each, alternating between tiles, so the next tile's first writes cannot race
             // with the last reads of this one and a tile needs three barriers, not four.
-            k.decls.push(format!("local ulong v_scan[{}];", 2 * slots));
-            k.decls.push(format!("local ulong v_runsum[{}];", 2 * runs));
-            k.decls.push(format!("local ulong v_runpre[{}];", 2 * runs));
-            k.decls.push(format!("local int v_roff[{}];", 2 * (rounds + 1)));
+            k.decls.push(format!("local ulong f_scan[{}];", 2 * slots));
+            k.decls.push(format!("local ulong f_runsum[{}];", 2 * runs));
+            k.decls.push(format!("local ulong f_runpre[{}];", 2 * runs));
+            k.decls.push(format!("local int f_roff[{}];", 2 * (rounds + 1)));
         }
         self.filter_tile_range(&per, &tiles);
-        self.line("int v_c = 0;");
-        self.open(&format!("for (int v_i = v_l; v_i < v_g; v_i += {wg}) {{"));
-        self.line(&format!("v_c += {counts}[v_i];"));
+        self.line("int f_c = 0;");
+        self.open(&format!("for (int f_i = f_l; f_i < f_g; f_i += {wg}) {{"));
+        self.line(&format!("f_c += {counts}[f_i];"));
         self.close();
-        self.reduce_local("v_c");
-        self.line("int v_base = v_part[0];");
-        self.open("if (v_l == 0 && v_g == (int)get_num_groups(0) - 1) {");
-        self.line(&format!("{len_loc} = v_base + {counts}[v_g];"));
+        self.reduce_local("f_c");
+        self.line("int f_base = f_part[0];");
+        self.open("if (f_l == 0 && f_g == (int)get_num_groups(0) - 1) {");
+        self.line(&format!("{len_loc} = f_base + {counts}[f_g];"));
         self.close();
         let elem_ty = match self.cty(xs)? {
             Type::Array(t, _) => *t,
@@ -125,37 +125,37 @@ impl Gen<'_> {
         let mut decls = vec![];
         let mut loads = vec![];
         let staged = self.stage(&read, &elem_ty, &mut decls, &mut loads)?;
-        self.open("for (int v_t = v_t0; v_t < v_t1; v_t += 1) {");
-        self.line("int v_b = (v_t - v_t0) & 1;");
+        self.open("for (int f_t = f_t0; f_t < f_t1; f_t += 1) {");
+        self.line("int f_b = (f_t - f_t0) & 1;");
         for d in &decls {
             self.line(d);
         }
-        self.line("ulong v_pk = 0;");
+        self.line("ulong f_pk = 0;");
         self.line("#pragma unroll");
-        self.open(&format!("for (int v_r = 0; v_r < {rounds}; v_r += 1) {{"));
-        self.line(&format!("int v_e = v_t * {tile} + v_r * {wg} + v_l;"));
-        self.open(&format!("if (v_e < {n}) {{"));
+        self.open(&format!("for (int f_r = 0; f_r < {rounds}; f_r += 1) {{"));
+        self.line(&format!("int f_e = f_t * {tile} + f_r * {wg} + f_l;"));
+        self.open(&format!("if (f_e < {n}) {{"));
         for l in &loads {
             self.line(l);
         }
         self.close();
         let cond = self.filter_pred(p, read_to_view(staged.clone(), &elem_ty), &n)?;
-        self.line(&format!("v_pk |= (ulong){cond} << (8 * v_r);"));
+        self.line(&format!("f_pk |= (ulong){cond} << (8 * f_r);"));
         self.close();
         self.scan_tile(slots, runs, rounds);
         self.line("#pragma unroll");
-        self.open(&format!("for (int v_r = 0; v_r < {rounds}; v_r += 1) {{"));
-        self.open("if ((v_pk >> (8 * v_r)) & 1) {");
+        self.open(&format!("for (int f_r = 0; f_r < {rounds}; f_r += 1) {{"));
+        self.open("if ((f_pk >> (8 * f_r)) & 1) {");
         self.line(&format!(
-            "int v_pos = v_base + v_roff[v_b * {} + v_r] + (int)((v_ex >> (8 * v_r)) & 255);",
+            "int f_pos = f_base + f_roff[f_b * {} + f_r] + (int)((f_ex >> (8 * f_r)) & 255);",
             rounds + 1
         ));
-        let pos = ArithExpr::var("v_pos", Range::upto(cap.clone()));
+        let pos = ArithExpr::var("f_pos", Range::upto(cap.clone()));
         let loc = dest.view.write(&[pos]).map_err(|m| self.err(e, m.0))?;
         self.store(&loc, &staged, e)?;
         self.close();
         self.close();
-        self.line(&format!("v_base += v_roff[v_b * {} + {rounds}];", rounds + 1));
+        self.line(&format!("f_base += f_roff[f_b * {} + {rounds}];", rounds + 1));
         self.close();
         let k2 = self.k.take().expect("set");
         self.finish_kernel(k2, e)
@@ -167,20 +167,20 @@ impl Gen<'_> {
         k.wrg = true;
         k.global[0] = Some(groups.clone());
         k.local[0] = Some(FILTER_WG);
-        k.decls.push(format!("local int v_part[{FILTER_WG}];"));
+        k.decls.push(format!("local int f_part[{FILTER_WG}];"));
         self.k = Some(k);
-        self.line("int v_g = get_group_id(0);");
-        self.line("int v_l = get_local_id(0);");
+        self.line("int f_g = get_group_id(0);");
+        self.line("int f_l = get_local_id(0);");
     }
 
-    /// The tiles `[v_t0, v_t1)` of this work-group: `per` consecutive tiles, fewer in the last group.
+    /// The tiles `[f_t0, f_t1)` of this work-group: `per` consecutive tiles, fewer in the last group.
     fn filter_tile_range(&mut self, per: &ArithExpr, tiles: &ArithExpr) {
-        self.line(&format!("int v_t0 = v_g * {per};"));
-        self.line(&format!("int v_t1 = min(v_t0 + {per}, {tiles});"));
+        self.line(&format!("int f_t0 = f_g * {per};"));
+        self.line(&format!("int f_t1 = min(f_t0 + {per}, {tiles});"));
     }
 
     /// Private arrays holding one element per round: their declarations, the statements loading
-    /// element `v_e` into slot `v_r`, and the element as read from slot `v_r`.
+    /// element `f_e` into slot `f_r`, and the element as read from slot `f_r`.
     fn stage(&mut self, r: &Read, ty: &Type, decls: &mut Vec<String>, loads: &mut Vec<String>) -> Result<Read> {
         match (r, ty) {
             (Read::Tuple(rs), Type::Tuple(ts)) if rs.len() == ts.len() => Ok(Read::Tuple(
@@ -193,8 +193,8 @@ impl Gen<'_> {
                 let name = self.fresh("x");
                 let ct = self.struct_name(t)?;
                 decls.push(format!("{ct} {name}[{FILTER_ROUNDS}];"));
-                loads.push(format!("{name}[v_r] = {x};"));
-                Ok(Read::Expr(format!("{name}[v_r]")))
+                loads.push(format!("{name}[f_r] = {x};"));
+                Ok(Read::Expr(format!("{name}[f_r]")))
             }
             (Read::Tuple(_), t) => Err(ir::Diagnostic::new(
                 ir::Span::default(),
@@ -203,69 +203,69 @@ impl Gen<'_> {
         }
     }
 
-    /// Exclusive scan of the packed flags `v_pk` over the work-group into `v_ex`, and the offsets
-    /// of each round's run in the tile into `v_roff` (slot `rounds` holds the tile's total).
+    /// Exclusive scan of the packed flags `f_pk` over the work-group into `f_ex`, and the offsets
+    /// of each round's run in the tile into `f_roff` (slot `rounds` holds the tile's total).
     /// The first `runs` work-items scan runs of `SCAN_RUN` work-items serially and then the run
     /// totals, so a tile costs three barriers (a Hillis–Steele scan costs 16); runs are padded by
     /// one slot so that those serial reads hit distinct local-memory banks.
     fn scan_tile(&mut self, slots: usize, runs: usize, rounds: usize) {
         let run = SCAN_RUN;
         let pad = run + 1;
-        self.line(&format!("v_scan[v_b * {slots} + v_l + v_l / {run}] = v_pk;"));
+        self.line(&format!("f_scan[f_b * {slots} + f_l + f_l / {run}] = f_pk;"));
         self.line("barrier(CLK_LOCAL_MEM_FENCE);");
-        self.open(&format!("if (v_l < {runs}) {{"));
-        self.line("ulong v_a = 0;");
+        self.open(&format!("if (f_l < {runs}) {{"));
+        self.line("ulong f_a = 0;");
         self.line("#pragma unroll");
-        self.open(&format!("for (int v_j = 0; v_j < {run}; v_j += 1) {{"));
-        self.line(&format!("int v_s = v_b * {slots} + v_l * {pad} + v_j;"));
-        self.line("ulong v_y = v_scan[v_s];");
-        self.line("v_scan[v_s] = v_a;");
-        self.line("v_a += v_y;");
+        self.open(&format!("for (int f_j = 0; f_j < {run}; f_j += 1) {{"));
+        self.line(&format!("int f_s = f_b * {slots} + f_l * {pad} + f_j;"));
+        self.line("ulong f_y = f_scan[f_s];");
+        self.line("f_scan[f_s] = f_a;");
+        self.line("f_a += f_y;");
         self.close();
-        self.line(&format!("v_runsum[v_b * {runs} + v_l] = v_a;"));
+        self.line(&format!("f_runsum[f_b * {runs} + f_l] = f_a;"));
         self.close();
         self.line("barrier(CLK_LOCAL_MEM_FENCE);");
-        self.open(&format!("if (v_l < {runs}) {{"));
-        self.line("ulong v_a = 0;");
+        self.open(&format!("if (f_l < {runs}) {{"));
+        self.line("ulong f_a = 0;");
         self.line("#pragma unroll");
-        self.open(&format!("for (int v_j = 0; v_j < {runs}; v_j += 1) {{"));
-        self.line(&format!("v_a += (v_j < v_l) ? v_runsum[v_b * {runs} + v_j] : 0;"));
+        self.open(&format!("for (int f_j = 0; f_j < {runs}; f_j += 1) {{"));
+        self.line(&format!("f_a += (f_j < f_l) ? f_runsum[f_b * {runs} + f_j] : 0;"));
         self.close();
-        self.line(&format!("v_runpre[v_b * {runs} + v_l] = v_a;"));
+        self.line(&format!("f_runpre[f_b * {runs} + f_l] = f_a;"));
         // The totals are added unpacked: a round's total can be 256, one more than a field holds.
-        self.open(&format!("if (v_l == {}) {{", runs - 1));
-        self.line(&format!("ulong v_z = v_runsum[v_b * {runs} + v_l];"));
-        self.line("int v_run = 0;");
-        self.open(&format!("for (int v_r = 0; v_r < {rounds}; v_r += 1) {{"));
-        self.line(&format!("v_roff[v_b * {} + v_r] = v_run;", rounds + 1));
-        self.line("v_run += (int)((v_a >> (8 * v_r)) & 255) + (int)((v_z >> (8 * v_r)) & 255);");
+        self.open(&format!("if (f_l == {}) {{", runs - 1));
+        self.line(&format!("ulong f_z = f_runsum[f_b * {runs} + f_l];"));
+        self.line("int f_run = 0;");
+        self.open(&format!("for (int f_r = 0; f_r < {rounds}; f_r += 1) {{"));
+        self.line(&format!("f_roff[f_b * {} + f_r] = f_run;", rounds + 1));
+        self.line("f_run += (int)((f_a >> (8 * f_r)) & 255) + (int)((f_z >> (8 * f_r)) & 255);");
         self.close();
-        self.line(&format!("v_roff[v_b * {} + {rounds}] = v_run;", rounds + 1));
+        self.line(&format!("f_roff[f_b * {} + {rounds}] = f_run;", rounds + 1));
         self.close();
         self.close();
         self.line("barrier(CLK_LOCAL_MEM_FENCE);");
         self.line(&format!(
-            "ulong v_ex = v_runpre[v_b * {runs} + v_l / {run}] + v_scan[v_b * {slots} + v_l + v_l / {run}];"
+            "ulong f_ex = f_runpre[f_b * {runs} + f_l / {run}] + f_scan[f_b * {slots} + f_l + f_l / {run}];"
         ));
     }
 
-    /// Sum of `val` over the work-group, left in `v_part[0]` for every work-item.
+    /// Sum of `val` over the work-group, left in `f_part[0]` for every work-item.
     fn reduce_local(&mut self, val: &str) {
-        self.line(&format!("v_part[v_l] = {val};"));
+        self.line(&format!("f_part[f_l] = {val};"));
         self.line("barrier(CLK_LOCAL_MEM_FENCE);");
-        self.open(&format!("for (int v_s = {}; v_s > 0; v_s >>= 1) {{", FILTER_WG / 2));
-        self.open("if (v_l < v_s) {");
-        self.line("v_part[v_l] += v_part[v_l + v_s];");
+        self.open(&format!("for (int f_s = {}; f_s > 0; f_s >>= 1) {{", FILTER_WG / 2));
+        self.open("if (f_l < f_s) {");
+        self.line("f_part[f_l] += f_part[f_l + f_s];");
         self.close();
         self.line("barrier(CLK_LOCAL_MEM_FENCE);");
         self.close();
     }
 
-    /// The element `v_e` of `xs` as a view (inside the filter kernels).
+    /// The element `f_e` of `xs` as a view (inside the filter kernels).
     fn filter_elem(&mut self, xs: ExprId) -> Result<Rc<View>> {
         let n = self.len_of(xs)?;
         let xv = self.value(xs)?;
-        Ok(xv.access(ArithExpr::var("v_e", Range::upto(n))))
+        Ok(xv.access(ArithExpr::var("f_e", Range::upto(n))))
     }
 
     /// The predicate applied to the element `x`, as an int flag that is 0 past the end (the
@@ -275,7 +275,7 @@ impl Gen<'_> {
         self.bind(params[0], Bound::View(x));
         let flag = self.fresh("p");
         self.line(&format!("int {flag} = 0;"));
-        self.open(&format!("if (v_e < {n}) {{"));
+        self.open(&format!("if (f_e < {n}) {{"));
         let c = self.scalar_expr(body)?;
         self.line(&format!("{flag} = {c} ? 1 : 0;"));
         self.close();
