@@ -139,7 +139,8 @@ impl Row {
     }
 }
 
-/// Default of `lift tune --check-steps`: interpreter steps allowed per variant (about a minute).
+/// Default of `lift tune --check-steps`: interpreter steps allowed per variant (a few minutes on
+/// a slow CPU; a sum of 10^8 floats takes about 10^8).
 pub const CHECK_STEPS: u64 = 1_000_000_000;
 
 /// The reference interpreter's verdict on one program at the tuning inputs: its value under
@@ -366,10 +367,18 @@ impl Progress {
         self.done += 1;
     }
 
-    fn finish(&self) {
+    fn finish(&mut self) {
         if self.on {
             eprint!("\r\x1b[2K");
+            self.on = false;
         }
+    }
+}
+
+/// Clears the line also when `tune` returns early with an error, before the error is printed.
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.finish();
     }
 }
 
@@ -420,6 +429,8 @@ pub fn tune(
         return Err(Error::plain("no OpenCL device to tune on"));
     }
 
+    let mut progress = Progress::new(chosen.len() * cands.len());
+    progress.show("generating random inputs");
     let inputs = data::random_inputs(&prog, &sizes, 42)?;
     let lookup = |n: &str| inputs.sizes.get(n).copied();
     for c in &info.checks {
@@ -427,14 +438,16 @@ pub fn tune(
             .map_err(|m| Error::Source(Diagnostic::new(c.span, m)))?;
     }
 
-    let mut progress = Progress::new(chosen.len() * cands.len());
     let mut rows = vec![];
     let mut reference: Option<Bounded> = None;
     for (i, (source, description)) in cands.iter().enumerate() {
         // Interpreted once per variant, and before its runs, so that only one interpreted value
         // is alive at a time (they can be as large as the inputs).
         let checked = if check_steps == 0 {
-            Err(Check::Unchecked("--check-steps 0".into()))
+            Err(Check::Unchecked("checking is off (--check-steps 0)".into()))
+        } else if let Some(Err(e)) = &reference {
+            // Without the program's own value there is nothing to compare a variant with.
+            Err(e.clone())
         } else {
             progress.show(&format!("variant {i}: interpreting with error bounds"));
             bounded_eval(source, &inputs, check_steps)?

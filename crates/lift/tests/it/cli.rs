@@ -274,3 +274,66 @@ fn run_on_opencl() {
         "got {stdout}"
     );
 }
+
+/// `lift tune` checks every variant against the interpreter: a partial reduction of a large
+/// float sum passes although it differs from a sequential float sum, and the progress display
+/// stays off when stderr is not a terminal. Skipped without a device.
+#[test]
+fn tune_checks_variants_and_keeps_stderr_clean() {
+    match host_runner::devices() {
+        Ok(devs) if !devs.is_empty() => {}
+        _ => {
+            eprintln!("skipping: no OpenCL device");
+            return;
+        }
+    }
+    let dir = scratch("tune");
+    let table = dir.join("t.json");
+    let device = std::env::var("LIFT_TEST_DEVICE").unwrap_or_default();
+    let mut args = vec![
+        "tune".to_string(),
+        "examples/hl_sum.lisp".into(),
+        "--size".into(),
+        "N=262144".into(),
+        "--top".into(),
+        "3".into(),
+        "--repeats".into(),
+        "1".into(),
+        "--out".into(),
+        table.display().to_string(),
+    ];
+    if !device.is_empty() {
+        args.extend(["--devices".into(), device]);
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .args(&args)
+        .current_dir(repo_root())
+        .env("LIFT_CACHE_DIR", &dir)
+        .output()
+        .expect("run the lift binary");
+    let stdout = assert_succeeds(&out);
+    let stderr = text(&out.stderr);
+    assert!(
+        !stderr.contains('\r') && !stderr.contains('\x1b'),
+        "progress drawn on a non-terminal stderr:\n{stderr:?}"
+    );
+    assert!(!stdout.contains("WRONG"), "a correct variant flagged wrong:\n{stdout}");
+    let rows = parse_json(&std::fs::read_to_string(&table).expect("the table"), "the table");
+    let rows = rows.as_array().expect("an array of rows");
+    assert!(rows.len() >= 2, "{rows:?}");
+    for r in rows {
+        let check = r["check"].as_str().unwrap_or("");
+        assert!(
+            ["ok", "unchecked"].contains(&check),
+            "every variant checks out or says why not: {r}"
+        );
+        if check == "ok" {
+            assert_eq!(r["correct"], serde_json::Value::Bool(true), "{r}");
+        }
+    }
+    assert!(
+        rows.iter().any(|r| r["variant"] != 0 && r["check"] == "ok"),
+        "a partial reduction is checked: {rows:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
