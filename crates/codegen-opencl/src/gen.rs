@@ -956,6 +956,7 @@ impl Gen<'_> {
 
     fn local_hints(&self, e: ExprId) -> [Option<usize>; 3] {
         let mut hints = [None; 3];
+        let mut copies = vec![];
         let mut stack = vec![e];
         while let Some(x) = stack.pop() {
             if let Expr::Prim {
@@ -963,6 +964,13 @@ impl Gen<'_> {
                 args,
             } = self.prog.expr(x)
             {
+                // Copies (staging into local memory) stride over any work-group shape; the
+                // computing maps decide it.
+                if self.is_copy_fn(args[0]) {
+                    copies.push((*d, args[1]));
+                    stack.extend(self.prog.children(x));
+                    continue;
+                }
                 if let Type::Array(_, n) = self.info.ty(args[1]) {
                     if let Some(c) = n.as_cst().filter(|c| (1..=1024).contains(c)) {
                         let h: &mut Option<usize> = &mut hints[usize::from(*d).min(2)];
@@ -972,7 +980,34 @@ impl Gen<'_> {
             }
             stack.extend(self.prog.children(x));
         }
+        let mut copy_hints = [None; 3];
+        for (d, xs) in copies {
+            if let Type::Array(_, n) = self.info.ty(xs) {
+                if let Some(c) = n.as_cst().filter(|c| (1..=1024).contains(c)) {
+                    let h: &mut Option<usize> = &mut copy_hints[usize::from(d).min(2)];
+                    *h = Some(h.unwrap_or(0).max(c as usize));
+                }
+            }
+        }
+        for (h, c) in hints.iter_mut().zip(copy_hints) {
+            *h = h.or(c);
+        }
         hints
+    }
+
+    /// `λx. x`, or `λr. mapX (λx. x) r` and so on: a function that only copies its argument.
+    fn is_copy_fn(&self, f: ExprId) -> bool {
+        let Expr::Lambda { params, body } = self.prog.expr(f) else {
+            return false;
+        };
+        match self.prog.expr(*body) {
+            Expr::Var(v) => params.len() == 1 && *v == params[0],
+            Expr::Prim {
+                prim: Prim::Map(_),
+                args,
+            } => matches!(self.prog.expr(args[1]), Expr::Var(v) if params.len() == 1 && *v == params[0]) && self.is_copy_fn(args[0]),
+            _ => false,
+        }
     }
 
     fn finish_kernel(&mut self, k: KernelCx, e: ExprId) -> Result<()> {
