@@ -1005,7 +1005,10 @@ impl Gen<'_> {
             Expr::Prim {
                 prim: Prim::Map(_),
                 args,
-            } => matches!(self.prog.expr(args[1]), Expr::Var(v) if params.len() == 1 && *v == params[0]) && self.is_copy_fn(args[0]),
+            } => {
+                matches!(self.prog.expr(args[1]), Expr::Var(v) if params.len() == 1 && *v == params[0])
+                    && self.is_copy_fn(args[0])
+            }
             _ => false,
         }
     }
