@@ -507,14 +507,14 @@ pub fn tune(
         let naive = mine.iter().find(|r| r.variant == 0).and_then(|r| r.median_ms);
         let mut ranked: Vec<&&Row> = mine.iter().collect();
         ranked.sort_by(|a, b| {
-            let key = |r: &Row| {
-                if r.correct() {
-                    r.median_ms.unwrap_or(f64::INFINITY)
-                } else {
-                    f64::INFINITY
-                }
+            // checked variants first, then unchecked ones (still ranked by time), then the rest
+            let key = |r: &Row| match r.check {
+                Check::Ok { .. } => (0, r.median_ms.unwrap_or(f64::INFINITY)),
+                Check::Unchecked(_) => (1, r.median_ms.unwrap_or(f64::INFINITY)),
+                Check::Wrong(_) | Check::NotRun => (2, f64::INFINITY),
             };
-            key(a).total_cmp(&key(b)).then(a.variant.cmp(&b.variant))
+            let (ka, kb) = (key(a), key(b));
+            ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1)).then(a.variant.cmp(&b.variant))
         });
         let _ = writeln!(out, "\ndevice {} ({})", dev.name, dev.id);
         let _ = writeln!(
