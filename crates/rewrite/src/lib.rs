@@ -66,7 +66,7 @@ impl Default for Options {
             per_class: 8,
             sizes: BTreeMap::new(),
             default_size: 1024,
-            lanes: 4096.0,
+            lanes: 32768.0,
             only_rules: vec![],
             tile_factors: vec![4, 8, 16],
             ktile_factors: vec![8, 16, 32],
@@ -231,9 +231,24 @@ pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> R
 /// notes without their numbers), so an estimate that is off for one family cannot hide the
 /// others from `lift tune`. Keeps the cost order.
 fn keep_diverse(sorted: Vec<Variant>, k: usize) -> Vec<Variant> {
+    // numbers keep only their order of magnitude: 16000 and 125000 work-items differ in kind
+    // on a GPU, 16 and 64 do not
     let family = |v: &Variant| -> String {
         let notes = v.description.split(" | ").next().unwrap_or("");
-        notes.chars().filter(|c| !c.is_ascii_digit()).collect()
+        let mut out = String::new();
+        let mut digits = 0;
+        for c in notes.chars().chain(std::iter::once(' ')) {
+            if c.is_ascii_digit() {
+                digits += 1;
+                continue;
+            }
+            if digits > 0 {
+                out.push_str(&format!("#{}", (digits + 1) / 2));
+                digits = 0;
+            }
+            out.push(c);
+        }
+        out
     };
     let mut seen = BTreeSet::new();
     let mut keep: Vec<bool> = sorted.iter().map(|v| seen.insert(family(v))).collect();
