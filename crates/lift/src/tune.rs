@@ -514,7 +514,9 @@ pub fn tune(
                 Check::Wrong(_) | Check::NotRun => (2, f64::INFINITY),
             };
             let (ka, kb) = (key(a), key(b));
-            ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1)).then(a.variant.cmp(&b.variant))
+            ka.0.cmp(&kb.0)
+                .then(ka.1.total_cmp(&kb.1))
+                .then(a.variant.cmp(&b.variant))
         });
         let _ = writeln!(out, "\ndevice {} ({})", dev.name, dev.id);
         let _ = writeln!(
