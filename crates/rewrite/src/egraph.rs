@@ -394,6 +394,9 @@ pub fn algorithmic_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysi
         egg::rewrite!("map-fusion"; "(map ?f (map ?g ?x))" => "(map (comp ?f ?g) ?x)"),
         // map (f ∘ g) xs = map f (map g xs)
         egg::rewrite!("map-fission"; "(map (comp ?f ?g) ?x)" => "(map ?f (map ?g ?x))"),
+        // map f (join xs) = join (map (map f) xs): lets a map fuse with the map that made the
+        // rows (one kernel instead of two)
+        egg::rewrite!("map-join"; "(map ?f (join ?x))" => "(join (map (mapf ?f) ?x))"),
     ];
     let w = opts.vector_width;
     // map f xs = asScalar (map f (asVector w xs)), f lane-wise arithmetic on floats, w | len
