@@ -2112,7 +2112,12 @@ impl Gen<'_> {
     fn sync_copy(&mut self, v: &Rc<View>, _at: ExprId) -> Result<()> {
         if self.level() == Level::Group {
             let fence = self.fence_of(v);
-            self.line(&format!("barrier({fence});"));
+            let line = format!("barrier({fence});");
+            // a `mapLcl` that wrote `v` has just placed the same barrier
+            let last = self.k.as_ref().and_then(|k| k.body.lines().last().map(|l| l.trim().to_string()));
+            if last.as_deref() != Some(line.as_str()) {
+                self.line(&line);
+            }
         }
         Ok(())
     }
