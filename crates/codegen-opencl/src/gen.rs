@@ -2114,7 +2114,10 @@ impl Gen<'_> {
             let fence = self.fence_of(v);
             let line = format!("barrier({fence});");
             // a `mapLcl` that wrote `v` has just placed the same barrier
-            let last = self.k.as_ref().and_then(|k| k.body.lines().last().map(|l| l.trim().to_string()));
+            let last = self
+                .k
+                .as_ref()
+                .and_then(|k| k.body.lines().last().map(|l| l.trim().to_string()));
             if last.as_deref() != Some(line.as_str()) {
                 self.line(&line);
             }
