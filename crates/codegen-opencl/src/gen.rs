@@ -1147,8 +1147,8 @@ impl Gen<'_> {
                 args.push(KernelArg::Local(i));
             }
         }
-        if mentions_word(text, "v_err") {
-            params.push("global int* v_err".into());
+        if mentions_word(text, "e_flag") {
+            params.push("global int* e_flag".into());
             args.push(KernelArg::ErrorFlag);
         }
         let mut sizes: Vec<&String> = self.prog.sizes.iter().collect();
@@ -2327,7 +2327,7 @@ impl Gen<'_> {
                 self.checks.push(self.prog.span(e));
                 self.line(&format!("int {v} = {i};"));
                 self.open(&format!("if ({v} < 0 || {v} >= {n}) {{"));
-                self.line(&format!("atomic_max(v_err, {site});"));
+                self.line(&format!("atomic_max(e_flag, {site});"));
                 self.line(&format!("{v} = 0;"));
                 self.close();
                 let idx = ArithExpr::var(&v, Range::upto(n));

@@ -223,7 +223,7 @@ pub fn run_measured(
     }
     let err_flag = buffers.len();
     buffers.push(BufferSpec {
-        name: "v_err".into(),
+        name: "e_flag".into(),
         bytes: 4,
         init: BufferInit::Zeroed,
     });
