@@ -80,23 +80,34 @@ impl Layout {
     /// Rewrites the front of `idx` (indices into the result) into indices into the argument.
     fn reindex(&self, idx: &mut Vec<ArithExpr>) -> Result<()> {
         match self {
-            Layout::Split(k) => {
-                let (a, b) = pop2(idx)?;
-                idx.insert(0, a.mul(k).add(&b));
-            }
-            Layout::Join(m) => {
-                let a = pop1(idx)?;
-                idx.insert(0, a.rem(m));
-                idx.insert(0, a.div(m));
-            }
-            Layout::Transpose => {
-                let (a, b) = pop2(idx)?;
-                idx.insert(0, a);
-                idx.insert(0, b);
-            }
+            Layout::Split(k) => split_index(k, idx),
+            Layout::Join(m) => join_index(m, idx),
+            Layout::Transpose => transpose_index(idx),
         }
-        Ok(())
     }
+}
+
+/// `split k`: `[a][b]` is `[a*k + b]` of the argument.
+fn split_index(k: &ArithExpr, idx: &mut Vec<ArithExpr>) -> Result<()> {
+    let (a, b) = pop2(idx)?;
+    idx.insert(0, a.mul(k).add(&b));
+    Ok(())
+}
+
+/// `join` of rows of length `m`: `[a]` is `[a/m][a%m]` of the argument.
+fn join_index(m: &ArithExpr, idx: &mut Vec<ArithExpr>) -> Result<()> {
+    let a = pop1(idx)?;
+    idx.insert(0, a.rem(m));
+    idx.insert(0, a.div(m));
+    Ok(())
+}
+
+/// `transpose`: `[a][b]` is `[b][a]` of the argument.
+fn transpose_index(idx: &mut Vec<ArithExpr>) -> Result<()> {
+    let (a, b) = pop2(idx)?;
+    idx.insert(0, a);
+    idx.insert(0, b);
+    Ok(())
 }
 
 /// `reindex` below `skip` leading indices.
@@ -189,6 +200,43 @@ impl View {
         }
     }
 
+    /// For the views that only re-index the one below them (access, split, join, transpose,
+    /// slide, reorder-stride, reverse, nested layouts): rewrites `idx` (indices into this view,
+    /// outermost first) into indices into the view below, and returns that view.
+    fn reindex(&self, idx: &mut Vec<ArithExpr>) -> Result<&Rc<View>> {
+        match self {
+            View::Access { idx: i, inner } => {
+                idx.insert(0, i.clone());
+                Ok(inner)
+            }
+            View::Split { k, inner } => split_index(k, idx).map(|_| inner),
+            View::Join { m, inner } => join_index(m, idx).map(|_| inner),
+            View::Transpose { inner } => transpose_index(idx).map(|_| inner),
+            View::Slide { step, inner } => split_index(step, idx).map(|_| inner),
+            View::Reorder { s, n, inner } => {
+                let a = pop1(idx)?;
+                let q = n.div_assume_exact(s);
+                idx.insert(0, a.div(&q).add(&s.mul(&a.rem(&q))));
+                Ok(inner)
+            }
+            View::Reverse { n, inner } => {
+                let a = pop1(idx)?;
+                idx.insert(0, n.sub(&ArithExpr::cst(1)).sub(&a));
+                Ok(inner)
+            }
+            View::Nested { skip, op, inner } => reindex_nested(*skip, op, idx).map(|_| inner),
+            View::Mem { .. }
+            | View::Value { .. }
+            | View::Tuple(_)
+            | View::Pad { .. }
+            | View::Zip(_)
+            | View::Component { .. }
+            | View::Generate { .. }
+            | View::AsVector { .. }
+            | View::AsScalar { .. } => err("internal: not a re-indexing view"),
+        }
+    }
+
     /// Reads the value at `idx` (outermost first) below this view.
     pub fn read(&self, idx: &[ArithExpr]) -> Result<Read> {
         let mut stack: Vec<ArithExpr> = idx.to_vec();
@@ -221,32 +269,14 @@ impl View {
                     .collect::<Result<Vec<_>>>()?;
                 Ok(Read::Tuple(rs))
             }
-            View::Access { idx: i, inner } => {
-                idx.insert(0, i.clone());
-                inner.read_rev(idx)
-            }
-            View::Split { k, inner } => {
-                let (a, b) = pop2(idx)?;
-                idx.insert(0, a.mul(k).add(&b));
-                inner.read_rev(idx)
-            }
-            View::Join { m, inner } => {
-                let a = pop1(idx)?;
-                idx.insert(0, a.rem(m));
-                idx.insert(0, a.div(m));
-                inner.read_rev(idx)
-            }
-            View::Transpose { inner } => {
-                let (a, b) = pop2(idx)?;
-                idx.insert(0, a);
-                idx.insert(0, b);
-                inner.read_rev(idx)
-            }
-            View::Slide { step, inner } => {
-                let (a, b) = pop2(idx)?;
-                idx.insert(0, a.mul(step).add(&b));
-                inner.read_rev(idx)
-            }
+            View::Access { .. }
+            | View::Split { .. }
+            | View::Join { .. }
+            | View::Transpose { .. }
+            | View::Slide { .. }
+            | View::Reorder { .. }
+            | View::Reverse { .. }
+            | View::Nested { .. } => self.reindex(idx)?.read_rev(idx),
             View::Pad { l, n, fill, inner } => {
                 let a = pop1(idx)?;
                 let j = a.sub(l);
@@ -278,17 +308,6 @@ impl View {
                     }
                 }
             }
-            View::Reorder { s, n, inner } => {
-                let a = pop1(idx)?;
-                let q = n.div_assume_exact(s);
-                idx.insert(0, a.div(&q).add(&s.mul(&a.rem(&q))));
-                inner.read_rev(idx)
-            }
-            View::Reverse { n, inner } => {
-                let a = pop1(idx)?;
-                idx.insert(0, n.sub(&ArithExpr::cst(1)).sub(&a));
-                inner.read_rev(idx)
-            }
             View::Zip(vs) => {
                 let a = pop1(idx)?;
                 let rs = vs
@@ -300,10 +319,6 @@ impl View {
                     })
                     .collect::<Result<Vec<_>>>()?;
                 Ok(Read::Tuple(rs))
-            }
-            View::Nested { skip, op, inner } => {
-                reindex_nested(*skip, op, idx)?;
-                inner.read_rev(idx)
             }
             View::Component { c, inner } => match inner.read_rev(idx)? {
                 Read::Tuple(mut rs) if *c < rs.len() => Ok(rs.swap_remove(*c)),
@@ -426,47 +441,14 @@ impl View {
                 }
                 Ok(Some((name.clone(), off, elem.clone())))
             }
-            View::Access { idx: i, inner } => {
-                idx.insert(0, i.clone());
-                inner.resolve(idx)
-            }
-            View::Split { k, inner } => {
-                let (a, b) = pop2(idx)?;
-                idx.insert(0, a.mul(k).add(&b));
-                inner.resolve(idx)
-            }
-            View::Join { m, inner } => {
-                let a = pop1(idx)?;
-                idx.insert(0, a.rem(m));
-                idx.insert(0, a.div(m));
-                inner.resolve(idx)
-            }
-            View::Transpose { inner } => {
-                let (a, b) = pop2(idx)?;
-                idx.insert(0, a);
-                idx.insert(0, b);
-                inner.resolve(idx)
-            }
-            View::Slide { step, inner } => {
-                let (a, b) = pop2(idx)?;
-                idx.insert(0, a.mul(step).add(&b));
-                inner.resolve(idx)
-            }
-            View::Reorder { s, n, inner } => {
-                let a = pop1(idx)?;
-                let q = n.div_assume_exact(s);
-                idx.insert(0, a.div(&q).add(&s.mul(&a.rem(&q))));
-                inner.resolve(idx)
-            }
-            View::Reverse { n, inner } => {
-                let a = pop1(idx)?;
-                idx.insert(0, n.sub(&ArithExpr::cst(1)).sub(&a));
-                inner.resolve(idx)
-            }
-            View::Nested { skip, op, inner } => {
-                reindex_nested(*skip, op, idx)?;
-                inner.resolve(idx)
-            }
+            View::Access { .. }
+            | View::Split { .. }
+            | View::Join { .. }
+            | View::Transpose { .. }
+            | View::Slide { .. }
+            | View::Reorder { .. }
+            | View::Reverse { .. }
+            | View::Nested { .. } => self.reindex(idx)?.resolve(idx),
             View::Value { .. }
             | View::Tuple(_)
             | View::Pad { .. }
