@@ -469,12 +469,13 @@ impl Gen<'_> {
         })
     }
 
-    /// The view of a layout map over the view of its argument.
-    fn layout_map_view(&self, ops: &[(usize, ExprId)], mut view: Rc<View>) -> Result<Rc<View>> {
+    /// `ops` applied in order over `view`: the view of a layout map over the view of its
+    /// argument, or with `dual` the view its argument is written through.
+    fn layout_map_view(&self, ops: &[(usize, ExprId)], mut view: Rc<View>, dual: bool) -> Result<Rc<View>> {
         for &(skip, op) in ops {
             view = Rc::new(View::Nested {
                 skip,
-                op: self.layout_of(op, false)?,
+                op: self.layout_of(op, dual)?,
                 inner: view,
             });
         }
@@ -955,8 +956,8 @@ impl Gen<'_> {
     }
 
     fn local_hints(&self, e: ExprId) -> [Option<usize>; 3] {
-        let mut hints = [None; 3];
-        let mut copies = vec![];
+        // [computing maps, copies] per dimension: the widest known length of each
+        let mut widest = [[None; 3]; 2];
         let mut stack = vec![e];
         while let Some(x) = stack.pop() {
             if let Expr::Prim {
@@ -964,32 +965,20 @@ impl Gen<'_> {
                 args,
             } = self.prog.expr(x)
             {
-                // Copies (staging into local memory) stride over any work-group shape; the
-                // computing maps decide it.
-                if self.is_copy_fn(args[0]) {
-                    copies.push((*d, args[1]));
-                    stack.extend(self.prog.children(x));
-                    continue;
-                }
                 if let Type::Array(_, n) = self.info.ty(args[1]) {
                     if let Some(c) = n.as_cst().filter(|c| (1..=1024).contains(c)) {
-                        let h: &mut Option<usize> = &mut hints[usize::from(*d).min(2)];
+                        let kind = usize::from(self.is_copy_fn(args[0]));
+                        let h: &mut Option<usize> = &mut widest[kind][usize::from(*d).min(2)];
                         *h = Some(h.unwrap_or(0).max(c as usize));
                     }
                 }
             }
             stack.extend(self.prog.children(x));
         }
-        let mut copy_hints = [None; 3];
-        for (d, xs) in copies {
-            if let Type::Array(_, n) = self.info.ty(xs) {
-                if let Some(c) = n.as_cst().filter(|c| (1..=1024).contains(c)) {
-                    let h: &mut Option<usize> = &mut copy_hints[usize::from(d).min(2)];
-                    *h = Some(h.unwrap_or(0).max(c as usize));
-                }
-            }
-        }
-        for (h, c) in hints.iter_mut().zip(copy_hints) {
+        // Copies (staging into local memory) stride over any work-group shape, so the computing
+        // maps decide it; a dimension with only copies takes their width.
+        let [mut hints, copies] = widest;
+        for (h, c) in hints.iter_mut().zip(copies) {
             *h = h.or(c);
         }
         hints
@@ -1141,11 +1130,9 @@ impl Gen<'_> {
             .map(|(i, b)| (i, b.elem.clone(), b.name.clone()))
             .collect();
         for (i, elem, name) in dynamic_local {
-            {
-                let t = self.buffer_ctype(&elem)?;
-                params.push(format!("local {t}* restrict {name}"));
-                args.push(KernelArg::Local(i));
-            }
+            let t = self.buffer_ctype(&elem)?;
+            params.push(format!("local {t}* restrict {name}"));
+            args.push(KernelArg::Local(i));
         }
         if mentions_word(text, "e_flag") {
             params.push("global int* e_flag".into());
@@ -1322,12 +1309,14 @@ impl Gen<'_> {
                     }
                     Prim::To(space) if !self.is_view(args[0]) => self.materialize(args[0], Some(space))?,
                     Prim::To(_) => self.value(args[0])?,
-                    Prim::Map(_) if self.layout_map(e).is_some() => {
-                        let ops = self.layout_map(e).unwrap_or_default();
-                        let inner = self.value(args[1])?;
-                        self.layout_map_view(&ops, inner)?
-                    }
-                    Prim::Map(_) | Prim::Reduce(_) | Prim::Iterate(_) => self.materialize(e, None)?,
+                    Prim::Map(_) => match self.layout_map(e) {
+                        Some(ops) => {
+                            let inner = self.value(args[1])?;
+                            self.layout_map_view(&ops, inner, false)?
+                        }
+                        None => self.materialize(e, None)?,
+                    },
+                    Prim::Reduce(_) | Prim::Iterate(_) => self.materialize(e, None)?,
                     Prim::Filter(_) => return Err(self.err(e, "internal: a filter result must be bound before use")),
                 })
             }
@@ -1387,30 +1376,7 @@ impl Gen<'_> {
                 "this array is computed by several work-items (`mapLcl`), so it cannot be kept in the private memory of one; write it to local memory with toLocal, or straight into the result",
             ));
         }
-        let loops = self.k.as_ref().map(|k| k.loops.clone()).unwrap_or_default();
-        let (b, view) = self
-            .mem
-            .allocate("t", &ty, space, &loops, Role::Temp)
-            .map_err(|m| self.err(e, m))?;
-        let buf = self.mem.buffers[b].clone();
-        if let Some(n) = buf.len.as_cst() {
-            let t = self.buffer_ctype(&buf.elem)?;
-            let len = if let Type::Vector(_, w) = buf.elem {
-                n * i64::from(w)
-            } else {
-                n
-            };
-            match space {
-                AddressSpace::Private => self.line(&format!("{t} {}[{len}];", buf.name)),
-                AddressSpace::Local => self
-                    .k
-                    .as_mut()
-                    .expect("in kernel")
-                    .decls
-                    .push(format!("local {t} {}[{len}];", buf.name)),
-                AddressSpace::Global => {}
-            }
-        }
+        let view = self.temp_buffer("t", &ty, space, e)?;
         let _ = writeln!(
             self.views,
             "materialize {} in {:?} memory: {}",
@@ -1552,24 +1518,19 @@ impl Gen<'_> {
                     let (inner, d) = self.reindexed_dest(e, dest)?;
                     self.gen_into(inner, &d)
                 }
-                Prim::Map(_) if self.layout_map(e).is_some() => {
-                    let ops = self.layout_map(e).unwrap_or_default();
-                    let mut view = dest.view.clone();
-                    for &(skip, op) in ops.iter().rev() {
-                        view = Rc::new(View::Nested {
-                            skip,
-                            op: self.layout_of(op, true)?,
-                            inner: view,
-                        });
+                Prim::Map(kind) => match self.layout_map(e) {
+                    // written through the dual re-indexings, outermost first
+                    Some(ops) => {
+                        let duals: Vec<(usize, ExprId)> = ops.into_iter().rev().collect();
+                        let d = Dest {
+                            view: self.layout_map_view(&duals, dest.view.clone(), true)?,
+                            len: None,
+                            rows: false,
+                        };
+                        self.gen_into(args[1], &d)
                     }
-                    let d = Dest {
-                        view,
-                        len: None,
-                        rows: false,
-                    };
-                    self.gen_into(args[1], &d)
-                }
-                Prim::Map(kind) => self.gen_map(e, kind, args[0], args[1], dest),
+                    None => self.gen_map(e, kind, args[0], args[1], dest),
+                },
                 Prim::Reduce(_) => self.gen_reduce(e, args[0], args[1], args[2], dest),
                 Prim::Filter(FilterKind::Seq | FilterKind::Plain) => self.gen_filter_seq(e, args[0], args[1], dest),
                 Prim::Filter(FilterKind::Glb) => Err(self.err(e, "`filterGlb` needs several kernels, so it must be at the top level of the program (bind its result with let/unpack), not inside a map")),
