@@ -602,6 +602,11 @@ impl Applier<Lift, LiftAnalysis> for Tile2d {
     }
 }
 
+/// A work-group tile whose rows are floats: what staging and K-tiling copy element by element.
+fn float_tile(d: &Data) -> bool {
+    d.flags & TILE != 0 && d.flags & FLOAT_ROWS != 0
+}
+
 /// Bytes of local memory one staged tile may take (two are staged per work-group).
 pub const STAGE_BYTES: i64 = 16 * 1024;
 
@@ -645,10 +650,9 @@ pub fn workgroup_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>
             format!("(ktile {kt} (map (lam ?r (join (map ?g (local ?c)))) (local ?x)))"),
             move |eg: &mut EG, _: Id, s: &Subst| {
                 let (g, x, c) = (&eg[s[var("?g")]].data, &eg[s[var("?x")]].data, &eg[s[var("?c")]].data);
-                let tile = |d: &Data| d.flags & TILE != 0 && d.flags & FLOAT_ROWS != 0;
                 g.flags & DOT_FN != 0
-                    && tile(x)
-                    && tile(c)
+                    && float_tile(x)
+                    && float_tile(c)
                     && x.inner
                         .as_ref()
                         .is_some_and(|k| may_split(k, kt, &eg.analysis.sizes, &eg.analysis.declared))
@@ -663,18 +667,16 @@ pub fn workgroup_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>
         move |eg: &mut EG, _: Id, s: &Subst| {
             let x = &eg[s[var("?x")]].data;
             let sizes = &eg.analysis.sizes;
-            let elems = |e: &Option<ArithExpr>| {
-                e.as_ref().map(|e| {
-                    e.eval(&|n| Some(sizes.get(n).copied().unwrap_or(default)))
-                        .unwrap_or(default)
-                })
-            };
-            x.flags & TILE != 0
-                && x.flags & FLOAT_ROWS != 0
-                && matches!((elems(&x.len), elems(&x.inner)), (Some(a), Some(b)) if a * b * 4 <= STAGE_BYTES)
+            let elems = |e: &Option<ArithExpr>| e.as_ref().map(|e| estimate(e, sizes, default).unwrap_or(default));
+            float_tile(x) && matches!((elems(&x.len), elems(&x.inner)), (Some(a), Some(b)) if a * b * 4 <= STAGE_BYTES)
         },
     ));
     rules
+}
+
+/// The value of a length with the known sizes, other size variables taken as `default`.
+pub fn estimate(e: &ArithExpr, sizes: &BTreeMap<String, i64>, default: i64) -> Option<i64> {
+    e.eval(&|n| Some(sizes.get(n).copied().unwrap_or(default))).ok()
 }
 
 /// Longest loop `unroll-reduce` unrolls.
@@ -693,7 +695,7 @@ pub fn sequential_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis
             let sizes = &eg.analysis.sizes;
             x.inner
                 .as_ref()
-                .and_then(|m| m.eval(&|n| Some(sizes.get(n).copied().unwrap_or(default))).ok())
+                .and_then(|m| estimate(m, sizes, default))
                 .is_some_and(|m| (2..=MAX_UNROLL).contains(&m))
         },
     )]

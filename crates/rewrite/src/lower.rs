@@ -182,8 +182,7 @@ impl Lowerer<'_> {
 
     fn eval(&self, e: Option<&arith::ArithExpr>) -> f64 {
         let d = self.default_size;
-        e.and_then(|e| e.eval(&|n| Some(self.sizes.get(n).copied().unwrap_or(d))).ok())
-            .unwrap_or(d as f64 as i64) as f64
+        e.and_then(|e| crate::egraph::estimate(e, self.sizes, d)).unwrap_or(d) as f64
     }
 
     fn leaf(&self, s: &Symbol) -> String {
