@@ -253,17 +253,10 @@ fn run_reads_npy() {
 /// The default backend is OpenCL; skipped without a device.
 #[test]
 fn run_on_opencl() {
-    match host_runner::devices() {
-        Ok(devs) if !devs.is_empty() => {}
-        _ => {
-            eprintln!("skipping: no OpenCL device");
-            return;
-        }
-    }
+    let Some(device) = crate::opencl::device() else { return };
     let mut args = vec!["run", "examples/thesis_2_1.lisp", "--data", "examples/thesis_2_1.json"];
-    let device = std::env::var("LIFT_TEST_DEVICE").unwrap_or_default();
-    if !device.is_empty() {
-        args.extend(["--device", device.as_str()]);
+    if let Some(d) = &device {
+        args.extend(["--device", d.as_str()]);
     }
     let stdout = assert_succeeds(&lift(&args));
     assert!(
@@ -275,35 +268,25 @@ fn run_on_opencl() {
     );
 }
 
-/// `lift tune` checks every variant against the interpreter: a partial reduction of a large
-/// float sum passes although it differs from a sequential float sum, and the progress display
-/// stays off when stderr is not a terminal. Skipped without a device.
-#[test]
-fn tune_checks_variants_and_keeps_stderr_clean() {
-    match host_runner::devices() {
-        Ok(devs) if !devs.is_empty() => {}
-        _ => {
-            eprintln!("skipping: no OpenCL device");
-            return;
-        }
-    }
-    let dir = scratch("tune");
+/// `lift tune program --size ... --top top --repeats 1` on the test device, with a tuning
+/// cache of its own: its output and the rows of its JSON table.
+fn tune(device: &Option<String>, name: &str, sizes: &[&str], top: usize) -> (Output, Vec<serde_json::Value>) {
+    let dir = scratch(&format!("tune-{name}"));
     let table = dir.join("t.json");
-    let device = std::env::var("LIFT_TEST_DEVICE").unwrap_or_default();
-    let mut args = vec![
-        "tune".to_string(),
-        "examples/hl_sum.lisp".into(),
-        "--size".into(),
-        "N=262144".into(),
-        "--top".into(),
-        "3".into(),
+    let mut args = vec!["tune".to_string(), format!("examples/{name}.lisp")];
+    for s in sizes {
+        args.extend(["--size".to_string(), s.to_string()]);
+    }
+    args.extend([
+        "--top".to_string(),
+        top.to_string(),
         "--repeats".into(),
         "1".into(),
         "--out".into(),
-        table.display().to_string(),
-    ];
-    if !device.is_empty() {
-        args.extend(["--devices".into(), device]);
+    ]);
+    args.push(table.display().to_string());
+    if let Some(d) = device {
+        args.extend(["--devices".into(), d.clone()]);
     }
     let out = Command::new(env!("CARGO_BIN_EXE_lift"))
         .args(&args)
@@ -311,6 +294,23 @@ fn tune_checks_variants_and_keeps_stderr_clean() {
         .env("LIFT_CACHE_DIR", &dir)
         .output()
         .expect("run the lift binary");
+    let rows = if out.status.success() {
+        let rows = parse_json(&std::fs::read_to_string(&table).expect("the table"), "the table");
+        rows.as_array().expect("an array of rows").clone()
+    } else {
+        vec![]
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    (out, rows)
+}
+
+/// `lift tune` checks every variant against the interpreter: a partial reduction of a large
+/// float sum passes although it differs from a sequential float sum, and the progress display
+/// stays off when stderr is not a terminal. Skipped without a device.
+#[test]
+fn tune_checks_variants_and_keeps_stderr_clean() {
+    let Some(device) = crate::opencl::device() else { return };
+    let (out, rows) = tune(&device, "hl_sum", &["N=262144"], 3);
     let stdout = assert_succeeds(&out);
     let stderr = text(&out.stderr);
     assert!(
@@ -318,10 +318,8 @@ fn tune_checks_variants_and_keeps_stderr_clean() {
         "progress drawn on a non-terminal stderr:\n{stderr:?}"
     );
     assert!(!stdout.contains("WRONG"), "a correct variant flagged wrong:\n{stdout}");
-    let rows = parse_json(&std::fs::read_to_string(&table).expect("the table"), "the table");
-    let rows = rows.as_array().expect("an array of rows");
     assert!(rows.len() >= 2, "{rows:?}");
-    for r in rows {
+    for r in &rows {
         let check = r["check"].as_str().unwrap_or("");
         assert!(
             ["ok", "unchecked"].contains(&check),
@@ -335,7 +333,6 @@ fn tune_checks_variants_and_keeps_stderr_clean() {
         rows.iter().any(|r| r["variant"] != 0 && r["check"] == "ok"),
         "a partial reduction is checked: {rows:?}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Every high-level example explores, tunes on the test device at small sizes and all its
@@ -343,13 +340,7 @@ fn tune_checks_variants_and_keeps_stderr_clean() {
 /// device.
 #[test]
 fn high_level_examples_tune_and_check() {
-    match host_runner::devices() {
-        Ok(devs) if !devs.is_empty() => {}
-        _ => {
-            eprintln!("skipping: no OpenCL device");
-            return;
-        }
-    }
+    let Some(device) = crate::opencl::device() else { return };
     let cases: [(&str, &[&str]); 7] = [
         ("hl_scale", &["N=4096"]),
         ("hl_sum", &["N=65536"]),
@@ -359,37 +350,17 @@ fn high_level_examples_tune_and_check() {
         ("hl_stencil", &["N=4096"]),
         ("hl_filter_map", &["N=4096"]),
     ];
-    let device = std::env::var("LIFT_TEST_DEVICE").unwrap_or_default();
     for (name, sizes) in cases {
-        let dir = scratch(&format!("tune-{name}"));
-        let table = dir.join("t.json");
-        let mut args = vec!["tune".to_string(), format!("examples/{name}.lisp")];
-        for s in sizes {
-            args.extend(["--size".to_string(), s.to_string()]);
-        }
-        args.extend(["--top", "4", "--repeats", "1", "--out"].map(String::from));
-        args.push(table.display().to_string());
-        if !device.is_empty() {
-            args.extend(["--devices".into(), device.clone()]);
-        }
-        let out = Command::new(env!("CARGO_BIN_EXE_lift"))
-            .args(&args)
-            .current_dir(repo_root())
-            .env("LIFT_CACHE_DIR", &dir)
-            .output()
-            .expect("run the lift binary");
+        let (out, rows) = tune(&device, name, sizes, 4);
         let stdout = assert_succeeds(&out);
-        let rows = parse_json(&std::fs::read_to_string(&table).expect("the table"), "the table");
-        let rows = rows.as_array().expect("an array of rows");
         // (a filter is not rewritten: its program has one variant besides the naive one)
         let least = if name == "hl_filter_map" { 2 } else { 3 };
         assert!(rows.len() >= least, "{name}: {stdout}");
-        for r in rows {
+        for r in &rows {
             assert_eq!(
                 r["check"], "ok",
                 "{name}: every variant runs and equals the interpreter: {r}\n{stdout}"
             );
         }
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The device to test on, or `None` (after saying why) when there is no OpenCL device.
-fn device() -> Option<Option<String>> {
+pub(crate) fn device() -> Option<Option<String>> {
     match host_runner::devices() {
         Err(e) => {
             eprintln!("skipping OpenCL tests: {e}");
