@@ -9,6 +9,7 @@ pub mod expr;
 pub mod interp;
 pub mod parse;
 pub mod print;
+pub mod rng;
 pub mod sexp;
 pub mod types;
 

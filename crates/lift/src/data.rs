@@ -13,6 +13,7 @@
 //! infinities). JSON has no NaN/infinity, so those can only come from `.npy` files.
 
 use ir::interp::Value;
+use ir::rng::XorShift;
 use ir::{ArithExpr, Program, Scalar, Type};
 use npyz::WriterBuilder;
 use std::collections::BTreeMap;
@@ -911,8 +912,8 @@ fn element_count(ty: &Type, env: &dyn Fn(&str) -> Option<i64>, name: &str) -> Re
 
 fn random_value(ty: &Type, env: &dyn Fn(&str) -> Option<i64>, rng: &mut XorShift, name: &str) -> Res<Value> {
     Ok(match ty {
-        Type::Scalar(s) => rng.scalar(*s),
-        Type::Vector(s, w) => Value::Vector((0..*w).map(|_| rng.scalar(*s)).collect()),
+        Type::Scalar(s) => random_scalar(rng, *s),
+        Type::Vector(s, w) => Value::Vector((0..*w).map(|_| random_scalar(rng, *s)).collect()),
         Type::Tuple(ts) => Value::Tuple(ts.iter().map(|t| random_value(t, env, rng, name)).collect::<Res<_>>()?),
         Type::Array(e, n) => {
             let n = array_len(n, env, name)?;
@@ -926,34 +927,15 @@ fn random_value(ty: &Type, env: &dyn Fn(&str) -> Option<i64>, rng: &mut XorShift
     })
 }
 
-/// xorshift64* seeded through splitmix64, so that nearby seeds give unrelated streams.
-struct XorShift(u64);
-
-impl XorShift {
-    fn new(seed: u64) -> XorShift {
-        let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        XorShift(if z == 0 { 1 } else { z })
-    }
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn scalar(&mut self, s: Scalar) -> Value {
-        let r = self.next();
-        match s {
-            // The top 24 / 53 bits give every representable multiple of 2^-24 / 2^-53 in [0, 1).
-            Scalar::Float => Value::Float((r >> 40) as f32 / (1u64 << 24) as f32),
-            Scalar::Double => Value::Double((r >> 11) as f64 / (1u64 << 53) as f64),
-            Scalar::Int => Value::Int(((r >> 32) % 100) as i32),
-            Scalar::Bool => Value::Bool(r >> 63 == 1),
-        }
+/// A random scalar of type `s`.
+fn random_scalar(rng: &mut XorShift, s: Scalar) -> Value {
+    let r = rng.next_u64();
+    match s {
+        // The top 24 / 53 bits give every representable multiple of 2^-24 / 2^-53 in [0, 1).
+        Scalar::Float => Value::Float((r >> 40) as f32 / (1u64 << 24) as f32),
+        Scalar::Double => Value::Double((r >> 11) as f64 / (1u64 << 53) as f64),
+        Scalar::Int => Value::Int(((r >> 32) % 100) as i32),
+        Scalar::Bool => Value::Bool(r >> 63 == 1),
     }
 }
 

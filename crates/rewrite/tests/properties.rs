@@ -14,6 +14,7 @@
 //! association, so a reassociating rewrite is compared within a tight tolerance.
 
 use ir::interp::{eval, Value};
+use ir::rng::XorShift;
 use ir::{Scalar, Type};
 use rewrite::{explore, Exploration, Options};
 use std::cell::RefCell;
@@ -31,25 +32,20 @@ const WORK_BUDGET: i64 = 40_000;
 /// Tuning factors of the split rules: small, so that the small test sizes can be split.
 const SPLIT_FACTORS: [i64; 2] = [4, 16];
 
-struct Rng(u64);
+/// The shared generator, with weighted choices.
+struct Rng(XorShift);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    fn from_state(state: u64) -> Rng {
+        Rng(XorShift::from_state(state))
     }
 
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        self.0.below(n)
     }
 
     fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
+        self.0.pick(items)
     }
 
     /// An index drawn with the given weights.
@@ -431,7 +427,11 @@ impl Gen {
 /// dozens of times are drawn again.
 fn program(seed: u64) -> (String, BTreeMap<String, i64>) {
     (0u64..)
-        .find_map(|attempt| program_within(Rng((seed * 1000 + attempt).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)))
+        .find_map(|attempt| {
+            program_within(Rng::from_state(
+                (seed * 1000 + attempt).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1,
+            ))
+        })
         .expect("some program fits")
 }
 
@@ -623,7 +623,7 @@ fn cases() -> Vec<Case> {
         let lookup = |n: &str| sizes.get(n).copied();
         let mut runs = vec![];
         for input in 0..INPUTS {
-            let mut rng = Rng(0x5eed_0000 + seed * 31 + input);
+            let mut rng = Rng::from_state(0x5eed_0000 + seed * 31 + input);
             let args: Vec<Value> = prog.params.iter().map(|p| random(&p.ty, &sizes, &mut rng)).collect();
             match eval(&prog, &args, &lookup) {
                 Ok(v) if finite(&v) => runs.push((args, v)),

@@ -5,28 +5,9 @@
 //! `LIFT_FUZZ_SEED` and `LIFT_FUZZ_CASES` change the seed and the number of cases per example.
 
 use crate::{examples, panic_text};
+use ir::rng::XorShift;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
-
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        // xorshift64* (Vigna): good enough for picking mutations.
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-}
 
 /// Tokens that make interesting replacements: every kind of literal at its edges, keywords,
 /// primitives, and types.
@@ -199,9 +180,9 @@ fn mutate(rng: &mut XorShift, src: &str) -> String {
                 if let Some(&k) = numeric.get(rng.below(numeric.len())) {
                     let new = match rng.below(4) {
                         0 => "0".to_string(),
-                        1 => (rng.next() % 20).to_string(),
-                        2 => rng.next().to_string(),
-                        _ => format!("{}", rng.next() as i64),
+                        1 => (rng.next_u64() % 20).to_string(),
+                        2 => rng.next_u64().to_string(),
+                        _ => format!("{}", rng.next_u64() as i64),
                     };
                     let old = toks[k].clone();
                     let start = old.find(|c: char| c.is_ascii_digit()).expect("has a digit");
@@ -268,7 +249,7 @@ fn random_bytes(rng: &mut XorShift) -> String {
             // Mostly S-expression characters, so the reader gets past the first byte.
             0 => b"()#.;- \nfd0123456789"[rng.below(20)],
             1 => b"abcxyzNM+*/%<=!?_:"[rng.below(18)],
-            _ => rng.next() as u8,
+            _ => rng.next_u64() as u8,
         })
         .collect();
     String::from_utf8_lossy(&bytes).into_owned()
@@ -291,7 +272,7 @@ fn env_number(name: &str, default: u64) -> u64 {
 fn front_end_never_panics() {
     let seed = env_number("LIFT_FUZZ_SEED", 0x05ee_d1f7);
     let per_example = env_number("LIFT_FUZZ_CASES", 150) as usize;
-    let mut rng = XorShift(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut rng = XorShift::from_state(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let mut inputs: Vec<String> = (0..per_example * 8).map(|_| random_bytes(&mut rng)).collect();
     for ex in examples() {
         for _ in 0..per_example {
