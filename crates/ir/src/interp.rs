@@ -77,6 +77,22 @@ pub struct Options {
     pub max_steps: Option<u64>,
 }
 
+/// Whether two results agree: the same shape and non-float values, floats within `rel` of the
+/// larger magnitude (absolutely, below 1), as reassociated float arithmetic allows.
+pub fn approx_eq(a: &Value, b: &Value, rel: f64) -> bool {
+    let c = |x: f64, y: f64| (x - y).abs() <= rel * x.abs().max(y.abs()).max(1.0);
+    match (a, b) {
+        (Value::Float(x), Value::Float(y)) => c(f64::from(*x), f64::from(*y)),
+        (Value::Double(x), Value::Double(y)) => c(*x, *y),
+        (Value::Array(x), Value::Array(y))
+        | (Value::Tuple(x), Value::Tuple(y))
+        | (Value::Vector(x), Value::Vector(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| approx_eq(x, y, rel))
+        }
+        _ => a == b,
+    }
+}
+
 /// Runs `prog` on `args` (one per parameter, in order); `sizes` gives the size variables.
 pub fn eval(prog: &Program, args: &[Value], sizes: &dyn Fn(&str) -> Option<i64>) -> Result<Value, RuntimeError> {
     eval_with(prog, args, sizes, &Options::default())

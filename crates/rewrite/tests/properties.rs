@@ -504,15 +504,7 @@ fn finite(v: &Value) -> bool {
 }
 
 fn close(a: &Value, b: &Value) -> bool {
-    let c = |x: f64, y: f64| (x - y).abs() <= 1e-4 * x.abs().max(y.abs()).max(1.0);
-    match (a, b) {
-        (Value::Float(x), Value::Float(y)) => c(f64::from(*x), f64::from(*y)),
-        (Value::Double(x), Value::Double(y)) => c(*x, *y),
-        (Value::Array(x), Value::Array(y))
-        | (Value::Tuple(x), Value::Tuple(y))
-        | (Value::Vector(x), Value::Vector(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| close(x, y)),
-        _ => a == b,
-    }
+    ir::interp::approx_eq(a, b, 1e-4)
 }
 
 fn short(v: &Value) -> String {
