@@ -272,20 +272,7 @@ fn opencl_equals_the_interpreter_at_larger_sizes() {
     };
     let dir = std::env::temp_dir().join(format!("lift-it-cgo17-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let cases: Vec<Case> = suite()
-        .iter()
-        .filter(|ex| !KNOWN_OPENCL_FAILURES.iter().any(|(n, _)| *n == ex.name))
-        .flat_map(|ex| {
-            LARGER_SHAPES.iter().enumerate().map(move |(k, &(shape, m, n))| Case {
-                label: format!("{} ({shape})", ex.name),
-                ex: clone_example(ex),
-                shape,
-                m,
-                n,
-                seed: 17 + k as u64,
-            })
-        })
-        .collect();
+    let cases = larger_cases();
     check_all(
         &cases,
         |case| &case.label,
@@ -331,6 +318,25 @@ fn opencl_equals_the_interpreter_at_larger_sizes() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Every program (but those that fail on OpenCL already at the small size) at each shape of
+/// `LARGER_SHAPES`.
+fn larger_cases() -> Vec<Case> {
+    suite()
+        .iter()
+        .filter(|ex| !KNOWN_OPENCL_FAILURES.iter().any(|(n, _)| *n == ex.name))
+        .flat_map(|ex| {
+            LARGER_SHAPES.iter().enumerate().map(move |(k, &(shape, m, n))| Case {
+                label: format!("{} ({shape})", ex.name),
+                ex: clone_example(ex),
+                shape,
+                m,
+                n,
+                seed: 17 + k as u64,
+            })
+        })
+        .collect()
+}
+
 struct Case {
     label: String,
     ex: Example,
@@ -368,4 +374,89 @@ fn first_difference(want: &serde_json::Value, got: &serde_json::Value) -> String
         }
     }
     walk(want, got, &mut vec![]).unwrap_or_else(|| "(no element differs)".into())
+}
+
+/// Programs where some variant that `lift explore` keeps gives a wrong result at the divisible
+/// shape, with a part of the source that every wrong variant has (and no right one needs): the
+/// test fails when a variant without it is wrong, or when no variant is wrong any more.
+const KNOWN_WRONG_VARIANTS: &[(&str, &str)] = &[
+    // `asVector 4` on a row of `transpose m` (a strided row) compiles to `vload4` of 4
+    // adjacent words; the cost model ranks these variants first.
+    ("transpose.lisp", "(asVector #4 row)"),
+];
+
+/// Every variant the rewriter keeps (its top 8) for each program at the divisible shape, on
+/// OpenCL against the interpreter: `lift tune` may pick any of them, so each must be right.
+#[test]
+fn every_explored_variant_equals_the_interpreter() {
+    let Some(device) = crate::opencl::device() else { return };
+    let opts = lift::RunOptions {
+        device,
+        time: false,
+        interp: false,
+    };
+    let dir = std::env::temp_dir().join(format!("lift-it-cgo17-variants-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let cases: Vec<Case> = larger_cases()
+        .into_iter()
+        .filter(|c| c.shape == LARGER_SHAPES[0].0)
+        .collect();
+    check_all(
+        &cases,
+        |case| &case.label,
+        |case| {
+            let ex = &case.ex;
+            let input = larger_input(&ex.name, case.m, case.n, case.seed);
+            let path = dir.join(format!("{}.json", ex.name));
+            std::fs::write(&path, input.to_string()).map_err(|e| e.to_string())?;
+            let data = vec![path.display().to_string()];
+            let (prog, info) = lift::front(&ex.src).map_err(|e| e.message)?;
+            let sources = lift::read_sources(&data).map_err(|e| e.message())?;
+            let inputs = lift::data::load(&prog, &sources, &[]).map_err(|e| e.message)?;
+            let ropts = rewrite::Options {
+                sizes: inputs.sizes.clone(),
+                top_k: 8,
+                ..rewrite::Options::default()
+            };
+            let variants = rewrite::explore(&prog, &info, &ropts).map_err(|e| e.message)?.variants;
+            let reference = lift::run_files(&ex.src, &data, &[], &interp_options())
+                .map_err(|e| format!("interpreter: {}", e.render(&ex.name, &ex.src)))?;
+            let want = parse_json(&reference.json, "the interpreter's result");
+            let mut wrong = vec![];
+            for (i, v) in variants.iter().enumerate() {
+                let res = lift::run_files(&v.source, &data, &[], &opts).map_err(|e| {
+                    format!(
+                        "variant {i} fails on OpenCL: {}
+{}",
+                        e.message(),
+                        v.source
+                    )
+                })?;
+                let got = parse_json(&res.json, "the OpenCL result");
+                if !json_close(&want, &got) {
+                    wrong.push((i, v));
+                }
+            }
+            let known = KNOWN_WRONG_VARIANTS
+                .iter()
+                .find(|(n, _)| *n == ex.name)
+                .map(|(_, m)| *m);
+            match known {
+                None if wrong.is_empty() => Ok(()),
+                Some(_) if wrong.is_empty() => {
+                    Err("no variant is wrong any more: take it off KNOWN_WRONG_VARIANTS".into())
+                }
+                _ => match wrong.iter().find(|(_, v)| known.is_none_or(|k| !v.source.contains(k))) {
+                    None => Ok(()),
+                    Some((i, v)) => Err(format!(
+                        "variant {i} of {} differs from the interpreter ({}):\n{}",
+                        variants.len(),
+                        v.description,
+                        v.source
+                    )),
+                },
+            }
+        },
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
