@@ -5,9 +5,9 @@
 //! interpreter on OpenCL, and so does every variant that `lift explore` keeps.
 //!
 //! Rewrite exploration runs in `lift` child processes, never in this one: egg interns symbols in
-//! one table per process and orders them by interning order, so exploring these programs here
-//! would change which of two equal-cost variants other tests' explorations pick (seen on the
-//! `cl@hl_matvec.lisp` snapshot).
+//! one table per process and orders them by interning order, and extraction depends on that
+//! order, so exploring these programs here would change what other tests' explorations find
+//! (seen on the `cl@hl_matvec.lisp` snapshot).
 
 use crate::{check_all, interp_options, json_close, load_dir, mentions, parse_json, Example};
 use std::path::{Path, PathBuf};
@@ -20,6 +20,23 @@ const KNOWN_OPENCL_FAILURES: &[(&str, &str)] = &[
     // The back end cannot store a tuple with a vector component; n-body's per-body result is
     // (new position, new velocity), two float4.
     ("nbody.lisp", "tuples containing float4 are not supported"),
+];
+
+/// Programs that give a wrong result on OpenCL at a larger size (`LARGER_SHAPES`), with a part
+/// of the mismatch message; the test fails when a listed one starts passing.
+const KNOWN_LARGER_FAILURES: &[(&str, &str, &str)] = &[
+    // At M = 64 the best variant reads each row of `transpose m` with `asVector 4`, and the
+    // back end loads 4 adjacent words (`vload4`) where the row's elements are N apart.
+    ("transpose.lisp", "divisible", "differs from the interpreter"),
+];
+
+/// Programs where some variant that `lift explore` keeps gives a wrong result at the divisible
+/// shape, with a part of the source that every wrong variant has (and no right one needs): the
+/// test fails when a variant without it is wrong, or when no variant is wrong any more.
+const KNOWN_WRONG_VARIANTS: &[(&str, &str)] = &[
+    // `asVector 4` on a row of `transpose m` (a strided row) compiles to `vload4` of 4
+    // adjacent words; the cost model ranks these variants first.
+    ("transpose.lisp", "(asVector #4 row)"),
 ];
 
 /// Every file of the suite: the test fails if one goes missing or an unlisted one appears, so
@@ -55,13 +72,30 @@ fn data_of(ex: &Example) -> Result<Vec<String>, String> {
     Ok(vec![ex.data_path().ok_or("no `;; data:` line")?])
 }
 
-/// Runs the `lift` binary with an empty tuning cache (so no earlier `lift tune` on this machine
-/// picks the variant): its stdout, or its stderr when it fails.
-fn lift_cli(args: &[&str]) -> Result<String, String> {
-    let cache = std::env::temp_dir().join(format!("lift-it-cgo17-cache-{}", std::process::id()));
+/// A test's scratch folder (data files and `lift`'s cache), removed when the test ends, also
+/// when it fails.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(test: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("lift-it-cgo17-{test}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a scratch folder");
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs the `lift` binary with an empty tuning cache in `scratch` (so no earlier `lift tune` on
+/// this machine picks the variant): its stdout, or its stderr when it fails.
+fn lift_cli(args: &[&str], scratch: &Scratch) -> Result<String, String> {
     let out = Command::new(env!("CARGO_BIN_EXE_lift"))
         .args(args)
-        .env("LIFT_CACHE_DIR", &cache)
+        .env("LIFT_CACHE_DIR", scratch.0.join("cache"))
         .output()
         .map_err(|e| format!("cannot run lift: {e}"))?;
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
@@ -73,13 +107,18 @@ fn lift_cli(args: &[&str]) -> Result<String, String> {
 }
 
 /// `lift run` on OpenCL, as the user runs it: the result as JSON, or the rendered error.
-fn run_on_opencl(program: &Path, data: &str, device: &Option<String>) -> Result<serde_json::Value, String> {
+fn run_on_opencl(
+    program: &Path,
+    data: &str,
+    device: &Option<String>,
+    scratch: &Scratch,
+) -> Result<serde_json::Value, String> {
     let program = program.display().to_string();
     let mut args = vec!["run", program.as_str(), "--data", data];
     if let Some(d) = device {
         args.extend(["--device", d.as_str()]);
     }
-    lift_cli(&args).map(|out| parse_json(&out, "the OpenCL result"))
+    lift_cli(&args, scratch).map(|out| parse_json(&out, "the OpenCL result"))
 }
 
 fn interpreter(ex: &Example, data: &[String]) -> Result<serde_json::Value, String> {
@@ -99,7 +138,9 @@ fn the_suite_is_complete_and_documented() {
             "README.md's table does not list `{name}`"
         );
     }
-    for (name, _) in KNOWN_OPENCL_FAILURES {
+    let known = KNOWN_OPENCL_FAILURES.iter().map(|(n, _)| n);
+    let known = known.chain(KNOWN_LARGER_FAILURES.iter().map(|(n, ..)| n));
+    for name in known.chain(KNOWN_WRONG_VARIANTS.iter().map(|(n, _)| n)) {
         assert!(SUITE.contains(name), "the known failure {name} is not in the suite");
     }
 }
@@ -128,6 +169,7 @@ fn interpreter_gives_the_expected_results() {
 #[test]
 fn opencl_equals_the_interpreter() {
     let Some(device) = crate::opencl::device() else { return };
+    let scratch = Scratch::new("small");
     check_all(
         &suite(),
         |ex| &ex.name,
@@ -138,7 +180,7 @@ fn opencl_equals_the_interpreter() {
                 .find(|(n, _)| *n == ex.name)
                 .map(|(_, m)| *m);
             let want = interpreter(ex, &data)?;
-            match (run_on_opencl(&ex.path, &data[0], &device), known) {
+            match (run_on_opencl(&ex.path, &data[0], &device, &scratch), known) {
                 (Ok(got), None) if json_close(&want, &got) => Ok(()),
                 (Ok(got), None) => Err(format!("interpreter {want}\n     OpenCL {got}")),
                 (Err(e), None) => Err(format!("OpenCL: {e}")),
@@ -171,14 +213,6 @@ fn types() {
         },
     );
 }
-
-/// Programs that give a wrong result on OpenCL at a larger size (`LARGER_SHAPES`), with a part
-/// of the mismatch message; the test fails when a listed one starts passing.
-const KNOWN_LARGER_FAILURES: &[(&str, &str, &str)] = &[
-    // At M = 64 the best variant reads each row of `transpose m` with `asVector 4`, and the
-    // back end loads 4 adjacent words (`vload4`) where the row's elements are N apart.
-    ("transpose.lisp", "divisible", "differs from the interpreter"),
-];
 
 /// Two shapes per program: one whose lengths are multiples of 4, 16 and 64 (so the rewriter's
 /// tiling and vectorizing rules apply), one of primes (partial work-groups, no tiling).
@@ -284,16 +318,15 @@ fn larger_input(program: &str, m: usize, n: usize, seed: u64) -> serde_json::Val
 #[test]
 fn opencl_equals_the_interpreter_at_larger_sizes() {
     let Some(device) = crate::opencl::device() else { return };
-    let dir = std::env::temp_dir().join(format!("lift-it-cgo17-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let scratch = Scratch::new("larger");
     let cases = larger_cases();
     check_all(
         &cases,
         |case| &case.label,
         |case| {
-            let data = case.write_input(&dir)?;
+            let data = case.write_input(&scratch)?;
             let want = interpreter(&case.ex, &data)?;
-            let outcome = run_on_opencl(&case.ex.path, &data[0], &device)
+            let outcome = run_on_opencl(&case.ex.path, &data[0], &device, &scratch)
                 .map_err(|e| format!("OpenCL: {e}"))
                 .and_then(|got| {
                     if json_close(&want, &got) {
@@ -320,7 +353,6 @@ fn opencl_equals_the_interpreter_at_larger_sizes() {
             }
         },
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Every program (but those that fail on OpenCL already at the small size) at each shape of
@@ -353,9 +385,9 @@ struct Case {
 
 impl Case {
     /// Writes the case's generated input into `dir`: the `--data` argument for it.
-    fn write_input(&self, dir: &Path) -> Result<Vec<String>, String> {
+    fn write_input(&self, scratch: &Scratch) -> Result<Vec<String>, String> {
         let input = larger_input(&self.ex.name, self.m, self.n, self.seed);
-        let path = dir.join(format!("{}-{}.json", self.ex.name, self.shape));
+        let path = scratch.0.join(format!("{}-{}.json", self.ex.name, self.shape));
         std::fs::write(&path, input.to_string()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         Ok(vec![path.display().to_string()])
     }
@@ -370,7 +402,7 @@ fn clone_example(ex: &Example) -> Example {
     }
 }
 
-fn front(src: &str) -> Result<(ir::Program, typeck::TypeInfo), lift::Error> {
+fn front_program(src: &str) -> Result<(ir::Program, typeck::TypeInfo), lift::Error> {
     lift::front(src).map_err(lift::Error::Source)
 }
 
@@ -415,15 +447,6 @@ fn first_difference(want: &serde_json::Value, got: &serde_json::Value) -> String
     walk(want, got, &mut vec![]).unwrap_or_else(|| "(no element differs)".into())
 }
 
-/// Programs where some variant that `lift explore` keeps gives a wrong result at the divisible
-/// shape, with a part of the source that every wrong variant has (and no right one needs): the
-/// test fails when a variant without it is wrong, or when no variant is wrong any more.
-const KNOWN_WRONG_VARIANTS: &[(&str, &str)] = &[
-    // `asVector 4` on a row of `transpose m` (a strided row) compiles to `vload4` of 4
-    // adjacent words; the cost model ranks these variants first.
-    ("transpose.lisp", "(asVector #4 row)"),
-];
-
 /// Every variant the rewriter keeps (its top 8) for each program at the divisible shape, on
 /// OpenCL against the interpreter: `lift tune` may pick any of them, so each must be right.
 #[test]
@@ -434,8 +457,7 @@ fn every_explored_variant_equals_the_interpreter() {
         time: false,
         interp: false,
     };
-    let dir = std::env::temp_dir().join(format!("lift-it-cgo17-variants-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let scratch = Scratch::new("variants");
     let cases: Vec<Case> = larger_cases()
         .into_iter()
         .filter(|c| c.shape == LARGER_SHAPES[0].0)
@@ -445,7 +467,7 @@ fn every_explored_variant_equals_the_interpreter() {
         |case| &case.label,
         |case| {
             let ex = &case.ex;
-            let data = case.write_input(&dir)?;
+            let data = case.write_input(&scratch)?;
             let (prog, _) = lift::front(&ex.src).map_err(|e| e.message)?;
             let sources = lift::read_sources(&data).map_err(|e| e.message())?;
             let sizes = lift::data::load(&prog, &sources, &[]).map_err(|e| e.message)?.sizes;
@@ -453,7 +475,7 @@ fn every_explored_variant_equals_the_interpreter() {
             let path = ex.path.display().to_string();
             let mut args = vec!["explore", path.as_str(), "--top", "8"];
             args.extend(sizes.iter().map(String::as_str));
-            let variants = explored_variants(&lift_cli(&args).map_err(|e| format!("lift explore: {e}"))?);
+            let variants = explored_variants(&lift_cli(&args, &scratch).map_err(|e| format!("lift explore: {e}"))?);
             if variants.is_empty() {
                 return Err("lift explore printed no variant".into());
             }
@@ -463,7 +485,7 @@ fn every_explored_variant_equals_the_interpreter() {
                 // `run_inputs`, not `run_files` or `lift run`: a variant may keep a layout-only
                 // `map` (mm's tiles), which `run_files` takes for a high-level program and
                 // explores again instead of running the variant.
-                let got = front(source)
+                let got = front_program(source)
                     .and_then(|(vprog, vinfo)| {
                         let inputs =
                             lift::data::load(&vprog, &sources, &[]).map_err(|e| lift::Error::plain(e.message))?;
@@ -494,5 +516,4 @@ fn every_explored_variant_equals_the_interpreter() {
             }
         },
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
