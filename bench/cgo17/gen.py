@@ -76,6 +76,9 @@ def mriq():
     data = {"x": lists(x), "y": lists(y), "z": lists(z), "kx": lists(kx), "ky": lists(ky), "kz": lists(kz),
             "phiMag": lists(phi)}
     write("mriq", data, q)
+    phi_r = grid(rng, K, -2.0, 2.0, 0.25)
+    phi_i = grid(rng, K, -2.0, 2.0, 0.25)
+    write("mriq_phimag", {"phiR": lists(phi_r), "phiI": lists(phi_i)}, phi_r ** 2 + phi_i ** 2)
 
 
 def kmeans():

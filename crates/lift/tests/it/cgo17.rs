@@ -54,6 +54,7 @@ const SUITE: &[&str] = &[
     "md_rows.lisp",
     "mm.lisp",
     "mriq.lisp",
+    "mriq_phimag.lisp",
     "nbody.lisp",
     "nn.lisp",
     "sum.lisp",
@@ -249,6 +250,7 @@ fn larger_input(program: &str, m: usize, n: usize, seed: u64) -> serde_json::Val
             "kx": grid(r, n, 16.0), "ky": grid(r, n, 16.0), "kz": grid(r, n, 16.0),
             "phiMag": (0..n).map(|_| json!((r.below(8) + 1) as f64 / 4.0)).collect::<serde_json::Value>(),
         }),
+        "mriq_phimag.lisp" => json!({ "phiR": grid(r, m * n, 4.0), "phiI": grid(r, m * n, 4.0) }),
         "kmeans_rows.lisp" | "kmeans_fmajor.lisp" => {
             let points = grid_matrix(r, 8 * m, n % 9 + 3);
             let centres = grid_matrix(r, 5, n % 9 + 3);
