@@ -13,6 +13,7 @@
 //! - `cli`: exit codes and messages of the `lift` binary.
 //! - `fuzz`: random bytes and mutated examples never make the front end panic.
 
+mod cgo17;
 mod cli;
 mod fuzz;
 mod interp;

@@ -1,0 +1,521 @@
+//! The CGO'17 benchmark suite (`bench/cgo17/`): eleven benchmarks written as high-level programs.
+//! Each one, at its small test size, gives its `expect:` line on the interpreter, equals the
+//! interpreter on OpenCL (the rewriter's best variant, as `lift run` picks it), and has its typed
+//! program snapshotted (`types@cgo17__<file>.snap`); at two larger shapes it equals the
+//! interpreter on OpenCL, and so does every variant that `lift explore` keeps.
+//!
+//! Rewrite exploration runs in `lift` child processes, never in this one: egg interns symbols in
+//! one table per process and orders them by interning order, and extraction depends on that
+//! order, so exploring these programs here would change what other tests' explorations find
+//! (seen on the `cl@hl_matvec.lisp` snapshot).
+
+use crate::{check_all, interp_options, json_close, load_dir, mentions, parse_json, Example};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Programs that do not run on OpenCL today because of a compiler defect, each with a part of
+/// the error it gives. The test fails when a listed program starts running (take it off the
+/// list then), so the list only shrinks.
+const KNOWN_OPENCL_FAILURES: &[(&str, &str)] = &[
+    // The back end cannot store a tuple with a vector component; n-body's per-body result is
+    // (new position, new velocity), two float4.
+    ("nbody.lisp", "tuples containing float4 are not supported"),
+];
+
+/// Programs that give a wrong result on OpenCL at a larger size (`LARGER_SHAPES`), with a part
+/// of the mismatch message; the test fails when a listed one starts passing.
+const KNOWN_LARGER_FAILURES: &[(&str, &str, &str)] = &[
+    // At M = 64 the best variant reads each row of `transpose m` with `asVector 4`, and the
+    // back end loads 4 adjacent words (`vload4`) where the row's elements are N apart.
+    ("transpose.lisp", "divisible", "differs from the interpreter"),
+];
+
+/// Programs where some variant that `lift explore` keeps gives a wrong result at the divisible
+/// shape, with a part of the source that every wrong variant has (and no right one needs): the
+/// test fails when a variant without it is wrong, or when no variant is wrong any more.
+const KNOWN_WRONG_VARIANTS: &[(&str, &str)] = &[
+    // `asVector 4` on a row of `transpose m` (a strided row) compiles to `vload4` of 4
+    // adjacent words; the cost model ranks these variants first.
+    ("transpose.lisp", "(asVector #4 row)"),
+];
+
+/// Every file of the suite: the test fails if one goes missing or an unlisted one appears, so
+/// that the README's table and this list stay the suite.
+const SUITE: &[&str] = &[
+    "atax.lisp",
+    "convolution_col.lisp",
+    "convolution_row.lisp",
+    "gemv_n.lisp",
+    "gemv_t.lisp",
+    "gesummv.lisp",
+    "kmeans_fmajor.lisp",
+    "kmeans_rows.lisp",
+    "md_nmajor.lisp",
+    "md_rows.lisp",
+    "mm.lisp",
+    "mriq.lisp",
+    "mriq_phimag.lisp",
+    "nbody.lisp",
+    "nn.lisp",
+    "sum.lisp",
+    "transpose.lisp",
+];
+
+fn suite_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/cgo17")
+}
+
+fn suite() -> Vec<Example> {
+    load_dir(&suite_dir(), "")
+}
+
+fn data_of(ex: &Example) -> Result<Vec<String>, String> {
+    Ok(vec![ex.data_path().ok_or("no `;; data:` line")?])
+}
+
+/// A test's scratch folder (data files and `lift`'s cache), removed when the test ends, also
+/// when it fails.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(test: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("lift-it-cgo17-{test}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a scratch folder");
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs the `lift` binary with an empty tuning cache in `scratch` (so no earlier `lift tune` on
+/// this machine picks the variant): its stdout, or its stderr when it fails.
+fn lift_cli(args: &[&str], scratch: &Scratch) -> Result<String, String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .args(args)
+        .env("LIFT_CACHE_DIR", scratch.0.join("cache"))
+        .output()
+        .map_err(|e| format!("cannot run lift: {e}"))?;
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    if out.status.success() {
+        Ok(text(&out.stdout))
+    } else {
+        Err(text(&out.stderr))
+    }
+}
+
+/// `lift run` on OpenCL, as the user runs it: the result as JSON, or the rendered error.
+fn run_on_opencl(
+    program: &Path,
+    data: &str,
+    device: &Option<String>,
+    scratch: &Scratch,
+) -> Result<serde_json::Value, String> {
+    let program = program.display().to_string();
+    let mut args = vec!["run", program.as_str(), "--data", data];
+    if let Some(d) = device {
+        args.extend(["--device", d.as_str()]);
+    }
+    lift_cli(&args, scratch).map(|out| parse_json(&out, "the OpenCL result"))
+}
+
+fn interpreter(ex: &Example, data: &[String]) -> Result<serde_json::Value, String> {
+    let res = lift::run_files(&ex.src, data, &[], &interp_options())
+        .map_err(|e| format!("interpreter: {}", e.render(&ex.name, &ex.src)))?;
+    Ok(parse_json(&res.json, "the interpreter's result"))
+}
+
+#[test]
+fn the_suite_is_complete_and_documented() {
+    let names: Vec<String> = suite().into_iter().map(|ex| ex.name).collect();
+    assert_eq!(names, SUITE, "bench/cgo17/*.lisp is not the suite listed in cgo17.rs");
+    let readme = std::fs::read_to_string(suite_dir().join("README.md")).expect("bench/cgo17/README.md");
+    for name in SUITE {
+        assert!(
+            readme.contains(&format!("`{name}`")),
+            "README.md's table does not list `{name}`"
+        );
+    }
+    let known = KNOWN_OPENCL_FAILURES.iter().map(|(n, _)| n);
+    let known = known.chain(KNOWN_LARGER_FAILURES.iter().map(|(n, ..)| n));
+    for name in known.chain(KNOWN_WRONG_VARIANTS.iter().map(|(n, _)| n)) {
+        assert!(SUITE.contains(name), "the known failure {name} is not in the suite");
+    }
+}
+
+#[test]
+fn interpreter_gives_the_expected_results() {
+    check_all(
+        &suite(),
+        |ex| &ex.name,
+        |ex| {
+            let expect = ex.header.expect.as_ref().ok_or("no `;; expect:` line")?;
+            let res = lift::run_files(&ex.src, &data_of(ex)?, &[], &interp_options())
+                .map_err(|e| e.render(&ex.name, &ex.src))?;
+            let (want, got) = (
+                parse_json(expect, "the expect: line"),
+                parse_json(&res.json, "the interpreter's result"),
+            );
+            if !json_close(&want, &got) {
+                return Err(format!("expected {want}\n      got {got}"));
+            }
+            Ok(())
+        },
+    );
+}
+
+#[test]
+fn opencl_equals_the_interpreter() {
+    let Some(device) = crate::opencl::device() else { return };
+    let scratch = Scratch::new("small");
+    check_all(
+        &suite(),
+        |ex| &ex.name,
+        |ex| {
+            let data = data_of(ex)?;
+            let known = KNOWN_OPENCL_FAILURES
+                .iter()
+                .find(|(n, _)| *n == ex.name)
+                .map(|(_, m)| *m);
+            let want = interpreter(ex, &data)?;
+            match (run_on_opencl(&ex.path, &data[0], &device, &scratch), known) {
+                (Ok(got), None) if json_close(&want, &got) => Ok(()),
+                (Ok(got), None) => Err(format!("interpreter {want}\n     OpenCL {got}")),
+                (Err(e), None) => Err(format!("OpenCL: {e}")),
+                (Ok(_), Some(_)) => Err("runs on OpenCL now: take it off KNOWN_OPENCL_FAILURES".into()),
+                (Err(e), Some(why)) if mentions(&e, why) => Ok(()),
+                (Err(e), Some(why)) => Err(format!(
+                    "fails differently than KNOWN_OPENCL_FAILURES says (`{why}`):\n{e}"
+                )),
+            }
+        },
+    );
+}
+
+#[test]
+fn types() {
+    check_all(
+        &suite(),
+        |ex| &ex.name,
+        |ex| {
+            let text = lift::compile_text(&ex.src, lift::Emit::Types).map_err(|e| e.render(&ex.name, &ex.src))?;
+            insta::with_settings!({
+                snapshot_suffix => format!("cgo17__{}", ex.name),
+                prepend_module_to_snapshot => false,
+                omit_expression => true,
+                description => format!("lift compile --emit types bench/cgo17/{}", ex.name),
+            }, {
+                insta::assert_snapshot!("types", text);
+            });
+            Ok(())
+        },
+    );
+}
+
+/// Two shapes per program: one whose lengths are multiples of 4, 16 and 64 (so the rewriter's
+/// tiling and vectorizing rules apply), one of primes (partial work-groups, no tiling).
+const LARGER_SHAPES: &[(&str, usize, usize)] = &[("divisible", 64, 128), ("primes", 37, 53)];
+
+/// Values on a grid of 1/4 in [-2, 2): sums and products of a few are exact in float32, so any
+/// summation order gives the same result.
+fn grid(r: &mut ir::rng::XorShift, n: usize, den: f64) -> serde_json::Value {
+    (0..n)
+        .map(|_| serde_json::json!((r.below(16) as f64 - 8.0) / den))
+        .collect()
+}
+
+fn grid_matrix(r: &mut ir::rng::XorShift, rows: usize, cols: usize) -> serde_json::Value {
+    (0..rows).map(|_| grid(r, cols, 4.0)).collect()
+}
+
+fn transposed(m: &serde_json::Value) -> serde_json::Value {
+    let rows = m.as_array().expect("a matrix");
+    let cols = rows.first().and_then(|r| r.as_array()).map_or(0, Vec::len);
+    (0..cols)
+        .map(|j| rows.iter().map(|r| r[j].clone()).collect::<Vec<_>>())
+        .collect()
+}
+
+/// Inputs of `program` at the shape `(m, n)`.
+fn larger_input(program: &str, m: usize, n: usize, seed: u64) -> serde_json::Value {
+    use serde_json::json;
+    let r = &mut ir::rng::XorShift::new(seed);
+    match program {
+        "nn.lisp" => json!({ "locs": grid_matrix(r, m * n, 2), "lat": 0.5, "lng": -1.0 }),
+        "mriq.lisp" => json!({
+            "x": grid(r, 4 * m, 8.0), "y": grid(r, 4 * m, 8.0), "z": grid(r, 4 * m, 8.0),
+            "kx": grid(r, n, 16.0), "ky": grid(r, n, 16.0), "kz": grid(r, n, 16.0),
+            "phiMag": (0..n).map(|_| json!((r.below(8) + 1) as f64 / 4.0)).collect::<serde_json::Value>(),
+        }),
+        "mriq_phimag.lisp" => json!({ "phiR": grid(r, m * n, 4.0), "phiI": grid(r, m * n, 4.0) }),
+        "kmeans_rows.lisp" | "kmeans_fmajor.lisp" => {
+            let points = grid_matrix(r, 8 * m, n % 9 + 3);
+            let centres = grid_matrix(r, 5, n % 9 + 3);
+            if program == "kmeans_rows.lisp" {
+                json!({ "points": points, "centres": centres })
+            } else {
+                json!({ "features": transposed(&points), "centres": centres })
+            }
+        }
+        "md_rows.lisp" | "md_nmajor.lisp" => {
+            // Particles on a lattice of spacing 3/4 (no two at one place), each with
+            // `neighbours` distinct other particles, some of them beyond the cutoff.
+            let (count, neighbours) = (4 * m, n % 16 + 4);
+            let particles: Vec<serde_json::Value> = (0..count)
+                .map(|i| {
+                    json!([
+                        (i % 10) as f64 * 0.75,
+                        (i / 10 % 10) as f64 * 0.75,
+                        (i / 100) as f64 * 0.75,
+                        0.0
+                    ])
+                })
+                .collect();
+            let lists: Vec<Vec<i64>> = (0..count)
+                .map(|i| {
+                    let mut list: Vec<i64> = vec![];
+                    while list.len() < neighbours {
+                        let j = ((i + 1 + r.below(count - 1)) % count) as i64;
+                        if !list.contains(&j) {
+                            list.push(j);
+                        }
+                    }
+                    list
+                })
+                .collect();
+            let lists = json!(lists);
+            let lists = if program == "md_rows.lisp" {
+                lists
+            } else {
+                transposed(&lists)
+            };
+            json!({ "particles": particles, "neighbours": lists, "cutsq": 16.0, "lj1": 1.5, "lj2": 2.0 })
+        }
+        "convolution_row.lisp" | "convolution_col.lisp" => {
+            json!({ "img": grid_matrix(r, m, n), "weights": grid(r, 17, 4.0) })
+        }
+        "gemv_n.lisp" => json!({
+            "a": grid_matrix(r, m, n), "x": grid(r, n, 4.0), "y": grid(r, m, 4.0), "alpha": 1.5, "beta": -0.5,
+        }),
+        "gemv_t.lisp" => json!({
+            "a": grid_matrix(r, m, n), "x": grid(r, m, 4.0), "y": grid(r, n, 4.0), "alpha": 1.5, "beta": -0.5,
+        }),
+        "atax.lisp" => json!({ "a": grid_matrix(r, m, n), "x": grid(r, n, 4.0) }),
+        "gesummv.lisp" => json!({
+            "a": grid_matrix(r, m, n), "b": grid_matrix(r, m, n), "x": grid(r, n, 4.0), "alpha": 1.5, "beta": -0.5,
+        }),
+        "mm.lisp" => json!({ "a": grid_matrix(r, m, n / 4), "b": grid_matrix(r, n / 4, m) }),
+        "sum.lisp" => json!({ "xs": grid(r, m * n, 4.0) }),
+        "transpose.lisp" => json!({ "m": grid_matrix(r, m, n) }),
+        other => panic!("no larger input for {other}"),
+    }
+}
+
+/// Each program (but those that fail on OpenCL already at the small size) at two larger
+/// shapes, on OpenCL against the interpreter: small data fits one work-group and no tiling
+/// rule applies, so it cannot show defects of the tiled and vectorized variants.
+#[test]
+fn opencl_equals_the_interpreter_at_larger_sizes() {
+    let Some(device) = crate::opencl::device() else { return };
+    let scratch = Scratch::new("larger");
+    let cases = larger_cases();
+    check_all(
+        &cases,
+        |case| &case.label,
+        |case| {
+            let data = case.write_input(&scratch)?;
+            let want = interpreter(&case.ex, &data)?;
+            let outcome = run_on_opencl(&case.ex.path, &data[0], &device, &scratch)
+                .map_err(|e| format!("OpenCL: {e}"))
+                .and_then(|got| {
+                    if json_close(&want, &got) {
+                        Ok(())
+                    } else {
+                        Err(format!(
+                            "OpenCL differs from the interpreter: {}",
+                            first_difference(&want, &got)
+                        ))
+                    }
+                });
+            let known = KNOWN_LARGER_FAILURES
+                .iter()
+                .find(|(name, s, _)| *name == case.ex.name && *s == case.shape)
+                .map(|(.., why)| *why);
+            match (outcome, known) {
+                (Ok(()), None) => Ok(()),
+                (Err(e), None) => Err(e),
+                (Ok(()), Some(_)) => Err("passes now: take it off KNOWN_LARGER_FAILURES".into()),
+                (Err(e), Some(why)) if e.contains(why) => Ok(()),
+                (Err(e), Some(why)) => Err(format!(
+                    "fails differently than KNOWN_LARGER_FAILURES says (`{why}`): {e}"
+                )),
+            }
+        },
+    );
+}
+
+/// Every program (but those that fail on OpenCL already at the small size) at each shape of
+/// `LARGER_SHAPES`.
+fn larger_cases() -> Vec<Case> {
+    suite()
+        .iter()
+        .filter(|ex| !KNOWN_OPENCL_FAILURES.iter().any(|(n, _)| *n == ex.name))
+        .flat_map(|ex| {
+            LARGER_SHAPES.iter().enumerate().map(move |(k, &(shape, m, n))| Case {
+                label: format!("{} ({shape})", ex.name),
+                ex: clone_example(ex),
+                shape,
+                m,
+                n,
+                seed: 17 + k as u64,
+            })
+        })
+        .collect()
+}
+
+struct Case {
+    label: String,
+    ex: Example,
+    shape: &'static str,
+    m: usize,
+    n: usize,
+    seed: u64,
+}
+
+impl Case {
+    /// Writes the case's generated input into `dir`: the `--data` argument for it.
+    fn write_input(&self, scratch: &Scratch) -> Result<Vec<String>, String> {
+        let input = larger_input(&self.ex.name, self.m, self.n, self.seed);
+        let path = scratch.0.join(format!("{}-{}.json", self.ex.name, self.shape));
+        std::fs::write(&path, input.to_string()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        Ok(vec![path.display().to_string()])
+    }
+}
+
+fn clone_example(ex: &Example) -> Example {
+    Example {
+        name: ex.name.clone(),
+        path: ex.path.clone(),
+        src: ex.src.clone(),
+        header: crate::Header::parse(&ex.src),
+    }
+}
+
+fn front_program(src: &str) -> Result<(ir::Program, typeck::TypeInfo), lift::Error> {
+    lift::front(src).map_err(lift::Error::Source)
+}
+
+/// The variants in `lift explore`'s output: `;; variant i: ...`, a `;; description` line, then
+/// the program, up to the next variant.
+fn explored_variants(output: &str) -> Vec<(String, String)> {
+    let mut variants: Vec<(String, String)> = vec![];
+    let mut lines = output.lines().peekable();
+    while let Some(line) = lines.next() {
+        if !line.starts_with(";; variant ") {
+            continue;
+        }
+        let description = lines.next().unwrap_or("").trim_start_matches(";; ").to_string();
+        let mut source = String::new();
+        while let Some(l) = lines.next_if(|l| !l.starts_with(";; variant ")) {
+            source.push_str(l);
+            source.push('\n');
+        }
+        variants.push((description, source));
+    }
+    variants
+}
+
+/// The first element where two results differ, by its index path, for the failure message.
+fn first_difference(want: &serde_json::Value, got: &serde_json::Value) -> String {
+    fn walk(want: &serde_json::Value, got: &serde_json::Value, path: &mut Vec<usize>) -> Option<String> {
+        match (want.as_array(), got.as_array()) {
+            (Some(a), Some(b)) if a.len() == b.len() => {
+                for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                    path.push(i);
+                    if let Some(d) = walk(x, y, path) {
+                        return Some(d);
+                    }
+                    path.pop();
+                }
+                None
+            }
+            _ if json_close(want, got) => None,
+            _ => Some(format!("at {path:?} the interpreter gives {want}, OpenCL {got}")),
+        }
+    }
+    walk(want, got, &mut vec![]).unwrap_or_else(|| "(no element differs)".into())
+}
+
+/// Every variant the rewriter keeps (its top 8) for each program at the divisible shape, on
+/// OpenCL against the interpreter: `lift tune` may pick any of them, so each must be right.
+#[test]
+fn every_explored_variant_equals_the_interpreter() {
+    let Some(device) = crate::opencl::device() else { return };
+    let opts = lift::RunOptions {
+        device,
+        time: false,
+        interp: false,
+    };
+    let scratch = Scratch::new("variants");
+    let cases: Vec<Case> = larger_cases()
+        .into_iter()
+        .filter(|c| c.shape == LARGER_SHAPES[0].0)
+        .collect();
+    check_all(
+        &cases,
+        |case| &case.label,
+        |case| {
+            let ex = &case.ex;
+            let data = case.write_input(&scratch)?;
+            let (prog, _) = lift::front(&ex.src).map_err(|e| e.message)?;
+            let sources = lift::read_sources(&data).map_err(|e| e.message())?;
+            let sizes = lift::data::load(&prog, &sources, &[]).map_err(|e| e.message)?.sizes;
+            let sizes: Vec<String> = sizes.iter().map(|(k, v)| format!("--size={k}={v}")).collect();
+            let path = ex.path.display().to_string();
+            let mut args = vec!["explore", path.as_str(), "--top", "8"];
+            args.extend(sizes.iter().map(String::as_str));
+            let variants = explored_variants(&lift_cli(&args, &scratch).map_err(|e| format!("lift explore: {e}"))?);
+            if variants.is_empty() {
+                return Err("lift explore printed no variant".into());
+            }
+            let want = interpreter(ex, &data)?;
+            let mut wrong = vec![];
+            for (i, (description, source)) in variants.iter().enumerate() {
+                // `run_inputs`, not `run_files` or `lift run`: a variant may keep a layout-only
+                // `map` (mm's tiles), which `run_files` takes for a high-level program and
+                // explores again instead of running the variant.
+                let got = front_program(source)
+                    .and_then(|(vprog, vinfo)| {
+                        let inputs =
+                            lift::data::load(&vprog, &sources, &[]).map_err(|e| lift::Error::plain(e.message))?;
+                        lift::run_inputs(&vprog, &vinfo, &inputs, &opts)
+                    })
+                    .map_err(|e| format!("variant {i} fails on OpenCL: {}\n{source}", e.message()))?;
+                let got = parse_json(&got.json, "the OpenCL result");
+                if !json_close(&want, &got) {
+                    wrong.push((i, description, source));
+                }
+            }
+            let known = KNOWN_WRONG_VARIANTS
+                .iter()
+                .find(|(n, _)| *n == ex.name)
+                .map(|(_, m)| *m);
+            if known.is_some() && wrong.is_empty() {
+                return Err("no variant is wrong any more: take it off KNOWN_WRONG_VARIANTS".into());
+            }
+            match wrong
+                .iter()
+                .find(|(.., source)| known.is_none_or(|k| !source.contains(k)))
+            {
+                None => Ok(()),
+                Some((i, description, source)) => Err(format!(
+                    "variant {i} of {} differs from the interpreter ({description}):\n{source}",
+                    variants.len()
+                )),
+            }
+        },
+    );
+}
