@@ -260,7 +260,7 @@ impl<'a> Interp<'a> {
 
     fn size(&self, e: &ArithExpr, at: ExprId) -> Res<i64> {
         e.eval(self.sizes)
-            .or_else(|err| self.err(at, format!("cannot evaluate the size `{e}`: {err:?}")))
+            .or_else(|err| self.err(at, format!("cannot evaluate the size `{e}`: {err}")))
     }
 
     /// A size that is used as a count or length: it must fit in a non-negative `usize`.

@@ -334,7 +334,7 @@ impl Sizes {
         for ((e, n), path) in &self.deferred {
             let want = e
                 .eval(&self.lookup())
-                .map_err(|err| DataError::new(format!("cannot evaluate the length {e} of {path}: {err:?}")))?;
+                .map_err(|err| DataError::new(format!("cannot evaluate the length {e} of {path}: {err}")))?;
             if want != *n {
                 let vars: Vec<String> = e
                     .free_vars()
@@ -886,7 +886,7 @@ pub fn random_inputs(prog: &Program, sizes: &BTreeMap<String, i64>, seed: u64) -
 fn array_len(n: &ArithExpr, env: &dyn Fn(&str) -> Option<i64>, name: &str) -> Res<u64> {
     let v = n
         .eval(env)
-        .map_err(|e| DataError::new(format!("cannot evaluate the length {n} of `{name}`: {e:?}")))?;
+        .map_err(|e| DataError::new(format!("cannot evaluate the length {n} of `{name}`: {e}")))?;
     u64::try_from(v).map_err(|_| DataError::new(format!("the length {n} of `{name}` is {v}, which is negative")))
 }
 

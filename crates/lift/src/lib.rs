@@ -154,11 +154,14 @@ pub fn parse_sizes(sizes: &[String]) -> Result<Vec<(String, i64)>, Error> {
             let (k, v) = s
                 .split_once('=')
                 .ok_or_else(|| Error::plain(format!("--size {s}: expected NAME=VALUE, e.g. N=1024")))?;
-            let v: i64 = v
-                .trim()
-                .parse()
-                .map_err(|_| Error::plain(format!("--size {s}: `{v}` is not an integer")))?;
-            Ok((k.trim().to_string(), v))
+            let (k, v) = (k.trim(), v.trim());
+            let v: i64 = v.parse().map_err(|e: std::num::ParseIntError| match e.kind() {
+                std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => {
+                    Error::plain(format!("--size: {k}={v} does not fit a 64-bit integer"))
+                }
+                _ => Error::plain(format!("--size {s}: `{v}` is not an integer")),
+            })?;
+            Ok((k.to_string(), v))
         })
         .collect()
 }

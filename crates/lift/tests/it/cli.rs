@@ -364,3 +364,95 @@ fn high_level_examples_tune_and_check() {
         }
     }
 }
+
+/// A size given on the command line that does not fit `i64` is named as written.
+#[test]
+fn size_beyond_64_bits_is_a_clear_error() {
+    let out = lift(&[
+        "run",
+        "examples/thesis_2_1.lisp",
+        "--data",
+        "examples/thesis_2_1.json",
+        "--backend",
+        "interp",
+        "--size",
+        "N=99999999999999999999",
+    ]);
+    assert_fails(&out, "N=99999999999999999999 does not fit a 64-bit integer");
+}
+
+/// Size arithmetic that overflows once the sizes are known is a user error, not a panic.
+#[test]
+fn size_arithmetic_overflow_is_a_clear_error() {
+    let dir = scratch("overflow");
+    let prog = dir.join("nn.lisp");
+    let data = dir.join("one.json");
+    std::fs::write(
+        &prog,
+        "(lift (N) ((array-type float (* N N))) (lambda (xs) (toGlobal (mapGlb (lambda (x) (* x 2.0f)) xs))))",
+    )
+    .unwrap();
+    std::fs::write(&data, r#"{"xs": [1.0]}"#).unwrap();
+    let (prog, data) = (prog.to_str().unwrap(), data.to_str().unwrap());
+    for backend in ["interp", "opencl"] {
+        let out = lift(&[
+            "run",
+            prog,
+            "--data",
+            data,
+            "--backend",
+            backend,
+            "--size",
+            "N=4294967296",
+        ]);
+        let stderr = assert_fails(&out, "does not fit a 64-bit integer");
+        assert!(stderr.contains("(N*N)"), "names the length:\n{stderr}");
+    }
+}
+
+/// `lift ... | head -c 1`: the reader closes the pipe early; lift stops quietly, as `cat` does.
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    use std::io::Read;
+    let dir = scratch("pipe");
+    let data = dir.join("big.json");
+    let xs: Vec<String> = (0..200_000).map(|i| format!("{i}.0")).collect();
+    std::fs::write(&data, format!("{{\"xs\": [{}]}}", xs.join(","))).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .args(["run", "examples/thesis_2_1.lisp", "--backend", "interp", "--data"])
+        .arg(&data)
+        .current_dir(repo_root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run the lift binary");
+    let mut first = [0u8; 1];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // The read end is dropped here, before lift has written everything.
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(first[0], b'[');
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+        "{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
+
+/// Usage errors (clap's) exit with 2, user errors with 1; neither is a panic's 101.
+#[test]
+fn usage_errors_exit_with_2() {
+    for args in [
+        &["frobnicate"][..],
+        &["run"][..],
+        &["run", "examples/thesis_2_1.lisp", "--backend", "gpu"][..],
+        &["compile", "examples/thesis_2_1.lisp", "--no-such-flag"][..],
+    ] {
+        let out = lift(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert!(!text(&out.stderr).contains("panicked"), "{args:?}");
+    }
+    assert_succeeds(&lift(&["--help"]));
+    assert_fails(&lift(&["check", "examples/errors/zip_lengths.lisp"]), "zip");
+}
