@@ -753,7 +753,8 @@ impl Elab {
                     }
                 }
                 let result = self.call_closure(c, all, span)?;
-                self.apply_rest(result, rest.collect(), span, head_span)
+                let takes = c.params.len();
+                self.apply_rest(result, rest.collect(), span, head_span, takes)
             }
             Fun::Builtin(b, given, bspan) => {
                 let shape = match b {
@@ -778,7 +779,7 @@ impl Elab {
                     }
                 }
                 let result = self.build_builtin(b, all, span, head_span)?;
-                self.apply_rest(result, rest.collect(), span, head_span)
+                self.apply_rest(result, rest.collect(), span, head_span, need)
             }
             Fun::Place(space, inner, pspan) => {
                 let v = self.apply(Val::Fun(inner.clone()), args, span, head_span)?;
@@ -799,13 +800,29 @@ impl Elab {
         }
     }
 
-    fn apply_rest(&mut self, result: Val, rest: Vec<(Val, Span)>, span: Span, head_span: Span) -> Result<Val> {
+    /// Applies the result of a saturated call to the arguments left over; `takes` is how many
+    /// the called function took, for the message when the result is not a function.
+    fn apply_rest(
+        &mut self,
+        result: Val,
+        rest: Vec<(Val, Span)>,
+        span: Span,
+        head_span: Span,
+        takes: usize,
+    ) -> Result<Val> {
         if rest.is_empty() {
             return Ok(result);
         }
         match result {
             Val::Fun(_) | Val::Deferred(_) => self.apply(result, rest, span, head_span),
-            _ => Err(Diagnostic::new(rest[0].1, "too many arguments").with_label("this argument is not expected")),
+            _ => {
+                let given = takes + rest.len();
+                Err(Diagnostic::new(
+                    rest[0].1,
+                    format!("too many arguments: this function takes {takes}, but is given {given}"),
+                )
+                .with_label("this argument is not expected"))
+            }
         }
     }
 
@@ -898,15 +915,48 @@ impl Elab {
             params.push(var);
             args.push((Val::Var(var), span));
         }
-        let body = self.apply(Val::Fun(f), args, span, span)?;
+        let takes = self.arity(&f);
+        let called = |takes: usize| {
+            Diagnostic::new(
+                span,
+                format!("this function takes {takes} argument(s), but is called with {arity} here"),
+            )
+        };
+        let body = match self.apply(Val::Fun(f), args, span, span) {
+            Ok(body) => body,
+            // Called with more arguments than it takes: say so in the caller's terms.
+            Err(_) if takes.is_some_and(|t| t < arity) => {
+                return Err(
+                    called(takes.unwrap_or(0)).with_note("the primitive calls it with more arguments than it takes")
+                )
+            }
+            Err(e) => return Err(e),
+        };
         if let Val::Fun(_) = body {
-            return Err(
-                Diagnostic::new(span, format!("this function needs more than {arity} argument(s) here"))
-                    .with_note("the primitive calls it with fewer arguments than it takes"),
-            );
+            let d = match takes {
+                Some(t) => called(t),
+                None => Diagnostic::new(span, format!("this function needs more than {arity} argument(s) here")),
+            };
+            return Err(d.with_note("the primitive calls it with fewer arguments than it takes"));
         }
         let body = self.expr(body, span)?;
         Ok(self.prog.push(Expr::Lambda { params, body }, span))
+    }
+
+    /// How many more arguments a function value takes before it produces a value (`None`:
+    /// variadic, or not known without applying it).
+    fn arity(&self, f: &Fun) -> Option<usize> {
+        match f {
+            Fun::Closure(c, given) => Some(c.params.len() - given.len()),
+            Fun::Builtin(b, given, _) => {
+                let shape = match b {
+                    Builtin::Prim(p) => p.shape(),
+                    Builtin::Op(o) => op_shape(*o),
+                };
+                Some(shape.sizes + shape.args? - given.len())
+            }
+            Fun::Place(_, inner, _) => self.arity(inner),
+        }
     }
 
     fn build_builtin(&mut self, b: &Builtin, args: Vec<(Val, Span)>, span: Span, head_span: Span) -> Result<Val> {
