@@ -573,8 +573,9 @@ impl Checker<'_> {
                         what: format!("slide #{s} #{t}"),
                     },
                 )?;
-                let count = n.sub(s).add(t);
-                let count = count.div_assume_exact(t);
+                // Windows that do not fit are dropped (as in Lift): `(n - s) / t + 1` with floor
+                // division, written as one quotient; n >= s is checked, so C's `/` is the floor.
+                let count = n.sub(s).add(t).div(t);
                 Type::array(Type::array(elem, s.clone()), count)
             }
             Prim::Pad(l, r) => {

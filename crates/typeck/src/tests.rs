@@ -33,6 +33,19 @@ fn split_join_and_transpose_compute_lengths() {
     assert_eq!(ty("(slide #3 #1 (pad-clamp #1 #1 xs))"), "[[float]3]N");
 }
 
+/// Windows that do not fit are dropped: `(N - s) / t + 1` windows with floor division, so
+/// `join` of them is not `N` elements when `t` does not divide `N - s`.
+#[test]
+fn slide_counts_whole_windows() {
+    assert_eq!(ty("(slide #2 #2 xs)"), "[[float]2](N/2)");
+    assert_eq!(ty("(join (slide #2 #2 xs))"), "[float](2*(N/2))");
+    assert_eq!(ty("(slide #3 #2 xs)"), "[[float]3](((N+1)/2)-1)");
+    assert_eq!(
+        ty("(zip xs (join (slide #2 #2 xs)))"),
+        "error: `zip` of arrays of different lengths: N and (2*(N/2))"
+    );
+}
+
 #[test]
 fn reductions_return_one_element_arrays() {
     assert_eq!(ty("(reduce + 0.0f xs)"), "[float]1");
