@@ -129,3 +129,69 @@ fn divisibility_is_checked_at_compile_time_when_constant() {
         .contains("not a multiple of 3"));
     assert!(info.checks[0].verify(&|_| Some(12)).is_ok());
 }
+
+/// Types a whole program, returning the result type or the error message.
+fn prog_ty(src: &str) -> String {
+    let prog = ir::parse(src).unwrap_or_else(|d| panic!("parse: {}", d.message));
+    match infer(&prog) {
+        Ok(info) => info.result().to_string(),
+        Err(d) => format!("error: {}", d.message),
+    }
+}
+
+/// A user's size may be spelled like the lengths the checker invents (`X1`, `L1`).
+#[test]
+fn user_sizes_named_like_generated_lengths() {
+    assert_eq!(
+        prog_ty("(lift (X1) ((array-type float X1)) (lambda (xs) (mapGlb (lambda (x) x) xs)))"),
+        "[float]X1"
+    );
+    // A filter result next to a user's `X1`: its length is a different variable.
+    let filtered = prog_ty(
+        "(lift (X1) ((array-type float X1)) (lambda (xs) \
+           (let ys (filterSeq (lambda (x) (> x 0.0f)) xs) (zip ys xs))))",
+    );
+    assert!(
+        filtered.starts_with("error: `zip` of arrays of different lengths"),
+        "{filtered}"
+    );
+    assert_eq!(
+        prog_ty(
+            "(lift (X1) ((array-type float X1)) (lambda (xs) \
+           (let ys (filterSeq (lambda (x) (> x 0.0f)) xs) (mapSeq (lambda (y) y) ys))))"
+        ),
+        "{∃X. [float]X}"
+    );
+    assert_eq!(
+        prog_ty(
+            "(lift (L1) ((array-type float L1)) (lambda (xs) \
+           (iterate #2 (lambda (v) (join (split #2 v))) xs)))"
+        ),
+        "[float]L1"
+    );
+}
+
+/// The quotient of `split #2` and a user's `(/ N 2)` are one length once `2 | N` is checked.
+#[test]
+fn exact_and_floor_division_agree_under_a_check() {
+    assert_eq!(
+        prog_ty(
+            "(lift (N) ((array-type float N) (array-type float (/ N 2))) (lambda (xs ys) \
+           (zip (split #2 xs) ys)))"
+        ),
+        "[([float]2, float)](N/2)"
+    );
+    assert_eq!(
+        prog_ty(
+            "(lift (N) ((array-type float N) (array-type float (* (/ N 2) 2))) (lambda (xs ys) \
+           (zip (join (split #2 xs)) ys)))"
+        ),
+        "[(float, float)]N"
+    );
+    // Without a check that makes it exact, the floor stays a floor.
+    assert!(prog_ty(
+        "(lift (N) ((array-type float N) (array-type float (* (/ N 2) 2))) (lambda (xs ys) \
+           (zip xs ys)))"
+    )
+    .starts_with("error: `zip` of arrays of different lengths"));
+}
