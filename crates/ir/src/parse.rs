@@ -8,9 +8,10 @@
 
 use crate::diag::{closest, Diagnostic, Span};
 use crate::expr::*;
-use crate::sexp::{read, FloatSuffix, Sexp, SexpKind};
+use crate::sexp::{read, too_deep, FloatSuffix, Sexp, SexpKind};
 use crate::types::{Scalar, Type};
 use arith::ArithExpr;
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -48,7 +49,22 @@ pub fn parse(src: &str) -> Result<Program> {
             "no `(lift (sizes) (types) (lambda (params) body))` form in the file",
         ));
     };
-    Elab::new().program(lift, env)
+    let prog = Elab::new().program(lift, env)?;
+    check_depth(&prog)?;
+    Ok(prog)
+}
+
+/// The expression tree may nest deeper than the text (`o` pipelines, inlined definitions):
+/// bound it by the same limit, so later passes see nothing deeper than the reader allows.
+fn check_depth(prog: &Program) -> Result<()> {
+    let mut todo = vec![(prog.body, 1usize)];
+    while let Some((id, depth)) = todo.pop() {
+        if depth > crate::MAX_DEPTH {
+            return Err(too_deep(prog.span(id)));
+        }
+        todo.extend(prog.children(id).into_iter().map(|c| (c, depth + 1)));
+    }
+    Ok(())
 }
 
 fn define(items: &[Sexp], span: Span, env: &mut Env) -> Result<()> {
@@ -366,6 +382,18 @@ enum Fun {
 struct Elab {
     prog: Program,
     fresh: u32,
+    /// Current nesting of `elab`/`ty`/`size`: definitions inline into each other, so this can
+    /// exceed the nesting of the text.
+    depth: Rc<Cell<usize>>,
+}
+
+/// One level of elaboration; leaving it (drop) pops the level.
+struct Level(Rc<Cell<usize>>);
+
+impl Drop for Level {
+    fn drop(&mut self) {
+        self.0.set(self.0.get() - 1);
+    }
 }
 
 impl Elab {
@@ -381,7 +409,17 @@ impl Elab {
                 body: ExprId(0),
             },
             fresh: 0,
+            depth: Rc::new(Cell::new(0)),
         }
+    }
+
+    fn enter(&self, span: Span) -> Result<Level> {
+        let d = self.depth.get() + 1;
+        if d > crate::MAX_DEPTH {
+            return Err(too_deep(span));
+        }
+        self.depth.set(d);
+        Ok(Level(self.depth.clone()))
     }
 
     fn program(mut self, form: &Sexp, mut env: Env) -> Result<Program> {
@@ -457,6 +495,7 @@ impl Elab {
     }
 
     fn ty(&self, t: &Sexp, env: &Env) -> Result<Type> {
+        let _level = self.enter(t.span)?;
         match &t.kind {
             SexpKind::Symbol(s) => match s.as_str() {
                 "float" => Ok(Type::Scalar(Scalar::Float)),
@@ -496,6 +535,7 @@ impl Elab {
 
     /// A size expression: `#4`, `4`, a size variable, or `(+ a b)` etc.
     fn size(&self, s: &Sexp, env: &Env) -> Result<ArithExpr> {
+        let _level = self.enter(s.span)?;
         let bad = || {
             Diagnostic::new(s.span, "expected a size expression")
                 .with_note("sizes are size variables, natural numbers like #4, or (+ a b), (- a b), (* a b), (/ a b), (% a b), (pow a b)")
@@ -541,6 +581,7 @@ impl Elab {
     }
 
     fn elab(&mut self, s: &Sexp, env: &Env) -> Result<Val> {
+        let _level = self.enter(s.span)?;
         match &s.kind {
             SexpKind::Int(i) => Ok(self.lit(Lit::Int(*i as i32), s.span)),
             SexpKind::Float(f, FloatSuffix::D) => Ok(self.lit(Lit::Double(*f), s.span)),

@@ -108,10 +108,10 @@ enum Backend {
     Interp,
 }
 
-/// Stack of the thread that runs a command. The reader bounds nesting (`ir::MAX_DEPTH`), and
-/// every recursive pass (typing, interpreter, rewriting, code generation, printers) needs at
-/// most this much for a program at that bound, also in a debug build.
-const STACK_BYTES: usize = 1 << 30;
+/// Stack of the thread that runs a command: the reader bounds nesting (`ir::MAX_DEPTH`), and
+/// every recursive pass (typing, interpreter, rewriting, code generation, printers) fits in it
+/// for a program at that bound.
+const STACK_BYTES: usize = ir::STACK_BYTES;
 
 fn main() -> ExitCode {
     // Usage errors exit with 2 (clap's convention), before anything else runs.

@@ -456,3 +456,99 @@ fn usage_errors_exit_with_2() {
     assert_succeeds(&lift(&["--help"]));
     assert_fails(&lift(&["check", "examples/errors/zip_lengths.lisp"]), "zip");
 }
+
+/// Programs of one shape nested `k` deep.
+fn nested(shape: &str, k: usize) -> String {
+    let lift = |ty: &str, f: &str| {
+        format!("(lift (N) ((array-type {ty} N)) (lambda (xs) (toGlobal (mapGlb (lambda (x) {f}) xs))))")
+    };
+    match shape {
+        "scalar" => lift("float", &(0..k).fold("x".to_string(), |e, _| format!("(+ {e} 1.0f)"))),
+        "pipeline" => {
+            let fs = vec!["(mapSeq (lambda (y) (* y 2.0f)))"; k].join(" ");
+            format!(
+                "(lift (N) ((array-type float N)) (lambda (xs) \
+                 (toGlobal (mapGlb (lambda (r) (o {fs} r)) (split #1 xs)))))"
+            )
+        }
+        "definitions" => {
+            let mut src = "(define (f0 x) (+ x 1.0f))\n".to_string();
+            for i in 1..k {
+                src += &format!("(define (f{i} x) (f{} (+ x 1.0f)))\n", i - 1);
+            }
+            src + &lift("float", &format!("(f{} x)", k - 1))
+        }
+        "types" => lift(
+            &(0..k).fold("float".to_string(), |t, _| format!("(array-type {t} #1)")),
+            "x",
+        ),
+        "sizes" => format!(
+            "(lift (N) ((array-type float {})) (lambda (xs) (toGlobal (mapGlb (lambda (x) x) xs))))",
+            (0..k).fold("N".to_string(), |n, _| format!("(+ {n} 1)"))
+        ),
+        _ => unreachable!("unknown shape {shape}"),
+    }
+}
+
+/// One depth limit, in the reader: deeper input is a clean error with a place (exit 1), and
+/// every command handles the deepest program it accepts without overflowing its stack.
+#[test]
+fn nesting_is_bounded_by_the_reader_and_every_pass_handles_the_bound() {
+    let dir = scratch("depth");
+    let data = dir.join("two.json");
+    std::fs::write(&data, r#"{"xs": [1.0, 2.0]}"#).unwrap();
+    let data = data.to_str().unwrap();
+    let write = |name: &str, src: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, src).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let clean = |out: &Output, what: &str| {
+        let stderr = text(&out.stderr);
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{what}: exit {:?}\n{stderr}",
+            out.status
+        );
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("overflow"),
+            "{what}:\n{stderr}"
+        );
+    };
+    let deep = write("deep.lisp", &nested("scalar", 20_000));
+    let stderr = assert_fails(&lift(&["check", &deep]), "nested too deeply");
+    assert!(stderr.contains("deep.lisp:1:"), "the message has a place:\n{stderr}");
+    assert_succeeds(&lift(&["check", &write("d300.lisp", &nested("scalar", 300))]));
+
+    for shape in ["scalar", "pipeline", "definitions", "types", "sizes"] {
+        // The deepest program of this shape that the reader accepts.
+        let mut k = 495;
+        let mut last = None;
+        loop {
+            let p = write(&format!("{shape}{k}.lisp"), &nested(shape, k));
+            let out = lift(&["check", &p]);
+            if out.status.success() {
+                last = Some(p);
+                k += 1;
+                continue;
+            }
+            assert_fails(&out, "nested too deeply");
+            break;
+        }
+        let p = last.unwrap_or_else(|| panic!("{shape}: 495 levels are refused"));
+        for emit in ["types", "views", "plan", "cl"] {
+            clean(
+                &lift(&["compile", &p, "--emit", emit]),
+                &format!("{shape} {k}: compile {emit}"),
+            );
+        }
+        clean(
+            &lift(&["run", &p, "--data", data, "--backend", "interp", "--size", "N=2"]),
+            &format!("{shape} {k}: run"),
+        );
+        clean(
+            &lift(&["explore", &p, "--size", "N=2"]),
+            &format!("{shape} {k}: explore"),
+        );
+    }
+}
