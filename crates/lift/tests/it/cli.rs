@@ -552,3 +552,186 @@ fn nesting_is_bounded_by_the_reader_and_every_pass_handles_the_bound() {
         );
     }
 }
+
+/// The variants measured in the tuning cache under `dir` (each run records every variant as
+/// soon as it is measured).
+fn recorded_variants(dir: &Path) -> usize {
+    let Ok(text) = std::fs::read_to_string(dir.join("tuning.json")) else {
+        return 0;
+    };
+    // A half-written cache file would not parse: it is written to a temporary file and renamed.
+    let cache = parse_json(&text, "the tuning cache");
+    cache
+        .as_object()
+        .expect("an object")
+        .iter()
+        .filter(|(k, _)| k.starts_with("measured|"))
+        .map(|(_, v)| v.as_object().map_or(0, |m| m.len()))
+        .sum()
+}
+
+/// A `lift tune` killed after its first measurement keeps it in the tuning cache, and the next
+/// run resumes: it measures only the rest. Skipped without a device.
+#[test]
+fn an_interrupted_tune_resumes_from_the_cache() {
+    let Some(device) = crate::opencl::device() else { return };
+    let dir = scratch("tune-resume");
+    let _ = std::fs::remove_file(dir.join("tuning.json"));
+    let mut args = vec![
+        "tune",
+        "examples/hl_sum.lisp",
+        "--size",
+        "N=1048576",
+        "--top",
+        "4",
+        "--repeats",
+        "1",
+    ];
+    if let Some(d) = &device {
+        args.extend(["--devices", d.as_str()]);
+    }
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_lift"))
+            .args(&args)
+            .current_dir(repo_root())
+            .env("LIFT_CACHE_DIR", &dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run the lift binary")
+    };
+    // Kill the first run once it has recorded a result (again, on a fresh cache, in the rare
+    // case that it finished all variants before the kill).
+    let mut attempt = 0;
+    let (first, kept) = loop {
+        attempt += 1;
+        let _ = std::fs::remove_file(dir.join("tuning.json"));
+        let mut child = run();
+        let start = std::time::Instant::now();
+        let first = loop {
+            let n = recorded_variants(&dir);
+            if n > 0 {
+                break n;
+            }
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("tune ended ({status}) before recording anything");
+            }
+            assert!(start.elapsed().as_secs() < 300, "no result recorded in 5 minutes");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        let finished = child.try_wait().unwrap().is_some();
+        child.kill().unwrap();
+        let _ = child.wait();
+        if !finished || attempt == 3 {
+            break (first, recorded_variants(&dir));
+        }
+    };
+    assert!(kept >= first, "the kill lost recorded results");
+    let out = run().wait_with_output().unwrap();
+    let stdout = assert_succeeds(&out);
+    let total = recorded_variants(&dir);
+    assert!(total > kept, "the second run measures the rest:\n{stdout}");
+    assert!(
+        stdout.contains(&format!("resumed: {kept} of {total} result(s)")),
+        "the second run resumes the {kept} recorded result(s):\n{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A work-group chunk too large for local memory is refused before launch, naming the buffer,
+/// its size and the device's limit (PoCL aborted the process at launch); `lift tune` skips
+/// such variants and counts them. Skipped without a device.
+#[test]
+fn local_memory_beyond_the_device_is_refused_before_launch() {
+    let Some(device) = crate::opencl::device() else { return };
+    let dir = scratch("local-limit");
+    let prog = dir.join("chunk.lisp");
+    std::fs::write(
+        &prog,
+        "(lift (N) ((array-type float N)) (lambda (xs) (join (mapWrg (lambda (chunk) \
+         (toGlobal (mapLcl (lambda (x) (* x 2.0f)) (toLocal (mapLcl (lambda (x) x) chunk))))) \
+         (split #4194304 xs)))))",
+    )
+    .unwrap();
+    let prog = prog.to_str().unwrap();
+    let mut bench = vec!["bench", prog, "--size", "N=4194304", "--repeats", "1"];
+    let mut tune = vec![
+        "tune",
+        prog,
+        "--size",
+        "N=4194304",
+        "--repeats",
+        "1",
+        "--check-steps",
+        "0",
+    ];
+    if let Some(d) = &device {
+        bench.extend(["--device", d.as_str()]);
+        tune.extend(["--devices", d.as_str()]);
+    }
+    let stderr = assert_fails(&lift(&bench), "the local buffer `");
+    assert!(
+        stderr.contains("(4194304 x float)") && stderr.contains("16777216 bytes") && stderr.contains("device limit"),
+        "{stderr}"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .args(&tune)
+        .current_dir(repo_root())
+        .env("LIFT_CACHE_DIR", &dir)
+        .output()
+        .expect("run the lift binary");
+    let stdout = assert_succeeds(&out);
+    let skipped = stdout.matches("[skipped: the local buffer `").count();
+    assert!(skipped >= 1, "{stdout}");
+    assert!(
+        stdout.contains(&format!("skipped: {skipped} variant(s) could not run on this device")),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A variant that runs past the time limit stops `lift tune` with a clear message; what was
+/// measured before stays in the cache and the next run resumes from it. Skipped without a
+/// device.
+#[test]
+fn a_tune_past_its_time_limit_keeps_its_results() {
+    let Some(device) = crate::opencl::device() else { return };
+    let dir = scratch("tune-limit");
+    let _ = std::fs::remove_file(dir.join("tuning.json"));
+    let tune = |top: &str, limit: &str| {
+        let mut args = vec![
+            "tune",
+            "examples/hl_sum.lisp",
+            "--size",
+            "N=262144",
+            "--top",
+            top,
+            "--repeats",
+            "1",
+        ];
+        if let Some(d) = &device {
+            args.extend(["--devices", d.as_str()]);
+        }
+        Command::new(env!("CARGO_BIN_EXE_lift"))
+            .args(&args)
+            .current_dir(repo_root())
+            .env("LIFT_CACHE_DIR", &dir)
+            .env("LIFT_TUNE_TIME_LIMIT", limit)
+            .output()
+            .expect("run the lift binary")
+    };
+    assert_succeeds(&tune("1", ""));
+    let kept = recorded_variants(&dir);
+    assert!(kept >= 1);
+    // Every variant not yet measured now exceeds the limit.
+    let stderr = assert_fails(&tune("4", "0.000001"), "did not finish");
+    assert!(
+        stderr.contains(&format!("the {kept} result(s) measured so far are in the tuning cache")),
+        "{stderr}"
+    );
+    assert_eq!(recorded_variants(&dir), kept);
+    let stdout = assert_succeeds(&tune("4", ""));
+    assert!(stdout.contains(&format!("resumed: {kept} of")), "{stdout}");
+    assert_fails(&tune("4", "soon"), "LIFT_TUNE_TIME_LIMIT=soon");
+    let _ = std::fs::remove_dir_all(&dir);
+}
