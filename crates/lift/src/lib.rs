@@ -173,6 +173,13 @@ pub fn run_files(src: &str, data: &[String], sizes: &[String], opts: &RunOptions
     let given = parse_sizes(sizes)?;
     let inputs = data::load(&prog, &sources, &given)?;
     if !opts.interp && is_high_level(&prog) {
+        // A variant may have dropped a primitive that the program's checks come from (`join ∘
+        // split = id`), and its inputs are declared under them: they are the program's.
+        let lookup = |n: &str| inputs.sizes.get(n).copied();
+        for c in &info.checks {
+            c.verify(&lookup)
+                .map_err(|m| Error::Source(Diagnostic::new(c.span, m)))?;
+        }
         // A high-level program runs as its tuned variant for these sizes and this device, else
         // as the cost model's best variant.
         let sizes: Vec<String> = inputs.sizes.iter().map(|(k, v)| format!("{k}={v}")).collect();

@@ -735,3 +735,38 @@ fn a_tune_past_its_time_limit_keeps_its_results() {
     assert_fails(&tune("4", "soon"), "LIFT_TUNE_TIME_LIMIT=soon");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `(* (/ N 2) 2)` is the length of `join (split #2 xs)`: the program types, runs where 2
+/// divides N, and where it does not fails with the split's message, also when a rewritten
+/// variant without the split runs it (OpenCL skipped without a device).
+#[test]
+fn floor_and_exact_division_are_one_length() {
+    let dir = scratch("division");
+    let prog = dir.join("half.lisp");
+    std::fs::write(
+        &prog,
+        "(lift (N) ((array-type float N) (array-type float (* (/ N 2) 2))) (lambda (xs ys) \
+         (map (lambda (p) (+ (get #0 p) (get #1 p))) (zip (join (split #2 xs)) ys))))",
+    )
+    .unwrap();
+    let even = dir.join("even.json");
+    let odd = dir.join("odd.json");
+    std::fs::write(&even, r#"{"xs": [1.0, 2.0, 3.0, 4.0], "ys": [1.0, 1.0, 1.0, 1.0]}"#).unwrap();
+    std::fs::write(&odd, r#"{"xs": [1.0, 2.0, 3.0, 4.0, 5.0], "ys": [1.0, 1.0, 1.0, 1.0]}"#).unwrap();
+    let (prog, even, odd) = (prog.to_str().unwrap(), even.to_str().unwrap(), odd.to_str().unwrap());
+    let mut backends = vec![("interp", None)];
+    if let Some(device) = crate::opencl::device() {
+        backends.push(("opencl", device));
+    }
+    for (backend, device) in backends {
+        let args = |data: &str| {
+            let mut a = vec!["run", prog, "--data", data, "--backend", backend];
+            if let Some(d) = &device {
+                a.extend(["--device", d.as_str()]);
+            }
+            lift(&a)
+        };
+        assert_eq!(assert_succeeds(&args(even)).trim(), "[2.0,3.0,4.0,5.0]", "{backend}");
+        assert_fails(&args(odd), "5 is not a multiple of 2");
+    }
+}
