@@ -973,12 +973,25 @@ impl Elab {
             }
             Err(e) => return Err(e),
         };
-        if let Val::Fun(_) = body {
+        if let Val::Fun(h) = body {
             let d = match takes {
-                Some(t) => called(t),
-                None => Diagnostic::new(span, format!("this function needs more than {arity} argument(s) here")),
+                Some(t) if t > arity => {
+                    called(t).with_note("the primitive calls it with fewer arguments than it takes")
+                }
+                // It takes what it is given, but its body still waits for arguments.
+                _ => {
+                    let missing = match self.arity(&h) {
+                        Some(k) => format!("{k} more argument(s)"),
+                        None => "more arguments".to_string(),
+                    };
+                    Diagnostic::new(
+                        span,
+                        format!("this function returns a function, not a value: its body needs {missing}"),
+                    )
+                    .with_note("a function or primitive in the body is applied to fewer arguments than it takes")
+                }
             };
-            return Err(d.with_note("the primitive calls it with fewer arguments than it takes"));
+            return Err(d);
         }
         let body = self.expr(body, span)?;
         Ok(self.prog.push(Expr::Lambda { params, body }, span))

@@ -133,3 +133,31 @@ fn nesting_beyond_the_limit_is_a_reader_error() {
     let e = crate::run_with_stack(|| crate::parse(&src)).unwrap_err();
     assert!(e.message.contains("nested too deeply"), "{}", e.message);
 }
+
+#[test]
+fn arity_errors_name_the_counts() {
+    let err = |body: &str| {
+        let src = format!("(define (g x y) (+ x y))\n(lift (N) ((array-type float N)) (lambda (xs) {body}))");
+        crate::parse(&src).map(|_| ()).unwrap_err().message
+    };
+    assert_eq!(
+        err("(mapGlb (lambda (x) (g x x x)) xs)"),
+        "too many arguments: this function takes 2, but is given 3"
+    );
+    assert_eq!(
+        err("(mapGlb (lambda (x) (* x 2.0f)) xs xs)"),
+        "too many arguments: this function takes 2, but is given 3"
+    );
+    assert_eq!(
+        err("(reduceSeq (lambda (acc) acc) 0.0f xs)"),
+        "this function takes 1 argument(s), but is called with 2 here"
+    );
+    assert_eq!(
+        err("(reduceSeq (lambda (a b c) a) 0.0f xs)"),
+        "this function takes 3 argument(s), but is called with 2 here"
+    );
+    assert_eq!(
+        err("(mapGlb (lambda (x) (g x)) xs)"),
+        "this function returns a function, not a value: its body needs 1 more argument(s)"
+    );
+}
