@@ -1552,6 +1552,14 @@ mod tests {
         )
         .unwrap();
         assert_eq!(back.values[0], v);
+        // NaN and the infinities keep their bits.
+        let special = Value::Array(vec![floats(&[f32::NAN, f32::INFINITY, f32::NEG_INFINITY])]);
+        let sty = Type::array(Type::array(Type::float(), ArithExpr::cst(3)), ArithExpr::cst(1));
+        let got = npyz::NpyFile::new(&value_to_npy(&special, &sty).unwrap()[..])
+            .unwrap()
+            .into_vec::<f32>()
+            .unwrap();
+        assert!(got[0].is_nan() && got[1] == f32::INFINITY && got[2] == f32::NEG_INFINITY);
         // ints and an existential (filter) result
         let ity = Type::Exists(Box::new(Type::int()));
         let bytes = value_to_npy(&Value::Array(vec![Value::Int(3), Value::Int(-1)]), &ity).unwrap();

@@ -770,3 +770,25 @@ fn floor_and_exact_division_are_one_length() {
         assert_fails(&args(odd), "5 is not a multiple of 2");
     }
 }
+
+/// NaN and the infinities go in and come out as `NaN`, `Infinity`, `-Infinity` (not `null`),
+/// through the interpreter and OpenCL (skipped without a device).
+#[test]
+fn nan_and_infinities_round_trip_through_json() {
+    let dir = scratch("nan");
+    let data = dir.join("special.json");
+    std::fs::write(&data, r#"{"xs": [NaN, Infinity, -Infinity, 1.5]}"#).unwrap();
+    let data = data.to_str().unwrap();
+    let mut backends = vec![("interp", None)];
+    if let Some(device) = crate::opencl::device() {
+        backends.push(("opencl", device));
+    }
+    for (backend, device) in backends {
+        let mut args = vec!["run", "examples/thesis_2_1.lisp", "--data", data, "--backend", backend];
+        if let Some(d) = &device {
+            args.extend(["--device", d.as_str()]);
+        }
+        let stdout = assert_succeeds(&lift(&args));
+        assert_eq!(stdout.trim(), "[NaN,Infinity,-Infinity,3.0]", "{backend}");
+    }
+}
