@@ -936,9 +936,33 @@ impl Checker<'_> {
             Op::Get(i) => match &ts[0] {
                 Type::Tuple(cs) if (i as usize) < cs.len() => cs[i as usize].clone(),
                 t => {
-                    return Err(err(format!(
-                        "`get #{i}` needs a tuple of more than {i} components, not {t}"
-                    )))
+                    let mut d = err(format!("`get #{i}` needs a tuple of more than {i} components, not {t}"));
+                    if let (true, Expr::Var(v)) = (self.prog.span(args[0]) == span, self.prog.expr(args[0])) {
+                        // The `get` was made by the reader: a function of several parameters
+                        // called with one value takes that value apart as a tuple, one `get`
+                        // per parameter.
+                        let params = self
+                            .prog
+                            .exprs
+                            .iter()
+                            .filter_map(|x| match x {
+                                Expr::Op {
+                                    op: Op::Get(j),
+                                    args: a,
+                                } if matches!(self.prog.expr(a[0]), Expr::Var(w) if w == v) => {
+                                    Some(usize::from(*j) + 1)
+                                }
+                                _ => None,
+                            })
+                            .max()
+                            .unwrap_or(usize::from(i) + 1);
+                        d = Diagnostic::new(
+                            span,
+                            format!("this function takes {params} parameters, but is called with one value of type {t}"),
+                        )
+                        .with_note("a function of several parameters called with one tuple takes its components; this value is not a tuple with that many");
+                    }
+                    return Err(d);
                 }
             },
             Op::At => {

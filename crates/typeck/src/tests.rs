@@ -195,3 +195,17 @@ fn exact_and_floor_division_agree_under_a_check() {
     )
     .starts_with("error: `zip` of arrays of different lengths"));
 }
+
+/// A function of two parameters where `map` passes one element that is not a pair.
+#[test]
+fn several_parameters_for_one_value_name_the_count() {
+    assert_eq!(
+        ty("(mapGlb (lambda (x y) (* x y)) xs)"),
+        "error: this function takes 2 parameters, but is called with one value of type float"
+    );
+    assert_eq!(ty("(mapGlb (lambda (x y) (* x y)) (zip xs xs))"), "[float]N");
+    assert_eq!(
+        ty("(mapGlb (lambda (p) (get #2 p)) (zip xs xs))"),
+        "error: `get #2` needs a tuple of more than 2 components, not (float, float)"
+    );
+}
