@@ -18,7 +18,7 @@ impl fmt::Display for EvalError {
         match self {
             EvalError::Unbound(n) => write!(f, "unbound variable `{n}`"),
             EvalError::DivByZero => write!(f, "division or modulo by zero"),
-            EvalError::Overflow => write!(f, "integer overflow"),
+            EvalError::Overflow => write!(f, "it does not fit a 64-bit integer"),
             EvalError::NegativeExponent => write!(f, "negative exponent"),
         }
     }

@@ -104,6 +104,22 @@ impl Range {
     }
 }
 
+/// Who introduced a variable. Part of the variable's identity (equality, hashing, ordering):
+/// two variables are the same only if name *and* kind agree, so lengths the compiler
+/// invents can never be mistaken for a size the user declared under the same spelling.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub enum VarKind {
+    /// A size variable of the program, an index, or any variable built with the plain
+    /// constructors ([`ArithExpr::var`], [`ArithExpr::size_var`], [`ArithExpr::pos_var`]).
+    User,
+    /// The run-time length of an unpacked existential array (a filter result).
+    Existential,
+    /// The symbolic length an `iterate` body is typed on.
+    Iterate,
+    /// Any other length or index a compiler pass invents (tiles, generated loops).
+    Generated,
+}
+
 /// The node kinds of a canonical expression (read-only view).
 ///
 /// Values of `ArithExpr` can only be built through the simplifying
@@ -111,9 +127,11 @@ impl Range {
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
 pub enum ExprKind {
     Cst(i64),
-    /// Variables compare by name first, so a name sorts the same wherever used.
+    /// Variables compare by name first, so a name sorts the same wherever used; the kind is
+    /// part of the identity, so a generated length never equals a user's size of that name.
     Var {
         name: String,
+        kind: VarKind,
         range: Range,
     },
     /// At least two monomials with distinct atom lists; constant term last.
@@ -161,10 +179,29 @@ impl ArithExpr {
     }
 
     pub fn var(name: &str, range: Range) -> ArithExpr {
+        ArithExpr::var_of_kind(VarKind::User, name, range)
+    }
+
+    /// A variable of the given kind; see [`VarKind`].
+    pub fn var_of_kind(kind: VarKind, name: &str, range: Range) -> ArithExpr {
         ArithExpr::mk(ExprKind::Var {
             name: name.to_string(),
+            kind,
             range,
         })
+    }
+
+    /// A length variable (range `[1, inf)`) of the given kind.
+    pub fn size_var_of_kind(kind: VarKind, name: &str) -> ArithExpr {
+        ArithExpr::var_of_kind(kind, name, Range::at_least(ArithExpr::cst(1)))
+    }
+
+    /// The kind of a variable node.
+    pub fn var_kind(&self) -> Option<VarKind> {
+        match &*self.0 {
+            ExprKind::Var { kind, .. } => Some(*kind),
+            _ => None,
+        }
     }
 
     pub fn add(&self, o: &ArithExpr) -> ArithExpr {
@@ -249,7 +286,7 @@ impl ArithExpr {
     /// The name and range of a variable node.
     pub fn as_var(&self) -> Option<(&str, &Range)> {
         match &*self.0 {
-            ExprKind::Var { name, range } => Some((name, range)),
+            ExprKind::Var { name, range, .. } => Some((name, range)),
             _ => None,
         }
     }
@@ -262,31 +299,82 @@ impl ArithExpr {
     /// Replaces variable `name` (also inside other variables' ranges) and
     /// re-simplifies.
     pub fn subst(&self, name: &str, by: &ArithExpr) -> ArithExpr {
-        self.map_vars(&|n, r| {
+        self.map_vars(&|n, kind, r| {
             if n == name {
                 Some(by.clone())
             } else {
                 // Ranges are rebuilt so that e.g. `i in [0, N)` becomes
                 // `i in [0, 8)` once `N := 8`.
-                Some(ArithExpr::var(n, r.subst(name, by)))
+                Some(ArithExpr::var_of_kind(kind, n, r.subst(name, by)))
             }
         })
     }
 
     /// Rebuilds the expression bottom-up through the simplifying
-    /// constructors, replacing each variable by `f(name, range)` (or keeping
-    /// it when `f` returns `None`).
-    pub fn map_vars(&self, f: &dyn Fn(&str, &Range) -> Option<ArithExpr>) -> ArithExpr {
+    /// constructors, replacing each variable by `f(name, kind, range)` (or
+    /// keeping it when `f` returns `None`).
+    pub fn map_vars(&self, f: &dyn Fn(&str, VarKind, &Range) -> Option<ArithExpr>) -> ArithExpr {
+        self.rebuild(&Rebuild {
+            var: f,
+            div: &|a, b| a.div(b),
+            rem: &|a, b| a.rem(b),
+        })
+    }
+
+    /// Uses facts `d | e` (each `(e, d)`: `e` is a multiple of `d`, e.g. checked at run time
+    /// before anything runs) to read every C division `e / d` as the exact quotient `e /^ d`,
+    /// which then cancels against multiplication: under `2 | N`, `(N/2)*2` is `N`, and the
+    /// user's `N/2` equals the `N /^ 2` of `split #2`. A remainder `e % d` becomes 0. Sound
+    /// exactly when the facts hold.
+    pub fn assume_divisible(&self, facts: &[(ArithExpr, ArithExpr)]) -> ArithExpr {
+        if facts.is_empty() || !self.has_division() {
+            return self.clone();
+        }
+        let holds = |a: &ArithExpr, b: &ArithExpr| facts.iter().any(|(e, d)| e == a && d == b);
+        self.rebuild(&Rebuild {
+            var: &|_, _, _| None,
+            div: &|a, b| {
+                if holds(a, b) {
+                    a.div_assume_exact(b)
+                } else {
+                    a.div(b)
+                }
+            },
+            rem: &|a, b| {
+                if holds(a, b) {
+                    ArithExpr::cst(0)
+                } else {
+                    a.rem(b)
+                }
+            },
+        })
+    }
+
+    fn has_division(&self) -> bool {
+        match &*self.0 {
+            ExprKind::Div(..) | ExprKind::Mod(..) => true,
+            _ => {
+                let mut found = false;
+                self.for_each_child(&mut |c| found = found || c.has_division());
+                found
+            }
+        }
+    }
+
+    /// Rebuilds bottom-up through the simplifying constructors, with the variables, C
+    /// divisions and remainders through the hooks of `r` (a variable is kept when its hook
+    /// returns `None`).
+    fn rebuild(&self, r: &Rebuild<'_>) -> ArithExpr {
         use ExprKind::*;
-        let bin = |a: &ArithExpr, b: &ArithExpr| (a.map_vars(f), b.map_vars(f));
+        let bin = |a: &ArithExpr, b: &ArithExpr| (a.rebuild(r), b.rebuild(r));
         match &*self.0 {
             Cst(_) => self.clone(),
-            Var { name, range } => f(name, range).unwrap_or_else(|| self.clone()),
-            Sum(ts) => ts.iter().fold(ArithExpr::cst(0), |acc, t| acc.add(&t.map_vars(f))),
-            Prod(fs) => fs.iter().fold(ArithExpr::cst(1), |acc, t| acc.mul(&t.map_vars(f))),
+            Var { name, kind, range } => (r.var)(name, *kind, range).unwrap_or_else(|| self.clone()),
+            Sum(ts) => ts.iter().fold(ArithExpr::cst(0), |acc, t| acc.add(&t.rebuild(r))),
+            Prod(fs) => fs.iter().fold(ArithExpr::cst(1), |acc, t| acc.mul(&t.rebuild(r))),
             Div(a, b) => {
                 let (a, b) = bin(a, b);
-                a.div(&b)
+                (r.div)(&a, &b)
             }
             ExactDiv(a, b) => {
                 let (a, b) = bin(a, b);
@@ -294,7 +382,7 @@ impl ArithExpr {
             }
             Mod(a, b) => {
                 let (a, b) = bin(a, b);
-                a.rem(&b)
+                (r.rem)(&a, &b)
             }
             Pow(a, b) => {
                 let (a, b) = bin(a, b);
@@ -329,6 +417,24 @@ impl ArithExpr {
         let mut out = BTreeSet::new();
         self.collect_vars(&mut out);
         out
+    }
+
+    /// Names of the free variables of one kind (same notion as [`ArithExpr::free_vars`]).
+    pub fn free_vars_of_kind(&self, kind: VarKind) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        self.collect_kind(kind, &mut out);
+        out
+    }
+
+    fn collect_kind(&self, kind: VarKind, out: &mut BTreeSet<String>) {
+        match &*self.0 {
+            ExprKind::Var { name, kind: k, .. } => {
+                if *k == kind {
+                    out.insert(name.clone());
+                }
+            }
+            _ => self.for_each_child(&mut |c| c.collect_kind(kind, out)),
+        }
     }
 
     fn collect_vars(&self, out: &mut BTreeSet<String>) {
@@ -417,6 +523,13 @@ impl ArithExpr {
         let (x, y) = if a <= b { (a, b) } else { (b, a) };
         ArithExpr::mk(k(x.clone(), y.clone()))
     }
+}
+
+/// How [`ArithExpr::rebuild`] rebuilds variables, divisions and remainders.
+struct Rebuild<'a> {
+    var: &'a dyn Fn(&str, VarKind, &Range) -> Option<ArithExpr>,
+    div: &'a dyn Fn(&ArithExpr, &ArithExpr) -> ArithExpr,
+    rem: &'a dyn Fn(&ArithExpr, &ArithExpr) -> ArithExpr,
 }
 
 impl From<i64> for ArithExpr {

@@ -628,3 +628,43 @@ fn lift_index_patterns() {
     assert!(tr.prove_lt(&(&n() * &m())));
     assert!(!tr.prove_lt(&(&n() * &m() - 1)));
 }
+
+#[test]
+fn the_kind_of_a_variable_is_part_of_its_identity() {
+    let user = ArithExpr::size_var("X1");
+    let exist = ArithExpr::size_var_of_kind(VarKind::Existential, "X1");
+    assert_ne!(user, exist);
+    assert!(!user.sub(&exist).is_cst(0), "X1 - X1' does not cancel");
+    assert!(user.sub(&user).is_cst(0));
+    assert_eq!(exist.to_string(), "X1", "a generated length prints as its name");
+    assert_eq!(exist.var_kind(), Some(VarKind::Existential));
+    assert_eq!(user.var_kind(), Some(VarKind::User));
+    let both = user.add(&exist);
+    assert_eq!(both.free_vars_of_kind(VarKind::Existential).len(), 1);
+    assert_eq!(both.free_vars_of_kind(VarKind::User).len(), 1);
+    // Substitution keeps the kinds of the other variables.
+    let i = ArithExpr::var_of_kind(VarKind::Generated, "i", Range::upto(ArithExpr::size_var("N")));
+    let j = i.subst("N", &ArithExpr::cst(8));
+    assert_eq!(j.var_kind(), Some(VarKind::Generated));
+    assert_eq!(j.upper_bound(), Some(7));
+}
+
+#[test]
+fn divisibility_facts_make_floor_division_exact() {
+    let n = ArithExpr::size_var("N");
+    let two = ArithExpr::cst(2);
+    let floor = n.div(&two);
+    let exact = n.div_assume_exact(&two);
+    assert_ne!(floor, exact, "without the fact, N/2 rounds down");
+    assert_ne!(floor.mul(&two), n);
+    let facts = [(n.clone(), two.clone())];
+    assert_eq!(floor.assume_divisible(&facts), exact);
+    assert_eq!(floor.mul(&two).assume_divisible(&facts), n, "(N/2)*2 == N under 2 | N");
+    assert!(n.rem(&two).assume_divisible(&facts).is_cst(0));
+    // Nested in a larger expression, and only for the stated divisor.
+    let m = ArithExpr::size_var("M");
+    let e = m.add(&floor.mul(&two));
+    assert_eq!(e.assume_divisible(&facts), m.add(&n));
+    let three = ArithExpr::cst(3);
+    assert_eq!(n.div(&three).assume_divisible(&facts), n.div(&three));
+}

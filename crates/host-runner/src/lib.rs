@@ -25,5 +25,27 @@ pub use error::Error;
 pub use plan::{BufferInit, BufferSpec, KernelArg, Launch, Plan, ReadSpec, RunOptions, RunResult};
 pub use session::Session;
 
+/// The variable that makes a missing OpenCL device a test failure (CI sets it).
+pub const REQUIRE_OPENCL_VAR: &str = "LIFT_REQUIRE_OPENCL";
+
+/// For tests that need a device and found none: with [`REQUIRE_OPENCL_VAR`] set (to anything
+/// but empty or `0`) this panics, so CI cannot pass by skipping; otherwise it says on stderr
+/// that the tests skip, and the caller returns.
+pub fn skip_without_device(why: &str) {
+    if let Err(msg) = skip_decision(std::env::var(REQUIRE_OPENCL_VAR).ok().as_deref(), why) {
+        panic!("{msg}");
+    }
+    eprintln!("skipping OpenCL tests: {why}");
+}
+
+fn skip_decision(required: Option<&str>, why: &str) -> Result<(), String> {
+    match required {
+        Some(v) if !v.is_empty() && v != "0" => Err(format!(
+            "no usable OpenCL device ({why}), but {REQUIRE_OPENCL_VAR}={v} requires the OpenCL tests to run"
+        )),
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -262,7 +262,30 @@ fn check_launch(plan: &Plan, dev: &DeviceInfo, li: usize, l: &Launch) -> Result<
         }
     }
 
-    let mut local_total: u64 = 0;
+    // Static `local` arrays count against the same limit as the arguments; checked here
+    // because some drivers (PoCL) abort the process at launch instead of failing the call.
+    let statics = static_local_buffers(&plan.source, &l.kernel);
+    let mut local_total: u64 = statics.iter().fold(0u64, |acc, b| acc.saturating_add(b.bytes));
+    if let Some(big) = statics.iter().max_by_key(|b| b.bytes) {
+        if local_total > dev.local_mem_bytes {
+            let others = if statics.len() > 1 {
+                format!(
+                    " (with the kernel's {} other local arrays: {local_total} bytes)",
+                    statics.len() - 1
+                )
+            } else {
+                String::new()
+            };
+            return Err(Error::TooLarge {
+                what: format!(
+                    "the local buffer `{}` ({} x {}) of kernel `{}`{others}",
+                    big.name, big.count, big.elem, l.kernel
+                ),
+                bytes: big.bytes.max(local_total),
+                limit: dev.local_mem_bytes,
+            });
+        }
+    }
     for (ai, a) in l.args.iter().enumerate() {
         match *a {
             KernelArg::Buffer(b) => check_buffer_index(plan, b, &format!("launch {li} argument {ai}"))?,
@@ -272,12 +295,83 @@ fn check_launch(plan: &Plan, dev: &DeviceInfo, li: usize, l: &Launch) -> Result<
     }
     if local_total > dev.local_mem_bytes {
         return Err(Error::TooLarge {
-            what: format!("the __local arguments of launch {li} (kernel `{}`)", l.kernel),
+            what: format!("the local memory of launch {li} (kernel `{}`)", l.kernel),
             bytes: local_total,
             limit: dev.local_mem_bytes,
         });
     }
     Ok(())
+}
+
+/// A fixed-size `local` array declared in a kernel's body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StaticLocal {
+    pub name: String,
+    pub elem: String,
+    pub count: u64,
+    pub bytes: u64,
+}
+
+/// The `local T name[n];` declarations of kernel `kernel` in OpenCL C `source`, for element
+/// types of known size (built-in scalars and their vectors; others are left to the driver's
+/// own check after the build).
+pub(crate) fn static_local_buffers(source: &str, kernel: &str) -> Vec<StaticLocal> {
+    let mut out = vec![];
+    let mut inside = false;
+    for line in source.lines() {
+        if let Some(at) = line.find("kernel void ") {
+            let rest = &line[at + "kernel void ".len()..];
+            inside = rest.strip_prefix(kernel).is_some_and(|r| r.starts_with('('));
+            continue;
+        }
+        if !inside {
+            continue;
+        }
+        let t = line.trim();
+        let Some(decl) = t.strip_prefix("local ").or_else(|| t.strip_prefix("__local ")) else {
+            continue;
+        };
+        let Some(decl) = decl.strip_suffix("];") else { continue };
+        let mut words = decl.split_whitespace();
+        let (Some(elem), Some(rest), None) = (words.next(), words.next(), words.next()) else {
+            continue;
+        };
+        let Some((name, count)) = rest.split_once('[') else {
+            continue;
+        };
+        let (Ok(count), Some(size)) = (count.parse::<u64>(), c_type_bytes(elem)) else {
+            continue;
+        };
+        out.push(StaticLocal {
+            name: name.to_string(),
+            elem: elem.to_string(),
+            count,
+            bytes: count.saturating_mul(size),
+        });
+    }
+    out
+}
+
+/// Size of an OpenCL C built-in scalar or vector type (a 3-vector takes the room of 4).
+fn c_type_bytes(ty: &str) -> Option<u64> {
+    let digits = ty.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+    let base = &ty[..ty.len() - digits.len()];
+    let scalar = match base {
+        "char" | "uchar" | "bool" => 1,
+        "short" | "ushort" | "half" => 2,
+        "int" | "uint" | "float" => 4,
+        "long" | "ulong" | "double" => 8,
+        _ => return None,
+    };
+    let lanes = match digits {
+        "" => 1,
+        "2" => 2,
+        "3" | "4" => 4,
+        "8" => 8,
+        "16" => 16,
+        _ => return None,
+    };
+    Some(scalar * lanes)
 }
 
 /// Median of non-empty samples; the mean of the middle two for an even count.

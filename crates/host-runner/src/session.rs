@@ -100,7 +100,13 @@ impl Session {
                 })?;
                 kernels.insert(&l.kernel, k);
             }
-            check_kernel_fit(li, l, &kernels[l.kernel.as_str()], self.device.id())?;
+            check_kernel_fit(
+                li,
+                l,
+                &kernels[l.kernel.as_str()],
+                self.device.id(),
+                self.info.local_mem_bytes,
+            )?;
         }
 
         let mut buffers = Vec::with_capacity(plan.buffers.len());
@@ -387,7 +393,13 @@ impl Session {
 
 /// Limits that only exist once the kernel is created: its argument count and its own
 /// maximum work-group size, which register use can push below the device's.
-fn check_kernel_fit(li: usize, l: &crate::plan::Launch, kernel: &Kernel, device: cl_device_id) -> Result<(), Error> {
+fn check_kernel_fit(
+    li: usize,
+    l: &crate::plan::Launch,
+    kernel: &Kernel,
+    device: cl_device_id,
+    local_limit: u64,
+) -> Result<(), Error> {
     let n = kernel.num_args().map_err(cl("clGetKernelInfo"))? as usize;
     if n != l.args.len() {
         return Err(Error::InvalidPlan(format!(
@@ -395,6 +407,23 @@ fn check_kernel_fit(li: usize, l: &crate::plan::Launch, kernel: &Kernel, device:
             l.kernel,
             l.args.len()
         )));
+    }
+    // The driver's own count of the kernel's static local memory covers element types that
+    // check_plan cannot size from the source.
+    let dynamic = l.args.iter().fold(0u64, |acc, a| match *a {
+        KernelArg::Local(bytes) => acc.saturating_add(bytes as u64),
+        _ => acc,
+    });
+    let used = kernel
+        .get_local_mem_size(device)
+        .map_err(cl("clGetKernelWorkGroupInfo"))?
+        .saturating_add(dynamic);
+    if used > local_limit {
+        return Err(Error::TooLarge {
+            what: format!("the local memory of launch {li} (kernel `{}`)", l.kernel),
+            bytes: used,
+            limit: local_limit,
+        });
     }
     if let Some(local) = &l.local {
         let max = kernel

@@ -128,6 +128,38 @@ fn local_memory_sum() {
 }
 
 #[test]
+fn static_local_arrays_are_checked_before_launch() {
+    let source = "kernel void K(global float* a) {\n  local float v_lt_2[200];\n  local float4 v_q[10];\n}\n\
+                  kernel void J(global float* a) {\n  local float v_big[100000];\n}\n";
+    let mut p = plan_with(vec![], vec![launch(vec![1], None, vec![])], vec![]);
+    p.source = source.into();
+    p.launches[0].kernel = "K".into();
+    // 800 + 160 bytes fit the fake device's 1024.
+    assert!(check(&p).is_ok());
+    p.launches[0].args = vec![KernelArg::Local(100)];
+    assert!(check(&p).is_err(), "static and dynamic local memory add up");
+    p.launches[0].args = vec![];
+    p.launches[0].kernel = "J".into();
+    let e = check(&p).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::TooLarge {
+                bytes: 400000,
+                limit: 1024,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let msg = e.to_string();
+    assert!(
+        msg.contains("`v_big`") && msg.contains("100000 x float") && msg.contains("`J`"),
+        "{msg}"
+    );
+}
+
+#[test]
 fn indices_are_checked() {
     let l = launch(vec![1], None, vec![KernelArg::Buffer(1)]);
     let e = check(&plan_with(vec![buffer(4)], vec![l], vec![])).unwrap_err();
@@ -251,4 +283,17 @@ fn session_can_move_between_threads() {
     fn send_sync<T: Send + Sync>() {}
     send_sync::<Session>();
     send_sync::<Error>();
+}
+
+#[test]
+fn a_required_device_turns_skipping_into_failure() {
+    use crate::skip_decision;
+    assert!(skip_decision(None, "no OpenCL device").is_ok());
+    assert!(skip_decision(Some(""), "no OpenCL device").is_ok());
+    assert!(skip_decision(Some("0"), "no OpenCL device").is_ok());
+    let e = skip_decision(Some("1"), "no OpenCL device").unwrap_err();
+    assert!(
+        e.contains("LIFT_REQUIRE_OPENCL=1") && e.contains("no OpenCL device"),
+        "{e}"
+    );
 }

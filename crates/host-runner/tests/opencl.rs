@@ -46,11 +46,11 @@ kernel void group_sum(const global float* xs, global float* sums, local float* t
 fn session(cache: Option<PathBuf>) -> Option<Session> {
     match devices() {
         Err(e) => {
-            eprintln!("skipping OpenCL test: {e}");
+            host_runner::skip_without_device(&e.to_string());
             return None;
         }
         Ok(d) if d.is_empty() => {
-            eprintln!("skipping OpenCL test: no OpenCL device");
+            host_runner::skip_without_device("no OpenCL device");
             return None;
         }
         Ok(_) => {}

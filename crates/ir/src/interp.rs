@@ -260,7 +260,7 @@ impl<'a> Interp<'a> {
 
     fn size(&self, e: &ArithExpr, at: ExprId) -> Res<i64> {
         e.eval(self.sizes)
-            .or_else(|err| self.err(at, format!("cannot evaluate the size `{e}`: {err:?}")))
+            .or_else(|err| self.err(at, format!("cannot evaluate the size `{e}`: {err}")))
     }
 
     /// A size that is used as a count or length: it must fit in a non-negative `usize`.
@@ -1119,11 +1119,23 @@ fn describe(v: &Value) -> String {
     }
 }
 
+/// The JSON spelling of a value that is not finite.
+fn non_finite(x: f64) -> &'static str {
+    if x.is_nan() {
+        "NaN"
+    } else if x > 0.0 {
+        "Infinity"
+    } else {
+        "-Infinity"
+    }
+}
+
 impl Value {
     /// Compact JSON. Arrays, tuples and vectors are JSON arrays. Floats print with Rust's
     /// shortest round-trip digits for their own precision (`0.1f32` prints `0.1`, not
     /// `0.10000000149011612`), always with a `.` or exponent so they read back as floats.
-    /// JSON has no NaN or infinity, so those print as `null`.
+    /// Strict JSON has no NaN or infinity; they print as `NaN`, `Infinity` and `-Infinity`,
+    /// which Python's `json` and numpy read back (`null` would lose the value).
     pub fn to_json(&self) -> String {
         let mut s = String::new();
         self.write_json(&mut s);
@@ -1145,7 +1157,9 @@ impl Value {
                     let _ = write!(s, "{:?}", a.value as f32);
                 }
             }
-            Value::Float(_) | Value::Double(_) | Value::Approx(_) => s.push_str("null"),
+            Value::Float(f) => s.push_str(non_finite(f64::from(*f))),
+            Value::Double(d) => s.push_str(non_finite(*d)),
+            Value::Approx(a) => s.push_str(non_finite(a.value)),
             Value::Int(i) => {
                 let _ = write!(s, "{i}");
             }

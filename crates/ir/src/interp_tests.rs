@@ -469,11 +469,18 @@ fn json_output() {
         Value::Double(0.1),
         Value::Int(-3),
         Value::Bool(true),
-        Value::Tuple(vec![Value::Float(f32::NAN), Value::Double(f64::INFINITY)]),
+        Value::Tuple(vec![
+            Value::Float(f32::NAN),
+            Value::Double(f64::INFINITY),
+            Value::Float(f32::NEG_INFINITY),
+        ]),
         Value::Vector(vec![Value::Int(1), Value::Int(2)]),
         Value::Array(vec![]),
     ]);
-    assert_eq!(v.to_json(), "[0.1,1.0,-2.5e-8,1e20,0.1,-3,true,[null,null],[1,2],[]]");
+    assert_eq!(
+        v.to_json(),
+        "[0.1,1.0,-2.5e-8,1e20,0.1,-3,true,[NaN,Infinity,-Infinity],[1,2],[]]"
+    );
 }
 
 fn bounded(src: &str, args: &[Value], sizes: &[(&str, i64)]) -> Result<Value, RuntimeError> {

@@ -8,9 +8,10 @@
 
 use crate::diag::{closest, Diagnostic, Span};
 use crate::expr::*;
-use crate::sexp::{read, FloatSuffix, Sexp, SexpKind};
+use crate::sexp::{read, too_deep, FloatSuffix, Sexp, SexpKind};
 use crate::types::{Scalar, Type};
 use arith::ArithExpr;
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -48,7 +49,22 @@ pub fn parse(src: &str) -> Result<Program> {
             "no `(lift (sizes) (types) (lambda (params) body))` form in the file",
         ));
     };
-    Elab::new().program(lift, env)
+    let prog = Elab::new().program(lift, env)?;
+    check_depth(&prog)?;
+    Ok(prog)
+}
+
+/// The expression tree may nest deeper than the text (`o` pipelines, inlined definitions):
+/// bound it by the same limit, so later passes see nothing deeper than the reader allows.
+fn check_depth(prog: &Program) -> Result<()> {
+    let mut todo = vec![(prog.body, 1usize)];
+    while let Some((id, depth)) = todo.pop() {
+        if depth > crate::MAX_DEPTH {
+            return Err(too_deep(prog.span(id)));
+        }
+        todo.extend(prog.children(id).into_iter().map(|c| (c, depth + 1)));
+    }
+    Ok(())
 }
 
 fn define(items: &[Sexp], span: Span, env: &mut Env) -> Result<()> {
@@ -366,6 +382,18 @@ enum Fun {
 struct Elab {
     prog: Program,
     fresh: u32,
+    /// Current nesting of `elab`/`ty`/`size`: definitions inline into each other, so this can
+    /// exceed the nesting of the text.
+    depth: Rc<Cell<usize>>,
+}
+
+/// One level of elaboration; leaving it (drop) pops the level.
+struct Level(Rc<Cell<usize>>);
+
+impl Drop for Level {
+    fn drop(&mut self) {
+        self.0.set(self.0.get() - 1);
+    }
 }
 
 impl Elab {
@@ -381,7 +409,17 @@ impl Elab {
                 body: ExprId(0),
             },
             fresh: 0,
+            depth: Rc::new(Cell::new(0)),
         }
+    }
+
+    fn enter(&self, span: Span) -> Result<Level> {
+        let d = self.depth.get() + 1;
+        if d > crate::MAX_DEPTH {
+            return Err(too_deep(span));
+        }
+        self.depth.set(d);
+        Ok(Level(self.depth.clone()))
     }
 
     fn program(mut self, form: &Sexp, mut env: Env) -> Result<Program> {
@@ -457,6 +495,7 @@ impl Elab {
     }
 
     fn ty(&self, t: &Sexp, env: &Env) -> Result<Type> {
+        let _level = self.enter(t.span)?;
         match &t.kind {
             SexpKind::Symbol(s) => match s.as_str() {
                 "float" => Ok(Type::Scalar(Scalar::Float)),
@@ -496,6 +535,7 @@ impl Elab {
 
     /// A size expression: `#4`, `4`, a size variable, or `(+ a b)` etc.
     fn size(&self, s: &Sexp, env: &Env) -> Result<ArithExpr> {
+        let _level = self.enter(s.span)?;
         let bad = || {
             Diagnostic::new(s.span, "expected a size expression")
                 .with_note("sizes are size variables, natural numbers like #4, or (+ a b), (- a b), (* a b), (/ a b), (% a b), (pow a b)")
@@ -541,6 +581,7 @@ impl Elab {
     }
 
     fn elab(&mut self, s: &Sexp, env: &Env) -> Result<Val> {
+        let _level = self.enter(s.span)?;
         match &s.kind {
             SexpKind::Int(i) => Ok(self.lit(Lit::Int(*i as i32), s.span)),
             SexpKind::Float(f, FloatSuffix::D) => Ok(self.lit(Lit::Double(*f), s.span)),
@@ -753,7 +794,8 @@ impl Elab {
                     }
                 }
                 let result = self.call_closure(c, all, span)?;
-                self.apply_rest(result, rest.collect(), span, head_span)
+                let takes = c.params.len();
+                self.apply_rest(result, rest.collect(), span, head_span, takes)
             }
             Fun::Builtin(b, given, bspan) => {
                 let shape = match b {
@@ -778,7 +820,7 @@ impl Elab {
                     }
                 }
                 let result = self.build_builtin(b, all, span, head_span)?;
-                self.apply_rest(result, rest.collect(), span, head_span)
+                self.apply_rest(result, rest.collect(), span, head_span, need)
             }
             Fun::Place(space, inner, pspan) => {
                 let v = self.apply(Val::Fun(inner.clone()), args, span, head_span)?;
@@ -799,13 +841,29 @@ impl Elab {
         }
     }
 
-    fn apply_rest(&mut self, result: Val, rest: Vec<(Val, Span)>, span: Span, head_span: Span) -> Result<Val> {
+    /// Applies the result of a saturated call to the arguments left over; `takes` is how many
+    /// the called function took, for the message when the result is not a function.
+    fn apply_rest(
+        &mut self,
+        result: Val,
+        rest: Vec<(Val, Span)>,
+        span: Span,
+        head_span: Span,
+        takes: usize,
+    ) -> Result<Val> {
         if rest.is_empty() {
             return Ok(result);
         }
         match result {
             Val::Fun(_) | Val::Deferred(_) => self.apply(result, rest, span, head_span),
-            _ => Err(Diagnostic::new(rest[0].1, "too many arguments").with_label("this argument is not expected")),
+            _ => {
+                let given = takes + rest.len();
+                Err(Diagnostic::new(
+                    rest[0].1,
+                    format!("too many arguments: this function takes {takes}, but is given {given}"),
+                )
+                .with_label("this argument is not expected"))
+            }
         }
     }
 
@@ -898,15 +956,61 @@ impl Elab {
             params.push(var);
             args.push((Val::Var(var), span));
         }
-        let body = self.apply(Val::Fun(f), args, span, span)?;
-        if let Val::Fun(_) = body {
-            return Err(
-                Diagnostic::new(span, format!("this function needs more than {arity} argument(s) here"))
-                    .with_note("the primitive calls it with fewer arguments than it takes"),
-            );
+        let takes = self.arity(&f);
+        let called = |takes: usize| {
+            Diagnostic::new(
+                span,
+                format!("this function takes {takes} argument(s), but is called with {arity} here"),
+            )
+        };
+        let body = match self.apply(Val::Fun(f), args, span, span) {
+            Ok(body) => body,
+            // Called with more arguments than it takes: say so in the caller's terms.
+            Err(_) if takes.is_some_and(|t| t < arity) => {
+                return Err(
+                    called(takes.unwrap_or(0)).with_note("the primitive calls it with more arguments than it takes")
+                )
+            }
+            Err(e) => return Err(e),
+        };
+        if let Val::Fun(h) = body {
+            let d = match takes {
+                Some(t) if t > arity => {
+                    called(t).with_note("the primitive calls it with fewer arguments than it takes")
+                }
+                // It takes what it is given, but its body still waits for arguments.
+                _ => {
+                    let missing = match self.arity(&h) {
+                        Some(k) => format!("{k} more argument(s)"),
+                        None => "more arguments".to_string(),
+                    };
+                    Diagnostic::new(
+                        span,
+                        format!("this function returns a function, not a value: its body needs {missing}"),
+                    )
+                    .with_note("a function or primitive in the body is applied to fewer arguments than it takes")
+                }
+            };
+            return Err(d);
         }
         let body = self.expr(body, span)?;
         Ok(self.prog.push(Expr::Lambda { params, body }, span))
+    }
+
+    /// How many more arguments a function value takes before it produces a value (`None`:
+    /// variadic, or not known without applying it).
+    fn arity(&self, f: &Fun) -> Option<usize> {
+        match f {
+            Fun::Closure(c, given) => Some(c.params.len() - given.len()),
+            Fun::Builtin(b, given, _) => {
+                let shape = match b {
+                    Builtin::Prim(p) => p.shape(),
+                    Builtin::Op(o) => op_shape(*o),
+                };
+                Some(shape.sizes + shape.args? - given.len())
+            }
+            Fun::Place(_, inner, _) => self.arity(inner),
+        }
     }
 
     fn build_builtin(&mut self, b: &Builtin, args: Vec<(Val, Span)>, span: Span, head_span: Span) -> Result<Val> {

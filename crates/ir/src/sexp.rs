@@ -69,6 +69,9 @@ pub fn read(src: &str) -> Result<Vec<Sexp>, Diagnostic> {
             continue;
         }
         if c == '(' {
+            if stack.len() >= crate::MAX_DEPTH {
+                return Err(too_deep(Span::new(pos, pos + 1)));
+            }
             stack.push((pos, Vec::new()));
             pos += 1;
             continue;
@@ -119,6 +122,18 @@ pub fn read(src: &str) -> Result<Vec<Sexp>, Diagnostic> {
         .with_label("opened here"));
     }
     Ok(top)
+}
+
+/// The one error for input beyond [`crate::MAX_DEPTH`], from the reader and the elaborator.
+pub(crate) fn too_deep(span: Span) -> Diagnostic {
+    Diagnostic::new(
+        span,
+        format!(
+            "nested too deeply: programs may nest at most {} levels",
+            crate::MAX_DEPTH
+        ),
+    )
+    .with_label("this goes one level deeper")
 }
 
 fn atom(text: &str, span: Span) -> Result<Sexp, Diagnostic> {

@@ -111,3 +111,53 @@ fn unknown_names_suggest_the_closest() {
     assert_eq!(e.message, "unknown name `mapGbl`");
     assert_eq!(e.notes, vec!["did you mean `mapGlb`?".to_string()]);
 }
+
+#[test]
+fn nesting_beyond_the_limit_is_a_reader_error() {
+    let lists = |k: usize| format!("{}x{}", "(".repeat(k), ")".repeat(k));
+    assert!(crate::sexp::read(&lists(crate::MAX_DEPTH)).is_ok());
+    let e = crate::sexp::read(&lists(crate::MAX_DEPTH + 1)).unwrap_err();
+    assert!(e.message.contains("nested too deeply"), "{}", e.message);
+    assert_eq!(
+        e.span.start as usize,
+        crate::MAX_DEPTH,
+        "points at the first `(` too many"
+    );
+    // Elaboration counts inlined definitions too.
+    let mut src = "(define (f0 x) (+ x 1.0f))\n".to_string();
+    for i in 1..2000 {
+        src += &format!("(define (f{i} x) (f{} (+ x 1.0f)))\n", i - 1);
+    }
+    src += "(lift (N) ((array-type float N)) (lambda (xs) (mapGlb (lambda (x) (f1999 x)) xs)))";
+    // (Elaborating up to the limit needs the compiler's stack, not a test thread's 2 MiB.)
+    let e = crate::run_with_stack(|| crate::parse(&src)).unwrap_err();
+    assert!(e.message.contains("nested too deeply"), "{}", e.message);
+}
+
+#[test]
+fn arity_errors_name_the_counts() {
+    let err = |body: &str| {
+        let src = format!("(define (g x y) (+ x y))\n(lift (N) ((array-type float N)) (lambda (xs) {body}))");
+        crate::parse(&src).map(|_| ()).unwrap_err().message
+    };
+    assert_eq!(
+        err("(mapGlb (lambda (x) (g x x x)) xs)"),
+        "too many arguments: this function takes 2, but is given 3"
+    );
+    assert_eq!(
+        err("(mapGlb (lambda (x) (* x 2.0f)) xs xs)"),
+        "too many arguments: this function takes 2, but is given 3"
+    );
+    assert_eq!(
+        err("(reduceSeq (lambda (acc) acc) 0.0f xs)"),
+        "this function takes 1 argument(s), but is called with 2 here"
+    );
+    assert_eq!(
+        err("(reduceSeq (lambda (a b c) a) 0.0f xs)"),
+        "this function takes 3 argument(s), but is called with 2 here"
+    );
+    assert_eq!(
+        err("(mapGlb (lambda (x) (g x)) xs)"),
+        "this function returns a function, not a value: its body needs 1 more argument(s)"
+    );
+}

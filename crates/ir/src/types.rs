@@ -73,14 +73,18 @@ impl Type {
         }
     }
     pub fn subst(&self, var: &str, by: &ArithExpr) -> Type {
+        self.map_lengths(&|n| n.subst(var, by))
+    }
+    /// The same type with every array length replaced by `f(length)`.
+    pub fn map_lengths(&self, f: &dyn Fn(&ArithExpr) -> ArithExpr) -> Type {
         match self {
             Type::Scalar(_) | Type::Vector(..) => self.clone(),
-            Type::Tuple(ts) => Type::Tuple(ts.iter().map(|t| t.subst(var, by)).collect()),
-            Type::Array(e, n) => Type::array(e.subst(var, by), n.subst(var, by)),
-            Type::Exists(e) => Type::Exists(Box::new(e.subst(var, by))),
+            Type::Tuple(ts) => Type::Tuple(ts.iter().map(|t| t.map_lengths(f)).collect()),
+            Type::Array(e, n) => Type::array(e.map_lengths(f), f(n)),
+            Type::Exists(e) => Type::Exists(Box::new(e.map_lengths(f))),
             Type::Fun(ps, r) => Type::Fun(
-                ps.iter().map(|t| t.subst(var, by)).collect(),
-                Box::new(r.subst(var, by)),
+                ps.iter().map(|t| t.map_lengths(f)).collect(),
+                Box::new(r.map_lengths(f)),
             ),
         }
     }

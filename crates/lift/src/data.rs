@@ -10,7 +10,8 @@
 //! Conversions are explicit and lossless where the declared type allows it: an integral JSON
 //! number (or `.npy` integer) is accepted for `float`/`double`; an `int` takes only integral
 //! values in `i32` range; a `float` rejects finite values beyond `f32` range (they would become
-//! infinities). JSON has no NaN/infinity, so those can only come from `.npy` files.
+//! infinities). JSON data may spell NaN and the infinities `NaN`, `Infinity` and `-Infinity`, as
+//! Python's `json` writes them and as `lift run` prints them.
 
 use ir::interp::Value;
 use ir::rng::XorShift;
@@ -86,8 +87,8 @@ pub fn load(prog: &Program, sources: &[DataSource], given_sizes: &[(String, i64)
     let mut parsed = vec![];
     for src in sources {
         if let DataSource::Json(text, file) = src {
-            let json: serde_json::Value =
-                serde_json::from_str(text).map_err(|e| DataError::new(format!("{file}: invalid JSON: {e}")))?;
+            let json: serde_json::Value = serde_json::from_str(&quote_non_finite(text))
+                .map_err(|e| DataError::new(format!("{file}: invalid JSON: {e}")))?;
             if !json.is_object() {
                 return Err(DataError::new(format!(
                     "{file}: expected a JSON object keyed by parameter name, found {}",
@@ -334,7 +335,7 @@ impl Sizes {
         for ((e, n), path) in &self.deferred {
             let want = e
                 .eval(&self.lookup())
-                .map_err(|err| DataError::new(format!("cannot evaluate the length {e} of {path}: {err:?}")))?;
+                .map_err(|err| DataError::new(format!("cannot evaluate the length {e} of {path}: {err}")))?;
             if want != *n {
                 let vars: Vec<String> = e
                     .free_vars()
@@ -387,8 +388,55 @@ fn param_of(origin: &str) -> &str {
     origin.split(['[', ' ']).next().unwrap_or(origin)
 }
 
+/// Marks the strings that stand for `NaN`, `Infinity` and `-Infinity` in the data (a NUL
+/// byte, which JSON text cannot hold raw, keeps them apart from strings the file wrote).
+const NON_FINITE_MARK: char = '\0';
+
+/// Rewrites the bare words `NaN`, `Infinity` and `-Infinity` outside JSON strings into marked
+/// strings, because serde_json reads only strict JSON.
+fn quote_non_finite(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("NaN") && !text.contains("Infinity") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if in_string {
+            in_string = escaped || c != '"';
+            escaped = !escaped && c == '\\';
+        } else if c == '"' {
+            in_string = true;
+        } else if let Some(word) = ["NaN", "Infinity", "-Infinity"]
+            .into_iter()
+            .find(|w| rest.starts_with(w))
+        {
+            out.push_str(&format!("\"\\u0000{word}\""));
+            rest = &rest[word.len()..];
+            continue;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The value of a marked non-finite word (see [`quote_non_finite`]).
+fn non_finite_word(v: &serde_json::Value) -> Option<f64> {
+    match v.as_str()?.strip_prefix(NON_FINITE_MARK)? {
+        "NaN" => Some(f64::NAN),
+        "Infinity" => Some(f64::INFINITY),
+        "-Infinity" => Some(f64::NEG_INFINITY),
+        _ => None,
+    }
+}
+
 fn json_kind(v: &serde_json::Value) -> String {
     use serde_json::Value as J;
+    if let Some(x) = non_finite_word(v) {
+        return format!("`{}`", ir::interp::Value::Double(x).to_json());
+    }
     match v {
         J::Null => "null".into(),
         J::Bool(b) => format!("`{b}`"),
@@ -474,6 +522,13 @@ fn from_json(v: &serde_json::Value, ty: &Type, path: &mut Path, sizes: &mut Size
 fn json_scalar(v: &serde_json::Value, s: Scalar, path: &Path) -> Res<Value> {
     use serde_json::Value as J;
     let found = || json_kind(v);
+    if let (Scalar::Float | Scalar::Double, Some(x)) = (s, non_finite_word(v)) {
+        return Ok(if s == Scalar::Float {
+            Value::Float(x as f32)
+        } else {
+            Value::Double(x)
+        });
+    }
     match (s, v) {
         (Scalar::Bool, J::Bool(b)) => Ok(Value::Bool(*b)),
         (Scalar::Int, J::Number(n)) => {
@@ -886,7 +941,7 @@ pub fn random_inputs(prog: &Program, sizes: &BTreeMap<String, i64>, seed: u64) -
 fn array_len(n: &ArithExpr, env: &dyn Fn(&str) -> Option<i64>, name: &str) -> Res<u64> {
     let v = n
         .eval(env)
-        .map_err(|e| DataError::new(format!("cannot evaluate the length {n} of `{name}`: {e:?}")))?;
+        .map_err(|e| DataError::new(format!("cannot evaluate the length {n} of `{name}`: {e}")))?;
     u64::try_from(v).map_err(|_| DataError::new(format!("the length {n} of `{name}` is {v}, which is negative")))
 }
 
@@ -1043,6 +1098,28 @@ mod tests {
             ]
         );
         assert_eq!(i.sizes, sizes(&[("N", 2)]));
+    }
+
+    #[test]
+    fn json_reads_nan_and_infinities() {
+        let inputs = load_json(VEC_PROG, r#"{"xs": [NaN, Infinity, -Infinity, 1.5]}"#, &[]);
+        let inputs = match inputs {
+            Ok(i) => i,
+            Err(e) => panic!("{}", e.message),
+        };
+        assert_eq!(inputs.values[0].to_json(), "[NaN,Infinity,-Infinity,1.5]");
+        // Only floating types take them.
+        let e = err(
+            "(lift (N) ((array-type int N)) (lambda (xs) xs))",
+            r#"{"xs": [NaN]}"#,
+            &[],
+        );
+        assert!(e.message.contains("found `NaN`"), "{}", e.message);
+        // Inside strings the words stay text.
+        assert_eq!(
+            quote_non_finite(r#"{"a NaN \" -Infinity": [NaN]}"#),
+            r#"{"a NaN \" -Infinity": ["\u0000NaN"]}"#
+        );
     }
 
     #[test]
@@ -1475,6 +1552,14 @@ mod tests {
         )
         .unwrap();
         assert_eq!(back.values[0], v);
+        // NaN and the infinities keep their bits.
+        let special = Value::Array(vec![floats(&[f32::NAN, f32::INFINITY, f32::NEG_INFINITY])]);
+        let sty = Type::array(Type::array(Type::float(), ArithExpr::cst(3)), ArithExpr::cst(1));
+        let got = npyz::NpyFile::new(&value_to_npy(&special, &sty).unwrap()[..])
+            .unwrap()
+            .into_vec::<f32>()
+            .unwrap();
+        assert!(got[0].is_nan() && got[1] == f32::INFINITY && got[2] == f32::NEG_INFINITY);
         // ints and an existential (filter) result
         let ity = Type::Exists(Box::new(Type::int()));
         let bytes = value_to_npy(&Value::Array(vec![Value::Int(3), Value::Int(-1)]), &ity).unwrap();

@@ -1,6 +1,7 @@
 //! The `lift` command line: thin argument handling around `lift::` library calls.
 
 use clap::{Parser, Subcommand, ValueEnum};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -107,15 +108,62 @@ enum Backend {
     Interp,
 }
 
+/// Stack of the thread that runs a command: the reader bounds nesting (`ir::MAX_DEPTH`), and
+/// every recursive pass (typing, interpreter, rewriting, code generation, printers) fits in it
+/// for a program at that bound.
+const STACK_BYTES: usize = ir::STACK_BYTES;
+
 fn main() -> ExitCode {
+    // Usage errors exit with 2 (clap's convention), before anything else runs.
     let cli = Cli::parse();
-    match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(msg) => {
-            eprint!("{msg}");
+    let worker = std::thread::Builder::new()
+        .name("lift".into())
+        .stack_size(STACK_BYTES)
+        .spawn(move || run(cli));
+    let outcome = match worker {
+        Ok(handle) => handle.join(),
+        Err(e) => Ok(Err(lift::report::render_plain(
+            &format!("cannot start the compiler thread: {e}"),
+            &[],
+        ))),
+    };
+    match outcome {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(msg)) => {
+            let _ = std::io::stderr().write_all(msg.as_bytes());
+            ExitCode::FAILURE
+        }
+        // The panic message is already on stderr; a bug still exits like any other error
+        // rather than with Rust's 101.
+        Err(_) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: internal error in lift (a bug): please report it with the program"
+            );
             ExitCode::FAILURE
         }
     }
+}
+
+/// Writes to stdout or stderr. A reader that stops early (`lift run ... | head -c 1`) closes
+/// the pipe: like `cat`, the command then ends quietly with what was already written.
+fn emit(mut to: impl Write, text: &str) -> Result<(), String> {
+    match to.write_all(text.as_bytes()).and_then(|()| to.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => Err(lift::report::render_plain(
+            &format!("cannot write the output: {e}"),
+            &[],
+        )),
+    }
+}
+
+fn to_stdout(text: &str) -> Result<(), String> {
+    emit(std::io::stdout().lock(), text)
+}
+
+fn err_out(text: &str) -> Result<(), String> {
+    emit(std::io::stderr().lock(), text)
 }
 
 fn read_program(path: &PathBuf) -> Result<(String, String), String> {
@@ -130,8 +178,7 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Check { program } => {
             let (name, src) = read_program(&program)?;
             let (prog, info) = lift::front(&src).map_err(|d| lift::report::render(&d, &name, &src))?;
-            println!("{}", lift::signature(&prog, &info));
-            Ok(())
+            to_stdout(&format!("{}\n", lift::signature(&prog, &info)))
         }
         Command::Compile { program, emit, output } => {
             let (name, src) = read_program(&program)?;
@@ -170,7 +217,7 @@ fn run(cli: Cli) -> Result<(), String> {
             };
             let result = lift::run_files(&src, &data, &size, &opts).map_err(|e| e.render(&name, &src))?;
             if let Some(report) = &result.timing {
-                eprint!("{report}");
+                err_out(report)?;
             }
             match output {
                 Some(path) if path.extension().is_some_and(|e| e == "npy") => std::fs::write(&path, &result.npy()?)
@@ -188,8 +235,7 @@ fn run(cli: Cli) -> Result<(), String> {
             let (name, src) = read_program(&program)?;
             let report =
                 lift::bench(&src, &size, device.as_deref(), repeats, check).map_err(|e| e.render(&name, &src))?;
-            print!("{report}");
-            Ok(())
+            to_stdout(&report)
         }
         Command::Explore { program, size, top } => {
             let (name, src) = read_program(&program)?;
@@ -203,8 +249,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 ..rewrite::Options::default()
             };
             let report = lift::tune::explore_text(&src, &opts).map_err(|e| e.render(&name, &src))?;
-            print!("{report}");
-            Ok(())
+            to_stdout(&report)
         }
         Command::Tune {
             program,
@@ -219,13 +264,11 @@ fn run(cli: Cli) -> Result<(), String> {
             let devs: Vec<String> = devices.split(',').map(str::to_string).collect();
             let report = lift::tune::tune(&src, &size, &devs, top, repeats, check_steps, out.as_deref())
                 .map_err(|e| e.render(&name, &src))?;
-            print!("{report}");
-            Ok(())
+            to_stdout(&report)
         }
         Command::Devices => {
             let devs = host_runner::devices().map_err(|e| lift::report::render_plain(&e.to_string(), &[]))?;
-            print!("{}", host_runner::describe_devices(&devs));
-            Ok(())
+            to_stdout(&host_runner::describe_devices(&devs))
         }
     }
 }
@@ -234,9 +277,6 @@ fn write_out(path: Option<&PathBuf>, text: &str) -> Result<(), String> {
     match path {
         Some(p) => std::fs::write(p, text)
             .map_err(|e| lift::report::render_plain(&format!("cannot write {}: {e}", p.display()), &[])),
-        None => {
-            print!("{text}");
-            Ok(())
-        }
+        None => to_stdout(text),
     }
 }

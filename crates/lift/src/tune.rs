@@ -58,18 +58,104 @@ pub fn best_variant(src: &str, sizes: &[String], device_name: &str) -> Option<St
 }
 
 fn store_best(src: &str, sizes: &BTreeMap<String, i64>, device_name: &str, entry: serde_json::Value) {
+    update_cache(|cache| {
+        cache.insert(cache_key(src, sizes, device_name), entry);
+    });
+}
+
+/// Read-modify-write of the tuning cache. The new file is written next to the old one and
+/// renamed over it, so a reader, or a run killed half-way through the write, never sees half
+/// a file. Failures are ignored: the cache only saves time.
+fn update_cache(change: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>)) {
     let Some(path) = cache_path() else { return };
     let mut cache = read_cache(&path);
-    cache.insert(cache_key(src, sizes, device_name), entry);
+    change(&mut cache);
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
     let text = serde_json::to_string_pretty(&serde_json::Value::Object(cache)).unwrap_or_default();
-    // Write then rename, so a concurrent reader never sees half a file.
-    let tmp = path.with_extension(format!("json.{}", std::process::id()));
-    if std::fs::write(&tmp, text).is_ok() {
-        let _ = std::fs::rename(&tmp, &path);
+    let tmp = path.with_extension(format!("json.{}.tmp", std::process::id()));
+    if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, &path).is_err() {
+        let _ = std::fs::remove_file(&tmp);
     }
+}
+
+/// Each variant's measurement, recorded in the tuning cache as soon as it is taken, so that a
+/// run that is interrupted (Ctrl-C, killed, a hung kernel, a lost device) loses nothing, and
+/// the next run of the same program at the same sizes skips what is already measured on the
+/// same device. Only results of variants that ran are kept: a failure may be the device's,
+/// and is tried again.
+struct Record {
+    /// `measured|<program key>` without the device part.
+    key: String,
+}
+
+impl Record {
+    fn new(src: &str, sizes: &BTreeMap<String, i64>) -> Record {
+        Record {
+            key: format!("measured|{:016x}|{}", fnv1a64(src.as_bytes()), sizes_text(sizes)),
+        }
+    }
+
+    fn slot(&self, device_name: &str) -> String {
+        format!("{}|{device_name}", self.key)
+    }
+
+    fn variant_key(source: &str) -> String {
+        format!("{:016x}", fnv1a64(source.as_bytes()))
+    }
+
+    /// The recorded measurement of `source` on the device, as a row.
+    fn lookup(&self, device_name: &str, source: &str) -> Option<(f64, Check)> {
+        let cache = read_cache(&cache_path()?);
+        let entry = cache.get(&self.slot(device_name))?.get(Record::variant_key(source))?;
+        let ms = entry.get("median_ms")?.as_f64()?;
+        Some((ms, check_from_json(entry.get("check")?)?))
+    }
+
+    fn store(&self, device_name: &str, source: &str, ms: f64, check: &Check) {
+        let slot = self.slot(device_name);
+        update_cache(|cache| {
+            let entry = cache
+                .entry(slot)
+                .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+            if !entry.is_object() {
+                *entry = serde_json::Value::Object(serde_json::Map::new());
+            }
+            if let Some(map) = entry.as_object_mut() {
+                map.insert(
+                    Record::variant_key(source),
+                    serde_json::json!({ "median_ms": ms, "check": check_to_json(check) }),
+                );
+            }
+        });
+    }
+}
+
+fn check_to_json(c: &Check) -> serde_json::Value {
+    match c {
+        Check::Ok { bound, used } => serde_json::json!({ "ok": { "bound": bound, "used": used } }),
+        Check::Wrong(why) => serde_json::json!({ "wrong": why }),
+        Check::Unchecked(why) => serde_json::json!({ "unchecked": why }),
+        Check::NotRun => serde_json::json!("not run"),
+    }
+}
+
+fn check_from_json(v: &serde_json::Value) -> Option<Check> {
+    if v.as_str() == Some("not run") {
+        return Some(Check::NotRun);
+    }
+    let o = v.as_object()?;
+    if let Some(ok) = o.get("ok") {
+        return Some(Check::Ok {
+            bound: ok.get("bound")?.as_f64()?,
+            used: ok.get("used")?.as_f64()?,
+        });
+    }
+    if let Some(w) = o.get("wrong") {
+        return Some(Check::Wrong(w.as_str()?.to_string()));
+    }
+    Some(Check::Unchecked(o.get("unchecked")?.as_str()?.to_string()))
 }
 
 /// How a device result compares with the interpreter.
@@ -431,16 +517,54 @@ pub fn tune(
 
     let mut progress = Progress::new(chosen.len() * cands.len());
     progress.show("generating random inputs");
-    let inputs = data::random_inputs(&prog, &sizes, 42)?;
+    // Shared with the thread that measures a variant, which a time limit may abandon.
+    let inputs = std::sync::Arc::new(data::random_inputs(&prog, &sizes, 42)?);
+    let limit = time_limit()?;
     let lookup = |n: &str| inputs.sizes.get(n).copied();
     for c in &info.checks {
         c.verify(&lookup)
             .map_err(|m| Error::Source(Diagnostic::new(c.span, m)))?;
     }
 
+    let record = Record::new(src, &sizes);
+    let mut resumed = 0;
     let mut rows = vec![];
     let mut reference: Option<Bounded> = None;
     for (i, (source, description)) in cands.iter().enumerate() {
+        let row = |k: usize, dev: &host_runner::DeviceInfo| Row {
+            device: dev.name.clone(),
+            device_index: k,
+            variant: i,
+            median_ms: None,
+            check: Check::NotRun,
+            error: String::new(),
+            description: description.clone(),
+        };
+        let recorded: Vec<Option<(f64, Check)>> = chosen.iter().map(|dev| record.lookup(&dev.name, source)).collect();
+        if recorded.iter().all(Option::is_some) {
+            for (k, (dev, rec)) in chosen.iter().zip(recorded).enumerate() {
+                let (ms, check) = rec.expect("checked above");
+                rows.push(Row {
+                    median_ms: Some(ms),
+                    check,
+                    ..row(k, dev)
+                });
+                resumed += 1;
+                progress.advance();
+            }
+            continue;
+        }
+        // The program's own value (variant 0) is the reference for every variant measured
+        // in this run.
+        if reference.is_none() && check_steps > 0 {
+            progress.show("variant 0: interpreting with error bounds");
+            let r = bounded_eval(&cands[0].0, &inputs, check_steps)?;
+            if let Err(Check::Wrong(why)) = &r {
+                // The program itself fails on these inputs: that is the user's error to see.
+                return Err(Error::plain(why.replace("on this variant", "on the random inputs")));
+            }
+            reference = Some(r);
+        }
         // Interpreted once per variant, and before its runs, so that only one interpreted value
         // is alive at a time (they can be as large as the inputs).
         let checked = if check_steps == 0 {
@@ -448,29 +572,35 @@ pub fn tune(
         } else if let Some(Err(e)) = &reference {
             // Without the program's own value there is nothing to compare a variant with.
             Err(e.clone())
+        } else if i == 0 {
+            reference.clone().expect("interpreted above")
         } else {
             progress.show(&format!("variant {i}: interpreting with error bounds"));
             bounded_eval(source, &inputs, check_steps)?
         };
-        if i == 0 {
-            if let Err(Check::Wrong(why)) = &checked {
-                // The program itself fails on these inputs: that is the user's error to see.
-                return Err(Error::plain(why.replace("on this variant", "on the random inputs")));
+        for ((k, dev), rec) in chosen.iter().enumerate().zip(recorded) {
+            if let Some((ms, check)) = rec {
+                rows.push(Row {
+                    median_ms: Some(ms),
+                    check,
+                    ..row(k, dev)
+                });
+                resumed += 1;
+                progress.advance();
+                continue;
             }
-            reference = Some(checked.clone());
-        }
-        for (k, dev) in chosen.iter().enumerate() {
             progress.show(&format!("variant {i} on {}: compiling and running", dev.id));
-            let mut row = Row {
-                device: dev.name.clone(),
-                device_index: k,
-                variant: i,
-                median_ms: None,
-                check: Check::NotRun,
-                error: String::new(),
-                description: description.clone(),
-            };
-            match measure(source, &inputs, &dev.id, repeats) {
+            let mut row = row(k, dev);
+            let measured = measure_within(limit, source, &inputs, &dev.id, repeats).ok_or_else(|| {
+                let kept = rows.iter().filter(|r: &&Row| r.median_ms.is_some()).count();
+                Error::plain(format!(
+                    "variant {i} did not finish on {} within {} s ({TIME_LIMIT_VAR}); the {kept} result(s) \
+                     measured so far are in the tuning cache, and the next run resumes from them",
+                    dev.id,
+                    limit.as_secs_f64()
+                ))
+            })?;
+            match measured {
                 Ok((value, ms)) => {
                     row.median_ms = Some(ms);
                     row.check = match (&reference, &checked) {
@@ -482,6 +612,7 @@ pub fn tune(
                         (_, Err(e)) => e.clone(),
                         (None, _) => Check::Unchecked("no reference".into()),
                     };
+                    record.store(&dev.name, source, ms, &row.check);
                 }
                 Err(e) => row.error = e.message().lines().next().unwrap_or("").to_string(),
             }
@@ -502,6 +633,13 @@ pub fn tune(
         ex.stats.nodes,
         ex.stats.classes,
     );
+    if resumed > 0 {
+        let _ = writeln!(
+            out,
+            "resumed: {resumed} of {} result(s) were measured by an earlier run (tuning cache)",
+            rows.len()
+        );
+    }
     for dev in &chosen {
         let mine: Vec<&Row> = rows.iter().filter(|r| r.device == dev.name).collect();
         let naive = mine.iter().find(|r| r.variant == 0).and_then(|r| r.median_ms);
@@ -543,6 +681,13 @@ pub fn tune(
                 rank + 1,
                 r.variant,
                 r.check.label()
+            );
+        }
+        let skipped = mine.iter().filter(|r| r.median_ms.is_none()).count();
+        if skipped > 0 {
+            let _ = writeln!(
+                out,
+                "skipped: {skipped} variant(s) could not run on this device (see their notes)"
             );
         }
         if let Some(best) = ranked.first().filter(|r| r.correct() && r.median_ms.is_some()) {
@@ -620,6 +765,58 @@ fn write_table(
         t
     };
     std::fs::write(path, text).map_err(|e| Error::plain(format!("cannot write {}: {e}", path.display())))
+}
+
+/// Seconds one variant may take to compile and run on one device before `lift tune` stops
+/// (its results so far stay in the tuning cache); default [`TIME_LIMIT_S`].
+pub const TIME_LIMIT_VAR: &str = "LIFT_TUNE_TIME_LIMIT";
+pub const TIME_LIMIT_S: f64 = 600.0;
+
+fn time_limit() -> Result<std::time::Duration, Error> {
+    let Some(text) = std::env::var(TIME_LIMIT_VAR).ok().filter(|t| !t.is_empty()) else {
+        return Ok(std::time::Duration::from_secs_f64(TIME_LIMIT_S));
+    };
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok())
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| {
+            Error::plain(format!(
+                "{TIME_LIMIT_VAR}={text}: expected a positive number of seconds"
+            ))
+        })
+}
+
+/// [`measure`] on its own thread, waiting at most `limit`; `None` when it did not finish (a
+/// kernel that hangs cannot be stopped through OpenCL: the thread is left to the process exit).
+fn measure_within(
+    limit: std::time::Duration,
+    source: &str,
+    inputs: &std::sync::Arc<data::Inputs>,
+    device: &str,
+    repeats: usize,
+) -> Option<Result<(Value, f64), Error>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (source, inputs, device) = (source.to_string(), inputs.clone(), device.to_string());
+    let spawned = std::thread::Builder::new()
+        .name("lift-tune-measure".into())
+        .stack_size(ir::STACK_BYTES)
+        .spawn(move || {
+            let _ = tx.send(measure(&source, &inputs, &device, repeats));
+        });
+    if let Err(e) = spawned {
+        return Some(Err(Error::plain(format!(
+            "cannot start a thread to measure a variant: {e}"
+        ))));
+    }
+    match rx.recv_timeout(limit) {
+        Ok(r) => Some(r),
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => None,
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Some(Err(Error::plain(
+            "internal error: measuring this variant panicked (a bug in lift)",
+        ))),
+    }
 }
 
 /// Compiles and runs one variant: its result and the median over `repeats` of its kernels' total time.

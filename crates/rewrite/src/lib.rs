@@ -185,7 +185,7 @@ pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> R
     let (eg, root, enc, mut stats) = saturate(prog, info, opts);
     let terms = extract::top_terms(&eg, root, opts.per_class, opts.per_class * 24, 30);
     stats.extracted = terms.len();
-    let header = program_header(prog);
+    let header = program_header(prog, info);
     let mut seen = BTreeSet::new();
     let mut variants = vec![];
     for t in &terms {
@@ -276,10 +276,17 @@ pub fn compiles(source: &str) -> bool {
     codegen_opencl::emit(&p, &i).is_ok()
 }
 
-/// `(lift (sizes) (types) (lambda (params)` of the original program.
-fn program_header(prog: &ir::Program) -> String {
+/// `(lift (sizes) (types) (lambda (params)` of the original program. The parameter types are
+/// typeck's, which read divisions under the program's divisibility checks (a declared
+/// `(* (/ N 2) 2)` is `N` under `2 | N`), because a variant may drop the primitive that gave
+/// the check (`join ∘ split = id`); variants only run where the original's checks hold.
+fn program_header(prog: &ir::Program, info: &typeck::TypeInfo) -> String {
     let names = ir::print::var_names(prog);
-    let tys: Vec<String> = prog.params.iter().map(|p| ir::print::type_source(&p.ty)).collect();
+    let tys: Vec<String> = prog
+        .params
+        .iter()
+        .map(|p| ir::print::type_source(info.var_types[p.var.index()].as_ref().unwrap_or(&p.ty)))
+        .collect();
     let ps: Vec<&str> = prog.params.iter().map(|p| names[p.var.index()].as_str()).collect();
     format!(
         "(lift\n  ({})\n  ({})\n  (lambda ({})",

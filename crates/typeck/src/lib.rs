@@ -14,8 +14,19 @@
 //! `unpack`, a lambda parameter) unpacks it, giving its length a fresh rigid variable `Xk`; if
 //! the binder's body has type `[T]L` with `Xk` in `L` only, the body is packed back into
 //! `{∃X. [T]X}` (recorded in `packs`); any other escape of `Xk` is an error.
+//!
+//! The lengths the checker invents (`Xk`, and `Lk` for `iterate` bodies) are variables of their
+//! own `arith::VarKind`, so they never equal a size the user declared with the same spelling,
+//! and their names skip the program's size names so that messages and every name-keyed table
+//! stay unambiguous.
+//!
+//! Exact and floor division are one notion: a run-time check `d | e` (from `split #d`,
+//! `asVector`, ...) is a fact, and lengths are compared after reading every `e / d` under the
+//! facts as exact (`ArithExpr::assume_divisible`), so the user's `(/ N 2)` equals the length of
+//! `split #2` and `(* (/ N 2) 2)` equals `N` after `join`. All recorded types are normalised
+//! that way once typing is done.
 
-use arith::ArithExpr;
+use arith::{ArithExpr, VarKind};
 use ir::{Diagnostic, Expr, ExprId, LetKind, MapKind, Op, Prim, Program, ReduceKind, Scalar, Span, Type, VarId};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -177,6 +188,7 @@ pub fn infer(prog: &Program) -> Result<TypeInfo> {
             ..TypeInfo::default()
         },
         n_exist: 0,
+        n_iter: 0,
     };
     for p in &prog.params {
         if p.ty.has_existential() {
@@ -198,6 +210,7 @@ pub fn infer(prog: &Program) -> Result<TypeInfo> {
         ));
     }
     cx.info.result = Some(t);
+    cx.normalise_all();
     Ok(cx.info)
 }
 
@@ -205,10 +218,11 @@ struct Checker<'a> {
     prog: &'a Program,
     info: TypeInfo,
     n_exist: usize,
+    n_iter: usize,
 }
 
-fn is_exist_var(name: &str) -> bool {
-    name.starts_with('X') && name[1..].chars().all(|c| c.is_ascii_digit()) && name.len() > 1
+fn has_exist_var(l: &ArithExpr) -> bool {
+    !l.free_vars_of_kind(VarKind::Existential).is_empty()
 }
 
 impl Checker<'_> {
@@ -224,18 +238,82 @@ impl Checker<'_> {
     fn escaping_exist(&self, t: &Type) -> Option<String> {
         let mut found = None;
         walk_lengths(t, &mut |l| {
-            for v in l.free_vars() {
-                if is_exist_var(&v) && found.is_none() {
-                    found = Some(v);
-                }
+            if found.is_none() {
+                found = l.free_vars_of_kind(VarKind::Existential).into_iter().next();
             }
         });
         found
     }
 
-    fn fresh_exist(&mut self) -> String {
-        self.n_exist += 1;
-        format!("X{}", self.n_exist)
+    /// A name `{prefix}k` for a generated length, skipping the program's size names.
+    fn fresh_name(&self, prefix: &str, k: &mut usize) -> String {
+        loop {
+            *k += 1;
+            let name = format!("{prefix}{k}");
+            if !self.prog.sizes.contains(&name) {
+                return name;
+            }
+        }
+    }
+
+    fn fresh_exist(&mut self) -> (String, ArithExpr) {
+        let mut k = self.n_exist;
+        let x = self.fresh_name("X", &mut k);
+        self.n_exist = k;
+        let len = ArithExpr::size_var_of_kind(VarKind::Existential, &x);
+        (x, len)
+    }
+
+    /// Facts `by | len` from the run-time divisibility checks recorded so far.
+    fn facts(&self) -> Vec<(ArithExpr, ArithExpr)> {
+        self.info
+            .checks
+            .iter()
+            .filter_map(|c| match &c.kind {
+                CheckKind::Divisible { len, by, .. } => Some((len.clone(), by.clone())),
+                CheckKind::AtLeast { .. } => None,
+            })
+            .collect()
+    }
+
+    /// `t` with its lengths read under the divisibility facts.
+    fn norm(&self, t: &Type) -> Type {
+        let facts = self.facts();
+        if facts.is_empty() {
+            return t.clone();
+        }
+        t.map_lengths(&|n| n.assume_divisible(&facts))
+    }
+
+    fn norm_len(&self, n: &ArithExpr) -> ArithExpr {
+        n.assume_divisible(&self.facts())
+    }
+
+    /// Type equality under the divisibility facts.
+    fn same(&self, a: &Type, b: &Type) -> bool {
+        a == b || self.norm(a) == self.norm(b)
+    }
+
+    /// Rewrites every recorded type under all the facts, so that later stages compare lengths
+    /// structurally.
+    fn normalise_all(&mut self) {
+        let facts = self.facts();
+        if facts.is_empty() {
+            return;
+        }
+        let f = |n: &ArithExpr| n.assume_divisible(&facts);
+        for t in self
+            .info
+            .types
+            .iter_mut()
+            .chain(self.info.var_types.iter_mut())
+            .flatten()
+        {
+            *t = t.map_lengths(&f);
+        }
+        if let Some(r) = &mut self.info.result {
+            *r = r.map_lengths(&f);
+        }
     }
 
     fn infer(&mut self, e: ExprId) -> Result<Type> {
@@ -266,8 +344,8 @@ impl Checker<'_> {
                 let tv = self.infer(value)?;
                 let x = match (&tv, kind) {
                     (Type::Exists(elem), _) => {
-                        let x = self.fresh_exist();
-                        self.info.var_types[var.index()] = Some(Type::array((**elem).clone(), ArithExpr::size_var(&x)));
+                        let (x, len) = self.fresh_exist();
+                        self.info.var_types[var.index()] = Some(Type::array((**elem).clone(), len));
                         self.info.unpacks.insert(Binder::Let(e), x.clone());
                         Some(x)
                     }
@@ -312,7 +390,7 @@ impl Checker<'_> {
                 }
                 let ta = self.infer(then)?;
                 let tb = self.infer(els)?;
-                if ta != tb {
+                if !self.same(&ta, &tb) {
                     return Err(Diagnostic::new(
                         self.span(e),
                         format!("the branches of `if` have different types: {ta} and {tb}"),
@@ -389,10 +467,10 @@ impl Checker<'_> {
         for (i, (v, t)) in vars.iter().zip(params).enumerate() {
             let t = match t {
                 Type::Exists(elem) => {
-                    let x = self.fresh_exist();
+                    let (x, len) = self.fresh_exist();
                     self.info.unpacks.insert(Binder::Param(f, i), x.clone());
                     xs.push(x.clone());
-                    Type::array((**elem).clone(), ArithExpr::size_var(&x))
+                    Type::array((**elem).clone(), len)
                 }
                 t => t.clone(),
             };
@@ -484,7 +562,7 @@ impl Checker<'_> {
                 let (elem, _) = self.array_arg(prim, args[2])?;
                 let acc = match kind {
                     ReduceKind::Plain => {
-                        if tz != elem {
+                        if !self.same(&tz, &elem) {
                             return Err(Diagnostic::new(self.span(args[1]), format!("the initial value of `reduce` has type {tz}, but the elements are {elem}"))
                                 .with_note("`reduce` combines elements of one type; use `reduceSeq` to fold into a different accumulator"));
                         }
@@ -493,7 +571,7 @@ impl Checker<'_> {
                     ReduceKind::Seq | ReduceKind::SeqUnroll => tz.clone(),
                 };
                 let r = self.lambda(args[0], &[acc.clone(), elem])?;
-                if r != acc {
+                if !self.same(&r, &acc) {
                     return Err(Diagnostic::new(
                         self.span(args[0]),
                         format!("the function of `{name}` returns {r}, but the accumulator has type {acc}"),
@@ -507,7 +585,7 @@ impl Checker<'_> {
                 for a in args {
                     let (t, n) = self.array_arg(prim, *a)?;
                     if let Some((m, first)) = &len {
-                        if *m != n {
+                        if *m != n && self.norm_len(m) != self.norm_len(&n) {
                             let mut d = Diagnostic::new(
                                 self.span(*a),
                                 format!("`zip` of arrays of different lengths: {m} and {n}"),
@@ -515,9 +593,7 @@ impl Checker<'_> {
                             .with_label(format!("length {n}"))
                             .with_note(format!("the first array of this zip has length {m}"));
                             let _ = first;
-                            if m.free_vars().iter().any(|v| is_exist_var(v))
-                                && n.free_vars().iter().any(|v| is_exist_var(v))
-                            {
+                            if has_exist_var(m) && has_exist_var(&n) {
                                 d = d.with_note("each filter result has its own run-time length, so two different filter results cannot be zipped (thesis ch. 3); zip a filter result with a map of itself instead");
                             }
                             return Err(d);
@@ -573,14 +649,15 @@ impl Checker<'_> {
                         what: format!("slide #{s} #{t}"),
                     },
                 )?;
-                let count = n.sub(s).add(t);
-                let count = count.div_assume_exact(t);
+                // Windows that do not fit are dropped (as in Lift): `(n - s) / t + 1` with floor
+                // division, written as one quotient; n >= s is checked, so C's `/` is the floor.
+                let count = n.sub(s).add(t).div(t);
                 Type::array(Type::array(elem, s.clone()), count)
             }
             Prim::Pad(l, r) => {
                 let tv = self.infer(args[0])?;
                 let (elem, n) = self.array_arg(prim, args[1])?;
-                if tv != elem {
+                if !self.same(&tv, &elem) {
                     return Err(Diagnostic::new(
                         self.span(args[0]),
                         format!("the padding value has type {tv}, but the elements are {elem}"),
@@ -669,9 +746,11 @@ impl Checker<'_> {
             ));
         };
         let (elem, n) = self.array_arg(&Prim::Iterate(k.clone()), args[1])?;
-        let lname = format!("L{}", self.info.iter_vars.len() + 1);
+        let mut k = self.n_iter;
+        let lname = self.fresh_name("L", &mut k);
+        self.n_iter = k;
         self.info.iter_vars.push(lname.clone());
-        let l = ArithExpr::size_var(&lname);
+        let l = ArithExpr::size_var_of_kind(VarKind::Iterate, &lname);
         let checks_before = self.info.checks.len();
         let r = self.lambda(args[0], &[Type::array(elem.clone(), l.clone())])?;
         let Type::Array(relem, f_l) = r.clone() else {
@@ -680,7 +759,7 @@ impl Checker<'_> {
                 format!("the function of `iterate` must return an array, but it returns {r}"),
             ));
         };
-        if *relem != elem {
+        if !self.same(&relem, &elem) {
             return Err(Diagnostic::new(
                 self.span(args[0]),
                 format!("the function of `iterate` must keep the element type {elem}, but it returns {r}"),
@@ -688,7 +767,7 @@ impl Checker<'_> {
         }
         let body_checks: Vec<SizeCheck> = self.info.checks.drain(checks_before..).collect();
         // A length-preserving body needs no per-step work; others are unrolled, so bound k.
-        if f_l == l && body_checks.is_empty() {
+        if (f_l == l || self.norm_len(&f_l) == l) && body_checks.is_empty() {
             return Ok(Type::array(elem, n));
         }
         if count > MAX_ITERATE {
@@ -857,9 +936,33 @@ impl Checker<'_> {
             Op::Get(i) => match &ts[0] {
                 Type::Tuple(cs) if (i as usize) < cs.len() => cs[i as usize].clone(),
                 t => {
-                    return Err(err(format!(
-                        "`get #{i}` needs a tuple of more than {i} components, not {t}"
-                    )))
+                    let mut d = err(format!("`get #{i}` needs a tuple of more than {i} components, not {t}"));
+                    if let (true, Expr::Var(v)) = (self.prog.span(args[0]) == span, self.prog.expr(args[0])) {
+                        // The `get` was made by the reader: a function of several parameters
+                        // called with one value takes that value apart as a tuple, one `get`
+                        // per parameter.
+                        let params = self
+                            .prog
+                            .exprs
+                            .iter()
+                            .filter_map(|x| match x {
+                                Expr::Op {
+                                    op: Op::Get(j),
+                                    args: a,
+                                } if matches!(self.prog.expr(a[0]), Expr::Var(w) if w == v) => {
+                                    Some(usize::from(*j) + 1)
+                                }
+                                _ => None,
+                            })
+                            .max()
+                            .unwrap_or(usize::from(i) + 1);
+                        d = Diagnostic::new(
+                            span,
+                            format!("this function takes {params} parameters, but is called with one value of type {t}"),
+                        )
+                        .with_note("a function of several parameters called with one tuple takes its components; this value is not a tuple with that many");
+                    }
+                    return Err(d);
                 }
             },
             Op::At => {

@@ -33,6 +33,19 @@ fn split_join_and_transpose_compute_lengths() {
     assert_eq!(ty("(slide #3 #1 (pad-clamp #1 #1 xs))"), "[[float]3]N");
 }
 
+/// Windows that do not fit are dropped: `(N - s) / t + 1` windows with floor division, so
+/// `join` of them is not `N` elements when `t` does not divide `N - s`.
+#[test]
+fn slide_counts_whole_windows() {
+    assert_eq!(ty("(slide #2 #2 xs)"), "[[float]2](N/2)");
+    assert_eq!(ty("(join (slide #2 #2 xs))"), "[float](2*(N/2))");
+    assert_eq!(ty("(slide #3 #2 xs)"), "[[float]3](((N+1)/2)-1)");
+    assert_eq!(
+        ty("(zip xs (join (slide #2 #2 xs)))"),
+        "error: `zip` of arrays of different lengths: N and (2*(N/2))"
+    );
+}
+
 #[test]
 fn reductions_return_one_element_arrays() {
     assert_eq!(ty("(reduce + 0.0f xs)"), "[float]1");
@@ -115,4 +128,84 @@ fn divisibility_is_checked_at_compile_time_when_constant() {
         .unwrap_err()
         .contains("not a multiple of 3"));
     assert!(info.checks[0].verify(&|_| Some(12)).is_ok());
+}
+
+/// Types a whole program, returning the result type or the error message.
+fn prog_ty(src: &str) -> String {
+    let prog = ir::parse(src).unwrap_or_else(|d| panic!("parse: {}", d.message));
+    match infer(&prog) {
+        Ok(info) => info.result().to_string(),
+        Err(d) => format!("error: {}", d.message),
+    }
+}
+
+/// A user's size may be spelled like the lengths the checker invents (`X1`, `L1`).
+#[test]
+fn user_sizes_named_like_generated_lengths() {
+    assert_eq!(
+        prog_ty("(lift (X1) ((array-type float X1)) (lambda (xs) (mapGlb (lambda (x) x) xs)))"),
+        "[float]X1"
+    );
+    // A filter result next to a user's `X1`: its length is a different variable.
+    let filtered = prog_ty(
+        "(lift (X1) ((array-type float X1)) (lambda (xs) \
+           (let ys (filterSeq (lambda (x) (> x 0.0f)) xs) (zip ys xs))))",
+    );
+    assert!(
+        filtered.starts_with("error: `zip` of arrays of different lengths"),
+        "{filtered}"
+    );
+    assert_eq!(
+        prog_ty(
+            "(lift (X1) ((array-type float X1)) (lambda (xs) \
+           (let ys (filterSeq (lambda (x) (> x 0.0f)) xs) (mapSeq (lambda (y) y) ys))))"
+        ),
+        "{∃X. [float]X}"
+    );
+    assert_eq!(
+        prog_ty(
+            "(lift (L1) ((array-type float L1)) (lambda (xs) \
+           (iterate #2 (lambda (v) (join (split #2 v))) xs)))"
+        ),
+        "[float]L1"
+    );
+}
+
+/// The quotient of `split #2` and a user's `(/ N 2)` are one length once `2 | N` is checked.
+#[test]
+fn exact_and_floor_division_agree_under_a_check() {
+    assert_eq!(
+        prog_ty(
+            "(lift (N) ((array-type float N) (array-type float (/ N 2))) (lambda (xs ys) \
+           (zip (split #2 xs) ys)))"
+        ),
+        "[([float]2, float)](N/2)"
+    );
+    assert_eq!(
+        prog_ty(
+            "(lift (N) ((array-type float N) (array-type float (* (/ N 2) 2))) (lambda (xs ys) \
+           (zip (join (split #2 xs)) ys)))"
+        ),
+        "[(float, float)]N"
+    );
+    // Without a check that makes it exact, the floor stays a floor.
+    assert!(prog_ty(
+        "(lift (N) ((array-type float N) (array-type float (* (/ N 2) 2))) (lambda (xs ys) \
+           (zip xs ys)))"
+    )
+    .starts_with("error: `zip` of arrays of different lengths"));
+}
+
+/// A function of two parameters where `map` passes one element that is not a pair.
+#[test]
+fn several_parameters_for_one_value_name_the_count() {
+    assert_eq!(
+        ty("(mapGlb (lambda (x y) (* x y)) xs)"),
+        "error: this function takes 2 parameters, but is called with one value of type float"
+    );
+    assert_eq!(ty("(mapGlb (lambda (x y) (* x y)) (zip xs xs))"), "[float]N");
+    assert_eq!(
+        ty("(mapGlb (lambda (p) (get #2 p)) (zip xs xs))"),
+        "error: `get #2` needs a tuple of more than 2 components, not (float, float)"
+    );
 }

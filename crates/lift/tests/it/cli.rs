@@ -364,3 +364,431 @@ fn high_level_examples_tune_and_check() {
         }
     }
 }
+
+/// A size given on the command line that does not fit `i64` is named as written.
+#[test]
+fn size_beyond_64_bits_is_a_clear_error() {
+    let out = lift(&[
+        "run",
+        "examples/thesis_2_1.lisp",
+        "--data",
+        "examples/thesis_2_1.json",
+        "--backend",
+        "interp",
+        "--size",
+        "N=99999999999999999999",
+    ]);
+    assert_fails(&out, "N=99999999999999999999 does not fit a 64-bit integer");
+}
+
+/// Size arithmetic that overflows once the sizes are known is a user error, not a panic.
+#[test]
+fn size_arithmetic_overflow_is_a_clear_error() {
+    let dir = scratch("overflow");
+    let prog = dir.join("nn.lisp");
+    let data = dir.join("one.json");
+    std::fs::write(
+        &prog,
+        "(lift (N) ((array-type float (* N N))) (lambda (xs) (toGlobal (mapGlb (lambda (x) (* x 2.0f)) xs))))",
+    )
+    .unwrap();
+    std::fs::write(&data, r#"{"xs": [1.0]}"#).unwrap();
+    let (prog, data) = (prog.to_str().unwrap(), data.to_str().unwrap());
+    for backend in ["interp", "opencl"] {
+        let out = lift(&[
+            "run",
+            prog,
+            "--data",
+            data,
+            "--backend",
+            backend,
+            "--size",
+            "N=4294967296",
+        ]);
+        let stderr = assert_fails(&out, "does not fit a 64-bit integer");
+        assert!(stderr.contains("(N*N)"), "names the length:\n{stderr}");
+    }
+}
+
+/// `lift ... | head -c 1`: the reader closes the pipe early; lift stops quietly, as `cat` does.
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    use std::io::Read;
+    let dir = scratch("pipe");
+    let data = dir.join("big.json");
+    let xs: Vec<String> = (0..200_000).map(|i| format!("{i}.0")).collect();
+    std::fs::write(&data, format!("{{\"xs\": [{}]}}", xs.join(","))).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .args(["run", "examples/thesis_2_1.lisp", "--backend", "interp", "--data"])
+        .arg(&data)
+        .current_dir(repo_root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run the lift binary");
+    let mut first = [0u8; 1];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // The read end is dropped here, before lift has written everything.
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(first[0], b'[');
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+        "{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
+
+/// Usage errors (clap's) exit with 2, user errors with 1; neither is a panic's 101.
+#[test]
+fn usage_errors_exit_with_2() {
+    for args in [
+        &["frobnicate"][..],
+        &["run"][..],
+        &["run", "examples/thesis_2_1.lisp", "--backend", "gpu"][..],
+        &["compile", "examples/thesis_2_1.lisp", "--no-such-flag"][..],
+    ] {
+        let out = lift(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert!(!text(&out.stderr).contains("panicked"), "{args:?}");
+    }
+    assert_succeeds(&lift(&["--help"]));
+    assert_fails(&lift(&["check", "examples/errors/zip_lengths.lisp"]), "zip");
+}
+
+/// Programs of one shape nested `k` deep.
+fn nested(shape: &str, k: usize) -> String {
+    let lift = |ty: &str, f: &str| {
+        format!("(lift (N) ((array-type {ty} N)) (lambda (xs) (toGlobal (mapGlb (lambda (x) {f}) xs))))")
+    };
+    match shape {
+        "scalar" => lift("float", &(0..k).fold("x".to_string(), |e, _| format!("(+ {e} 1.0f)"))),
+        "pipeline" => {
+            let fs = vec!["(mapSeq (lambda (y) (* y 2.0f)))"; k].join(" ");
+            format!(
+                "(lift (N) ((array-type float N)) (lambda (xs) \
+                 (toGlobal (mapGlb (lambda (r) (o {fs} r)) (split #1 xs)))))"
+            )
+        }
+        "definitions" => {
+            let mut src = "(define (f0 x) (+ x 1.0f))\n".to_string();
+            for i in 1..k {
+                src += &format!("(define (f{i} x) (f{} (+ x 1.0f)))\n", i - 1);
+            }
+            src + &lift("float", &format!("(f{} x)", k - 1))
+        }
+        "types" => lift(
+            &(0..k).fold("float".to_string(), |t, _| format!("(array-type {t} #1)")),
+            "x",
+        ),
+        "sizes" => format!(
+            "(lift (N) ((array-type float {})) (lambda (xs) (toGlobal (mapGlb (lambda (x) x) xs))))",
+            (0..k).fold("N".to_string(), |n, _| format!("(+ {n} 1)"))
+        ),
+        _ => unreachable!("unknown shape {shape}"),
+    }
+}
+
+/// One depth limit, in the reader: deeper input is a clean error with a place (exit 1), and
+/// every command handles the deepest program it accepts without overflowing its stack.
+#[test]
+fn nesting_is_bounded_by_the_reader_and_every_pass_handles_the_bound() {
+    let dir = scratch("depth");
+    let data = dir.join("two.json");
+    std::fs::write(&data, r#"{"xs": [1.0, 2.0]}"#).unwrap();
+    let data = data.to_str().unwrap();
+    let write = |name: &str, src: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, src).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let clean = |out: &Output, what: &str| {
+        let stderr = text(&out.stderr);
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{what}: exit {:?}\n{stderr}",
+            out.status
+        );
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("overflow"),
+            "{what}:\n{stderr}"
+        );
+    };
+    let deep = write("deep.lisp", &nested("scalar", 20_000));
+    let stderr = assert_fails(&lift(&["check", &deep]), "nested too deeply");
+    assert!(stderr.contains("deep.lisp:1:"), "the message has a place:\n{stderr}");
+    assert_succeeds(&lift(&["check", &write("d300.lisp", &nested("scalar", 300))]));
+
+    for shape in ["scalar", "pipeline", "definitions", "types", "sizes"] {
+        // The deepest program of this shape that the reader accepts.
+        let mut k = 495;
+        let mut last = None;
+        loop {
+            let p = write(&format!("{shape}{k}.lisp"), &nested(shape, k));
+            let out = lift(&["check", &p]);
+            if out.status.success() {
+                last = Some(p);
+                k += 1;
+                continue;
+            }
+            assert_fails(&out, "nested too deeply");
+            break;
+        }
+        let p = last.unwrap_or_else(|| panic!("{shape}: 495 levels are refused"));
+        for emit in ["types", "views", "plan", "cl"] {
+            clean(
+                &lift(&["compile", &p, "--emit", emit]),
+                &format!("{shape} {k}: compile {emit}"),
+            );
+        }
+        clean(
+            &lift(&["run", &p, "--data", data, "--backend", "interp", "--size", "N=2"]),
+            &format!("{shape} {k}: run"),
+        );
+        clean(
+            &lift(&["explore", &p, "--size", "N=2"]),
+            &format!("{shape} {k}: explore"),
+        );
+    }
+}
+
+/// The variants measured in the tuning cache under `dir` (each run records every variant as
+/// soon as it is measured).
+fn recorded_variants(dir: &Path) -> usize {
+    let Ok(text) = std::fs::read_to_string(dir.join("tuning.json")) else {
+        return 0;
+    };
+    // A half-written cache file would not parse: it is written to a temporary file and renamed.
+    let cache = parse_json(&text, "the tuning cache");
+    cache
+        .as_object()
+        .expect("an object")
+        .iter()
+        .filter(|(k, _)| k.starts_with("measured|"))
+        .map(|(_, v)| v.as_object().map_or(0, |m| m.len()))
+        .sum()
+}
+
+/// A `lift tune` killed after its first measurement keeps it in the tuning cache, and the next
+/// run resumes: it measures only the rest. Skipped without a device.
+#[test]
+fn an_interrupted_tune_resumes_from_the_cache() {
+    let Some(device) = crate::opencl::device() else { return };
+    let dir = scratch("tune-resume");
+    let _ = std::fs::remove_file(dir.join("tuning.json"));
+    let mut args = vec![
+        "tune",
+        "examples/hl_sum.lisp",
+        "--size",
+        "N=1048576",
+        "--top",
+        "4",
+        "--repeats",
+        "1",
+    ];
+    if let Some(d) = &device {
+        args.extend(["--devices", d.as_str()]);
+    }
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_lift"))
+            .args(&args)
+            .current_dir(repo_root())
+            .env("LIFT_CACHE_DIR", &dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run the lift binary")
+    };
+    // Kill the first run once it has recorded a result (again, on a fresh cache, in the rare
+    // case that it finished all variants before the kill).
+    let mut attempt = 0;
+    let (first, kept) = loop {
+        attempt += 1;
+        let _ = std::fs::remove_file(dir.join("tuning.json"));
+        let mut child = run();
+        let start = std::time::Instant::now();
+        let first = loop {
+            let n = recorded_variants(&dir);
+            if n > 0 {
+                break n;
+            }
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("tune ended ({status}) before recording anything");
+            }
+            assert!(start.elapsed().as_secs() < 300, "no result recorded in 5 minutes");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        let finished = child.try_wait().unwrap().is_some();
+        child.kill().unwrap();
+        let _ = child.wait();
+        if !finished || attempt == 3 {
+            break (first, recorded_variants(&dir));
+        }
+    };
+    assert!(kept >= first, "the kill lost recorded results");
+    let out = run().wait_with_output().unwrap();
+    let stdout = assert_succeeds(&out);
+    let total = recorded_variants(&dir);
+    assert!(total > kept, "the second run measures the rest:\n{stdout}");
+    assert!(
+        stdout.contains(&format!("resumed: {kept} of {total} result(s)")),
+        "the second run resumes the {kept} recorded result(s):\n{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A work-group chunk too large for local memory is refused before launch, naming the buffer,
+/// its size and the device's limit (PoCL aborted the process at launch); `lift tune` skips
+/// such variants and counts them. Skipped without a device.
+#[test]
+fn local_memory_beyond_the_device_is_refused_before_launch() {
+    let Some(device) = crate::opencl::device() else { return };
+    let dir = scratch("local-limit");
+    let prog = dir.join("chunk.lisp");
+    std::fs::write(
+        &prog,
+        "(lift (N) ((array-type float N)) (lambda (xs) (join (mapWrg (lambda (chunk) \
+         (toGlobal (mapLcl (lambda (x) (* x 2.0f)) (toLocal (mapLcl (lambda (x) x) chunk))))) \
+         (split #4194304 xs)))))",
+    )
+    .unwrap();
+    let prog = prog.to_str().unwrap();
+    let mut bench = vec!["bench", prog, "--size", "N=4194304", "--repeats", "1"];
+    let mut tune = vec![
+        "tune",
+        prog,
+        "--size",
+        "N=4194304",
+        "--repeats",
+        "1",
+        "--check-steps",
+        "0",
+    ];
+    if let Some(d) = &device {
+        bench.extend(["--device", d.as_str()]);
+        tune.extend(["--devices", d.as_str()]);
+    }
+    let stderr = assert_fails(&lift(&bench), "the local buffer `");
+    assert!(
+        stderr.contains("(4194304 x float)") && stderr.contains("16777216 bytes") && stderr.contains("device limit"),
+        "{stderr}"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .args(&tune)
+        .current_dir(repo_root())
+        .env("LIFT_CACHE_DIR", &dir)
+        .output()
+        .expect("run the lift binary");
+    let stdout = assert_succeeds(&out);
+    let skipped = stdout.matches("[skipped: the local buffer `").count();
+    assert!(skipped >= 1, "{stdout}");
+    assert!(
+        stdout.contains(&format!("skipped: {skipped} variant(s) could not run on this device")),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A variant that runs past the time limit stops `lift tune` with a clear message; what was
+/// measured before stays in the cache and the next run resumes from it. Skipped without a
+/// device.
+#[test]
+fn a_tune_past_its_time_limit_keeps_its_results() {
+    let Some(device) = crate::opencl::device() else { return };
+    let dir = scratch("tune-limit");
+    let _ = std::fs::remove_file(dir.join("tuning.json"));
+    let tune = |top: &str, limit: &str| {
+        let mut args = vec![
+            "tune",
+            "examples/hl_sum.lisp",
+            "--size",
+            "N=262144",
+            "--top",
+            top,
+            "--repeats",
+            "1",
+        ];
+        if let Some(d) = &device {
+            args.extend(["--devices", d.as_str()]);
+        }
+        Command::new(env!("CARGO_BIN_EXE_lift"))
+            .args(&args)
+            .current_dir(repo_root())
+            .env("LIFT_CACHE_DIR", &dir)
+            .env("LIFT_TUNE_TIME_LIMIT", limit)
+            .output()
+            .expect("run the lift binary")
+    };
+    assert_succeeds(&tune("1", ""));
+    let kept = recorded_variants(&dir);
+    assert!(kept >= 1);
+    // Every variant not yet measured now exceeds the limit.
+    let stderr = assert_fails(&tune("4", "0.000001"), "did not finish");
+    assert!(
+        stderr.contains(&format!("the {kept} result(s) measured so far are in the tuning cache")),
+        "{stderr}"
+    );
+    assert_eq!(recorded_variants(&dir), kept);
+    let stdout = assert_succeeds(&tune("4", ""));
+    assert!(stdout.contains(&format!("resumed: {kept} of")), "{stdout}");
+    assert_fails(&tune("4", "soon"), "LIFT_TUNE_TIME_LIMIT=soon");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `(* (/ N 2) 2)` is the length of `join (split #2 xs)`: the program types, runs where 2
+/// divides N, and where it does not fails with the split's message, also when a rewritten
+/// variant without the split runs it (OpenCL skipped without a device).
+#[test]
+fn floor_and_exact_division_are_one_length() {
+    let dir = scratch("division");
+    let prog = dir.join("half.lisp");
+    std::fs::write(
+        &prog,
+        "(lift (N) ((array-type float N) (array-type float (* (/ N 2) 2))) (lambda (xs ys) \
+         (map (lambda (p) (+ (get #0 p) (get #1 p))) (zip (join (split #2 xs)) ys))))",
+    )
+    .unwrap();
+    let even = dir.join("even.json");
+    let odd = dir.join("odd.json");
+    std::fs::write(&even, r#"{"xs": [1.0, 2.0, 3.0, 4.0], "ys": [1.0, 1.0, 1.0, 1.0]}"#).unwrap();
+    std::fs::write(&odd, r#"{"xs": [1.0, 2.0, 3.0, 4.0, 5.0], "ys": [1.0, 1.0, 1.0, 1.0]}"#).unwrap();
+    let (prog, even, odd) = (prog.to_str().unwrap(), even.to_str().unwrap(), odd.to_str().unwrap());
+    let mut backends = vec![("interp", None)];
+    if let Some(device) = crate::opencl::device() {
+        backends.push(("opencl", device));
+    }
+    for (backend, device) in backends {
+        let args = |data: &str| {
+            let mut a = vec!["run", prog, "--data", data, "--backend", backend];
+            if let Some(d) = &device {
+                a.extend(["--device", d.as_str()]);
+            }
+            lift(&a)
+        };
+        assert_eq!(assert_succeeds(&args(even)).trim(), "[2.0,3.0,4.0,5.0]", "{backend}");
+        assert_fails(&args(odd), "5 is not a multiple of 2");
+    }
+}
+
+/// NaN and the infinities go in and come out as `NaN`, `Infinity`, `-Infinity` (not `null`),
+/// through the interpreter and OpenCL (skipped without a device).
+#[test]
+fn nan_and_infinities_round_trip_through_json() {
+    let dir = scratch("nan");
+    let data = dir.join("special.json");
+    std::fs::write(&data, r#"{"xs": [NaN, Infinity, -Infinity, 1.5]}"#).unwrap();
+    let data = data.to_str().unwrap();
+    let mut backends = vec![("interp", None)];
+    if let Some(device) = crate::opencl::device() {
+        backends.push(("opencl", device));
+    }
+    for (backend, device) in backends {
+        let mut args = vec!["run", "examples/thesis_2_1.lisp", "--data", data, "--backend", backend];
+        if let Some(d) = &device {
+            args.extend(["--device", d.as_str()]);
+        }
+        let stdout = assert_succeeds(&lift(&args));
+        assert_eq!(stdout.trim(), "[NaN,Infinity,-Infinity,3.0]", "{backend}");
+    }
+}

@@ -88,3 +88,42 @@ fn at_out_of_range_is_an_error() {
     let rendered = err.render("at.lisp", src);
     assert!(rendered.contains('2'), "the message names the index: {rendered}");
 }
+
+/// `slide #2 #2` over 5 elements drops the last element (2 whole windows): the type, the
+/// interpreter and OpenCL agree on 4 elements, flat (`join`) and as rows.
+#[test]
+fn slide_drops_windows_that_do_not_fit() {
+    let data = lift::data::DataSource::Json(r#"{"xs": [1.0, 2.0, 3.0, 4.0, 5.0]}"#.into(), "xs.json".into());
+    let twice = "(mapSeq (lambda (x) (* x 2.0f)) w)";
+    for (body, want) in [
+        (
+            format!("(join (mapGlb (lambda (w) {twice}) (slide #2 #2 xs)))"),
+            "[2.0,4.0,6.0,8.0]",
+        ),
+        (
+            format!("(mapGlb (lambda (w) {twice}) (slide #2 #2 xs))"),
+            "[[2.0,4.0],[6.0,8.0]]",
+        ),
+        (
+            format!("(join (mapGlb (lambda (w) {twice}) (slide #3 #2 xs)))"),
+            "[2.0,4.0,6.0,6.0,8.0,10.0]",
+        ),
+    ] {
+        let src = format!("(lift (N) ((array-type float N)) (lambda (xs) {body}))");
+        let (prog, info) = lift::front(&src).unwrap_or_else(|d| panic!("{}", d.message));
+        let inputs =
+            lift::data::load(&prog, std::slice::from_ref(&data), &[]).unwrap_or_else(|e| panic!("{}", e.message));
+        let got =
+            lift::run_inputs(&prog, &info, &inputs, &interp_options()).unwrap_or_else(|e| panic!("{}", e.message()));
+        assert_eq!(got.json, want, "interpreter: {body}");
+        if let Some(device) = crate::opencl::device() {
+            let opts = lift::RunOptions {
+                device,
+                time: false,
+                interp: false,
+            };
+            let got = lift::run_inputs(&prog, &info, &inputs, &opts).unwrap_or_else(|e| panic!("{}", e.message()));
+            assert_eq!(got.json, want, "OpenCL: {body}");
+        }
+    }
+}
