@@ -25,6 +25,13 @@ use memalloc::Role;
 use std::rc::Rc;
 use views::{Loc, Read, View};
 
+/// The fixed spellings of the filter kernels' locals, reserved in the namer so that no other
+/// name is spelled alike.
+pub(super) const FIXED_NAMES: &[&str] = &[
+    "f_a", "f_b", "f_base", "f_c", "f_e", "f_ex", "f_g", "f_i", "f_j", "f_l", "f_part", "f_pk", "f_pos", "f_r",
+    "f_roff", "f_run", "f_runpre", "f_runsum", "f_s", "f_scan", "f_t", "f_t0", "f_t1", "f_y", "f_z",
+];
+
 /// Work-items per work-group of both filter kernels (a multiple of `SCAN_RUN`, at most 256 so
 /// that 8-bit prefix fields cannot overflow).
 const FILTER_WG: usize = 256;
@@ -52,8 +59,7 @@ impl Gen<'_> {
         // it with clEnqueueFillBuffer also made Oclgrind 21.10 report the counts written by the
         // first kernel as uninitialized in the second.)
         let (counts_b, _) = self
-            .mem
-            .allocate(
+            .alloc(
                 "counts",
                 &Type::array(Type::int(), groups.clone()),
                 AddressSpace::Global,

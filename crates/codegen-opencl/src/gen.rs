@@ -1,3 +1,6 @@
+use crate::ast::{self, BinOp, CType, Expr as CExpr, Module, StructDef, UnOp};
+use crate::namer::{Ident, Namer, SizeKey};
+use crate::print;
 use crate::{Kernel, KernelArg, KernelPlan, ResultSpec};
 use arith::{ArithExpr, Range};
 use ir::{
@@ -23,16 +26,26 @@ const GLB_LOCAL: usize = 256;
 /// the H200 took 1.05 times a device copy with 8, 1.13 with 4 and 1.07 with 16; a grid-stride
 /// loop over a launch sized to the device (1056 to 4224 groups) took 1.10 to 1.21.
 const GLB_COARSEN: usize = 8;
+/// Expression nesting past which a subexpression is bound to a variable (the OpenCL compilers
+/// we know accept 256 nested brackets; a statement adds a few of its own).
+const MAX_DEPTH: usize = 64;
 
 /// Generates the kernels and launch plan of a typed program.
 pub fn emit(prog: &Program, info: &TypeInfo) -> Result<KernelPlan> {
+    let mut names = Namer::new();
+    let error_flag = names.fixed("e_flag");
+    for f in filter::FIXED_NAMES {
+        names.fixed(f);
+    }
+    let rounded_launch = names.fresh("v_rounded_launch");
     let mut g = Gen {
         prog,
         info,
         mem: Memory::default(),
         kernels: vec![],
         source: String::new(),
-        structs: BTreeMap::new(),
+        structs: vec![],
+        struct_ids: vec![],
         env: vec![None; prog.vars.len()],
         lengths: BTreeMap::new(),
         caps: BTreeMap::new(),
@@ -40,19 +53,26 @@ pub fn emit(prog: &Program, info: &TypeInfo) -> Result<KernelPlan> {
         k: None,
         pre: BTreeMap::new(),
         coarsen_scalars: true,
-        counter: 0,
+        names,
+        param_names: vec![],
+        size_names: vec![],
+        rounded_launch,
+        error_flag,
         checks: vec![],
         views: String::new(),
         needs_fp64: false,
     };
     let mut sizes = vec![];
     for s in &prog.sizes {
-        let c = format!("v_{s}");
-        g.lengths.insert(s.clone(), ArithExpr::size_var(&c));
-        sizes.push((s.clone(), c));
+        let c = g.names.size(&SizeKey(s.clone()));
+        g.lengths.insert(s.clone(), ArithExpr::size_var(c.as_str()));
+        sizes.push((s.clone(), c.to_string()));
+        g.size_names.push((s.clone(), c));
     }
     for (k, p) in prog.params.iter().enumerate() {
-        let name = format!("v_{}_{k}", prog.var(p.var).name.replace('-', "_"));
+        let ident = g.names.exact(&format!("v_{}", prog.var(p.var).name));
+        g.param_names.push(ident.clone());
+        let name = ident.to_string();
         let ty = g.c_type_of(&p.ty)?;
         let view = match &ty {
             Type::Array(..) => g.mem.input(&name, k, &ty).1,
@@ -88,15 +108,13 @@ pub fn emit(prog: &Program, info: &TypeInfo) -> Result<KernelPlan> {
         t => g.capacity_type(t, prog.body)?,
     };
     let (data, view) = g
-        .mem
-        .allocate("out", &data_ty, AddressSpace::Global, &[], Role::Output)
+        .alloc("out", &data_ty, AddressSpace::Global, &[], Role::Output)
         .map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
     let _ = data;
     let rows_exist = matches!(&result_ty, Type::Array(e, _) if matches!(**e, Type::Exists(_)));
     let lengths = if exist {
         let (b, v) = g
-            .mem
-            .allocate("out_len", &Type::int(), AddressSpace::Global, &[], Role::OutputLength)
+            .alloc("out_len", &Type::int(), AddressSpace::Global, &[], Role::OutputLength)
             .map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
         Some((b, v))
     } else if rows_exist {
@@ -104,8 +122,7 @@ pub fn emit(prog: &Program, info: &TypeInfo) -> Result<KernelPlan> {
             unreachable!("checked above")
         };
         let (b, v) = g
-            .mem
-            .allocate(
+            .alloc(
                 "out_lens",
                 &Type::array(Type::int(), n.clone()),
                 AddressSpace::Global,
@@ -123,13 +140,7 @@ pub fn emit(prog: &Program, info: &TypeInfo) -> Result<KernelPlan> {
         rows: rows_exist,
     };
     g.host(prog.body, &dest)?;
-    let mut source = String::new();
-    if g.needs_fp64 {
-        source.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\n");
-    }
-    for def in g.structs.values() {
-        source.push_str(def);
-    }
+    let mut source = print::module(&Module::new(std::mem::take(&mut g.structs), vec![], g.needs_fp64));
     source.push_str(&g.source);
     let capacities = g.caps.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     Ok(KernelPlan {
@@ -201,7 +212,10 @@ struct Gen<'a> {
     mem: Memory,
     kernels: Vec<Kernel>,
     source: String,
-    structs: BTreeMap<String, String>,
+    /// Struct typedefs in the order they were first needed (the module orders them).
+    structs: Vec<StructDef>,
+    /// Tuple types (by their spelling in types) and their struct names.
+    struct_ids: Vec<(String, Ident)>,
     env: Vec<Option<Bound>>,
     /// Type-level length variables to C-level lengths (N -> v_N, X1 -> v_X1, L1 -> ...).
     lengths: BTreeMap<String, ArithExpr>,
@@ -215,7 +229,15 @@ struct Gen<'a> {
     /// Whether the map being emitted reads scalars (vector elements already move 16 bytes per
     /// access, and coarsening them measured slower on the H200).
     coarsen_scalars: bool,
-    counter: usize,
+    names: Namer,
+    /// C names of the program parameters, in order.
+    param_names: Vec<Ident>,
+    /// Size variables: (user name, C name), in the program's order.
+    size_names: Vec<(String, Ident)>,
+    /// The launch size of a `mapGlb` rounded up to whole work-groups, a placeholder in index
+    /// proofs (never printed).
+    rounded_launch: Ident,
+    error_flag: Ident,
     checks: Vec<Span>,
     views: String,
     needs_fp64: bool,
@@ -227,8 +249,25 @@ fn is_parallel_map(k: MapKind) -> bool {
 
 impl Gen<'_> {
     fn fresh(&mut self, base: &str) -> String {
-        self.counter += 1;
-        format!("v_{base}_{}", self.counter)
+        self.names.fresh(&format!("v_{base}")).to_string()
+    }
+
+    /// Allocates a buffer named by the namer after its space and `hint`.
+    fn alloc(
+        &mut self,
+        hint: &str,
+        ty: &Type,
+        space: AddressSpace,
+        loops: &[Enclosing],
+        role: Role,
+    ) -> std::result::Result<(usize, Rc<View>), String> {
+        let prefix = match space {
+            AddressSpace::Global => "g",
+            AddressSpace::Local => "l",
+            AddressSpace::Private => "p",
+        };
+        let name = self.names.fresh(&format!("v_{prefix}{hint}"));
+        self.mem.allocate(name.as_str(), ty, space, loops, role)
     }
 
     fn bind(&mut self, v: VarId, b: Bound) {
@@ -306,9 +345,9 @@ impl Gen<'_> {
     /// A type-level length (over size variables) at C level.
     fn c_len(&self, l: &ArithExpr) -> ArithExpr {
         let mut l = l.clone();
-        for s in &self.prog.sizes {
+        for (s, c) in &self.size_names {
             if l.mentions(s) {
-                l = l.subst(s, &ArithExpr::size_var(&format!("v_{s}")));
+                l = l.subst(s, &ArithExpr::size_var(c.as_str()));
             }
         }
         l
@@ -566,24 +605,33 @@ impl Gen<'_> {
         }
     }
 
+    /// The C spelling of a value type, declaring the struct typedefs a tuple needs.
     fn struct_name(&mut self, t: &Type) -> Result<String> {
-        if let Type::Tuple(ts) = t {
-            let name = c_type(t);
-            if !self.structs.contains_key(&name) {
-                let mut def = "typedef struct {\n".to_string();
-                for (i, c) in ts.iter().enumerate() {
+        Ok(print::ctype(&self.ctype(t)?))
+    }
+
+    /// The C type of a scalar, vector or tuple value (tuples become struct typedefs, named by
+    /// the namer after their components).
+    fn ctype(&mut self, t: &Type) -> Result<CType> {
+        let scalar = |g: &mut Self, s: Scalar| {
+            if s == Scalar::Double {
+                g.needs_fp64 = true;
+            }
+            ast_scalar(s)
+        };
+        match t {
+            Type::Scalar(s) => Ok(CType::Scalar(scalar(self, *s))),
+            Type::Vector(s, w) => Ok(CType::Vector(scalar(self, *s), *w)),
+            Type::Tuple(ts) => {
+                let key = c_type(t);
+                if let Some((_, id)) = self.struct_ids.iter().find(|(k, _)| *k == key) {
+                    return Ok(CType::Struct(id.clone()));
+                }
+                let mut fields = vec![];
+                for c in ts {
                     match c {
-                        Type::Scalar(s) => {
-                            if *s == Scalar::Double {
-                                self.needs_fp64 = true;
-                            }
-                            let _ = writeln!(def, "  {} c{i};", c_scalar(*s));
-                        }
-                        Type::Tuple(_) => {
-                            let n = self.struct_name(c)?;
-                            let _ = writeln!(def, "  {n} c{i};");
-                        }
-                        _ => {
+                        Type::Scalar(_) | Type::Tuple(_) => fields.push(self.ctype(c)?),
+                        Type::Vector(..) | Type::Array(..) | Type::Exists(_) | Type::Fun(..) => {
                             return Err(Diagnostic::new(
                                 Span::default(),
                                 format!("tuples containing {c} are not supported yet by the OpenCL back end"),
@@ -591,15 +639,19 @@ impl Gen<'_> {
                         }
                     }
                 }
-                let _ = writeln!(def, "}} {name};\n");
-                self.structs.insert(name.clone(), def);
+                let name = self.names.exact(&key);
+                self.struct_ids.push((key, name.clone()));
+                self.structs.push(StructDef {
+                    name: name.clone(),
+                    fields,
+                });
+                Ok(CType::Struct(name))
             }
-            return Ok(name);
+            Type::Array(..) | Type::Exists(_) | Type::Fun(..) => Err(Diagnostic::new(
+                Span::default(),
+                format!("internal: {t} is not a value type in C"),
+            )),
         }
-        if t.scalar() == Some(Scalar::Double) {
-            self.needs_fp64 = true;
-        }
-        Ok(c_type(t))
     }
 
     // ---- emission helpers ----
@@ -607,6 +659,13 @@ impl Gen<'_> {
     fn line(&mut self, s: &str) {
         let k = self.k.as_mut().expect("inside a kernel");
         let _ = writeln!(k.body, "{:w$}{s}", "", w = k.indent * 2);
+    }
+
+    /// Emits a statement built as a tree.
+    fn stmt(&mut self, s: ast::Stmt) {
+        for l in print::stmts_text(&[s], 0).lines() {
+            self.line(l);
+        }
     }
 
     fn open(&mut self, s: &str) {
@@ -750,12 +809,10 @@ impl Gen<'_> {
             let cap = self.capacity_len(value)?;
             let ty = Type::array(elem.clone(), cap.clone());
             let (_, data_view) = self
-                .mem
-                .allocate("t", &ty, AddressSpace::Global, &[], Role::Temp)
+                .alloc("t", &ty, AddressSpace::Global, &[], Role::Temp)
                 .map_err(|m| self.err(value, m))?;
             let (lb, len) = self
-                .mem
-                .allocate("len", &Type::int(), AddressSpace::Global, &[], Role::TempLength)
+                .alloc("len", &Type::int(), AddressSpace::Global, &[], Role::TempLength)
                 .map_err(|m| self.err(value, m))?;
             self.host(
                 value,
@@ -766,7 +823,7 @@ impl Gen<'_> {
                 },
             )?;
             let len_expr = format!("{}[0]", self.mem.buffers[lb].name);
-            let c = format!("v_{x}");
+            let c = self.names.size(&SizeKey(x.clone())).to_string();
             self.caps.insert(c.clone(), cap.clone());
             self.device_lengths.insert(c.clone(), len_expr);
             self.lengths.insert(
@@ -791,12 +848,10 @@ impl Gen<'_> {
                 };
                 let inner = Type::array(row, n.clone());
                 let (_, data) = self
-                    .mem
-                    .allocate("t", &inner, AddressSpace::Global, &[], Role::Temp)
+                    .alloc("t", &inner, AddressSpace::Global, &[], Role::Temp)
                     .map_err(|m| self.err(value, m))?;
                 let (_, lens) = self
-                    .mem
-                    .allocate(
+                    .alloc(
                         "lens",
                         &Type::array(Type::int(), n.clone()),
                         AddressSpace::Global,
@@ -819,8 +874,7 @@ impl Gen<'_> {
         match &ty {
             Type::Array(..) => {
                 let (_, data) = self
-                    .mem
-                    .allocate("t", &ty, AddressSpace::Global, &[], Role::Temp)
+                    .alloc("t", &ty, AddressSpace::Global, &[], Role::Temp)
                     .map_err(|m| self.err(value, m))?;
                 self.host(
                     value,
@@ -890,8 +944,7 @@ impl Gen<'_> {
             if computes && matches!(ty, Type::Array(..)) && !ty.has_existential() {
                 let ty = self.capacity_type(&ty, a)?;
                 let (_, view) = self
-                    .mem
-                    .allocate("t", &ty, AddressSpace::Global, &[], Role::Temp)
+                    .alloc("t", &ty, AddressSpace::Global, &[], Role::Temp)
                     .map_err(|m| self.err(a, m))?;
                 self.host(
                     a,
@@ -1003,7 +1056,7 @@ impl Gen<'_> {
     }
 
     fn finish_kernel(&mut self, k: KernelCx, e: ExprId) -> Result<()> {
-        let name = format!("KERNEL_{}", self.kernels.len());
+        let name = self.names.exact(&format!("KERNEL_{}", self.kernels.len())).to_string();
         let mut pre = String::new();
         for d in &k.decls {
             let _ = writeln!(pre, "  {d}");
@@ -1088,7 +1141,7 @@ impl Gen<'_> {
         // Inputs and scalar parameters interleave in parameter order.
         let mut inputs: Vec<(usize, String, KernelArg)> = vec![];
         for (k, p) in self.prog.params.iter().enumerate() {
-            let name = format!("v_{}_{k}", self.prog.var(p.var).name.replace('-', "_"));
+            let name = self.param_names[k].to_string();
             if !mentions_word(text, &name) {
                 continue;
             }
@@ -1134,17 +1187,16 @@ impl Gen<'_> {
             params.push(format!("local {t}* restrict {name}"));
             args.push(KernelArg::Local(i));
         }
-        if mentions_word(text, "e_flag") {
-            params.push("global int* e_flag".into());
+        if mentions_word(text, self.error_flag.as_str()) {
+            params.push(format!("global int* {}", self.error_flag));
             args.push(KernelArg::ErrorFlag);
         }
-        let mut sizes: Vec<&String> = self.prog.sizes.iter().collect();
+        let mut sizes: Vec<&(String, Ident)> = self.size_names.iter().collect();
         sizes.sort();
-        for s in sizes {
-            let c = format!("v_{s}");
-            if mentions_word(text, &c) {
+        for (_, c) in sizes {
+            if mentions_word(text, c.as_str()) {
                 params.push(format!("int {c}"));
-                args.push(KernelArg::Size(c));
+                args.push(KernelArg::Size(c.to_string()));
             }
         }
         Ok((params, args))
@@ -1412,8 +1464,7 @@ impl Gen<'_> {
             });
             let loops = self.k.as_ref().map(|k| k.loops.clone()).unwrap_or_default();
             let (_, data) = self
-                .mem
-                .allocate("t", &ty, space, &loops, Role::Temp)
+                .alloc("t", &ty, space, &loops, Role::Temp)
                 .map_err(|m| self.err(value, m))?;
             let b = self.mem.buffers.len() - 1;
             if space == AddressSpace::Private {
@@ -1421,7 +1472,7 @@ impl Gen<'_> {
                 let t = self.buffer_ctype(&buf.elem)?;
                 self.line(&format!("{t} {}[{}];", buf.name, buf.len));
             }
-            let c = format!("v_{x}");
+            let c = self.names.size(&SizeKey(x.clone())).to_string();
             self.line(&format!("int {c} = 0;"));
             let len = Rc::new(View::Value {
                 expr: c.clone(),
@@ -1469,7 +1520,7 @@ impl Gen<'_> {
                     .collect::<Result<_>>()?,
             )),
             (Read::Expr(e), t) => {
-                let name = self.fresh(&sanitize(hint));
+                let name = self.fresh(hint);
                 let ct = self.struct_name(t)?;
                 self.line(&format!("{ct} {name} = {e};"));
                 Ok(Read::Expr(name))
@@ -1719,7 +1770,7 @@ impl Gen<'_> {
                         k.local[d] = Some(l);
                         match cap.as_cst() {
                             Some(c) if c % l as i64 == 0 => cap.clone(),
-                            _ => ArithExpr::size_var("v_rounded_launch"),
+                            _ => ArithExpr::size_var(self.rounded_launch.as_str()),
                         }
                     }
                     MapKind::Wrg(_) => {
@@ -2044,8 +2095,7 @@ impl Gen<'_> {
     fn temp_buffer(&mut self, hint: &str, ty: &Type, space: AddressSpace, at: ExprId) -> Result<Rc<View>> {
         let loops = self.k.as_ref().map(|k| k.loops.clone()).unwrap_or_default();
         let (b, view) = self
-            .mem
-            .allocate(hint, ty, space, &loops, Role::Temp)
+            .alloc(hint, ty, space, &loops, Role::Temp)
             .map_err(|m| self.err(at, m))?;
         let buf = self.mem.buffers[b].clone();
         if let Some(n) = buf.len.as_cst() {
@@ -2214,68 +2264,109 @@ impl Gen<'_> {
 
     // ---- scalar expressions ----
 
+    /// The value of a scalar, vector or tuple expression, as C text (see `scalar_val`).
     fn scalar(&mut self, e: ExprId) -> Result<Read> {
-        let ex = |s: String| Ok(Read::Expr(s));
+        Ok(self.scalar_val(e)?.into_read())
+    }
+
+    /// The value of a scalar, vector or tuple expression as expression trees (one per tuple
+    /// component). Statements it needs (bounds checks, bindings) are emitted before it.
+    fn scalar_val(&mut self, e: ExprId) -> Result<Val> {
         match self.prog.expr(e).clone() {
             Expr::Var(_) | Expr::Prim { .. } => {
                 let v = self.value(e)?;
-                v.read(&[]).map_err(|m| self.err(e, m.0))
+                Ok(Val::from_read(v.read(&[]).map_err(|m| self.err(e, m.0))?))
             }
-            Expr::Lit(l) => ex(match l {
-                Lit::Float(f) => format!("{}f", ir::print::float_text(f64::from(f))),
+            Expr::Lit(l) => Ok(Val::E(match l {
+                Lit::Float(f) => CExpr::Float(f),
                 Lit::Double(d) => {
                     self.needs_fp64 = true;
-                    ir::print::float_text(d)
+                    CExpr::Double(d)
                 }
-                Lit::Int(i) => {
-                    if i < 0 {
-                        format!("({i})")
-                    } else {
-                        i.to_string()
-                    }
-                }
-                Lit::Bool(b) => (if b { "1" } else { "0" }).to_string(),
-            }),
+                Lit::Int(i) => CExpr::Int(i.into()),
+                Lit::Bool(b) => CExpr::Int(i64::from(b)),
+            })),
             Expr::If { cond, then, els } => {
                 let c = self.scalar_expr(cond)?;
-                let a = self.scalar(then)?;
-                let b = self.scalar(els)?;
+                let a = self.scalar_val(then)?;
+                let b = self.scalar_val(els)?;
                 Ok(select(&c, a, b))
             }
             Expr::Let { var, value, body, .. } => {
                 self.kernel_bind(e, var, value)?;
-                self.scalar(body)
+                self.scalar_val(body)
             }
             Expr::Pack(_) | Expr::Lambda { .. } => Err(self.err(e, "internal: not a scalar")),
-            Expr::Op { op, args } => self.op(e, op, &args),
+            Expr::Op { op, args } => {
+                let v = self.op(e, op, &args)?;
+                self.bound_depth(e, v)
+            }
         }
     }
 
-    fn scalar_expr(&mut self, e: ExprId) -> Result<String> {
-        match self.scalar(e)? {
-            Read::Expr(s) => Ok(s),
-            Read::Tuple(_) => Err(self.err(e, "expected a scalar, found a tuple")),
+    /// Binds an expression nested deeper than `MAX_DEPTH` to a `const` private variable, so
+    /// generated expressions stay within what OpenCL compilers accept (clang refuses more than
+    /// 256 nested brackets).
+    fn bound_depth(&mut self, e: ExprId, v: Val) -> Result<Val> {
+        match v {
+            Val::E(x) if x.depth() > MAX_DEPTH && self.k.is_some() => {
+                let t = self.cty(e)?;
+                let ty = self.ctype(&t)?;
+                let name = self.names.fresh("v_t");
+                self.stmt(ast::Stmt::Decl {
+                    ty,
+                    name: name.clone(),
+                    space: None,
+                    len: None,
+                    init: Some(x),
+                    is_const: true,
+                });
+                Ok(Val::E(CExpr::Var(name)))
+            }
+            v => Ok(v),
         }
     }
 
-    fn op(&mut self, e: ExprId, op: Op, args: &[ExprId]) -> Result<Read> {
+    fn scalar_expr(&mut self, e: ExprId) -> Result<CExpr> {
+        match self.scalar_val(e)? {
+            Val::E(s) => Ok(s),
+            Val::T(_) => Err(self.err(e, "expected a scalar, found a tuple")),
+        }
+    }
+
+    /// `x` as an expression that may be repeated: itself when it is a variable, else a fresh
+    /// private variable holding it (a vector read from memory is loaded once).
+    fn shareable(&mut self, x: CExpr, t: &Type) -> Result<CExpr> {
+        match x {
+            CExpr::Var(_) => Ok(x),
+            CExpr::Text(t) if t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') => Ok(CExpr::Text(t)),
+            x => {
+                let ty = self.ctype(t)?;
+                let name = self.names.fresh("v_v");
+                self.stmt(ast::Stmt::decl(ty, &name, x));
+                Ok(CExpr::Var(name))
+            }
+        }
+    }
+
+    fn op(&mut self, e: ExprId, op: Op, args: &[ExprId]) -> Result<Val> {
         let t0 = self.info.ty(args[0]).clone();
         let float = matches!(t0.scalar(), Some(Scalar::Float | Scalar::Double));
         match op {
             Op::Tuple => {
-                let rs = args.iter().map(|a| self.scalar(*a)).collect::<Result<Vec<_>>>()?;
-                return Ok(Read::Tuple(rs));
+                let rs = args.iter().map(|a| self.scalar_val(*a)).collect::<Result<Vec<_>>>()?;
+                return Ok(Val::T(rs));
             }
             Op::Get(i) => {
                 return match self.prog.expr(args[0]) {
                     Expr::Var(_) | Expr::Prim { .. } => {
                         let v = self.value(args[0])?.component(i as usize);
-                        v.read(&[]).map_err(|m| self.err(e, m.0))
+                        Ok(Val::from_read(v.read(&[]).map_err(|m| self.err(e, m.0))?))
                     }
-                    _ => match self.scalar(args[0])? {
-                        Read::Tuple(mut rs) if (i as usize) < rs.len() => Ok(rs.swap_remove(i as usize)),
-                        Read::Tuple(_) => Err(self.err(e, "internal: get out of range")),
-                        Read::Expr(s) => Ok(Read::Expr(format!("{s}.c{i}"))),
+                    _ => match self.scalar_val(args[0])? {
+                        Val::T(mut rs) if (i as usize) < rs.len() => Ok(rs.swap_remove(i as usize)),
+                        Val::T(_) => Err(self.err(e, "internal: get out of range")),
+                        Val::E(s) => Ok(Val::E(s.component(i as usize))),
                     },
                 };
             }
@@ -2286,60 +2377,119 @@ impl Gen<'_> {
                 let v = self.fresh("idx");
                 let site = self.checks.len() + 1;
                 self.checks.push(self.prog.span(e));
-                self.line(&format!("int {v} = {i};"));
+                self.line(&format!("int {v} = {};", print::expr(&i)));
                 self.open(&format!("if ({v} < 0 || {v} >= {n}) {{"));
-                self.line(&format!("atomic_max(e_flag, {site});"));
+                self.line(&format!("atomic_max({}, {site});", self.error_flag));
                 self.line(&format!("{v} = 0;"));
                 self.close();
                 let idx = ArithExpr::var(&v, Range::upto(n));
-                return xs.read(&[idx]).map_err(|m| self.err(e, m.0));
+                return Ok(Val::from_read(xs.read(&[idx]).map_err(|m| self.err(e, m.0))?));
             }
-            _ => {}
+            Op::Add
+            | Op::Sub
+            | Op::Mul
+            | Op::Div
+            | Op::Rem
+            | Op::Lt
+            | Op::Le
+            | Op::Gt
+            | Op::Ge
+            | Op::Eq
+            | Op::Ne
+            | Op::And
+            | Op::Or
+            | Op::Not
+            | Op::Neg
+            | Op::Min
+            | Op::Max
+            | Op::Abs
+            | Op::Sqrt
+            | Op::Exp
+            | Op::Log
+            | Op::Sin
+            | Op::Cos
+            | Op::Pow
+            | Op::Fma
+            | Op::ToFloat
+            | Op::ToInt
+            | Op::ToDouble
+            | Op::Dot
+            | Op::Length
+            | Op::MakeVec
+            | Op::VGet(_) => {}
         }
-        let a = args.iter().map(|x| self.scalar_expr(*x)).collect::<Result<Vec<_>>>()?;
-        let bin = |o: &str| format!("({} {o} {})", a[0], a[1]);
-        let call = |f: &str| format!("{f}({})", a.join(", "));
+        let mut a = args.iter().map(|x| self.scalar_expr(*x)).collect::<Result<Vec<_>>>()?;
+        let bin = |o: BinOp, a: &mut Vec<CExpr>| {
+            let y = a.pop().expect("two operands");
+            let x = a.pop().expect("two operands");
+            CExpr::bin(o, x, y)
+        };
+        let call = |f: &'static str, a: Vec<CExpr>| CExpr::call(f, a);
         let rt = self.cty(e)?;
-        Ok(Read::Expr(match op {
-            Op::Add => bin("+"),
-            Op::Sub => bin("-"),
-            Op::Mul => bin("*"),
-            Op::Div => bin("/"),
-            Op::Rem if float => call("fmod"),
-            Op::Rem => bin("%"),
-            Op::Lt => bin("<"),
-            Op::Le => bin("<="),
-            Op::Gt => bin(">"),
-            Op::Ge => bin(">="),
-            Op::Eq => bin("=="),
-            Op::Ne => bin("!="),
-            Op::And => bin("&&"),
-            Op::Or => bin("||"),
-            Op::Not => format!("(!{})", a[0]),
-            Op::Neg => format!("(-{})", a[0]),
-            Op::Min if float => call("fmin"),
-            Op::Max if float => call("fmax"),
-            Op::Min => call("min"),
-            Op::Max => call("max"),
-            Op::Abs if float => call("fabs"),
-            Op::Abs => format!("((int)abs({}))", a[0]),
-            Op::Sqrt => call("sqrt"),
-            Op::Exp => call("exp"),
-            Op::Log => call("log"),
-            Op::Sin => call("sin"),
-            Op::Cos => call("cos"),
-            Op::Pow => call("pow"),
-            Op::Fma => call("fma"),
-            Op::ToFloat => format!("((float){})", a[0]),
-            Op::ToInt => format!("((int){})", a[0]),
+        Ok(Val::E(match op {
+            Op::Add => bin(BinOp::Add, &mut a),
+            Op::Sub => bin(BinOp::Sub, &mut a),
+            Op::Mul => bin(BinOp::Mul, &mut a),
+            Op::Div => bin(BinOp::Div, &mut a),
+            Op::Rem if float => call("fmod", a),
+            Op::Rem => bin(BinOp::Rem, &mut a),
+            Op::Lt => bin(BinOp::Lt, &mut a),
+            Op::Le => bin(BinOp::Le, &mut a),
+            Op::Gt => bin(BinOp::Gt, &mut a),
+            Op::Ge => bin(BinOp::Ge, &mut a),
+            Op::Eq => bin(BinOp::Eq, &mut a),
+            Op::Ne => bin(BinOp::Ne, &mut a),
+            Op::And => bin(BinOp::And, &mut a),
+            Op::Or => bin(BinOp::Or, &mut a),
+            Op::Not => CExpr::un(UnOp::Not, a.swap_remove(0)),
+            Op::Neg => CExpr::un(UnOp::Neg, a.swap_remove(0)),
+            Op::Min if float => call("fmin", a),
+            Op::Max if float => call("fmax", a),
+            Op::Min => call("min", a),
+            Op::Max => call("max", a),
+            Op::Abs if float => call("fabs", a),
+            // `abs` of an int is an unsigned int in OpenCL C
+            Op::Abs => CExpr::cast(CType::INT, call("abs", a)),
+            Op::Sqrt => call("sqrt", a),
+            Op::Exp => call("exp", a),
+            Op::Log => call("log", a),
+            Op::Sin => call("sin", a),
+            Op::Cos => call("cos", a),
+            Op::Pow => call("pow", a),
+            Op::Fma => call("fma", a),
+            Op::ToFloat => CExpr::cast(CType::FLOAT, a.swap_remove(0)),
+            Op::ToInt => CExpr::cast(CType::INT, a.swap_remove(0)),
             Op::ToDouble => {
                 self.needs_fp64 = true;
-                format!("((double){})", a[0])
+                CExpr::cast(CType::Scalar(ast::Scalar::Double), a.swap_remove(0))
             }
-            Op::Dot => call("dot"),
-            Op::Length => call("length"),
-            Op::MakeVec => format!("(({})({}))", c_type(&rt), a.join(", ")),
-            Op::VGet(i) => format!("({}).s{}", a[0], std::char::from_digit(u32::from(i), 16).unwrap_or('0')),
+            Op::Dot | Op::Length => {
+                let w = match &t0 {
+                    Type::Vector(_, w) => *w,
+                    _ => 1,
+                };
+                if w <= 4 {
+                    call(if op == Op::Dot { "dot" } else { "length" }, a)
+                } else {
+                    // OpenCL has `dot` and `length` only up to 4 lanes: sum the lane products.
+                    let mut xs = vec![];
+                    for x in a {
+                        xs.push(self.shareable(x, &t0)?);
+                    }
+                    let (x, y) = (xs[0].clone(), xs.get(1).cloned().unwrap_or_else(|| xs[0].clone()));
+                    let sum = (0..u32::from(w))
+                        .map(|k| CExpr::bin(BinOp::Mul, x.clone().lane(k), y.clone().lane(k)))
+                        .reduce(|s, p| CExpr::bin(BinOp::Add, s, p))
+                        .expect("at least one lane");
+                    if op == Op::Dot {
+                        sum
+                    } else {
+                        call("sqrt", vec![sum])
+                    }
+                }
+            }
+            Op::MakeVec => CExpr::VecLit(self.ctype(&rt)?, a),
+            Op::VGet(i) => a.swap_remove(0).lane(u32::from(i)),
             Op::Tuple | Op::Get(_) | Op::At => unreachable!("handled above"),
         }))
     }
@@ -2395,20 +2545,45 @@ fn assign(g: &mut Gen, acc: &Read, v: &Read, ty: &Type) -> Result<()> {
     Ok(())
 }
 
-fn select(c: &str, a: Read, b: Read) -> Read {
+/// A scalar, vector or tuple value as expression trees, one per tuple component.
+#[derive(Clone, Debug)]
+enum Val {
+    E(CExpr),
+    T(Vec<Val>),
+}
+
+impl Val {
+    /// A value read through a view: its C text is one operand.
+    fn from_read(r: Read) -> Val {
+        match r {
+            Read::Expr(s) => Val::E(CExpr::Text(s)),
+            Read::Tuple(rs) => Val::T(rs.into_iter().map(Val::from_read).collect()),
+        }
+    }
+
+    /// The value as C text that is safe to paste as an operand.
+    fn into_read(self) -> Read {
+        match self {
+            Val::E(e) => Read::Expr(print::atom(&e)),
+            Val::T(vs) => Read::Tuple(vs.into_iter().map(Val::into_read).collect()),
+        }
+    }
+}
+
+fn select(c: &CExpr, a: Val, b: Val) -> Val {
     match (a, b) {
-        (Read::Tuple(a), Read::Tuple(b)) => Read::Tuple(a.into_iter().zip(b).map(|(x, y)| select(c, x, y)).collect()),
-        (Read::Expr(a), Read::Expr(b)) => Read::Expr(format!("({c} ? {a} : {b})")),
-        (Read::Tuple(a), Read::Expr(b)) => Read::Tuple(
+        (Val::T(a), Val::T(b)) => Val::T(a.into_iter().zip(b).map(|(x, y)| select(c, x, y)).collect()),
+        (Val::E(a), Val::E(b)) => Val::E(CExpr::select(c.clone(), a, b)),
+        (Val::T(a), Val::E(b)) => Val::T(
             a.into_iter()
                 .enumerate()
-                .map(|(i, x)| select(c, x, Read::Expr(format!("{b}.c{i}"))))
+                .map(|(i, x)| select(c, x, Val::E(b.clone().component(i))))
                 .collect(),
         ),
-        (Read::Expr(a), Read::Tuple(b)) => Read::Tuple(
+        (Val::E(a), Val::T(b)) => Val::T(
             b.into_iter()
                 .enumerate()
-                .map(|(i, y)| select(c, Read::Expr(format!("{a}.c{i}")), y))
+                .map(|(i, y)| select(c, Val::E(a.clone().component(i)), y))
                 .collect(),
         ),
     }
@@ -2521,16 +2696,19 @@ fn mentions_word(text: &str, word: &str) -> bool {
     false
 }
 
-fn sanitize(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect()
-}
-
 fn dim_suffix(d: usize) -> String {
     if d == 0 {
         String::new()
     } else {
         d.to_string()
+    }
+}
+
+fn ast_scalar(s: Scalar) -> ast::Scalar {
+    match s {
+        Scalar::Float => ast::Scalar::Float,
+        Scalar::Double => ast::Scalar::Double,
+        // `bool` is stored and computed as `int`
+        Scalar::Int | Scalar::Bool => ast::Scalar::Int,
     }
 }

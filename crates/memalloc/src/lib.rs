@@ -80,11 +80,12 @@ pub fn dims_of(ty: &Type) -> (Vec<ArithExpr>, Type) {
 }
 
 impl Memory {
-    /// Allocates a buffer for a value of type `ty` (array lengths already replaced by their
-    /// capacities) and returns the view of this work-item's slice.
+    /// Allocates a buffer named `name` (the caller's namer makes names unique) for a value of
+    /// type `ty` (array lengths already replaced by their capacities) and returns the view of
+    /// this work-item's slice.
     pub fn allocate(
         &mut self,
-        hint: &str,
+        name: &str,
         ty: &Type,
         space: AddressSpace,
         enclosing: &[Enclosing],
@@ -114,12 +115,7 @@ impl Memory {
             }
             _ => {}
         }
-        let prefix = match space {
-            AddressSpace::Global => "g",
-            AddressSpace::Local => "l",
-            AddressSpace::Private => "p",
-        };
-        let name = format!("v_{prefix}{hint}_{}", self.buffers.len());
+        let name = name.to_string();
         self.buffers.push(Buffer {
             name: name.clone(),
             space,
@@ -189,14 +185,18 @@ mod tests {
             len: n.clone(),
             kind: LoopKind::Global,
         }];
-        let (b, v) = m.allocate("t", &ty, AddressSpace::Global, &encl, Role::Temp).unwrap();
+        let (b, v) = m
+            .allocate("v_gt_0", &ty, AddressSpace::Global, &encl, Role::Temp)
+            .unwrap();
         assert_eq!(m.buffers[b].len, n.mul(&ArithExpr::cst(4)));
         let j = ArithExpr::var("j", Range::upto(ArithExpr::cst(4)));
         assert_eq!(
             v.read(std::slice::from_ref(&j)).unwrap(),
             views::Read::Expr(format!("v_gt_0[{}]", i.mul(&ArithExpr::cst(4)).add(&j)))
         );
-        let (p, _) = m.allocate("t", &ty, AddressSpace::Private, &encl, Role::Temp).unwrap();
+        let (p, _) = m
+            .allocate("v_pt_1", &ty, AddressSpace::Private, &encl, Role::Temp)
+            .unwrap();
         assert_eq!(m.buffers[p].len, ArithExpr::cst(4));
     }
 
@@ -205,7 +205,7 @@ mod tests {
         let mut m = Memory::default();
         let ty = Type::array(Type::float(), ArithExpr::size_var("N"));
         assert!(m
-            .allocate("t", &ty, AddressSpace::Private, &[], Role::Temp)
+            .allocate("v_pt_0", &ty, AddressSpace::Private, &[], Role::Temp)
             .unwrap_err()
             .contains("compile time"));
     }

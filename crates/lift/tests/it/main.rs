@@ -14,6 +14,7 @@
 //! - `fuzz`: random bytes and mutated examples never make the front end panic.
 
 mod cli;
+mod codegen;
 mod fuzz;
 mod interp;
 mod opencl;
