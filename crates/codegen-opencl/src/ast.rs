@@ -9,6 +9,7 @@
 use crate::namer::Ident;
 use ir::AddressSpace;
 use std::borrow::Cow;
+use std::collections::BTreeSet;
 
 /// A scalar C type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -22,7 +23,6 @@ pub enum Scalar {
 /// A C type.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum CType {
-    Void,
     Scalar(Scalar),
     /// An OpenCL vector type, `float4`.
     Vector(Scalar, u8),
@@ -47,7 +47,7 @@ impl CType {
         match self {
             CType::Scalar(s) | CType::Vector(s, _) => *s == Scalar::Double,
             CType::Ptr { elem, .. } => elem.uses_double(),
-            CType::Void | CType::Struct(_) => false,
+            CType::Struct(_) => false,
         }
     }
 }
@@ -76,7 +76,6 @@ pub enum BinOp {
     Eq,
     Ne,
     BitAnd,
-    BitOr,
     And,
     Or,
 }
@@ -86,8 +85,6 @@ pub enum BinOp {
 pub enum Expr {
     Var(Ident),
     Int(i64),
-    /// An unsigned 64-bit constant (`0UL`).
-    ULong(u64),
     Float(f32),
     Double(f64),
     /// `base[index]`
@@ -101,12 +98,6 @@ pub enum Expr {
     Cast(CType, Box<Expr>),
     /// `cond ? then : els`
     Select(Box<Expr>, Box<Expr>, Box<Expr>),
-    /// `vloadW(0, ptr + offset)`
-    VLoad {
-        w: u8,
-        ptr: Box<Expr>,
-        offset: Box<Expr>,
-    },
     /// `(float4)(a, b, c, d)`
     VecLit(CType, Vec<Expr>),
     /// C text produced by `views` (an indexed access or a read through a layout), printed as
@@ -165,30 +156,15 @@ impl Expr {
     /// The direct subexpressions.
     pub fn children(&self) -> impl Iterator<Item = &Expr> {
         let v: Vec<&Expr> = match self {
-            Expr::Var(_) | Expr::Int(_) | Expr::ULong(_) | Expr::Float(_) | Expr::Double(_) | Expr::Text(_) => {
+            Expr::Var(_) | Expr::Int(_) | Expr::Float(_) | Expr::Double(_) | Expr::Text(_) => {
                 vec![]
             }
             Expr::Index(a, b) | Expr::Binary(_, a, b) => vec![a, b],
-            Expr::VLoad { ptr, offset, .. } => vec![ptr, offset],
             Expr::Field(a, _) | Expr::Unary(_, a) | Expr::Cast(_, a) => vec![a],
             Expr::Call(_, xs) | Expr::VecLit(_, xs) => xs.iter().collect(),
             Expr::Select(c, a, b) => vec![c, a, b],
         };
         v.into_iter()
-    }
-
-    /// The direct subexpressions, mutably.
-    pub fn children_mut(&mut self) -> Vec<&mut Expr> {
-        match self {
-            Expr::Var(_) | Expr::Int(_) | Expr::ULong(_) | Expr::Float(_) | Expr::Double(_) | Expr::Text(_) => {
-                vec![]
-            }
-            Expr::Index(a, b) | Expr::Binary(_, a, b) => vec![a, b],
-            Expr::VLoad { ptr, offset, .. } => vec![ptr, offset],
-            Expr::Field(a, _) | Expr::Unary(_, a) | Expr::Cast(_, a) => vec![a],
-            Expr::Call(_, xs) | Expr::VecLit(_, xs) => xs.iter_mut().collect(),
-            Expr::Select(c, a, b) => vec![c, a, b],
-        }
     }
 }
 
@@ -343,6 +319,79 @@ impl Module {
     }
 }
 
+/// Every identifier the statements declare or use (for kernel parameters: a buffer, size or
+/// scalar is a parameter exactly when the body names it). The words of `Text` leaves count.
+pub fn idents(stmts: &[Stmt]) -> BTreeSet<String> {
+    fn expr(e: &Expr, out: &mut BTreeSet<String>) {
+        match e {
+            Expr::Var(v) => {
+                out.insert(v.to_string());
+            }
+            Expr::Text(t) => {
+                let words = t.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+                out.extend(
+                    words
+                        .filter(|w| w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+                        .map(str::to_string),
+                );
+            }
+            Expr::Int(_)
+            | Expr::Float(_)
+            | Expr::Double(_)
+            | Expr::Index(..)
+            | Expr::Field(..)
+            | Expr::Unary(..)
+            | Expr::Binary(..)
+            | Expr::Call(..)
+            | Expr::Cast(..)
+            | Expr::Select(..)
+            | Expr::VecLit(..) => {}
+        }
+        e.children().for_each(|c| expr(c, out));
+    }
+    fn stmt(s: &Stmt, out: &mut BTreeSet<String>) {
+        match s {
+            Stmt::Decl { name, init, .. } => {
+                out.insert(name.to_string());
+                init.iter().for_each(|e| expr(e, out));
+            }
+            Stmt::Assign { lhs, rhs, .. } => {
+                expr(lhs, out);
+                expr(rhs, out);
+            }
+            Stmt::Call(e) => expr(e, out),
+            Stmt::For {
+                var,
+                init,
+                cond,
+                step,
+                body,
+                ..
+            } => {
+                out.insert(var.to_string());
+                expr(init, out);
+                expr(cond, out);
+                expr(&step.1, out);
+                body.iter().for_each(|s| stmt(s, out));
+            }
+            Stmt::If { cond, then, els } => {
+                expr(cond, out);
+                then.iter().chain(els).for_each(|s| stmt(s, out));
+            }
+            Stmt::Block(b) => b.iter().for_each(|s| stmt(s, out)),
+            Stmt::Barrier(_) => {}
+            Stmt::VStore { value, ptr, offset, .. } => {
+                expr(value, out);
+                expr(ptr, out);
+                expr(offset, out);
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    stmts.iter().for_each(|s| stmt(s, &mut out));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -369,6 +418,31 @@ mod tests {
         );
         let names: Vec<&Ident> = m.structs.iter().map(|s| &s.name).collect();
         assert_eq!(names, [&inner, &outer]);
+    }
+
+    #[test]
+    fn identifiers_are_collected_from_the_tree() {
+        let mut n = Namer::new();
+        let (out, i, len) = (n.exact("v_out"), n.fresh("v_i"), n.exact("v_N"));
+        let body = vec![Stmt::For {
+            var: i.clone(),
+            init: Expr::Int(0),
+            cond: Expr::bin(BinOp::Lt, Expr::var(&i), Expr::var(&len)),
+            step: (AssignOp::Add, Expr::Int(1)),
+            unroll: false,
+            body: vec![Stmt::If {
+                cond: Expr::Text("(v_xs[v_i_1] > 0.5f)".into()),
+                then: vec![Stmt::assign(Expr::var(&out).index(Expr::var(&i)), Expr::Float(1.0))],
+                els: vec![],
+            }],
+        }];
+        let ids = idents(&body);
+        let want: BTreeSet<String> = ["v_N", "v_i_1", "v_out", "v_xs"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(ids, want);
+        assert!(!ids.contains("v_o"));
     }
 
     #[test]

@@ -18,19 +18,14 @@
 //! one `ulong` (8 bits a round), so one work-group scan orders the whole tile: an exclusive prefix
 //! over at most 255 work-items is at most 255 and never carries into the next round's field.
 
-use super::{read_to_view, Bound, Dest, Gen, KernelCx, Level, Result};
+use super::{arith, read_to_view, text, Bound, Dest, Gen, Head, KernelCx, Level, Result};
+use crate::ast::{AssignOp, BinOp, CType, Expr, Fence, Stmt};
+use crate::namer::{Ident, Namer};
 use arith::{ArithExpr, Range};
 use ir::{AddressSpace, ExprId, Type};
 use memalloc::Role;
 use std::rc::Rc;
 use views::{Loc, Read, View};
-
-/// The fixed spellings of the filter kernels' locals, reserved in the namer so that no other
-/// name is spelled alike.
-pub(super) const FIXED_NAMES: &[&str] = &[
-    "f_a", "f_b", "f_base", "f_c", "f_e", "f_ex", "f_g", "f_i", "f_j", "f_l", "f_part", "f_pk", "f_pos", "f_r",
-    "f_roff", "f_run", "f_runpre", "f_runsum", "f_s", "f_scan", "f_t", "f_t0", "f_t1", "f_y", "f_z",
-];
 
 /// Work-items per work-group of both filter kernels (a multiple of `SCAN_RUN`, at most 256 so
 /// that 8-bit prefix fields cannot overflow).
@@ -44,14 +39,125 @@ const FILTER_MAX_GROUPS: usize = 2048;
 /// Work-items whose packed flags one of the first `FILTER_WG / SCAN_RUN` work-items scans serially.
 const SCAN_RUN: usize = 8;
 
+/// The filter kernels' locals, by their fixed spellings.
+struct Names {
+    a: Ident,
+    b: Ident,
+    base: Ident,
+    c: Ident,
+    e: Ident,
+    ex: Ident,
+    g: Ident,
+    i: Ident,
+    j: Ident,
+    l: Ident,
+    part: Ident,
+    pk: Ident,
+    pos: Ident,
+    r: Ident,
+    roff: Ident,
+    run: Ident,
+    runpre: Ident,
+    runsum: Ident,
+    s: Ident,
+    scan: Ident,
+    t: Ident,
+    t0: Ident,
+    t1: Ident,
+    y: Ident,
+    z: Ident,
+}
+
+impl Names {
+    fn new(n: &mut Namer) -> Names {
+        let mut f = |s: &str| n.fixed(&format!("f_{s}"));
+        Names {
+            a: f("a"),
+            b: f("b"),
+            base: f("base"),
+            c: f("c"),
+            e: f("e"),
+            ex: f("ex"),
+            g: f("g"),
+            i: f("i"),
+            j: f("j"),
+            l: f("l"),
+            part: f("part"),
+            pk: f("pk"),
+            pos: f("pos"),
+            r: f("r"),
+            roff: f("roff"),
+            run: f("run"),
+            runpre: f("runpre"),
+            runsum: f("runsum"),
+            s: f("s"),
+            scan: f("scan"),
+            t: f("t"),
+            t0: f("t0"),
+            t1: f("t1"),
+            y: f("y"),
+            z: f("z"),
+        }
+    }
+}
+
+/// Reserves the filter kernels' fixed spellings, before any other name is handed out.
+pub(super) fn reserve(n: &mut Namer) {
+    Names::new(n);
+}
+
+fn v(i: &Ident) -> Expr {
+    Expr::var(i)
+}
+
+fn int(k: usize) -> Expr {
+    Expr::Int(k as i64)
+}
+
+fn add(a: Expr, b: Expr) -> Expr {
+    Expr::bin(BinOp::Add, a, b)
+}
+
+fn mul(a: Expr, b: Expr) -> Expr {
+    Expr::bin(BinOp::Mul, a, b)
+}
+
+/// `(int)((x >> (8 * f_r)) & 255)`: the 8-bit field of round `f_r` in packed flags.
+fn field(x: &Ident, r: &Ident) -> Expr {
+    let shifted = Expr::bin(BinOp::Shr, v(x), mul(int(8), v(r)));
+    Expr::cast(CType::INT, Expr::bin(BinOp::BitAnd, shifted, int(255)))
+}
+
+fn local_array(ty: CType, name: &Ident, len: usize) -> Stmt {
+    Stmt::Decl {
+        ty,
+        name: name.clone(),
+        space: Some(AddressSpace::Local),
+        len: Some(len),
+        init: None,
+        is_const: false,
+    }
+}
+
+fn add_to(lhs: Expr, rhs: Expr) -> Stmt {
+    Stmt::Assign {
+        lhs,
+        op: AssignOp::Add,
+        rhs,
+    }
+}
+
 impl Gen<'_> {
     /// `filterGlb p xs` into `dest` (see the module documentation).
     pub(super) fn filter_glb(&mut self, e: ExprId, p: ExprId, xs: ExprId, dest: &Dest) -> Result<()> {
+        let f = Names::new(&mut self.names);
         let n = self.len_of(xs)?;
         let cap = self.capacity(&n);
         let (wg, rounds) = (FILTER_WG, FILTER_ROUNDS);
-        let tile = (wg * rounds) as i64;
-        let tiles = cap.add(&ArithExpr::cst(tile - 1)).div(&ArithExpr::cst(tile));
+        let tile = wg * rounds;
+        let tiles = cap
+            .add(&ArithExpr::cst(tile as i64 - 1))
+            .div(&ArithExpr::cst(tile as i64));
         let maxg = FILTER_MAX_GROUPS as i64;
         let per = tiles.add(&ArithExpr::cst(maxg - 1)).div(&ArithExpr::cst(maxg));
         let groups = tiles.add(&per).sub(&ArithExpr::cst(1)).div(&per);
@@ -67,7 +173,7 @@ impl Gen<'_> {
                 Role::Temp,
             )
             .map_err(|m| self.err(e, m))?;
-        let counts = self.mem.buffers[counts_b].name.clone();
+        let counts = self.buf_ident(&self.mem.buffers[counts_b].name.clone());
         let len = dest
             .len
             .clone()
@@ -76,49 +182,65 @@ impl Gen<'_> {
             Loc::Plain(l) => l,
             Loc::Vector { .. } => return Err(self.err(e, "internal: vector length")),
         };
+        // `f_t * tile + f_r * wg + f_l`: the element of this work-item in round `f_r` of tile `f_t`
+        let elem_index = || add(add(mul(v(&f.t), int(tile)), mul(v(&f.r), int(wg))), v(&f.l));
 
         // Kernel 1: count.
-        self.filter_kernel(&groups);
-        self.filter_tile_range(&per, &tiles);
-        self.line("int f_c = 0;");
-        self.open("for (int f_t = f_t0; f_t < f_t1; f_t += 1) {");
-        self.line("#pragma unroll");
-        self.open(&format!("for (int f_r = 0; f_r < {rounds}; f_r += 1) {{"));
-        self.line(&format!("int f_e = f_t * {tile} + f_r * {wg} + f_l;"));
-        let x = self.filter_elem(xs)?;
-        let cond = self.filter_pred(p, x, &n)?;
-        self.line(&format!("f_c += {cond};"));
+        self.filter_kernel(&f, &groups);
+        self.filter_tile_range(&f, &per, &tiles);
+        self.push(Stmt::decl(CType::INT, &f.c, int(0)));
+        self.open_for(&f.t, v(&f.t0), v(&f.t1), int(1), false);
+        self.open_for(&f.r, int(0), int(rounds), int(1), true);
+        self.push(Stmt::decl(CType::INT, &f.e, elem_index()));
+        let x = self.filter_elem(&f, xs)?;
+        let cond = self.filter_pred(&f, p, x, &n)?;
+        self.push(add_to(v(&f.c), v(&cond)));
         self.close();
         self.close();
-        self.reduce_local("f_c");
-        self.open("if (f_l == 0) {");
-        self.line(&format!("{counts}[f_g] = f_part[0];"));
+        self.reduce_local(&f, &f.c);
+        self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
+        self.push(Stmt::assign(v(&counts).index(v(&f.g)), v(&f.part).index(int(0))));
         self.close();
         let k1 = self.k.take().expect("set");
         self.finish_kernel(k1, e)?;
 
         // Kernel 2: ordered scatter.
-        self.filter_kernel(&groups);
+        self.filter_kernel(&f, &groups);
         let slots = wg + wg / SCAN_RUN;
         let runs = wg / SCAN_RUN;
         {
             let k = self.k.as_mut().expect("set");
             // Two of each, alternating between tiles, so the next tile's first writes cannot race
             // with the last reads of this one and a tile needs three barriers, not four.
-            k.decls.push(format!("local ulong f_scan[{}];", 2 * slots));
-            k.decls.push(format!("local ulong f_runsum[{}];", 2 * runs));
-            k.decls.push(format!("local ulong f_runpre[{}];", 2 * runs));
-            k.decls.push(format!("local int f_roff[{}];", 2 * (rounds + 1)));
+            k.decls.push(local_array(CType::ULONG, &f.scan, 2 * slots));
+            k.decls.push(local_array(CType::ULONG, &f.runsum, 2 * runs));
+            k.decls.push(local_array(CType::ULONG, &f.runpre, 2 * runs));
+            k.decls.push(local_array(CType::INT, &f.roff, 2 * (rounds + 1)));
         }
-        self.filter_tile_range(&per, &tiles);
-        self.line("int f_c = 0;");
-        self.open(&format!("for (int f_i = f_l; f_i < f_g; f_i += {wg}) {{"));
-        self.line(&format!("f_c += {counts}[f_i];"));
+        self.filter_tile_range(&f, &per, &tiles);
+        self.push(Stmt::decl(CType::INT, &f.c, int(0)));
+        self.open(Head::For {
+            var: f.i.clone(),
+            init: v(&f.l),
+            cond: Expr::bin(BinOp::Lt, v(&f.i), v(&f.g)),
+            step: (AssignOp::Add, int(wg)),
+            unroll: false,
+        });
+        self.push(add_to(v(&f.c), v(&counts).index(v(&f.i))));
         self.close();
-        self.reduce_local("f_c");
-        self.line("int f_base = f_part[0];");
-        self.open("if (f_l == 0 && f_g == (int)get_num_groups(0) - 1) {");
-        self.line(&format!("{len_loc} = f_base + {counts}[f_g];"));
+        self.reduce_local(&f, &f.c);
+        self.push(Stmt::decl(CType::INT, &f.base, v(&f.part).index(int(0))));
+        let last_group = Expr::bin(
+            BinOp::Sub,
+            Expr::cast(CType::INT, Expr::call("get_num_groups", vec![int(0)])),
+            int(1),
+        );
+        self.open_if(Expr::bin(
+            BinOp::And,
+            Expr::bin(BinOp::Eq, v(&f.l), int(0)),
+            Expr::bin(BinOp::Eq, v(&f.g), last_group),
+        ));
+        self.push(Stmt::assign(text(&len_loc), add(v(&f.base), v(&counts).index(v(&f.g)))));
         self.close();
         let elem_ty = match self.cty(xs)? {
             Type::Array(t, _) => *t,
@@ -126,81 +248,98 @@ impl Gen<'_> {
         };
         // The tile's elements stay in registers (one private array per scalar component, indexed
         // only in unrolled loops) between the predicate and the store.
-        let x = self.filter_elem(xs)?;
+        let x = self.filter_elem(&f, xs)?;
         let read = x.read(&[]).map_err(|m| self.err(xs, m.0))?;
         let mut decls = vec![];
         let mut loads = vec![];
-        let staged = self.stage(&read, &elem_ty, &mut decls, &mut loads)?;
-        self.open("for (int f_t = f_t0; f_t < f_t1; f_t += 1) {");
-        self.line("int f_b = (f_t - f_t0) & 1;");
-        for d in &decls {
-            self.line(d);
+        let staged = self.stage(&f, &read, &elem_ty, &mut decls, &mut loads)?;
+        self.open_for(&f.t, v(&f.t0), v(&f.t1), int(1), false);
+        let parity = Expr::bin(BinOp::BitAnd, Expr::bin(BinOp::Sub, v(&f.t), v(&f.t0)), int(1));
+        self.push(Stmt::decl(CType::INT, &f.b, parity));
+        for d in decls {
+            self.push(d);
         }
-        self.line("ulong f_pk = 0;");
-        self.line("#pragma unroll");
-        self.open(&format!("for (int f_r = 0; f_r < {rounds}; f_r += 1) {{"));
-        self.line(&format!("int f_e = f_t * {tile} + f_r * {wg} + f_l;"));
-        self.open(&format!("if (f_e < {n}) {{"));
-        for l in &loads {
-            self.line(l);
+        self.push(Stmt::decl(CType::ULONG, &f.pk, int(0)));
+        self.open_for(&f.r, int(0), int(rounds), int(1), true);
+        self.push(Stmt::decl(CType::INT, &f.e, elem_index()));
+        self.open_if(Expr::bin(BinOp::Lt, v(&f.e), arith(&n)));
+        for l in loads {
+            self.push(l);
         }
         self.close();
-        let cond = self.filter_pred(p, read_to_view(staged.clone(), &elem_ty), &n)?;
-        self.line(&format!("f_pk |= (ulong){cond} << (8 * f_r);"));
+        let cond = self.filter_pred(&f, p, read_to_view(staged.clone(), &elem_ty), &n)?;
+        let flag = Expr::bin(BinOp::Shl, Expr::cast(CType::ULONG, v(&cond)), mul(int(8), v(&f.r)));
+        self.push(Stmt::Assign {
+            lhs: v(&f.pk),
+            op: AssignOp::Or,
+            rhs: flag,
+        });
         self.close();
-        self.scan_tile(slots, runs, rounds);
-        self.line("#pragma unroll");
-        self.open(&format!("for (int f_r = 0; f_r < {rounds}; f_r += 1) {{"));
-        self.open("if ((f_pk >> (8 * f_r)) & 1) {");
-        self.line(&format!(
-            "int f_pos = f_base + f_roff[f_b * {} + f_r] + (int)((f_ex >> (8 * f_r)) & 255);",
-            rounds + 1
-        ));
-        let pos = ArithExpr::var("f_pos", Range::upto(cap.clone()));
+        self.scan_tile(&f, slots, runs, rounds);
+        self.open_for(&f.r, int(0), int(rounds), int(1), true);
+        let kept = Expr::bin(
+            BinOp::BitAnd,
+            Expr::bin(BinOp::Shr, v(&f.pk), mul(int(8), v(&f.r))),
+            int(1),
+        );
+        self.open_if(kept);
+        let roff = |k: Expr| v(&f.roff).index(add(mul(v(&f.b), int(rounds + 1)), k));
+        let pos = add(add(v(&f.base), roff(v(&f.r))), field(&f.ex, &f.r));
+        self.push(Stmt::decl(CType::INT, &f.pos, pos));
+        let pos = ArithExpr::var(f.pos.as_str(), Range::upto(cap.clone()));
         let loc = dest.view.write(&[pos]).map_err(|m| self.err(e, m.0))?;
         self.store(&loc, &staged, e)?;
         self.close();
         self.close();
-        self.line(&format!("f_base += f_roff[f_b * {} + {rounds}];", rounds + 1));
+        self.push(add_to(v(&f.base), roff(int(rounds))));
         self.close();
         let k2 = self.k.take().expect("set");
         self.finish_kernel(k2, e)
     }
 
     /// Starts a filter kernel of `groups` work-groups of `FILTER_WG` work-items.
-    fn filter_kernel(&mut self, groups: &ArithExpr) {
+    fn filter_kernel(&mut self, f: &Names, groups: &ArithExpr) {
         let mut k = KernelCx::new(Level::Item);
         k.wrg = true;
         k.global[0] = Some(groups.clone());
         k.local[0] = Some(FILTER_WG);
-        k.decls.push(format!("local int f_part[{FILTER_WG}];"));
+        k.decls.push(local_array(CType::INT, &f.part, FILTER_WG));
         self.k = Some(k);
-        self.line("int f_g = get_group_id(0);");
-        self.line("int f_l = get_local_id(0);");
+        self.push(Stmt::decl(CType::INT, &f.g, Expr::call("get_group_id", vec![int(0)])));
+        self.push(Stmt::decl(CType::INT, &f.l, Expr::call("get_local_id", vec![int(0)])));
     }
 
     /// The tiles `[f_t0, f_t1)` of this work-group: `per` consecutive tiles, fewer in the last group.
-    fn filter_tile_range(&mut self, per: &ArithExpr, tiles: &ArithExpr) {
-        self.line(&format!("int f_t0 = f_g * {per};"));
-        self.line(&format!("int f_t1 = min(f_t0 + {per}, {tiles});"));
+    fn filter_tile_range(&mut self, f: &Names, per: &ArithExpr, tiles: &ArithExpr) {
+        self.push(Stmt::decl(CType::INT, &f.t0, mul(v(&f.g), arith(per))));
+        let end = Expr::call("min", vec![add(v(&f.t0), arith(per)), arith(tiles)]);
+        self.push(Stmt::decl(CType::INT, &f.t1, end));
     }
 
     /// Private arrays holding one element per round: their declarations, the statements loading
     /// element `f_e` into slot `f_r`, and the element as read from slot `f_r`.
-    fn stage(&mut self, r: &Read, ty: &Type, decls: &mut Vec<String>, loads: &mut Vec<String>) -> Result<Read> {
+    fn stage(&mut self, f: &Names, r: &Read, ty: &Type, decls: &mut Vec<Stmt>, loads: &mut Vec<Stmt>) -> Result<Read> {
         match (r, ty) {
             (Read::Tuple(rs), Type::Tuple(ts)) if rs.len() == ts.len() => Ok(Read::Tuple(
                 rs.iter()
                     .zip(ts)
-                    .map(|(r, t)| self.stage(r, t, decls, loads))
+                    .map(|(r, t)| self.stage(f, r, t, decls, loads))
                     .collect::<Result<_>>()?,
             )),
             (Read::Expr(x), t) => {
                 let name = self.fresh("x");
-                let ct = self.struct_name(t)?;
-                decls.push(format!("{ct} {name}[{FILTER_ROUNDS}];"));
-                loads.push(format!("{name}[f_r] = {x};"));
-                Ok(Read::Expr(format!("{name}[f_r]")))
+                let ty = self.ctype(t)?;
+                decls.push(Stmt::Decl {
+                    ty,
+                    name: name.clone(),
+                    space: None,
+                    len: Some(FILTER_ROUNDS),
+                    init: None,
+                    is_const: false,
+                });
+                let slot = v(&name).index(v(&f.r));
+                loads.push(Stmt::assign(slot.clone(), text(x)));
+                Ok(Read::Expr(crate::print::expr(&slot)))
             }
             (Read::Tuple(_), t) => Err(ir::Diagnostic::new(
                 ir::Span::default(),
@@ -214,76 +353,99 @@ impl Gen<'_> {
     /// The first `runs` work-items scan runs of `SCAN_RUN` work-items serially and then the run
     /// totals, so a tile costs three barriers (a Hillis–Steele scan costs 16); runs are padded by
     /// one slot so that those serial reads hit distinct local-memory banks.
-    fn scan_tile(&mut self, slots: usize, runs: usize, rounds: usize) {
+    fn scan_tile(&mut self, f: &Names, slots: usize, runs: usize, rounds: usize) {
         let run = SCAN_RUN;
         let pad = run + 1;
-        self.line(&format!("f_scan[f_b * {slots} + f_l + f_l / {run}] = f_pk;"));
-        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
-        self.open(&format!("if (f_l < {runs}) {{"));
-        self.line("ulong f_a = 0;");
-        self.line("#pragma unroll");
-        self.open(&format!("for (int f_j = 0; f_j < {run}; f_j += 1) {{"));
-        self.line(&format!("int f_s = f_b * {slots} + f_l * {pad} + f_j;"));
-        self.line("ulong f_y = f_scan[f_s];");
-        self.line("f_scan[f_s] = f_a;");
-        self.line("f_a += f_y;");
+        // slot of work-item `f_l` in this tile's half of `f_scan`, one pad slot per run
+        let my_slot = || {
+            let base = add(mul(v(&f.b), int(slots)), v(&f.l));
+            v(&f.scan).index(add(base, Expr::bin(BinOp::Div, v(&f.l), int(run))))
+        };
+        let in_half = |arr: &Ident, k: Expr| v(arr).index(add(mul(v(&f.b), int(runs)), k));
+        self.push(Stmt::assign(my_slot(), v(&f.pk)));
+        self.push(Stmt::Barrier(Fence::Local));
+        self.open_if(Expr::bin(BinOp::Lt, v(&f.l), int(runs)));
+        self.push(Stmt::decl(CType::ULONG, &f.a, int(0)));
+        self.open_for(&f.j, int(0), int(run), int(1), true);
+        let s = add(add(mul(v(&f.b), int(slots)), mul(v(&f.l), int(pad))), v(&f.j));
+        self.push(Stmt::decl(CType::INT, &f.s, s));
+        self.push(Stmt::decl(CType::ULONG, &f.y, v(&f.scan).index(v(&f.s))));
+        self.push(Stmt::assign(v(&f.scan).index(v(&f.s)), v(&f.a)));
+        self.push(add_to(v(&f.a), v(&f.y)));
         self.close();
-        self.line(&format!("f_runsum[f_b * {runs} + f_l] = f_a;"));
+        self.push(Stmt::assign(in_half(&f.runsum, v(&f.l)), v(&f.a)));
         self.close();
-        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
-        self.open(&format!("if (f_l < {runs}) {{"));
-        self.line("ulong f_a = 0;");
-        self.line("#pragma unroll");
-        self.open(&format!("for (int f_j = 0; f_j < {runs}; f_j += 1) {{"));
-        self.line(&format!("f_a += (f_j < f_l) ? f_runsum[f_b * {runs} + f_j] : 0;"));
+        self.push(Stmt::Barrier(Fence::Local));
+        self.open_if(Expr::bin(BinOp::Lt, v(&f.l), int(runs)));
+        self.push(Stmt::decl(CType::ULONG, &f.a, int(0)));
+        self.open_for(&f.j, int(0), int(runs), int(1), true);
+        let before = Expr::select(
+            Expr::bin(BinOp::Lt, v(&f.j), v(&f.l)),
+            in_half(&f.runsum, v(&f.j)),
+            int(0),
+        );
+        self.push(add_to(v(&f.a), before));
         self.close();
-        self.line(&format!("f_runpre[f_b * {runs} + f_l] = f_a;"));
+        self.push(Stmt::assign(in_half(&f.runpre, v(&f.l)), v(&f.a)));
         // The totals are added unpacked: a round's total can be 256, one more than a field holds.
-        self.open(&format!("if (f_l == {}) {{", runs - 1));
-        self.line(&format!("ulong f_z = f_runsum[f_b * {runs} + f_l];"));
-        self.line("int f_run = 0;");
-        self.open(&format!("for (int f_r = 0; f_r < {rounds}; f_r += 1) {{"));
-        self.line(&format!("f_roff[f_b * {} + f_r] = f_run;", rounds + 1));
-        self.line("f_run += (int)((f_a >> (8 * f_r)) & 255) + (int)((f_z >> (8 * f_r)) & 255);");
+        self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(runs - 1)));
+        self.push(Stmt::decl(CType::ULONG, &f.z, in_half(&f.runsum, v(&f.l))));
+        self.push(Stmt::decl(CType::INT, &f.run, int(0)));
+        self.open_for(&f.r, int(0), int(rounds), int(1), false);
+        let roff = |k: Expr| v(&f.roff).index(add(mul(v(&f.b), int(rounds + 1)), k));
+        self.push(Stmt::assign(roff(v(&f.r)), v(&f.run)));
+        self.push(add_to(v(&f.run), add(field(&f.a, &f.r), field(&f.z, &f.r))));
         self.close();
-        self.line(&format!("f_roff[f_b * {} + {rounds}] = f_run;", rounds + 1));
+        self.push(Stmt::assign(roff(int(rounds)), v(&f.run)));
         self.close();
         self.close();
-        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
-        self.line(&format!(
-            "ulong f_ex = f_runpre[f_b * {runs} + f_l / {run}] + f_scan[f_b * {slots} + f_l + f_l / {run}];"
+        self.push(Stmt::Barrier(Fence::Local));
+        let run_of = Expr::bin(BinOp::Div, v(&f.l), int(run));
+        self.push(Stmt::decl(
+            CType::ULONG,
+            &f.ex,
+            add(in_half(&f.runpre, run_of), my_slot()),
         ));
     }
 
     /// Sum of `val` over the work-group, left in `f_part[0]` for every work-item.
-    fn reduce_local(&mut self, val: &str) {
-        self.line(&format!("f_part[f_l] = {val};"));
-        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
-        self.open(&format!("for (int f_s = {}; f_s > 0; f_s >>= 1) {{", FILTER_WG / 2));
-        self.open("if (f_l < f_s) {");
-        self.line("f_part[f_l] += f_part[f_l + f_s];");
+    fn reduce_local(&mut self, f: &Names, val: &Ident) {
+        self.push(Stmt::assign(v(&f.part).index(v(&f.l)), v(val)));
+        self.push(Stmt::Barrier(Fence::Local));
+        self.open(Head::For {
+            var: f.s.clone(),
+            init: int(FILTER_WG / 2),
+            cond: Expr::bin(BinOp::Gt, v(&f.s), int(0)),
+            step: (AssignOp::Shr, int(1)),
+            unroll: false,
+        });
+        self.open_if(Expr::bin(BinOp::Lt, v(&f.l), v(&f.s)));
+        self.push(add_to(
+            v(&f.part).index(v(&f.l)),
+            v(&f.part).index(add(v(&f.l), v(&f.s))),
+        ));
         self.close();
-        self.line("barrier(CLK_LOCAL_MEM_FENCE);");
+        self.push(Stmt::Barrier(Fence::Local));
         self.close();
     }
 
     /// The element `f_e` of `xs` as a view (inside the filter kernels).
-    fn filter_elem(&mut self, xs: ExprId) -> Result<Rc<View>> {
+    fn filter_elem(&mut self, f: &Names, xs: ExprId) -> Result<Rc<View>> {
         let n = self.len_of(xs)?;
         let xv = self.value(xs)?;
-        Ok(xv.access(ArithExpr::var("f_e", Range::upto(n))))
+        Ok(xv.access(ArithExpr::var(f.e.as_str(), Range::upto(n))))
     }
 
     /// The predicate applied to the element `x`, as an int flag that is 0 past the end (the
     /// predicate is not evaluated there: it may index other arrays with the element).
-    fn filter_pred(&mut self, p: ExprId, x: Rc<View>, n: &ArithExpr) -> Result<String> {
+    fn filter_pred(&mut self, f: &Names, p: ExprId, x: Rc<View>, n: &ArithExpr) -> Result<Ident> {
         let (params, body) = self.lambda(p)?;
         self.bind(params[0], Bound::View(x));
         let flag = self.fresh("p");
-        self.line(&format!("int {flag} = 0;"));
-        self.open(&format!("if (f_e < {n}) {{"));
+        self.push(Stmt::decl(CType::INT, &flag, int(0)));
+        self.open_if(Expr::bin(BinOp::Lt, v(&f.e), arith(n)));
         let c = self.scalar_expr(body)?;
-        self.line(&format!("{flag} = {c} ? 1 : 0;"));
+        self.push(Stmt::assign(v(&flag), Expr::select(c, int(1), int(0))));
         self.close();
         Ok(flag)
     }

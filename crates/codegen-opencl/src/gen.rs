@@ -1,4 +1,4 @@
-use crate::ast::{self, BinOp, CType, Expr as CExpr, Module, StructDef, UnOp};
+use crate::ast::{self, AssignOp, BinOp, CType, Expr as CExpr, Fence, Module, Stmt, StructDef, UnOp};
 use crate::namer::{Ident, Namer, SizeKey};
 use crate::print;
 use crate::{Kernel, KernelArg, KernelPlan, ResultSpec};
@@ -34,9 +34,7 @@ const MAX_DEPTH: usize = 64;
 pub fn emit(prog: &Program, info: &TypeInfo) -> Result<KernelPlan> {
     let mut names = Namer::new();
     let error_flag = names.fixed("e_flag");
-    for f in filter::FIXED_NAMES {
-        names.fixed(f);
-    }
+    filter::reserve(&mut names);
     let rounded_launch = names.fresh("v_rounded_launch");
     let mut g = Gen {
         prog,
@@ -54,6 +52,7 @@ pub fn emit(prog: &Program, info: &TypeInfo) -> Result<KernelPlan> {
         pre: BTreeMap::new(),
         coarsen_scalars: true,
         names,
+        buf_ids: BTreeMap::new(),
         param_names: vec![],
         size_names: vec![],
         rounded_launch,
@@ -72,6 +71,7 @@ pub fn emit(prog: &Program, info: &TypeInfo) -> Result<KernelPlan> {
     for (k, p) in prog.params.iter().enumerate() {
         let ident = g.names.exact(&format!("v_{}", prog.var(p.var).name));
         g.param_names.push(ident.clone());
+        g.buf_ids.insert(ident.to_string(), ident.clone());
         let name = ident.to_string();
         let ty = g.c_type_of(&p.ty)?;
         let view = match &ty {
@@ -192,10 +192,32 @@ enum Level {
     Item,
 }
 
+/// A statement being built: its kind, and the statements of its body so far.
+struct Frame {
+    head: Head,
+    body: Vec<Stmt>,
+}
+
+enum Head {
+    Root,
+    Block,
+    If(CExpr),
+    For {
+        var: Ident,
+        init: CExpr,
+        cond: CExpr,
+        step: (AssignOp, CExpr),
+        unroll: bool,
+    },
+}
+
 struct KernelCx {
-    body: String,
-    indent: usize,
-    decls: Vec<String>,
+    /// The kernel body: the root frame, then the statements opened inside it.
+    stack: Vec<Frame>,
+    /// Statements emitted so far (to tell whether some code needed statements).
+    emitted: usize,
+    /// `local` arrays declared at kernel scope.
+    decls: Vec<Stmt>,
     global: [Option<ArithExpr>; 3],
     local: [Option<usize>; 3],
     wrg: bool,
@@ -230,6 +252,8 @@ struct Gen<'a> {
     /// access, and coarsening them measured slower on the H200).
     coarsen_scalars: bool,
     names: Namer,
+    /// Buffers' identifiers by name.
+    buf_ids: BTreeMap<String, Ident>,
     /// C names of the program parameters, in order.
     param_names: Vec<Ident>,
     /// Size variables: (user name, C name), in the program's order.
@@ -248,8 +272,13 @@ fn is_parallel_map(k: MapKind) -> bool {
 }
 
 impl Gen<'_> {
-    fn fresh(&mut self, base: &str) -> String {
-        self.names.fresh(&format!("v_{base}")).to_string()
+    fn fresh(&mut self, base: &str) -> Ident {
+        self.names.fresh(&format!("v_{base}"))
+    }
+
+    /// The identifier of a buffer (handed out by the namer when it was allocated).
+    fn buf_ident(&self, name: &str) -> Ident {
+        self.buf_ids.get(name).cloned().expect("buffers are named by the namer")
     }
 
     /// Allocates a buffer named by the namer after its space and `hint`.
@@ -267,6 +296,7 @@ impl Gen<'_> {
             AddressSpace::Private => "p",
         };
         let name = self.names.fresh(&format!("v_{prefix}{hint}"));
+        self.buf_ids.insert(name.to_string(), name.clone());
         self.mem.allocate(name.as_str(), ty, space, loops, role)
     }
 
@@ -605,11 +635,6 @@ impl Gen<'_> {
         }
     }
 
-    /// The C spelling of a value type, declaring the struct typedefs a tuple needs.
-    fn struct_name(&mut self, t: &Type) -> Result<String> {
-        Ok(print::ctype(&self.ctype(t)?))
-    }
-
     /// The C type of a scalar, vector or tuple value (tuples become struct typedefs, named by
     /// the namer after their components).
     fn ctype(&mut self, t: &Type) -> Result<CType> {
@@ -656,26 +681,71 @@ impl Gen<'_> {
 
     // ---- emission helpers ----
 
-    fn line(&mut self, s: &str) {
+    /// Appends a statement to the innermost open statement.
+    fn push(&mut self, s: Stmt) {
         let k = self.k.as_mut().expect("inside a kernel");
-        let _ = writeln!(k.body, "{:w$}{s}", "", w = k.indent * 2);
+        k.emitted += 1;
+        k.stack.last_mut().expect("the root frame").body.push(s);
     }
 
-    /// Emits a statement built as a tree.
-    fn stmt(&mut self, s: ast::Stmt) {
-        for l in print::stmts_text(&[s], 0).lines() {
-            self.line(l);
-        }
+    /// Opens a block, `if` or `for`; the statements up to the matching `close` go in its body.
+    fn open(&mut self, head: Head) {
+        let k = self.k.as_mut().expect("inside a kernel");
+        k.emitted += 1;
+        k.stack.push(Frame { head, body: vec![] });
     }
 
-    fn open(&mut self, s: &str) {
-        self.line(s);
-        self.k.as_mut().expect("inside a kernel").indent += 1;
+    fn open_block(&mut self) {
+        self.open(Head::Block);
+    }
+
+    fn open_if(&mut self, cond: CExpr) {
+        self.open(Head::If(cond));
+    }
+
+    /// `for (int var = init; var < end; var += step)`
+    fn open_for(&mut self, var: &Ident, init: CExpr, end: CExpr, step: CExpr, unroll: bool) {
+        self.open(Head::For {
+            var: var.clone(),
+            init,
+            cond: CExpr::bin(BinOp::Lt, CExpr::var(var), end),
+            step: (AssignOp::Add, step),
+            unroll,
+        });
     }
 
     fn close(&mut self) {
-        self.k.as_mut().expect("inside a kernel").indent -= 1;
-        self.line("}");
+        let k = self.k.as_mut().expect("inside a kernel");
+        let f = k.stack.pop().expect("an open statement");
+        let s = match f.head {
+            Head::Block => Stmt::Block(f.body),
+            Head::If(cond) => Stmt::If {
+                cond,
+                then: f.body,
+                els: vec![],
+            },
+            Head::For {
+                var,
+                init,
+                cond,
+                step,
+                unroll,
+            } => Stmt::For {
+                var,
+                init,
+                cond,
+                step,
+                unroll,
+                body: f.body,
+            },
+            Head::Root => unreachable!("close without open"),
+        };
+        k.stack.last_mut().expect("the root frame").body.push(s);
+    }
+
+    /// The number of statements emitted so far in this kernel.
+    fn emitted(&self) -> usize {
+        self.k.as_ref().map_or(0, |k| k.emitted)
     }
 
     fn level(&self) -> Level {
@@ -689,15 +759,18 @@ impl Gen<'_> {
 
     fn store(&mut self, loc: &Loc, v: &Read, at: ExprId) -> Result<()> {
         match (loc, v) {
-            (Loc::Plain(l), Read::Expr(e)) => self.line(&format!("{l} = {e};")),
+            (Loc::Plain(l), Read::Expr(e)) => self.push(Stmt::assign(text(l), text(e))),
             (Loc::Plain(l), Read::Tuple(cs)) => {
                 for (i, c) in cs.iter().enumerate() {
                     self.store(&Loc::Plain(format!("{l}.c{i}")), c, at)?;
                 }
             }
-            (Loc::Vector { base, offset, w }, Read::Expr(e)) => {
-                self.line(&format!("vstore{w}({e}, 0, {base} + {offset});"))
-            }
+            (Loc::Vector { base, offset, w }, Read::Expr(e)) => self.push(Stmt::VStore {
+                w: *w,
+                value: text(e),
+                ptr: text(base),
+                offset: arith(offset),
+            }),
             (Loc::Vector { .. }, Read::Tuple(_)) => return Err(self.err(at, "cannot store a tuple into a vector")),
         }
         Ok(())
@@ -723,13 +796,19 @@ impl Gen<'_> {
 
     /// Stores a value every work-item agrees on (a length) from a single work-item.
     fn store_uniform(&mut self, loc: &Loc, v: &str, at: ExprId) -> Result<()> {
+        let first = |id: &'static str| {
+            (0..3)
+                .map(|d| CExpr::bin(BinOp::Eq, CExpr::call(id, vec![CExpr::Int(d)]), CExpr::Int(0)))
+                .reduce(|a, b| CExpr::bin(BinOp::And, a, b))
+                .expect("three dimensions")
+        };
         let guard = match self.level() {
             Level::Item => None,
-            Level::Group => Some("get_local_id(0) == 0 && get_local_id(1) == 0 && get_local_id(2) == 0"),
-            Level::Top => Some("get_global_id(0) == 0 && get_global_id(1) == 0 && get_global_id(2) == 0"),
+            Level::Group => Some(first("get_local_id")),
+            Level::Top => Some(first("get_global_id")),
         };
         if let Some(g) = guard {
-            self.open(&format!("if ({g}) {{"));
+            self.open_if(g);
             self.store(loc, &Read::Expr(v.to_string()), at)?;
             self.close();
         } else {
@@ -903,7 +982,7 @@ impl Gen<'_> {
         let r = self.value(e);
         let k = std::mem::replace(&mut self.k, saved).expect("set above");
         let v = r?;
-        if !k.body.trim().is_empty() {
+        if k.emitted > 0 {
             return Err(self.err(
                 e,
                 "a scalar computation outside any map needs statements; compute it inside the map that uses it",
@@ -1055,42 +1134,49 @@ impl Gen<'_> {
         }
     }
 
-    fn finish_kernel(&mut self, k: KernelCx, e: ExprId) -> Result<()> {
-        let name = self.names.exact(&format!("KERNEL_{}", self.kernels.len())).to_string();
-        let mut pre = String::new();
-        for d in &k.decls {
-            let _ = writeln!(pre, "  {d}");
-        }
+    fn finish_kernel(&mut self, mut k: KernelCx, e: ExprId) -> Result<()> {
+        let name = self.names.exact(&format!("KERNEL_{}", self.kernels.len()));
+        let root = k
+            .stack
+            .pop()
+            .filter(|f| k.stack.is_empty() && matches!(f.head, Head::Root));
+        let Some(root) = root else {
+            return Err(self.err(e, "internal: a statement was left open"));
+        };
+        let mut body = std::mem::take(&mut k.decls);
+        let used = ast::idents(&root.body);
         for (c, read) in &self.device_lengths {
-            if mentions_word(&k.body, c) {
-                let _ = writeln!(pre, "  int {c} = {read};");
+            if used.contains(c.as_str()) {
+                body.push(Stmt::decl(CType::INT, &self.names.fixed(c), text(read)));
             }
         }
-        let mut text = format!("{pre}{}", k.body);
+        body.extend(root.body);
+        let used = ast::idents(&body);
+        let (params, args) = self.kernel_params(&used)?;
+        let (global, local) = self.launch_sizes(&k, e)?;
+        // Known work-group sizes are declared, so the driver can compile for them.
+        let work_group = local.as_ref().map(|l| {
+            [
+                l.first().copied().unwrap_or(1),
+                l.get(1).copied().unwrap_or(1),
+                l.get(2).copied().unwrap_or(1),
+            ]
+        });
+        let kernel = ast::Kernel {
+            name: name.clone(),
+            work_group,
+            params,
+            body,
+        };
+        let mut text = print::kernel_text(&kernel);
         for b in &self.mem.buffers {
             if b.space == AddressSpace::Private {
                 text = scalarize(&text, &b.name);
             }
         }
-        let (params, args) = self.kernel_params(&text)?;
-        let (global, local) = self.launch_sizes(&k, e)?;
-        // Known work-group sizes are declared, so the driver can compile for them.
-        let attr = match &local {
-            Some(l) => format!(
-                "__attribute__((reqd_work_group_size({}, {}, {}))) ",
-                l.first().copied().unwrap_or(1),
-                l.get(1).copied().unwrap_or(1),
-                l.get(2).copied().unwrap_or(1)
-            ),
-            None => String::new(),
-        };
-        let _ = writeln!(
-            self.source,
-            "{attr}kernel void {name}({}) {{\n{text}}}\n",
-            params.join(", ")
-        );
+        self.source.push_str(&text);
         self.kernels.push(Kernel {
-            name,
+            name: name.to_string(),
             args,
             global,
             local,
@@ -1123,12 +1209,13 @@ impl Gen<'_> {
     }
 
     /// Kernel parameters in ABI order, for the names the kernel text uses.
-    fn kernel_params(&mut self, text: &str) -> Result<(Vec<String>, Vec<KernelArg>)> {
+    /// Kernel parameters in ABI order, for the identifiers the kernel body uses.
+    fn kernel_params(&mut self, used: &BTreeSet<String>) -> Result<(Vec<ast::Param>, Vec<KernelArg>)> {
         let mut params = vec![];
         let mut args = vec![];
         let mut bufs: Vec<(usize, Role)> = vec![];
         for (i, b) in self.mem.buffers.iter().enumerate() {
-            if b.space == AddressSpace::Global && mentions_word(text, &b.name) {
+            if b.space == AddressSpace::Global && used.contains(&b.name) {
                 bufs.push((i, b.role));
             }
         }
@@ -1138,29 +1225,34 @@ impl Gen<'_> {
             Role::OutputLength => (2, 0),
             Role::Temp | Role::TempLength | Role::Scratch => (3, 0),
         };
+        let ptr = |space, elem, is_const, restrict| CType::Ptr {
+            space,
+            elem: Box::new(elem),
+            is_const,
+            restrict,
+        };
         // Inputs and scalar parameters interleave in parameter order.
-        let mut inputs: Vec<(usize, String, KernelArg)> = vec![];
+        let mut inputs: Vec<(usize, ast::Param, KernelArg)> = vec![];
         for (k, p) in self.prog.params.iter().enumerate() {
-            let name = self.param_names[k].to_string();
-            if !mentions_word(text, &name) {
+            let name = self.param_names[k].clone();
+            if !used.contains(name.as_str()) {
                 continue;
             }
             match &p.ty {
                 Type::Scalar(s) => {
-                    if *s == Scalar::Double {
-                        self.needs_fp64 = true;
-                    }
-                    inputs.push((k, format!("{} {name}", c_scalar(*s)), KernelArg::Param(k)))
+                    let ty = self.ctype(&Type::Scalar(*s))?;
+                    inputs.push((k, ast::Param { ty, name }, KernelArg::Param(k)))
                 }
                 _ => {
                     let (i, _) = bufs
                         .iter()
-                        .find(|(i, _)| self.mem.buffers[*i].name == name)
+                        .find(|(i, _)| self.mem.buffers[*i].name == name.as_str())
                         .copied()
                         .expect("input buffer registered");
                     let elem = self.mem.buffers[i].elem.clone();
                     let t = self.buffer_ctype(&elem)?;
-                    inputs.push((k, format!("const global {t}* restrict {name}"), KernelArg::Buffer(i)));
+                    let ty = ptr(AddressSpace::Global, t, true, true);
+                    inputs.push((k, ast::Param { ty, name }, KernelArg::Buffer(i)));
                 }
             }
         }
@@ -1175,38 +1267,52 @@ impl Gen<'_> {
             let elem = self.mem.buffers[i].elem.clone();
             let t = self.buffer_ctype(&elem)?;
             // Every buffer is passed once, so no two pointers alias.
-            params.push(format!("global {t}* restrict {}", self.mem.buffers[i].name));
+            let name = self.buf_ident(&self.mem.buffers[i].name);
+            params.push(ast::Param {
+                ty: ptr(AddressSpace::Global, t, false, true),
+                name,
+            });
             args.push(KernelArg::Buffer(i));
         }
         let dynamic_local: Vec<(usize, Type, String)> = (self.mem.buffers.iter().enumerate())
-            .filter(|(_, b)| b.space == AddressSpace::Local && b.len.as_cst().is_none() && mentions_word(text, &b.name))
+            .filter(|(_, b)| b.space == AddressSpace::Local && b.len.as_cst().is_none() && used.contains(&b.name))
             .map(|(i, b)| (i, b.elem.clone(), b.name.clone()))
             .collect();
         for (i, elem, name) in dynamic_local {
             let t = self.buffer_ctype(&elem)?;
-            params.push(format!("local {t}* restrict {name}"));
+            params.push(ast::Param {
+                ty: ptr(AddressSpace::Local, t, false, true),
+                name: self.buf_ident(&name),
+            });
             args.push(KernelArg::Local(i));
         }
-        if mentions_word(text, self.error_flag.as_str()) {
-            params.push(format!("global int* {}", self.error_flag));
+        if used.contains(self.error_flag.as_str()) {
+            params.push(ast::Param {
+                ty: ptr(AddressSpace::Global, CType::INT, false, false),
+                name: self.error_flag.clone(),
+            });
             args.push(KernelArg::ErrorFlag);
         }
         let mut sizes: Vec<&(String, Ident)> = self.size_names.iter().collect();
         sizes.sort();
         for (_, c) in sizes {
-            if mentions_word(text, c.as_str()) {
-                params.push(format!("int {c}"));
+            if used.contains(c.as_str()) {
+                params.push(ast::Param {
+                    ty: CType::INT,
+                    name: c.clone(),
+                });
                 args.push(KernelArg::Size(c.to_string()));
             }
         }
         Ok((params, args))
     }
 
-    fn buffer_ctype(&mut self, elem: &Type) -> Result<String> {
-        Ok(match elem {
-            Type::Vector(s, _) => c_scalar(*s).to_string(),
-            t => self.struct_name(t)?,
-        })
+    /// The C type of a buffer's elements (vectors are stored as their scalars).
+    fn buffer_ctype(&mut self, elem: &Type) -> Result<CType> {
+        match elem {
+            Type::Vector(s, _) => self.ctype(&Type::Scalar(*s)),
+            t => self.ctype(t),
+        }
     }
 
     // ---- inside a kernel ----
@@ -1346,9 +1452,9 @@ impl Gen<'_> {
                                 ty: Type::int(),
                             })),
                         );
-                        let before = self.k.as_ref().map(|k| k.body.len());
+                        let before = self.emitted();
                         let r = self.scalar(body)?;
-                        if self.k.as_ref().map(|k| k.body.len()) != before {
+                        if self.emitted() != before {
                             return Err(self.err(
                                 args[0],
                                 "the function of `generate` must be a scalar expression without local bindings here",
@@ -1469,11 +1575,19 @@ impl Gen<'_> {
             let b = self.mem.buffers.len() - 1;
             if space == AddressSpace::Private {
                 let buf = self.mem.buffers[b].clone();
-                let t = self.buffer_ctype(&buf.elem)?;
-                self.line(&format!("{t} {}[{}];", buf.name, buf.len));
+                let ty = self.buffer_ctype(&buf.elem)?;
+                self.push(Stmt::Decl {
+                    ty,
+                    name: self.buf_ident(&buf.name),
+                    space: None,
+                    len: buf.len.as_cst().map(|n| n as usize),
+                    init: None,
+                    is_const: false,
+                });
             }
-            let c = self.names.size(&SizeKey(x.clone())).to_string();
-            self.line(&format!("int {c} = 0;"));
+            let c = self.names.size(&SizeKey(x.clone()));
+            self.push(Stmt::decl(CType::INT, &c, CExpr::Int(0)));
+            let c = c.to_string();
             let len = Rc::new(View::Value {
                 expr: c.clone(),
                 ty: Type::int(),
@@ -1521,9 +1635,9 @@ impl Gen<'_> {
             )),
             (Read::Expr(e), t) => {
                 let name = self.fresh(hint);
-                let ct = self.struct_name(t)?;
-                self.line(&format!("{ct} {name} = {e};"));
-                Ok(Read::Expr(name))
+                let ty = self.ctype(t)?;
+                self.push(Stmt::decl(ty, &name, text(e)));
+                Ok(Read::Expr(name.to_string()))
             }
             (Read::Tuple(_), t) => Err(Diagnostic::new(
                 Span::default(),
@@ -1676,7 +1790,7 @@ impl Gen<'_> {
                     return Ok(());
                 }
                 if n.as_cst() == Some(1) {
-                    self.open("{");
+                    self.open_block();
                     self.push_loop(zero.clone(), n.clone(), LoopKind::Sequential);
                     body(self, zero)?;
                     self.pop_loop();
@@ -1684,8 +1798,8 @@ impl Gen<'_> {
                     return Ok(());
                 }
                 let v = self.fresh("i");
-                let i = ArithExpr::var(&v, Range::upto(n.clone()));
-                self.open(&format!("for (int {v} = 0; {v} < {n}; {v} += 1) {{"));
+                let i = ArithExpr::var(v.as_str(), Range::upto(n.clone()));
+                self.open_for(&v, CExpr::Int(0), arith(n), CExpr::Int(1), false);
                 self.push_loop(i.clone(), n.clone(), LoopKind::Sequential);
                 body(self, i)?;
                 self.pop_loop();
@@ -1701,7 +1815,7 @@ impl Gen<'_> {
                 // Unrolling inlines the body once per index; each copy gets a constant index, so
                 // private arrays indexed by it become plain registers.
                 if c > 0 {
-                    self.open("{");
+                    self.open_block();
                     for k in 0..c {
                         self.push_loop(ArithExpr::cst(k), n.clone(), LoopKind::Sequential);
                         body(self, ArithExpr::cst(k))?;
@@ -1791,21 +1905,24 @@ impl Gen<'_> {
                     MapKind::Wrg(_) => "wg_id",
                     _ => "l_id",
                 });
-                let i = ArithExpr::var(&v, Range::upto(n.clone()));
-                let id = ArithExpr::var(&v, Range::upto(size.clone()));
+                let i = ArithExpr::var(v.as_str(), Range::upto(n.clone()));
                 let old = self.set_level(inner_level);
+                let dim = || vec![CExpr::Int(d as i64)];
                 if size == *n {
-                    self.open("{");
-                    self.line(&format!("int {v} = {getid}({d});"));
+                    self.open_block();
+                    self.push(Stmt::decl(CType::INT, &v, CExpr::call(getid, dim())));
                 } else if n.prove_le(&size) || cap == size || matches!(kind, MapKind::Glb(_) | MapKind::Wrg(_)) {
                     // Global and group launches always cover the capacity of the map's length.
-                    self.line(&format!("int {v} = {getid}({d});"));
-                    let _ = id;
-                    self.open(&format!("if ({v} < {n}) {{"));
+                    self.push(Stmt::decl(CType::INT, &v, CExpr::call(getid, dim())));
+                    self.open_if(CExpr::bin(BinOp::Lt, CExpr::var(&v), arith(n)));
                 } else {
-                    self.open(&format!(
-                        "for (int {v} = {getid}({d}); {v} < {n}; {v} += {getsize}({d})) {{"
-                    ));
+                    self.open_for(
+                        &v,
+                        CExpr::call(getid, dim()),
+                        arith(n),
+                        CExpr::call(getsize, dim()),
+                        false,
+                    );
                 }
                 self.push_loop(i.clone(), n.clone(), lk);
                 self.k.as_mut().expect("in kernel").active.push(kind);
@@ -1839,13 +1956,22 @@ impl Gen<'_> {
         let gid = self.fresh("gl_id");
         let rep = self.fresh("c");
         let v = self.fresh("i");
-        let i = ArithExpr::var(&v, Range::upto(n.clone()));
+        let i = ArithExpr::var(v.as_str(), Range::upto(n.clone()));
         let old = self.set_level(Level::Item);
-        self.line(&format!("int {gid} = get_global_id(0);"));
-        self.line("#pragma unroll");
-        self.open(&format!("for (int {rep} = 0; {rep} < {c}; {rep} += 1) {{"));
-        self.line(&format!("int {v} = {gid} + {rep} * (int)get_global_size(0);"));
-        self.open(&format!("if ({v} < {n}) {{"));
+        self.push(Stmt::decl(
+            CType::INT,
+            &gid,
+            CExpr::call("get_global_id", vec![CExpr::Int(0)]),
+        ));
+        self.open_for(&rep, CExpr::Int(0), CExpr::Int(c), CExpr::Int(1), true);
+        let size = CExpr::cast(CType::INT, CExpr::call("get_global_size", vec![CExpr::Int(0)]));
+        let at = CExpr::bin(
+            BinOp::Add,
+            CExpr::var(&gid),
+            CExpr::bin(BinOp::Mul, CExpr::var(&rep), size),
+        );
+        self.push(Stmt::decl(CType::INT, &v, at));
+        self.open_if(CExpr::bin(BinOp::Lt, CExpr::var(&v), arith(n)));
         self.push_loop(i.clone(), n.clone(), LoopKind::Global);
         self.k.as_mut().expect("in kernel").active.push(MapKind::Glb(0));
         let r = body(self, i);
@@ -1945,7 +2071,8 @@ impl Gen<'_> {
                         Read::Expr(l) => l,
                         Read::Tuple(_) => return Err(g.err(xs, "internal: lengths")),
                     };
-                    g.line(&format!("int {c} = {len};"));
+                    g.push(Stmt::decl(CType::INT, &c, text(&len)));
+                    let c = c.to_string();
                     let Type::Array(_, _) = g.cty(xs)? else {
                         return Err(g.err(xs, "internal: rows"));
                     };
@@ -1982,12 +2109,12 @@ impl Gen<'_> {
         })?;
         if matches!(kind, MapKind::Lcl(_)) && level == Level::Group {
             let fence = self.fence_of(&dest.view);
-            self.line(&format!("barrier({fence});"));
+            self.push(Stmt::Barrier(fence));
         }
         Ok(())
     }
 
-    fn fence_of(&self, v: &Rc<View>) -> &'static str {
+    fn fence_of(&self, v: &Rc<View>) -> Fence {
         let names = v.buffers();
         let spaces: BTreeSet<AddressSpace> = names
             .iter()
@@ -1998,9 +2125,9 @@ impl Gen<'_> {
             spaces.contains(&AddressSpace::Local),
             spaces.contains(&AddressSpace::Global),
         ) {
-            (true, true) => "CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE",
-            (false, true) => "CLK_GLOBAL_MEM_FENCE",
-            _ => "CLK_LOCAL_MEM_FENCE",
+            (true, true) => Fence::Both,
+            (false, true) => Fence::Global,
+            (true | false, false) => Fence::Local,
         }
     }
 
@@ -2099,20 +2226,29 @@ impl Gen<'_> {
             .map_err(|m| self.err(at, m))?;
         let buf = self.mem.buffers[b].clone();
         if let Some(n) = buf.len.as_cst() {
-            let t = self.buffer_ctype(&buf.elem)?;
+            let ty = self.buffer_ctype(&buf.elem)?;
             let len = if let Type::Vector(_, w) = buf.elem {
                 n * i64::from(w)
             } else {
                 n
             };
+            let decl = |space| Stmt::Decl {
+                ty,
+                name: self.buf_ident(&buf.name),
+                space,
+                len: Some(len as usize),
+                init: None,
+                is_const: false,
+            };
             match space {
-                AddressSpace::Private => self.line(&format!("{t} {}[{len}];", buf.name)),
-                AddressSpace::Local => self
-                    .k
-                    .as_mut()
-                    .expect("in kernel")
-                    .decls
-                    .push(format!("local {t} {}[{len}];", buf.name)),
+                AddressSpace::Private => {
+                    let d = decl(None);
+                    self.push(d)
+                }
+                AddressSpace::Local => {
+                    let d = decl(Some(AddressSpace::Local));
+                    self.k.as_mut().expect("in kernel").decls.push(d)
+                }
                 AddressSpace::Global => {}
             }
         }
@@ -2122,15 +2258,11 @@ impl Gen<'_> {
     /// At work-group level, a barrier after writes to `v` that other work-items may read.
     fn sync_copy(&mut self, v: &Rc<View>, _at: ExprId) -> Result<()> {
         if self.level() == Level::Group {
-            let fence = self.fence_of(v);
-            let line = format!("barrier({fence});");
+            let barrier = Stmt::Barrier(self.fence_of(v));
             // a `mapLcl` that wrote `v` has just placed the same barrier
-            let last = self
-                .k
-                .as_ref()
-                .and_then(|k| k.body.lines().last().map(|l| l.trim().to_string()));
-            if last.as_deref() != Some(line.as_str()) {
-                self.line(&line);
+            let last = self.k.as_ref().and_then(|k| k.stack.last()?.body.last());
+            if last != Some(&barrier) {
+                self.push(barrier);
             }
         }
         Ok(())
@@ -2168,8 +2300,8 @@ impl Gen<'_> {
             .clone()
             .ok_or_else(|| self.err(e, "internal: filter without a length destination"))?;
         let cnt = self.fresh("cnt");
-        self.line(&format!("int {cnt} = 0;"));
-        let c = ArithExpr::var(&cnt, Range::upto(n.clone()));
+        self.push(Stmt::decl(CType::INT, &cnt, CExpr::Int(0)));
+        let c = ArithExpr::var(cnt.as_str(), Range::upto(n.clone()));
         self.emit_loop(e, MapKind::Seq, &n, |g, i| {
             let x = xv.access(i);
             g.bind(params[0], Bound::View(x.clone()));
@@ -2177,15 +2309,19 @@ impl Gen<'_> {
                 Read::Expr(c) => c,
                 Read::Tuple(_) => return Err(g.err(body, "internal: tuple predicate")),
             };
-            g.open(&format!("if ({cond}) {{"));
+            g.open_if(text(&cond));
             let v = x.read(&[]).map_err(|m| g.err(xs, m.0))?;
             g.write(&dest.view, std::slice::from_ref(&c), &v, e)?;
-            g.line(&format!("{cnt} += 1;"));
+            g.push(Stmt::Assign {
+                lhs: CExpr::var(&cnt),
+                op: AssignOp::Add,
+                rhs: CExpr::Int(1),
+            });
             g.close();
             Ok(())
         })?;
         let loc = len.write(&[]).map_err(|m| self.err(e, m.0))?;
-        self.store(&loc, &Read::Expr(cnt), e)
+        self.store(&loc, &Read::Expr(cnt.to_string()), e)
     }
 
     /// `iterate #k f xs`, unrolled: step `s` reads the previous step's buffer and writes a new
@@ -2313,7 +2449,7 @@ impl Gen<'_> {
                 let t = self.cty(e)?;
                 let ty = self.ctype(&t)?;
                 let name = self.names.fresh("v_t");
-                self.stmt(ast::Stmt::Decl {
+                self.push(Stmt::Decl {
                     ty,
                     name: name.clone(),
                     space: None,
@@ -2343,7 +2479,7 @@ impl Gen<'_> {
             x => {
                 let ty = self.ctype(t)?;
                 let name = self.names.fresh("v_v");
-                self.stmt(ast::Stmt::decl(ty, &name, x));
+                self.push(Stmt::decl(ty, &name, x));
                 Ok(CExpr::Var(name))
             }
         }
@@ -2377,12 +2513,21 @@ impl Gen<'_> {
                 let v = self.fresh("idx");
                 let site = self.checks.len() + 1;
                 self.checks.push(self.prog.span(e));
-                self.line(&format!("int {v} = {};", print::expr(&i)));
-                self.open(&format!("if ({v} < 0 || {v} >= {n}) {{"));
-                self.line(&format!("atomic_max({}, {site});", self.error_flag));
-                self.line(&format!("{v} = 0;"));
+                self.push(Stmt::decl(CType::INT, &v, i));
+                let out = CExpr::bin(
+                    BinOp::Or,
+                    CExpr::bin(BinOp::Lt, CExpr::var(&v), CExpr::Int(0)),
+                    CExpr::bin(BinOp::Ge, CExpr::var(&v), arith(&n)),
+                );
+                self.open_if(out);
+                let flag = CExpr::var(&self.error_flag);
+                self.push(Stmt::Call(CExpr::call(
+                    "atomic_max",
+                    vec![flag, CExpr::Int(site as i64)],
+                )));
+                self.push(Stmt::assign(CExpr::var(&v), CExpr::Int(0)));
                 self.close();
-                let idx = ArithExpr::var(&v, Range::upto(n));
+                let idx = ArithExpr::var(v.as_str(), Range::upto(n));
                 return Ok(Val::from_read(xs.read(&[idx]).map_err(|m| self.err(e, m.0))?));
             }
             Op::Add
@@ -2498,8 +2643,11 @@ impl Gen<'_> {
 impl KernelCx {
     fn new(level: Level) -> KernelCx {
         KernelCx {
-            body: String::new(),
-            indent: 1,
+            stack: vec![Frame {
+                head: Head::Root,
+                body: vec![],
+            }],
+            emitted: 0,
             decls: vec![],
             global: [None, None, None],
             local: [None, None, None],
@@ -2514,7 +2662,7 @@ impl KernelCx {
 
 fn assign(g: &mut Gen, acc: &Read, v: &Read, ty: &Type) -> Result<()> {
     match (acc, v) {
-        (Read::Expr(a), Read::Expr(x)) => g.line(&format!("{a} = {x};")),
+        (Read::Expr(a), Read::Expr(x)) => g.push(Stmt::assign(text(a), text(x))),
         (Read::Tuple(a), _) => {
             // Compute every component before assigning any: they may read the accumulator.
             let Type::Tuple(ts) = ty else {
@@ -2679,23 +2827,6 @@ fn scalarize(text: &str, name: &str) -> String {
     out
 }
 
-fn mentions_word(text: &str, word: &str) -> bool {
-    let bytes = text.as_bytes();
-    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    let mut start = 0;
-    while let Some(pos) = text[start..].find(word) {
-        let a = start + pos;
-        let b = a + word.len();
-        let before_ok = a == 0 || !is_ident(bytes[a - 1]);
-        let after_ok = b >= bytes.len() || !is_ident(bytes[b]);
-        if before_ok && after_ok {
-            return true;
-        }
-        start = a + 1;
-    }
-    false
-}
-
 fn dim_suffix(d: usize) -> String {
     if d == 0 {
         String::new()
@@ -2711,4 +2842,15 @@ fn ast_scalar(s: Scalar) -> ast::Scalar {
         // `bool` is stored and computed as `int`
         Scalar::Int | Scalar::Bool => ast::Scalar::Int,
     }
+}
+
+/// An index or length at C level: the one conversion of `ArithExpr` into the tree (its text is
+/// fully parenthesized, so it is one operand).
+fn arith(e: &ArithExpr) -> CExpr {
+    CExpr::Text(e.to_string())
+}
+
+/// C text from `views` as one operand.
+fn text(s: &str) -> CExpr {
+    CExpr::Text(s.to_string())
 }

@@ -19,13 +19,9 @@
 //! value), output, output lengths, temporaries, int per size variable sorted by name)`, each
 //! kernel taking only the buffers it uses.
 
-// Kernel bodies are still assembled as text around tree-built expressions and typedefs; the
-// statement half of the tree is printed and tested but not yet built by `gen`.
-#[allow(dead_code)]
 mod ast;
 mod gen;
 mod namer;
-#[allow(dead_code)]
 mod print;
 
 pub use gen::emit;

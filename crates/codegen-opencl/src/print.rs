@@ -29,7 +29,6 @@ fn bin_prec(op: BinOp) -> u8 {
         BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => 10,
         BinOp::Eq | BinOp::Ne => 9,
         BinOp::BitAnd => 8,
-        BinOp::BitOr => 6,
         BinOp::And => 5,
         BinOp::Or => 4,
     }
@@ -51,18 +50,14 @@ fn bin_text(op: BinOp) -> &'static str {
         BinOp::Eq => "==",
         BinOp::Ne => "!=",
         BinOp::BitAnd => "&",
-        BinOp::BitOr => "|",
         BinOp::And => "&&",
         BinOp::Or => "||",
     }
 }
 
-/// Operators that compilers want parenthesized when mixed with others.
+/// Operators that compilers want parenthesized when mixed with others (`&&` inside `||` too).
 fn needs_clarity(op: BinOp) -> bool {
-    matches!(
-        op,
-        BinOp::Shl | BinOp::Shr | BinOp::BitAnd | BinOp::BitOr | BinOp::And | BinOp::Or
-    )
+    matches!(op, BinOp::Shl | BinOp::Shr | BinOp::BitAnd)
 }
 
 fn prec(e: &Expr) -> u8 {
@@ -88,13 +83,7 @@ fn prec(e: &Expr) -> u8 {
                 P_POSTFIX
             }
         }
-        Expr::Var(_)
-        | Expr::ULong(_)
-        | Expr::Text(_)
-        | Expr::Call(..)
-        | Expr::VLoad { .. }
-        | Expr::Index(..)
-        | Expr::Field(..) => P_POSTFIX,
+        Expr::Var(_) | Expr::Text(_) | Expr::Call(..) | Expr::Index(..) | Expr::Field(..) => P_POSTFIX,
         Expr::Unary(..) | Expr::Cast(..) | Expr::VecLit(..) => P_UNARY,
         Expr::Binary(op, ..) => bin_prec(*op),
         Expr::Select(..) => P_SELECT,
@@ -111,13 +100,11 @@ fn starts_with_minus(e: &Expr) -> bool {
         Expr::Binary(_, a, _) => starts_with_minus(a),
         Expr::Select(c, ..) => starts_with_minus(c),
         Expr::Var(_)
-        | Expr::ULong(_)
         | Expr::Index(..)
         | Expr::Field(..)
         | Expr::Unary(UnOp::Not, _)
         | Expr::Call(..)
         | Expr::Cast(..)
-        | Expr::VLoad { .. }
         | Expr::VecLit(..)
         | Expr::Text(_) => false,
     }
@@ -135,7 +122,6 @@ pub fn scalar(s: Scalar) -> &'static str {
 /// A type's spelling.
 pub fn ctype(t: &CType) -> String {
     match t {
-        CType::Void => "void".into(),
         CType::Scalar(s) => scalar(*s).into(),
         CType::Vector(s, w) => format!("{}{w}", scalar(*s)),
         CType::Struct(n) => n.to_string(),
@@ -213,7 +199,9 @@ fn operand(e: &Expr, min: u8, out: &mut String) {
 
 fn bin_operand(parent: BinOp, e: &Expr, min: u8, out: &mut String) {
     let clarity = match e {
-        Expr::Binary(op, ..) => *op != parent && (needs_clarity(*op) || needs_clarity(parent)),
+        Expr::Binary(op, ..) => {
+            *op != parent && (needs_clarity(*op) || needs_clarity(parent) || (parent, *op) == (BinOp::Or, BinOp::And))
+        }
         _ => false,
     };
     if clarity {
@@ -240,7 +228,6 @@ fn write_expr(e: &Expr, out: &mut String) {
     match e {
         Expr::Var(v) => out.push_str(v.as_str()),
         Expr::Int(i) => out.push_str(&int_lit(*i)),
-        Expr::ULong(u) => out.push_str(&format!("{u}UL")),
         Expr::Float(f) => out.push_str(&float_lit(f64::from(*f), "f")),
         Expr::Double(d) => out.push_str(&float_lit(*d, "")),
         Expr::Text(t) => out.push_str(t),
@@ -292,11 +279,6 @@ fn write_expr(e: &Expr, out: &mut String) {
             operand(a, P_SELECT + 1, out);
             out.push_str(" : ");
             operand(b, P_SELECT + 1, out);
-        }
-        Expr::VLoad { w, ptr, offset } => {
-            out.push_str(&format!("vload{w}(0, "));
-            write_expr(&Expr::Binary(BinOp::Add, ptr.clone(), offset.clone()), out);
-            out.push(')');
         }
         Expr::VecLit(t, xs) => {
             out.push('(');
@@ -461,13 +443,10 @@ fn render(d: Doc) -> String {
     out
 }
 
-/// Statements at indentation `level` (two spaces each), one a line, each line ending in `\n`.
-pub fn stmts_text(body: &[Stmt], level: usize) -> String {
-    let text = render(Doc::hardline().append(stmts(body)).nest(2 * level as isize));
-    let mut s = text.trim_start_matches('\n').to_string();
-    if !s.is_empty() {
-        s.push('\n');
-    }
+/// One kernel's text, followed by a blank line.
+pub fn kernel_text(k: &Kernel) -> String {
+    let mut s = render(kernel(k));
+    s.push_str("\n\n");
     s
 }
 
