@@ -1,4 +1,5 @@
-//! The multi-kernel `filterGlb`: a count kernel, then an ordered scatter kernel.
+//! Filters: `filterSeq` inside a work-item (a counter and a guarded store), and the
+//! multi-kernel `filterGlb`: a count kernel, then an ordered scatter kernel.
 //!
 //! OpenCL 1.2 promises no forward progress between the work-groups of one launch, so no group
 //! may wait for another (no decoupled look-back); the kernel boundary is the only synchronization
@@ -18,10 +19,11 @@
 //! one `ulong` (8 bits a round), so one work-group scan orders the whole tile: an exclusive prefix
 //! over at most 255 work-items is at most 255 and never carries into the next round's field.
 
-use super::{arith, read_to_view, text, Bound, Dest, Gen, Head, KernelCx, Level, Result};
+use super::*;
 use crate::ast::{AssignOp, BinOp, CType, Expr, Fence, Stmt};
 use crate::namer::{Ident, Namer};
 use arith::{ArithExpr, Range};
+use ir::MapKind;
 use ir::{AddressSpace, ExprId, Type};
 use memalloc::Role;
 use std::rc::Rc;
@@ -148,6 +150,39 @@ fn add_to(lhs: Expr, rhs: Expr) -> Stmt {
 }
 
 impl Gen<'_> {
+    pub(super) fn gen_filter_seq(&mut self, e: ExprId, p: ExprId, xs: ExprId, dest: &Dest) -> Result<()> {
+        let (params, body) = self.lambda(p)?;
+        let n = self.len_of(xs)?;
+        let xv = self.value(xs)?;
+        let len = dest
+            .len
+            .clone()
+            .ok_or_else(|| self.err(e, "internal: filter without a length destination"))?;
+        let cnt = self.fresh("cnt");
+        self.push(Stmt::decl(CType::INT, &cnt, Expr::Int(0)));
+        let c = ArithExpr::var(cnt.as_str(), Range::upto(n.clone()));
+        self.emit_loop(e, MapKind::Seq, &n, |g, i| {
+            let x = xv.access(i);
+            g.bind(params[0], Bound::View(x.clone()));
+            let cond = match g.scalar(body)? {
+                Read::Expr(c) => c,
+                Read::Tuple(_) => return Err(g.err(body, "internal: tuple predicate")),
+            };
+            g.open_if(text(&cond));
+            let v = x.read(&[]).map_err(|m| g.err(xs, m.0))?;
+            g.write(&dest.view, std::slice::from_ref(&c), &v, e)?;
+            g.push(Stmt::Assign {
+                lhs: Expr::var(&cnt),
+                op: AssignOp::Add,
+                rhs: Expr::Int(1),
+            });
+            g.close();
+            Ok(())
+        })?;
+        let loc = len.write(&[]).map_err(|m| self.err(e, m.0))?;
+        self.store(&loc, &Read::Expr(cnt.to_string()), e)
+    }
+
     /// `filterGlb p xs` into `dest` (see the module documentation).
     pub(super) fn filter_glb(&mut self, e: ExprId, p: ExprId, xs: ExprId, dest: &Dest) -> Result<()> {
         let f = Names::new(&mut self.names);

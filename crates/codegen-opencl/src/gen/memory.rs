@@ -1,0 +1,330 @@
+//! Memory and barriers: temporaries in global, local and private memory, stores through views,
+//! barriers with the fence of the memory written, and private arrays indexed only by constants
+//! turned into scalars.
+
+use super::*;
+
+impl Gen<'_> {
+    pub(super) fn store(&mut self, loc: &Loc, v: &Read, at: ExprId) -> Result<()> {
+        match (loc, v) {
+            (Loc::Plain(l), Read::Expr(e)) => self.push(Stmt::assign(text(l), text(e))),
+            (Loc::Plain(l), Read::Tuple(cs)) => {
+                for (i, c) in cs.iter().enumerate() {
+                    self.store(&Loc::Plain(format!("{l}.c{i}")), c, at)?;
+                }
+            }
+            (Loc::Vector { base, offset, w }, Read::Expr(e)) => self.push(Stmt::VStore {
+                w: *w,
+                value: text(e),
+                ptr: text(base),
+                offset: arith(offset),
+            }),
+            (Loc::Vector { .. }, Read::Tuple(_)) => return Err(self.err(at, "cannot store a tuple into a vector")),
+        }
+        Ok(())
+    }
+
+    /// Writes `v` to `dest` at index path `idx`, refusing writes that every work-item of a group
+    /// would repeat.
+    pub(super) fn write(&mut self, dest: &Rc<View>, idx: &[ArithExpr], v: &Read, at: ExprId) -> Result<()> {
+        let loc = dest.write(idx).map_err(|m| self.err(at, m.0))?;
+        if self.level() == Level::Group && !self.is_private(&loc) {
+            return Err(self.err(at, "this value is computed directly inside `mapWrg`, so every work-item of the group would write it; distribute the work with `mapLcl`"));
+        }
+        self.store(&loc, v, at)
+    }
+
+    pub(super) fn is_private(&self, loc: &Loc) -> bool {
+        let name = match loc {
+            Loc::Plain(l) => l.split(['[', '.']).next().unwrap_or(""),
+            Loc::Vector { base, .. } => base.as_str(),
+        };
+        self.mem.by_name(name).is_some_and(|b| b.space == AddressSpace::Private) || self.mem.by_name(name).is_none()
+    }
+
+    /// Stores a value every work-item agrees on (a length) from a single work-item.
+    pub(super) fn store_uniform(&mut self, loc: &Loc, v: &str, at: ExprId) -> Result<()> {
+        let first = |id: &'static str| {
+            (0..3)
+                .map(|d| CExpr::bin(BinOp::Eq, CExpr::call(id, vec![CExpr::Int(d)]), CExpr::Int(0)))
+                .reduce(|a, b| CExpr::bin(BinOp::And, a, b))
+                .expect("three dimensions")
+        };
+        let guard = match self.level() {
+            Level::Item => None,
+            Level::Group => Some(first("get_local_id")),
+            Level::Top => Some(first("get_global_id")),
+        };
+        if let Some(g) = guard {
+            self.open_if(g);
+            self.store(loc, &Read::Expr(v.to_string()), at)?;
+            self.close();
+        } else {
+            self.store(loc, &Read::Expr(v.to_string()), at)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn materialize(&mut self, e: ExprId, space: Option<AddressSpace>) -> Result<Rc<View>> {
+        let ty = self.capacity_type(&self.cty(e)?, e)?;
+        if let Type::Exists(_) = ty {
+            return Err(self.err(e, "internal: materializing a filter result without its binder"));
+        }
+        let level = self.level();
+        let space = space.or_else(|| self.space_of(e)).unwrap_or({
+            let constant = dims_of(&ty).0.iter().all(|d| d.as_cst().is_some());
+            if level == Level::Item && constant {
+                AddressSpace::Private
+            } else {
+                AddressSpace::Global
+            }
+        });
+        if space == AddressSpace::Private && level == Level::Group {
+            return Err(self.err(
+                e,
+                "a private array at work-group level would be written by every work-item; use toLocal",
+            ));
+        }
+        if space == AddressSpace::Private && self.contains_lcl(e) {
+            return Err(self.err(
+                e,
+                "this array is computed by several work-items (`mapLcl`), so it cannot be kept in the private memory of one; write it to local memory with toLocal, or straight into the result",
+            ));
+        }
+        let view = self.temp_buffer("t", &ty, space, e)?;
+        let _ = writeln!(
+            self.views,
+            "materialize {} in {:?} memory: {}",
+            self.prog.span(e).start,
+            space,
+            view.describe()
+        );
+        self.gen_into(
+            e,
+            &Dest {
+                view: view.clone(),
+                len: None,
+                rows: false,
+            },
+        )?;
+        Ok(view)
+    }
+
+    pub(super) fn kernel_bind(&mut self, letnode: ExprId, var: VarId, value: ExprId) -> Result<()> {
+        if let Some(x) = self.info.unpacks.get(&Binder::Let(letnode)).cloned() {
+            let cap = self.capacity_len(value)?;
+            let elem = match self.info.ty(value) {
+                Type::Exists(e) => self.c_type_of(e)?,
+                t => return Err(self.err(value, format!("internal: unpack of {t}"))),
+            };
+            let ty = Type::array(elem, cap.clone());
+            let level = self.level();
+            let constant = cap.as_cst().is_some();
+            let space = self.space_of(value).unwrap_or(if level == Level::Item && constant {
+                AddressSpace::Private
+            } else {
+                AddressSpace::Global
+            });
+            let loops = self.k.as_ref().map(|k| k.loops.clone()).unwrap_or_default();
+            let (_, data) = self
+                .alloc("t", &ty, space, &loops, Role::Temp)
+                .map_err(|m| self.err(value, m))?;
+            let b = self.mem.buffers.len() - 1;
+            if space == AddressSpace::Private {
+                let buf = self.mem.buffers[b].clone();
+                let ty = self.buffer_ctype(&buf.elem)?;
+                self.push(Stmt::Decl {
+                    ty,
+                    name: self.buf_ident(&buf.name),
+                    space: None,
+                    len: buf.len.as_cst().map(|n| n as usize),
+                    init: None,
+                    is_const: false,
+                });
+            }
+            let c = self.names.size(&SizeKey(x.clone()));
+            self.push(Stmt::decl(CType::INT, &c, CExpr::Int(0)));
+            let c = c.to_string();
+            let len = Rc::new(View::Value {
+                expr: c.clone(),
+                ty: Type::int(),
+            });
+            self.gen_into(
+                value,
+                &Dest {
+                    view: data.clone(),
+                    len: Some(len),
+                    rows: false,
+                },
+            )?;
+            self.caps.insert(c.clone(), cap.clone());
+            self.lengths.insert(
+                x,
+                ArithExpr::var(&c, Range::new(ArithExpr::cst(0), Some(cap.add(&ArithExpr::cst(1))))),
+            );
+            self.bind(var, Bound::View(data));
+            return Ok(());
+        }
+        let ty = self.info.ty(value).clone();
+        match ty {
+            Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) => {
+                let r = self.scalar(value)?;
+                let cty = self.cty(value)?;
+                let v = self.declare(&r, &cty, &self.prog.var(var).name.clone())?;
+                self.bind(var, Bound::View(read_to_view(v, &cty)));
+            }
+            _ => {
+                let v = self.value(value)?;
+                self.bind(var, Bound::View(v));
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn fence_of(&self, v: &Rc<View>) -> Fence {
+        let names = v.buffers();
+        let spaces: BTreeSet<AddressSpace> = names
+            .iter()
+            .filter_map(|n| self.mem.by_name(n))
+            .map(|b| b.space)
+            .collect();
+        match (
+            spaces.contains(&AddressSpace::Local),
+            spaces.contains(&AddressSpace::Global),
+        ) {
+            (true, true) => Fence::Both,
+            (false, true) => Fence::Global,
+            (true | false, false) => Fence::Local,
+        }
+    }
+
+    /// A buffer for a temporary array of type `ty` in `space`, in the current kernel.
+    pub(super) fn temp_buffer(&mut self, hint: &str, ty: &Type, space: AddressSpace, at: ExprId) -> Result<Rc<View>> {
+        let loops = self.k.as_ref().map(|k| k.loops.clone()).unwrap_or_default();
+        let (b, view) = self
+            .alloc(hint, ty, space, &loops, Role::Temp)
+            .map_err(|m| self.err(at, m))?;
+        let buf = self.mem.buffers[b].clone();
+        if let Some(n) = buf.len.as_cst() {
+            let ty = self.buffer_ctype(&buf.elem)?;
+            let len = if let Type::Vector(_, w) = buf.elem {
+                n * i64::from(w)
+            } else {
+                n
+            };
+            let decl = |space| Stmt::Decl {
+                ty,
+                name: self.buf_ident(&buf.name),
+                space,
+                len: Some(len as usize),
+                init: None,
+                is_const: false,
+            };
+            match space {
+                AddressSpace::Private => {
+                    let d = decl(None);
+                    self.push(d)
+                }
+                AddressSpace::Local => {
+                    let d = decl(Some(AddressSpace::Local));
+                    self.k.as_mut().expect("in kernel").decls.push(d)
+                }
+                AddressSpace::Global => {}
+            }
+        }
+        Ok(view)
+    }
+
+    /// At work-group level, a barrier after writes to `v` that other work-items may read.
+    pub(super) fn sync_copy(&mut self, v: &Rc<View>, _at: ExprId) -> Result<()> {
+        if self.level() == Level::Group {
+            let barrier = Stmt::Barrier(self.fence_of(v));
+            // a `mapLcl` that wrote `v` has just placed the same barrier
+            let last = self.k.as_ref().and_then(|k| k.stack.last()?.body.last());
+            if last != Some(&barrier) {
+                self.push(barrier);
+            }
+        }
+        Ok(())
+    }
+
+    /// Copies an array between views: at work-group level the work-items share the copy (the
+    /// outer two dimensions over local ids 1 and 0 where the enclosing `mapWrg`s allow it),
+    /// inside a work-item sequentially.
+    pub(super) fn copy_acc(&mut self, e: ExprId, src: &Rc<View>, dst: &Rc<View>, ty: &Type) -> Result<()> {
+        let (dims, _) = dims_of(ty);
+        if self.level() != Level::Group || dims.is_empty() {
+            return self.copy_dims(e, src, dst, &dims, vec![], MapKind::Seq);
+        }
+        let wrg1 = self.k.as_ref().is_some_and(|k| k.active.contains(&MapKind::Wrg(1)));
+        if dims.len() >= 2 && wrg1 {
+            let (d0, d1, rest) = (dims[0].clone(), dims[1].clone(), dims[2..].to_vec());
+            return self.emit_loop(e, MapKind::Lcl(1), &d0, |g, i| {
+                g.emit_loop(e, MapKind::Lcl(0), &d1, |g, j| {
+                    g.copy_dims(e, src, dst, &rest, vec![i.clone(), j], MapKind::Seq)
+                })
+            });
+        }
+        let (d0, rest) = (dims[0].clone(), dims[1..].to_vec());
+        self.emit_loop(e, MapKind::Lcl(0), &d0, |g, i| {
+            g.copy_dims(e, src, dst, &rest, vec![i], MapKind::Seq)
+        })
+    }
+}
+
+/// A private array indexed only by constants (the accesses of unrolled loops) becomes one
+/// scalar variable per element, so it lives in registers: `float a[2]; a[0] = x;` turns into
+/// `float a_0, a_1; a_0 = x;`. Arrays with any computed index stay arrays.
+pub(super) fn scalarize(text: &str, name: &str) -> String {
+    let pat = format!("{name}[");
+    let mut decl = None;
+    let mut uses = vec![];
+    let mut start = 0;
+    while let Some(pos) = text[start..].find(&pat) {
+        let at = start + pos;
+        start = at + pat.len();
+        let word_start = at == 0 || !text.as_bytes()[at - 1].is_ascii_alphanumeric() && text.as_bytes()[at - 1] != b'_';
+        if !word_start {
+            continue;
+        }
+        let Some(close) = text[start..].find(']') else {
+            return text.to_string();
+        };
+        let inner = &text[start..start + close];
+        if inner.is_empty() || !inner.bytes().all(|b| b.is_ascii_digit()) {
+            return text.to_string();
+        }
+        let line_start = text[..at].rfind('\n').map_or(0, |p| p + 1);
+        let after = &text[start + close + 1..];
+        // The declaration is the only occurrence followed directly by `;` after a type name.
+        if after.starts_with(';') && text[line_start..at].split_whitespace().count() == 1 && decl.is_none() {
+            decl = Some((line_start, at, start + close + 2, inner.parse::<usize>().unwrap_or(0)));
+        } else {
+            uses.push((at, start + close + 1, inner.to_string()));
+        }
+    }
+    let Some((line_start, at, end, n)) = decl else {
+        return text.to_string();
+    };
+    if n == 0 || n > 64 {
+        return text.to_string();
+    }
+    let ty = text[line_start..at].trim();
+    let vars: Vec<String> = (0..n).map(|k| format!("{name}_{k}")).collect();
+    let mut out = String::new();
+    let mut last = 0;
+    let mut edits: Vec<(usize, usize, String)> = uses
+        .into_iter()
+        .map(|(a, b, i)| (a, b, format!("{name}_{i}")))
+        .collect();
+    let indent = &text[line_start..line_start + (text[line_start..].len() - text[line_start..].trim_start().len())];
+    edits.push((line_start, end, format!("{indent}{ty} {};", vars.join(", "))));
+    edits.sort();
+    for (a, b, rep) in edits {
+        out.push_str(&text[last..a]);
+        out.push_str(&rep);
+        last = b;
+    }
+    out.push_str(&text[last..]);
+    out
+}
