@@ -148,6 +148,29 @@ impl Expr {
         self.field(format!("s{}", std::char::from_digit(k, 16).unwrap_or('0')))
     }
 
+    /// The direct subexpressions, mutably.
+    pub fn children_mut(&mut self) -> Vec<&mut Expr> {
+        match self {
+            Expr::Var(_) | Expr::Int(_) | Expr::Float(_) | Expr::Double(_) | Expr::Text(_) => vec![],
+            Expr::Index(a, b) | Expr::Binary(_, a, b) => vec![a, b],
+            Expr::Field(a, _) | Expr::Unary(_, a) | Expr::Cast(_, a) => vec![a],
+            Expr::Call(_, xs) | Expr::VecLit(_, xs) => xs.iter_mut().collect(),
+            Expr::Select(c, a, b) => vec![c, a, b],
+        }
+    }
+
+    /// This expression with every subexpression equal to `from` replaced by `to`.
+    pub fn subst(&self, from: &Expr, to: &Expr) -> Expr {
+        if self == from {
+            return to.clone();
+        }
+        let mut e = self.clone();
+        for c in e.children_mut() {
+            *c = c.subst(from, to);
+        }
+        e
+    }
+
     /// Nesting depth of the tree (a leaf is 1).
     pub fn depth(&self) -> usize {
         1 + self.children().map(Expr::depth).max().unwrap_or(0)
@@ -315,6 +338,41 @@ impl Module {
             fp64,
             structs: ordered,
             kernels,
+        }
+    }
+}
+
+/// Calls `f` on every expression of the statements (the outermost of each, not their parts),
+/// statements nested in blocks, branches and loops included.
+pub fn for_each_expr_mut(stmts: &mut [Stmt], f: &mut dyn FnMut(&mut Expr)) {
+    for s in stmts {
+        match s {
+            Stmt::Decl { init, .. } => init.iter_mut().for_each(&mut *f),
+            Stmt::Assign { lhs, rhs, .. } => {
+                f(lhs);
+                f(rhs);
+            }
+            Stmt::Call(e) => f(e),
+            Stmt::For {
+                init, cond, step, body, ..
+            } => {
+                f(init);
+                f(cond);
+                f(&mut step.1);
+                for_each_expr_mut(body, f);
+            }
+            Stmt::If { cond, then, els } => {
+                f(cond);
+                for_each_expr_mut(then, f);
+                for_each_expr_mut(els, f);
+            }
+            Stmt::Block(b) => for_each_expr_mut(b, f),
+            Stmt::Barrier(_) => {}
+            Stmt::VStore { value, ptr, offset, .. } => {
+                f(value);
+                f(ptr);
+                f(offset);
+            }
         }
     }
 }

@@ -171,16 +171,6 @@ pub fn expr(e: &Expr) -> String {
     s
 }
 
-/// An expression's text, parenthesized unless it is a postfix-level operand: safe to paste
-/// anywhere (the form `views` and the remaining text-built code consume).
-pub fn atom(e: &Expr) -> String {
-    if prec(e) >= P_POSTFIX {
-        expr(e)
-    } else {
-        format!("({})", expr(e))
-    }
-}
-
 impl std::fmt::Display for Expr {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&expr(self))
@@ -506,8 +496,6 @@ mod tests {
         );
         assert_eq!(expr(&Expr::call("fmax", vec![add(a.clone(), b), c])), "fmax(a + b, c)");
         assert_eq!(expr(&add(a.clone(), Expr::Int(1)).lane(2)), "(a + 1).s2");
-        assert_eq!(atom(&add(a.clone(), Expr::Int(1))), "(a + 1)");
-        assert_eq!(atom(&a), "a");
     }
 
     #[test]

@@ -83,14 +83,14 @@ impl Memory {
     /// Allocates a buffer named `name` (the caller's namer makes names unique) for a value of
     /// type `ty` (array lengths already replaced by their capacities) and returns the view of
     /// this work-item's slice.
-    pub fn allocate(
+    pub fn allocate<V: Clone + fmt::Display>(
         &mut self,
         name: &str,
         ty: &Type,
         space: AddressSpace,
         enclosing: &[Enclosing],
         role: Role,
-    ) -> Result<(usize, Rc<View>), String> {
+    ) -> Result<(usize, Rc<View<V>>), String> {
         let (mut dims, elem) = dims_of(ty);
         if let Type::Fun(..) = elem {
             return Err("internal: a function value cannot be stored".into());
@@ -131,7 +131,7 @@ impl Memory {
     }
 
     /// Registers an input buffer of parameter `k`.
-    pub fn input(&mut self, name: &str, k: usize, ty: &Type) -> (usize, Rc<View>) {
+    pub fn input<V: Clone + fmt::Display>(&mut self, name: &str, k: usize, ty: &Type) -> (usize, Rc<View<V>>) {
         let (dims, elem) = dims_of(ty);
         let len = dims.iter().fold(ArithExpr::cst(1), |a, d| a.mul(d));
         self.buffers.push(Buffer {
@@ -186,16 +186,19 @@ mod tests {
             kind: LoopKind::Global,
         }];
         let (b, v) = m
-            .allocate("v_gt_0", &ty, AddressSpace::Global, &encl, Role::Temp)
+            .allocate::<String>("v_gt_0", &ty, AddressSpace::Global, &encl, Role::Temp)
             .unwrap();
         assert_eq!(m.buffers[b].len, n.mul(&ArithExpr::cst(4)));
         let j = ArithExpr::var("j", Range::upto(ArithExpr::cst(4)));
         assert_eq!(
             v.read(std::slice::from_ref(&j)).unwrap(),
-            views::Read::Expr(format!("v_gt_0[{}]", i.mul(&ArithExpr::cst(4)).add(&j)))
+            views::Read::Expr(views::Access::Elem {
+                buf: "v_gt_0".into(),
+                idx: i.mul(&ArithExpr::cst(4)).add(&j)
+            })
         );
         let (p, _) = m
-            .allocate("v_pt_1", &ty, AddressSpace::Private, &encl, Role::Temp)
+            .allocate::<String>("v_pt_1", &ty, AddressSpace::Private, &encl, Role::Temp)
             .unwrap();
         assert_eq!(m.buffers[p].len, ArithExpr::cst(4));
     }
@@ -205,7 +208,7 @@ mod tests {
         let mut m = Memory::default();
         let ty = Type::array(Type::float(), ArithExpr::size_var("N"));
         assert!(m
-            .allocate("v_pt_0", &ty, AddressSpace::Private, &[], Role::Temp)
+            .allocate::<String>("v_pt_0", &ty, AddressSpace::Private, &[], Role::Temp)
             .unwrap_err()
             .contains("compile time"));
     }

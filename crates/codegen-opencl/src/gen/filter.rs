@@ -27,7 +27,6 @@ use ir::MapKind;
 use ir::{AddressSpace, ExprId, Type};
 use memalloc::Role;
 use std::rc::Rc;
-use views::{Loc, Read, View};
 
 /// Work-items per work-group of both filter kernels (a multiple of `SCAN_RUN`, at most 256 so
 /// that 8-bit prefix fields cannot overflow).
@@ -164,11 +163,8 @@ impl Gen<'_> {
         self.emit_loop(e, MapKind::Seq, &n, |g, i| {
             let x = xv.access(i);
             g.bind(params[0], Bound::View(x.clone()));
-            let cond = match g.scalar(body)? {
-                Read::Expr(c) => c,
-                Read::Tuple(_) => return Err(g.err(body, "internal: tuple predicate")),
-            };
-            g.open_if(text(&cond));
+            let cond = g.scalar_expr(body)?;
+            g.open_if(cond);
             let v = x.read(&[]).map_err(|m| g.err(xs, m.0))?;
             g.write(&dest.view, std::slice::from_ref(&c), &v, e)?;
             g.push(Stmt::Assign {
@@ -180,7 +176,7 @@ impl Gen<'_> {
             Ok(())
         })?;
         let loc = len.write(&[]).map_err(|m| self.err(e, m.0))?;
-        self.store(&loc, &Read::Expr(cnt.to_string()), e)
+        self.store(&loc, &Read::Expr(Access::Value(Expr::var(&cnt))), e)
     }
 
     /// `filterGlb p xs` into `dest` (see the module documentation).
@@ -214,7 +210,7 @@ impl Gen<'_> {
             .clone()
             .ok_or_else(|| self.err(e, "internal: filter without a length destination"))?;
         let len_loc = match len.write(&[]).map_err(|m| self.err(e, m.0))? {
-            Loc::Plain(l) => l,
+            Loc::Plain(l) => self.access_expr(&l),
             Loc::Vector { .. } => return Err(self.err(e, "internal: vector length")),
         };
         // `f_t * tile + f_r * wg + f_l`: the element of this work-item in round `f_r` of tile `f_t`
@@ -275,7 +271,7 @@ impl Gen<'_> {
             Expr::bin(BinOp::Eq, v(&f.l), int(0)),
             Expr::bin(BinOp::Eq, v(&f.g), last_group),
         ));
-        self.push(Stmt::assign(text(&len_loc), add(v(&f.base), v(&counts).index(v(&f.g)))));
+        self.push(Stmt::assign(len_loc, add(v(&f.base), v(&counts).index(v(&f.g)))));
         self.close();
         let elem_ty = match self.cty(xs)? {
             Type::Array(t, _) => *t,
@@ -302,7 +298,7 @@ impl Gen<'_> {
             self.push(l);
         }
         self.close();
-        let cond = self.filter_pred(&f, p, read_to_view(staged.clone(), &elem_ty), &n)?;
+        let cond = self.filter_pred(&f, p, self.read_view(staged.clone(), &elem_ty), &n)?;
         let flag = Expr::bin(BinOp::Shl, Expr::cast(CType::ULONG, v(&cond)), mul(int(8), v(&f.r)));
         self.push(Stmt::Assign {
             lhs: v(&f.pk),
@@ -373,8 +369,8 @@ impl Gen<'_> {
                     is_const: false,
                 });
                 let slot = v(&name).index(v(&f.r));
-                loads.push(Stmt::assign(slot.clone(), text(x)));
-                Ok(Read::Expr(crate::print::expr(&slot)))
+                loads.push(Stmt::assign(slot.clone(), self.access_expr(x)));
+                Ok(Read::Expr(Access::Value(slot)))
             }
             (Read::Tuple(_), t) => Err(ir::Diagnostic::new(
                 ir::Span::default(),

@@ -59,7 +59,7 @@ impl Gen<'_> {
                 },
             )?;
             let loc = len_view.write(&[]).map_err(|m| g.err(at, m.0))?;
-            g.store_uniform(&loc, &n.to_string(), at)
+            g.store_uniform(&loc, arith(&n), at)
         })
     }
 
@@ -87,7 +87,7 @@ impl Gen<'_> {
                     rows: false,
                 },
             )?;
-            let len_expr = format!("{}[0]", self.mem.buffers[lb].name);
+            let len_expr = CExpr::var(&self.buf_ident(&self.mem.buffers[lb].name)).index(CExpr::Int(0));
             let c = self.names.size(&SizeKey(x.clone())).to_string();
             self.caps.insert(c.clone(), cap.clone());
             self.device_lengths.insert(c.clone(), len_expr);
@@ -333,10 +333,17 @@ impl Gen<'_> {
         let used = ast::idents(&root.body);
         for (c, read) in &self.device_lengths {
             if used.contains(c.as_str()) {
-                body.push(Stmt::decl(CType::INT, &self.names.fixed(c), text(read)));
+                body.push(Stmt::decl(CType::INT, &self.names.fixed(c), read.clone()));
             }
         }
         body.extend(root.body);
+        let private: Vec<Ident> = (self.mem.buffers.iter())
+            .filter(|b| b.space == AddressSpace::Private)
+            .map(|b| self.buf_ident(&b.name))
+            .collect();
+        for a in &private {
+            scalarize(&mut body, a, &mut self.names);
+        }
         let used = ast::idents(&body);
         let (params, args) = self.kernel_params(&used)?;
         let (global, local) = self.launch_sizes(&k, e)?;
@@ -354,12 +361,7 @@ impl Gen<'_> {
             params,
             body,
         };
-        let mut text = print::kernel_text(&kernel);
-        for b in &self.mem.buffers {
-            if b.space == AddressSpace::Private {
-                text = scalarize(&text, &b.name);
-            }
-        }
+        let text = print::kernel_text(&kernel);
         self.source.push_str(&text);
         self.kernels.push(Kernel {
             name: name.to_string(),

@@ -5,6 +5,20 @@
 use super::*;
 
 impl Gen<'_> {
+    /// A value read (or computed) as the view of a value.
+    pub(super) fn read_view(&self, r: Read, ty: &Type) -> Rc<View> {
+        match (r, ty) {
+            (Read::Expr(a), t) => Rc::new(View::Value {
+                expr: self.access_expr(&a),
+                ty: t.clone(),
+            }),
+            (Read::Tuple(rs), Type::Tuple(ts)) => Rc::new(View::Tuple(
+                rs.into_iter().zip(ts).map(|(r, t)| self.read_view(r, t)).collect(),
+            )),
+            (Read::Tuple(rs), t) => Rc::new(View::Tuple(rs.into_iter().map(|r| self.read_view(r, t)).collect())),
+        }
+    }
+
     /// `map (λx. L x)` (a plain map) where `L` only re-indexes `x` (join, split, transpose and
     /// plain maps of those) is a view, not a computation: its re-indexings in the order they
     /// apply (innermost first), each with the number of outer dimensions it leaves alone.
@@ -187,7 +201,7 @@ impl Gen<'_> {
             Expr::Lit(_) | Expr::Op { .. } | Expr::If { .. } => {
                 let r = self.scalar(e)?;
                 let ty = self.cty(e)?;
-                Ok(read_to_view(r, &ty))
+                Ok(self.read_view(r, &ty))
             }
             Expr::Let { var, value, body, .. } => {
                 self.kernel_bind(e, var, value)?;
@@ -218,9 +232,9 @@ impl Gen<'_> {
                         inner: self.value(args[0])?,
                     }),
                     Prim::Pad(l, _) => {
-                        let fill = match self.scalar(args[0])? {
-                            Read::Expr(s) => s,
-                            Read::Tuple(_) => return Err(self.err(args[0], "padding with tuples is not supported yet")),
+                        let fill = match self.scalar_val(args[0])? {
+                            Val::E(s) => s,
+                            Val::T(_) => return Err(self.err(args[0], "padding with tuples is not supported yet")),
                         };
                         let n = n_of(self, args[1])?;
                         Rc::new(View::Pad {
@@ -266,16 +280,16 @@ impl Gen<'_> {
                         let Expr::Lambda { params, body } = self.prog.expr(args[0]).clone() else {
                             return Err(self.err(e, "internal: generate"));
                         };
-                        let token = format!("@GEN{}@", self.fresh("g"));
+                        let param = CExpr::var(&self.fresh("g"));
                         self.bind(
                             params[0],
                             Bound::View(Rc::new(View::Value {
-                                expr: token.clone(),
+                                expr: param.clone(),
                                 ty: Type::int(),
                             })),
                         );
                         let before = self.emitted();
-                        let r = self.scalar(body)?;
+                        let r = self.scalar_val(body)?;
                         if self.emitted() != before {
                             return Err(self.err(
                                 args[0],
@@ -283,8 +297,8 @@ impl Gen<'_> {
                             ));
                         }
                         match r {
-                            Read::Expr(template) => Rc::new(View::Generate { template, token }),
-                            Read::Tuple(_) => return Err(self.err(args[0], "generate of tuples is not supported yet")),
+                            Val::E(body) => Rc::new(View::Generate { param, body }),
+                            Val::T(_) => return Err(self.err(args[0], "generate of tuples is not supported yet")),
                         }
                     }
                     Prim::To(space) if !self.is_view(args[0]) => self.materialize(args[0], Some(space))?,
@@ -415,16 +429,6 @@ impl Gen<'_> {
             .clone()
             .ok_or_else(|| self.err(at, "internal: packed value without a length destination"))?;
         let loc = len.write(&[]).map_err(|m| self.err(at, m.0))?;
-        self.store_uniform(&loc, &n.to_string(), at)
-    }
-}
-
-pub(super) fn read_to_view(r: Read, ty: &Type) -> Rc<View> {
-    match (r, ty) {
-        (Read::Expr(expr), t) => Rc::new(View::Value { expr, ty: t.clone() }),
-        (Read::Tuple(rs), Type::Tuple(ts)) => Rc::new(View::Tuple(
-            rs.into_iter().zip(ts).map(|(r, t)| read_to_view(r, t)).collect(),
-        )),
-        (Read::Tuple(rs), t) => Rc::new(View::Tuple(rs.into_iter().map(|r| read_to_view(r, t)).collect())),
+        self.store_uniform(&loc, arith(&n), at)
     }
 }

@@ -280,25 +280,27 @@ impl Gen<'_> {
             let Read::Expr(v) = v else {
                 unreachable!("declare of a vector")
             };
+            let v = self.access_expr(&v);
             let mut lanes = vec![];
-            let mut rt = c_scalar(s).to_string();
+            let mut rt = s;
             for k in 0..w {
                 self.bind(
                     params[0],
                     Bound::View(Rc::new(View::Value {
-                        expr: format!("{v}.s{}", std::char::from_digit(u32::from(k), 16).unwrap_or('0')),
+                        expr: v.clone().lane(u32::from(k)),
                         ty: Type::Scalar(s),
                     })),
                 );
-                match self.scalar(body)? {
-                    Read::Expr(x) => lanes.push(x),
-                    Read::Tuple(_) => return Err(self.err(body, "mapVec functions return scalars")),
+                match self.scalar_val(body)? {
+                    Val::E(x) => lanes.push(x),
+                    Val::T(_) => return Err(self.err(body, "mapVec functions return scalars")),
                 }
                 if let Some(t) = self.cty(body)?.scalar() {
-                    rt = c_scalar(t).to_string();
+                    rt = t;
                 }
             }
-            let r = Read::Expr(format!("(({rt}{w})({}))", lanes.join(", ")));
+            let vec = CExpr::VecLit(CType::Vector(types::ast_scalar(rt), w), lanes);
+            let r = Read::Expr(Access::Value(vec));
             return self.write(&dest.view, &[], &r, e);
         }
         let n = self.len_of(xs)?;
@@ -331,11 +333,9 @@ impl Gen<'_> {
                         return Err(g.err(f, "internal: row parameter without unpack"));
                     };
                     let c = g.fresh(&x);
-                    let len = match lens.read(std::slice::from_ref(&i)).map_err(|m| g.err(xs, m.0))? {
-                        Read::Expr(l) => l,
-                        Read::Tuple(_) => return Err(g.err(xs, "internal: lengths")),
-                    };
-                    g.push(Stmt::decl(CType::INT, &c, text(&len)));
+                    let len = lens.read(std::slice::from_ref(&i)).map_err(|m| g.err(xs, m.0))?;
+                    let len = g.expr_of(len, xs)?;
+                    g.push(Stmt::decl(CType::INT, &c, len));
                     let c = c.to_string();
                     let Type::Array(_, _) = g.cty(xs)? else {
                         return Err(g.err(xs, "internal: rows"));

@@ -7,18 +7,24 @@ use super::*;
 impl Gen<'_> {
     pub(super) fn store(&mut self, loc: &Loc, v: &Read, at: ExprId) -> Result<()> {
         match (loc, v) {
-            (Loc::Plain(l), Read::Expr(e)) => self.push(Stmt::assign(text(l), text(e))),
+            (Loc::Plain(l), Read::Expr(e)) => {
+                let (lhs, rhs) = (self.access_expr(l), self.access_expr(e));
+                self.push(Stmt::assign(lhs, rhs))
+            }
             (Loc::Plain(l), Read::Tuple(cs)) => {
                 for (i, c) in cs.iter().enumerate() {
-                    self.store(&Loc::Plain(format!("{l}.c{i}")), c, at)?;
+                    self.store(&Loc::Plain(Access::Field(Box::new(l.clone()), i)), c, at)?;
                 }
             }
-            (Loc::Vector { base, offset, w }, Read::Expr(e)) => self.push(Stmt::VStore {
-                w: *w,
-                value: text(e),
-                ptr: text(base),
-                offset: arith(offset),
-            }),
+            (Loc::Vector { base, offset, w }, Read::Expr(e)) => {
+                let value = self.access_expr(e);
+                self.push(Stmt::VStore {
+                    w: *w,
+                    value,
+                    ptr: CExpr::var(&self.buf_ident(base)),
+                    offset: arith(offset),
+                })
+            }
             (Loc::Vector { .. }, Read::Tuple(_)) => return Err(self.err(at, "cannot store a tuple into a vector")),
         }
         Ok(())
@@ -36,14 +42,16 @@ impl Gen<'_> {
 
     pub(super) fn is_private(&self, loc: &Loc) -> bool {
         let name = match loc {
-            Loc::Plain(l) => l.split(['[', '.']).next().unwrap_or(""),
-            Loc::Vector { base, .. } => base.as_str(),
+            Loc::Plain(l) => l.buffer(),
+            Loc::Vector { base, .. } => Some(base.as_str()),
         };
-        self.mem.by_name(name).is_some_and(|b| b.space == AddressSpace::Private) || self.mem.by_name(name).is_none()
+        // a location that is no buffer is a private variable
+        name.and_then(|n| self.mem.by_name(n))
+            .is_none_or(|b| b.space == AddressSpace::Private)
     }
 
     /// Stores a value every work-item agrees on (a length) from a single work-item.
-    pub(super) fn store_uniform(&mut self, loc: &Loc, v: &str, at: ExprId) -> Result<()> {
+    pub(super) fn store_uniform(&mut self, loc: &Loc, v: CExpr, at: ExprId) -> Result<()> {
         let first = |id: &'static str| {
             (0..3)
                 .map(|d| CExpr::bin(BinOp::Eq, CExpr::call(id, vec![CExpr::Int(d)]), CExpr::Int(0)))
@@ -57,10 +65,10 @@ impl Gen<'_> {
         };
         if let Some(g) = guard {
             self.open_if(g);
-            self.store(loc, &Read::Expr(v.to_string()), at)?;
+            self.store(loc, &Read::Expr(Access::Value(v)), at)?;
             self.close();
         } else {
-            self.store(loc, &Read::Expr(v.to_string()), at)?;
+            self.store(loc, &Read::Expr(Access::Value(v)), at)?;
         }
         Ok(())
     }
@@ -144,11 +152,11 @@ impl Gen<'_> {
             }
             let c = self.names.size(&SizeKey(x.clone()));
             self.push(Stmt::decl(CType::INT, &c, CExpr::Int(0)));
-            let c = c.to_string();
             let len = Rc::new(View::Value {
-                expr: c.clone(),
+                expr: CExpr::var(&c),
                 ty: Type::int(),
             });
+            let c = c.to_string();
             self.gen_into(
                 value,
                 &Dest {
@@ -171,7 +179,7 @@ impl Gen<'_> {
                 let r = self.scalar(value)?;
                 let cty = self.cty(value)?;
                 let v = self.declare(&r, &cty, &self.prog.var(var).name.clone())?;
-                self.bind(var, Bound::View(read_to_view(v, &cty)));
+                self.bind(var, Bound::View(self.read_view(v, &cty)));
             }
             _ => {
                 let v = self.value(value)?;
@@ -274,57 +282,176 @@ impl Gen<'_> {
 
 /// A private array indexed only by constants (the accesses of unrolled loops) becomes one
 /// scalar variable per element, so it lives in registers: `float a[2]; a[0] = x;` turns into
-/// `float a_0, a_1; a_0 = x;`. Arrays with any computed index stay arrays.
-pub(super) fn scalarize(text: &str, name: &str) -> String {
-    let pat = format!("{name}[");
-    let mut decl = None;
-    let mut uses = vec![];
-    let mut start = 0;
-    while let Some(pos) = text[start..].find(&pat) {
-        let at = start + pos;
-        start = at + pat.len();
-        let word_start = at == 0 || !text.as_bytes()[at - 1].is_ascii_alphanumeric() && text.as_bytes()[at - 1] != b'_';
-        if !word_start {
-            continue;
-        }
-        let Some(close) = text[start..].find(']') else {
-            return text.to_string();
-        };
-        let inner = &text[start..start + close];
-        if inner.is_empty() || !inner.bytes().all(|b| b.is_ascii_digit()) {
-            return text.to_string();
-        }
-        let line_start = text[..at].rfind('\n').map_or(0, |p| p + 1);
-        let after = &text[start + close + 1..];
-        // The declaration is the only occurrence followed directly by `;` after a type name.
-        if after.starts_with(';') && text[line_start..at].split_whitespace().count() == 1 && decl.is_none() {
-            decl = Some((line_start, at, start + close + 2, inner.parse::<usize>().unwrap_or(0)));
-        } else {
-            uses.push((at, start + close + 1, inner.to_string()));
-        }
-    }
-    let Some((line_start, at, end, n)) = decl else {
-        return text.to_string();
+/// `float a_1; float a_2; a_1 = x;`. Arrays with any computed index stay arrays.
+pub(super) fn scalarize(body: &mut Vec<Stmt>, array: &Ident, names: &mut Namer) {
+    let Some((ty, n)) = private_array(body, array) else {
+        return;
     };
     if n == 0 || n > 64 {
-        return text.to_string();
+        return;
     }
-    let ty = text[line_start..at].trim();
-    let vars: Vec<String> = (0..n).map(|k| format!("{name}_{k}")).collect();
-    let mut out = String::new();
-    let mut last = 0;
-    let mut edits: Vec<(usize, usize, String)> = uses
-        .into_iter()
-        .map(|(a, b, i)| (a, b, format!("{name}_{i}")))
-        .collect();
-    let indent = &text[line_start..line_start + (text[line_start..].len() - text[line_start..].trim_start().len())];
-    edits.push((line_start, end, format!("{indent}{ty} {};", vars.join(", "))));
-    edits.sort();
-    for (a, b, rep) in edits {
-        out.push_str(&text[last..a]);
-        out.push_str(&rep);
-        last = b;
+    let mut ok = true;
+    ast::for_each_expr_mut(body, &mut |e| ok &= constant_indices(e, array, n));
+    if !ok {
+        return;
     }
-    out.push_str(&text[last..]);
-    out
+    let vars: Vec<Ident> = (0..n).map(|_| names.fresh(array.as_str())).collect();
+    ast::for_each_expr_mut(body, &mut |e| to_scalars(e, array, &vars));
+    split_decl(body, array, &ty, &vars);
+}
+
+/// The element type and length of the private array `a` declared in `body`.
+fn private_array(body: &[Stmt], a: &Ident) -> Option<(CType, usize)> {
+    body.iter().find_map(|s| match s {
+        Stmt::Decl {
+            ty,
+            name,
+            space: None,
+            len: Some(n),
+            init: None,
+            ..
+        } if name == a => Some((ty.clone(), *n)),
+        Stmt::For { body, .. } | Stmt::Block(body) => private_array(body, a),
+        Stmt::If { then, els, .. } => private_array(then, a).or_else(|| private_array(els, a)),
+        Stmt::Decl { .. } | Stmt::Assign { .. } | Stmt::Call(_) | Stmt::Barrier(_) | Stmt::VStore { .. } => None,
+    })
+}
+
+/// Whether `e` uses `a` only as `a[k]` with a constant `k < n`.
+fn constant_indices(e: &CExpr, a: &Ident, n: usize) -> bool {
+    match e {
+        CExpr::Index(b, i) if **b == CExpr::Var(a.clone()) => {
+            matches!(**i, CExpr::Int(k) if k >= 0 && (k as usize) < n)
+        }
+        CExpr::Var(v) => v != a,
+        CExpr::Text(t) => !t
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|w| w == a.as_str()),
+        CExpr::Int(_)
+        | CExpr::Float(_)
+        | CExpr::Double(_)
+        | CExpr::Index(..)
+        | CExpr::Field(..)
+        | CExpr::Unary(..)
+        | CExpr::Binary(..)
+        | CExpr::Call(..)
+        | CExpr::Cast(..)
+        | CExpr::Select(..)
+        | CExpr::VecLit(..) => e.children().all(|c| constant_indices(c, a, n)),
+    }
+}
+
+fn to_scalars(e: &mut CExpr, a: &Ident, vars: &[Ident]) {
+    if let CExpr::Index(b, i) = e {
+        if let (CExpr::Var(v), CExpr::Int(k)) = (&**b, &**i) {
+            if v == a {
+                *e = CExpr::var(&vars[*k as usize]);
+                return;
+            }
+        }
+    }
+    for c in e.children_mut() {
+        to_scalars(c, a, vars);
+    }
+}
+
+/// Replaces the declaration of the array `a` by one declaration per element.
+fn split_decl(body: &mut Vec<Stmt>, a: &Ident, ty: &CType, vars: &[Ident]) {
+    let Some(at) = body
+        .iter()
+        .position(|s| matches!(s, Stmt::Decl { name, len: Some(_), .. } if name == a))
+    else {
+        for s in body.iter_mut() {
+            match s {
+                Stmt::For { body, .. } | Stmt::Block(body) => split_decl(body, a, ty, vars),
+                Stmt::If { then, els, .. } => {
+                    split_decl(then, a, ty, vars);
+                    split_decl(els, a, ty, vars);
+                }
+                Stmt::Decl { .. } | Stmt::Assign { .. } | Stmt::Call(_) | Stmt::Barrier(_) | Stmt::VStore { .. } => {}
+            }
+        }
+        return;
+    };
+    let decls = vars.iter().map(|v| Stmt::Decl {
+        ty: ty.clone(),
+        name: v.clone(),
+        space: None,
+        len: None,
+        init: None,
+        is_const: false,
+    });
+    body.splice(at..=at, decls);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn array(ty: CType, name: &Ident, n: usize) -> Stmt {
+        Stmt::Decl {
+            ty,
+            name: name.clone(),
+            space: None,
+            len: Some(n),
+            init: None,
+            is_const: false,
+        }
+    }
+
+    #[test]
+    fn arrays_indexed_by_constants_become_scalars() {
+        let mut names = Namer::new();
+        let a = names.fresh("v_pt");
+        let x = names.fresh("v_x");
+        let mut body = vec![
+            array(CType::FLOAT, &a, 2),
+            Stmt::Block(vec![
+                Stmt::assign(CExpr::var(&a).index(CExpr::Int(0)), CExpr::var(&x)),
+                Stmt::assign(CExpr::var(&a).index(CExpr::Int(1)), CExpr::Float(2.0)),
+            ]),
+            Stmt::assign(
+                CExpr::var(&x),
+                CExpr::bin(
+                    BinOp::Add,
+                    CExpr::var(&a).index(CExpr::Int(0)),
+                    CExpr::var(&a).index(CExpr::Int(1)),
+                ),
+            ),
+        ];
+        scalarize(&mut body, &a, &mut names);
+        let text = print::kernel_text(&ast::Kernel {
+            name: names.exact("K"),
+            work_group: None,
+            params: vec![],
+            body,
+        });
+        assert_eq!(
+            text,
+            "kernel void K() {\n  float v_pt_1_1;\n  float v_pt_1_2;\n  {\n    v_pt_1_1 = v_x_1;\n    v_pt_1_2 = 2.0f;\n  }\n  v_x_1 = v_pt_1_1 + v_pt_1_2;\n}\n\n"
+        );
+    }
+
+    #[test]
+    fn arrays_with_a_computed_index_stay_arrays() {
+        let mut names = Namer::new();
+        let a = names.fresh("v_pt");
+        let i = names.fresh("v_i");
+        let mut body = vec![
+            array(CType::INT, &a, 4),
+            Stmt::assign(CExpr::var(&a).index(CExpr::Int(0)), CExpr::Int(1)),
+            Stmt::assign(CExpr::var(&i), CExpr::var(&a).index(CExpr::var(&i))),
+        ];
+        let before = body.clone();
+        scalarize(&mut body, &a, &mut names);
+        assert_eq!(body, before);
+        // an index past the end is left alone too
+        let mut body = vec![
+            array(CType::INT, &a, 1),
+            Stmt::assign(CExpr::var(&a).index(CExpr::Int(1)), CExpr::Int(1)),
+        ];
+        let before = body.clone();
+        scalarize(&mut body, &a, &mut names);
+        assert_eq!(body, before);
+    }
 }

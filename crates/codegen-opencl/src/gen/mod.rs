@@ -19,7 +19,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::rc::Rc;
 use typeck::{Binder, TypeInfo};
-use views::{c_scalar, c_type, Layout, Loc, Read, View};
+use views::{c_type, Layout};
+
+/// Views, reads, locations and accesses over the generator's expressions.
+type View = views::View<CExpr>;
+type Read = views::Read<CExpr>;
+type Loc = views::Loc<CExpr>;
+type Access = views::Access<CExpr>;
 
 type Result<T> = std::result::Result<T, Diagnostic>;
 
@@ -32,8 +38,8 @@ mod reduce;
 mod scalar;
 mod types;
 
-use layout::read_to_view;
 use memory::scalarize;
+use scalar::Val;
 
 /// Work-group size along dimension 0 of `mapGlb` kernels.
 const GLB_LOCAL: usize = 256;
@@ -92,7 +98,7 @@ pub fn emit(prog: &Program, info: &TypeInfo) -> Result<KernelPlan> {
         let view = match &ty {
             Type::Array(..) => g.mem.input(&name, k, &ty).1,
             Type::Scalar(_) => Rc::new(View::Value {
-                expr: name,
+                expr: CExpr::var(&ident),
                 ty: ty.clone(),
             }),
             Type::Vector(..) | Type::Tuple(_) | Type::Exists(_) | Type::Fun(..) => {
@@ -259,7 +265,7 @@ struct Gen<'a> {
     /// Capacities of run-time lengths, by C name.
     caps: BTreeMap<String, ArithExpr>,
     /// Run-time lengths held in device memory at host level: C name -> C expression reading it.
-    device_lengths: BTreeMap<String, String>,
+    device_lengths: BTreeMap<String, CExpr>,
     k: Option<KernelCx>,
     /// Values computed by earlier kernels, by the expression they replace.
     pre: BTreeMap<ExprId, Rc<View>>,
@@ -287,6 +293,52 @@ fn is_parallel_map(k: MapKind) -> bool {
 }
 
 impl Gen<'_> {
+    /// The expression of an access through a view.
+    fn access_expr(&self, a: &Access) -> CExpr {
+        match a {
+            Access::Elem { buf, idx } => CExpr::var(&self.buf_ident(buf)).index(arith(idx)),
+            Access::VLoad { buf, idx, w } => {
+                CExpr::call(format!("vload{w}"), vec![arith(idx), CExpr::var(&self.buf_ident(buf))])
+            }
+            Access::VLoadAt { buf, off, w } => {
+                let at = CExpr::bin(BinOp::Add, CExpr::var(&self.buf_ident(buf)), arith(off));
+                CExpr::call(format!("vload{w}"), vec![CExpr::Int(0), at])
+            }
+            Access::Value(v) => v.clone(),
+            Access::Field(a, c) => self.access_expr(a).component(*c),
+            Access::Lane(a, k) => self.access_expr(a).lane(u32::from(*k)),
+            Access::Guard { j, n, fill, inner } => {
+                let out = CExpr::bin(
+                    BinOp::Or,
+                    CExpr::bin(BinOp::Lt, arith(j), CExpr::Int(0)),
+                    CExpr::bin(BinOp::Ge, arith(j), arith(n)),
+                );
+                CExpr::select(out, fill.clone(), self.access_expr(inner))
+            }
+            Access::Vector { scalar, lanes } => CExpr::VecLit(
+                CType::Vector(types::ast_scalar(*scalar), lanes.len() as u8),
+                lanes.iter().map(|l| self.access_expr(l)).collect(),
+            ),
+            Access::Generate { param, body, idx } => body.subst(param, &arith(idx)),
+        }
+    }
+
+    /// A read through a view as expression trees.
+    fn val_of(&self, r: Read) -> Val {
+        match r {
+            Read::Expr(a) => Val::E(self.access_expr(&a)),
+            Read::Tuple(rs) => Val::T(rs.into_iter().map(|r| self.val_of(r)).collect()),
+        }
+    }
+
+    /// The one-access read of a scalar expression.
+    fn expr_of(&self, r: Read, at: ExprId) -> Result<CExpr> {
+        match r {
+            Read::Expr(a) => Ok(self.access_expr(&a)),
+            Read::Tuple(_) => Err(self.err(at, "internal: a tuple where a scalar was expected")),
+        }
+    }
+
     pub(super) fn fresh(&mut self, base: &str) -> Ident {
         self.names.fresh(&format!("v_{base}"))
     }
@@ -464,10 +516,8 @@ fn dim_suffix(d: usize) -> String {
 /// An index or length at C level: the one conversion of `ArithExpr` into the tree (its text is
 /// fully parenthesized, so it is one operand).
 fn arith(e: &ArithExpr) -> CExpr {
-    CExpr::Text(e.to_string())
-}
-
-/// C text from `views` as one operand.
-fn text(s: &str) -> CExpr {
-    CExpr::Text(s.to_string())
+    match e.as_cst() {
+        Some(c) => CExpr::Int(c),
+        None => CExpr::Text(e.to_string()),
+    }
 }

@@ -28,7 +28,7 @@ impl Gen<'_> {
         };
         let acc2 = acc.clone();
         let acc_ty2 = acc_ty.clone();
-        let acc_view = read_to_view(acc.clone(), &acc_ty);
+        let acc_view = self.read_view(acc.clone(), &acc_ty);
         self.emit_loop(e, loop_kind, &n, |g, i| {
             g.bind(params[0], Bound::View(acc_view.clone()));
             g.bind(params[1], Bound::View(xv.access(i)));
@@ -169,7 +169,10 @@ impl Gen<'_> {
 
 pub(super) fn assign(g: &mut Gen, acc: &Read, v: &Read, ty: &Type) -> Result<()> {
     match (acc, v) {
-        (Read::Expr(a), Read::Expr(x)) => g.push(Stmt::assign(text(a), text(x))),
+        (Read::Expr(a), Read::Expr(x)) => {
+            let (lhs, rhs) = (g.access_expr(a), g.access_expr(x));
+            g.push(Stmt::assign(lhs, rhs))
+        }
         (Read::Tuple(a), _) => {
             // Compute every component before assigning any: they may read the accumulator.
             let Type::Tuple(ts) = ty else {
@@ -177,7 +180,9 @@ pub(super) fn assign(g: &mut Gen, acc: &Read, v: &Read, ty: &Type) -> Result<()>
             };
             let x: Vec<Read> = match v {
                 Read::Tuple(x) => x.clone(),
-                Read::Expr(x) => (0..ts.len()).map(|i| Read::Expr(format!("{x}.c{i}"))).collect(),
+                Read::Expr(x) => (0..ts.len())
+                    .map(|i| Read::Expr(Access::Field(Box::new(x.clone()), i)))
+                    .collect(),
             };
             let tmps = x
                 .iter()
@@ -193,7 +198,7 @@ pub(super) fn assign(g: &mut Gen, acc: &Read, v: &Read, ty: &Type) -> Result<()>
                 return Err(Diagnostic::new(Span::default(), "internal: tuple accumulator type"));
             };
             for ((i, xv), t) in x.iter().enumerate().zip(ts) {
-                assign(g, &Read::Expr(format!("{a}.c{i}")), xv, t)?;
+                assign(g, &Read::Expr(Access::Field(Box::new(a.clone()), i)), xv, t)?;
             }
         }
     }

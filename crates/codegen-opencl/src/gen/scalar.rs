@@ -17,8 +17,9 @@ impl Gen<'_> {
             (Read::Expr(e), t) => {
                 let name = self.fresh(hint);
                 let ty = self.ctype(t)?;
-                self.push(Stmt::decl(ty, &name, text(e)));
-                Ok(Read::Expr(name.to_string()))
+                let init = self.access_expr(e);
+                self.push(Stmt::decl(ty, &name, init));
+                Ok(Read::Expr(Access::Value(CExpr::var(&name))))
             }
             (Read::Tuple(_), t) => Err(Diagnostic::new(
                 Span::default(),
@@ -38,7 +39,7 @@ impl Gen<'_> {
         match self.prog.expr(e).clone() {
             Expr::Var(_) | Expr::Prim { .. } => {
                 let v = self.value(e)?;
-                Ok(Val::from_read(v.read(&[]).map_err(|m| self.err(e, m.0))?))
+                Ok(self.val_of(v.read(&[]).map_err(|m| self.err(e, m.0))?))
             }
             Expr::Lit(l) => Ok(Val::E(match l {
                 Lit::Float(f) => CExpr::Float(f),
@@ -124,7 +125,7 @@ impl Gen<'_> {
                 return match self.prog.expr(args[0]) {
                     Expr::Var(_) | Expr::Prim { .. } => {
                         let v = self.value(args[0])?.component(i as usize);
-                        Ok(Val::from_read(v.read(&[]).map_err(|m| self.err(e, m.0))?))
+                        Ok(self.val_of(v.read(&[]).map_err(|m| self.err(e, m.0))?))
                     }
                     _ => match self.scalar_val(args[0])? {
                         Val::T(mut rs) if (i as usize) < rs.len() => Ok(rs.swap_remove(i as usize)),
@@ -155,7 +156,7 @@ impl Gen<'_> {
                 self.push(Stmt::assign(CExpr::var(&v), CExpr::Int(0)));
                 self.close();
                 let idx = ArithExpr::var(v.as_str(), Range::upto(n));
-                return Ok(Val::from_read(xs.read(&[idx]).map_err(|m| self.err(e, m.0))?));
+                return Ok(self.val_of(xs.read(&[idx]).map_err(|m| self.err(e, m.0))?));
             }
             Op::Add
             | Op::Sub
@@ -275,18 +276,10 @@ pub(super) enum Val {
 }
 
 impl Val {
-    /// A value read through a view: its C text is one operand.
-    fn from_read(r: Read) -> Val {
-        match r {
-            Read::Expr(s) => Val::E(CExpr::Text(s)),
-            Read::Tuple(rs) => Val::T(rs.into_iter().map(Val::from_read).collect()),
-        }
-    }
-
-    /// The value as C text that is safe to paste as an operand.
+    /// The value as a read (of values the generator holds).
     fn into_read(self) -> Read {
         match self {
-            Val::E(e) => Read::Expr(print::atom(&e)),
+            Val::E(e) => Read::Expr(Access::Value(e)),
             Val::T(vs) => Read::Tuple(vs.into_iter().map(Val::into_read).collect()),
         }
     }
