@@ -19,6 +19,8 @@
 //! value), output, output lengths, temporaries, int per size variable sorted by name)`, each
 //! kernel taking only the buffers it uses.
 
+#![warn(clippy::wildcard_enum_match_arm)]
+
 mod ast;
 mod gen;
 mod namer;

@@ -192,7 +192,18 @@ fn bin_operand(parent: BinOp, e: &Expr, min: u8, out: &mut String) {
         Expr::Binary(op, ..) => {
             *op != parent && (needs_clarity(*op) || needs_clarity(parent) || (parent, *op) == (BinOp::Or, BinOp::And))
         }
-        _ => false,
+        Expr::Var(_)
+        | Expr::Int(_)
+        | Expr::Float(_)
+        | Expr::Double(_)
+        | Expr::Index(..)
+        | Expr::Field(..)
+        | Expr::Unary(..)
+        | Expr::Call(..)
+        | Expr::Cast(..)
+        | Expr::Select(..)
+        | Expr::VecLit(..)
+        | Expr::Text(_) => false,
     };
     if clarity {
         out.push('(');

@@ -275,7 +275,11 @@ impl Gen<'_> {
         self.close();
         let elem_ty = match self.cty(xs)? {
             Type::Array(t, _) => *t,
-            t => return Err(self.err(xs, format!("internal: filter of {t}"))),
+            t @ Type::Scalar(_)
+            | t @ Type::Vector(..)
+            | t @ Type::Tuple(_)
+            | t @ Type::Exists(_)
+            | t @ Type::Fun(..) => return Err(self.err(xs, format!("internal: filter of {t}"))),
         };
         // The tile's elements stay in registers (one private array per scalar component, indexed
         // only in unrolled loops) between the predicate and the store.

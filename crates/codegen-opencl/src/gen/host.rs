@@ -30,7 +30,12 @@ impl Gen<'_> {
                 let (inner, d) = self.reindexed_dest(e, dest)?;
                 self.host(inner, &d)
             }
-            _ => {
+            Expr::Var(_)
+            | Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. } => {
                 // Computed inputs of this kernel come from earlier kernels: a kernel boundary is
                 // the only synchronization between work-groups.
                 self.host_prepare(e)?;
@@ -69,7 +74,9 @@ impl Gen<'_> {
             // A filter result: data and length in device memory.
             let elem = match &tv {
                 Type::Exists(e) => self.c_type_of(e)?,
-                _ => return Err(self.err(value, "internal: unpack of a non-existential")),
+                Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) | Type::Array(..) | Type::Fun(..) => {
+                    return Err(self.err(value, "internal: unpack of a non-existential"))
+                }
             };
             let cap = self.capacity_len(value)?;
             let ty = Type::array(elem.clone(), cap.clone());
@@ -109,7 +116,11 @@ impl Gen<'_> {
                 let row = self.c_type_of(&exist_elem_as_array(elem, ArithExpr::cst(0)))?;
                 let row = match row {
                     Type::Array(t, _) => Type::array(*t, self.capacity_len_rows(value)?),
-                    t => t,
+                    t @ Type::Scalar(_)
+                    | t @ Type::Vector(..)
+                    | t @ Type::Tuple(_)
+                    | t @ Type::Exists(_)
+                    | t @ Type::Fun(..) => t,
                 };
                 let inner = Type::array(row, n.clone());
                 let (_, data) = self
@@ -151,7 +162,7 @@ impl Gen<'_> {
                 )?;
                 self.bind(var, Bound::View(data));
             }
-            _ => {
+            Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) | Type::Exists(_) | Type::Fun(..) => {
                 // A scalar computed at host level is recomputed where it is used.
                 let v = self.host_view(value)?;
                 self.bind(var, v);
@@ -203,7 +214,14 @@ impl Gen<'_> {
                     prim: Prim::To(_),
                     args,
                 } => !self.is_view(args[0]),
-                _ => false,
+                Expr::Var(_)
+                | Expr::Lit(_)
+                | Expr::Lambda { .. }
+                | Expr::Prim { .. }
+                | Expr::Op { .. }
+                | Expr::If { .. }
+                | Expr::Let { .. }
+                | Expr::Pack(_) => false,
             };
             let ty = self.cty(a)?;
             if computes && matches!(ty, Type::Array(..)) && !ty.has_existential() {
@@ -251,7 +269,13 @@ impl Gen<'_> {
                 args,
             } => is_parallel_map(*k) || *k == MapKind::Plain || args.iter().any(|a| self.contains_parallel(*a)),
             Expr::Lambda { .. } => false,
-            _ => self.prog.children(e).iter().any(|c| self.contains_parallel(*c)),
+            Expr::Var(_)
+            | Expr::Lit(_)
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Let { .. }
+            | Expr::Pack(_) => self.prog.children(e).iter().any(|c| self.contains_parallel(*c)),
         }
     }
 
@@ -316,7 +340,13 @@ impl Gen<'_> {
                 matches!(self.prog.expr(args[1]), Expr::Var(v) if params.len() == 1 && *v == params[0])
                     && self.is_copy_fn(args[0])
             }
-            _ => false,
+            Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Let { .. }
+            | Expr::Pack(_) => false,
         }
     }
 
@@ -431,7 +461,7 @@ impl Gen<'_> {
                     let ty = self.ctype(&Type::Scalar(*s))?;
                     inputs.push((k, ast::Param { ty, name }, KernelArg::Param(k)))
                 }
-                _ => {
+                Type::Vector(..) | Type::Tuple(_) | Type::Array(..) | Type::Exists(_) | Type::Fun(..) => {
                     let (i, _) = bufs
                         .iter()
                         .find(|(i, _)| self.mem.buffers[*i].name == name.as_str())

@@ -35,7 +35,14 @@ impl Gen<'_> {
                 (params.len() == 1 && self.layout_chain(*body, params[0], 1, &mut ops) && !ops.is_empty())
                     .then_some(ops)
             }
-            _ => None,
+            Expr::Var(_)
+            | Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Let { .. }
+            | Expr::Pack(_) => None,
         }
     }
 
@@ -57,9 +64,22 @@ impl Gen<'_> {
                 Expr::Lambda { params, body } if params.len() == 1 => {
                     self.layout_chain(args[1], x, skip, ops) && self.layout_chain(*body, params[0], skip + 1, ops)
                 }
-                _ => false,
+                Expr::Var(_)
+                | Expr::Lit(_)
+                | Expr::Lambda { .. }
+                | Expr::Prim { .. }
+                | Expr::Op { .. }
+                | Expr::If { .. }
+                | Expr::Let { .. }
+                | Expr::Pack(_) => false,
             },
-            _ => false,
+            Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Let { .. }
+            | Expr::Pack(_) => false,
         }
     }
 
@@ -73,7 +93,22 @@ impl Gen<'_> {
             (Prim::Join, false) | (Prim::Split(_), true) => {
                 let m = match prim {
                     Prim::Split(k) => k.clone(),
-                    _ => self.row_len(args[0])?,
+                    Prim::Map(_)
+                    | Prim::Reduce(_)
+                    | Prim::Zip
+                    | Prim::Join
+                    | Prim::Transpose
+                    | Prim::Slide(..)
+                    | Prim::Pad(..)
+                    | Prim::PadClamp(..)
+                    | Prim::ReorderStride(_)
+                    | Prim::Reverse
+                    | Prim::Generate(_)
+                    | Prim::Iterate(_)
+                    | Prim::Filter(_)
+                    | Prim::AsVector(_)
+                    | Prim::AsScalar
+                    | Prim::To(_) => self.row_len(args[0])?,
                 };
                 Layout::Join(m)
             }
@@ -106,7 +141,13 @@ impl Gen<'_> {
                 prim: Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_) | Prim::To(_),
                 args,
             } => self.is_layout_of_var(args[0], x),
-            _ => false,
+            Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Let { .. }
+            | Expr::Pack(_) => false,
         }
     }
 
@@ -326,7 +367,13 @@ impl Gen<'_> {
                 args,
             } => match self.prog.expr(args[0]) {
                 Expr::Lambda { body, .. } => self.space_of(*body),
-                _ => None,
+                Expr::Var(_)
+                | Expr::Lit(_)
+                | Expr::Prim { .. }
+                | Expr::Op { .. }
+                | Expr::If { .. }
+                | Expr::Let { .. }
+                | Expr::Pack(_) => None,
             },
             Expr::Prim {
                 prim: Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_),
@@ -337,10 +384,22 @@ impl Gen<'_> {
                 args,
             } => match self.prog.expr(args[0]) {
                 Expr::Lambda { body, .. } => self.space_of(*body),
-                _ => None,
+                Expr::Var(_)
+                | Expr::Lit(_)
+                | Expr::Prim { .. }
+                | Expr::Op { .. }
+                | Expr::If { .. }
+                | Expr::Let { .. }
+                | Expr::Pack(_) => None,
             },
             Expr::Let { body, .. } => self.space_of(*body),
-            _ => None,
+            Expr::Var(_)
+            | Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Pack(_) => None,
         }
     }
 
@@ -365,7 +424,7 @@ impl Gen<'_> {
                             prim: Prim::To(_),
                             args,
                         } => (args[0], d),
-                        _ => self.reindexed_dest(cur, &d)?,
+                        Expr::Lit(_) | Expr::Lambda { .. } | Expr::Prim { .. } | Expr::Op { .. } | Expr::If { .. } | Expr::Let { .. } | Expr::Pack(_) => self.reindexed_dest(cur, &d)?,
                     };
                 }
                 self.gen_into(value, &d)

@@ -100,7 +100,9 @@ impl Gen<'_> {
                 let (getid, getsize, lk, inner_level) = match kind {
                     MapKind::Glb(_) => ("get_global_id", "get_global_size", LoopKind::Global, Level::Item),
                     MapKind::Wrg(_) => ("get_group_id", "get_num_groups", LoopKind::WorkGroup, Level::Group),
-                    _ => ("get_local_id", "get_local_size", LoopKind::Local, Level::Item),
+                    MapKind::Plain | MapKind::Lcl(_) | MapKind::Seq | MapKind::SeqUnroll | MapKind::Vec => {
+                        ("get_local_id", "get_local_size", LoopKind::Local, Level::Item)
+                    }
                 };
                 let active = self.k.as_ref().map(|k| k.active.clone()).unwrap_or_default();
                 let same_dim = |f: fn(MapKind) -> Option<u8>| active.iter().any(|a| f(*a) == Some(d as u8));
@@ -118,7 +120,7 @@ impl Gen<'_> {
                             || (level == Level::Group && active.iter().all(|a| matches!(a, MapKind::Wrg(_)))))
                             && !same_dim(|a| if let MapKind::Wrg(x) = a { Some(x) } else { None })
                     }
-                    _ => {
+                    MapKind::Plain | MapKind::Lcl(_) | MapKind::Seq | MapKind::SeqUnroll | MapKind::Vec => {
                         same_dim(|a| if let MapKind::Wrg(x) = a { Some(x) } else { None })
                             && !same_dim(|a| if let MapKind::Lcl(x) = a { Some(x) } else { None })
                     }
@@ -128,7 +130,7 @@ impl Gen<'_> {
                     return Err(self.err(e, match kind {
                         MapKind::Glb(_) => format!("`{name}` must be the outermost map of a kernel, or directly inside `mapGlb` of other dimensions"),
                         MapKind::Wrg(_) => format!("`{name}` must be the outermost map of a kernel, or directly inside `mapWrg` of other dimensions"),
-                        _ => format!("`{name}` must be inside `mapWrg{}` (and not inside another `{name}`)", dim_suffix(d)),
+                        MapKind::Plain | MapKind::Lcl(_) | MapKind::Seq | MapKind::SeqUnroll | MapKind::Vec => format!("`{name}` must be inside `mapWrg{}` (and not inside another `{name}`)", dim_suffix(d)),
                     }));
                 }
                 let cap = self.capacity(n);
@@ -163,7 +165,7 @@ impl Gen<'_> {
                         k.global[d] = Some(cap.clone());
                         cap.clone()
                     }
-                    _ => {
+                    MapKind::Plain | MapKind::Lcl(_) | MapKind::Seq | MapKind::SeqUnroll | MapKind::Vec => {
                         let l = *k.local[d].get_or_insert_with(|| match cap.as_cst() {
                             Some(c) if (1..=1024).contains(&c) => c as usize,
                             _ => 128,
@@ -174,7 +176,7 @@ impl Gen<'_> {
                 let v = self.fresh(match kind {
                     MapKind::Glb(_) => "gl_id",
                     MapKind::Wrg(_) => "wg_id",
-                    _ => "l_id",
+                    MapKind::Plain | MapKind::Lcl(_) | MapKind::Seq | MapKind::SeqUnroll | MapKind::Vec => "l_id",
                 });
                 let i = ArithExpr::var(v.as_str(), Range::upto(n.clone()));
                 let old = self.set_level(inner_level);
@@ -312,7 +314,12 @@ impl Gen<'_> {
                     MapKind::Seq
                 }
             }
-            k => k,
+            k @ MapKind::Glb(_)
+            | k @ MapKind::Wrg(_)
+            | k @ MapKind::Lcl(_)
+            | k @ MapKind::Seq
+            | k @ MapKind::SeqUnroll
+            | k @ MapKind::Vec => k,
         };
         // An array of filter results is mapped row by row, each row unpacked with its length.
         let rows = match self.prog.expr(xs) {
@@ -320,7 +327,13 @@ impl Gen<'_> {
                 Some(Bound::Rows { data, lens }) => Some((data.clone(), lens.clone())),
                 _ => None,
             },
-            _ => None,
+            Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Let { .. }
+            | Expr::Pack(_) => None,
         };
         let xv = if rows.is_some() { None } else { Some(self.value(xs)?) };
         let level = self.level();
@@ -342,7 +355,23 @@ impl Gen<'_> {
                     };
                     let cap = match &**data {
                         View::Mem { dims, .. } if dims.len() >= 2 => dims[1].clone(),
-                        _ => g.capacity_len_rows(xs).unwrap_or_else(|_| ArithExpr::cst(1)),
+                        View::Mem { .. }
+                        | View::Value { .. }
+                        | View::Tuple(_)
+                        | View::Access { .. }
+                        | View::Split { .. }
+                        | View::Join { .. }
+                        | View::Transpose { .. }
+                        | View::Slide { .. }
+                        | View::Pad { .. }
+                        | View::Reorder { .. }
+                        | View::Reverse { .. }
+                        | View::Zip(_)
+                        | View::Component { .. }
+                        | View::Generate { .. }
+                        | View::AsVector { .. }
+                        | View::AsScalar { .. }
+                        | View::Nested { .. } => g.capacity_len_rows(xs).unwrap_or_else(|_| ArithExpr::cst(1)),
                     };
                     g.caps.insert(c.clone(), cap.clone());
                     g.lengths.insert(

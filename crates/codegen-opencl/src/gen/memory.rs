@@ -123,7 +123,11 @@ impl Gen<'_> {
             let cap = self.capacity_len(value)?;
             let elem = match self.info.ty(value) {
                 Type::Exists(e) => self.c_type_of(e)?,
-                t => return Err(self.err(value, format!("internal: unpack of {t}"))),
+                t @ Type::Scalar(_)
+                | t @ Type::Vector(..)
+                | t @ Type::Tuple(_)
+                | t @ Type::Array(..)
+                | t @ Type::Fun(..) => return Err(self.err(value, format!("internal: unpack of {t}"))),
             };
             let ty = Type::array(elem, cap.clone());
             let level = self.level();
@@ -181,7 +185,7 @@ impl Gen<'_> {
                 let v = self.declare(&r, &cty, &self.prog.var(var).name.clone())?;
                 self.bind(var, Bound::View(self.read_view(v, &cty)));
             }
-            _ => {
+            Type::Array(..) | Type::Exists(_) | Type::Fun(..) => {
                 let v = self.value(value)?;
                 self.bind(var, Bound::View(v));
             }

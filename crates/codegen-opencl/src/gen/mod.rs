@@ -116,7 +116,9 @@ pub fn emit(prog: &Program, info: &TypeInfo) -> Result<KernelPlan> {
     let result_ty = g.cty(prog.body)?;
     let (data_ty, exist) = match &result_ty {
         Type::Exists(e) => (Type::array((**e).clone(), g.capacity_len(prog.body)?), true),
-        t => (t.clone(), false),
+        t @ Type::Scalar(_) | t @ Type::Vector(..) | t @ Type::Tuple(_) | t @ Type::Array(..) | t @ Type::Fun(..) => {
+            (t.clone(), false)
+        }
     };
     let data_ty = match &data_ty {
         Type::Array(row, n) if matches!(**row, Type::Exists(_)) => {
@@ -126,7 +128,12 @@ pub fn emit(prog: &Program, info: &TypeInfo) -> Result<KernelPlan> {
             let elem = g.c_type_of(elem)?;
             Type::array(Type::array(elem, g.capacity_len_rows(prog.body)?), n.clone())
         }
-        t => g.capacity_type(t, prog.body)?,
+        t @ Type::Scalar(_)
+        | t @ Type::Vector(..)
+        | t @ Type::Tuple(_)
+        | t @ Type::Array(..)
+        | t @ Type::Exists(_)
+        | t @ Type::Fun(..) => g.capacity_type(t, prog.body)?,
     };
     let (data, view) = g
         .alloc("out", &data_ty, AddressSpace::Global, &[], Role::Output)
@@ -457,7 +464,13 @@ impl Gen<'_> {
     pub(super) fn lambda(&self, f: ExprId) -> Result<(Vec<VarId>, ExprId)> {
         match self.prog.expr(f) {
             Expr::Lambda { params, body } => Ok((params.clone(), *body)),
-            _ => Err(self.err(f, "internal: expected a lambda")),
+            Expr::Var(_)
+            | Expr::Lit(_)
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Let { .. }
+            | Expr::Pack(_) => Err(self.err(f, "internal: expected a lambda")),
         }
     }
 }
@@ -485,7 +498,9 @@ impl KernelCx {
 fn exist_elem_as_array(elem: &Type, cap: ArithExpr) -> Type {
     match elem {
         Type::Exists(e) => Type::array((**e).clone(), cap),
-        t => t.clone(),
+        t @ Type::Scalar(_) | t @ Type::Vector(..) | t @ Type::Tuple(_) | t @ Type::Array(..) | t @ Type::Fun(..) => {
+            t.clone()
+        }
     }
 }
 

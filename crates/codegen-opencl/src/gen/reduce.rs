@@ -160,9 +160,13 @@ impl Gen<'_> {
                     .into_iter()
                     .find(|v| v.starts_with('L'))
                     .ok_or_else(|| self.err(f, "internal: iterate length")),
-                _ => Err(self.err(f, "internal: iterate parameter")),
+                Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) | Type::Exists(_) | Type::Fun(..) => {
+                    Err(self.err(f, "internal: iterate parameter"))
+                }
             },
-            _ => Err(self.err(f, "internal: iterate function type")),
+            Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) | Type::Array(..) | Type::Exists(_) => {
+                Err(self.err(f, "internal: iterate function type"))
+            }
         }
     }
 }

@@ -87,7 +87,7 @@ impl Gen<'_> {
                 });
                 Ok(Val::E(CExpr::Var(name)))
             }
-            v => Ok(v),
+            v @ Val::E(_) | v @ Val::T(_) => Ok(v),
         }
     }
 
@@ -104,7 +104,18 @@ impl Gen<'_> {
         match x {
             CExpr::Var(_) => Ok(x),
             CExpr::Text(t) if t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') => Ok(CExpr::Text(t)),
-            x => {
+            x @ CExpr::Int(_)
+            | x @ CExpr::Float(_)
+            | x @ CExpr::Double(_)
+            | x @ CExpr::Index(..)
+            | x @ CExpr::Field(..)
+            | x @ CExpr::Unary(..)
+            | x @ CExpr::Binary(..)
+            | x @ CExpr::Call(..)
+            | x @ CExpr::Cast(..)
+            | x @ CExpr::Select(..)
+            | x @ CExpr::VecLit(..)
+            | x @ CExpr::Text(_) => {
                 let ty = self.ctype(t)?;
                 let name = self.names.fresh("v_v");
                 self.push(Stmt::decl(ty, &name, x));
@@ -127,7 +138,12 @@ impl Gen<'_> {
                         let v = self.value(args[0])?.component(i as usize);
                         Ok(self.val_of(v.read(&[]).map_err(|m| self.err(e, m.0))?))
                     }
-                    _ => match self.scalar_val(args[0])? {
+                    Expr::Lit(_)
+                    | Expr::Lambda { .. }
+                    | Expr::Op { .. }
+                    | Expr::If { .. }
+                    | Expr::Let { .. }
+                    | Expr::Pack(_) => match self.scalar_val(args[0])? {
                         Val::T(mut rs) if (i as usize) < rs.len() => Ok(rs.swap_remove(i as usize)),
                         Val::T(_) => Err(self.err(e, "internal: get out of range")),
                         Val::E(s) => Ok(Val::E(s.component(i as usize))),
@@ -239,7 +255,7 @@ impl Gen<'_> {
             Op::Dot | Op::Length => {
                 let w = match &t0 {
                     Type::Vector(_, w) => *w,
-                    _ => 1,
+                    Type::Scalar(_) | Type::Tuple(_) | Type::Array(..) | Type::Exists(_) | Type::Fun(..) => 1,
                 };
                 if w <= 4 {
                     call(if op == Op::Dot { "dot" } else { "length" }, a)

@@ -80,7 +80,11 @@ impl Gen<'_> {
         }
         let array_len = |t: &Type| match t {
             Type::Array(_, n) => Ok(n.clone()),
-            t => Err(self.err(e, format!("internal: expected an array, found {t}"))),
+            t @ Type::Scalar(_)
+            | t @ Type::Vector(..)
+            | t @ Type::Tuple(_)
+            | t @ Type::Exists(_)
+            | t @ Type::Fun(..) => Err(self.err(e, format!("internal: expected an array, found {t}"))),
         };
         if self.info.packs.contains(&e) {
             return self.close_caps(&array_len(self.info.ty(e))?, depth);
@@ -97,7 +101,12 @@ impl Gen<'_> {
             Expr::Pack(inner) => self.close_caps(&array_len(self.info.ty(*inner))?, depth),
             Expr::Let { body, .. } => self.tcap(*body, depth + 1),
             Expr::Op { op: Op::At, args } => self.row_cap(args[1], depth + 1),
-            _ => Err(self.err(e, "the OpenCL back end cannot bound the length of this filter result")),
+            Expr::Var(_)
+            | Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. } => Err(self.err(e, "the OpenCL back end cannot bound the length of this filter result")),
         }
     }
 
@@ -110,7 +119,13 @@ impl Gen<'_> {
             let cap = match binder {
                 Binder::Let(letnode) => match self.prog.expr(letnode) {
                     Expr::Let { value, .. } => self.tcap(*value, depth + 1)?,
-                    _ => return Err(self.err(letnode, "internal: unpack binder")),
+                    Expr::Var(_)
+                    | Expr::Lit(_)
+                    | Expr::Lambda { .. }
+                    | Expr::Prim { .. }
+                    | Expr::Op { .. }
+                    | Expr::If { .. }
+                    | Expr::Pack(_) => return Err(self.err(letnode, "internal: unpack binder")),
                 },
                 Binder::Param(lam, _) => {
                     let map = (0..self.prog.exprs.len() as u32).map(ExprId).find(
@@ -138,7 +153,13 @@ impl Gen<'_> {
                 args,
             } => match self.prog.expr(args[0]) {
                 Expr::Lambda { body, .. } => self.tcap(*body, depth + 1),
-                _ => Err(self.err(e, "internal: map")),
+                Expr::Var(_)
+                | Expr::Lit(_)
+                | Expr::Prim { .. }
+                | Expr::Op { .. }
+                | Expr::If { .. }
+                | Expr::Let { .. }
+                | Expr::Pack(_) => Err(self.err(e, "internal: map")),
             },
             Expr::Prim {
                 prim: Prim::To(_),
@@ -157,7 +178,12 @@ impl Gen<'_> {
                     )),
                 }
             }
-            _ => Err(self.err(
+            Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Pack(_) => Err(self.err(
                 e,
                 "the OpenCL back end supports arrays of filter results only as the direct result of a map",
             )),
@@ -169,9 +195,17 @@ impl Gen<'_> {
         match self.cty(e)? {
             Type::Array(row, _) => match *row {
                 Type::Array(_, m) => Ok(m),
-                t => Err(self.err(e, format!("internal: join of {t}"))),
+                t @ Type::Scalar(_)
+                | t @ Type::Vector(..)
+                | t @ Type::Tuple(_)
+                | t @ Type::Exists(_)
+                | t @ Type::Fun(..) => Err(self.err(e, format!("internal: join of {t}"))),
             },
-            t => Err(self.err(e, format!("internal: join of {t}"))),
+            t @ Type::Scalar(_)
+            | t @ Type::Vector(..)
+            | t @ Type::Tuple(_)
+            | t @ Type::Exists(_)
+            | t @ Type::Fun(..) => Err(self.err(e, format!("internal: join of {t}"))),
         }
     }
 
@@ -179,16 +213,28 @@ impl Gen<'_> {
         match self.cty(e)? {
             Type::Array(v, _) => match *v {
                 Type::Vector(_, w) => Ok(w),
-                t => Err(self.err(e, format!("internal: asScalar of {t}"))),
+                t @ Type::Scalar(_)
+                | t @ Type::Tuple(_)
+                | t @ Type::Array(..)
+                | t @ Type::Exists(_)
+                | t @ Type::Fun(..) => Err(self.err(e, format!("internal: asScalar of {t}"))),
             },
-            t => Err(self.err(e, format!("internal: asScalar of {t}"))),
+            t @ Type::Scalar(_)
+            | t @ Type::Vector(..)
+            | t @ Type::Tuple(_)
+            | t @ Type::Exists(_)
+            | t @ Type::Fun(..) => Err(self.err(e, format!("internal: asScalar of {t}"))),
         }
     }
 
     pub(super) fn len_of(&self, e: ExprId) -> Result<ArithExpr> {
         match self.cty(e)? {
             Type::Array(_, n) => Ok(n),
-            t => Err(self.err(e, format!("expected an array, found {t}"))),
+            t @ Type::Scalar(_)
+            | t @ Type::Vector(..)
+            | t @ Type::Tuple(_)
+            | t @ Type::Exists(_)
+            | t @ Type::Fun(..) => Err(self.err(e, format!("expected an array, found {t}"))),
         }
     }
 
@@ -240,7 +286,11 @@ impl Gen<'_> {
     pub(super) fn buffer_ctype(&mut self, elem: &Type) -> Result<CType> {
         match elem {
             Type::Vector(s, _) => self.ctype(&Type::Scalar(*s)),
-            t => self.ctype(t),
+            t @ Type::Scalar(_)
+            | t @ Type::Tuple(_)
+            | t @ Type::Array(..)
+            | t @ Type::Exists(_)
+            | t @ Type::Fun(..) => self.ctype(t),
         }
     }
 }
