@@ -100,9 +100,9 @@ pub enum Expr {
     Select(Box<Expr>, Box<Expr>, Box<Expr>),
     /// `(float4)(a, b, c, d)`
     VecLit(CType, Vec<Expr>),
-    /// C text produced by `views` (an indexed access or a read through a layout), printed as
-    /// one postfix-level operand. Shrinks as `views` moves to structured accesses.
-    Text(String),
+    /// An identifier carried by an `ArithExpr` (a size variable, loop index or run-time length;
+    /// the Namer handed all of them out), by its spelling.
+    Sym(String),
 }
 
 impl Expr {
@@ -151,7 +151,7 @@ impl Expr {
     /// The direct subexpressions, mutably.
     pub fn children_mut(&mut self) -> Vec<&mut Expr> {
         match self {
-            Expr::Var(_) | Expr::Int(_) | Expr::Float(_) | Expr::Double(_) | Expr::Text(_) => vec![],
+            Expr::Var(_) | Expr::Int(_) | Expr::Float(_) | Expr::Double(_) | Expr::Sym(_) => vec![],
             Expr::Index(a, b) | Expr::Binary(_, a, b) => vec![a, b],
             Expr::Field(a, _) | Expr::Unary(_, a) | Expr::Cast(_, a) => vec![a],
             Expr::Call(_, xs) | Expr::VecLit(_, xs) => xs.iter_mut().collect(),
@@ -179,7 +179,7 @@ impl Expr {
     /// The direct subexpressions.
     pub fn children(&self) -> impl Iterator<Item = &Expr> {
         let v: Vec<&Expr> = match self {
-            Expr::Var(_) | Expr::Int(_) | Expr::Float(_) | Expr::Double(_) | Expr::Text(_) => {
+            Expr::Var(_) | Expr::Int(_) | Expr::Float(_) | Expr::Double(_) | Expr::Sym(_) => {
                 vec![]
             }
             Expr::Index(a, b) | Expr::Binary(_, a, b) => vec![a, b],
@@ -378,20 +378,15 @@ pub fn for_each_expr_mut(stmts: &mut [Stmt], f: &mut dyn FnMut(&mut Expr)) {
 }
 
 /// Every identifier the statements declare or use (for kernel parameters: a buffer, size or
-/// scalar is a parameter exactly when the body names it). The words of `Text` leaves count.
+/// scalar is a parameter exactly when the body names it).
 pub fn idents(stmts: &[Stmt]) -> BTreeSet<String> {
     fn expr(e: &Expr, out: &mut BTreeSet<String>) {
         match e {
             Expr::Var(v) => {
                 out.insert(v.to_string());
             }
-            Expr::Text(t) => {
-                let words = t.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
-                out.extend(
-                    words
-                        .filter(|w| w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
-                        .map(str::to_string),
-                );
+            Expr::Sym(t) => {
+                out.insert(t.clone());
             }
             Expr::Int(_)
             | Expr::Float(_)
@@ -489,7 +484,11 @@ mod tests {
             step: (AssignOp::Add, Expr::Int(1)),
             unroll: false,
             body: vec![Stmt::If {
-                cond: Expr::Text("(v_xs[v_i_1] > 0.5f)".into()),
+                cond: Expr::bin(
+                    BinOp::Gt,
+                    Expr::Sym("v_xs".into()).index(Expr::var(&i)),
+                    Expr::Float(0.5),
+                ),
                 then: vec![Stmt::assign(Expr::var(&out).index(Expr::var(&i)), Expr::Float(1.0))],
                 els: vec![],
             }],

@@ -83,7 +83,7 @@ fn prec(e: &Expr) -> u8 {
                 P_POSTFIX
             }
         }
-        Expr::Var(_) | Expr::Text(_) | Expr::Call(..) | Expr::Index(..) | Expr::Field(..) => P_POSTFIX,
+        Expr::Var(_) | Expr::Sym(_) | Expr::Call(..) | Expr::Index(..) | Expr::Field(..) => P_POSTFIX,
         Expr::Unary(..) | Expr::Cast(..) | Expr::VecLit(..) => P_UNARY,
         Expr::Binary(op, ..) => bin_prec(*op),
         Expr::Select(..) => P_SELECT,
@@ -106,7 +106,7 @@ fn starts_with_minus(e: &Expr) -> bool {
         | Expr::Call(..)
         | Expr::Cast(..)
         | Expr::VecLit(..)
-        | Expr::Text(_) => false,
+        | Expr::Sym(_) => false,
     }
 }
 
@@ -203,7 +203,7 @@ fn bin_operand(parent: BinOp, e: &Expr, min: u8, out: &mut String) {
         | Expr::Cast(..)
         | Expr::Select(..)
         | Expr::VecLit(..)
-        | Expr::Text(_) => false,
+        | Expr::Sym(_) => false,
     };
     if clarity {
         out.push('(');
@@ -231,7 +231,7 @@ fn write_expr(e: &Expr, out: &mut String) {
         Expr::Int(i) => out.push_str(&int_lit(*i)),
         Expr::Float(f) => out.push_str(&float_lit(f64::from(*f), "f")),
         Expr::Double(d) => out.push_str(&float_lit(*d, "")),
-        Expr::Text(t) => out.push_str(t),
+        Expr::Sym(t) => out.push_str(t),
         Expr::Index(a, i) => {
             operand(a, P_POSTFIX, out);
             out.push('[');

@@ -328,9 +328,7 @@ fn constant_indices(e: &CExpr, a: &Ident, n: usize) -> bool {
             matches!(**i, CExpr::Int(k) if k >= 0 && (k as usize) < n)
         }
         CExpr::Var(v) => v != a,
-        CExpr::Text(t) => !t
-            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .any(|w| w == a.as_str()),
+        CExpr::Sym(t) => t != a.as_str(),
         CExpr::Int(_)
         | CExpr::Float(_)
         | CExpr::Double(_)

@@ -103,7 +103,7 @@ impl Gen<'_> {
     pub(super) fn shareable(&mut self, x: CExpr, t: &Type) -> Result<CExpr> {
         match x {
             CExpr::Var(_) => Ok(x),
-            CExpr::Text(t) if t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') => Ok(CExpr::Text(t)),
+            CExpr::Sym(t) => Ok(CExpr::Sym(t)),
             x @ CExpr::Int(_)
             | x @ CExpr::Float(_)
             | x @ CExpr::Double(_)
@@ -114,8 +114,7 @@ impl Gen<'_> {
             | x @ CExpr::Call(..)
             | x @ CExpr::Cast(..)
             | x @ CExpr::Select(..)
-            | x @ CExpr::VecLit(..)
-            | x @ CExpr::Text(_) => {
+            | x @ CExpr::VecLit(..) => {
                 let ty = self.ctype(t)?;
                 let name = self.names.fresh("v_v");
                 self.push(Stmt::decl(ty, &name, x));
