@@ -594,3 +594,26 @@ fn negated(t: &ArithExpr) -> Option<CExpr> {
         | ExprKind::RawMul(..) => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indices_convert_with_minus_and_precedence() {
+        let n = ArithExpr::size_var("v_N");
+        let i = ArithExpr::var("v_i_1", Range::upto(n.clone()));
+        let two = ArithExpr::cst(2);
+        let e = n.sub(&two.mul(&i)).sub(&ArithExpr::cst(1));
+        assert_eq!(print::expr(&arith(&e)), "v_N - 2 * v_i_1 - 1");
+        let tiles = n.add(&ArithExpr::cst(2047)).div(&ArithExpr::cst(2048));
+        assert_eq!(print::expr(&arith(&tiles)), "(v_N + 2047) / 2048");
+        let clamp = ArithExpr::max(&ArithExpr::cst(0), &i.sub(&ArithExpr::cst(1)));
+        assert_eq!(print::expr(&arith(&clamp)), "max(0, v_i_1 - 1)");
+        assert_eq!(print::expr(&arith(&ArithExpr::cst(-3))), "-3");
+        assert_eq!(
+            print::expr(&CExpr::bin(BinOp::Sub, CExpr::Int(1), arith(&ArithExpr::cst(-3)))),
+            "1 - -3"
+        );
+    }
+}
