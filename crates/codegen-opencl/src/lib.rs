@@ -12,6 +12,9 @@
 //! groups or sequential indices, reductions fold in a private accumulator, and data arguments
 //! become views (`value`), materialized into a buffer (`memalloc`) only when they compute.
 //!
+//! Structure: `gen/` builds a typed OpenCL C tree (`ast`), one module per concern; every
+//! identifier comes from one `namer::Namer`; `print` is the only place that writes C text.
+//!
 //! Barriers: after every `mapLcl` run at work-group level (never inside code that only some
 //! work-items of a group execute), with the fence of the memory it wrote.
 //!

@@ -95,9 +95,10 @@ impl Gen<'_> {
                 },
             )?;
             let len_expr = CExpr::var(&self.buf_ident(&self.mem.buffers[lb].name)).index(CExpr::Int(0));
-            let c = self.names.size(&SizeKey(x.clone())).to_string();
+            let id = self.names.size(&SizeKey(x.clone()));
+            let c = id.to_string();
             self.caps.insert(c.clone(), cap.clone());
-            self.device_lengths.insert(c.clone(), len_expr);
+            self.device_lengths.insert(c.clone(), (id, len_expr));
             self.lengths.insert(
                 x,
                 ArithExpr::var(&c, Range::new(ArithExpr::cst(0), Some(cap.add(&ArithExpr::cst(1))))),
@@ -361,9 +362,9 @@ impl Gen<'_> {
         };
         let mut body = std::mem::take(&mut k.decls);
         let used = ast::idents(&root.body);
-        for (c, read) in &self.device_lengths {
+        for (c, (id, read)) in &self.device_lengths {
             if used.contains(c.as_str()) {
-                body.push(Stmt::decl(CType::INT, &self.names.fixed(c), read.clone()));
+                body.push(Stmt::decl(CType::INT, id, read.clone()));
             }
         }
         body.extend(root.body);

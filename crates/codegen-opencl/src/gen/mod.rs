@@ -272,7 +272,7 @@ struct Gen<'a> {
     /// Capacities of run-time lengths, by C name.
     caps: BTreeMap<String, ArithExpr>,
     /// Run-time lengths held in device memory at host level: C name -> C expression reading it.
-    device_lengths: BTreeMap<String, CExpr>,
+    device_lengths: BTreeMap<String, (Ident, CExpr)>,
     k: Option<KernelCx>,
     /// Values computed by earlier kernels, by the expression they replace.
     pre: BTreeMap<ExprId, Rc<View>>,
