@@ -4,8 +4,8 @@
 ;; data: codegen_names.json
 ;; expect: [[111.5, 112.5, 113.5], [115.0, 116.0, 117.0]]
 (lift
-  (M rounded_launch L0)
-  ((array-type (array-type float rounded_launch) M) (array-type (array-type float rounded_launch) M) float int (array-type float L0))
+  (max rounded_launch L0)
+  ((array-type (array-type float rounded_launch) max) (array-type (array-type float rounded_launch) max) float int (array-type float L0))
   (lambda (gout v_x_1 float int X1)
     (toGlobal
       (mapGlb1
