@@ -40,6 +40,7 @@ mod types;
 
 use memory::scalarize;
 use scalar::Val;
+use types::arith;
 
 /// Work-group size along dimension 0 of `mapGlb` kernels.
 const GLB_LOCAL: usize = 256;
@@ -525,73 +526,6 @@ fn dim_suffix(d: usize) -> String {
         String::new()
     } else {
         d.to_string()
-    }
-}
-
-/// An index or length at C level: the one conversion of an `ArithExpr` into the tree. Sums
-/// print with `-` for negative terms, products with their coefficient first.
-fn arith(e: &ArithExpr) -> CExpr {
-    use arith::ExprKind;
-    let bin = |op, a: &ArithExpr, b: &ArithExpr| CExpr::bin(op, arith(a), arith(b));
-    match e.kind() {
-        ExprKind::Cst(c) => CExpr::Int(*c),
-        ExprKind::Var { name, .. } => CExpr::Sym(name.clone()),
-        ExprKind::Sum(ts) => {
-            let mut terms = ts.iter();
-            let first = terms.next().map_or(CExpr::Int(0), arith);
-            terms.fold(first, |acc, t| match negated(t) {
-                Some(m) => CExpr::bin(BinOp::Sub, acc, m),
-                None => CExpr::bin(BinOp::Add, acc, arith(t)),
-            })
-        }
-        ExprKind::Prod(fs) => match negated(e) {
-            Some(m) => CExpr::un(UnOp::Neg, m),
-            None => fs
-                .iter()
-                .map(arith)
-                .reduce(|a, b| CExpr::bin(BinOp::Mul, a, b))
-                .unwrap_or(CExpr::Int(1)),
-        },
-        ExprKind::Div(a, b) | ExprKind::ExactDiv(a, b) => bin(BinOp::Div, a, b),
-        ExprKind::Mod(a, b) => bin(BinOp::Rem, a, b),
-        ExprKind::Pow(a, b) => CExpr::call("pow", vec![arith(a), arith(b)]),
-        ExprKind::Min(a, b) => CExpr::call("min", vec![arith(a), arith(b)]),
-        ExprKind::Max(a, b) => CExpr::call("max", vec![arith(a), arith(b)]),
-        ExprKind::RawAdd(a, b) => bin(BinOp::Add, a, b),
-        ExprKind::RawSub(a, b) => bin(BinOp::Sub, a, b),
-        ExprKind::RawMul(a, b) => bin(BinOp::Mul, a, b),
-    }
-}
-
-/// For a term `-m` (a negative constant, or a product with a negative coefficient), `m`.
-fn negated(t: &ArithExpr) -> Option<CExpr> {
-    use arith::ExprKind;
-    match t.kind() {
-        ExprKind::Cst(c) if *c < 0 && *c != i64::MIN => Some(CExpr::Int(-c)),
-        ExprKind::Prod(fs) => match fs.first().map(|f| f.kind()) {
-            Some(ExprKind::Cst(c)) if *c < 0 && *c != i64::MIN => {
-                let rest = fs[1..].iter().map(arith);
-                let rest = rest.reduce(|a, b| CExpr::bin(BinOp::Mul, a, b))?;
-                Some(if *c == -1 {
-                    rest
-                } else {
-                    CExpr::bin(BinOp::Mul, CExpr::Int(-c), rest)
-                })
-            }
-            Some(_) | None => None,
-        },
-        ExprKind::Var { .. }
-        | ExprKind::Cst(_)
-        | ExprKind::Sum(_)
-        | ExprKind::Div(..)
-        | ExprKind::ExactDiv(..)
-        | ExprKind::Mod(..)
-        | ExprKind::Pow(..)
-        | ExprKind::Min(..)
-        | ExprKind::Max(..)
-        | ExprKind::RawAdd(..)
-        | ExprKind::RawSub(..)
-        | ExprKind::RawMul(..) => None,
     }
 }
 
