@@ -13,8 +13,8 @@ use pretty::RcDoc;
 
 type Doc = RcDoc<'static, ()>;
 
-/// Columns before a kernel's parameter list breaks.
-const WIDTH: usize = 110;
+/// Columns past which a kernel's parameter list or an expression breaks.
+const WIDTH: usize = 120;
 
 /// Precedence levels of C (higher binds tighter).
 const P_SELECT: u8 = 3;
@@ -164,11 +164,12 @@ fn int_lit(i: i64) -> String {
     }
 }
 
-/// An expression's text.
+/// An expression's text, on one line.
 pub fn expr(e: &Expr) -> String {
-    let mut s = String::new();
-    write_expr(e, &mut s);
-    s
+    let mut out = String::new();
+    // Writing into a String cannot fail; no line is too long at this width.
+    let _ = edoc(e).render_fmt(usize::MAX, &mut out);
+    out
 }
 
 impl std::fmt::Display for Expr {
@@ -177,17 +178,19 @@ impl std::fmt::Display for Expr {
     }
 }
 
-fn operand(e: &Expr, min: u8, out: &mut String) {
+fn parens(d: Doc) -> Doc {
+    Doc::text("(").append(d).append(Doc::text(")"))
+}
+
+fn operand(e: &Expr, min: u8) -> Doc {
     if prec(e) < min {
-        out.push('(');
-        write_expr(e, out);
-        out.push(')');
+        parens(edoc(e))
     } else {
-        write_expr(e, out);
+        edoc(e)
     }
 }
 
-fn bin_operand(parent: BinOp, e: &Expr, min: u8, out: &mut String) {
+fn bin_operand(parent: BinOp, e: &Expr, min: u8) -> Doc {
     let clarity = match e {
         Expr::Binary(op, ..) => {
             *op != parent && (needs_clarity(*op) || needs_clarity(parent) || (parent, *op) == (BinOp::Or, BinOp::And))
@@ -206,87 +209,57 @@ fn bin_operand(parent: BinOp, e: &Expr, min: u8, out: &mut String) {
         | Expr::Sym(_) => false,
     };
     if clarity {
-        out.push('(');
-        write_expr(e, out);
-        out.push(')');
+        parens(edoc(e))
     } else {
-        operand(e, min, out);
+        operand(e, min)
     }
 }
 
-fn args(xs: &[Expr], out: &mut String) {
-    out.push('(');
-    for (i, x) in xs.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        write_expr(x, out);
-    }
-    out.push(')');
+/// `(a, b, c)`, broken after commas when too long.
+fn args(xs: &[Expr]) -> Doc {
+    let items = Doc::intersperse(xs.iter().map(edoc), Doc::text(",").append(Doc::line()));
+    Doc::text("(").append(items.nest(2)).append(Doc::text(")")).group()
 }
 
-fn write_expr(e: &Expr, out: &mut String) {
+/// An expression as a document: it breaks, when a line is too long, after a binary operator,
+/// a comma or the parts of `?:` (never inside an index), continuing two columns further in.
+fn edoc(e: &Expr) -> Doc {
     match e {
-        Expr::Var(v) => out.push_str(v.as_str()),
-        Expr::Int(i) => out.push_str(&int_lit(*i)),
-        Expr::Float(f) => out.push_str(&float_lit(f64::from(*f), "f")),
-        Expr::Double(d) => out.push_str(&float_lit(*d, "")),
-        Expr::Sym(t) => out.push_str(t),
-        Expr::Index(a, i) => {
-            operand(a, P_POSTFIX, out);
-            out.push('[');
-            write_expr(i, out);
-            out.push(']');
-        }
-        Expr::Field(a, f) => {
-            operand(a, P_POSTFIX, out);
-            out.push('.');
-            out.push_str(f);
-        }
+        Expr::Var(v) => Doc::text(v.to_string()),
+        Expr::Int(i) => Doc::text(int_lit(*i)),
+        Expr::Float(f) => Doc::text(float_lit(f64::from(*f), "f")),
+        Expr::Double(d) => Doc::text(float_lit(*d, "")),
+        Expr::Sym(t) => Doc::text(t.clone()),
+        // an index stays on one line, so that the access reads as one unit
+        Expr::Index(a, i) => operand(a, P_POSTFIX).append(Doc::text(format!("[{}]", expr(i)))),
+        Expr::Field(a, f) => operand(a, P_POSTFIX).append(Doc::text(format!(".{f}"))),
         Expr::Unary(op, a) => {
-            out.push_str(match op {
+            let sign = Doc::text(match op {
                 UnOp::Neg => "-",
                 UnOp::Not => "!",
             });
             if *op == UnOp::Neg && starts_with_minus(a) {
-                out.push('(');
-                write_expr(a, out);
-                out.push(')');
+                sign.append(parens(edoc(a)))
             } else {
-                operand(a, P_UNARY, out);
+                sign.append(operand(a, P_UNARY))
             }
         }
         Expr::Binary(op, a, b) => {
             let p = bin_prec(*op);
-            bin_operand(*op, a, p, out);
-            out.push(' ');
-            out.push_str(bin_text(*op));
-            out.push(' ');
-            bin_operand(*op, b, p + 1, out);
+            bin_operand(*op, a, p)
+                .append(Doc::text(format!(" {}", bin_text(*op))))
+                .append(Doc::line().append(bin_operand(*op, b, p + 1)).nest(2))
+                .group()
         }
-        Expr::Call(f, xs) => {
-            out.push_str(f);
-            args(xs, out);
-        }
-        Expr::Cast(t, a) => {
-            out.push('(');
-            out.push_str(&ctype(t));
-            out.push(')');
-            operand(a, P_UNARY, out);
-        }
-        Expr::Select(c, a, b) => {
-            operand(c, P_SELECT + 1, out);
-            out.push_str(" ? ");
-            operand(a, P_SELECT + 1, out);
-            out.push_str(" : ");
-            operand(b, P_SELECT + 1, out);
-        }
-        Expr::VecLit(t, xs) => {
-            out.push('(');
-            out.push_str(&ctype(t));
-            out.push(')');
-            args(xs, out);
-        }
+        Expr::Call(f, xs) => Doc::text(f.to_string()).append(args(xs)),
+        Expr::Cast(t, a) => Doc::text(format!("({})", ctype(t))).append(operand(a, P_UNARY)),
+        Expr::Select(c, a, b) => operand(c, P_SELECT + 1)
+            .append(Doc::text(" ?"))
+            .append(Doc::line().append(operand(a, P_SELECT + 1)).nest(2))
+            .append(Doc::text(" :"))
+            .append(Doc::line().append(operand(b, P_SELECT + 1)).nest(2))
+            .group(),
+        Expr::VecLit(t, xs) => Doc::text(format!("({})", ctype(t))).append(args(xs)),
     }
 }
 
@@ -341,15 +314,16 @@ fn stmt(s: &Stmt) -> Doc {
             if let Some(n) = len {
                 t.push_str(&format!("[{n}]"));
             }
-            if let Some(i) = init {
-                t.push_str(" = ");
-                t.push_str(&expr(i));
+            match init {
+                Some(i) => Doc::text(format!("{t} = ")).append(edoc(i)).append(Doc::text(";")),
+                None => Doc::text(format!("{t};")),
             }
-            t.push(';');
-            Doc::text(t)
         }
-        Stmt::Assign { lhs, op, rhs } => Doc::text(format!("{} {} {};", expr(lhs), assign_op(*op), expr(rhs))),
-        Stmt::Call(e) => Doc::text(format!("{};", expr(e))),
+        Stmt::Assign { lhs, op, rhs } => edoc(lhs)
+            .append(Doc::text(format!(" {} ", assign_op(*op))))
+            .append(edoc(rhs))
+            .append(Doc::text(";")),
+        Stmt::Call(e) => edoc(e).append(Doc::text(";")),
         Stmt::For {
             var,
             init,
@@ -389,11 +363,11 @@ fn stmt(s: &Stmt) -> Doc {
                 Fence::Both => "CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE",
             }
         )),
-        Stmt::VStore { w, value, ptr, offset } => Doc::text(format!(
-            "vstore{w}({}, 0, {});",
-            expr(value),
-            expr(&Expr::bin(BinOp::Add, ptr.clone(), offset.clone()))
-        )),
+        Stmt::VStore { w, value, ptr, offset } => {
+            let at = Expr::bin(BinOp::Add, ptr.clone(), offset.clone());
+            let call = Expr::call(format!("vstore{w}"), vec![value.clone(), Expr::Int(0), at]);
+            edoc(&call).append(Doc::text(";"))
+        }
     }
 }
 
@@ -518,6 +492,27 @@ mod tests {
         assert_eq!(expr(&sub(Expr::Float(1.0), Expr::Float(-2.0))), "1.0f - -2.0f");
         assert_eq!(expr(&Expr::Float(-2.0).lane(0)), "(-2.0f).s0");
         assert_eq!(expr(&Expr::Int(i64::from(i32::MIN))), "(-2147483647 - 1)");
+    }
+
+    #[test]
+    fn long_expressions_break_after_operators() {
+        let mut n = Namer::new();
+        let x = n.exact("v_x");
+        let sum = (0..40).map(|k| Expr::var(&x).lane(k % 16)).reduce(add).expect("terms");
+        let out = n.exact("v_out");
+        let text = kernel_text(&Kernel {
+            name: n.exact("K"),
+            work_group: None,
+            params: vec![],
+            body: vec![Stmt::assign(Expr::var(&out), sum.clone())],
+        });
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines.len() > 4, "{text}");
+        assert!(lines.iter().all(|l| l.len() <= WIDTH), "{text}");
+        assert!(lines[2].starts_with("    v_x.s"), "continuations are indented: {text}");
+        let body = lines.iter().skip(1).take_while(|l| **l != "}");
+        let joined = body.map(|l| l.trim()).collect::<Vec<_>>().join(" ");
+        assert_eq!(joined, format!("v_out = {};", expr(&sum)));
     }
 
     #[test]
