@@ -526,3 +526,55 @@ impl Gen<'_> {
         Ok((params, args))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::KernelArg;
+
+    fn plan(src: &str) -> crate::KernelPlan {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        crate::emit(&prog, &info).expect("generates")
+    }
+
+    #[test]
+    fn kernels_take_only_what_their_body_names() {
+        // `ys` and the size `M` are parameters of the program but no kernel reads them.
+        let p = plan(
+            "(lift (N M) ((array-type float N) (array-type float M) float)
+               (lambda (xs ys a) (toGlobal (mapGlb (lambda (x) (* x a)) xs))))",
+        );
+        assert_eq!(p.kernels.len(), 1);
+        let names: Vec<String> = p.kernels[0]
+            .args
+            .iter()
+            .map(|a| match a {
+                KernelArg::Buffer(b) | KernelArg::Local(b) => p.memory.buffers[*b].name.clone(),
+                KernelArg::Param(k) => format!("param {k}"),
+                KernelArg::Size(s) => s.clone(),
+                KernelArg::ErrorFlag => "error flag".into(),
+            })
+            .collect();
+        assert_eq!(names, ["v_xs", "param 2", "v_gout_1", "v_N"]);
+        assert!(p.source.contains("float v_a,"), "{}", p.source);
+    }
+
+    #[test]
+    fn user_names_never_collide_with_generated_ones() {
+        // a parameter spelled like the output buffer and one like a loop index
+        let p = plan(
+            "(lift (N) ((array-type float N) (array-type float N))
+               (lambda (gout_1 i_1) (toGlobal (mapGlb (lambda (v) (+ (get #0 v) (get #1 v))) (zip gout_1 i_1)))))",
+        );
+        let params: Vec<&str> = p.memory.buffers.iter().map(|b| b.name.as_str()).collect();
+        let mut unique = params.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(params.len(), unique.len(), "{params:?}");
+        assert!(
+            p.source.contains("v_gout_2[v_i_2] = v_gout_1[v_i_2] + v_i_1[v_i_2];"),
+            "{}",
+            p.source
+        );
+    }
+}

@@ -318,3 +318,56 @@ pub(super) fn select(c: &CExpr, a: Val, b: Val) -> Val {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    fn source(src: &str) -> String {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        crate::emit(&prog, &info).expect("generates").source
+    }
+
+    fn max_paren_depth(s: &str) -> i32 {
+        let mut d = 0;
+        let mut max = 0;
+        for c in s.chars() {
+            d += match c {
+                '(' => 1,
+                ')' => -1,
+                _ => 0,
+            };
+            max = max.max(d);
+        }
+        max
+    }
+
+    #[test]
+    fn deep_expressions_are_bound_to_temporaries() {
+        // `(- 1.0f (- 1.0f (- … x)))`: every level needs its parentheses
+        let mut body = "x".to_string();
+        for _ in 0..200 {
+            body = format!("(- 1.0f {body})");
+        }
+        let src = format!("(lift (N) ((array-type float N)) (lambda (xs) (toGlobal (mapGlb (lambda (x) {body}) xs))))");
+        // the reader, type checker and generator recurse per level: more stack than a test thread
+        let run = std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(move || source(&src));
+        let cl = run.expect("thread").join().expect("generates");
+        assert!(cl.contains("const float v_t_1 = "), "{cl}");
+        assert!(max_paren_depth(&cl) <= 70, "{cl}");
+    }
+
+    #[test]
+    fn wide_dot_products_are_lane_sums() {
+        let cl = source(
+            "(lift (N) ((array-type float N) (array-type float N))
+               (lambda (xs ys) (toGlobal (mapGlb (lambda (p) (dot (get #0 p) (get #1 p)))
+                                                 (zip (asVector #8 xs) (asVector #8 ys))))))",
+        );
+        assert!(!cl.contains("dot("), "{cl}");
+        assert!(cl.contains("v_v_1.s7 * v_v_2.s7"), "{cl}");
+        // each vector is loaded once
+        assert_eq!(cl.matches("vload8").count(), 2, "{cl}");
+    }
+}
