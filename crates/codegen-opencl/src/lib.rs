@@ -5,12 +5,15 @@
 //! rewriting stage chooses better ones.
 //!
 //! Algorithm: destination-passing generation. At host level every computed value becomes one
-//! kernel (two for `filterGlb`, see `filter.rs`); between kernels nothing returns to the host,
+//! kernel (two for `filterGlb`, see `gen/filter.rs`); between kernels nothing returns to the host,
 //! and run-time lengths of filter results stay in device buffers that later kernels read. Inside
 //! a kernel, `gen_into(e, dest)` emits the statements computing `e` into the view `dest`: layout
 //! primitives in destination position re-index `dest`, maps become loops over work-items,
 //! groups or sequential indices, reductions fold in a private accumulator, and data arguments
 //! become views (`value`), materialized into a buffer (`memalloc`) only when they compute.
+//!
+//! Structure: `gen/` builds a typed OpenCL C tree (`ast`), one module per concern; every
+//! identifier comes from one `namer::Namer`; `print` is the only place that writes C text.
 //!
 //! Barriers: after every `mapLcl` run at work-group level (never inside code that only some
 //! work-items of a group execute), with the fence of the memory it wrote.
@@ -19,7 +22,12 @@
 //! value), output, output lengths, temporaries, int per size variable sorted by name)`, each
 //! kernel taking only the buffers it uses.
 
+#![warn(clippy::wildcard_enum_match_arm)]
+
+mod ast;
 mod gen;
+mod namer;
+mod print;
 
 pub use gen::emit;
 

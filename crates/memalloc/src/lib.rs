@@ -80,16 +80,17 @@ pub fn dims_of(ty: &Type) -> (Vec<ArithExpr>, Type) {
 }
 
 impl Memory {
-    /// Allocates a buffer for a value of type `ty` (array lengths already replaced by their
-    /// capacities) and returns the view of this work-item's slice.
-    pub fn allocate(
+    /// Allocates a buffer named `name` (the caller's namer makes names unique) for a value of
+    /// type `ty` (array lengths already replaced by their capacities) and returns the view of
+    /// this work-item's slice.
+    pub fn allocate<V: Clone + fmt::Display>(
         &mut self,
-        hint: &str,
+        name: &str,
         ty: &Type,
         space: AddressSpace,
         enclosing: &[Enclosing],
         role: Role,
-    ) -> Result<(usize, Rc<View>), String> {
+    ) -> Result<(usize, Rc<View<V>>), String> {
         let (mut dims, elem) = dims_of(ty);
         if let Type::Fun(..) = elem {
             return Err("internal: a function value cannot be stored".into());
@@ -114,12 +115,7 @@ impl Memory {
             }
             _ => {}
         }
-        let prefix = match space {
-            AddressSpace::Global => "g",
-            AddressSpace::Local => "l",
-            AddressSpace::Private => "p",
-        };
-        let name = format!("v_{prefix}{hint}_{}", self.buffers.len());
+        let name = name.to_string();
         self.buffers.push(Buffer {
             name: name.clone(),
             space,
@@ -135,7 +131,7 @@ impl Memory {
     }
 
     /// Registers an input buffer of parameter `k`.
-    pub fn input(&mut self, name: &str, k: usize, ty: &Type) -> (usize, Rc<View>) {
+    pub fn input<V: Clone + fmt::Display>(&mut self, name: &str, k: usize, ty: &Type) -> (usize, Rc<View<V>>) {
         let (dims, elem) = dims_of(ty);
         let len = dims.iter().fold(ArithExpr::cst(1), |a, d| a.mul(d));
         self.buffers.push(Buffer {
@@ -189,14 +185,21 @@ mod tests {
             len: n.clone(),
             kind: LoopKind::Global,
         }];
-        let (b, v) = m.allocate("t", &ty, AddressSpace::Global, &encl, Role::Temp).unwrap();
+        let (b, v) = m
+            .allocate::<String>("v_gt_0", &ty, AddressSpace::Global, &encl, Role::Temp)
+            .unwrap();
         assert_eq!(m.buffers[b].len, n.mul(&ArithExpr::cst(4)));
         let j = ArithExpr::var("j", Range::upto(ArithExpr::cst(4)));
         assert_eq!(
             v.read(std::slice::from_ref(&j)).unwrap(),
-            views::Read::Expr(format!("v_gt_0[{}]", i.mul(&ArithExpr::cst(4)).add(&j)))
+            views::Read::Expr(views::Access::Elem {
+                buf: "v_gt_0".into(),
+                idx: i.mul(&ArithExpr::cst(4)).add(&j)
+            })
         );
-        let (p, _) = m.allocate("t", &ty, AddressSpace::Private, &encl, Role::Temp).unwrap();
+        let (p, _) = m
+            .allocate::<String>("v_pt_1", &ty, AddressSpace::Private, &encl, Role::Temp)
+            .unwrap();
         assert_eq!(m.buffers[p].len, ArithExpr::cst(4));
     }
 
@@ -205,7 +208,7 @@ mod tests {
         let mut m = Memory::default();
         let ty = Type::array(Type::float(), ArithExpr::size_var("N"));
         assert!(m
-            .allocate("t", &ty, AddressSpace::Private, &[], Role::Temp)
+            .allocate::<String>("v_pt_0", &ty, AddressSpace::Private, &[], Role::Temp)
             .unwrap_err()
             .contains("compile time"));
     }

@@ -6,6 +6,10 @@
 //! CGO'17 §5.3). Indices are `ArithExpr`s, so `join ∘ split` and friends simplify back to the
 //! plain loop index as they are built.
 //!
+//! Reads and writes return structured accesses ([`Access`]: a buffer element, a vector load, a
+//! struct component, a lane, a guarded read, ...), never C text; values the code generator holds
+//! (scalars in variables, the fill of a pad, the function of a generate) are of its own type `V`.
+//!
 //! Invariant: all index arithmetic of generated code comes from `read` and `write`; the code
 //! generator never computes an index itself.
 
@@ -14,9 +18,10 @@ use ir::{Scalar, Type};
 use std::fmt;
 use std::rc::Rc;
 
-/// A view of a (possibly nested) array, or of one value.
+/// A view of a (possibly nested) array, or of one value; `V` is the code generator's type of
+/// values (its expressions).
 #[derive(Clone, Debug)]
-pub enum View {
+pub enum View<V> {
     /// A row-major buffer `name` with storage dimensions `dims` (outermost first) of `elem`s.
     /// Vector elements are stored as `w` consecutive scalars and accessed with vload/vstore.
     Mem {
@@ -24,48 +29,52 @@ pub enum View {
         dims: Vec<ArithExpr>,
         elem: Type,
     },
-    /// A value held by a C expression (a scalar, vector or struct variable).
-    Value { expr: String, ty: Type },
+    /// A value held by the code generator (a scalar, vector or struct expression).
+    Value { expr: V, ty: Type },
     /// A tuple of values (components of a zip element, or a `tuple` expression).
-    Tuple(Vec<Rc<View>>),
+    Tuple(Vec<Rc<View<V>>>),
     /// The sub-array (or element) at `idx` of `inner`.
-    Access { idx: ArithExpr, inner: Rc<View> },
+    Access { idx: ArithExpr, inner: Rc<View<V>> },
     /// `split k`: `[a][b]` reads `inner[a*k + b]`.
-    Split { k: ArithExpr, inner: Rc<View> },
+    Split { k: ArithExpr, inner: Rc<View<V>> },
     /// `join` of rows of length `m`: `[a]` reads `inner[a/m][a%m]`.
-    Join { m: ArithExpr, inner: Rc<View> },
+    Join { m: ArithExpr, inner: Rc<View<V>> },
     /// `[a][b]` reads `inner[b][a]`.
-    Transpose { inner: Rc<View> },
+    Transpose { inner: Rc<View<V>> },
     /// `slide size step`: `[a][b]` reads `inner[a*step + b]`.
-    Slide { step: ArithExpr, inner: Rc<View> },
+    Slide { step: ArithExpr, inner: Rc<View<V>> },
     /// `pad l r`: `[a]` reads `inner[a - l]`, out-of-range reads give `fill` (or clamp if `None`).
     Pad {
         l: ArithExpr,
         n: ArithExpr,
-        fill: Option<String>,
-        inner: Rc<View>,
+        fill: Option<V>,
+        inner: Rc<View<V>>,
     },
     /// `reorder-stride s` of length `n`: `[a]` reads `inner[a/(n/s) + s*(a%(n/s))]`.
     Reorder {
         s: ArithExpr,
         n: ArithExpr,
-        inner: Rc<View>,
+        inner: Rc<View<V>>,
     },
     /// `[a]` reads `inner[n - 1 - a]`.
-    Reverse { n: ArithExpr, inner: Rc<View> },
+    Reverse { n: ArithExpr, inner: Rc<View<V>> },
     /// Element-wise tuples of several arrays of one length.
-    Zip(Vec<Rc<View>>),
+    Zip(Vec<Rc<View<V>>>),
     /// Component `c` of every element.
-    Component { c: usize, inner: Rc<View> },
-    /// `generate`: `[a]` is `template` with `token` replaced by the index.
-    Generate { template: String, token: String },
+    Component { c: usize, inner: Rc<View<V>> },
+    /// `generate`: `[a]` is the code generator's `body` with its `param` bound to `a`.
+    Generate { param: V, body: V },
     /// `asVector w` over scalars.
-    AsVector { w: u8, inner: Rc<View> },
+    AsVector { w: u8, inner: Rc<View<V>> },
     /// `asScalar` over vectors of width `w`.
-    AsScalar { w: u8, inner: Rc<View> },
+    AsScalar { w: u8, inner: Rc<View<V>> },
     /// A re-indexing applied below the first `skip` dimensions: `map (λx. join x)` is
     /// `Nested { skip: 1, op: Join(m) }`.
-    Nested { skip: usize, op: Layout, inner: Rc<View> },
+    Nested {
+        skip: usize,
+        op: Layout,
+        inner: Rc<View<V>>,
+    },
 }
 
 /// The re-indexings that `Nested` applies at depth.
@@ -131,20 +140,79 @@ impl fmt::Display for ViewError {
     }
 }
 
-/// The result of reading: a C rvalue, or a tuple of them.
+/// One access to a value: what a read yields and what a write stores to.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Read {
-    Expr(String),
-    Tuple(Vec<Read>),
+pub enum Access<V> {
+    /// Element `idx` of buffer `buf` (a scalar or a struct).
+    Elem { buf: String, idx: ArithExpr },
+    /// Vector `idx` of a buffer of `w`-lane vectors stored as scalars: `vloadW(idx, buf)`.
+    VLoad { buf: String, idx: ArithExpr, w: u8 },
+    /// `w` consecutive scalars from scalar `off` of `buf`: `vloadW(0, buf + off)`.
+    VLoadAt { buf: String, off: ArithExpr, w: u8 },
+    /// A value the code generator holds.
+    Value(V),
+    /// Struct component `c`.
+    Field(Box<Access<V>>, usize),
+    /// Vector lane `k`.
+    Lane(Box<Access<V>>, u8),
+    /// `inner` where `0 <= j < n`, else `fill` (a pad).
+    Guard {
+        j: ArithExpr,
+        n: ArithExpr,
+        fill: V,
+        inner: Box<Access<V>>,
+    },
+    /// A vector of `scalar`s built from one read per lane.
+    Vector { scalar: Scalar, lanes: Vec<Access<V>> },
+    /// The function of a `generate` (`body` over `param`) at index `idx`.
+    Generate { param: V, body: V, idx: ArithExpr },
+}
+
+/// The result of reading: one access, or a tuple of them.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Read<V> {
+    Expr(Access<V>),
+    Tuple(Vec<Read<V>>),
 }
 
 /// Where a write goes.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Loc {
+pub enum Loc<V> {
     /// An lvalue, e.g. `out[i]` or `out[i].c0`.
-    Plain(String),
+    Plain(Access<V>),
     /// A vector of width `w` stored as scalars from `base + offset` (use `vstoreW`).
     Vector { base: String, offset: ArithExpr, w: u8 },
+}
+
+impl<V> Access<V> {
+    /// The buffer an lvalue lives in, if any.
+    pub fn buffer(&self) -> Option<&str> {
+        match self {
+            Access::Elem { buf, .. } | Access::VLoad { buf, .. } | Access::VLoadAt { buf, .. } => Some(buf),
+            Access::Field(a, _) | Access::Lane(a, _) => a.buffer(),
+            Access::Value(_) | Access::Guard { .. } | Access::Vector { .. } | Access::Generate { .. } => None,
+        }
+    }
+}
+
+/// C-like text of an access (for tests and `--emit views`).
+impl<V: fmt::Display> fmt::Display for Access<V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Access::Elem { buf, idx } => write!(f, "{buf}[{idx}]"),
+            Access::VLoad { buf, idx, w } => write!(f, "vload{w}({idx}, {buf})"),
+            Access::VLoadAt { buf, off, w } => write!(f, "vload{w}(0, {buf} + {off})"),
+            Access::Value(v) => write!(f, "{v}"),
+            Access::Field(a, c) => write!(f, "{a}.c{c}"),
+            Access::Lane(a, k) => write!(f, "({a}).{}", vec_component(i64::from(*k))),
+            Access::Guard { j, n, fill, inner } => write!(f, "((({j}) < 0 || ({j}) >= ({n})) ? {fill} : {inner})"),
+            Access::Vector { scalar, lanes } => {
+                let ls: Vec<String> = lanes.iter().map(|l| l.to_string()).collect();
+                write!(f, "(({}{})({}))", c_scalar(*scalar), lanes.len(), ls.join(", "))
+            }
+            Access::Generate { param, body, idx } => write!(f, "({param} => {body})({idx})"),
+        }
+    }
 }
 
 pub type Result<T> = std::result::Result<T, ViewError>;
@@ -182,8 +250,8 @@ fn vec_component(k: i64) -> String {
     format!("s{}", std::char::from_digit(k as u32, 16).unwrap_or('0'))
 }
 
-impl View {
-    pub fn access(self: &Rc<View>, idx: ArithExpr) -> Rc<View> {
+impl<V: Clone + fmt::Display> View<V> {
+    pub fn access(self: &Rc<View<V>>, idx: ArithExpr) -> Rc<View<V>> {
         Rc::new(View::Access {
             idx,
             inner: self.clone(),
@@ -191,7 +259,7 @@ impl View {
     }
 
     /// Component `c` of the elements (or of the value) seen through this view.
-    pub fn component(self: &Rc<View>, c: usize) -> Rc<View> {
+    pub fn component(self: &Rc<View<V>>, c: usize) -> Rc<View<V>> {
         match &**self {
             View::Tuple(vs) if c < vs.len() => vs[c].clone(),
             View::Zip(vs) if c < vs.len() => vs[c].clone(),
@@ -203,7 +271,7 @@ impl View {
     /// For the views that only re-index the one below them (access, split, join, transpose,
     /// slide, reorder-stride, reverse, nested layouts): rewrites `idx` (indices into this view,
     /// outermost first) into indices into the view below, and returns that view.
-    fn reindex(&self, idx: &mut Vec<ArithExpr>) -> Result<&Rc<View>> {
+    fn reindex(&self, idx: &mut Vec<ArithExpr>) -> Result<&Rc<View<V>>> {
         match self {
             View::Access { idx: i, inner } => {
                 idx.insert(0, i.clone());
@@ -238,12 +306,12 @@ impl View {
     }
 
     /// Reads the value at `idx` (outermost first) below this view.
-    pub fn read(&self, idx: &[ArithExpr]) -> Result<Read> {
+    pub fn read(&self, idx: &[ArithExpr]) -> Result<Read<V>> {
         let mut stack: Vec<ArithExpr> = idx.to_vec();
         self.read_rev(&mut stack)
     }
 
-    fn read_rev(&self, idx: &mut Vec<ArithExpr>) -> Result<Read> {
+    fn read_rev(&self, idx: &mut Vec<ArithExpr>) -> Result<Read<V>> {
         // `idx` holds indices outermost first; each view pops from the front.
         match self {
             View::Mem { name, dims, elem } => {
@@ -251,16 +319,23 @@ impl View {
                 if !rest.is_empty() {
                     return err(format!("too many indices for buffer {name}"));
                 }
-                Ok(match elem {
-                    Type::Vector(_, w) => Read::Expr(format!("vload{w}({off}, {name})")),
-                    _ => Read::Expr(format!("{name}[{off}]")),
-                })
+                Ok(Read::Expr(match elem {
+                    Type::Vector(_, w) => Access::VLoad {
+                        buf: name.clone(),
+                        idx: off,
+                        w: *w,
+                    },
+                    _ => Access::Elem {
+                        buf: name.clone(),
+                        idx: off,
+                    },
+                }))
             }
             View::Value { expr, ty } => {
                 if !idx.is_empty() {
                     return err(format!("cannot index a value of type {ty}"));
                 }
-                Ok(Read::Expr(expr.clone()))
+                Ok(Read::Expr(Access::Value(expr.clone())))
             }
             View::Tuple(vs) => {
                 let rs = vs
@@ -302,7 +377,12 @@ impl View {
                     Some(v) => {
                         idx.insert(0, j.clone());
                         match inner.read_rev(idx)? {
-                            Read::Expr(e) => Ok(Read::Expr(format!("((({j}) < 0 || ({j}) >= ({n})) ? {v} : {e})"))),
+                            Read::Expr(e) => Ok(Read::Expr(Access::Guard {
+                                j,
+                                n: n.clone(),
+                                fill: v.clone(),
+                                inner: Box::new(e),
+                            })),
                             Read::Tuple(_) => err("pad of an array of tuples is not supported yet"),
                         }
                     }
@@ -323,41 +403,41 @@ impl View {
             View::Component { c, inner } => match inner.read_rev(idx)? {
                 Read::Tuple(mut rs) if *c < rs.len() => Ok(rs.swap_remove(*c)),
                 Read::Tuple(_) => err("tuple component out of range"),
-                Read::Expr(e) => Ok(Read::Expr(format!("{e}.c{c}"))),
+                Read::Expr(e) => Ok(Read::Expr(Access::Field(Box::new(e), *c))),
             },
-            View::Generate { template, token } => {
+            View::Generate { param, body } => {
                 let a = pop1(idx)?;
                 if !idx.is_empty() {
                     return err("generate of arrays is not supported yet");
                 }
-                Ok(Read::Expr(template.replace(token.as_str(), &format!("({a})"))))
+                Ok(Read::Expr(Access::Generate {
+                    param: param.clone(),
+                    body: body.clone(),
+                    idx: a,
+                }))
             }
             View::AsVector { w, inner } => {
                 let a = pop1(idx)?;
                 let base = a.mul(&ArithExpr::cst(i64::from(*w)));
                 if let Some((name, off)) = inner.scalar_address(&base)? {
-                    return Ok(Read::Expr(format!("vload{w}(0, {name} + {off})")));
+                    return Ok(Read::Expr(Access::VLoadAt { buf: name, off, w: *w }));
                 }
                 let mut lanes = vec![];
-                let mut ty = "float".to_string();
                 for k in 0..*w {
                     let mut i = vec![base.add(&ArithExpr::cst(i64::from(k)))];
                     match inner.read_rev(&mut i)? {
                         Read::Expr(e) => lanes.push(e),
                         Read::Tuple(_) => return err("asVector of tuples"),
                     }
-                    if let Some(t) = inner.scalar_type() {
-                        ty = c_scalar(t).to_string();
-                    }
                 }
-                Ok(Read::Expr(format!("(({ty}{w})({}))", lanes.join(", "))))
+                let scalar = inner.scalar_type().unwrap_or(Scalar::Float);
+                Ok(Read::Expr(Access::Vector { scalar, lanes }))
             }
             View::AsScalar { w, inner } => {
                 let a = pop1(idx)?;
                 let wc = ArithExpr::cst(i64::from(*w));
                 if let Some((name, off)) = inner.vector_scalar_address(&a, *w)? {
-                    let _ = off.clone();
-                    return Ok(Read::Expr(format!("{name}[{off}]")));
+                    return Ok(Read::Expr(Access::Elem { buf: name, idx: off }));
                 }
                 let lane = a.rem(&wc);
                 let Some(k) = lane.as_cst() else {
@@ -365,7 +445,7 @@ impl View {
                 };
                 let mut i = vec![a.div(&wc)];
                 match inner.read_rev(&mut i)? {
-                    Read::Expr(e) => Ok(Read::Expr(format!("({e}).{}", vec_component(k)))),
+                    Read::Expr(e) => Ok(Read::Expr(Access::Lane(Box::new(e), k as u8))),
                     Read::Tuple(_) => err("asScalar of tuples"),
                 }
             }
@@ -461,7 +541,7 @@ impl View {
     }
 
     /// The location written by a store of the element at `idx`.
-    pub fn write(&self, idx: &[ArithExpr]) -> Result<Loc> {
+    pub fn write(&self, idx: &[ArithExpr]) -> Result<Loc<V>> {
         match self {
             View::Access { idx: i, inner } => {
                 let mut all = vec![i.clone()];
@@ -469,12 +549,12 @@ impl View {
                 inner.write(&all)
             }
             View::Component { c, inner } => match inner.write(idx)? {
-                Loc::Plain(l) => Ok(Loc::Plain(format!("{l}.c{c}"))),
+                Loc::Plain(l) => Ok(Loc::Plain(Access::Field(Box::new(l), *c))),
                 Loc::Vector { .. } => err("cannot write a tuple component of a vector"),
             },
-            View::Value { expr, .. } if idx.is_empty() => Ok(Loc::Plain(expr.clone())),
+            View::Value { expr, .. } if idx.is_empty() => Ok(Loc::Plain(Access::Value(expr.clone()))),
             View::AsScalar { w, inner } if idx.len() == 1 => match inner.vector_scalar_address(&idx[0], *w)? {
-                Some((name, off)) => Ok(Loc::Plain(format!("{name}[{off}]"))),
+                Some((name, off)) => Ok(Loc::Plain(Access::Elem { buf: name, idx: off })),
                 None => err("cannot write through asScalar here"),
             },
             View::AsVector { w, inner } if idx.len() == 1 => {
@@ -486,7 +566,7 @@ impl View {
             }
             _ => match self.resolve(&mut idx.to_vec())? {
                 Some((name, off, Type::Vector(_, w))) => Ok(Loc::Vector { base: name, offset: off.mul(&ArithExpr::cst(i64::from(w))), w }),
-                Some((name, off, _)) => Ok(Loc::Plain(format!("{name}[{off}]"))),
+                Some((name, off, _)) => Ok(Loc::Plain(Access::Elem { buf: name, idx: off })),
                 None => err("the result of this expression cannot be written through this layout (only split, join, transpose, slide, reorder-stride, reverse and tuple components can be written)"),
             },
         }
@@ -522,7 +602,7 @@ impl View {
                 vs.iter().map(|v| v.describe()).collect::<Vec<_>>().join(", ")
             ),
             View::Component { c, inner } => format!("get({c}, {})", inner.describe()),
-            View::Generate { template, token } => format!("generate({})", template.replace(token.as_str(), "i")),
+            View::Generate { param, body } => format!("generate({param} => {body})"),
             View::AsVector { w, inner } => format!("asVector({w}, {})", inner.describe()),
             View::AsScalar { w, inner } => format!("asScalar({w}, {})", inner.describe()),
             View::Nested { skip, op, inner } => {

@@ -15,6 +15,7 @@
 
 mod cgo17;
 mod cli;
+mod codegen;
 mod fuzz;
 mod interp;
 mod opencl;

@@ -1,0 +1,459 @@
+//! Memory and barriers: temporaries in global, local and private memory, stores through views,
+//! barriers with the fence of the memory written, and private arrays indexed only by constants
+//! turned into scalars.
+
+use super::*;
+
+impl Gen<'_> {
+    pub(super) fn store(&mut self, loc: &Loc, v: &Read, at: ExprId) -> Result<()> {
+        match (loc, v) {
+            (Loc::Plain(l), Read::Expr(e)) => {
+                let (lhs, rhs) = (self.access_expr(l), self.access_expr(e));
+                self.push(Stmt::assign(lhs, rhs))
+            }
+            (Loc::Plain(l), Read::Tuple(cs)) => {
+                for (i, c) in cs.iter().enumerate() {
+                    self.store(&Loc::Plain(Access::Field(Box::new(l.clone()), i)), c, at)?;
+                }
+            }
+            (Loc::Vector { base, offset, w }, Read::Expr(e)) => {
+                let value = self.access_expr(e);
+                self.push(Stmt::VStore {
+                    w: *w,
+                    value,
+                    ptr: CExpr::var(&self.buf_ident(base)),
+                    offset: arith(offset),
+                })
+            }
+            (Loc::Vector { .. }, Read::Tuple(_)) => return Err(self.err(at, "cannot store a tuple into a vector")),
+        }
+        Ok(())
+    }
+
+    /// Writes `v` to `dest` at index path `idx`, refusing writes that every work-item of a group
+    /// would repeat.
+    pub(super) fn write(&mut self, dest: &Rc<View>, idx: &[ArithExpr], v: &Read, at: ExprId) -> Result<()> {
+        let loc = dest.write(idx).map_err(|m| self.err(at, m.0))?;
+        if self.level() == Level::Group && !self.is_private(&loc) {
+            return Err(self.err(at, "this value is computed directly inside `mapWrg`, so every work-item of the group would write it; distribute the work with `mapLcl`"));
+        }
+        self.store(&loc, v, at)
+    }
+
+    pub(super) fn is_private(&self, loc: &Loc) -> bool {
+        let name = match loc {
+            Loc::Plain(l) => l.buffer(),
+            Loc::Vector { base, .. } => Some(base.as_str()),
+        };
+        // a location that is no buffer is a private variable
+        name.and_then(|n| self.mem.by_name(n))
+            .is_none_or(|b| b.space == AddressSpace::Private)
+    }
+
+    /// Stores a value every work-item agrees on (a length) from a single work-item.
+    pub(super) fn store_uniform(&mut self, loc: &Loc, v: CExpr, at: ExprId) -> Result<()> {
+        let first = |id: &'static str| {
+            (0..3)
+                .map(|d| CExpr::bin(BinOp::Eq, CExpr::call(id, vec![CExpr::Int(d)]), CExpr::Int(0)))
+                .reduce(|a, b| CExpr::bin(BinOp::And, a, b))
+                .expect("three dimensions")
+        };
+        let guard = match self.level() {
+            Level::Item => None,
+            Level::Group => Some(first("get_local_id")),
+            Level::Top => Some(first("get_global_id")),
+        };
+        if let Some(g) = guard {
+            self.open_if(g);
+            self.store(loc, &Read::Expr(Access::Value(v)), at)?;
+            self.close();
+        } else {
+            self.store(loc, &Read::Expr(Access::Value(v)), at)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn materialize(&mut self, e: ExprId, space: Option<AddressSpace>) -> Result<Rc<View>> {
+        let ty = self.capacity_type(&self.cty(e)?, e)?;
+        if let Type::Exists(_) = ty {
+            return Err(self.err(e, "internal: materializing a filter result without its binder"));
+        }
+        let level = self.level();
+        let space = space.or_else(|| self.space_of(e)).unwrap_or({
+            let constant = dims_of(&ty).0.iter().all(|d| d.as_cst().is_some());
+            if level == Level::Item && constant {
+                AddressSpace::Private
+            } else {
+                AddressSpace::Global
+            }
+        });
+        if space == AddressSpace::Private && level == Level::Group {
+            return Err(self.err(
+                e,
+                "a private array at work-group level would be written by every work-item; use toLocal",
+            ));
+        }
+        if space == AddressSpace::Private && self.contains_lcl(e) {
+            return Err(self.err(
+                e,
+                "this array is computed by several work-items (`mapLcl`), so it cannot be kept in the private memory of one; write it to local memory with toLocal, or straight into the result",
+            ));
+        }
+        let view = self.temp_buffer("t", &ty, space, e)?;
+        let _ = writeln!(
+            self.views,
+            "materialize {} in {:?} memory: {}",
+            self.prog.span(e).start,
+            space,
+            view.describe()
+        );
+        self.gen_into(
+            e,
+            &Dest {
+                view: view.clone(),
+                len: None,
+                rows: false,
+            },
+        )?;
+        Ok(view)
+    }
+
+    pub(super) fn kernel_bind(&mut self, letnode: ExprId, var: VarId, value: ExprId) -> Result<()> {
+        if let Some(x) = self.info.unpacks.get(&Binder::Let(letnode)).cloned() {
+            let cap = self.capacity_len(value)?;
+            let elem = match self.info.ty(value) {
+                Type::Exists(e) => self.c_type_of(e)?,
+                t @ Type::Scalar(_)
+                | t @ Type::Vector(..)
+                | t @ Type::Tuple(_)
+                | t @ Type::Array(..)
+                | t @ Type::Fun(..) => return Err(self.err(value, format!("internal: unpack of {t}"))),
+            };
+            let ty = Type::array(elem, cap.clone());
+            let level = self.level();
+            let constant = cap.as_cst().is_some();
+            let space = self.space_of(value).unwrap_or(if level == Level::Item && constant {
+                AddressSpace::Private
+            } else {
+                AddressSpace::Global
+            });
+            let loops = self.k.as_ref().map(|k| k.loops.clone()).unwrap_or_default();
+            let (_, data) = self
+                .alloc("t", &ty, space, &loops, Role::Temp)
+                .map_err(|m| self.err(value, m))?;
+            let b = self.mem.buffers.len() - 1;
+            if space == AddressSpace::Private {
+                let buf = self.mem.buffers[b].clone();
+                let ty = self.buffer_ctype(&buf.elem)?;
+                self.push(Stmt::Decl {
+                    ty,
+                    name: self.buf_ident(&buf.name),
+                    space: None,
+                    len: buf.len.as_cst().map(|n| n as usize),
+                    init: None,
+                    is_const: false,
+                });
+            }
+            let c = self.names.size(&SizeKey(x.clone()));
+            self.push(Stmt::decl(CType::INT, &c, CExpr::Int(0)));
+            let len = Rc::new(View::Value {
+                expr: CExpr::var(&c),
+                ty: Type::int(),
+            });
+            let c = c.to_string();
+            self.gen_into(
+                value,
+                &Dest {
+                    view: data.clone(),
+                    len: Some(len),
+                    rows: false,
+                },
+            )?;
+            self.caps.insert(c.clone(), cap.clone());
+            self.lengths.insert(
+                x,
+                ArithExpr::var(&c, Range::new(ArithExpr::cst(0), Some(cap.add(&ArithExpr::cst(1))))),
+            );
+            self.bind(var, Bound::View(data));
+            return Ok(());
+        }
+        let ty = self.info.ty(value).clone();
+        match ty {
+            Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) => {
+                let r = self.scalar(value)?;
+                let cty = self.cty(value)?;
+                let v = self.declare(&r, &cty, &self.prog.var(var).name.clone())?;
+                self.bind(var, Bound::View(self.read_view(v, &cty)));
+            }
+            Type::Array(..) | Type::Exists(_) | Type::Fun(..) => {
+                let v = self.value(value)?;
+                self.bind(var, Bound::View(v));
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn fence_of(&self, v: &Rc<View>) -> Fence {
+        let names = v.buffers();
+        let spaces: BTreeSet<AddressSpace> = names
+            .iter()
+            .filter_map(|n| self.mem.by_name(n))
+            .map(|b| b.space)
+            .collect();
+        match (
+            spaces.contains(&AddressSpace::Local),
+            spaces.contains(&AddressSpace::Global),
+        ) {
+            (true, true) => Fence::Both,
+            (false, true) => Fence::Global,
+            (true | false, false) => Fence::Local,
+        }
+    }
+
+    /// A buffer for a temporary array of type `ty` in `space`, in the current kernel.
+    pub(super) fn temp_buffer(&mut self, hint: &str, ty: &Type, space: AddressSpace, at: ExprId) -> Result<Rc<View>> {
+        let loops = self.k.as_ref().map(|k| k.loops.clone()).unwrap_or_default();
+        let (b, view) = self
+            .alloc(hint, ty, space, &loops, Role::Temp)
+            .map_err(|m| self.err(at, m))?;
+        let buf = self.mem.buffers[b].clone();
+        if let Some(n) = buf.len.as_cst() {
+            let ty = self.buffer_ctype(&buf.elem)?;
+            let len = if let Type::Vector(_, w) = buf.elem {
+                n * i64::from(w)
+            } else {
+                n
+            };
+            let decl = |space| Stmt::Decl {
+                ty,
+                name: self.buf_ident(&buf.name),
+                space,
+                len: Some(len as usize),
+                init: None,
+                is_const: false,
+            };
+            match space {
+                AddressSpace::Private => {
+                    let d = decl(None);
+                    self.push(d)
+                }
+                AddressSpace::Local => {
+                    let d = decl(Some(AddressSpace::Local));
+                    self.k.as_mut().expect("in kernel").decls.push(d)
+                }
+                AddressSpace::Global => {}
+            }
+        }
+        Ok(view)
+    }
+
+    /// At work-group level, a barrier after writes to `v` that other work-items may read.
+    pub(super) fn sync_copy(&mut self, v: &Rc<View>, _at: ExprId) -> Result<()> {
+        if self.level() == Level::Group {
+            let barrier = Stmt::Barrier(self.fence_of(v));
+            // a `mapLcl` that wrote `v` has just placed the same barrier
+            let last = self.k.as_ref().and_then(|k| k.stack.last()?.body.last());
+            if last != Some(&barrier) {
+                self.push(barrier);
+            }
+        }
+        Ok(())
+    }
+
+    /// Copies an array between views: at work-group level the work-items share the copy (the
+    /// outer two dimensions over local ids 1 and 0 where the enclosing `mapWrg`s allow it),
+    /// inside a work-item sequentially.
+    pub(super) fn copy_acc(&mut self, e: ExprId, src: &Rc<View>, dst: &Rc<View>, ty: &Type) -> Result<()> {
+        let (dims, _) = dims_of(ty);
+        if self.level() != Level::Group || dims.is_empty() {
+            return self.copy_dims(e, src, dst, &dims, vec![], MapKind::Seq);
+        }
+        let wrg1 = self.k.as_ref().is_some_and(|k| k.active.contains(&MapKind::Wrg(1)));
+        if dims.len() >= 2 && wrg1 {
+            let (d0, d1, rest) = (dims[0].clone(), dims[1].clone(), dims[2..].to_vec());
+            return self.emit_loop(e, MapKind::Lcl(1), &d0, |g, i| {
+                g.emit_loop(e, MapKind::Lcl(0), &d1, |g, j| {
+                    g.copy_dims(e, src, dst, &rest, vec![i.clone(), j], MapKind::Seq)
+                })
+            });
+        }
+        let (d0, rest) = (dims[0].clone(), dims[1..].to_vec());
+        self.emit_loop(e, MapKind::Lcl(0), &d0, |g, i| {
+            g.copy_dims(e, src, dst, &rest, vec![i], MapKind::Seq)
+        })
+    }
+}
+
+/// A private array indexed only by constants (the accesses of unrolled loops) becomes one
+/// scalar variable per element, so it lives in registers: `float a[2]; a[0] = x;` turns into
+/// `float a_1; float a_2; a_1 = x;`. Arrays with any computed index stay arrays.
+pub(super) fn scalarize(body: &mut Vec<Stmt>, array: &Ident, names: &mut Namer) {
+    let Some((ty, n)) = private_array(body, array) else {
+        return;
+    };
+    if n == 0 || n > 64 {
+        return;
+    }
+    let mut ok = true;
+    ast::for_each_expr_mut(body, &mut |e| ok &= constant_indices(e, array, n));
+    if !ok {
+        return;
+    }
+    let vars: Vec<Ident> = (0..n).map(|_| names.fresh(array.as_str())).collect();
+    ast::for_each_expr_mut(body, &mut |e| to_scalars(e, array, &vars));
+    split_decl(body, array, &ty, &vars);
+}
+
+/// The element type and length of the private array `a` declared in `body`.
+fn private_array(body: &[Stmt], a: &Ident) -> Option<(CType, usize)> {
+    body.iter().find_map(|s| match s {
+        Stmt::Decl {
+            ty,
+            name,
+            space: None,
+            len: Some(n),
+            init: None,
+            ..
+        } if name == a => Some((ty.clone(), *n)),
+        Stmt::For { body, .. } | Stmt::Block(body) => private_array(body, a),
+        Stmt::If { then, els, .. } => private_array(then, a).or_else(|| private_array(els, a)),
+        Stmt::Decl { .. } | Stmt::Assign { .. } | Stmt::Call(_) | Stmt::Barrier(_) | Stmt::VStore { .. } => None,
+    })
+}
+
+/// Whether `e` uses `a` only as `a[k]` with a constant `k < n`.
+fn constant_indices(e: &CExpr, a: &Ident, n: usize) -> bool {
+    match e {
+        CExpr::Index(b, i) if **b == CExpr::Var(a.clone()) => {
+            matches!(**i, CExpr::Int(k) if k >= 0 && (k as usize) < n)
+        }
+        CExpr::Var(v) => v != a,
+        CExpr::Sym(t) => t != a.as_str(),
+        CExpr::Int(_)
+        | CExpr::Float(_)
+        | CExpr::Double(_)
+        | CExpr::Index(..)
+        | CExpr::Field(..)
+        | CExpr::Unary(..)
+        | CExpr::Binary(..)
+        | CExpr::Call(..)
+        | CExpr::Cast(..)
+        | CExpr::Select(..)
+        | CExpr::VecLit(..) => e.children().all(|c| constant_indices(c, a, n)),
+    }
+}
+
+fn to_scalars(e: &mut CExpr, a: &Ident, vars: &[Ident]) {
+    if let CExpr::Index(b, i) = e {
+        if let (CExpr::Var(v), CExpr::Int(k)) = (&**b, &**i) {
+            if v == a {
+                *e = CExpr::var(&vars[*k as usize]);
+                return;
+            }
+        }
+    }
+    for c in e.children_mut() {
+        to_scalars(c, a, vars);
+    }
+}
+
+/// Replaces the declaration of the array `a` by one declaration per element.
+fn split_decl(body: &mut Vec<Stmt>, a: &Ident, ty: &CType, vars: &[Ident]) {
+    let Some(at) = body
+        .iter()
+        .position(|s| matches!(s, Stmt::Decl { name, len: Some(_), .. } if name == a))
+    else {
+        for s in body.iter_mut() {
+            match s {
+                Stmt::For { body, .. } | Stmt::Block(body) => split_decl(body, a, ty, vars),
+                Stmt::If { then, els, .. } => {
+                    split_decl(then, a, ty, vars);
+                    split_decl(els, a, ty, vars);
+                }
+                Stmt::Decl { .. } | Stmt::Assign { .. } | Stmt::Call(_) | Stmt::Barrier(_) | Stmt::VStore { .. } => {}
+            }
+        }
+        return;
+    };
+    let decls = vars.iter().map(|v| Stmt::Decl {
+        ty: ty.clone(),
+        name: v.clone(),
+        space: None,
+        len: None,
+        init: None,
+        is_const: false,
+    });
+    body.splice(at..=at, decls);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn array(ty: CType, name: &Ident, n: usize) -> Stmt {
+        Stmt::Decl {
+            ty,
+            name: name.clone(),
+            space: None,
+            len: Some(n),
+            init: None,
+            is_const: false,
+        }
+    }
+
+    #[test]
+    fn arrays_indexed_by_constants_become_scalars() {
+        let mut names = Namer::new();
+        let a = names.fresh("v_pt");
+        let x = names.fresh("v_x");
+        let mut body = vec![
+            array(CType::FLOAT, &a, 2),
+            Stmt::Block(vec![
+                Stmt::assign(CExpr::var(&a).index(CExpr::Int(0)), CExpr::var(&x)),
+                Stmt::assign(CExpr::var(&a).index(CExpr::Int(1)), CExpr::Float(2.0)),
+            ]),
+            Stmt::assign(
+                CExpr::var(&x),
+                CExpr::bin(
+                    BinOp::Add,
+                    CExpr::var(&a).index(CExpr::Int(0)),
+                    CExpr::var(&a).index(CExpr::Int(1)),
+                ),
+            ),
+        ];
+        scalarize(&mut body, &a, &mut names);
+        let text = print::kernel_text(&ast::Kernel {
+            name: names.exact("K"),
+            work_group: None,
+            params: vec![],
+            body,
+        });
+        assert_eq!(
+            text,
+            "kernel void K() {\n  float v_pt_1_1;\n  float v_pt_1_2;\n  {\n    v_pt_1_1 = v_x_1;\n    v_pt_1_2 = 2.0f;\n  }\n  v_x_1 = v_pt_1_1 + v_pt_1_2;\n}\n\n"
+        );
+    }
+
+    #[test]
+    fn arrays_with_a_computed_index_stay_arrays() {
+        let mut names = Namer::new();
+        let a = names.fresh("v_pt");
+        let i = names.fresh("v_i");
+        let mut body = vec![
+            array(CType::INT, &a, 4),
+            Stmt::assign(CExpr::var(&a).index(CExpr::Int(0)), CExpr::Int(1)),
+            Stmt::assign(CExpr::var(&i), CExpr::var(&a).index(CExpr::var(&i))),
+        ];
+        let before = body.clone();
+        scalarize(&mut body, &a, &mut names);
+        assert_eq!(body, before);
+        // an index past the end is left alone too
+        let mut body = vec![
+            array(CType::INT, &a, 1),
+            Stmt::assign(CExpr::var(&a).index(CExpr::Int(1)), CExpr::Int(1)),
+        ];
+        let before = body.clone();
+        scalarize(&mut body, &a, &mut names);
+        assert_eq!(body, before);
+    }
+}

@@ -1,0 +1,553 @@
+//! The generator: its state (`Gen`, one per program; `KernelCx`, one per kernel), the entry
+//! point `emit`, and the statement stack a kernel body is built on (`push`, `open_*`, `close`).
+//! What is generated lives in the child modules, one concern each: `host` (kernel boundaries
+//! and the host plan), `layout` (values as views, destinations), `maps` (work distribution),
+//! `reduce` (reductions and iterate), `filter` (filters), `memory` (buffers and barriers),
+//! `scalar` (scalar expressions) and `types` (types and lengths at C level).
+
+use crate::ast::{self, AssignOp, BinOp, CType, Expr as CExpr, Fence, Module, Stmt, StructDef, UnOp};
+use crate::namer::{Ident, Namer, SizeKey};
+use crate::print;
+use crate::{Kernel, KernelArg, KernelPlan, ResultSpec};
+use arith::{ArithExpr, Range};
+use ir::{
+    AddressSpace, Diagnostic, Expr, ExprId, FilterKind, Lit, MapKind, Op, Prim, Program, ReduceKind, Scalar, Span,
+    Type, VarId,
+};
+use memalloc::{dims_of, Enclosing, LoopKind, Memory, Role};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+use std::rc::Rc;
+use typeck::{Binder, TypeInfo};
+use views::{c_type, Layout};
+
+/// Views, reads, locations and accesses over the generator's expressions.
+type View = views::View<CExpr>;
+type Read = views::Read<CExpr>;
+type Loc = views::Loc<CExpr>;
+type Access = views::Access<CExpr>;
+
+type Result<T> = std::result::Result<T, Diagnostic>;
+
+mod filter;
+mod host;
+mod layout;
+mod maps;
+mod memory;
+mod reduce;
+mod scalar;
+mod types;
+
+use memory::scalarize;
+use scalar::Val;
+use types::arith;
+
+/// Work-group size along dimension 0 of `mapGlb` kernels.
+const GLB_LOCAL: usize = 256;
+/// Indices per work-item of an outermost `mapGlb` over a run-time length. Scaling 10^8 floats on
+/// the H200 took 1.05 times a device copy with 8, 1.13 with 4 and 1.07 with 16; a grid-stride
+/// loop over a launch sized to the device (1056 to 4224 groups) took 1.10 to 1.21.
+const GLB_COARSEN: usize = 8;
+/// Expression nesting past which a subexpression is bound to a variable (the OpenCL compilers
+/// we know accept 256 nested brackets; a statement adds a few of its own).
+const MAX_DEPTH: usize = 64;
+
+/// Generates the kernels and launch plan of a typed program.
+pub fn emit(prog: &Program, info: &TypeInfo) -> Result<KernelPlan> {
+    let mut names = Namer::new();
+    let error_flag = names.fixed("e_flag");
+    filter::reserve(&mut names);
+    let rounded_launch = names.fresh("v_rounded_launch");
+    let mut g = Gen {
+        prog,
+        info,
+        mem: Memory::default(),
+        kernels: vec![],
+        source: String::new(),
+        structs: vec![],
+        struct_ids: vec![],
+        env: vec![None; prog.vars.len()],
+        lengths: BTreeMap::new(),
+        caps: BTreeMap::new(),
+        device_lengths: BTreeMap::new(),
+        k: None,
+        pre: BTreeMap::new(),
+        coarsen_scalars: true,
+        names,
+        buf_ids: BTreeMap::new(),
+        param_names: vec![],
+        size_names: vec![],
+        rounded_launch,
+        error_flag,
+        checks: vec![],
+        views: String::new(),
+        needs_fp64: false,
+    };
+    let mut sizes = vec![];
+    for s in &prog.sizes {
+        let c = g.names.size(&SizeKey(s.clone()));
+        g.lengths.insert(s.clone(), ArithExpr::size_var(c.as_str()));
+        sizes.push((s.clone(), c.to_string()));
+        g.size_names.push((s.clone(), c));
+    }
+    for (k, p) in prog.params.iter().enumerate() {
+        let ident = g.names.exact(&format!("v_{}", prog.var(p.var).name));
+        g.param_names.push(ident.clone());
+        g.buf_ids.insert(ident.to_string(), ident.clone());
+        let name = ident.to_string();
+        let ty = g.c_type_of(&p.ty)?;
+        let view = match &ty {
+            Type::Array(..) => g.mem.input(&name, k, &ty).1,
+            Type::Scalar(_) => Rc::new(View::Value {
+                expr: CExpr::var(&ident),
+                ty: ty.clone(),
+            }),
+            Type::Vector(..) | Type::Tuple(_) | Type::Exists(_) | Type::Fun(..) => {
+                return Err(Diagnostic::new(
+                    p.ty_span,
+                    format!(
+                        "parameters of type {} are not supported yet by the OpenCL back end (scalars and arrays are)",
+                        p.ty
+                    ),
+                ));
+            }
+        };
+        g.bind(p.var, Bound::View(view));
+    }
+    let result_ty = g.cty(prog.body)?;
+    let (data_ty, exist) = match &result_ty {
+        Type::Exists(e) => (Type::array((**e).clone(), g.capacity_len(prog.body)?), true),
+        t @ Type::Scalar(_) | t @ Type::Vector(..) | t @ Type::Tuple(_) | t @ Type::Array(..) | t @ Type::Fun(..) => {
+            (t.clone(), false)
+        }
+    };
+    let data_ty = match &data_ty {
+        Type::Array(row, n) if matches!(**row, Type::Exists(_)) => {
+            let Type::Exists(elem) = &**row else {
+                unreachable!("matched")
+            };
+            let elem = g.c_type_of(elem)?;
+            Type::array(Type::array(elem, g.capacity_len_rows(prog.body)?), n.clone())
+        }
+        t @ Type::Scalar(_)
+        | t @ Type::Vector(..)
+        | t @ Type::Tuple(_)
+        | t @ Type::Array(..)
+        | t @ Type::Exists(_)
+        | t @ Type::Fun(..) => g.capacity_type(t, prog.body)?,
+    };
+    let (data, view) = g
+        .alloc("out", &data_ty, AddressSpace::Global, &[], Role::Output)
+        .map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
+    let _ = data;
+    let rows_exist = matches!(&result_ty, Type::Array(e, _) if matches!(**e, Type::Exists(_)));
+    let lengths = if exist {
+        let (b, v) = g
+            .alloc("out_len", &Type::int(), AddressSpace::Global, &[], Role::OutputLength)
+            .map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
+        Some((b, v))
+    } else if rows_exist {
+        let Type::Array(_, n) = &data_ty else {
+            unreachable!("checked above")
+        };
+        let (b, v) = g
+            .alloc(
+                "out_lens",
+                &Type::array(Type::int(), n.clone()),
+                AddressSpace::Global,
+                &[],
+                Role::OutputLength,
+            )
+            .map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
+        Some((b, v))
+    } else {
+        None
+    };
+    let dest = Dest {
+        view,
+        len: lengths.as_ref().map(|(_, v)| v.clone()),
+        rows: rows_exist,
+    };
+    g.host(prog.body, &dest)?;
+    let mut source = print::module(&Module::new(std::mem::take(&mut g.structs), vec![], g.needs_fp64));
+    source.push_str(&g.source);
+    let capacities = g.caps.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    Ok(KernelPlan {
+        source,
+        kernels: g.kernels,
+        memory: g.mem,
+        sizes,
+        capacities,
+        result: ResultSpec {
+            data,
+            lengths: lengths.map(|(b, _)| b),
+            ty: prog_result_ty(info),
+        },
+        checks: g.checks,
+        views: g.views,
+    })
+}
+
+fn prog_result_ty(info: &TypeInfo) -> Type {
+    info.result().clone()
+}
+
+#[derive(Clone)]
+enum Bound {
+    View(Rc<View>),
+    /// An array of filter results: data rows (at capacity) and their lengths.
+    Rows {
+        data: Rc<View>,
+        lens: Rc<View>,
+    },
+}
+
+/// Where a computation writes: the data, and for existential values the length location(s).
+#[derive(Clone)]
+struct Dest {
+    view: Rc<View>,
+    len: Option<Rc<View>>,
+    /// `len` holds one length per row (an array of filter results).
+    rows: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Level {
+    /// Kernel code run by every work-item of a parallel launch (outside its maps).
+    Top,
+    /// Inside `mapWrg`, outside `mapLcl`: run by every work-item of a group in lockstep.
+    Group,
+    /// One work-item's own code.
+    Item,
+}
+
+/// A statement being built: its kind, and the statements of its body so far.
+struct Frame {
+    head: Head,
+    body: Vec<Stmt>,
+}
+
+enum Head {
+    Root,
+    Block,
+    If(CExpr),
+    For {
+        var: Ident,
+        init: CExpr,
+        cond: CExpr,
+        step: (AssignOp, CExpr),
+        unroll: bool,
+    },
+}
+
+struct KernelCx {
+    /// The kernel body: the root frame, then the statements opened inside it.
+    stack: Vec<Frame>,
+    /// Statements emitted so far (to tell whether some code needed statements).
+    emitted: usize,
+    /// `local` arrays declared at kernel scope.
+    decls: Vec<Stmt>,
+    global: [Option<ArithExpr>; 3],
+    local: [Option<usize>; 3],
+    wrg: bool,
+    glb: bool,
+    loops: Vec<Enclosing>,
+    level: Level,
+    /// Parallel maps being generated, outermost first.
+    active: Vec<MapKind>,
+}
+
+struct Gen<'a> {
+    prog: &'a Program,
+    info: &'a TypeInfo,
+    mem: Memory,
+    kernels: Vec<Kernel>,
+    source: String,
+    /// Struct typedefs in the order they were first needed (the module orders them).
+    structs: Vec<StructDef>,
+    /// Tuple types (by their spelling in types) and their struct names.
+    struct_ids: Vec<(String, Ident)>,
+    env: Vec<Option<Bound>>,
+    /// Type-level length variables to C-level lengths (N -> v_N, X1 -> v_X1, L1 -> ...).
+    lengths: BTreeMap<String, ArithExpr>,
+    /// Capacities of run-time lengths, by C name.
+    caps: BTreeMap<String, ArithExpr>,
+    /// Run-time lengths held in device memory at host level: C name -> C expression reading it.
+    device_lengths: BTreeMap<String, (Ident, CExpr)>,
+    k: Option<KernelCx>,
+    /// Values computed by earlier kernels, by the expression they replace.
+    pre: BTreeMap<ExprId, Rc<View>>,
+    /// Whether the map being emitted reads scalars (vector elements already move 16 bytes per
+    /// access, and coarsening them measured slower on the H200).
+    coarsen_scalars: bool,
+    names: Namer,
+    /// Buffers' identifiers by name.
+    buf_ids: BTreeMap<String, Ident>,
+    /// C names of the program parameters, in order.
+    param_names: Vec<Ident>,
+    /// Size variables: (user name, C name), in the program's order.
+    size_names: Vec<(String, Ident)>,
+    /// The launch size of a `mapGlb` rounded up to whole work-groups, a placeholder in index
+    /// proofs (never printed).
+    rounded_launch: Ident,
+    error_flag: Ident,
+    checks: Vec<Span>,
+    views: String,
+    needs_fp64: bool,
+}
+
+fn is_parallel_map(k: MapKind) -> bool {
+    matches!(k, MapKind::Glb(_) | MapKind::Wrg(_))
+}
+
+impl Gen<'_> {
+    /// The expression of an access through a view.
+    fn access_expr(&self, a: &Access) -> CExpr {
+        match a {
+            Access::Elem { buf, idx } => CExpr::var(&self.buf_ident(buf)).index(arith(idx)),
+            Access::VLoad { buf, idx, w } => {
+                CExpr::call(format!("vload{w}"), vec![arith(idx), CExpr::var(&self.buf_ident(buf))])
+            }
+            Access::VLoadAt { buf, off, w } => {
+                let at = CExpr::bin(BinOp::Add, CExpr::var(&self.buf_ident(buf)), arith(off));
+                CExpr::call(format!("vload{w}"), vec![CExpr::Int(0), at])
+            }
+            Access::Value(v) => v.clone(),
+            Access::Field(a, c) => self.access_expr(a).component(*c),
+            Access::Lane(a, k) => self.access_expr(a).lane(u32::from(*k)),
+            Access::Guard { j, n, fill, inner } => {
+                let out = CExpr::bin(
+                    BinOp::Or,
+                    CExpr::bin(BinOp::Lt, arith(j), CExpr::Int(0)),
+                    CExpr::bin(BinOp::Ge, arith(j), arith(n)),
+                );
+                CExpr::select(out, fill.clone(), self.access_expr(inner))
+            }
+            Access::Vector { scalar, lanes } => CExpr::VecLit(
+                CType::Vector(types::ast_scalar(*scalar), lanes.len() as u8),
+                lanes.iter().map(|l| self.access_expr(l)).collect(),
+            ),
+            Access::Generate { param, body, idx } => body.subst(param, &arith(idx)),
+        }
+    }
+
+    /// A read through a view as expression trees.
+    fn val_of(&self, r: Read) -> Val {
+        match r {
+            Read::Expr(a) => Val::E(self.access_expr(&a)),
+            Read::Tuple(rs) => Val::T(rs.into_iter().map(|r| self.val_of(r)).collect()),
+        }
+    }
+
+    /// The one-access read of a scalar expression.
+    fn expr_of(&self, r: Read, at: ExprId) -> Result<CExpr> {
+        match r {
+            Read::Expr(a) => Ok(self.access_expr(&a)),
+            Read::Tuple(_) => Err(self.err(at, "internal: a tuple where a scalar was expected")),
+        }
+    }
+
+    pub(super) fn fresh(&mut self, base: &str) -> Ident {
+        self.names.fresh(&format!("v_{base}"))
+    }
+
+    /// The identifier of a buffer (handed out by the namer when it was allocated).
+    pub(super) fn buf_ident(&self, name: &str) -> Ident {
+        self.buf_ids.get(name).cloned().expect("buffers are named by the namer")
+    }
+
+    /// Allocates a buffer named by the namer after its space and `hint`.
+    pub(super) fn alloc(
+        &mut self,
+        hint: &str,
+        ty: &Type,
+        space: AddressSpace,
+        loops: &[Enclosing],
+        role: Role,
+    ) -> std::result::Result<(usize, Rc<View>), String> {
+        let prefix = match space {
+            AddressSpace::Global => "g",
+            AddressSpace::Local => "l",
+            AddressSpace::Private => "p",
+        };
+        let name = self.names.fresh(&format!("v_{prefix}{hint}"));
+        self.buf_ids.insert(name.to_string(), name.clone());
+        self.mem.allocate(name.as_str(), ty, space, loops, role)
+    }
+
+    pub(super) fn bind(&mut self, v: VarId, b: Bound) {
+        if let Bound::View(view) = &b {
+            let _ = writeln!(self.views, "{} = {}", self.prog.var(v).name, view.describe());
+        }
+        self.env[v.index()] = Some(b);
+    }
+
+    pub(super) fn err(&self, e: ExprId, msg: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(self.prog.span(e), msg)
+    }
+
+    /// Appends a statement to the innermost open statement.
+    pub(super) fn push(&mut self, s: Stmt) {
+        let k = self.k.as_mut().expect("inside a kernel");
+        k.emitted += 1;
+        k.stack.last_mut().expect("the root frame").body.push(s);
+    }
+
+    /// Opens a block, `if` or `for`; the statements up to the matching `close` go in its body.
+    pub(super) fn open(&mut self, head: Head) {
+        let k = self.k.as_mut().expect("inside a kernel");
+        k.emitted += 1;
+        k.stack.push(Frame { head, body: vec![] });
+    }
+
+    pub(super) fn open_block(&mut self) {
+        self.open(Head::Block);
+    }
+
+    pub(super) fn open_if(&mut self, cond: CExpr) {
+        self.open(Head::If(cond));
+    }
+
+    /// `for (int var = init; var < end; var += step)`
+    pub(super) fn open_for(&mut self, var: &Ident, init: CExpr, end: CExpr, step: CExpr, unroll: bool) {
+        self.open(Head::For {
+            var: var.clone(),
+            init,
+            cond: CExpr::bin(BinOp::Lt, CExpr::var(var), end),
+            step: (AssignOp::Add, step),
+            unroll,
+        });
+    }
+
+    pub(super) fn close(&mut self) {
+        let k = self.k.as_mut().expect("inside a kernel");
+        let f = k.stack.pop().expect("an open statement");
+        let s = match f.head {
+            Head::Block => Stmt::Block(f.body),
+            Head::If(cond) => Stmt::If {
+                cond,
+                then: f.body,
+                els: vec![],
+            },
+            Head::For {
+                var,
+                init,
+                cond,
+                step,
+                unroll,
+            } => Stmt::For {
+                var,
+                init,
+                cond,
+                step,
+                unroll,
+                body: f.body,
+            },
+            Head::Root => unreachable!("close without open"),
+        };
+        k.stack.last_mut().expect("the root frame").body.push(s);
+    }
+
+    /// The number of statements emitted so far in this kernel.
+    pub(super) fn emitted(&self) -> usize {
+        self.k.as_ref().map_or(0, |k| k.emitted)
+    }
+
+    pub(super) fn level(&self) -> Level {
+        self.k.as_ref().map_or(Level::Top, |k| k.level)
+    }
+
+    pub(super) fn set_level(&mut self, l: Level) -> Level {
+        let k = self.k.as_mut().expect("inside a kernel");
+        std::mem::replace(&mut k.level, l)
+    }
+
+    pub(super) fn lambda(&self, f: ExprId) -> Result<(Vec<VarId>, ExprId)> {
+        match self.prog.expr(f) {
+            Expr::Lambda { params, body } => Ok((params.clone(), *body)),
+            Expr::Var(_)
+            | Expr::Lit(_)
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Let { .. }
+            | Expr::Pack(_) => Err(self.err(f, "internal: expected a lambda")),
+        }
+    }
+}
+
+impl KernelCx {
+    fn new(level: Level) -> KernelCx {
+        KernelCx {
+            stack: vec![Frame {
+                head: Head::Root,
+                body: vec![],
+            }],
+            emitted: 0,
+            decls: vec![],
+            global: [None, None, None],
+            local: [None, None, None],
+            wrg: false,
+            glb: false,
+            loops: vec![],
+            level,
+            active: vec![],
+        }
+    }
+}
+
+fn exist_elem_as_array(elem: &Type, cap: ArithExpr) -> Type {
+    match elem {
+        Type::Exists(e) => Type::array((**e).clone(), cap),
+        t @ Type::Scalar(_) | t @ Type::Vector(..) | t @ Type::Tuple(_) | t @ Type::Array(..) | t @ Type::Fun(..) => {
+            t.clone()
+        }
+    }
+}
+
+fn collect_len_vars(t: &Type, out: &mut BTreeSet<String>) {
+    match t {
+        Type::Scalar(_) | Type::Vector(..) => {}
+        Type::Tuple(ts) => ts.iter().for_each(|t| collect_len_vars(t, out)),
+        Type::Array(e, n) => {
+            out.extend(n.free_vars());
+            collect_len_vars(e, out);
+        }
+        Type::Exists(e) => collect_len_vars(e, out),
+        Type::Fun(ps, r) => {
+            ps.iter().for_each(|t| collect_len_vars(t, out));
+            collect_len_vars(r, out);
+        }
+    }
+}
+
+fn dim_suffix(d: usize) -> String {
+    if d == 0 {
+        String::new()
+    } else {
+        d.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indices_convert_with_minus_and_precedence() {
+        let n = ArithExpr::size_var("v_N");
+        let i = ArithExpr::var("v_i_1", Range::upto(n.clone()));
+        let two = ArithExpr::cst(2);
+        let e = n.sub(&two.mul(&i)).sub(&ArithExpr::cst(1));
+        assert_eq!(print::expr(&arith(&e)), "v_N - 2 * v_i_1 - 1");
+        let tiles = n.add(&ArithExpr::cst(2047)).div(&ArithExpr::cst(2048));
+        assert_eq!(print::expr(&arith(&tiles)), "(v_N + 2047) / 2048");
+        let clamp = ArithExpr::max(&ArithExpr::cst(0), &i.sub(&ArithExpr::cst(1)));
+        assert_eq!(print::expr(&arith(&clamp)), "max(0, v_i_1 - 1)");
+        assert_eq!(print::expr(&arith(&ArithExpr::cst(-3))), "-3");
+        assert_eq!(
+            print::expr(&CExpr::bin(BinOp::Sub, CExpr::Int(1), arith(&ArithExpr::cst(-3)))),
+            "1 - -3"
+        );
+    }
+}

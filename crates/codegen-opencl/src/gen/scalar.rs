@@ -1,0 +1,373 @@
+//! Scalar expressions: operators, literals, conditionals and tuples built as expression trees;
+//! bounds-checked `at`; deep expressions bound to temporaries; `dot`/`length` of wide vectors
+//! as lane arithmetic.
+
+use super::*;
+
+impl Gen<'_> {
+    /// Declares private variables holding a value (tuples component by component).
+    pub(super) fn declare(&mut self, r: &Read, ty: &Type, hint: &str) -> Result<Read> {
+        match (r, ty) {
+            (Read::Tuple(rs), Type::Tuple(ts)) => Ok(Read::Tuple(
+                rs.iter()
+                    .zip(ts)
+                    .map(|(r, t)| self.declare(r, t, hint))
+                    .collect::<Result<_>>()?,
+            )),
+            (Read::Expr(e), t) => {
+                let name = self.fresh(hint);
+                let ty = self.ctype(t)?;
+                let init = self.access_expr(e);
+                self.push(Stmt::decl(ty, &name, init));
+                Ok(Read::Expr(Access::Value(CExpr::var(&name))))
+            }
+            (Read::Tuple(_), t) => Err(Diagnostic::new(
+                Span::default(),
+                format!("internal: tuple value of type {t}"),
+            )),
+        }
+    }
+
+    /// The value of a scalar, vector or tuple expression, as C text (see `scalar_val`).
+    pub(super) fn scalar(&mut self, e: ExprId) -> Result<Read> {
+        Ok(self.scalar_val(e)?.into_read())
+    }
+
+    /// The value of a scalar, vector or tuple expression as expression trees (one per tuple
+    /// component). Statements it needs (bounds checks, bindings) are emitted before it.
+    pub(super) fn scalar_val(&mut self, e: ExprId) -> Result<Val> {
+        match self.prog.expr(e).clone() {
+            Expr::Var(_) | Expr::Prim { .. } => {
+                let v = self.value(e)?;
+                Ok(self.val_of(v.read(&[]).map_err(|m| self.err(e, m.0))?))
+            }
+            Expr::Lit(l) => Ok(Val::E(match l {
+                Lit::Float(f) => CExpr::Float(f),
+                Lit::Double(d) => {
+                    self.needs_fp64 = true;
+                    CExpr::Double(d)
+                }
+                Lit::Int(i) => CExpr::Int(i.into()),
+                Lit::Bool(b) => CExpr::Int(i64::from(b)),
+            })),
+            Expr::If { cond, then, els } => {
+                let c = self.scalar_expr(cond)?;
+                let a = self.scalar_val(then)?;
+                let b = self.scalar_val(els)?;
+                Ok(select(&c, a, b))
+            }
+            Expr::Let { var, value, body, .. } => {
+                self.kernel_bind(e, var, value)?;
+                self.scalar_val(body)
+            }
+            Expr::Pack(_) | Expr::Lambda { .. } => Err(self.err(e, "internal: not a scalar")),
+            Expr::Op { op, args } => {
+                let v = self.op(e, op, &args)?;
+                self.bound_depth(e, v)
+            }
+        }
+    }
+
+    /// Binds an expression nested deeper than `MAX_DEPTH` to a `const` private variable, so
+    /// generated expressions stay within what OpenCL compilers accept (clang refuses more than
+    /// 256 nested brackets).
+    pub(super) fn bound_depth(&mut self, e: ExprId, v: Val) -> Result<Val> {
+        match v {
+            Val::E(x) if x.depth() > MAX_DEPTH && self.k.is_some() => {
+                let t = self.cty(e)?;
+                let ty = self.ctype(&t)?;
+                let name = self.names.fresh("v_t");
+                self.push(Stmt::Decl {
+                    ty,
+                    name: name.clone(),
+                    space: None,
+                    len: None,
+                    init: Some(x),
+                    is_const: true,
+                });
+                Ok(Val::E(CExpr::Var(name)))
+            }
+            v @ Val::E(_) | v @ Val::T(_) => Ok(v),
+        }
+    }
+
+    pub(super) fn scalar_expr(&mut self, e: ExprId) -> Result<CExpr> {
+        match self.scalar_val(e)? {
+            Val::E(s) => Ok(s),
+            Val::T(_) => Err(self.err(e, "expected a scalar, found a tuple")),
+        }
+    }
+
+    /// `x` as an expression that may be repeated: itself when it is a variable, else a fresh
+    /// private variable holding it (a vector read from memory is loaded once).
+    pub(super) fn shareable(&mut self, x: CExpr, t: &Type) -> Result<CExpr> {
+        match x {
+            CExpr::Var(_) => Ok(x),
+            CExpr::Sym(t) => Ok(CExpr::Sym(t)),
+            x @ CExpr::Int(_)
+            | x @ CExpr::Float(_)
+            | x @ CExpr::Double(_)
+            | x @ CExpr::Index(..)
+            | x @ CExpr::Field(..)
+            | x @ CExpr::Unary(..)
+            | x @ CExpr::Binary(..)
+            | x @ CExpr::Call(..)
+            | x @ CExpr::Cast(..)
+            | x @ CExpr::Select(..)
+            | x @ CExpr::VecLit(..) => {
+                let ty = self.ctype(t)?;
+                let name = self.names.fresh("v_v");
+                self.push(Stmt::decl(ty, &name, x));
+                Ok(CExpr::Var(name))
+            }
+        }
+    }
+
+    pub(super) fn op(&mut self, e: ExprId, op: Op, args: &[ExprId]) -> Result<Val> {
+        let t0 = self.info.ty(args[0]).clone();
+        let float = matches!(t0.scalar(), Some(Scalar::Float | Scalar::Double));
+        match op {
+            Op::Tuple => {
+                let rs = args.iter().map(|a| self.scalar_val(*a)).collect::<Result<Vec<_>>>()?;
+                return Ok(Val::T(rs));
+            }
+            Op::Get(i) => {
+                return match self.prog.expr(args[0]) {
+                    Expr::Var(_) | Expr::Prim { .. } => {
+                        let v = self.value(args[0])?.component(i as usize);
+                        Ok(self.val_of(v.read(&[]).map_err(|m| self.err(e, m.0))?))
+                    }
+                    Expr::Lit(_)
+                    | Expr::Lambda { .. }
+                    | Expr::Op { .. }
+                    | Expr::If { .. }
+                    | Expr::Let { .. }
+                    | Expr::Pack(_) => match self.scalar_val(args[0])? {
+                        Val::T(mut rs) if (i as usize) < rs.len() => Ok(rs.swap_remove(i as usize)),
+                        Val::T(_) => Err(self.err(e, "internal: get out of range")),
+                        Val::E(s) => Ok(Val::E(s.component(i as usize))),
+                    },
+                };
+            }
+            Op::At => {
+                let xs = self.value(args[1])?;
+                let n = self.len_of(args[1])?;
+                let i = self.scalar_expr(args[0])?;
+                let v = self.fresh("idx");
+                let site = self.checks.len() + 1;
+                self.checks.push(self.prog.span(e));
+                self.push(Stmt::decl(CType::INT, &v, i));
+                let out = CExpr::bin(
+                    BinOp::Or,
+                    CExpr::bin(BinOp::Lt, CExpr::var(&v), CExpr::Int(0)),
+                    CExpr::bin(BinOp::Ge, CExpr::var(&v), arith(&n)),
+                );
+                self.open_if(out);
+                let flag = CExpr::var(&self.error_flag);
+                self.push(Stmt::Call(CExpr::call(
+                    "atomic_max",
+                    vec![flag, CExpr::Int(site as i64)],
+                )));
+                self.push(Stmt::assign(CExpr::var(&v), CExpr::Int(0)));
+                self.close();
+                let idx = ArithExpr::var(v.as_str(), Range::upto(n));
+                return Ok(self.val_of(xs.read(&[idx]).map_err(|m| self.err(e, m.0))?));
+            }
+            Op::Add
+            | Op::Sub
+            | Op::Mul
+            | Op::Div
+            | Op::Rem
+            | Op::Lt
+            | Op::Le
+            | Op::Gt
+            | Op::Ge
+            | Op::Eq
+            | Op::Ne
+            | Op::And
+            | Op::Or
+            | Op::Not
+            | Op::Neg
+            | Op::Min
+            | Op::Max
+            | Op::Abs
+            | Op::Sqrt
+            | Op::Exp
+            | Op::Log
+            | Op::Sin
+            | Op::Cos
+            | Op::Pow
+            | Op::Fma
+            | Op::ToFloat
+            | Op::ToInt
+            | Op::ToDouble
+            | Op::Dot
+            | Op::Length
+            | Op::MakeVec
+            | Op::VGet(_) => {}
+        }
+        let mut a = args.iter().map(|x| self.scalar_expr(*x)).collect::<Result<Vec<_>>>()?;
+        let bin = |o: BinOp, a: &mut Vec<CExpr>| {
+            let y = a.pop().expect("two operands");
+            let x = a.pop().expect("two operands");
+            CExpr::bin(o, x, y)
+        };
+        let call = |f: &'static str, a: Vec<CExpr>| CExpr::call(f, a);
+        let rt = self.cty(e)?;
+        Ok(Val::E(match op {
+            Op::Add => bin(BinOp::Add, &mut a),
+            Op::Sub => bin(BinOp::Sub, &mut a),
+            Op::Mul => bin(BinOp::Mul, &mut a),
+            Op::Div => bin(BinOp::Div, &mut a),
+            Op::Rem if float => call("fmod", a),
+            Op::Rem => bin(BinOp::Rem, &mut a),
+            Op::Lt => bin(BinOp::Lt, &mut a),
+            Op::Le => bin(BinOp::Le, &mut a),
+            Op::Gt => bin(BinOp::Gt, &mut a),
+            Op::Ge => bin(BinOp::Ge, &mut a),
+            Op::Eq => bin(BinOp::Eq, &mut a),
+            Op::Ne => bin(BinOp::Ne, &mut a),
+            Op::And => bin(BinOp::And, &mut a),
+            Op::Or => bin(BinOp::Or, &mut a),
+            Op::Not => CExpr::un(UnOp::Not, a.swap_remove(0)),
+            Op::Neg => CExpr::un(UnOp::Neg, a.swap_remove(0)),
+            Op::Min if float => call("fmin", a),
+            Op::Max if float => call("fmax", a),
+            Op::Min => call("min", a),
+            Op::Max => call("max", a),
+            Op::Abs if float => call("fabs", a),
+            // `abs` of an int is an unsigned int in OpenCL C
+            Op::Abs => CExpr::cast(CType::INT, call("abs", a)),
+            Op::Sqrt => call("sqrt", a),
+            Op::Exp => call("exp", a),
+            Op::Log => call("log", a),
+            Op::Sin => call("sin", a),
+            Op::Cos => call("cos", a),
+            Op::Pow => call("pow", a),
+            Op::Fma => call("fma", a),
+            Op::ToFloat => CExpr::cast(CType::FLOAT, a.swap_remove(0)),
+            Op::ToInt => CExpr::cast(CType::INT, a.swap_remove(0)),
+            Op::ToDouble => {
+                self.needs_fp64 = true;
+                CExpr::cast(CType::Scalar(ast::Scalar::Double), a.swap_remove(0))
+            }
+            Op::Dot | Op::Length => {
+                let w = match &t0 {
+                    Type::Vector(_, w) => *w,
+                    Type::Scalar(_) | Type::Tuple(_) | Type::Array(..) | Type::Exists(_) | Type::Fun(..) => 1,
+                };
+                if w <= 4 {
+                    call(if op == Op::Dot { "dot" } else { "length" }, a)
+                } else {
+                    // OpenCL has `dot` and `length` only up to 4 lanes: sum the lane products.
+                    let mut xs = vec![];
+                    for x in a {
+                        xs.push(self.shareable(x, &t0)?);
+                    }
+                    let (x, y) = (xs[0].clone(), xs.get(1).cloned().unwrap_or_else(|| xs[0].clone()));
+                    let sum = (0..u32::from(w))
+                        .map(|k| CExpr::bin(BinOp::Mul, x.clone().lane(k), y.clone().lane(k)))
+                        .reduce(|s, p| CExpr::bin(BinOp::Add, s, p))
+                        .expect("at least one lane");
+                    if op == Op::Dot {
+                        sum
+                    } else {
+                        call("sqrt", vec![sum])
+                    }
+                }
+            }
+            Op::MakeVec => CExpr::VecLit(self.ctype(&rt)?, a),
+            Op::VGet(i) => a.swap_remove(0).lane(u32::from(i)),
+            Op::Tuple | Op::Get(_) | Op::At => unreachable!("handled above"),
+        }))
+    }
+}
+
+/// A scalar, vector or tuple value as expression trees, one per tuple component.
+#[derive(Clone, Debug)]
+pub(super) enum Val {
+    E(CExpr),
+    T(Vec<Val>),
+}
+
+impl Val {
+    /// The value as a read (of values the generator holds).
+    fn into_read(self) -> Read {
+        match self {
+            Val::E(e) => Read::Expr(Access::Value(e)),
+            Val::T(vs) => Read::Tuple(vs.into_iter().map(Val::into_read).collect()),
+        }
+    }
+}
+
+pub(super) fn select(c: &CExpr, a: Val, b: Val) -> Val {
+    match (a, b) {
+        (Val::T(a), Val::T(b)) => Val::T(a.into_iter().zip(b).map(|(x, y)| select(c, x, y)).collect()),
+        (Val::E(a), Val::E(b)) => Val::E(CExpr::select(c.clone(), a, b)),
+        (Val::T(a), Val::E(b)) => Val::T(
+            a.into_iter()
+                .enumerate()
+                .map(|(i, x)| select(c, x, Val::E(b.clone().component(i))))
+                .collect(),
+        ),
+        (Val::E(a), Val::T(b)) => Val::T(
+            b.into_iter()
+                .enumerate()
+                .map(|(i, y)| select(c, Val::E(a.clone().component(i)), y))
+                .collect(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    fn source(src: &str) -> String {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        crate::emit(&prog, &info).expect("generates").source
+    }
+
+    fn max_paren_depth(s: &str) -> i32 {
+        let mut d = 0;
+        let mut max = 0;
+        for c in s.chars() {
+            d += match c {
+                '(' => 1,
+                ')' => -1,
+                _ => 0,
+            };
+            max = max.max(d);
+        }
+        max
+    }
+
+    #[test]
+    fn deep_expressions_are_bound_to_temporaries() {
+        // `(- 1.0f (- 1.0f (- … x)))`: every level needs its parentheses
+        let mut body = "x".to_string();
+        for _ in 0..200 {
+            body = format!("(- 1.0f {body})");
+        }
+        let src = format!("(lift (N) ((array-type float N)) (lambda (xs) (toGlobal (mapGlb (lambda (x) {body}) xs))))");
+        // the reader, type checker and generator recurse per level: more stack than a test thread
+        let run = std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(move || source(&src));
+        let cl = run.expect("thread").join().expect("generates");
+        assert!(cl.contains("const float v_t_1 = "), "{cl}");
+        assert!(max_paren_depth(&cl) <= 70, "{cl}");
+    }
+
+    #[test]
+    fn wide_dot_products_are_lane_sums() {
+        let cl = source(
+            "(lift (N) ((array-type float N) (array-type float N))
+               (lambda (xs ys) (toGlobal (mapGlb (lambda (p) (dot (get #0 p) (get #1 p)))
+                                                 (zip (asVector #8 xs) (asVector #8 ys))))))",
+        );
+        assert!(!cl.contains("dot("), "{cl}");
+        assert!(cl.contains("v_v_1.s7 * v_v_2.s7"), "{cl}");
+        // each vector is loaded once
+        assert_eq!(cl.matches("vload8").count(), 2, "{cl}");
+    }
+}

@@ -1,0 +1,373 @@
+//! Types and lengths at C level: type-level length variables become C size variables, run-time
+//! lengths their capacities (for allocation), and tuple types struct typedefs.
+//! Indices and lengths (`ArithExpr`) enter the kernel tree through `arith` only.
+
+use super::*;
+
+impl Gen<'_> {
+    /// Replaces type-level length variables by their C-level lengths.
+    pub(super) fn c_type_of(&self, t: &Type) -> Result<Type> {
+        let mut t = t.clone();
+        let mut names = BTreeSet::new();
+        collect_len_vars(&t, &mut names);
+        for n in names {
+            let Some(by) = self.lengths.get(&n) else {
+                return Err(Diagnostic::new(
+                    Span::default(),
+                    format!("internal: length {n} is not bound during code generation"),
+                ));
+            };
+            t = t.subst(&n, by);
+        }
+        Ok(t)
+    }
+
+    pub(super) fn cty(&self, e: ExprId) -> Result<Type> {
+        self.c_type_of(self.info.ty(e))
+    }
+
+    /// Array lengths with run-time lengths replaced by their capacities (for allocation).
+    pub(super) fn capacity_type(&self, t: &Type, e: ExprId) -> Result<Type> {
+        let mut t = t.clone();
+        let mut names = BTreeSet::new();
+        collect_len_vars(&t, &mut names);
+        for n in names {
+            if let Some(cap) = self.caps.get(&n) {
+                t = t.subst(&n, cap);
+            }
+        }
+        let mut left = BTreeSet::new();
+        collect_len_vars(&t, &mut left);
+        if left.iter().any(|n| !n.starts_with("v_") || self.caps.contains_key(n)) {
+            return Err(self.err(e, format!("cannot bound the size of {t} for allocation")));
+        }
+        Ok(t)
+    }
+
+    pub(super) fn capacity(&self, len: &ArithExpr) -> ArithExpr {
+        let mut l = len.clone();
+        for (n, cap) in &self.caps {
+            if l.mentions(n) {
+                l = l.subst(n, cap);
+            }
+        }
+        l
+    }
+
+    /// Capacity (an upper bound over the size variables) of an existential value's length:
+    /// the length of the filter input it comes from, carried through packs and lets.
+    pub(super) fn capacity_len(&self, e: ExprId) -> Result<ArithExpr> {
+        Ok(self.c_len(&self.tcap(e, 0)?))
+    }
+
+    pub(super) fn capacity_len_rows(&self, e: ExprId) -> Result<ArithExpr> {
+        Ok(self.c_len(&self.row_cap(e, 0)?))
+    }
+
+    /// A type-level length (over size variables) at C level.
+    pub(super) fn c_len(&self, l: &ArithExpr) -> ArithExpr {
+        let mut l = l.clone();
+        for (s, c) in &self.size_names {
+            if l.mentions(s) {
+                l = l.subst(s, &ArithExpr::size_var(c.as_str()));
+            }
+        }
+        l
+    }
+
+    pub(super) fn tcap(&self, e: ExprId, depth: usize) -> Result<ArithExpr> {
+        if depth > 64 {
+            return Err(self.err(e, "cannot bound the length of this filter result"));
+        }
+        let array_len = |t: &Type| match t {
+            Type::Array(_, n) => Ok(n.clone()),
+            t @ Type::Scalar(_)
+            | t @ Type::Vector(..)
+            | t @ Type::Tuple(_)
+            | t @ Type::Exists(_)
+            | t @ Type::Fun(..) => Err(self.err(e, format!("internal: expected an array, found {t}"))),
+        };
+        if self.info.packs.contains(&e) {
+            return self.close_caps(&array_len(self.info.ty(e))?, depth);
+        }
+        match self.prog.expr(e) {
+            Expr::Prim {
+                prim: Prim::Filter(_),
+                args,
+            } => self.close_caps(&array_len(self.info.ty(args[1]))?, depth),
+            Expr::Prim {
+                prim: Prim::To(_),
+                args,
+            } => self.tcap(args[0], depth + 1),
+            Expr::Pack(inner) => self.close_caps(&array_len(self.info.ty(*inner))?, depth),
+            Expr::Let { body, .. } => self.tcap(*body, depth + 1),
+            Expr::Op { op: Op::At, args } => self.row_cap(args[1], depth + 1),
+            Expr::Var(_)
+            | Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. } => Err(self.err(e, "the OpenCL back end cannot bound the length of this filter result")),
+        }
+    }
+
+    /// Replaces run-time lengths by their capacities.
+    pub(super) fn close_caps(&self, l: &ArithExpr, depth: usize) -> Result<ArithExpr> {
+        let mut l = l.clone();
+        for v in l.free_vars() {
+            let binder = self.info.unpacks.iter().find(|(_, x)| **x == v).map(|(b, _)| *b);
+            let Some(binder) = binder else { continue };
+            let cap = match binder {
+                Binder::Let(letnode) => match self.prog.expr(letnode) {
+                    Expr::Let { value, .. } => self.tcap(*value, depth + 1)?,
+                    Expr::Var(_)
+                    | Expr::Lit(_)
+                    | Expr::Lambda { .. }
+                    | Expr::Prim { .. }
+                    | Expr::Op { .. }
+                    | Expr::If { .. }
+                    | Expr::Pack(_) => return Err(self.err(letnode, "internal: unpack binder")),
+                },
+                Binder::Param(lam, _) => {
+                    let map = (0..self.prog.exprs.len() as u32).map(ExprId).find(
+                        |id| matches!(self.prog.expr(*id), Expr::Prim { args, .. } if args.first() == Some(&lam)),
+                    );
+                    match map.map(|m| self.prog.expr(m)) {
+                        Some(Expr::Prim { args, .. }) if args.len() > 1 => self.row_cap(args[1], depth + 1)?,
+                        _ => return Err(self.err(lam, "internal: row parameter")),
+                    }
+                }
+            };
+            l = l.subst(&v, &cap);
+        }
+        Ok(l)
+    }
+
+    /// Capacity of the rows of an array of filter results.
+    pub(super) fn row_cap(&self, e: ExprId, depth: usize) -> Result<ArithExpr> {
+        if depth > 64 {
+            return Err(self.err(e, "cannot bound the length of these filter results"));
+        }
+        match self.prog.expr(e) {
+            Expr::Prim {
+                prim: Prim::Map(_),
+                args,
+            } => match self.prog.expr(args[0]) {
+                Expr::Lambda { body, .. } => self.tcap(*body, depth + 1),
+                Expr::Var(_)
+                | Expr::Lit(_)
+                | Expr::Prim { .. }
+                | Expr::Op { .. }
+                | Expr::If { .. }
+                | Expr::Let { .. }
+                | Expr::Pack(_) => Err(self.err(e, "internal: map")),
+            },
+            Expr::Prim {
+                prim: Prim::To(_),
+                args,
+            } => self.row_cap(args[0], depth + 1),
+            Expr::Let { body, .. } => self.row_cap(*body, depth + 1),
+            Expr::Var(v) => {
+                let def = (0..self.prog.exprs.len() as u32)
+                    .map(ExprId)
+                    .find(|id| matches!(self.prog.expr(*id), Expr::Let { var, .. } if var == v));
+                match def.map(|d| self.prog.expr(d)) {
+                    Some(Expr::Let { value, .. }) => self.row_cap(*value, depth + 1),
+                    _ => Err(self.err(
+                        e,
+                        "the OpenCL back end supports arrays of filter results only when bound by let",
+                    )),
+                }
+            }
+            Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Pack(_) => Err(self.err(
+                e,
+                "the OpenCL back end supports arrays of filter results only as the direct result of a map",
+            )),
+        }
+    }
+
+    /// The length of the rows of an array of arrays.
+    pub(super) fn row_len(&self, e: ExprId) -> Result<ArithExpr> {
+        match self.cty(e)? {
+            Type::Array(row, _) => match *row {
+                Type::Array(_, m) => Ok(m),
+                t @ Type::Scalar(_)
+                | t @ Type::Vector(..)
+                | t @ Type::Tuple(_)
+                | t @ Type::Exists(_)
+                | t @ Type::Fun(..) => Err(self.err(e, format!("internal: join of {t}"))),
+            },
+            t @ Type::Scalar(_)
+            | t @ Type::Vector(..)
+            | t @ Type::Tuple(_)
+            | t @ Type::Exists(_)
+            | t @ Type::Fun(..) => Err(self.err(e, format!("internal: join of {t}"))),
+        }
+    }
+
+    pub(super) fn vector_width(&self, e: ExprId) -> Result<u8> {
+        match self.cty(e)? {
+            Type::Array(v, _) => match *v {
+                Type::Vector(_, w) => Ok(w),
+                t @ Type::Scalar(_)
+                | t @ Type::Tuple(_)
+                | t @ Type::Array(..)
+                | t @ Type::Exists(_)
+                | t @ Type::Fun(..) => Err(self.err(e, format!("internal: asScalar of {t}"))),
+            },
+            t @ Type::Scalar(_)
+            | t @ Type::Vector(..)
+            | t @ Type::Tuple(_)
+            | t @ Type::Exists(_)
+            | t @ Type::Fun(..) => Err(self.err(e, format!("internal: asScalar of {t}"))),
+        }
+    }
+
+    pub(super) fn len_of(&self, e: ExprId) -> Result<ArithExpr> {
+        match self.cty(e)? {
+            Type::Array(_, n) => Ok(n),
+            t @ Type::Scalar(_)
+            | t @ Type::Vector(..)
+            | t @ Type::Tuple(_)
+            | t @ Type::Exists(_)
+            | t @ Type::Fun(..) => Err(self.err(e, format!("expected an array, found {t}"))),
+        }
+    }
+
+    /// The C type of a scalar, vector or tuple value (tuples become struct typedefs, named by
+    /// the namer after their components).
+    pub(super) fn ctype(&mut self, t: &Type) -> Result<CType> {
+        let scalar = |g: &mut Self, s: Scalar| {
+            if s == Scalar::Double {
+                g.needs_fp64 = true;
+            }
+            ast_scalar(s)
+        };
+        match t {
+            Type::Scalar(s) => Ok(CType::Scalar(scalar(self, *s))),
+            Type::Vector(s, w) => Ok(CType::Vector(scalar(self, *s), *w)),
+            Type::Tuple(ts) => {
+                let key = c_type(t);
+                if let Some((_, id)) = self.struct_ids.iter().find(|(k, _)| *k == key) {
+                    return Ok(CType::Struct(id.clone()));
+                }
+                let mut fields = vec![];
+                for c in ts {
+                    match c {
+                        Type::Scalar(_) | Type::Tuple(_) => fields.push(self.ctype(c)?),
+                        Type::Vector(..) | Type::Array(..) | Type::Exists(_) | Type::Fun(..) => {
+                            return Err(Diagnostic::new(
+                                Span::default(),
+                                format!("tuples containing {c} are not supported yet by the OpenCL back end"),
+                            ))
+                        }
+                    }
+                }
+                let name = self.names.exact(&key);
+                self.struct_ids.push((key, name.clone()));
+                self.structs.push(StructDef {
+                    name: name.clone(),
+                    fields,
+                });
+                Ok(CType::Struct(name))
+            }
+            Type::Array(..) | Type::Exists(_) | Type::Fun(..) => Err(Diagnostic::new(
+                Span::default(),
+                format!("internal: {t} is not a value type in C"),
+            )),
+        }
+    }
+
+    /// The C type of a buffer's elements (vectors are stored as their scalars).
+    pub(super) fn buffer_ctype(&mut self, elem: &Type) -> Result<CType> {
+        match elem {
+            Type::Vector(s, _) => self.ctype(&Type::Scalar(*s)),
+            t @ Type::Scalar(_)
+            | t @ Type::Tuple(_)
+            | t @ Type::Array(..)
+            | t @ Type::Exists(_)
+            | t @ Type::Fun(..) => self.ctype(t),
+        }
+    }
+}
+
+pub(super) fn ast_scalar(s: Scalar) -> ast::Scalar {
+    match s {
+        Scalar::Float => ast::Scalar::Float,
+        Scalar::Double => ast::Scalar::Double,
+        // `bool` is stored and computed as `int`
+        Scalar::Int | Scalar::Bool => ast::Scalar::Int,
+    }
+}
+
+/// An index or length at C level: the one conversion of an `ArithExpr` into the tree. Sums
+/// print with `-` for negative terms, products with their coefficient first.
+pub(super) fn arith(e: &ArithExpr) -> CExpr {
+    use arith::ExprKind;
+    let bin = |op, a: &ArithExpr, b: &ArithExpr| CExpr::bin(op, arith(a), arith(b));
+    match e.kind() {
+        ExprKind::Cst(c) => CExpr::Int(*c),
+        ExprKind::Var { name, .. } => CExpr::Sym(name.clone()),
+        ExprKind::Sum(ts) => {
+            let mut terms = ts.iter();
+            let first = terms.next().map_or(CExpr::Int(0), arith);
+            terms.fold(first, |acc, t| match negated(t) {
+                Some(m) => CExpr::bin(BinOp::Sub, acc, m),
+                None => CExpr::bin(BinOp::Add, acc, arith(t)),
+            })
+        }
+        ExprKind::Prod(fs) => match negated(e) {
+            Some(m) => CExpr::un(UnOp::Neg, m),
+            None => fs
+                .iter()
+                .map(arith)
+                .reduce(|a, b| CExpr::bin(BinOp::Mul, a, b))
+                .unwrap_or(CExpr::Int(1)),
+        },
+        ExprKind::Div(a, b) | ExprKind::ExactDiv(a, b) => bin(BinOp::Div, a, b),
+        ExprKind::Mod(a, b) => bin(BinOp::Rem, a, b),
+        ExprKind::Pow(a, b) => CExpr::call("pow", vec![arith(a), arith(b)]),
+        ExprKind::Min(a, b) => CExpr::call("min", vec![arith(a), arith(b)]),
+        ExprKind::Max(a, b) => CExpr::call("max", vec![arith(a), arith(b)]),
+        ExprKind::RawAdd(a, b) => bin(BinOp::Add, a, b),
+        ExprKind::RawSub(a, b) => bin(BinOp::Sub, a, b),
+        ExprKind::RawMul(a, b) => bin(BinOp::Mul, a, b),
+    }
+}
+
+/// For a term `-m` (a negative constant, or a product with a negative coefficient), `m`.
+fn negated(t: &ArithExpr) -> Option<CExpr> {
+    use arith::ExprKind;
+    match t.kind() {
+        ExprKind::Cst(c) if *c < 0 && *c != i64::MIN => Some(CExpr::Int(-c)),
+        ExprKind::Prod(fs) => match fs.first().map(|f| f.kind()) {
+            Some(ExprKind::Cst(c)) if *c < 0 && *c != i64::MIN => {
+                let rest = fs[1..].iter().map(arith);
+                let rest = rest.reduce(|a, b| CExpr::bin(BinOp::Mul, a, b))?;
+                Some(if *c == -1 {
+                    rest
+                } else {
+                    CExpr::bin(BinOp::Mul, CExpr::Int(-c), rest)
+                })
+            }
+            Some(_) | None => None,
+        },
+        ExprKind::Var { .. }
+        | ExprKind::Cst(_)
+        | ExprKind::Sum(_)
+        | ExprKind::Div(..)
+        | ExprKind::ExactDiv(..)
+        | ExprKind::Mod(..)
+        | ExprKind::Pow(..)
+        | ExprKind::Min(..)
+        | ExprKind::Max(..)
+        | ExprKind::RawAdd(..)
+        | ExprKind::RawSub(..)
+        | ExprKind::RawMul(..) => None,
+    }
+}
