@@ -76,12 +76,22 @@ impl Default for Options {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Variant {
-    /// A complete low-level LIFT program that `lift compile` accepts.
+    /// The low-level program, type-checked and accepted by `validate`.
+    pub program: ir::Program,
+    pub info: typeck::TypeInfo,
+    /// Its LIFT source (`ir::print::program`), for `lift explore`, `--emit` and the tuning cache.
     pub source: String,
     pub cost: f64,
     pub description: String,
+}
+
+/// Variants are equal when their programs print the same (types follow from the program).
+impl PartialEq for Variant {
+    fn eq(&self, other: &Variant) -> bool {
+        self.source == other.source && self.cost == other.cost && self.description == other.description
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -90,7 +100,7 @@ pub struct Stats {
     pub classes: usize,
     pub iterations: usize,
     pub stop_reason: String,
-    /// Extracted terms that failed parsing, type checking or code generation after lowering.
+    /// Extracted terms whose lowering failed type checking or validation.
     pub rejected: usize,
     /// Extracted terms before lowering and deduplication.
     pub extracted: usize,
@@ -112,7 +122,7 @@ impl fmt::Display for Exploration {
         )?;
         writeln!(
             f,
-            "variants: {} kept of {} extracted terms ({} rejected by type checking or code generation)",
+            "variants: {} kept of {} extracted terms ({} rejected by type checking or validation)",
             self.variants.len(),
             s.extracted,
             s.rejected
@@ -204,13 +214,15 @@ pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> R
         if !seen.insert(source.clone()) {
             continue;
         }
-        if !compiles(&source) {
+        let Some((program, info)) = legal(&source) else {
             stats.rejected += 1;
             continue;
-        }
+        };
         let mut notes = low.notes.clone();
         notes.dedup();
         variants.push(Variant {
+            program,
+            info,
             source,
             cost,
             description: format!("{} | {}", notes.join("; "), t.sexp()),
@@ -269,11 +281,13 @@ fn keep_diverse(sorted: Vec<Variant>, k: usize) -> Vec<Variant> {
     out
 }
 
-/// Whether the text parses, type-checks and compiles to OpenCL.
-pub fn compiles(source: &str) -> bool {
-    let Ok(p) = ir::parse(source) else { return false };
-    let Ok(i) = typeck::infer(&p) else { return false };
-    codegen_opencl::emit(&p, &i).is_ok()
+/// The typed program of a variant's text, when it parses, type-checks and is legal for the
+/// OpenCL back end.
+fn legal(source: &str) -> Option<(ir::Program, typeck::TypeInfo)> {
+    let p = ir::parse(source).ok()?;
+    let i = typeck::infer(&p).ok()?;
+    validate::validate(&p, &i).ok()?;
+    Some((p, i))
 }
 
 /// `(lift (sizes) (types) (lambda (params)` of the original program.

@@ -52,7 +52,7 @@ pub fn validate(prog: &Program, info: &TypeInfo) -> Result<(), Vec<Diagnostic>> 
             )),
         }
     }
-    v.host(prog.body);
+    v.host(prog.body, None);
     if v.errs.is_empty() {
         Ok(())
     } else {
@@ -75,6 +75,9 @@ struct Cx {
     active: Vec<MapKind>,
     /// Inside a branch of an `if` that not every work-item of a group may take.
     branch: bool,
+    /// The `asScalar`/`asVector` whose dual view is the outermost layer of the destination
+    /// (stores through it are vector or lane stores, and nothing may re-index them before).
+    vec_dest: Option<ExprId>,
 }
 
 /// The parallel maps seen so far in the kernel being checked.
@@ -215,6 +218,17 @@ impl Validator<'_> {
         }
     }
 
+    fn is_layout_of_var(&self, e: ExprId, x: ir::VarId) -> bool {
+        match self.prog.expr(e) {
+            Expr::Var(v) => *v == x,
+            Expr::Prim {
+                prim: Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_) | Prim::To(_),
+                args,
+            } => self.is_layout_of_var(args[0], x),
+            _ => false,
+        }
+    }
+
     fn contains_lcl(&self, e: ExprId) -> bool {
         matches!(
             self.prog.expr(e),
@@ -240,16 +254,19 @@ impl Validator<'_> {
 
     // ----- host level -----
 
-    fn host(&mut self, e: ExprId) {
+    /// A host-level value written to a destination seen through `vec_dest` (see [`Cx`]).
+    fn host(&mut self, e: ExprId, vec_dest: Option<ExprId>) {
         match self.prog.expr(e).clone() {
             Expr::Let { value, body, .. } => {
                 self.host_bind(value);
-                self.host(body);
+                self.host(body, vec_dest);
             }
-            Expr::Pack(inner) => self.host(inner),
+            Expr::Pack(inner) => self.host(inner, vec_dest),
             Expr::Prim { prim, args } => match prim {
-                Prim::To(_) | Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_) => {
-                    self.host(args[0])
+                Prim::To(_) => self.host(args[0], vec_dest),
+                Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_) => {
+                    let vec_dest = self.through(e, vec_dest);
+                    self.host(args[0], vec_dest)
                 }
                 Prim::Filter(FilterKind::Glb | FilterKind::Plain) => {
                     // a counting and a scattering kernel over the input; the predicate is one
@@ -260,14 +277,46 @@ impl Validator<'_> {
                             level: Level::Item,
                             active: vec![MapKind::Glb(0)],
                             branch: false,
+                            vec_dest: None,
                         };
                         v.func(args[0], &cx);
                         v.value(args[1], &cx);
                     });
                 }
-                _ => self.kernel(e),
+                _ => self.kernel(e, vec_dest),
             },
-            _ => self.kernel(e),
+            _ => self.kernel(e, vec_dest),
+        }
+    }
+
+    /// The destination of the argument of a layout primitive `e` written through: the `vec_dest`
+    /// of that argument, after reporting a re-indexing between a vector view and its writes.
+    fn through(&mut self, e: ExprId, vec_dest: Option<ExprId>) -> Option<ExprId> {
+        let vector = matches!(
+            self.prog.expr(e),
+            Expr::Prim {
+                prim: Prim::AsScalar | Prim::AsVector(_),
+                ..
+            }
+        );
+        if let Some(v) = vec_dest {
+            let (outer, name) = match self.prog.expr(v) {
+                Expr::Prim { prim, .. } => (prim.name(), self.prim_name(e)),
+                _ => (String::new(), String::new()),
+            };
+            self.err(
+                e,
+                format!("the result of `{name}` cannot be written through the `{outer}` around it: vector stores need `{outer}` directly around the computation that writes the elements; apply `{name}` to the inputs instead, or `{outer}` inside it"),
+            );
+            return None;
+        }
+        vector.then_some(e)
+    }
+
+    fn prim_name(&self, e: ExprId) -> String {
+        match self.prog.expr(e) {
+            Expr::Prim { prim, .. } => prim.name(),
+            _ => "this expression".into(),
         }
     }
 
@@ -283,7 +332,7 @@ impl Validator<'_> {
             // bound without a kernel, as an expression that reads its inputs
             return;
         }
-        self.host(value);
+        self.host(value, None);
     }
 
     /// Computed array arguments of a top-level computation get kernels of their own first.
@@ -316,7 +365,7 @@ impl Validator<'_> {
             let plain_array =
                 matches!(self.ty(a), Some(Type::Array(..))) && !self.ty(a).is_some_and(Type::has_existential);
             if computes && plain_array {
-                self.host(a);
+                self.host(a, None);
                 self.pre.insert(a);
             } else if !computes {
                 self.prepare(a);
@@ -324,7 +373,7 @@ impl Validator<'_> {
         }
     }
 
-    fn kernel(&mut self, e: ExprId) {
+    fn kernel(&mut self, e: ExprId, vec_dest: Option<ExprId>) {
         self.prepare(e);
         let level = if self.contains_parallel(e) || self.is_view(e) {
             Level::Top
@@ -336,6 +385,7 @@ impl Validator<'_> {
                 level,
                 active: vec![],
                 branch: false,
+                vec_dest,
             };
             v.into(e, &cx);
         });
@@ -359,6 +409,21 @@ impl Validator<'_> {
             return;
         }
         match self.prog.expr(e).clone() {
+            // `let k = v in layout(k)`: `v` is computed straight into the destination seen
+            // through the layout
+            Expr::Let { var, value, body, .. }
+                if !self.info.unpacks.contains_key(&typeck::Binder::Let(e)) && self.is_layout_of_var(body, var) =>
+            {
+                let mut cur = body;
+                let mut cx = cx.clone();
+                while let Expr::Prim { prim, args } = self.prog.expr(cur) {
+                    if !matches!(prim, Prim::To(_)) {
+                        cx.vec_dest = self.through(cur, cx.vec_dest);
+                    }
+                    cur = args[0];
+                }
+                self.into(value, &cx);
+            }
             Expr::Let { value, body, .. } => {
                 self.value(value, cx);
                 self.into(body, cx);
@@ -370,9 +435,13 @@ impl Validator<'_> {
                     self.into(args[0], cx);
                 }
                 Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_) => {
-                    self.into(args[0], cx)
+                    let vec_dest = self.through(e, cx.vec_dest);
+                    self.into(args[0], &Cx { vec_dest, ..cx.clone() })
                 }
-                Prim::Map(_) if self.layout_map(e) => self.into(args[1], cx),
+                Prim::Map(_) if self.layout_map(e) => {
+                    let vec_dest = self.through(e, cx.vec_dest);
+                    self.into(args[1], &Cx { vec_dest, ..cx.clone() })
+                }
                 Prim::Map(kind) => self.map(e, kind, args[0], args[1], cx),
                 Prim::Reduce(kind) => self.reduce(e, kind, args[0], args[1], args[2], cx),
                 Prim::Filter(FilterKind::Glb) => self.err(
@@ -453,12 +522,24 @@ impl Validator<'_> {
                 args,
             } if !self.is_view(args[0]) => {
                 self.space(e, space, args[0], cx);
-                self.into(args[0], cx);
+                self.into(
+                    args[0],
+                    &Cx {
+                        vec_dest: None,
+                        ..cx.clone()
+                    },
+                );
             }
             Expr::Prim {
                 prim: Prim::Map(_) | Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_),
                 ..
-            } if !self.is_view(e) => self.into(e, cx),
+            } if !self.is_view(e) => self.into(
+                e,
+                &Cx {
+                    vec_dest: None,
+                    ..cx.clone()
+                },
+            ),
             // a layout map's function is re-indexing, not code
             Expr::Prim {
                 prim: Prim::Map(_),
@@ -554,6 +635,7 @@ impl Validator<'_> {
                 self.group_write(e, cx);
                 Cx {
                     level: Level::Item,
+                    vec_dest: None,
                     ..cx.clone()
                 }
             }
@@ -569,6 +651,8 @@ impl Validator<'_> {
                     },
                     active,
                     branch: cx.branch && !matches!(kind, MapKind::Wrg(_)),
+                    // each element is stored whole
+                    vec_dest: None,
                 }
             }
         };
@@ -660,6 +744,7 @@ impl Validator<'_> {
         }
         let inner = Cx {
             level: if group { Level::Group } else { Level::Item },
+            vec_dest: None,
             ..cx.clone()
         };
         self.func(f, &inner);

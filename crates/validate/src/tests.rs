@@ -261,3 +261,28 @@ fn all_errors_are_reported() {
         "{errs:?}"
     );
 }
+
+#[test]
+fn reindexing_between_a_vector_view_and_its_writes() {
+    one_error(
+        &vec1("(asScalar (join (toGlobal (mapWrg (lambda (c) (mapLcl (lambda (x) (* x 2.0f)) c)) (split #16 (asVector #4 xs))))))"),
+        "the result of `join` cannot be written through the `asScalar` around it",
+        "(join",
+    );
+    // the same inside a kernel, through `let k = v in layout(k)`
+    let src = mat(
+        "(toGlobal (mapGlb (lambda (r) (asScalar (join (mapSeq (lambda (c) (mapSeq (lambda (v) v) c)) (split #2 (asVector #4 r)))))) xs))",
+    );
+    let errs = check(&src);
+    assert!(
+        errs.iter()
+            .any(|(m, at)| m.contains("cannot be written through the `asScalar`") && at.starts_with("(join")),
+        "{errs:?}"
+    );
+    assert_eq!(
+        check(&vec1(
+            "(asScalar (toGlobal (mapGlb (lambda (x) (* x 2.0f)) (asVector #4 xs))))"
+        )),
+        vec![]
+    );
+}
