@@ -6,12 +6,15 @@
 //! 2. phase 1 (algorithmic: fusion/fission, vectorization, partial reductions) and phase 2
 //!    (tiling: split-join, split-map, join-split) run with iteration and node limits;
 //! 3. `extract`: the smallest distinct terms of the root class;
-//! 4. `lower`: each term gets its OpenCL mapping and a cost estimate, is printed as LIFT source,
-//!    re-parsed, type-checked and compiled; rejected ones are counted, the rest ranked.
+//! 4. `lower`: each term gets its OpenCL mapping and a cost estimate and becomes an
+//!    `ir::Program` directly (`build`), which is type-checked once and checked by `validate`;
+//!    rejected ones are counted, the rest ranked. Their LIFT text (`ir::print`) is only for
+//!    people and the tuning cache.
 //!
 //! Results depend only on the program and the options (egg's `deterministic` feature, no time
 //! limit reaches the output unless the generous `time_limit` is hit).
 
+pub mod build;
 pub mod egraph;
 pub mod encode;
 pub mod extract;
@@ -195,13 +198,15 @@ pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> R
     let (eg, root, enc, mut stats) = saturate(prog, info, opts);
     let terms = extract::top_terms(&eg, root, opts.per_class, opts.per_class * 24, 30);
     stats.extracted = terms.len();
-    let header = program_header(prog);
+    let names = ir::print::var_names(prog);
     let mut seen = BTreeSet::new();
     let mut variants = vec![];
     for t in &terms {
         let t = lower::simplify(t);
         let mut low = lower::Lowerer {
             text: &enc.text,
+            origin: &enc.origin,
+            b: build::Builder::new(prog, &names),
             taken: enc.names.iter().cloned().collect(),
             sizes: &opts.sizes,
             default_size: opts.default_size,
@@ -210,11 +215,15 @@ pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> R
             notes: vec![],
         };
         let (body, cost) = low.host(&t);
-        let source = format!("{header}\n    {body}))\n");
+        let Ok(program) = low.b.finish(body) else {
+            stats.rejected += 1;
+            continue;
+        };
+        let source = ir::print::program(&program);
         if !seen.insert(source.clone()) {
             continue;
         }
-        let Some((program, info)) = legal(&source) else {
+        let Some(info) = legal(&program) else {
             stats.rejected += 1;
             continue;
         };
@@ -281,26 +290,11 @@ fn keep_diverse(sorted: Vec<Variant>, k: usize) -> Vec<Variant> {
     out
 }
 
-/// The typed program of a variant's text, when it parses, type-checks and is legal for the
-/// OpenCL back end.
-fn legal(source: &str) -> Option<(ir::Program, typeck::TypeInfo)> {
-    let p = ir::parse(source).ok()?;
-    let i = typeck::infer(&p).ok()?;
-    validate::validate(&p, &i).ok()?;
-    Some((p, i))
-}
-
-/// `(lift (sizes) (types) (lambda (params)` of the original program.
-fn program_header(prog: &ir::Program) -> String {
-    let names = ir::print::var_names(prog);
-    let tys: Vec<String> = prog.params.iter().map(|p| ir::print::type_source(&p.ty)).collect();
-    let ps: Vec<&str> = prog.params.iter().map(|p| names[p.var.index()].as_str()).collect();
-    format!(
-        "(lift\n  ({})\n  ({})\n  (lambda ({})",
-        prog.sizes.join(" "),
-        tys.join(" "),
-        ps.join(" ")
-    )
+/// The types of a variant, when it type-checks and is legal for the OpenCL back end.
+fn legal(program: &ir::Program) -> Option<typeck::TypeInfo> {
+    let info = typeck::infer(program).ok()?;
+    validate::validate(program, &info).ok()?;
+    Some(info)
 }
 
 #[cfg(test)]
