@@ -219,8 +219,11 @@ pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> R
             stats.rejected += 1;
             continue;
         };
-        let source = ir::print::program(&program);
-        if !seen.insert(source.clone()) {
+        // The flat text of the body identifies a variant (as its printed program would) and
+        // breaks ties in cost; the laid-out text costs more than building and checking the
+        // variant, so only the kept ones are printed.
+        let key = encode::subtree_text(&program, &ir::print::var_names(&program), program.body);
+        if !seen.insert(key.clone()) {
             continue;
         }
         let Some(info) = legal(&program) else {
@@ -232,13 +235,16 @@ pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> R
         variants.push(Variant {
             program,
             info,
-            source,
+            source: key,
             cost,
             description: format!("{} | {}", notes.join("; "), t.sexp()),
         });
     }
     variants.sort_by(|a, b| a.cost.total_cmp(&b.cost).then_with(|| a.source.cmp(&b.source)));
-    let variants = keep_diverse(variants, opts.top_k.max(1));
+    let mut variants = keep_diverse(variants, opts.top_k.max(1));
+    for v in &mut variants {
+        v.source = ir::print::program(&v.program);
+    }
     if variants.is_empty() {
         return Err(ir::Diagnostic::new(
             prog.span(prog.body),

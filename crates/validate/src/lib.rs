@@ -10,9 +10,14 @@
 //!   of their own kind in other dimensions, `mapLcl` only inside `mapWrg` of its dimension and
 //!   not inside another `mapLcl` of it, no kernel mixing `mapGlb` with `mapWrg`/`mapLcl`;
 //! - what runs at work-group level: values computed or arrays copied directly inside `mapWrg`
+//!   (also in the body of a sequential loop or reduction there, and a reduction's initial value)
 //!   would be written by every work-item of the group (they must be distributed with `mapLcl`);
-//! - address spaces: `toLocal` only inside a work-group, `toPrivate` neither at work-group level
-//!   nor around a `mapLcl`, private arrays of a size known at compile time;
+//! - address spaces of temporaries (a `toX` read as an input, or the innermost `toX` a computed
+//!   input's elements are made by; a `toX` whose result goes straight into a destination takes
+//!   the destination's space): `toLocal` only inside a work-group, `toPrivate` neither at
+//!   work-group level nor around a `mapLcl`, private arrays of a size known at compile time;
+//! - vector stores: no re-indexing between `asScalar`/`asVector` and the computation writing
+//!   through it;
 //! - barriers: a `mapLcl` at work-group level is followed by a barrier that the whole group must
 //!   reach, so it may not sit in a branch of an `if`;
 //! - kernels: `filterGlb` only at host level (it is several kernels), unrolled loops of a
@@ -22,7 +27,10 @@
 //!
 //! High-level `map`/`reduce`/`filter` are checked as the default lowering treats them (a plain
 //! `map` at the top of a kernel is `mapGlb`, elsewhere `mapSeq`). The code generator keeps its
-//! own checks as internal errors: a program this crate accepts and `emit` refuses is a bug.
+//! own checks as internal errors: a program this crate accepts and `emit` refuses is a bug
+//! (`agree.rs` tests this on mutated examples, the rewrite property test on every variant). The
+//! one rule stricter than the code generator: `toLocal` outside a work-group, which it would emit
+//! as one local array written by all work-items of a group at once.
 //!
 //! All diagnostics are returned, in traversal order, so a user sees every problem at once.
 
@@ -218,6 +226,24 @@ impl Validator<'_> {
         }
     }
 
+    /// The address space a computed value is materialized in when no `toX` wraps it: that of
+    /// the `toX` its elements are computed by, through maps, layouts and `let` bodies.
+    fn space_of(&self, e: ExprId) -> Option<AddressSpace> {
+        match self.prog.expr(e) {
+            Expr::Prim { prim: Prim::To(s), .. } => Some(*s),
+            Expr::Prim {
+                prim: Prim::Map(_) | Prim::Iterate(_),
+                args,
+            } => self.lambda(args[0]).and_then(|b| self.space_of(b)),
+            Expr::Prim {
+                prim: Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_),
+                args,
+            } => self.space_of(args[0]),
+            Expr::Let { body, .. } => self.space_of(*body),
+            _ => None,
+        }
+    }
+
     fn is_layout_of_var(&self, e: ExprId, x: ir::VarId) -> bool {
         match self.prog.expr(e) {
             Expr::Var(v) => *v == x,
@@ -256,6 +282,23 @@ impl Validator<'_> {
 
     /// A host-level value written to a destination seen through `vec_dest` (see [`Cx`]).
     fn host(&mut self, e: ExprId, vec_dest: Option<ExprId>) {
+        if self.info.packs.contains(&e) {
+            // a value packed with its run-time length is one kernel, computed arguments included
+            self.in_kernel(e, |v| {
+                let cx = Cx {
+                    level: if v.contains_parallel(e) {
+                        Level::Top
+                    } else {
+                        Level::Item
+                    },
+                    active: vec![],
+                    branch: false,
+                    vec_dest,
+                };
+                v.into(e, &cx);
+            });
+            return;
+        }
         match self.prog.expr(e).clone() {
             Expr::Let { value, body, .. } => {
                 self.host_bind(value);
@@ -430,10 +473,8 @@ impl Validator<'_> {
             }
             Expr::Pack(inner) => self.into(inner, cx),
             Expr::Prim { prim, args } => match prim {
-                Prim::To(space) => {
-                    self.space(e, space, args[0], cx);
-                    self.into(args[0], cx);
-                }
+                // computed straight into the destination, which decides the address space
+                Prim::To(_) => self.into(args[0], cx),
                 Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_) => {
                     let vec_dest = self.through(e, cx.vec_dest);
                     self.into(args[0], &Cx { vec_dest, ..cx.clone() })
@@ -479,8 +520,7 @@ impl Validator<'_> {
                     }
                 }
             },
-            Expr::Var(_) => self.copy(e, cx),
-            Expr::Lit(_) | Expr::Op { .. } | Expr::If { .. } => {
+            Expr::Var(_) | Expr::Lit(_) | Expr::Op { .. } | Expr::If { .. } => {
                 if self.is_array(e) {
                     self.copy(e, cx);
                 } else {
@@ -533,13 +573,19 @@ impl Validator<'_> {
             Expr::Prim {
                 prim: Prim::Map(_) | Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_),
                 ..
-            } if !self.is_view(e) => self.into(
-                e,
-                &Cx {
-                    vec_dest: None,
-                    ..cx.clone()
-                },
-            ),
+            } if !self.is_view(e) => {
+                // a temporary in the address space its innermost `toX` asks for
+                if let Some(space) = self.space_of(e) {
+                    self.space(e, space, e, cx);
+                }
+                self.into(
+                    e,
+                    &Cx {
+                        vec_dest: None,
+                        ..cx.clone()
+                    },
+                )
+            }
             // a layout map's function is re-indexing, not code
             Expr::Prim {
                 prim: Prim::Map(_),
@@ -631,10 +677,9 @@ impl Validator<'_> {
                 if kind == MapKind::SeqUnroll {
                     self.unrolled(e, xs);
                 }
-                // every work-item of a group would run the loop and write its elements
-                self.group_write(e, cx);
+                // a loop run at the level it is in: at work-group level its body's writes
+                // must be distributed by `mapLcl`s
                 Cx {
-                    level: Level::Item,
                     vec_dest: None,
                     ..cx.clone()
                 }
@@ -728,7 +773,13 @@ impl Validator<'_> {
     }
 
     fn reduce(&mut self, e: ExprId, kind: ReduceKind, f: ExprId, z: ExprId, xs: ExprId, cx: &Cx) {
-        self.value(z, cx);
+        // At work-group level the accumulator lives in local memory and the initial value and
+        // each step are computed into it by group code: only `mapLcl`s may write it.
+        if cx.level == Level::Group {
+            self.into(z, cx);
+        } else {
+            self.value(z, cx);
+        }
         self.value(xs, cx);
         if kind == ReduceKind::SeqUnroll {
             self.unrolled(e, xs);
@@ -736,14 +787,7 @@ impl Validator<'_> {
         if self.ty(z).is_some_and(Type::has_existential) {
             self.err(z, "a reduction accumulator cannot hold filter results");
         }
-        // At work-group level an array accumulator lives in local memory and each step is
-        // group code (its `mapLcl`s share the work); a scalar one would be written by all.
-        let group = cx.level == Level::Group && self.is_array(z);
-        if cx.level == Level::Group && !group {
-            self.group_write(e, cx);
-        }
         let inner = Cx {
-            level: if group { Level::Group } else { Level::Item },
             vec_dest: None,
             ..cx.clone()
         };
@@ -751,5 +795,7 @@ impl Validator<'_> {
     }
 }
 
+#[cfg(test)]
+mod agree;
 #[cfg(test)]
 mod tests;

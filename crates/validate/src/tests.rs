@@ -126,15 +126,26 @@ fn maplcl_in_a_mapglb_kernel() {
 
 #[test]
 fn value_computed_directly_in_mapwrg() {
+    // a sequential loop at work-group level: every work-item would write each element
     one_error(
         &vec1("(join (mapWrg (lambda (c) (toGlobal (mapSeq (lambda (x) (* x 2.0f)) c))) (split #4 xs)))"),
         "computed directly inside `mapWrg`",
-        "(mapSeq",
+        "(* x 2.0f)",
     );
-    one_error(
-        &vec1("(join (mapWrg (lambda (c) (toGlobal (reduceSeq + 0.0f c))) (split #4 xs)))"),
-        "computed directly inside `mapWrg`",
-        "(reduceSeq",
+    let errs = check(&vec1(
+        "(join (mapWrg (lambda (c) (toGlobal (reduceSeq + 0.0f c))) (split #4 xs)))",
+    ));
+    assert!(
+        errs.iter()
+            .any(|(m, at)| m.contains("computed directly inside `mapWrg`") && at == "0.0f"),
+        "{errs:?}"
+    );
+    // a loop at work-group level whose body distributes its writes with `mapLcl` is fine
+    assert_eq!(
+        check(&mat(
+            "(join (mapWrg (lambda (c) (toGlobal (mapSeq (lambda (r) (mapLcl (lambda (x) x) r)) c))) (split #2 xs)))"
+        )),
+        vec![]
     );
 }
 
