@@ -20,10 +20,12 @@
 //!   through it;
 //! - barriers: a `mapLcl` at work-group level is followed by a barrier that the whole group must
 //!   reach, so it may not sit in a branch of an `if`;
-//! - kernels: `filterGlb` only at host level (it is several kernels), unrolled loops of a
-//!   length known at compile time, `iterate` within the unrolling limit, host-level scalar
-//!   values without statements, parameters of supported types, no reduction accumulator of
-//!   filter results.
+//! - kernels: `filterGlb` only at host level (it is several kernels), one length per dimension
+//!   for the `mapGlb`s of a kernel (its launch size), unrolled loops of a length known at
+//!   compile time, `iterate` within the unrolling limit, host-level scalar values without
+//!   statements, parameters of supported types, no reduction accumulator of filter results;
+//! - single primitives: `generate` of a scalar expression without bindings, no padding with
+//!   tuples, `mapVec` functions returning scalars.
 //!
 //! High-level `map`/`reduce`/`filter` are checked as the default lowering treats them (a plain
 //! `map` at the top of a kernel is `mapGlb`, elsewhere `mapSeq`). The code generator keeps its
@@ -61,6 +63,7 @@ pub fn validate(prog: &Program, info: &TypeInfo) -> Result<(), Vec<Diagnostic>> 
         }
     }
     v.host(prog.body, None);
+    v.shapes();
     if v.errs.is_empty() {
         Ok(())
     } else {
@@ -92,6 +95,8 @@ struct Cx {
 #[derive(Default)]
 struct Kernel {
     glb: Option<ExprId>,
+    /// The length of the `mapGlb` of each dimension: the launch's size there.
+    glb_len: [Option<ir::ArithExpr>; 3],
     wrg: Option<ExprId>,
     mixed: bool,
     /// A map was misplaced: its body's maps would only repeat that error as a mix of kinds.
@@ -685,7 +690,7 @@ impl Validator<'_> {
                 }
             }
             MapKind::Glb(d) | MapKind::Wrg(d) | MapKind::Lcl(d) => {
-                self.parallel(e, kind, d, cx);
+                self.parallel(e, kind, d, xs, cx);
                 let mut active = cx.active.clone();
                 active.push(kind);
                 Cx {
@@ -704,7 +709,7 @@ impl Validator<'_> {
         self.func(f, &inner);
     }
 
-    fn parallel(&mut self, e: ExprId, kind: MapKind, d: u8, cx: &Cx) {
+    fn parallel(&mut self, e: ExprId, kind: MapKind, d: u8, xs: ExprId, cx: &Cx) {
         let same = |k: fn(u8) -> MapKind| cx.active.contains(&k(d));
         let name = Prim::Map(kind).name();
         let ok = match kind {
@@ -746,17 +751,80 @@ impl Validator<'_> {
                 format!("`{name}` here runs only on the work-items that take this branch of `if`, but the barrier after it must be reached by the whole work-group; move it out of the `if`"),
             );
         }
+        let len = match self.ty(xs) {
+            Some(Type::Array(_, n)) => Some(n.clone()),
+            _ => None,
+        };
+        let mut clash = None;
         if let Some(k) = self.kernel.as_mut() {
             match kind {
                 MapKind::Glb(_) => {
                     k.glb.get_or_insert(e);
                     k.mixed |= k.wrg.is_some();
+                    if let (true, Some(slot), Some(n)) = (ok, k.glb_len.get_mut(usize::from(d)), len) {
+                        match slot {
+                            Some(m) if *m != n => clash = Some((m.clone(), n)),
+                            Some(_) => {}
+                            None => *slot = Some(n),
+                        }
+                    }
                 }
                 _ => {
                     k.wrg.get_or_insert(e);
                     k.mixed |= k.glb.is_some();
                 }
             }
+        }
+        if let Some((m, n)) = clash {
+            let name = Prim::Map(kind).name();
+            self.err(
+                e,
+                format!("this `{name}` runs over {n} elements but another `{name}` of the same kernel over {m}: a kernel's launch has one size per dimension; compute one of them in a kernel of its own (bind it with let at the top level)"),
+            );
+        }
+    }
+
+    /// Rules about single primitives, wherever they are.
+    fn shapes(&mut self) {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![self.prog.body];
+        while let Some(e) = stack.pop() {
+            if !seen.insert(e) {
+                continue;
+            }
+            stack.extend(self.prog.children(e));
+            let Expr::Prim { prim, args } = self.prog.expr(e) else {
+                continue;
+            };
+            let tuple = |v: &Self, x: ExprId| matches!(v.ty(x), Some(Type::Tuple(_)));
+            match prim {
+                Prim::Pad(..) if tuple(self, args[0]) => self.err(args[0], "padding with tuples is not supported yet"),
+                Prim::Generate(_) => {
+                    let Some(body) = self.lambda(args[0]) else { continue };
+                    if tuple(self, body) {
+                        self.err(args[0], "generate of tuples is not supported yet");
+                    } else if self.has_statements(body) {
+                        self.err(
+                            args[0],
+                            "the function of `generate` must be a scalar expression without local bindings here",
+                        );
+                    }
+                }
+                Prim::Map(MapKind::Vec) => {
+                    if let Some(body) = self.lambda(args[0]).filter(|b| tuple(self, *b)) {
+                        self.err(body, "mapVec functions return scalars");
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Whether a scalar expression needs statements in C (a binding, a loop, a temporary).
+    fn has_statements(&self, e: ExprId) -> bool {
+        match self.prog.expr(e) {
+            Expr::Let { .. } | Expr::Prim { .. } | Expr::Pack(_) => true,
+            _ => self.prog.children(e).iter().any(|c| self.has_statements(*c)),
         }
     }
 

@@ -297,3 +297,70 @@ fn reindexing_between_a_vector_view_and_its_writes() {
         vec![]
     );
 }
+
+#[test]
+fn primitives_the_back_end_cannot_emit() {
+    let src = prog(
+        "N",
+        "(array-type float N)",
+        "xs",
+        "(toGlobal (mapGlb (lambda (t) (get #0 t)) (pad #1 #1 (tuple 0.0f 1.0f) (zip xs xs))))",
+    );
+    let errs = check(&src);
+    assert!(
+        errs.iter()
+            .any(|(m, at)| m.contains("padding with tuples") && at.starts_with("(tuple")),
+        "{errs:?}"
+    );
+    let src = vec1("(toGlobal (mapGlb (lambda (t) (get #0 t)) (generate N (lambda (i) (tuple 1.0f 2.0f)))))");
+    let errs = check(&src);
+    assert!(errs.iter().any(|(m, _)| m.contains("generate of tuples")), "{errs:?}");
+    let src = vec1("(toGlobal (mapGlb (lambda (x) x) (generate N (lambda (i) (let y (to-float i) (* y y))))))");
+    one_error(
+        &src,
+        "the function of `generate` must be a scalar expression",
+        "(lambda (i)",
+    );
+    let src = vec1("(toGlobal (mapGlb (lambda (x) (* x 2.0f)) (generate N (lambda (i) (to-float i)))))");
+    assert_eq!(check(&src), vec![]);
+}
+
+#[test]
+fn two_mapglb_lengths_in_one_kernel() {
+    let src = mat(
+        "(toGlobal (mapGlb1 (lambda (r) (let t (toGlobal (mapGlb (lambda (x) x) r)) (mapGlb (lambda (p) p) (split #2 t)))) xs))",
+    );
+    let errs = check(&src);
+    assert!(
+        errs.iter()
+            .any(|(m, at)| m.contains("a kernel's launch has one size per dimension")
+                && at.starts_with("(mapGlb (lambda (p)")),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn iterate_beyond_the_unrolling_limit() {
+    let body = |k: i64| {
+        vec1(&format!(
+            "(join (toGlobal (mapGlb (lambda (c) (iterate #{k} (lambda (a) (mapSeq (lambda (x) (* x 2.0f)) a)) c)) (split #4 xs))))"
+        ))
+    };
+    one_error(
+        &body(typeck::MAX_ITERATE + 1),
+        "`iterate` is unrolled in generated code and limited to",
+        "(iterate",
+    );
+    assert_eq!(check(&body(typeck::MAX_ITERATE)), vec![]);
+}
+
+#[test]
+fn parameters_of_unsupported_types() {
+    let src = prog("", "(vector-type float 4)", "v", "(vget #0 v)");
+    let errs = check(&src);
+    assert!(
+        errs.iter()
+            .any(|(m, at)| m.contains("parameters of type") && at.starts_with("(vector-type")),
+        "{errs:?}"
+    );
+}
