@@ -34,7 +34,7 @@
 //! one rule stricter than the code generator: `toLocal` outside a work-group, which it would emit
 //! as one local array written by all work-items of a group at once.
 //!
-//! All diagnostics are returned, in traversal order, so a user sees every problem at once.
+//! All diagnostics are returned, in source order, so a user sees every problem at once.
 
 use ir::{AddressSpace, Diagnostic, Expr, ExprId, FilterKind, MapKind, Prim, Program, ReduceKind, Type};
 use std::collections::BTreeSet;
@@ -65,10 +65,12 @@ pub fn validate(prog: &Program, info: &TypeInfo) -> Result<(), Vec<Diagnostic>> 
     v.host(prog.body, None);
     v.shapes();
     if v.errs.is_empty() {
-        Ok(())
-    } else {
-        Err(v.errs)
+        return Ok(());
     }
+    // in source order, whatever order the kernels are checked in
+    v.errs.sort_by_key(|d| (d.span.start, d.span.end));
+    v.errs.dedup_by(|a, b| a.span == b.span && a.message == b.message);
+    Err(v.errs)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
