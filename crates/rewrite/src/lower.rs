@@ -336,11 +336,18 @@ impl Lowerer<'_> {
                 (self.b.prim(Prim::Map(MapKind::Seq), vec![f, x]), xc + n * (fc + 1.0))
             }
             TOp::Reduce | TOp::ReduceU => {
-                let fused = k[2].op == TOp::Map && matches!(k[2].kids[0].op, TOp::Sym(_));
-                let (f, fc) = match (&k[0].op, fused) {
-                    // applied below, not passed as a lambda
-                    (TOp::Sym(s), true) => (None, self.leaf_cost(s)),
-                    _ => {
+                // reduce f z (map g ys) with leaf functions = reduceSeq (λ acc y. f acc (g y)) z ys
+                let fused = match (&k[0].op, &k[2].op) {
+                    (TOp::Sym(f), TOp::Map) => match &k[2].kids[0].op {
+                        TOp::Sym(g) => Some((*f, *g)),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                // a fused function is applied inside the new lambda, not passed itself
+                let (f, fc) = match fused {
+                    Some((f, _)) => (None, self.leaf_cost(&f)),
+                    None => {
                         let (f, fc) = self.func(&k[0], 1.0);
                         (Some(f), fc)
                     }
@@ -353,38 +360,31 @@ impl Lowerer<'_> {
                 } else {
                     (ReduceKind::Seq, 1.0)
                 };
-                if fused {
-                    // reduce f z (map g ys) = reduceSeq (λ acc y. f acc (g y)) z ys
-                    let gc = match &k[2].kids[0].op {
-                        TOp::Sym(g) => self.leaf_cost(g),
-                        _ => 0.0,
-                    };
-                    let ys = &k[2].kids[1];
-                    let n = self.len(ys);
-                    let (y, yc) = self.seq(ys);
-                    let (a, b) = (self.name("acc"), self.name("y"));
-                    self.notes.push("reduce∘map fused".into());
-                    let (TOp::Sym(fs), TOp::Sym(gs)) = (&k[0].op, &k[2].kids[0].op) else {
-                        self.b
-                            .broken
-                            .get_or_insert_with(|| "a fused reduction of a non-leaf function".into());
-                        return (z, 0.0);
-                    };
-                    let (av, bv) = (self.b.bind(&a), self.b.bind(&b));
-                    let gy = self.call(gs, &[Arg::Var(bv)]);
-                    let body = self.call(fs, &[Arg::Var(av), Arg::Expr(gy)]);
-                    self.b.unbind(bv);
-                    self.b.unbind(av);
-                    let lam = self.b.lambda(vec![av, bv], body);
-                    return (
-                        self.b.prim(Prim::Reduce(kind), vec![lam, z, y]),
-                        yc + n * (fc + gc + step),
-                    );
-                }
-                let n = self.len(&k[2]);
-                let (x, xc) = self.seq(&k[2]);
-                let f = f.unwrap_or_else(|| self.b.int(0));
-                (self.b.prim(Prim::Reduce(kind), vec![f, z, x]), xc + n * (fc + step))
+                let (fs, gs) = match (f, fused) {
+                    (Some(f), _) => {
+                        let n = self.len(&k[2]);
+                        let (x, xc) = self.seq(&k[2]);
+                        return (self.b.prim(Prim::Reduce(kind), vec![f, z, x]), xc + n * (fc + step));
+                    }
+                    (None, Some(fg)) => fg,
+                    (None, None) => unreachable!("the function is built unless the reduction is fused"),
+                };
+                let gc = self.leaf_cost(&gs);
+                let ys = &k[2].kids[1];
+                let n = self.len(ys);
+                let (y, yc) = self.seq(ys);
+                let (a, b) = (self.name("acc"), self.name("y"));
+                self.notes.push("reduce∘map fused".into());
+                let (av, bv) = (self.b.bind(&a), self.b.bind(&b));
+                let gy = self.call(&gs, &[Arg::Var(bv)]);
+                let body = self.call(&fs, &[Arg::Var(av), Arg::Expr(gy)]);
+                self.b.unbind(bv);
+                self.b.unbind(av);
+                let lam = self.b.lambda(vec![av, bv], body);
+                (
+                    self.b.prim(Prim::Reduce(kind), vec![lam, z, y]),
+                    yc + n * (fc + gc + step),
+                )
             }
             TOp::App => {
                 let (a, ac) = self.arg(&k[1]);
