@@ -574,11 +574,20 @@ impl Case {
         // the program as `lift` receives it, and the same program read back from its text
         let p = &v.program;
         let again = ir::parse(&v.source).map_err(|d| format!("its text does not parse: {}", d.message))?;
-        typeck::infer(&again).map_err(|d| format!("its text does not type-check: {}", d.message))?;
+        let again_info = typeck::infer(&again).map_err(|d| format!("its text does not type-check: {}", d.message))?;
         typeck::infer(p).map_err(|d| format!("does not type-check: {}", d.message))?;
         validate::validate(p, &v.info).map_err(|ds| format!("is not valid: {}", ds[0].message))?;
-        codegen_opencl::emit(p, &v.info)
+        let plan = codegen_opencl::emit(p, &v.info)
             .map_err(|d| format!("passes validation but code generation refuses it: {}", d.message))?;
+        // the tuning cache keeps the text: it must compile to the same kernels
+        let from_text = codegen_opencl::emit(&again, &again_info)
+            .map_err(|d| format!("its text does not compile: {}", d.message))?;
+        if from_text.source != plan.source {
+            return Err(format!(
+                "its text compiles to other kernels:\n{}\ninstead of\n{}",
+                from_text.source, plan.source
+            ));
+        }
         let lookup = |n: &str| self.sizes.get(n).copied();
         for (args, expect) in &self.runs {
             let got = eval(p, args, &lookup).map_err(|e| format!("fails to run: {}", e.message))?;
