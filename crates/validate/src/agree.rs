@@ -1,8 +1,8 @@
 //! `validate` against the code generator on the examples with their OpenCL primitives swapped
-//! for one another (map kinds and dimensions, address spaces): every program `validate` accepts
-//! must emit, and `validate` refuses only what the code generator refuses, except local memory
-//! outside a work-group, which the code generator emits as one array that all work-items of a
-//! group write at once.
+//! for one another (map kinds and dimensions, address spaces, filters, unrolled loops): every
+//! program `validate` accepts must emit, and `validate` refuses only what the code generator
+//! refuses, except local memory outside a work-group, which the code generator emits as one
+//! array that all work-items of a group write at once.
 
 use crate::validate;
 
@@ -14,9 +14,14 @@ const SWAPS: &[&str] = &[
     "mapLcl1",
     "mapLcl",
     "mapSeq",
+    "mapSeqUnroll",
     "toLocal",
     "toPrivate",
     "toGlobal",
+    "filterSeq",
+    "filterGlb",
+    "reduceSeq",
+    "reduceSeqUnroll",
 ];
 
 /// Every program made by replacing one occurrence of one swappable word with another.

@@ -647,12 +647,7 @@ impl Validator<'_> {
                         dims.push(n.clone());
                         t = el;
                     }
-                    // `iterate` bodies are typed once over a symbolic length but emitted per
-                    // step, where that length is a constant
-                    let iter_var = |v: &String| self.info.iter_vars.contains(v);
-                    let unknown = dims
-                        .iter()
-                        .find(|n| n.as_cst().is_none() && !n.free_vars().iter().all(iter_var));
+                    let unknown = dims.iter().find(|n| !self.known(n));
                     if let Some(n) = unknown {
                         self.err(
                             at,
@@ -830,9 +825,15 @@ impl Validator<'_> {
         }
     }
 
+    /// Whether a length is a constant in generated code: `iterate` bodies are typed once over
+    /// a symbolic length but emitted once per step, where that length is a constant.
+    fn known(&self, n: &ir::ArithExpr) -> bool {
+        n.as_cst().is_some() || n.free_vars().iter().all(|v| self.info.iter_vars.contains(v))
+    }
+
     fn unrolled(&mut self, e: ExprId, xs: ExprId) {
         if let Some(Type::Array(_, n)) = self.ty(xs) {
-            if n.as_cst().is_none() {
+            if !self.known(n) {
                 let n = n.clone();
                 self.err(
                     e,
