@@ -1,19 +1,182 @@
-//! The `lift` driver: the pipeline as a readable list of stage calls, and the CLI's commands.
-//! No compiler logic lives here beyond ordering the passes and converting data.
+//! The `lift` driver: the one place the compiler's stages are chained ([`compile`]), and the
+//! CLI's commands on top of it. No compiler logic lives here beyond ordering the passes and
+//! converting data.
+//!
+//! ```text
+//! source ─ir::parse─▶ Program ─typeck::infer─▶ TypeInfo ─(high-level: the tuning cache or
+//! rewrite::explore)─▶ variant ─validate::validate─▶ ─codegen_opencl::emit─▶ KernelPlan
+//! ```
+//!
+//! Compiling and running a program from Rust (here on the reference interpreter, which needs no
+//! OpenCL device; with `interp: false`, [`run_compiled`] runs the kernels of `plan`):
+//!
+//! ```
+//! use ir::interp::Value;
+//! let src = "(lift (N) ((array-type float N)) (lambda (xs) (map (lambda (x) (* x 2.0f)) xs)))";
+//! let compiled = lift::compile(src, &lift::Options::default()).expect("compiles");
+//! assert!(compiled.plan.as_ref().is_some_and(|p| p.source.contains("kernel void")));
+//! let inputs = lift::data::Inputs {
+//!     values: vec![Value::Array(vec![Value::Float(1.5), Value::Float(-2.0)])],
+//!     sizes: [("N".to_string(), 2)].into_iter().collect(),
+//! };
+//! let opts = lift::RunOptions { device: None, time: false, interp: true };
+//! let result = lift::run_compiled(&compiled, &inputs, &opts).expect("runs");
+//! assert_eq!(result.json, "[3.0,-4.0]");
+//! ```
 
 pub mod backend;
 pub mod data;
 pub mod report;
 pub mod tune;
 
+use codegen_opencl::KernelPlan;
 use ir::{Diagnostic, Program};
+use std::collections::BTreeMap;
 use typeck::TypeInfo;
 
-/// Front end: read, normalize and type a program.
-pub fn front(src: &str) -> Result<(Program, TypeInfo), Diagnostic> {
-    let prog = ir::parse(src)?;
-    let info = typeck::infer(&prog)?;
-    Ok((prog, info))
+/// What [`compile`] does with a program.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Stop after type checking (`lift check`, `--emit types`, the interpreter): no variant is
+    /// chosen, nothing is validated or emitted.
+    pub types_only: bool,
+    /// Compile a high-level program as written (the default lowering) instead of as the best
+    /// variant found by `rewrite`.
+    pub as_written: bool,
+    /// Sizes known at compile time: `rewrite` decides divisibility and costs with them, and the
+    /// tuning cache is keyed by them.
+    pub sizes: BTreeMap<String, i64>,
+    /// The name of the device whose tuned variant (`lift tune`'s cache) a high-level program
+    /// compiles as, when the cache holds one for this source text and these sizes.
+    pub tuned_for: Option<String>,
+}
+
+/// The variant a high-level program was compiled as.
+#[derive(Clone, Debug)]
+pub struct Chosen {
+    /// Its mapping decisions and rewritten term (`rewrite::Variant::description`).
+    pub description: String,
+    /// Its LIFT source.
+    pub source: String,
+    /// Taken from the tuning cache, rather than the cost model's best.
+    pub tuned: bool,
+}
+
+/// A compiled program: what later stages and `--emit` need.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// The program as given, with its types.
+    pub given: Program,
+    pub given_info: TypeInfo,
+    /// What was compiled: the chosen variant of a high-level program, else the program itself.
+    pub program: Program,
+    pub info: TypeInfo,
+    pub variant: Option<Chosen>,
+    /// The kernels and their launch plan (`None` with [`Options::types_only`]).
+    pub plan: Option<KernelPlan>,
+}
+
+impl Compiled {
+    /// The text `lift compile --emit` prints: the given program's types, or a form of the code.
+    pub fn text(&self, emit: Emit) -> Result<String, Error> {
+        if emit == Emit::Types {
+            return Ok(self.given_info.render(&self.given));
+        }
+        let plan = self
+            .plan
+            .as_ref()
+            .ok_or_else(|| Error::plain("internal: code was asked of a program compiled only to its types"))?;
+        Ok(match emit {
+            Emit::Cl => plan.source.clone(),
+            Emit::Plan => plan.describe(),
+            Emit::Views => plan.views.clone(),
+            Emit::Types => unreachable!("returned above"),
+        })
+    }
+}
+
+/// Reads, types and compiles a program (see the crate docs). A high-level program compiles as
+/// its tuned variant for [`Options::tuned_for`] when the tuning cache has one for this text,
+/// else as the cost model's best variant at [`Options::sizes`], else (no variant) as written.
+pub fn compile(source: &str, opts: &Options) -> Result<Compiled, Error> {
+    let prog = ir::parse(source)?;
+    compile_from(prog, Some(source), opts)
+}
+
+/// [`compile`] for a program already parsed (without the tuning cache, which is keyed by text).
+pub fn compile_program(prog: Program, opts: &Options) -> Result<Compiled, Error> {
+    compile_from(prog, None, opts)
+}
+
+fn compile_from(given: Program, source: Option<&str>, opts: &Options) -> Result<Compiled, Error> {
+    let given_info = typeck::infer(&given)?;
+    if opts.types_only {
+        return Ok(Compiled {
+            program: given.clone(),
+            info: given_info.clone(),
+            given,
+            given_info,
+            variant: None,
+            plan: None,
+        });
+    }
+    let chosen = (!opts.as_written && is_high_level(&given))
+        .then(|| choose_variant(&given, &given_info, source, opts))
+        .flatten();
+    let (program, info, variant) = match chosen {
+        Some((p, i, c)) => (p, i, Some(c)),
+        None => (given.clone(), given_info.clone(), None),
+    };
+    validate::validate(&program, &info).map_err(Error::Invalid)?;
+    let plan = codegen_opencl::emit(&program, &info)?;
+    Ok(Compiled {
+        given,
+        given_info,
+        program,
+        info,
+        variant,
+        plan: Some(plan),
+    })
+}
+
+/// The tuned variant, else the cost model's best; `None` when exploration finds none.
+fn choose_variant(
+    prog: &Program,
+    info: &TypeInfo,
+    source: Option<&str>,
+    opts: &Options,
+) -> Option<(Program, TypeInfo, Chosen)> {
+    if let (Some(src), Some(device)) = (source, &opts.tuned_for) {
+        let sizes: Vec<String> = opts.sizes.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        // The cache holds text from an earlier run, maybe of an older compiler: it is used only
+        // while it still reads, types and validates.
+        let tuned = tune::best_variant(src, &sizes, device).and_then(|text| {
+            let p = ir::parse(&text).ok()?;
+            let i = typeck::infer(&p).ok()?;
+            validate::validate(&p, &i).ok()?;
+            Some((p, i, text))
+        });
+        if let Some((p, i, text)) = tuned {
+            let chosen = Chosen {
+                description: format!("tuned for {device}"),
+                source: text,
+                tuned: true,
+            };
+            return Some((p, i, chosen));
+        }
+    }
+    let ropts = rewrite::Options {
+        sizes: opts.sizes.clone(),
+        top_k: 1,
+        ..rewrite::Options::default()
+    };
+    let v = rewrite::explore(prog, info, &ropts).ok()?.variants.into_iter().next()?;
+    let chosen = Chosen {
+        description: v.description,
+        source: v.source,
+        tuned: false,
+    };
+    Some((v.program, v.info, chosen))
 }
 
 /// The program's type as `(param types) -> result`.
@@ -40,7 +203,12 @@ pub enum Emit {
 #[derive(Debug)]
 pub enum Error {
     Source(Diagnostic),
-    Plain { message: String, notes: Vec<String> },
+    /// Everything `validate` found wrong with the program (at least one).
+    Invalid(Vec<Diagnostic>),
+    Plain {
+        message: String,
+        notes: Vec<String>,
+    },
 }
 
 impl Error {
@@ -53,12 +221,18 @@ impl Error {
     pub fn render(&self, file: &str, src: &str) -> String {
         match self {
             Error::Source(d) => report::render(d, file, src),
+            Error::Invalid(ds) => ds
+                .iter()
+                .map(|d| report::render(d, file, src))
+                .collect::<Vec<_>>()
+                .join("\n"),
             Error::Plain { message, notes } => report::render_plain(message, notes),
         }
     }
     pub fn message(&self) -> String {
         match self {
             Error::Source(d) => d.message.clone(),
+            Error::Invalid(ds) => ds.iter().map(|d| d.message.as_str()).collect::<Vec<_>>().join("; "),
             Error::Plain { message, .. } => message.clone(),
         }
     }
@@ -79,27 +253,13 @@ impl From<data::DataError> for Error {
     }
 }
 
-/// `lift compile`: the text of one stage.
+/// `lift compile --emit`: the text of one stage.
 pub fn compile_text(src: &str, emit: Emit) -> Result<String, Error> {
-    let (prog, info) = front(src)?;
-    match emit {
-        Emit::Types => Ok(info.render(&prog)),
-        Emit::Cl | Emit::Views | Emit::Plan if is_high_level(&prog) => {
-            // High-level programs compile as the cost model's best variant (sizes symbolic).
-            let ropts = rewrite::Options {
-                top_k: 1,
-                ..rewrite::Options::default()
-            };
-            let best = rewrite::explore(&prog, &info, &ropts)
-                .ok()
-                .and_then(|x| x.variants.into_iter().next());
-            match best.map(|v| v.source).and_then(|v| front(&v).ok()) {
-                Some((vprog, vinfo)) => backend_text(&vprog, &vinfo, emit),
-                None => backend_text(&prog, &info, emit),
-            }
-        }
-        Emit::Cl | Emit::Views | Emit::Plan => backend_text(&prog, &info, emit),
-    }
+    let opts = Options {
+        types_only: emit == Emit::Types,
+        ..Options::default()
+    };
+    compile(src, &opts)?.text(emit)
 }
 
 pub struct RunOptions {
@@ -168,42 +328,39 @@ pub fn parse_sizes(sizes: &[String]) -> Result<Vec<(String, i64)>, Error> {
 
 /// `lift run`: load inputs, check sizes, run on the chosen backend.
 pub fn run_files(src: &str, data: &[String], sizes: &[String], opts: &RunOptions) -> Result<RunResult, Error> {
-    let (prog, info) = front(src)?;
+    let typed = compile(
+        src,
+        &Options {
+            types_only: true,
+            ..Options::default()
+        },
+    )?;
     let sources = read_sources(data)?;
     let given = parse_sizes(sizes)?;
-    let inputs = data::load(&prog, &sources, &given)?;
-    if !opts.interp && is_high_level(&prog) {
-        // A variant may have dropped a primitive that the program's checks come from (`join ∘
-        // split = id`), and its inputs are declared under them: they are the program's.
-        let lookup = |n: &str| inputs.sizes.get(n).copied();
-        for c in &info.checks {
-            c.verify(&lookup)
-                .map_err(|m| Error::Source(Diagnostic::new(c.span, m)))?;
-        }
-        // A high-level program runs as its tuned variant for these sizes and this device, else
-        // as the cost model's best variant.
-        let sizes: Vec<String> = inputs.sizes.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let device = host_runner::Session::open(opts.device.as_deref())
-            .map(|s| s.info().name.clone())
-            .ok();
-        let chosen = device.and_then(|d| tune::best_variant(src, &sizes, &d)).or_else(|| {
-            let ropts = rewrite::Options {
-                sizes: inputs.sizes.clone(),
-                top_k: 1,
-                ..rewrite::Options::default()
-            };
-            rewrite::explore(&prog, &info, &ropts)
-                .ok()
-                .and_then(|x| x.variants.into_iter().next())
-                .map(|v| v.source)
-        });
-        if let Some(variant) = chosen {
-            if let Ok((vprog, vinfo)) = front(&variant) {
-                return run_inputs(&vprog, &vinfo, &inputs, opts);
-            }
-        }
+    let inputs = data::load(&typed.given, &sources, &given)?;
+    // A variant may have dropped a primitive that the program's checks come from (`join ∘
+    // split = id`), and its inputs are declared under them: they are the program's.
+    let lookup = |n: &str| inputs.sizes.get(n).copied();
+    for c in &typed.given_info.checks {
+        c.verify(&lookup)
+            .map_err(|m| Error::Source(Diagnostic::new(c.span, m)))?;
     }
-    run_inputs(&prog, &info, &inputs, opts)
+    if opts.interp {
+        return run_compiled(&typed, &inputs, opts);
+    }
+    // A high-level program runs as its tuned variant for these sizes and this device, else as
+    // the cost model's best variant.
+    let device = is_high_level(&typed.given)
+        .then(|| host_runner::Session::open(opts.device.as_deref()).ok())
+        .flatten()
+        .map(|s| s.info().name.clone());
+    let copts = Options {
+        sizes: inputs.sizes.clone(),
+        tuned_for: device,
+        ..Options::default()
+    };
+    let compiled = compile(src, &copts)?;
+    run_compiled(&compiled, &inputs, opts)
 }
 
 /// Whether a program still holds high-level `map`, `reduce` or `filter`.
@@ -213,24 +370,27 @@ pub fn is_high_level(prog: &Program) -> bool {
         .any(|e| matches!(e, ir::Expr::Prim { prim, .. } if prim.is_high_level_only()))
 }
 
-/// Runs a typed program on loaded inputs.
-pub fn run_inputs(
-    prog: &Program,
-    info: &TypeInfo,
-    inputs: &data::Inputs,
-    opts: &RunOptions,
-) -> Result<RunResult, Error> {
+/// Runs a compiled program on loaded inputs: its kernels, or with `interp` (or without kernels)
+/// the reference interpreter on the program as given.
+pub fn run_compiled(c: &Compiled, inputs: &data::Inputs, opts: &RunOptions) -> Result<RunResult, Error> {
     let lookup = |n: &str| inputs.sizes.get(n).copied();
-    for c in &info.checks {
-        c.verify(&lookup)
-            .map_err(|m| Error::Source(Diagnostic::new(c.span, m)))?;
+    let plan = c.plan.as_ref().filter(|_| !opts.interp);
+    let (prog, info) = match plan {
+        Some(_) => (&c.program, &c.info),
+        None => (&c.given, &c.given_info),
+    };
+    for check in &info.checks {
+        check
+            .verify(&lookup)
+            .map_err(|m| Error::Source(Diagnostic::new(check.span, m)))?;
     }
-    let (value, timing) = if opts.interp {
-        let v = ir::interp::eval(prog, &inputs.values, &lookup)
-            .map_err(|e| Error::Source(Diagnostic::new(e.span, e.message)))?;
-        (v, None)
-    } else {
-        backend_run(prog, info, inputs, opts)?
+    let (value, timing) = match plan {
+        Some(plan) => backend::run(plan, inputs, opts.device.as_deref(), opts.time)?,
+        None => {
+            let v = ir::interp::eval(prog, &inputs.values, &lookup)
+                .map_err(|e| Error::Source(Diagnostic::new(e.span, e.message)))?;
+            (v, None)
+        }
     };
     let json = value.to_json();
     Ok(RunResult {
@@ -241,42 +401,32 @@ pub fn run_inputs(
     })
 }
 
-fn backend_text(prog: &Program, info: &TypeInfo, emit: Emit) -> Result<String, Error> {
-    let plan = codegen_opencl::emit(prog, info)?;
-    Ok(match emit {
-        Emit::Cl => plan.source,
-        Emit::Plan => plan.describe(),
-        Emit::Views => plan.views,
-        Emit::Types => unreachable!("handled by the caller"),
-    })
-}
-
-fn backend_run(
-    prog: &Program,
-    info: &TypeInfo,
-    inputs: &data::Inputs,
-    opts: &RunOptions,
-) -> Result<(ir::interp::Value, Option<String>), Error> {
-    let plan = codegen_opencl::emit(prog, info)?;
-    backend::run(&plan, inputs, opts.device.as_deref(), opts.time)
-}
-
 /// `lift bench`: random inputs at the given sizes, kernel times (median over repeats) next to a
 /// device-to-device copy of the input bytes measured in the same session.
 pub fn bench(src: &str, sizes: &[String], device: Option<&str>, repeats: usize, check: bool) -> Result<String, Error> {
-    let (prog, info) = front(src)?;
     let given = parse_sizes(sizes)?;
-    let sizes: std::collections::BTreeMap<String, i64> = given.into_iter().collect();
-    let inputs = data::random_inputs(&prog, &sizes, 42)?;
+    let sizes: BTreeMap<String, i64> = given.into_iter().collect();
+    let t0 = std::time::Instant::now();
+    // the program as written: the kernels measured are the ones its text asks for
+    let copts = Options {
+        as_written: true,
+        sizes: sizes.clone(),
+        ..Options::default()
+    };
+    let compiled = compile(src, &copts)?;
+    let codegen_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let (prog, info) = (&compiled.program, &compiled.info);
+    let plan = compiled
+        .plan
+        .as_ref()
+        .ok_or_else(|| Error::plain("internal: no kernels"))?;
+    let inputs = data::random_inputs(prog, &sizes, 42)?;
     let lookup = |n: &str| inputs.sizes.get(n).copied();
     for c in &info.checks {
         c.verify(&lookup)
             .map_err(|m| Error::Source(Diagnostic::new(c.span, m)))?;
     }
-    let t0 = std::time::Instant::now();
-    let plan = codegen_opencl::emit(&prog, &info)?;
-    let codegen_ms = t0.elapsed().as_secs_f64() * 1e3;
-    let m = backend::run_measured(&plan, &inputs, device, true, repeats, true)?;
+    let m = backend::run_measured(plan, &inputs, device, true, repeats, true)?;
     let mut out = format!(
         "device: {}
 sizes: {}
@@ -313,7 +463,7 @@ ratio kernels/copy: {:.2}
         ));
     }
     if check {
-        let expect = ir::interp::eval(&prog, &inputs.values, &lookup)
+        let expect = ir::interp::eval(prog, &inputs.values, &lookup)
             .map_err(|e| Error::Source(Diagnostic::new(e.span, e.message)))?;
         let ok = values_close(&expect, &m.value, 1e-4);
         out.push_str(&format!(

@@ -177,27 +177,35 @@ fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Check { program } => {
             let (name, src) = read_program(&program)?;
-            let (prog, info) = lift::front(&src).map_err(|d| lift::report::render(&d, &name, &src))?;
-            to_stdout(&format!("{}\n", lift::signature(&prog, &info)))
+            let opts = lift::Options {
+                types_only: true,
+                ..lift::Options::default()
+            };
+            let c = lift::compile(&src, &opts).map_err(|e| e.render(&name, &src))?;
+            to_stdout(&format!("{}\n", lift::signature(&c.given, &c.given_info)))
         }
         Command::Compile { program, emit, output } => {
             let (name, src) = read_program(&program)?;
-            let text = match emit {
-                None => lift::compile_text(&src, lift::Emit::Cl).and_then(|cl| {
-                    let plan = lift::compile_text(&src, lift::Emit::Plan)?;
-                    Ok(format!("{cl}/* launch plan\n{plan}*/\n"))
-                }),
-                Some(emit) => lift::compile_text(
-                    &src,
-                    match emit {
-                        Emit::Cl => lift::Emit::Cl,
-                        Emit::Types => lift::Emit::Types,
-                        Emit::Views => lift::Emit::Views,
-                        Emit::Plan => lift::Emit::Plan,
-                    },
-                ),
-            }
-            .map_err(|e| e.render(&name, &src))?;
+            let emit = emit.map(|e| match e {
+                Emit::Cl => lift::Emit::Cl,
+                Emit::Types => lift::Emit::Types,
+                Emit::Views => lift::Emit::Views,
+                Emit::Plan => lift::Emit::Plan,
+            });
+            let opts = lift::Options {
+                types_only: emit == Some(lift::Emit::Types),
+                ..lift::Options::default()
+            };
+            let text = lift::compile(&src, &opts)
+                .and_then(|c| match emit {
+                    None => Ok(format!(
+                        "{}/* launch plan\n{}*/\n",
+                        c.text(lift::Emit::Cl)?,
+                        c.text(lift::Emit::Plan)?
+                    )),
+                    Some(emit) => c.text(emit),
+                })
+                .map_err(|e| e.render(&name, &src))?;
             write_out(output.as_ref(), &text)
         }
         Command::Run {

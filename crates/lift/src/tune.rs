@@ -2,7 +2,7 @@
 //! its variants across OpenCL devices, with a tuning cache of the best variant per program,
 //! sizes and device.
 
-use crate::{backend, data, front, parse_sizes, Error};
+use crate::{backend, compile, compile_program, data, parse_sizes, Error, Options};
 use ir::interp::Value;
 use ir::Diagnostic;
 use std::collections::BTreeMap;
@@ -11,8 +11,15 @@ use std::path::{Path, PathBuf};
 
 /// `lift explore`: the variants found, with their estimated costs and the e-graph statistics.
 pub fn explore_text(src: &str, opts: &rewrite::Options) -> Result<String, Error> {
-    let (prog, info) = front(src)?;
-    Ok(rewrite::explore(&prog, &info, opts)?.to_string())
+    let c = compile(src, &types_only())?;
+    Ok(rewrite::explore(&c.given, &c.given_info, opts)?.to_string())
+}
+
+fn types_only() -> Options {
+    Options {
+        types_only: true,
+        ..Options::default()
+    }
 }
 
 /// FNV-1a, 64 bit: stable across Rust releases, so cache keys survive rebuilds.
@@ -236,13 +243,21 @@ type Bounded = Result<Value, Check>;
 /// Evaluates one candidate with error bounds. A variant that fails where the program does not
 /// is wrong; a step limit or an unbounded comparison leaves it unchecked.
 pub fn bounded_eval(src: &str, inputs: &data::Inputs, max_steps: u64) -> Result<Bounded, Error> {
-    let (prog, _) = front(src)?;
+    Ok(bounded_eval_program(
+        &compile(src, &types_only())?.given,
+        inputs,
+        max_steps,
+    ))
+}
+
+/// [`bounded_eval`] of a parsed program.
+pub fn bounded_eval_program(prog: &ir::Program, inputs: &data::Inputs, max_steps: u64) -> Bounded {
     let lookup = |n: &str| inputs.sizes.get(n).copied();
     let opts = ir::interp::Options {
         arith: ir::interp::Arith::Bounded,
         max_steps: Some(max_steps),
     };
-    Ok(match ir::interp::eval_with(&prog, &inputs.values, &lookup, &opts) {
+    match ir::interp::eval_with(prog, &inputs.values, &lookup, &opts) {
         Ok(v) => Ok(v),
         Err(e) => Err(match e.kind {
             ir::interp::ErrorKind::StepLimit => Check::Unchecked(format!(
@@ -253,7 +268,7 @@ pub fn bounded_eval(src: &str, inputs: &data::Inputs, max_steps: u64) -> Result<
                 Check::Wrong(format!("the interpreter fails on this variant: {}", e.message))
             }
         }),
-    })
+    }
 }
 
 /// Checks a device result `got` of a variant against the interpreter: `reference` is the
@@ -482,16 +497,23 @@ pub fn tune(
     check_steps: u64,
     out_csv: Option<&Path>,
 ) -> Result<String, Error> {
-    let (prog, info) = front(src)?;
+    let given = compile(src, &types_only())?;
+    let (prog, info) = (&given.given, &given.given_info);
     let sizes: BTreeMap<String, i64> = parse_sizes(sizes)?.into_iter().collect();
     let opts = rewrite::Options {
         sizes: sizes.clone(),
         top_k,
         ..rewrite::Options::default()
     };
-    let ex = rewrite::explore(&prog, &info, &opts)?;
-    let mut cands: Vec<(String, String)> = vec![(src.to_string(), "naive default lowering of the program".into())];
-    cands.extend(ex.variants.iter().map(|v| (v.source.clone(), v.description.clone())));
+    let ex = rewrite::explore(prog, info, &opts)?;
+    // (source, description, program)
+    let mut cands: Vec<(String, String, &ir::Program)> =
+        vec![(src.to_string(), "naive default lowering of the program".into(), prog)];
+    cands.extend(
+        ex.variants
+            .iter()
+            .map(|v| (v.source.clone(), v.description.clone(), &v.program)),
+    );
 
     let all = host_runner::devices().map_err(|e| Error::plain(e.to_string()))?;
     let chosen: Vec<host_runner::DeviceInfo> = if devices.is_empty() || devices.iter().any(|d| d == "all") {
@@ -518,7 +540,7 @@ pub fn tune(
     let mut progress = Progress::new(chosen.len() * cands.len());
     progress.show("generating random inputs");
     // Shared with the thread that measures a variant, which a time limit may abandon.
-    let inputs = std::sync::Arc::new(data::random_inputs(&prog, &sizes, 42)?);
+    let inputs = std::sync::Arc::new(data::random_inputs(prog, &sizes, 42)?);
     let limit = time_limit()?;
     let lookup = |n: &str| inputs.sizes.get(n).copied();
     for c in &info.checks {
@@ -530,7 +552,7 @@ pub fn tune(
     let mut resumed = 0;
     let mut rows = vec![];
     let mut reference: Option<Bounded> = None;
-    for (i, (source, description)) in cands.iter().enumerate() {
+    for (i, (source, description, program)) in cands.iter().enumerate() {
         let row = |k: usize, dev: &host_runner::DeviceInfo| Row {
             device: dev.name.clone(),
             device_index: k,
@@ -558,7 +580,7 @@ pub fn tune(
         // in this run.
         if reference.is_none() && check_steps > 0 {
             progress.show("variant 0: interpreting with error bounds");
-            let r = bounded_eval(&cands[0].0, &inputs, check_steps)?;
+            let r = bounded_eval_program(cands[0].2, &inputs, check_steps);
             if let Err(Check::Wrong(why)) = &r {
                 // The program itself fails on these inputs: that is the user's error to see.
                 return Err(Error::plain(why.replace("on this variant", "on the random inputs")));
@@ -576,7 +598,7 @@ pub fn tune(
             reference.clone().expect("interpreted above")
         } else {
             progress.show(&format!("variant {i}: interpreting with error bounds"));
-            bounded_eval(source, &inputs, check_steps)?
+            bounded_eval_program(program, &inputs, check_steps)
         };
         for ((k, dev), rec) in chosen.iter().enumerate().zip(recorded) {
             if let Some((ms, check)) = rec {
@@ -591,7 +613,7 @@ pub fn tune(
             }
             progress.show(&format!("variant {i} on {}: compiling and running", dev.id));
             let mut row = row(k, dev);
-            let measured = measure_within(limit, source, &inputs, &dev.id, repeats).ok_or_else(|| {
+            let measured = measure_within(limit, program, &inputs, &dev.id, repeats).ok_or_else(|| {
                 let kept = rows.iter().filter(|r: &&Row| r.median_ms.is_some()).count();
                 Error::plain(format!(
                     "variant {i} did not finish on {} within {} s ({TIME_LIMIT_VAR}); the {kept} result(s) \
@@ -792,18 +814,18 @@ fn time_limit() -> Result<std::time::Duration, Error> {
 /// kernel that hangs cannot be stopped through OpenCL: the thread is left to the process exit).
 fn measure_within(
     limit: std::time::Duration,
-    source: &str,
+    program: &ir::Program,
     inputs: &std::sync::Arc<data::Inputs>,
     device: &str,
     repeats: usize,
 ) -> Option<Result<(Value, f64), Error>> {
     let (tx, rx) = std::sync::mpsc::channel();
-    let (source, inputs, device) = (source.to_string(), inputs.clone(), device.to_string());
+    let (program, inputs, device) = (program.clone(), inputs.clone(), device.to_string());
     let spawned = std::thread::Builder::new()
         .name("lift-tune-measure".into())
         .stack_size(ir::STACK_BYTES)
         .spawn(move || {
-            let _ = tx.send(measure(&source, &inputs, &device, repeats));
+            let _ = tx.send(measure(&program, &inputs, &device, repeats));
         });
     if let Err(e) = spawned {
         return Some(Err(Error::plain(format!(
@@ -820,15 +842,21 @@ fn measure_within(
 }
 
 /// Compiles and runs one variant: its result and the median over `repeats` of its kernels' total time.
-fn measure(source: &str, inputs: &data::Inputs, device: &str, repeats: usize) -> Result<(Value, f64), Error> {
-    let (prog, info) = front(source)?;
+fn measure(prog: &ir::Program, inputs: &data::Inputs, device: &str, repeats: usize) -> Result<(Value, f64), Error> {
+    // as written: variant 0 is the naive default lowering of the program
+    let opts = Options {
+        as_written: true,
+        ..Options::default()
+    };
+    let c = compile_program(prog.clone(), &opts)?;
     let lookup = |n: &str| inputs.sizes.get(n).copied();
-    for c in &info.checks {
-        c.verify(&lookup)
-            .map_err(|m| Error::Source(Diagnostic::new(c.span, m)))?;
+    for check in &c.info.checks {
+        check
+            .verify(&lookup)
+            .map_err(|m| Error::Source(Diagnostic::new(check.span, m)))?;
     }
-    let plan = codegen_opencl::emit(&prog, &info)?;
-    let m = backend::run_measured(&plan, inputs, Some(device), true, repeats.max(1), false)?;
+    let plan = c.plan.as_ref().ok_or_else(|| Error::plain("internal: no kernels"))?;
+    let m = backend::run_measured(plan, inputs, Some(device), true, repeats.max(1), false)?;
     let ns: u64 = m.kernel_ns.iter().map(|(_, t)| *t).sum();
     Ok((m.value, ns as f64 / 1e6))
 }

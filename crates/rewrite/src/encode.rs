@@ -12,8 +12,11 @@ use typeck::TypeInfo;
 pub struct Encoded {
     pub expr: RecExpr<Lift>,
     pub leaves: BTreeMap<Symbol, LeafInfo>,
-    /// Source text of opaque leaves (`@i`) and heads of `Other` nodes (`head|i`).
+    /// Source text of opaque leaves (`@i`) and heads of `Other` nodes (`head|i`), for
+    /// descriptions and the cost model.
     pub text: BTreeMap<Symbol, String>,
+    /// The source node of each opaque leaf and `Other` head, which lowering copies.
+    pub origin: BTreeMap<Symbol, ExprId>,
     /// Every variable name of the program, so fresh names avoid them.
     pub names: Vec<String>,
 }
@@ -28,6 +31,7 @@ pub fn encode(prog: &Program, info: &TypeInfo) -> Encoded {
             expr: RecExpr::default(),
             leaves: BTreeMap::new(),
             text: BTreeMap::new(),
+            origin: BTreeMap::new(),
             names: names.clone(),
         },
         counter: 0,
@@ -89,14 +93,11 @@ impl Enc<'_> {
         free.sort_unstable_by(|a, b| a.as_str().cmp(b.as_str()));
         free.dedup();
         data.free = free;
-        let t = self.text(id);
-        self.leaf(t, data)
-    }
-
-    fn leaf(&mut self, text: String, data: Data) -> Id {
+        let text = self.text(id);
         let sym = Symbol::from(format!("@{}", self.counter));
         self.counter += 1;
         self.out.text.insert(sym, text);
+        self.out.origin.insert(sym, id);
         self.out.leaves.insert(sym, LeafInfo { data });
         self.add(Lift::Sym(sym))
     }
@@ -157,6 +158,7 @@ impl Enc<'_> {
                     let sym = Symbol::from(format!("{head}|{}", self.counter));
                     self.counter += 1;
                     self.out.text.insert(sym, head);
+                    self.out.origin.insert(sym, id);
                     let mut data = data;
                     if prim == Prim::Zip && args.len() == 2 {
                         data.flags |= ZIP2;

@@ -6,12 +6,15 @@
 //! 2. phase 1 (algorithmic: fusion/fission, vectorization, partial reductions) and phase 2
 //!    (tiling: split-join, split-map, join-split) run with iteration and node limits;
 //! 3. `extract`: the smallest distinct terms of the root class;
-//! 4. `lower`: each term gets its OpenCL mapping and a cost estimate, is printed as LIFT source,
-//!    re-parsed, type-checked and compiled; rejected ones are counted, the rest ranked.
+//! 4. `lower`: each term gets its OpenCL mapping and a cost estimate and becomes an
+//!    `ir::Program` directly (`build`), which is type-checked once and checked by `validate`;
+//!    rejected ones are counted, the rest ranked. Their LIFT text (`ir::print`) is only for
+//!    people and the tuning cache.
 //!
 //! Results depend only on the program and the options (egg's `deterministic` feature, no time
 //! limit reaches the output unless the generous `time_limit` is hit).
 
+pub mod build;
 pub mod egraph;
 pub mod encode;
 pub mod extract;
@@ -76,12 +79,22 @@ impl Default for Options {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Variant {
-    /// A complete low-level LIFT program that `lift compile` accepts.
+    /// The low-level program, type-checked and accepted by `validate`.
+    pub program: ir::Program,
+    pub info: typeck::TypeInfo,
+    /// Its LIFT source (`ir::print::program`), for `lift explore`, `--emit` and the tuning cache.
     pub source: String,
     pub cost: f64,
     pub description: String,
+}
+
+/// Variants are equal when their programs print the same (types follow from the program).
+impl PartialEq for Variant {
+    fn eq(&self, other: &Variant) -> bool {
+        self.source == other.source && self.cost == other.cost && self.description == other.description
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -90,7 +103,7 @@ pub struct Stats {
     pub classes: usize,
     pub iterations: usize,
     pub stop_reason: String,
-    /// Extracted terms that failed parsing, type checking or code generation after lowering.
+    /// Extracted terms whose lowering failed type checking or validation.
     pub rejected: usize,
     /// Extracted terms before lowering and deduplication.
     pub extracted: usize,
@@ -112,7 +125,7 @@ impl fmt::Display for Exploration {
         )?;
         writeln!(
             f,
-            "variants: {} kept of {} extracted terms ({} rejected by type checking or code generation)",
+            "variants: {} kept of {} extracted terms ({} rejected by type checking or validation)",
             self.variants.len(),
             s.extracted,
             s.rejected
@@ -185,13 +198,15 @@ pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> R
     let (eg, root, enc, mut stats) = saturate(prog, info, opts);
     let terms = extract::top_terms(&eg, root, opts.per_class, opts.per_class * 24, 30);
     stats.extracted = terms.len();
-    let header = program_header(prog, info);
+    let names = ir::print::var_names(prog);
     let mut seen = BTreeSet::new();
     let mut variants = vec![];
     for t in &terms {
         let t = lower::simplify(t);
         let mut low = lower::Lowerer {
             text: &enc.text,
+            origin: &enc.origin,
+            b: build::Builder::new(prog, info, &names),
             taken: enc.names.iter().cloned().collect(),
             sizes: &opts.sizes,
             default_size: opts.default_size,
@@ -200,24 +215,36 @@ pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> R
             notes: vec![],
         };
         let (body, cost) = low.host(&t);
-        let source = format!("{header}\n    {body}))\n");
-        if !seen.insert(source.clone()) {
-            continue;
-        }
-        if !compiles(&source) {
+        let Ok(program) = low.b.finish(body) else {
             stats.rejected += 1;
             continue;
+        };
+        // The flat text of the body identifies a variant (as its printed program would) and
+        // breaks ties in cost; the laid-out text costs more than building and checking the
+        // variant, so only the kept ones are printed.
+        let key = encode::subtree_text(&program, &ir::print::var_names(&program), program.body);
+        if !seen.insert(key.clone()) {
+            continue;
         }
+        let Some(info) = legal(&program) else {
+            stats.rejected += 1;
+            continue;
+        };
         let mut notes = low.notes.clone();
         notes.dedup();
         variants.push(Variant {
-            source,
+            program,
+            info,
+            source: key,
             cost,
             description: format!("{} | {}", notes.join("; "), t.sexp()),
         });
     }
     variants.sort_by(|a, b| a.cost.total_cmp(&b.cost).then_with(|| a.source.cmp(&b.source)));
-    let variants = keep_diverse(variants, opts.top_k.max(1));
+    let mut variants = keep_diverse(variants, opts.top_k.max(1));
+    for v in &mut variants {
+        v.source = ir::print::program(&v.program);
+    }
     if variants.is_empty() {
         return Err(ir::Diagnostic::new(
             prog.span(prog.body),
@@ -269,31 +296,11 @@ fn keep_diverse(sorted: Vec<Variant>, k: usize) -> Vec<Variant> {
     out
 }
 
-/// Whether the text parses, type-checks and compiles to OpenCL.
-pub fn compiles(source: &str) -> bool {
-    let Ok(p) = ir::parse(source) else { return false };
-    let Ok(i) = typeck::infer(&p) else { return false };
-    codegen_opencl::emit(&p, &i).is_ok()
-}
-
-/// `(lift (sizes) (types) (lambda (params)` of the original program. The parameter types are
-/// typeck's, which read divisions under the program's divisibility checks (a declared
-/// `(* (/ N 2) 2)` is `N` under `2 | N`), because a variant may drop the primitive that gave
-/// the check (`join ∘ split = id`); variants only run where the original's checks hold.
-fn program_header(prog: &ir::Program, info: &typeck::TypeInfo) -> String {
-    let names = ir::print::var_names(prog);
-    let tys: Vec<String> = prog
-        .params
-        .iter()
-        .map(|p| ir::print::type_source(info.var_types[p.var.index()].as_ref().unwrap_or(&p.ty)))
-        .collect();
-    let ps: Vec<&str> = prog.params.iter().map(|p| names[p.var.index()].as_str()).collect();
-    format!(
-        "(lift\n  ({})\n  ({})\n  (lambda ({})",
-        prog.sizes.join(" "),
-        tys.join(" "),
-        ps.join(" ")
-    )
+/// The types of a variant, when it type-checks and is legal for the OpenCL back end.
+fn legal(program: &ir::Program) -> Option<typeck::TypeInfo> {
+    let info = typeck::infer(program).ok()?;
+    validate::validate(program, &info).ok()?;
+    Some(info)
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
-//! From an extracted high-level term to a low-level LIFT program (source text), with the
-//! OpenCL mapping decisions and the cost model's estimate.
+//! From an extracted high-level term to a low-level program, built directly in the IR's arena
+//! (`build.rs`: opaque leaves are copies of the source program's nodes, with their spans), with
+//! the OpenCL mapping decisions and the cost model's estimate.
 //!
 //! Mapping: at host level, each computed value is a kernel: an outer `map` becomes `mapGlb`, or
 //! `mapWrg` with `mapLcl` inside when its function is a map over a chunk (`mapf`), or `mapGlb1`
@@ -11,8 +12,10 @@
 //! loop of `n` work-items over a body of cost `b` costs `ceil(n / lanes) * b` plus memory
 //! traffic `n * MEM`; a sequential loop costs `n * (b + 1)`.
 
+use crate::build::{Arg, Builder};
 use crate::extract::{TOp, Term};
 use egg::Symbol;
+use ir::{AddressSpace, Expr, ExprId, MapKind, Op, Prim, ReduceKind, VarId};
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
@@ -30,6 +33,9 @@ const LAYOUT: [&str; 7] = [
 
 pub struct Lowerer<'a> {
     pub text: &'a BTreeMap<Symbol, String>,
+    /// The source node of each opaque leaf and `Other` head.
+    pub origin: &'a BTreeMap<Symbol, ExprId>,
+    pub b: Builder<'a>,
     pub taken: BTreeSet<String>,
     pub sizes: &'a BTreeMap<String, i64>,
     pub default_size: i64,
@@ -38,7 +44,11 @@ pub struct Lowerer<'a> {
     pub notes: Vec<String>,
 }
 
-type Out = (String, f64);
+type Out = (ExprId, f64);
+
+/// An array argument of a kernel: its expression, and the earlier kernel's `let` binding when it
+/// is computed (in scope until [`Lowerer::wrap`]).
+type KernelArg = (ExprId, f64, Option<(VarId, ExprId)>);
 
 fn sym(name: &str) -> Rc<Term> {
     Term::new(TOp::Sym(Symbol::from(name)), vec![], None, None)
@@ -185,8 +195,16 @@ impl Lowerer<'_> {
         e.and_then(|e| crate::egraph::estimate(e, self.sizes, d)).unwrap_or(d) as f64
     }
 
-    fn leaf(&self, s: &Symbol) -> String {
+    fn leaf_text(&self, s: &Symbol) -> String {
         self.text.get(s).cloned().unwrap_or_else(|| s.to_string())
+    }
+
+    /// A leaf: a copy of its source subtree, or a variable in scope.
+    fn leaf(&mut self, s: &Symbol) -> ExprId {
+        match self.origin.get(s) {
+            Some(id) => self.b.copy(*id),
+            None => self.b.name(s.as_str()),
+        }
     }
 
     fn leaf_cost(&self, s: &Symbol) -> f64 {
@@ -194,6 +212,30 @@ impl Lowerer<'_> {
             .get(s)
             .map_or(0.0, |t| t.matches('(').count().saturating_sub(1) as f64)
             .max(1.0)
+    }
+
+    /// The source lambda of a function leaf `f`, applied to `args`.
+    fn call(&mut self, f: &Symbol, args: &[Arg]) -> ExprId {
+        match self.origin.get(f) {
+            Some(id) => self.b.apply(*id, args),
+            None => {
+                self.b
+                    .broken
+                    .get_or_insert_with(|| format!("`{f}` is applied but is not a function"));
+                self.b.int(0)
+            }
+        }
+    }
+
+    /// A term as an argument of an applied function: variables are substituted.
+    fn arg(&mut self, t: &Rc<Term>) -> (Arg, f64) {
+        if let TOp::Sym(s) = &t.op {
+            if !self.origin.contains_key(s) {
+                return (Arg::Var(self.b.lookup(s.as_str())), 0.0);
+            }
+        }
+        let (e, c) = self.seq(t);
+        (Arg::Expr(e), c)
     }
 
     /// Whether evaluating `t` runs any computation (as opposed to only rearranging arrays).
@@ -235,14 +277,20 @@ impl Lowerer<'_> {
         }
     }
 
+    fn sym_name(t: &Term) -> String {
+        t.sexp()
+    }
+
     /// A function as a lambda for sequential code, and its cost per application on an argument
     /// of outer length `arg_len`.
     fn func(&mut self, f: &Rc<Term>, arg_len: f64) -> Out {
         match &f.op {
             TOp::Sym(s) => (self.leaf(s), self.leaf_cost(s)),
             TOp::Lam => {
+                let p = self.b.bind(&Self::sym_name(&f.kids[0]));
                 let (b, c) = self.seq(&f.kids[1]);
-                (format!("(lambda ({}) {b})", f.kids[0].sexp()), c)
+                self.b.unbind(p);
+                (self.b.lambda(vec![p], b), c)
             }
             _ => {
                 let v = self.name("v");
@@ -251,14 +299,17 @@ impl Lowerer<'_> {
                     a.len = Some(arith::ArithExpr::cst(arg_len as i64));
                 }
                 let body = self.apply(f, arg);
+                let p = self.b.bind(&v);
                 let (b, c) = self.seq(&body);
-                (format!("(lambda ({v}) {b})"), c)
+                self.b.unbind(p);
+                (self.b.lambda(vec![p], b), c)
             }
         }
     }
 
-    fn kids_text(&mut self, t: &Term, host: bool) -> Out {
-        let mut s = String::new();
+    /// The arguments of an `Other` node: functions as lambdas, arrays as host or sequential code.
+    fn kids(&mut self, t: &Term, host: bool) -> (Vec<ExprId>, f64) {
+        let mut out = vec![];
         let mut cost = 0.0;
         for k in &t.kids {
             let (kt, kc) = if is_fun(k) {
@@ -268,11 +319,10 @@ impl Lowerer<'_> {
             } else {
                 self.seq(k)
             };
-            s.push(' ');
-            s.push_str(&kt);
+            out.push(kt);
             cost += kc;
         }
-        (s, cost)
+        (out, cost)
     }
 
     /// Code run by one work-item.
@@ -283,49 +333,92 @@ impl Lowerer<'_> {
                 let n = self.len(&k[1]);
                 let (f, fc) = self.func(&k[0], self.eval(k[1].inner.as_ref()));
                 let (x, xc) = self.seq(&k[1]);
-                (format!("(mapSeq {f} {x})"), xc + n * (fc + 1.0))
+                (self.b.prim(Prim::Map(MapKind::Seq), vec![f, x]), xc + n * (fc + 1.0))
             }
             TOp::Reduce | TOp::ReduceU => {
-                let (f, fc) = self.func(&k[0], 1.0);
+                // reduce f z (map g ys) with leaf functions = reduceSeq (λ acc y. f acc (g y)) z ys
+                let fused = match (&k[0].op, &k[2].op) {
+                    (TOp::Sym(f), TOp::Map) => match &k[2].kids[0].op {
+                        TOp::Sym(g) => Some((*f, *g)),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                // a fused function is applied inside the new lambda, not passed itself
+                let (f, fc) = match fused {
+                    Some((f, _)) => (None, self.leaf_cost(&f)),
+                    None => {
+                        let (f, fc) = self.func(&k[0], 1.0);
+                        (Some(f), fc)
+                    }
+                };
                 let (z, _) = self.seq(&k[1]);
-                let (prim, step) = if t.op == TOp::ReduceU {
+                let (kind, step) = if t.op == TOp::ReduceU {
                     self.notes.push("reduceSeqUnroll".into());
                     // no loop counter or branch per element
-                    ("reduceSeqUnroll", 0.5)
+                    (ReduceKind::SeqUnroll, 0.5)
                 } else {
-                    ("reduceSeq", 1.0)
+                    (ReduceKind::Seq, 1.0)
                 };
-                if k[2].op == TOp::Map && matches!(k[2].kids[0].op, TOp::Sym(_)) {
-                    // reduce f z (map g ys) = reduceSeq (λ acc y. f acc (g y)) z ys
-                    let (g, gc) = self.func(&k[2].kids[0], 1.0);
-                    let ys = &k[2].kids[1];
-                    let n = self.len(ys);
-                    let (y, yc) = self.seq(ys);
-                    let (a, b) = (self.name("acc"), self.name("y"));
-                    self.notes.push("reduce∘map fused".into());
-                    return (
-                        format!("({prim} (lambda ({a} {b}) ({f} {a} ({g} {b}))) {z} {y})"),
-                        yc + n * (fc + gc + step),
-                    );
-                }
-                let n = self.len(&k[2]);
-                let (x, xc) = self.seq(&k[2]);
-                (format!("({prim} {f} {z} {x})"), xc + n * (fc + step))
+                let (fs, gs) = match (f, fused) {
+                    (Some(f), _) => {
+                        let n = self.len(&k[2]);
+                        let (x, xc) = self.seq(&k[2]);
+                        return (self.b.prim(Prim::Reduce(kind), vec![f, z, x]), xc + n * (fc + step));
+                    }
+                    (None, Some(fg)) => fg,
+                    (None, None) => unreachable!("the function is built unless the reduction is fused"),
+                };
+                let gc = self.leaf_cost(&gs);
+                let ys = &k[2].kids[1];
+                let n = self.len(ys);
+                let (y, yc) = self.seq(ys);
+                let (a, b) = (self.name("acc"), self.name("y"));
+                self.notes.push("reduce∘map fused".into());
+                let (av, bv) = (self.b.bind(&a), self.b.bind(&b));
+                let gy = self.call(&gs, &[Arg::Var(bv)]);
+                let body = self.call(&fs, &[Arg::Var(av), Arg::Expr(gy)]);
+                self.b.unbind(bv);
+                self.b.unbind(av);
+                let lam = self.b.lambda(vec![av, bv], body);
+                (
+                    self.b.prim(Prim::Reduce(kind), vec![lam, z, y]),
+                    yc + n * (fc + gc + step),
+                )
             }
             TOp::App => {
-                let (f, fc) = self.func(&k[0], 1.0);
-                let (a, ac) = self.seq(&k[1]);
-                (format!("({f} {a})"), fc + ac)
+                let (a, ac) = self.arg(&k[1]);
+                let (e, fc) = match &k[0].op {
+                    TOp::Sym(s) => (self.call(s, &[a]), self.leaf_cost(s)),
+                    _ => {
+                        self.b
+                            .broken
+                            .get_or_insert_with(|| "an application of a non-leaf function".into());
+                        (self.b.int(0), 0.0)
+                    }
+                };
+                (e, fc + ac)
             }
             TOp::Let => {
                 let (v, vc) = self.seq(&k[1]);
+                let x = self.b.bind(&Self::sym_name(&k[0]));
                 let (b, bc) = self.seq(&k[2]);
-                (format!("(let {} {v} {b})", k[0].sexp()), vc + bc)
+                self.b.unbind(x);
+                (self.b.let_(x, v, b), vc + bc)
             }
             TOp::Sym(s) => (self.leaf(s), 0.0),
-            TOp::Num(n) => (n.to_string(), 0.0),
+            TOp::Num(n) => (self.b.int(*n), 0.0),
             TOp::Lam | TOp::MapF | TOp::ReduceF | TOp::ReduceFU | TOp::Comp => self.func(t, 1.0),
             _ => self.layout(t, false),
+        }
+    }
+
+    /// The primitive of an `Other` head, with its size arguments, from the source node.
+    fn head(&mut self, s: &Symbol) -> Option<(Prim, ir::Span)> {
+        let id = *self.origin.get(s)?;
+        match self.b.src.expr(id) {
+            Expr::Prim { prim, .. } => Some((prim.clone(), self.b.src.span(id))),
+            _ => None,
         }
     }
 
@@ -335,51 +428,60 @@ impl Lowerer<'_> {
         match &t.op {
             TOp::Split(n) => {
                 let (x, c) = one(self, &k[1]);
-                (format!("(split #{n} {x})"), c)
+                (self.b.prim(Prim::Split(arith::ArithExpr::cst(*n)), vec![x]), c)
             }
             TOp::AsVector(w) => {
                 let (x, c) = one(self, &k[1]);
-                (format!("(asVector #{w} {x})"), c)
+                (self.b.prim(Prim::AsVector(*w as u8), vec![x]), c)
             }
             TOp::Join => {
                 let (x, c) = one(self, &k[0]);
-                (format!("(join {x})"), c)
+                (self.b.prim(Prim::Join, vec![x]), c)
             }
             TOp::AsScalar => {
                 let (x, c) = one(self, &k[0]);
-                (format!("(asScalar {x})"), c)
+                (self.b.prim(Prim::AsScalar, vec![x]), c)
             }
             TOp::Transpose => {
                 let (x, c) = one(self, &k[0]);
-                (format!("(transpose {x})"), c)
+                (self.b.prim(Prim::Transpose, vec![x]), c)
             }
             // Staging only means something where a work-group copies the tile (`host_tiled`).
             TOp::Local => one(self, &k[0]),
             TOp::Other(s) => {
-                let head = self.leaf(s);
-                let (kt, kc) = self.kids_text(t, host);
-                (format!("({head}{kt})"), kc)
+                let (kt, kc) = self.kids(t, host);
+                match self.head(s) {
+                    Some((prim, span)) => (self.b.prim_at(prim, kt, span), kc),
+                    None => {
+                        self.b.broken.get_or_insert_with(|| format!("no primitive for `{s}`"));
+                        (self.b.int(0), kc)
+                    }
+                }
             }
             _ => one(self, t),
         }
     }
 
     /// An array argument of a kernel: a `let`-bound earlier kernel when it computes.
-    fn kernel_arg(&mut self, x: &Rc<Term>) -> (String, f64, Option<(String, String)>) {
+    fn kernel_arg(&mut self, x: &Rc<Term>) -> KernelArg {
         if self.computes(x) {
             let (v, c) = self.host(x);
             let p = self.name("tmp");
             self.notes.push("separate kernel for an intermediate".into());
-            (p.clone(), c, Some((p, v)))
+            let var = self.b.bind(&p);
+            (self.b.var(var), c, Some((var, v)))
         } else {
             let (v, c) = self.seq(x);
             (v, c, None)
         }
     }
 
-    fn wrap(bind: Option<(String, String)>, body: String) -> String {
+    fn wrap(&mut self, bind: Option<(VarId, ExprId)>, body: ExprId) -> ExprId {
         match bind {
-            Some((p, v)) => format!("(let {p} {v} {body})"),
+            Some((p, v)) => {
+                self.b.unbind(p);
+                self.b.let_(p, v, body)
+            }
             None => body,
         }
     }
@@ -387,19 +489,45 @@ impl Lowerer<'_> {
     fn is_transpose(&self, t: &Term) -> bool {
         match &t.op {
             TOp::Transpose => true,
-            TOp::Other(s) => self.leaf(s) == "transpose",
+            TOp::Other(s) => self.leaf_text(s) == "transpose",
             _ => false,
         }
     }
 
-    /// One kernel: work-group (i, j) computes block (i, j) of the result, work-item (i, j) of
-    /// the group one element; tiles marked for staging are first copied into local memory by
-    /// the whole work-group (a transposed tile is copied in its stored orientation, so the
-    /// global reads are coalesced).
+    /// `mapLcl1 (λv. mapLcl0 (λx. x) v) e`: a copy of a 2-D tile by the work-group.
+    fn tile_copy(&mut self, e: ExprId) -> ExprId {
+        let v = self.b.bind("v");
+        let x = self.b.bind("x");
+        let xe = self.b.var(x);
+        let id = self.b.lambda(vec![x], xe);
+        self.b.unbind(x);
+        let ve = self.b.var(v);
+        let inner = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![id, ve]);
+        self.b.unbind(v);
+        let f = self.b.lambda(vec![v], inner);
+        self.b.prim(Prim::Map(MapKind::Lcl(1)), vec![f, e])
+    }
+
+    fn get(&mut self, i: u8, v: VarId) -> ExprId {
+        let e = self.b.var(v);
+        self.b.op(Op::Get(i), vec![e])
+    }
+
+    /// `map (split #k) x`, the function eta-expanded as the reader does.
+    fn map_split(&mut self, k: i64, x: ExprId) -> ExprId {
+        let p = self.b.bind("p");
+        let pe = self.b.var(p);
+        let body = self.b.prim(Prim::Split(arith::ArithExpr::cst(k)), vec![pe]);
+        self.b.unbind(p);
+        let f = self.b.lambda(vec![p], body);
+        self.b.prim(Prim::Map(MapKind::Plain), vec![f, x])
+    }
+
     /// The body of a work-group of a K-tiled block: `reduceSeq` over pairs of tiles, each
     /// staged in local memory, accumulating into the block (local memory, one element per
     /// work-item), starting from `z`; `None` when `g` is not `λc. reduce f z (map h (zip r c))`.
-    fn ktiled_body(&mut self, p: &Tiled, kt: i64) -> Option<String> {
+    /// `R` and `C` (the tiles) and the row variable `r` must be in scope.
+    fn ktiled_body(&mut self, p: &Tiled, kt: i64) -> Option<ExprId> {
         let g = &p.g;
         let (c, red) = (g.kids.first()?, g.kids.get(1)?);
         if g.op != TOp::Lam || red.op != TOp::Reduce || red.kids[2].op != TOp::Map {
@@ -414,7 +542,7 @@ impl Lowerer<'_> {
         let (TOp::Sym(fs), TOp::Sym(zs), TOp::Sym(hs), TOp::Other(zip)) = (&f.op, &z.op, &h.op, &zipped.op) else {
             return None;
         };
-        if self.leaf(zip) != "zip" || zipped.kids.len() != 2 {
+        if self.leaf_text(zip) != "zip" || zipped.kids.len() != 2 {
             return None;
         }
         let (a, b) = (name_of(&zipped.kids[0])?, name_of(&zipped.kids[1])?);
@@ -424,28 +552,75 @@ impl Lowerer<'_> {
             _ if a == c && b == p.r => true,
             _ => return None,
         };
-        let (ft, zt, ht) = (self.leaf(fs), self.leaf(zs), self.leaf(hs));
-        let [acc, tiles, la, lb, ar, ab, s, q, v, x, i] =
+        let [acc, tiles, la, lb, ar, ab, s, q, _v, _x, i] =
             ["acc", "tiles", "la", "lb", "ar", "ab", "s", "q", "v", "x", "i"].map(|n| self.name(n));
-        let copy = format!("(mapLcl1 (lambda ({v}) (mapLcl0 (lambda ({x}) {x}) {v}))");
-        let pair = if swapped {
-            format!("(zip (get #1 {ab}) (get #1 {ar}))")
-        } else {
-            format!("(zip (get #1 {ar}) (get #1 {ab}))")
-        };
-        let step = format!(
-            "(lambda ({acc} {tiles}) (let {la} (toLocal {copy} (get #0 {tiles}))) (let {lb} (transpose (toLocal {copy} (transpose (get #1 {tiles}))))) (mapLcl1 (lambda ({ar}) (join (mapLcl0 (lambda ({ab}) (reduceSeq (lambda ({s} {q}) ({ft} {s} ({ht} {q}))) (get #0 {ab}) {pair})) (zip (get #0 {ar}) {lb})))) (zip {acc} {la})))))"
-        );
-        let init = format!(
-            "{copy} (split #{} (generate #{} (lambda ({i}) {zt}))))",
-            p.t0,
-            p.t1 * p.t0
-        );
-        let pairs = format!(
-            "(zip (transpose (map (split #{kt}) {})) (transpose (map (split #{kt}) {})))",
-            p.big_r, p.big_c
-        );
-        Some(format!("(join (reduceSeq {step} {init} {pairs}))"))
+        // step = λacc tiles. let la = toLocal (copy (get 0 tiles)) in
+        //   let lb = transpose (toLocal (copy (transpose (get 1 tiles)))) in
+        //   mapLcl1 (λar. join (mapLcl0 (λab. reduceSeq (λs q. f s (h q)) (get 0 ab) (zip ..)) (zip (get 0 ar) lb))) (zip acc la)
+        let (accv, tilesv) = (self.b.bind(&acc), self.b.bind(&tiles));
+        let t0 = self.get(0, tilesv);
+        let copied = self.tile_copy(t0);
+        let la_val = self.b.to(AddressSpace::Local, copied);
+        let lav = self.b.bind(&la);
+        let t1 = self.get(1, tilesv);
+        let t1t = self.b.prim(Prim::Transpose, vec![t1]);
+        let copied = self.tile_copy(t1t);
+        let staged = self.b.to(AddressSpace::Local, copied);
+        let lb_val = self.b.prim(Prim::Transpose, vec![staged]);
+        let lbv = self.b.bind(&lb);
+        let arv = self.b.bind(&ar);
+        let abv = self.b.bind(&ab);
+        let (sv, qv) = (self.b.bind(&s), self.b.bind(&q));
+        let hq = self.call(hs, &[Arg::Var(qv)]);
+        let fsq = self.call(fs, &[Arg::Var(sv), Arg::Expr(hq)]);
+        self.b.unbind(qv);
+        self.b.unbind(sv);
+        let red_fn = self.b.lambda(vec![sv, qv], fsq);
+        let init = self.get(0, abv);
+        let (x1, x2) = if swapped { (abv, arv) } else { (arv, abv) };
+        let (g1, g2) = (self.get(1, x1), self.get(1, x2));
+        let pair = self.b.prim(Prim::Zip, vec![g1, g2]);
+        let dot = self.b.prim(Prim::Reduce(ReduceKind::Seq), vec![red_fn, init, pair]);
+        self.b.unbind(abv);
+        let dot_fn = self.b.lambda(vec![abv], dot);
+        let ar0 = self.get(0, arv);
+        let lbe = self.b.var(lbv);
+        let row_pairs = self.b.prim(Prim::Zip, vec![ar0, lbe]);
+        let row = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![dot_fn, row_pairs]);
+        let row = self.b.prim(Prim::Join, vec![row]);
+        self.b.unbind(arv);
+        let row_fn = self.b.lambda(vec![arv], row);
+        let acce = self.b.var(accv);
+        let lae = self.b.var(lav);
+        let acc_pairs = self.b.prim(Prim::Zip, vec![acce, lae]);
+        let block = self.b.prim(Prim::Map(MapKind::Lcl(1)), vec![row_fn, acc_pairs]);
+        self.b.unbind(lbv);
+        let block = self.b.let_(lbv, lb_val, block);
+        self.b.unbind(lav);
+        let block = self.b.let_(lav, la_val, block);
+        self.b.unbind(tilesv);
+        self.b.unbind(accv);
+        let step = self.b.lambda(vec![accv, tilesv], block);
+        // init = copy (split #t0 (generate #(t1·t0) (λi. z)))
+        let iv = self.b.bind(&i);
+        let zero = self.leaf(zs);
+        self.b.unbind(iv);
+        let gen_fn = self.b.lambda(vec![iv], zero);
+        let generated = self
+            .b
+            .prim(Prim::Generate(arith::ArithExpr::cst(p.t1 * p.t0)), vec![gen_fn]);
+        let tiles_init = self.b.prim(Prim::Split(arith::ArithExpr::cst(p.t0)), vec![generated]);
+        let init = self.tile_copy(tiles_init);
+        // pairs = zip (transpose (map (split #kt) R)) (transpose (map (split #kt) C))
+        let re = self.b.name(&p.big_r);
+        let rs = self.map_split(kt, re);
+        let rs = self.b.prim(Prim::Transpose, vec![rs]);
+        let ce = self.b.name(&p.big_c);
+        let cs = self.map_split(kt, ce);
+        let cs = self.b.prim(Prim::Transpose, vec![cs]);
+        let pairs = self.b.prim(Prim::Zip, vec![rs, cs]);
+        let acc = self.b.prim(Prim::Reduce(ReduceKind::Seq), vec![step, init, pairs]);
+        Some(self.b.prim(Prim::Join, vec![acc]))
     }
 
     fn host_tiled(&mut self, p: &Tiled) -> Out {
@@ -453,41 +628,83 @@ impl Lowerer<'_> {
         let k_len = self.eval(p.xs.inner.as_ref());
         let (xt, xc, xbind) = self.kernel_arg(&p.xs);
         let (yt, yc, ybind) = self.kernel_arg(&p.ys);
-        let (g, gc) = self.func(&p.g, self.eval(p.ys.inner.as_ref()));
-        let copy = "(mapLcl1 (lambda (v) (mapLcl0 (lambda (x) x) v))";
-        let (la, lb) = (self.name("la"), self.name("lb"));
-        let mut lets = String::new();
-        let mut closing = String::new();
-        let rows = if p.stage_r {
-            lets.push_str(&format!("(let {la} (toLocal {copy} {})) ", p.big_r));
-            closing.push(')');
-            la.clone()
-        } else {
-            p.big_r.clone()
-        };
-        let cols = if p.stage_c {
-            let stage = if self.is_transpose(&p.ys) {
-                format!("(transpose (toLocal {copy} (transpose {}))))", p.big_c)
-            } else {
-                format!("(toLocal {copy} {}))", p.big_c)
-            };
-            lets.push_str(&format!("(let {lb} {stage} "));
-            closing.push(')');
-            lb.clone()
-        } else {
-            p.big_c.clone()
-        };
-        let inner = format!("(mapLcl0 {g} {cols})");
-        let inner = if p.joined { format!("(join {inner})") } else { inner };
+        let big_r = self.b.bind(&p.big_r);
+        let zv = self.b.bind(&p.z);
+        let ze = self.b.var(zv);
+        let zj = self.b.prim(Prim::Join, vec![ze]);
+        self.b.unbind(zv);
+        let join_fn = self.b.lambda(vec![zv], zj);
+        let big_c = self.b.bind(&p.big_c);
         let ktiled = p.ktile.and_then(|kt| self.ktiled_body(p, kt));
-        let body = match &ktiled {
-            Some(b) => b.clone(),
-            None => format!("{lets}(mapLcl1 (lambda ({}) {inner}) {rows}){closing}", p.r),
+        let g_len = self.eval(p.ys.inner.as_ref());
+        // the row function (with the row variable in scope); where the K-tiled body replaces
+        // it, only its cost and notes count and its nodes are undone
+        let mark = self.b.mark();
+        let rv = self.b.bind(&p.r);
+        let (g, gc) = self.func(&p.g, g_len);
+        self.b.unbind(rv);
+        if ktiled.is_some() {
+            self.b.rollback(mark);
+        }
+        let (la, lb) = (self.name("la"), self.name("lb"));
+        let body = match ktiled {
+            Some(body) => body,
+            None => {
+                let mut lets = vec![];
+                let rows = if p.stage_r {
+                    let re = self.b.name(&p.big_r);
+                    let copied = self.tile_copy(re);
+                    let staged = self.b.to(AddressSpace::Local, copied);
+                    let v = self.b.bind(&la);
+                    lets.push((v, staged));
+                    self.b.var(v)
+                } else {
+                    self.b.name(&p.big_r)
+                };
+                let cols = if p.stage_c {
+                    let ce = self.b.name(&p.big_c);
+                    let staged = if self.is_transpose(&p.ys) {
+                        let t = self.b.prim(Prim::Transpose, vec![ce]);
+                        let copied = self.tile_copy(t);
+                        let staged = self.b.to(AddressSpace::Local, copied);
+                        self.b.prim(Prim::Transpose, vec![staged])
+                    } else {
+                        let copied = self.tile_copy(ce);
+                        self.b.to(AddressSpace::Local, copied)
+                    };
+                    let v = self.b.bind(&lb);
+                    lets.push((v, staged));
+                    self.b.var(v)
+                } else {
+                    self.b.name(&p.big_c)
+                };
+                let inner = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![g, cols]);
+                let inner = if p.joined {
+                    self.b.prim(Prim::Join, vec![inner])
+                } else {
+                    inner
+                };
+                let row_fn = self.b.lambda(vec![rv], inner);
+                let mut body = self.b.prim(Prim::Map(MapKind::Lcl(1)), vec![row_fn, rows]);
+                for (v, value) in lets.into_iter().rev() {
+                    self.b.unbind(v);
+                    body = self.b.let_(v, value, body);
+                }
+                body
+            }
         };
-        let text = format!(
-            "(toGlobal (join (mapWrg1 (lambda ({}) (map (lambda ({}) (join {})) (transpose (mapWrg0 (lambda ({}) {body}) (split #{} {yt}))))) (split #{} {xt}))))",
-            p.big_r, p.z, p.z, p.big_c, p.t0, p.t1
-        );
+        self.b.unbind(big_c);
+        let block_fn = self.b.lambda(vec![big_c], body);
+        let cols = self.b.prim(Prim::Split(arith::ArithExpr::cst(p.t0)), vec![yt]);
+        let blocks = self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![block_fn, cols]);
+        let blocks = self.b.prim(Prim::Transpose, vec![blocks]);
+        let rows_of_blocks = self.b.prim(Prim::Map(MapKind::Plain), vec![join_fn, blocks]);
+        self.b.unbind(big_r);
+        let row_block_fn = self.b.lambda(vec![big_r], rows_of_blocks);
+        let rows = self.b.prim(Prim::Split(arith::ArithExpr::cst(p.t1)), vec![xt]);
+        let tiles = self.b.prim(Prim::Map(MapKind::Wrg(1)), vec![row_block_fn, rows]);
+        let joined = self.b.prim(Prim::Join, vec![tiles]);
+        let e = self.b.to(AddressSpace::Global, joined);
         self.notes.push(format!(
             "mapWrg1×mapWrg0 tiles of {}×{}, {}",
             p.t1,
@@ -522,9 +739,9 @@ impl Lowerer<'_> {
                 * 2.0
                 * (if p.stage_r { 1.0 / p.t0 as f64 } else { 0.0 } + if p.stage_c { 1.0 / p.t1 as f64 } else { 0.0 })
         };
-
-        let text = Self::wrap(ybind, Self::wrap(xbind, text));
-        (text, xc + yc + compute + stage + threads * MEM + LAUNCH)
+        let e = self.wrap(xbind, e);
+        let e = self.wrap(ybind, e);
+        (e, xc + yc + compute + stage + threads * MEM + LAUNCH)
     }
 
     /// Code at host level: a sequence of kernels.
@@ -539,7 +756,7 @@ impl Lowerer<'_> {
                 let n = self.len(x);
                 let (xt, xc, bind) = self.kernel_arg(x);
                 let m = self.eval(x.inner.as_ref());
-                let (text, cost) = if f.op == TOp::MapF {
+                let (e, cost) = if f.op == TOp::MapF {
                     // the elements of a chunk of `split k y` are the elements of `y`
                     let elem_len = match x.op {
                         TOp::Split(_) => self.eval(x.kids[1].inner.as_ref()),
@@ -550,28 +767,44 @@ impl Lowerer<'_> {
                     self.notes.push(format!("mapWrg {n} groups × mapLcl {m}"));
                     let threads = n * m;
                     let under = if m < 32.0 { 1.25 } else { 1.0 };
+                    let cv = self.b.bind(&c);
+                    let ce = self.b.var(cv);
+                    let lcl = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![g, ce]);
+                    self.b.unbind(cv);
+                    let chunk_fn = self.b.lambda(vec![cv], lcl);
                     (
-                        format!("(mapWrg (lambda ({c}) (mapLcl {g} {c})) {xt})"),
+                        self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![chunk_fn, xt]),
                         under * (threads / self.lanes).ceil() * gc + threads * MEM,
                     )
                 } else if let Some((inner, joined)) = two_d(f).filter(|(i, _)| !self.computes(&i.kids[1])) {
                     let m = self.len(&inner.kids[1]);
+                    let pv = self.b.bind(&Self::sym_name(&f.kids[0]));
                     let (g, gc) = self.func(&inner.kids[0], self.eval(inner.kids[1].inner.as_ref()));
                     let (y, _) = self.seq(&inner.kids[1]);
                     self.notes.push(format!("mapGlb1 {n} × mapGlb {m}"));
                     let threads = n * m;
-                    let body = format!("(mapGlb {g} {y})");
-                    let body = if joined { format!("(join {body})") } else { body };
+                    let body = self.b.prim(Prim::Map(MapKind::Glb(0)), vec![g, y]);
+                    let body = if joined {
+                        self.b.prim(Prim::Join, vec![body])
+                    } else {
+                        body
+                    };
+                    self.b.unbind(pv);
+                    let row_fn = self.b.lambda(vec![pv], body);
                     (
-                        format!("(mapGlb1 (lambda ({}) {body}) {xt})", f.kids[0].sexp()),
+                        self.b.prim(Prim::Map(MapKind::Glb(1)), vec![row_fn, xt]),
                         (threads / self.lanes).ceil() * gc + threads * MEM,
                     )
                 } else {
                     let (g, gc) = self.func(f, m);
                     self.notes.push(format!("mapGlb {n}"));
-                    (format!("(mapGlb {g} {xt})"), (n / self.lanes).ceil() * gc + n * MEM)
+                    (
+                        self.b.prim(Prim::Map(MapKind::Glb(0)), vec![g, xt]),
+                        (n / self.lanes).ceil() * gc + n * MEM,
+                    )
                 };
-                (Self::wrap(bind, format!("(toGlobal {text})")), xc + cost + LAUNCH)
+                let e = self.b.to(AddressSpace::Global, e);
+                (self.wrap(bind, e), xc + cost + LAUNCH)
             }
             TOp::Reduce => {
                 let x = &k[2];
@@ -583,17 +816,20 @@ impl Lowerer<'_> {
                     let (f, fc) = self.func(&k[0], 1.0);
                     let (z, _) = self.seq(&k[1]);
                     self.notes.push(format!("final reduceSeq over {n}"));
-                    let body = format!("(toGlobal (reduceSeq {f} {z} {xt}))");
-                    return (Self::wrap(bind, body), xc + n * (fc + 1.0) + LAUNCH);
+                    let r = self.b.prim(Prim::Reduce(ReduceKind::Seq), vec![f, z, xt]);
+                    let e = self.b.to(AddressSpace::Global, r);
+                    return (self.wrap(bind, e), xc + n * (fc + 1.0) + LAUNCH);
                 }
                 let (s, c) = self.seq(t);
                 self.notes.push(format!("one-work-item reduceSeq over {}", self.len(x)));
-                (format!("(toGlobal {s})"), c + LAUNCH)
+                (self.b.to(AddressSpace::Global, s), c + LAUNCH)
             }
             TOp::Let => {
                 let (v, vc) = self.host(&k[1]);
+                let x = self.b.bind(&Self::sym_name(&k[0]));
                 let (b, bc) = self.host(&k[2]);
-                (format!("(let {} {v} {b})", k[0].sexp()), vc + bc)
+                self.b.unbind(x);
+                (self.b.let_(x, v, b), vc + bc)
             }
             TOp::Sym(s) => (self.leaf(s), 0.0),
             TOp::Other(_) if self.computes(t) => {

@@ -148,7 +148,7 @@ fn k_tiled_mm_variants_are_sound() {
         .collect();
     assert!(!ktiled.is_empty(), "{ex}");
     for v in ktiled {
-        assert!(crate::compiles(&v.source), "{}", v.source);
+        assert!(emits(v), "{}", v.source);
     }
 }
 
@@ -165,9 +165,9 @@ fn mm_exploration_finds_work_group_tiles_in_local_memory() {
         let tiled = ex
             .variants
             .iter()
-            .find(|v| v.source.contains("mapWrg1") && v.source.contains("mapLcl0") && v.source.contains("toLocal"))
+            .find(|v| v.source.contains("mapWrg1") && v.source.contains("(mapLcl ") && v.source.contains("toLocal"))
             .unwrap_or_else(|| panic!("no tiled variant with local staging:\n{ex}"));
-        assert!(crate::compiles(&tiled.source), "{}", tiled.source);
+        assert!(emits(tiled), "{}", tiled.source);
     }
 }
 
@@ -193,4 +193,9 @@ fn exploration_is_deterministic() {
         .expect("explores")
         .to_string();
     assert_eq!(a, b);
+}
+
+/// Whether code generation accepts a variant (which `validate` accepted).
+fn emits(v: &crate::Variant) -> bool {
+    codegen_opencl::emit(&v.program, &v.info).is_ok()
 }

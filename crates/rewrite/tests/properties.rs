@@ -560,7 +560,7 @@ impl Case {
             if !self.checked.borrow_mut().insert(v.source.clone()) {
                 continue;
             }
-            if let Err(why) = self.check_variant(&v.source) {
+            if let Err(why) = self.check_variant(v) {
                 failures.push(format!(
                     "[{label}] unsound variant: {why}\nprogram (sizes {:?}):\n{}variant ({}):\n{}",
                     self.sizes, self.src, v.description, v.source
@@ -570,12 +570,27 @@ impl Case {
         ex.variants.into_iter().map(|v| v.source).collect()
     }
 
-    fn check_variant(&self, source: &str) -> Result<(), String> {
-        let p = ir::parse(source).map_err(|d| format!("does not parse: {}", d.message))?;
-        typeck::infer(&p).map_err(|d| format!("does not type-check: {}", d.message))?;
+    fn check_variant(&self, v: &rewrite::Variant) -> Result<(), String> {
+        // the program as `lift` receives it, and the same program read back from its text
+        let p = &v.program;
+        let again = ir::parse(&v.source).map_err(|d| format!("its text does not parse: {}", d.message))?;
+        let again_info = typeck::infer(&again).map_err(|d| format!("its text does not type-check: {}", d.message))?;
+        typeck::infer(p).map_err(|d| format!("does not type-check: {}", d.message))?;
+        validate::validate(p, &v.info).map_err(|ds| format!("is not valid: {}", ds[0].message))?;
+        let plan = codegen_opencl::emit(p, &v.info)
+            .map_err(|d| format!("passes validation but code generation refuses it: {}", d.message))?;
+        // the tuning cache keeps the text: it must compile to the same kernels
+        let from_text = codegen_opencl::emit(&again, &again_info)
+            .map_err(|d| format!("its text does not compile: {}", d.message))?;
+        if from_text.source != plan.source {
+            return Err(format!(
+                "its text compiles to other kernels:\n{}\ninstead of\n{}",
+                from_text.source, plan.source
+            ));
+        }
         let lookup = |n: &str| self.sizes.get(n).copied();
         for (args, expect) in &self.runs {
-            let got = eval(&p, args, &lookup).map_err(|e| format!("fails to run: {}", e.message))?;
+            let got = eval(p, args, &lookup).map_err(|e| format!("fails to run: {}", e.message))?;
             if !close(expect, &got) {
                 return Err(format!(
                     "result differs\nexpected {}\n     got {}",
@@ -608,7 +623,7 @@ fn cases() -> Vec<Case> {
                 continue;
             }
         };
-        if !rewrite::compiles(&src) {
+        if validate::validate(&prog, &info).is_err() || codegen_opencl::emit(&prog, &info).is_err() {
             rejected.push(format!("does not compile\n{src}"));
             continue;
         }

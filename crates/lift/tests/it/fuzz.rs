@@ -1,6 +1,6 @@
 //! A property test of the front end: random bytes and random mutations of every example
 //! (tokens deleted, duplicated, swapped or replaced, numbers changed, parentheses dropped) go
-//! through `lift::front` and `lift::compile_text(.., Types)`, which must return `Ok` or `Err`
+//! through `lift::compile` (to types only) and `lift::compile_text(.., Types)`, which must return `Ok` or `Err`
 //! but never panic. A hand-rolled xorshift keeps it dependency-free and reproducible:
 //! `LIFT_FUZZ_SEED` and `LIFT_FUZZ_CASES` change the seed and the number of cases per example.
 
@@ -258,7 +258,11 @@ fn random_bytes(rng: &mut XorShift) -> String {
 /// Feeds one input to the front end; `Err` carries the panic message.
 fn feed(src: &str) -> Result<(), String> {
     catch_unwind(AssertUnwindSafe(|| {
-        let _ = lift::front(src);
+        let types_only = lift::Options {
+            types_only: true,
+            ..lift::Options::default()
+        };
+        let _ = lift::compile(src, &types_only);
         let _ = lift::compile_text(src, lift::Emit::Types);
     }))
     .map_err(|panic| panic_text(&panic))

@@ -59,7 +59,8 @@ fn diagnostics() {
         |ex| &ex.name,
         |ex| {
             let expected = ex.header.error.as_ref().ok_or("the header has no `;; error:` line")?;
-            let err = match lift::compile_text(&ex.src, lift::Emit::Types) {
+            // the whole compilation, so that legality errors (`validate`) are covered too
+            let err = match lift::compile_text(&ex.src, lift::Emit::Cl) {
                 Ok(_) => return Err(format!("compiled, but should fail with: {expected}")),
                 Err(err) => err,
             };

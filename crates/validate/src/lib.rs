@@ -1,0 +1,872 @@
+//! Legality of a typed low-level program for the OpenCL back end, decided before code generation.
+//!
+//! [`validate`] walks the program the way `codegen_opencl::emit` will lay it out in kernels —
+//! host level (one kernel per computed value), then inside each kernel the execution level:
+//! *top* (every work-item of the launch, outside its maps), *group* (inside `mapWrg`, outside
+//! `mapLcl`: every work-item of a group in lockstep) and *item* (one work-item's own code) — and
+//! reports every construct the back end cannot emit, each with the span of the offending node:
+//!
+//! - map nesting per dimension: `mapGlb`/`mapWrg` outermost in a kernel or directly inside maps
+//!   of their own kind in other dimensions, `mapLcl` only inside `mapWrg` of its dimension and
+//!   not inside another `mapLcl` of it, no kernel mixing `mapGlb` with `mapWrg`/`mapLcl`;
+//! - what runs at work-group level: values computed or arrays copied directly inside `mapWrg`
+//!   (also in the body of a sequential loop or reduction there, and a reduction's initial value)
+//!   would be written by every work-item of the group (they must be distributed with `mapLcl`);
+//! - address spaces of temporaries (a `toX` read as an input, or the innermost `toX` a computed
+//!   input's elements are made by; a `toX` whose result goes straight into a destination takes
+//!   the destination's space): `toLocal` only inside a work-group, `toPrivate` neither at
+//!   work-group level nor around a `mapLcl`, private arrays of a size known at compile time;
+//! - vector stores: no re-indexing between `asScalar`/`asVector` and the computation writing
+//!   through it;
+//! - barriers: a `mapLcl` at work-group level is followed by a barrier that the whole group must
+//!   reach, so it may not sit in a branch of an `if`;
+//! - kernels: `filterGlb` only at host level (it is several kernels), one length per dimension
+//!   for the `mapGlb`s of a kernel (its launch size), unrolled loops of a length known at
+//!   compile time, `iterate` within the unrolling limit, host-level scalar values without
+//!   statements, parameters of supported types, no reduction accumulator of filter results;
+//! - single primitives: `generate` of a scalar expression without bindings, no padding with
+//!   tuples, `mapVec` functions returning scalars.
+//!
+//! High-level `map`/`reduce`/`filter` are checked as the default lowering treats them (a plain
+//! `map` at the top of a kernel is `mapGlb`, elsewhere `mapSeq`). The code generator keeps its
+//! own checks as internal errors: a program this crate accepts and `emit` refuses is a bug
+//! (`agree.rs` tests this on mutated examples, the rewrite property test on every variant). The
+//! one rule stricter than the code generator: `toLocal` outside a work-group, which it would emit
+//! as one local array written by all work-items of a group at once.
+//!
+//! All diagnostics are returned, in source order, so a user sees every problem at once.
+
+use ir::{AddressSpace, Diagnostic, Expr, ExprId, FilterKind, MapKind, Prim, Program, ReduceKind, Type};
+use std::collections::BTreeSet;
+use typeck::TypeInfo;
+
+/// Checks that `prog` (typed by `info`) can be emitted as OpenCL; every violation as a
+/// diagnostic with the span of the node at fault.
+pub fn validate(prog: &Program, info: &TypeInfo) -> Result<(), Vec<Diagnostic>> {
+    let mut v = Validator {
+        prog,
+        info,
+        errs: vec![],
+        pre: BTreeSet::new(),
+        kernel: None,
+    };
+    for p in &prog.params {
+        match &p.ty {
+            Type::Scalar(_) | Type::Array(..) => {}
+            Type::Vector(..) | Type::Tuple(_) | Type::Exists(_) | Type::Fun(..) => v.errs.push(Diagnostic::new(
+                p.ty_span,
+                format!(
+                    "parameters of type {} are not supported yet by the OpenCL back end (scalars and arrays are)",
+                    p.ty
+                ),
+            )),
+        }
+    }
+    v.host(prog.body, None);
+    v.shapes();
+    if v.errs.is_empty() {
+        return Ok(());
+    }
+    // in source order, whatever order the kernels are checked in
+    v.errs.sort_by_key(|d| (d.span.start, d.span.end));
+    v.errs.dedup_by(|a, b| a.span == b.span && a.message == b.message);
+    Err(v.errs)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Level {
+    Top,
+    Group,
+    Item,
+}
+
+/// Where a node of kernel code runs.
+#[derive(Clone, Debug)]
+struct Cx {
+    level: Level,
+    /// Parallel maps around this node, outermost first.
+    active: Vec<MapKind>,
+    /// Inside a branch of an `if` that not every work-item of a group may take.
+    branch: bool,
+    /// The `asScalar`/`asVector` whose dual view is the outermost layer of the destination
+    /// (stores through it are vector or lane stores, and nothing may re-index them before).
+    vec_dest: Option<ExprId>,
+}
+
+/// The parallel maps seen so far in the kernel being checked.
+#[derive(Default)]
+struct Kernel {
+    glb: Option<ExprId>,
+    /// The length of the `mapGlb` of each dimension: the launch's size there.
+    glb_len: [Option<ir::ArithExpr>; 3],
+    wrg: Option<ExprId>,
+    mixed: bool,
+    /// A map was misplaced: its body's maps would only repeat that error as a mix of kinds.
+    misplaced: bool,
+}
+
+struct Validator<'a> {
+    prog: &'a Program,
+    info: &'a TypeInfo,
+    errs: Vec<Diagnostic>,
+    /// Arguments computed by their own kernels before the kernel that reads them.
+    pre: BTreeSet<ExprId>,
+    kernel: Option<Kernel>,
+}
+
+fn dim_suffix(d: u8) -> String {
+    if d == 0 {
+        String::new()
+    } else {
+        d.to_string()
+    }
+}
+
+impl Validator<'_> {
+    fn err(&mut self, e: ExprId, msg: impl Into<String>) {
+        self.errs.push(Diagnostic::new(self.prog.span(e), msg));
+    }
+
+    fn ty(&self, e: ExprId) -> Option<&Type> {
+        self.info.types.get(e.index()).and_then(|t| t.as_ref())
+    }
+
+    fn is_array(&self, e: ExprId) -> bool {
+        matches!(self.ty(e), Some(Type::Array(..) | Type::Exists(_)))
+    }
+
+    fn lambda(&self, f: ExprId) -> Option<ExprId> {
+        match self.prog.expr(f) {
+            Expr::Lambda { body, .. } => Some(*body),
+            _ => None,
+        }
+    }
+
+    // ----- shapes the back end treats as views (mirrors of its own predicates) -----
+
+    /// `map (λx. L x)` with `L` only join/split/transpose and plain maps of those.
+    fn layout_map(&self, e: ExprId) -> bool {
+        let Expr::Prim {
+            prim: Prim::Map(MapKind::Plain),
+            args,
+        } = self.prog.expr(e)
+        else {
+            return false;
+        };
+        match self.prog.expr(args[0]) {
+            Expr::Lambda { params, body } if params.len() == 1 => {
+                let mut any = false;
+                self.layout_chain(*body, params[0], &mut any) && any
+            }
+            _ => false,
+        }
+    }
+
+    fn layout_chain(&self, e: ExprId, x: ir::VarId, any: &mut bool) -> bool {
+        match self.prog.expr(e) {
+            Expr::Var(v) => *v == x,
+            Expr::Prim {
+                prim: Prim::Join | Prim::Split(_) | Prim::Transpose,
+                args,
+            } => {
+                *any = true;
+                self.layout_chain(args[0], x, any)
+            }
+            Expr::Prim {
+                prim: Prim::Map(MapKind::Plain),
+                args,
+            } => match self.prog.expr(args[0]) {
+                Expr::Lambda { params, body } if params.len() == 1 => {
+                    self.layout_chain(args[1], x, any) && self.layout_chain(*body, params[0], any)
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// Whether `e` only rearranges existing data (no computation, no buffer).
+    fn is_view(&self, e: ExprId) -> bool {
+        match self.prog.expr(e) {
+            Expr::Var(_) | Expr::Lit(_) => true,
+            Expr::Prim { prim, args } => match prim {
+                Prim::Zip
+                | Prim::Split(_)
+                | Prim::Join
+                | Prim::Transpose
+                | Prim::Slide(..)
+                | Prim::PadClamp(..)
+                | Prim::ReorderStride(_)
+                | Prim::Reverse
+                | Prim::AsVector(_)
+                | Prim::AsScalar
+                | Prim::Pad(..)
+                | Prim::To(_) => args.iter().all(|a| self.is_view(*a)),
+                Prim::Generate(_) => true,
+                Prim::Map(_) => self.layout_map(e) && self.is_view(args[1]),
+                Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_) => false,
+            },
+            Expr::Op { .. } | Expr::If { .. } => !self.is_array(e),
+            Expr::Let { value, body, .. } => self.is_view(*value) && self.is_view(*body),
+            Expr::Pack(_) | Expr::Lambda { .. } => false,
+        }
+    }
+
+    fn contains_parallel(&self, e: ExprId) -> bool {
+        if self.pre.contains(&e) {
+            return false;
+        }
+        match self.prog.expr(e) {
+            Expr::Prim {
+                prim: Prim::Map(_),
+                args,
+            } if self.layout_map(e) => self.contains_parallel(args[1]),
+            Expr::Prim {
+                prim: Prim::Map(k),
+                args,
+            } => {
+                matches!(k, MapKind::Glb(_) | MapKind::Wrg(_) | MapKind::Plain)
+                    || args.iter().any(|a| self.contains_parallel(*a))
+            }
+            Expr::Lambda { .. } => false,
+            _ => self.prog.children(e).iter().any(|c| self.contains_parallel(*c)),
+        }
+    }
+
+    /// The address space a computed value is materialized in when no `toX` wraps it: that of
+    /// the `toX` its elements are computed by, through maps, layouts and `let` bodies.
+    fn space_of(&self, e: ExprId) -> Option<AddressSpace> {
+        match self.prog.expr(e) {
+            Expr::Prim { prim: Prim::To(s), .. } => Some(*s),
+            Expr::Prim {
+                prim: Prim::Map(_) | Prim::Iterate(_),
+                args,
+            } => self.lambda(args[0]).and_then(|b| self.space_of(b)),
+            Expr::Prim {
+                prim: Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_),
+                args,
+            } => self.space_of(args[0]),
+            Expr::Let { body, .. } => self.space_of(*body),
+            _ => None,
+        }
+    }
+
+    fn is_layout_of_var(&self, e: ExprId, x: ir::VarId) -> bool {
+        match self.prog.expr(e) {
+            Expr::Var(v) => *v == x,
+            Expr::Prim {
+                prim: Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_) | Prim::To(_),
+                args,
+            } => self.is_layout_of_var(args[0], x),
+            _ => false,
+        }
+    }
+
+    fn contains_lcl(&self, e: ExprId) -> bool {
+        matches!(
+            self.prog.expr(e),
+            Expr::Prim {
+                prim: Prim::Map(MapKind::Lcl(_)),
+                ..
+            }
+        ) || self.prog.children(e).iter().any(|c| self.contains_lcl(*c))
+    }
+
+    /// Whether evaluating `e` (outside its function arguments) computes anything.
+    fn computes(&self, e: ExprId) -> bool {
+        match self.prog.expr(e) {
+            Expr::Prim { prim, args } => match prim {
+                Prim::Map(_) => !self.layout_map(e) || self.computes(args[1]),
+                Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_) => true,
+                _ => args.iter().any(|a| self.computes(*a)),
+            },
+            Expr::Lambda { .. } => false,
+            _ => self.prog.children(e).iter().any(|c| self.computes(*c)),
+        }
+    }
+
+    // ----- host level -----
+
+    /// A host-level value written to a destination seen through `vec_dest` (see [`Cx`]).
+    fn host(&mut self, e: ExprId, vec_dest: Option<ExprId>) {
+        if self.info.packs.contains(&e) {
+            // a value packed with its run-time length is one kernel, computed arguments included
+            self.in_kernel(e, |v| {
+                let cx = Cx {
+                    level: if v.contains_parallel(e) {
+                        Level::Top
+                    } else {
+                        Level::Item
+                    },
+                    active: vec![],
+                    branch: false,
+                    vec_dest,
+                };
+                v.into(e, &cx);
+            });
+            return;
+        }
+        match self.prog.expr(e).clone() {
+            Expr::Let { value, body, .. } => {
+                self.host_bind(value);
+                self.host(body, vec_dest);
+            }
+            Expr::Pack(inner) => self.host(inner, vec_dest),
+            Expr::Prim { prim, args } => match prim {
+                Prim::To(_) => self.host(args[0], vec_dest),
+                Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_) => {
+                    let vec_dest = self.through(e, vec_dest);
+                    self.host(args[0], vec_dest)
+                }
+                Prim::Filter(FilterKind::Glb | FilterKind::Plain) => {
+                    // a counting and a scattering kernel over the input; the predicate is one
+                    // work-item's code
+                    self.prepare(args[1]);
+                    self.in_kernel(e, |v| {
+                        let cx = Cx {
+                            level: Level::Item,
+                            active: vec![MapKind::Glb(0)],
+                            branch: false,
+                            vec_dest: None,
+                        };
+                        v.func(args[0], &cx);
+                        v.value(args[1], &cx);
+                    });
+                }
+                _ => self.kernel(e, vec_dest),
+            },
+            _ => self.kernel(e, vec_dest),
+        }
+    }
+
+    /// The destination of the argument of a layout primitive `e` written through: the `vec_dest`
+    /// of that argument, after reporting a re-indexing between a vector view and its writes.
+    fn through(&mut self, e: ExprId, vec_dest: Option<ExprId>) -> Option<ExprId> {
+        let vector = matches!(
+            self.prog.expr(e),
+            Expr::Prim {
+                prim: Prim::AsScalar | Prim::AsVector(_),
+                ..
+            }
+        );
+        if let Some(v) = vec_dest {
+            let (outer, name) = match self.prog.expr(v) {
+                Expr::Prim { prim, .. } => (prim.name(), self.prim_name(e)),
+                _ => (String::new(), String::new()),
+            };
+            self.err(
+                e,
+                format!("the result of `{name}` cannot be written through the `{outer}` around it: vector stores need `{outer}` directly around the computation that writes the elements; apply `{name}` to the inputs instead, or `{outer}` inside it"),
+            );
+            return None;
+        }
+        vector.then_some(e)
+    }
+
+    fn prim_name(&self, e: ExprId) -> String {
+        match self.prog.expr(e) {
+            Expr::Prim { prim, .. } => prim.name(),
+            _ => "this expression".into(),
+        }
+    }
+
+    fn host_bind(&mut self, value: ExprId) {
+        if !self.is_array(value) && self.computes(value) {
+            self.err(
+                value,
+                "a scalar computation outside any map needs statements; compute it inside the map that uses it",
+            );
+            return;
+        }
+        if self.is_view(value) {
+            // bound without a kernel, as an expression that reads its inputs
+            return;
+        }
+        self.host(value, None);
+    }
+
+    /// Computed array arguments of a top-level computation get kernels of their own first.
+    fn prepare(&mut self, e: ExprId) {
+        let args: Vec<ExprId> = match self.prog.expr(e) {
+            Expr::Prim { args, .. } | Expr::Op { args, .. } => args
+                .iter()
+                .copied()
+                .filter(|a| !matches!(self.prog.expr(*a), Expr::Lambda { .. }))
+                .collect(),
+            Expr::If { cond, then, els } => vec![*cond, *then, *els],
+            Expr::Var(_) | Expr::Lit(_) | Expr::Lambda { .. } | Expr::Let { .. } | Expr::Pack(_) => vec![],
+        };
+        for a in args {
+            if self.pre.contains(&a) {
+                continue;
+            }
+            let computes = match self.prog.expr(a) {
+                Expr::Prim { prim: Prim::Map(_), .. } => !self.layout_map(a),
+                Expr::Prim {
+                    prim: Prim::Reduce(_) | Prim::Iterate(_),
+                    ..
+                } => true,
+                Expr::Prim {
+                    prim: Prim::To(_),
+                    args,
+                } => !self.is_view(args[0]),
+                _ => false,
+            };
+            let plain_array =
+                matches!(self.ty(a), Some(Type::Array(..))) && !self.ty(a).is_some_and(Type::has_existential);
+            if computes && plain_array {
+                self.host(a, None);
+                self.pre.insert(a);
+            } else if !computes {
+                self.prepare(a);
+            }
+        }
+    }
+
+    fn kernel(&mut self, e: ExprId, vec_dest: Option<ExprId>) {
+        self.prepare(e);
+        let level = if self.contains_parallel(e) || self.is_view(e) {
+            Level::Top
+        } else {
+            Level::Item
+        };
+        self.in_kernel(e, |v| {
+            let cx = Cx {
+                level,
+                active: vec![],
+                branch: false,
+                vec_dest,
+            };
+            v.into(e, &cx);
+        });
+    }
+
+    fn in_kernel(&mut self, e: ExprId, f: impl FnOnce(&mut Self)) {
+        let saved = self.kernel.replace(Kernel::default());
+        f(self);
+        let k = std::mem::replace(&mut self.kernel, saved).unwrap_or_default();
+        if k.mixed && !k.misplaced {
+            let at = k.wrg.or(k.glb).unwrap_or(e);
+            self.err(at, "a kernel cannot mix mapGlb with mapWrg/mapLcl");
+        }
+    }
+
+    // ----- kernel code -----
+
+    /// `e` computed into a destination (a buffer, or the enclosing map's element).
+    fn into(&mut self, e: ExprId, cx: &Cx) {
+        if self.pre.contains(&e) {
+            return;
+        }
+        match self.prog.expr(e).clone() {
+            // `let k = v in layout(k)`: `v` is computed straight into the destination seen
+            // through the layout
+            Expr::Let { var, value, body, .. }
+                if !self.info.unpacks.contains_key(&typeck::Binder::Let(e)) && self.is_layout_of_var(body, var) =>
+            {
+                let mut cur = body;
+                let mut cx = cx.clone();
+                while let Expr::Prim { prim, args } = self.prog.expr(cur) {
+                    if !matches!(prim, Prim::To(_)) {
+                        cx.vec_dest = self.through(cur, cx.vec_dest);
+                    }
+                    cur = args[0];
+                }
+                self.into(value, &cx);
+            }
+            Expr::Let { value, body, .. } => {
+                self.value(value, cx);
+                self.into(body, cx);
+            }
+            Expr::Pack(inner) => self.into(inner, cx),
+            Expr::Prim { prim, args } => match prim {
+                // computed straight into the destination, which decides the address space
+                Prim::To(_) => self.into(args[0], cx),
+                Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_) => {
+                    let vec_dest = self.through(e, cx.vec_dest);
+                    self.into(args[0], &Cx { vec_dest, ..cx.clone() })
+                }
+                Prim::Map(_) if self.layout_map(e) => {
+                    let vec_dest = self.through(e, cx.vec_dest);
+                    self.into(args[1], &Cx { vec_dest, ..cx.clone() })
+                }
+                Prim::Map(kind) => self.map(e, kind, args[0], args[1], cx),
+                Prim::Reduce(kind) => self.reduce(e, kind, args[0], args[1], args[2], cx),
+                Prim::Filter(FilterKind::Glb) => self.err(
+                    e,
+                    "`filterGlb` needs several kernels, so it must be at the top level of the program (bind its result with let/unpack), not inside a map",
+                ),
+                Prim::Filter(FilterKind::Seq | FilterKind::Plain) => {
+                    self.group_write(e, cx);
+                    self.func(args[0], &Cx { level: Level::Item, ..cx.clone() });
+                    self.value(args[1], cx);
+                }
+                Prim::Iterate(k) => {
+                    if k.as_cst().is_some_and(|k| k > typeck::MAX_ITERATE) {
+                        self.err(
+                            e,
+                            format!(
+                                "`iterate` is unrolled in generated code and limited to {} steps",
+                                typeck::MAX_ITERATE
+                            ),
+                        );
+                    }
+                    self.func(args[0], cx);
+                    self.value(args[1], cx);
+                }
+                Prim::Zip
+                | Prim::Slide(..)
+                | Prim::Pad(..)
+                | Prim::PadClamp(..)
+                | Prim::ReorderStride(_)
+                | Prim::Reverse
+                | Prim::Generate(_) => {
+                    self.copy(e, cx);
+                    for a in args {
+                        self.value(a, cx);
+                    }
+                }
+            },
+            Expr::Var(_) | Expr::Lit(_) | Expr::Op { .. } | Expr::If { .. } => {
+                if self.is_array(e) {
+                    self.copy(e, cx);
+                } else {
+                    self.group_write(e, cx);
+                }
+                self.value(e, cx);
+            }
+            Expr::Lambda { .. } => {}
+        }
+    }
+
+    /// A value computed at work-group level outside `mapLcl` is written by every work-item.
+    fn group_write(&mut self, e: ExprId, cx: &Cx) {
+        if cx.level == Level::Group {
+            self.err(e, "this value is computed directly inside `mapWrg`, so every work-item of the group would write it; distribute the work with `mapLcl`");
+        }
+    }
+
+    fn copy(&mut self, e: ExprId, cx: &Cx) {
+        if cx.level == Level::Group && self.is_array(e) {
+            self.err(
+                e,
+                "copying an array directly inside `mapWrg` would be done by every work-item; use `mapLcl` to copy it",
+            );
+        }
+    }
+
+    /// `e` read as an input: computed arrays are materialized into temporaries first.
+    fn value(&mut self, e: ExprId, cx: &Cx) {
+        if self.pre.contains(&e) {
+            return;
+        }
+        match self.prog.expr(e).clone() {
+            Expr::Var(_) | Expr::Lit(_) => {}
+            // read where it is used (`generate`'s index function)
+            Expr::Lambda { body, .. } => self.value(body, cx),
+            Expr::Prim {
+                prim: Prim::To(space),
+                args,
+            } if !self.is_view(args[0]) => {
+                self.space(e, space, args[0], cx);
+                self.into(
+                    args[0],
+                    &Cx {
+                        vec_dest: None,
+                        ..cx.clone()
+                    },
+                );
+            }
+            Expr::Prim {
+                prim: Prim::Map(_) | Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_),
+                ..
+            } if !self.is_view(e) => {
+                // a temporary in the address space its innermost `toX` asks for
+                if let Some(space) = self.space_of(e) {
+                    self.space(e, space, e, cx);
+                }
+                self.into(
+                    e,
+                    &Cx {
+                        vec_dest: None,
+                        ..cx.clone()
+                    },
+                )
+            }
+            // a layout map's function is re-indexing, not code
+            Expr::Prim {
+                prim: Prim::Map(_),
+                args,
+            } => self.value(args[1], cx),
+            Expr::Let { value, body, .. } => {
+                self.value(value, cx);
+                self.value(body, cx);
+            }
+            Expr::If { cond, then, els } => {
+                self.value(cond, cx);
+                let branch = Cx {
+                    branch: true,
+                    ..cx.clone()
+                };
+                self.value(then, &branch);
+                self.value(els, &branch);
+            }
+            Expr::Prim { args, .. } | Expr::Op { args, .. } => {
+                for a in args {
+                    self.value(a, cx);
+                }
+            }
+            Expr::Pack(inner) => self.value(inner, cx),
+        }
+    }
+
+    /// The address-space rules of `toX e`.
+    fn space(&mut self, at: ExprId, space: AddressSpace, arg: ExprId, cx: &Cx) {
+        match space {
+            AddressSpace::Global => {}
+            AddressSpace::Local => {
+                if !cx.active.iter().any(|k| matches!(k, MapKind::Wrg(_))) {
+                    self.err(
+                        at,
+                        "`toLocal` needs a work-group: local memory exists only inside `mapWrg` (use toGlobal or toPrivate here)",
+                    );
+                }
+            }
+            AddressSpace::Private => {
+                if cx.level == Level::Group {
+                    self.err(
+                        at,
+                        "a private array at work-group level would be written by every work-item; use toLocal",
+                    );
+                } else if self.contains_lcl(arg) {
+                    self.err(at, "this array is computed by several work-items (`mapLcl`), so it cannot be kept in the private memory of one; write it to local memory with toLocal, or straight into the result");
+                } else if let Some(t) = self.ty(arg) {
+                    let mut dims = vec![];
+                    let mut t = t;
+                    while let Type::Array(el, n) = t {
+                        dims.push(n.clone());
+                        t = el;
+                    }
+                    let unknown = dims.iter().find(|n| !self.known(n));
+                    if let Some(n) = unknown {
+                        self.err(
+                            at,
+                            format!("a private array must have a size known at compile time, but this one has length {n}; use a constant split size, toLocal or toGlobal"),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// The body of a function argument, run at `cx`.
+    fn func(&mut self, f: ExprId, cx: &Cx) {
+        match self.lambda(f) {
+            Some(body) => self.into(body, cx),
+            None => self.value(f, cx),
+        }
+    }
+
+    fn map(&mut self, e: ExprId, kind: MapKind, f: ExprId, xs: ExprId, cx: &Cx) {
+        self.value(xs, cx);
+        let kind = match kind {
+            MapKind::Plain if cx.level == Level::Top => MapKind::Glb(0),
+            MapKind::Plain => MapKind::Seq,
+            k => k,
+        };
+        let inner = match kind {
+            MapKind::Seq | MapKind::SeqUnroll | MapKind::Vec | MapKind::Plain => {
+                if kind == MapKind::SeqUnroll {
+                    self.unrolled(e, xs);
+                }
+                // a loop run at the level it is in: at work-group level its body's writes
+                // must be distributed by `mapLcl`s
+                Cx {
+                    vec_dest: None,
+                    ..cx.clone()
+                }
+            }
+            MapKind::Glb(d) | MapKind::Wrg(d) | MapKind::Lcl(d) => {
+                self.parallel(e, kind, d, xs, cx);
+                let mut active = cx.active.clone();
+                active.push(kind);
+                Cx {
+                    level: if matches!(kind, MapKind::Wrg(_)) {
+                        Level::Group
+                    } else {
+                        Level::Item
+                    },
+                    active,
+                    branch: cx.branch && !matches!(kind, MapKind::Wrg(_)),
+                    // each element is stored whole
+                    vec_dest: None,
+                }
+            }
+        };
+        self.func(f, &inner);
+    }
+
+    fn parallel(&mut self, e: ExprId, kind: MapKind, d: u8, xs: ExprId, cx: &Cx) {
+        let same = |k: fn(u8) -> MapKind| cx.active.contains(&k(d));
+        let name = Prim::Map(kind).name();
+        let ok = match kind {
+            MapKind::Glb(_) => {
+                (cx.level == Level::Top
+                    || (cx.level == Level::Item
+                        && !cx.active.is_empty()
+                        && cx.active.iter().all(|a| matches!(a, MapKind::Glb(_)))))
+                    && !same(MapKind::Glb)
+            }
+            MapKind::Wrg(_) => {
+                (cx.level == Level::Top
+                    || (cx.level == Level::Group && cx.active.iter().all(|a| matches!(a, MapKind::Wrg(_)))))
+                    && !same(MapKind::Wrg)
+            }
+            _ => same(MapKind::Wrg) && !same(MapKind::Lcl),
+        };
+        if !ok {
+            let msg = match kind {
+                MapKind::Glb(_) => format!(
+                    "`{name}` must be the outermost map of a kernel, or directly inside `mapGlb` of other dimensions"
+                ),
+                MapKind::Wrg(_) => format!(
+                    "`{name}` must be the outermost map of a kernel, or directly inside `mapWrg` of other dimensions"
+                ),
+                _ => format!(
+                    "`{name}` must be inside `mapWrg{}` (and not inside another `{name}`)",
+                    dim_suffix(d)
+                ),
+            };
+            self.err(e, msg);
+            if let Some(k) = self.kernel.as_mut() {
+                k.misplaced = true;
+            }
+        }
+        if matches!(kind, MapKind::Lcl(_)) && cx.level == Level::Group && cx.branch {
+            self.err(
+                e,
+                format!("`{name}` here runs only on the work-items that take this branch of `if`, but the barrier after it must be reached by the whole work-group; move it out of the `if`"),
+            );
+        }
+        let len = match self.ty(xs) {
+            Some(Type::Array(_, n)) => Some(n.clone()),
+            _ => None,
+        };
+        let mut clash = None;
+        if let Some(k) = self.kernel.as_mut() {
+            match kind {
+                MapKind::Glb(_) => {
+                    k.glb.get_or_insert(e);
+                    k.mixed |= k.wrg.is_some();
+                    if let (true, Some(slot), Some(n)) = (ok, k.glb_len.get_mut(usize::from(d)), len) {
+                        match slot {
+                            Some(m) if *m != n => clash = Some((m.clone(), n)),
+                            Some(_) => {}
+                            None => *slot = Some(n),
+                        }
+                    }
+                }
+                _ => {
+                    k.wrg.get_or_insert(e);
+                    k.mixed |= k.glb.is_some();
+                }
+            }
+        }
+        if let Some((m, n)) = clash {
+            let name = Prim::Map(kind).name();
+            self.err(
+                e,
+                format!("this `{name}` runs over {n} elements but another `{name}` of the same kernel over {m}: a kernel's launch has one size per dimension; compute one of them in a kernel of its own (bind it with let at the top level)"),
+            );
+        }
+    }
+
+    /// Rules about single primitives, wherever they are.
+    fn shapes(&mut self) {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![self.prog.body];
+        while let Some(e) = stack.pop() {
+            if !seen.insert(e) {
+                continue;
+            }
+            stack.extend(self.prog.children(e));
+            let Expr::Prim { prim, args } = self.prog.expr(e) else {
+                continue;
+            };
+            let tuple = |v: &Self, x: ExprId| matches!(v.ty(x), Some(Type::Tuple(_)));
+            match prim {
+                Prim::Pad(..) if tuple(self, args[0]) => self.err(args[0], "padding with tuples is not supported yet"),
+                Prim::Generate(_) => {
+                    let Some(body) = self.lambda(args[0]) else { continue };
+                    if tuple(self, body) {
+                        self.err(args[0], "generate of tuples is not supported yet");
+                    } else if self.has_statements(body) {
+                        self.err(
+                            args[0],
+                            "the function of `generate` must be a scalar expression without local bindings here",
+                        );
+                    }
+                }
+                Prim::Map(MapKind::Vec) => {
+                    if let Some(body) = self.lambda(args[0]).filter(|b| tuple(self, *b)) {
+                        self.err(body, "mapVec functions return scalars");
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Whether a scalar expression needs statements in C (a binding, a loop, a temporary).
+    fn has_statements(&self, e: ExprId) -> bool {
+        match self.prog.expr(e) {
+            Expr::Let { .. } | Expr::Prim { .. } | Expr::Pack(_) => true,
+            _ => self.prog.children(e).iter().any(|c| self.has_statements(*c)),
+        }
+    }
+
+    /// Whether a length is a constant in generated code: `iterate` bodies are typed once over
+    /// a symbolic length but emitted once per step, where that length is a constant.
+    fn known(&self, n: &ir::ArithExpr) -> bool {
+        n.as_cst().is_some() || n.free_vars().iter().all(|v| self.info.iter_vars.contains(v))
+    }
+
+    fn unrolled(&mut self, e: ExprId, xs: ExprId) {
+        if let Some(Type::Array(_, n)) = self.ty(xs) {
+            if !self.known(n) {
+                let n = n.clone();
+                self.err(
+                    e,
+                    format!("`mapSeqUnroll`/`reduceSeqUnroll` need a length known at compile time, not {n}"),
+                );
+            }
+        }
+    }
+
+    fn reduce(&mut self, e: ExprId, kind: ReduceKind, f: ExprId, z: ExprId, xs: ExprId, cx: &Cx) {
+        // At work-group level the accumulator lives in local memory and the initial value and
+        // each step are computed into it by group code: only `mapLcl`s may write it.
+        if cx.level == Level::Group {
+            self.into(z, cx);
+        } else {
+            self.value(z, cx);
+        }
+        self.value(xs, cx);
+        if kind == ReduceKind::SeqUnroll {
+            self.unrolled(e, xs);
+        }
+        if self.ty(z).is_some_and(Type::has_existential) {
+            self.err(z, "a reduction accumulator cannot hold filter results");
+        }
+        let inner = Cx {
+            vec_dest: None,
+            ..cx.clone()
+        };
+        self.func(f, &inner);
+    }
+}
+
+#[cfg(test)]
+mod agree;
+#[cfg(test)]
+mod tests;

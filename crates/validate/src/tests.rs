@@ -1,0 +1,366 @@
+use crate::validate;
+
+/// The messages `validate` gives for a program (empty when it is accepted), each with the source
+/// text its span covers.
+fn check(src: &str) -> Vec<(String, String)> {
+    let prog = ir::parse(src).unwrap_or_else(|d| panic!("parse: {}\n{src}", d.message));
+    let info = typeck::infer(&prog).unwrap_or_else(|d| panic!("types: {}\n{src}", d.message));
+    match validate(&prog, &info) {
+        Ok(()) => vec![],
+        Err(ds) => ds
+            .into_iter()
+            .map(|d| (d.message, src[d.span.start as usize..d.span.end as usize].to_string()))
+            .collect(),
+    }
+}
+
+fn one_error(src: &str, want: &str, at: &str) {
+    let errs = check(src);
+    assert_eq!(errs.len(), 1, "{errs:?}\n{src}");
+    assert!(errs[0].0.contains(want), "{errs:?}\n{src}");
+    assert!(errs[0].1.starts_with(at), "span {:?}, want `{at}`", errs[0].1);
+}
+
+fn prog(sizes: &str, tys: &str, params: &str, body: &str) -> String {
+    format!("(lift ({sizes}) ({tys}) (lambda ({params}) {body}))")
+}
+
+fn vec1(body: &str) -> String {
+    prog("N", "(array-type float N)", "xs", body)
+}
+
+fn mat(body: &str) -> String {
+    prog("N M", "(array-type (array-type float M) N)", "xs", body)
+}
+
+#[test]
+fn every_example_passes() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).expect("examples") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|e| e != "lisp") {
+            continue;
+        }
+        let src = std::fs::read_to_string(&path).expect("read");
+        assert_eq!(check(&src), vec![], "{}", path.display());
+        n += 1;
+    }
+    assert!(n > 20, "only {n} examples");
+}
+
+#[test]
+fn map_nesting_valid() {
+    for body in [
+        "(toGlobal (mapGlb (lambda (x) (* x 2.0f)) xs))",
+        "(toGlobal (mapGlb1 (lambda (r) (mapGlb (lambda (x) x) r)) xs))",
+        "(join (mapWrg (lambda (c) (toGlobal (mapLcl (lambda (x) x) c))) (split #4 xs)))",
+        "(map (lambda (r) (mapSeq (lambda (x) x) r)) xs)",
+    ] {
+        let src = if body.contains("split") {
+            vec1(body)
+        } else {
+            mat(body).replace("(* x 2.0f)", "x")
+        };
+        let src = if body.contains("(* x 2.0f)") { vec1(body) } else { src };
+        assert_eq!(check(&src), vec![], "{src}");
+    }
+}
+
+#[test]
+fn mapglb_inside_mapseq() {
+    one_error(
+        &mat("(toGlobal (mapSeq (lambda (r) (mapGlb (lambda (x) x) r)) xs))"),
+        "`mapGlb` must be the outermost map of a kernel",
+        "(mapGlb",
+    );
+}
+
+#[test]
+fn mapglb_same_dimension_nested() {
+    one_error(
+        &mat("(toGlobal (mapGlb (lambda (r) (mapGlb (lambda (x) x) r)) xs))"),
+        "`mapGlb` must be the outermost map",
+        "(mapGlb (lambda (x)",
+    );
+}
+
+#[test]
+fn maplcl_outside_mapwrg() {
+    one_error(
+        &vec1("(toGlobal (mapLcl (lambda (x) x) xs))"),
+        "`mapLcl` must be inside `mapWrg`",
+        "(mapLcl",
+    );
+}
+
+#[test]
+fn maplcl_of_another_dimension() {
+    one_error(
+        &vec1("(join (mapWrg (lambda (c) (toGlobal (mapLcl1 (lambda (x) x) c))) (split #4 xs)))"),
+        "`mapLcl1` must be inside `mapWrg1`",
+        "(mapLcl1",
+    );
+}
+
+#[test]
+fn mapwrg_inside_mapglb() {
+    one_error(
+        &mat(
+            "(toGlobal (mapGlb1 (lambda (r) (join (mapWrg (lambda (c) (mapLcl (lambda (x) x) c)) (split #2 r)))) xs))",
+        ),
+        "`mapWrg` must be the outermost map of a kernel",
+        "(mapWrg",
+    );
+}
+
+#[test]
+fn maplcl_in_a_mapglb_kernel() {
+    // one error: the misplaced map is not reported again as a kernel mixing kinds
+    one_error(
+        &mat("(toGlobal (mapGlb1 (lambda (r) (mapLcl (lambda (x) x) r)) xs))"),
+        "`mapLcl` must be inside `mapWrg`",
+        "(mapLcl",
+    );
+}
+
+#[test]
+fn value_computed_directly_in_mapwrg() {
+    // a sequential loop at work-group level: every work-item would write each element
+    one_error(
+        &vec1("(join (mapWrg (lambda (c) (toGlobal (mapSeq (lambda (x) (* x 2.0f)) c))) (split #4 xs)))"),
+        "computed directly inside `mapWrg`",
+        "(* x 2.0f)",
+    );
+    let errs = check(&vec1(
+        "(join (mapWrg (lambda (c) (toGlobal (reduceSeq + 0.0f c))) (split #4 xs)))",
+    ));
+    assert!(
+        errs.iter()
+            .any(|(m, at)| m.contains("computed directly inside `mapWrg`") && at == "0.0f"),
+        "{errs:?}"
+    );
+    // a loop at work-group level whose body distributes its writes with `mapLcl` is fine
+    assert_eq!(
+        check(&mat(
+            "(join (mapWrg (lambda (c) (toGlobal (mapSeq (lambda (r) (mapLcl (lambda (x) x) r)) c))) (split #2 xs)))"
+        )),
+        vec![]
+    );
+}
+
+#[test]
+fn array_copied_directly_in_mapwrg() {
+    one_error(
+        &vec1("(join (mapWrg (lambda (c) (reverse c)) (split #4 xs)))"),
+        "copying an array directly inside `mapWrg`",
+        "(reverse",
+    );
+}
+
+#[test]
+fn tolocal_without_workgroup() {
+    one_error(
+        &mat("(toGlobal (mapGlb (lambda (r) (mapSeq (lambda (x) x) (toLocal (mapSeq (lambda (x) x) r)))) xs))"),
+        "`toLocal` needs a work-group",
+        "(toLocal",
+    );
+}
+
+#[test]
+fn toprivate_at_group_level() {
+    one_error(
+        &vec1("(join (mapWrg (lambda (c) (toGlobal (mapLcl (lambda (x) x) (toPrivate (mapLcl (lambda (x) x) c))))) (split #4 xs)))"),
+        "a private array at work-group level",
+        "(toPrivate",
+    );
+}
+
+#[test]
+fn toprivate_around_maplcl() {
+    let src = mat(
+        "(join (mapWrg (lambda (c) (toGlobal (mapLcl (lambda (r) (mapSeq (lambda (x) x) (toPrivate (mapLcl1 (lambda (x) x) r)))) c))) (split #2 xs)))",
+    );
+    let errs = check(&src);
+    assert!(
+        errs.iter()
+            .any(|(m, at)| m.contains("computed by several work-items") && at.starts_with("(toPrivate")),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn private_size_unknown() {
+    one_error(
+        &mat("(toGlobal (mapGlb (lambda (r) (mapSeq (lambda (x) x) (toPrivate (mapSeq (lambda (x) x) r)))) xs))"),
+        "a private array must have a size known at compile time",
+        "(toPrivate",
+    );
+    assert_eq!(
+        check(&vec1(
+            "(join (toGlobal (mapGlb (lambda (c) (mapSeq (lambda (x) x) (toPrivate (mapSeq (lambda (x) x) c)))) (split #4 xs))))"
+        )),
+        vec![]
+    );
+}
+
+#[test]
+fn maplcl_in_a_branch_at_group_level() {
+    let src = prog(
+        "N",
+        "(array-type float N) float",
+        "xs a",
+        "(join (mapWrg (lambda (c) (let s (if (> a 0.0f) (at 0 (toLocal (mapLcl (lambda (y) y) c))) 0.0f) (toGlobal (mapLcl (lambda (x) (+ x s)) c)))) (split #4 xs)))",
+    );
+    let errs = check(&src);
+    assert!(
+        errs.iter().any(
+            |(m, at)| m.contains("barrier after it must be reached by the whole work-group")
+                && at.starts_with("(mapLcl (lambda (y) y) c)")
+        ),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn filterglb_inside_a_map() {
+    let src = mat("(toGlobal (mapGlb (lambda (r) (filterGlb (lambda (x) (> x 0.0f)) r)) xs))");
+    let errs = check(&src);
+    assert!(
+        errs.iter()
+            .any(|(m, at)| m.contains("`filterGlb` needs several kernels") && at.starts_with("(filterGlb")),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn unrolled_loop_of_unknown_length() {
+    one_error(
+        &vec1("(toGlobal (reduceSeqUnroll + 0.0f xs))"),
+        "need a length known at compile time",
+        "(reduceSeqUnroll",
+    );
+}
+
+#[test]
+fn host_scalar_needing_statements() {
+    let src = prog(
+        "N",
+        "(array-type float N)",
+        "xs",
+        "(let s (reduceSeq + 0.0f xs) (toGlobal (mapGlb (lambda (x) (* x (at 0 s))) xs)))",
+    );
+    // `reduceSeq` gives a one-element array, so this is legal; a scalar let of a computation is not
+    assert_eq!(check(&src), vec![]);
+    let src = prog(
+        "N",
+        "(array-type float N)",
+        "xs",
+        "(let s (at 0 (reduceSeq + 0.0f xs)) (toGlobal (mapGlb (lambda (x) (* x s)) xs)))",
+    );
+    one_error(&src, "a scalar computation outside any map needs statements", "(at 0");
+}
+
+#[test]
+fn all_errors_are_reported() {
+    let src = vec1("(toGlobal (mapLcl (lambda (x) x) (toLocal (mapLcl (lambda (x) x) xs))))");
+    let errs = check(&src);
+    // the inner `toLocal` becomes a kernel of its own (host level, where it means global memory)
+    assert_eq!(errs.len(), 2, "{errs:?}");
+    assert!(
+        errs.iter().all(|(m, _)| m.contains("`mapLcl` must be inside `mapWrg`")),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn reindexing_between_a_vector_view_and_its_writes() {
+    one_error(
+        &vec1("(asScalar (join (toGlobal (mapWrg (lambda (c) (mapLcl (lambda (x) (* x 2.0f)) c)) (split #16 (asVector #4 xs))))))"),
+        "the result of `join` cannot be written through the `asScalar` around it",
+        "(join",
+    );
+    // the same inside a kernel, through `let k = v in layout(k)`
+    let src = mat(
+        "(toGlobal (mapGlb (lambda (r) (asScalar (join (mapSeq (lambda (c) (mapSeq (lambda (v) v) c)) (split #2 (asVector #4 r)))))) xs))",
+    );
+    let errs = check(&src);
+    assert!(
+        errs.iter()
+            .any(|(m, at)| m.contains("cannot be written through the `asScalar`") && at.starts_with("(join")),
+        "{errs:?}"
+    );
+    assert_eq!(
+        check(&vec1(
+            "(asScalar (toGlobal (mapGlb (lambda (x) (* x 2.0f)) (asVector #4 xs))))"
+        )),
+        vec![]
+    );
+}
+
+#[test]
+fn primitives_the_back_end_cannot_emit() {
+    let src = prog(
+        "N",
+        "(array-type float N)",
+        "xs",
+        "(toGlobal (mapGlb (lambda (t) (get #0 t)) (pad #1 #1 (tuple 0.0f 1.0f) (zip xs xs))))",
+    );
+    let errs = check(&src);
+    assert!(
+        errs.iter()
+            .any(|(m, at)| m.contains("padding with tuples") && at.starts_with("(tuple")),
+        "{errs:?}"
+    );
+    let src = vec1("(toGlobal (mapGlb (lambda (t) (get #0 t)) (generate N (lambda (i) (tuple 1.0f 2.0f)))))");
+    let errs = check(&src);
+    assert!(errs.iter().any(|(m, _)| m.contains("generate of tuples")), "{errs:?}");
+    let src = vec1("(toGlobal (mapGlb (lambda (x) x) (generate N (lambda (i) (let y (to-float i) (* y y))))))");
+    one_error(
+        &src,
+        "the function of `generate` must be a scalar expression",
+        "(lambda (i)",
+    );
+    let src = vec1("(toGlobal (mapGlb (lambda (x) (* x 2.0f)) (generate N (lambda (i) (to-float i)))))");
+    assert_eq!(check(&src), vec![]);
+}
+
+#[test]
+fn two_mapglb_lengths_in_one_kernel() {
+    let src = mat(
+        "(toGlobal (mapGlb1 (lambda (r) (let t (toGlobal (mapGlb (lambda (x) x) r)) (mapGlb (lambda (p) p) (split #2 t)))) xs))",
+    );
+    let errs = check(&src);
+    assert!(
+        errs.iter()
+            .any(|(m, at)| m.contains("a kernel's launch has one size per dimension")
+                && at.starts_with("(mapGlb (lambda (p)")),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn iterate_beyond_the_unrolling_limit() {
+    let body = |k: i64| {
+        vec1(&format!(
+            "(join (toGlobal (mapGlb (lambda (c) (iterate #{k} (lambda (a) (mapSeq (lambda (x) (* x 2.0f)) a)) c)) (split #4 xs))))"
+        ))
+    };
+    one_error(
+        &body(typeck::MAX_ITERATE + 1),
+        "`iterate` is unrolled in generated code and limited to",
+        "(iterate",
+    );
+    assert_eq!(check(&body(typeck::MAX_ITERATE)), vec![]);
+}
+
+#[test]
+fn parameters_of_unsupported_types() {
+    let src = prog("", "(vector-type float 4)", "v", "(vget #0 v)");
+    let errs = check(&src);
+    assert!(
+        errs.iter()
+            .any(|(m, at)| m.contains("parameters of type") && at.starts_with("(vector-type")),
+        "{errs:?}"
+    );
+}
