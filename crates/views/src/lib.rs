@@ -264,7 +264,55 @@ impl<V: Clone + fmt::Display> View<V> {
             View::Tuple(vs) if c < vs.len() => vs[c].clone(),
             View::Zip(vs) if c < vs.len() => vs[c].clone(),
             View::Access { idx, inner } => inner.component(c).access(idx.clone()),
-            _ => Rc::new(View::Component { c, inner: self.clone() }),
+            // Re-indexings move the elements of a zip as a whole, so they commute with taking a
+            // component. Pushing the component down matters: reading a whole zip element at
+            // indices meant for one component reads the others with the wrong number of
+            // indices (`split` of a zip of a matrix and a vector).
+            View::Split { k, inner } => Rc::new(View::Split {
+                k: k.clone(),
+                inner: inner.component(c),
+            }),
+            View::Join { m, inner } => Rc::new(View::Join {
+                m: m.clone(),
+                inner: inner.component(c),
+            }),
+            View::Transpose { inner } => Rc::new(View::Transpose {
+                inner: inner.component(c),
+            }),
+            View::Slide { step, inner } => Rc::new(View::Slide {
+                step: step.clone(),
+                inner: inner.component(c),
+            }),
+            View::Reorder { s, n, inner } => Rc::new(View::Reorder {
+                s: s.clone(),
+                n: n.clone(),
+                inner: inner.component(c),
+            }),
+            View::Reverse { n, inner } => Rc::new(View::Reverse {
+                n: n.clone(),
+                inner: inner.component(c),
+            }),
+            View::Pad {
+                l,
+                n,
+                fill: None,
+                inner,
+            } => Rc::new(View::Pad {
+                l: l.clone(),
+                n: n.clone(),
+                fill: None,
+                inner: inner.component(c),
+            }),
+            View::Mem { .. }
+            | View::Value { .. }
+            | View::Tuple(_)
+            | View::Zip(_)
+            | View::Pad { fill: Some(_), .. }
+            | View::Component { .. }
+            | View::Generate { .. }
+            | View::AsVector { .. }
+            | View::AsScalar { .. }
+            | View::Nested { .. } => Rc::new(View::Component { c, inner: self.clone() }),
         }
     }
 
@@ -419,7 +467,7 @@ impl<V: Clone + fmt::Display> View<V> {
             View::AsVector { w, inner } => {
                 let a = pop1(idx)?;
                 let base = a.mul(&ArithExpr::cst(i64::from(*w)));
-                if let Some((name, off)) = inner.scalar_address(&base)? {
+                if let Some((name, off)) = inner.contiguous_address(&base, *w)? {
                     return Ok(Read::Expr(Access::VLoadAt { buf: name, off, w: *w }));
                 }
                 let mut lanes = vec![];
@@ -450,6 +498,22 @@ impl<V: Clone + fmt::Display> View<V> {
                 }
             }
         }
+    }
+
+    /// The buffer and offset of `w` scalars from `idx` on when they are adjacent in memory, in
+    /// order (what one `vloadW` reads); `None` when the view reorders them (a transposed,
+    /// reversed or strided row), so they must be read one by one.
+    fn contiguous_address(&self, idx: &ArithExpr, w: u8) -> Result<Option<(String, ArithExpr)>> {
+        let Some((name, off)) = self.scalar_address(idx)? else {
+            return Ok(None);
+        };
+        for k in 1..i64::from(w) {
+            match self.scalar_address(&idx.add(&ArithExpr::cst(k)))? {
+                Some((n, o)) if n == name && o == off.add(&ArithExpr::cst(k)) => {}
+                _ => return Ok(None),
+            }
+        }
+        Ok(Some((name, off)))
     }
 
     /// For views that bottom out in a scalar buffer: the buffer and the scalar offset of `idx`.
@@ -559,7 +623,7 @@ impl<V: Clone + fmt::Display> View<V> {
             },
             View::AsVector { w, inner } if idx.len() == 1 => {
                 let base = idx[0].mul(&ArithExpr::cst(i64::from(*w)));
-                match inner.scalar_address(&base)? {
+                match inner.contiguous_address(&base, *w)? {
                     Some((name, off)) => Ok(Loc::Vector { base: name, offset: off, w: *w }),
                     None => err("cannot write through asVector here"),
                 }

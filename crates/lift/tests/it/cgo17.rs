@@ -24,20 +24,12 @@ const KNOWN_OPENCL_FAILURES: &[(&str, &str)] = &[
 
 /// Programs that give a wrong result on OpenCL at a larger size (`LARGER_SHAPES`), with a part
 /// of the mismatch message; the test fails when a listed one starts passing.
-const KNOWN_LARGER_FAILURES: &[(&str, &str, &str)] = &[
-    // At M = 64 the best variant reads each row of `transpose m` with `asVector 4`, and the
-    // back end loads 4 adjacent words (`vload4`) where the row's elements are N apart.
-    ("transpose.lisp", "divisible", "differs from the interpreter"),
-];
+const KNOWN_LARGER_FAILURES: &[(&str, &str, &str)] = &[];
 
 /// Programs where some variant that `lift explore` keeps gives a wrong result at the divisible
 /// shape, with a part of the source that every wrong variant has (and no right one needs): the
 /// test fails when a variant without it is wrong, or when no variant is wrong any more.
-const KNOWN_WRONG_VARIANTS: &[(&str, &str)] = &[
-    // `asVector 4` on a row of `transpose m` (a strided row) compiles to `vload4` of 4
-    // adjacent words; the cost model ranks these variants first.
-    ("transpose.lisp", "(asVector #4 row)"),
-];
+const KNOWN_WRONG_VARIANTS: &[(&str, &str)] = &[];
 
 /// Every file of the suite: the test fails if one goes missing or an unlisted one appears, so
 /// that the README's table and this list stay the suite.
@@ -404,8 +396,21 @@ fn clone_example(ex: &Example) -> Example {
     }
 }
 
-fn front_program(src: &str) -> Result<(ir::Program, typeck::TypeInfo), lift::Error> {
-    lift::front(src).map_err(lift::Error::Source)
+/// Compiles a program exactly as written (no variant choice) and runs it on `sources`.
+fn run_as_written(
+    src: &str,
+    sources: &[lift::data::DataSource],
+    opts: &lift::RunOptions,
+) -> Result<lift::RunResult, lift::Error> {
+    let c = lift::compile(
+        src,
+        &lift::Options {
+            as_written: true,
+            ..lift::Options::default()
+        },
+    )?;
+    let inputs = lift::data::load(&c.given, sources, &[]).map_err(|e| lift::Error::plain(e.message))?;
+    lift::run_compiled(&c, &inputs, opts)
 }
 
 /// The variants in `lift explore`'s output: `;; variant i: ...`, a `;; description` line, then
@@ -470,7 +475,15 @@ fn every_explored_variant_equals_the_interpreter() {
         |case| {
             let ex = &case.ex;
             let data = case.write_input(&scratch)?;
-            let (prog, _) = lift::front(&ex.src).map_err(|e| e.message)?;
+            let typed = lift::compile(
+                &ex.src,
+                &lift::Options {
+                    types_only: true,
+                    ..lift::Options::default()
+                },
+            )
+            .map_err(|e| e.message())?;
+            let prog = typed.given;
             let sources = lift::read_sources(&data).map_err(|e| e.message())?;
             let sizes = lift::data::load(&prog, &sources, &[]).map_err(|e| e.message)?.sizes;
             let sizes: Vec<String> = sizes.iter().map(|(k, v)| format!("--size={k}={v}")).collect();
@@ -484,15 +497,10 @@ fn every_explored_variant_equals_the_interpreter() {
             let want = interpreter(ex, &data)?;
             let mut wrong = vec![];
             for (i, (description, source)) in variants.iter().enumerate() {
-                // `run_inputs`, not `run_files` or `lift run`: a variant may keep a layout-only
+                // As written, not `run_files` or `lift run`: a variant may keep a layout-only
                 // `map` (mm's tiles), which `run_files` takes for a high-level program and
                 // explores again instead of running the variant.
-                let got = front_program(source)
-                    .and_then(|(vprog, vinfo)| {
-                        let inputs =
-                            lift::data::load(&vprog, &sources, &[]).map_err(|e| lift::Error::plain(e.message))?;
-                        lift::run_inputs(&vprog, &vinfo, &inputs, &opts)
-                    })
+                let got = run_as_written(source, &sources, &opts)
                     .map_err(|e| format!("variant {i} fails on OpenCL: {}\n{source}", e.message()))?;
                 let got = parse_json(&got.json, "the OpenCL result");
                 if !json_close(&want, &got) {

@@ -110,11 +110,14 @@ fn slide_drops_windows_that_do_not_fit() {
         ),
     ] {
         let src = format!("(lift (N) ((array-type float N)) (lambda (xs) {body}))");
-        let (prog, info) = lift::front(&src).unwrap_or_else(|d| panic!("{}", d.message));
+        let as_written = lift::Options {
+            as_written: true,
+            ..lift::Options::default()
+        };
+        let c = lift::compile(&src, &as_written).unwrap_or_else(|e| panic!("{}", e.message()));
         let inputs =
-            lift::data::load(&prog, std::slice::from_ref(&data), &[]).unwrap_or_else(|e| panic!("{}", e.message));
-        let got =
-            lift::run_inputs(&prog, &info, &inputs, &interp_options()).unwrap_or_else(|e| panic!("{}", e.message()));
+            lift::data::load(&c.given, std::slice::from_ref(&data), &[]).unwrap_or_else(|e| panic!("{}", e.message));
+        let got = lift::run_compiled(&c, &inputs, &interp_options()).unwrap_or_else(|e| panic!("{}", e.message()));
         assert_eq!(got.json, want, "interpreter: {body}");
         if let Some(device) = crate::opencl::device() {
             let opts = lift::RunOptions {
@@ -122,7 +125,7 @@ fn slide_drops_windows_that_do_not_fit() {
                 time: false,
                 interp: false,
             };
-            let got = lift::run_inputs(&prog, &info, &inputs, &opts).unwrap_or_else(|e| panic!("{}", e.message()));
+            let got = lift::run_compiled(&c, &inputs, &opts).unwrap_or_else(|e| panic!("{}", e.message()));
             assert_eq!(got.json, want, "OpenCL: {body}");
         }
     }
