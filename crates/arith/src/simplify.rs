@@ -96,10 +96,17 @@ fn is_mod(a: &ArithExpr) -> bool {
     matches!(a.kind(), ExprKind::Mod(..))
 }
 
+fn is_div(a: &ArithExpr) -> bool {
+    matches!(a.kind(), ExprKind::Div(..))
+}
+
 /// `(a/b)*b + a%b == a` holds in C for every `a` and non-zero `b`.
 fn mod_identity(mut p: Poly) -> Poly {
     'outer: for _ in 0..MAX_MOD_REWRITES {
-        if !p.terms.keys().any(|m| m.iter().any(is_mod)) {
+        // The pattern's quotient term holds a division; without one, nothing can match, and
+        // building `a/b` for every remainder to find out costs time exponential in the
+        // nesting of remainders.
+        if !p.terms.keys().any(|m| m.iter().any(is_mod)) || !p.terms.keys().any(|m| m.iter().any(is_div)) {
             return p;
         }
         let monos: Vec<(Mono, i64)> = p.terms.iter().map(|(m, c)| (m.clone(), *c)).collect();

@@ -668,3 +668,21 @@ fn divisibility_facts_make_floor_division_exact() {
     let three = ArithExpr::cst(3);
     assert_eq!(n.div(&three).assume_divisible(&facts), n.div(&three));
 }
+
+/// Nested remainders used to cost time exponential in their nesting (each addition tried the
+/// `(a/b)*b + a%b` identity by building every quotient): 12 levels took minutes.
+#[test]
+fn nested_remainders_simplify_in_linear_time() {
+    let n = ArithExpr::size_var("N");
+    let m = ArithExpr::size_var("M");
+    let start = std::time::Instant::now();
+    let mut e = n.clone();
+    for i in 1..=12 {
+        e = e.add(&m).rem(&n.add(&ArithExpr::cst(i)));
+    }
+    assert!(e.to_string().contains('%'));
+    assert!(start.elapsed().as_secs() < 10, "took {:?}", start.elapsed());
+    // The identity itself still applies where a quotient is present.
+    let (a, b) = (n.add(&m), m.add(&ArithExpr::cst(1)));
+    assert_eq!(a.div(&b).mul(&b).add(&a.rem(&b)), a);
+}

@@ -21,9 +21,10 @@ pub use arith::{ArithExpr, Range};
 /// given the stack of [`run_with_stack`].
 pub const MAX_DEPTH: usize = 512;
 
-/// Stack that every recursive pass together needs for a program at [`MAX_DEPTH`] (with room
-/// for debug builds, whose frames are large).
-pub const STACK_BYTES: usize = 1 << 30;
+/// Stack that every recursive pass together needs for a program at [`MAX_DEPTH`], with room
+/// to spare: a debug build needs up to 64 MiB for the deepest shapes (an `o` pipeline of
+/// maps), and 8 MiB overflow.
+pub const STACK_BYTES: usize = 1 << 28;
 
 /// Runs `f` on a thread with a [`STACK_BYTES`] stack and returns its result (a panic in `f`
 /// resumes on the caller). Entry points that compile a program run it this way.

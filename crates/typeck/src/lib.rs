@@ -58,6 +58,9 @@ pub enum CheckKind {
         min: ArithExpr,
         what: String,
     },
+    /// `len` evaluates without overflowing 64 bits (every compound length of the program has
+    /// one, so that no later stage meets an overflow; not shown by `render`).
+    Fits { len: ArithExpr },
 }
 
 impl SizeCheck {
@@ -77,6 +80,11 @@ impl SizeCheck {
                     return Err(format!(
                         "{what} of an array of length {l}{shown}: {l} is not a multiple of {b}"
                     ));
+                }
+            }
+            CheckKind::Fits { len } => {
+                if let Err(arith::EvalError::Overflow) = len.eval(sizes) {
+                    return Err(format!("the length {len} does not fit a 64-bit integer"));
                 }
             }
             CheckKind::AtLeast { len, min, what } => {
@@ -172,6 +180,7 @@ impl TypeInfo {
             let _ = match &c.kind {
                 CheckKind::Divisible { len, by, what } => writeln!(out, "check : {len} % {by} = 0  ({what})"),
                 CheckKind::AtLeast { len, min, what } => writeln!(out, "check : {len} >= {min}  ({what})"),
+                CheckKind::Fits { .. } => Ok(()),
             };
         }
         out
@@ -211,6 +220,7 @@ pub fn infer(prog: &Program) -> Result<TypeInfo> {
     }
     cx.info.result = Some(t);
     cx.normalise_all();
+    cx.lengths_fit()?;
     Ok(cx.info)
 }
 
@@ -271,7 +281,7 @@ impl Checker<'_> {
             .iter()
             .filter_map(|c| match &c.kind {
                 CheckKind::Divisible { len, by, .. } => Some((len.clone(), by.clone())),
-                CheckKind::AtLeast { .. } => None,
+                CheckKind::AtLeast { .. } | CheckKind::Fits { .. } => None,
             })
             .collect()
     }
@@ -292,6 +302,29 @@ impl Checker<'_> {
     /// Type equality under the divisibility facts.
     fn same(&self, a: &Type, b: &Type) -> bool {
         a == b || self.norm(a) == self.norm(b)
+    }
+
+    /// A `Fits` check for every distinct compound length over the program's sizes (bare size
+    /// variables fit by construction; run-time and iterate lengths are evaluated elsewhere).
+    fn lengths_fit(&mut self) -> Result<()> {
+        let mut seen = BTreeSet::new();
+        let mut found = vec![];
+        for (i, t) in self.info.types.iter().enumerate() {
+            let Some(t) = t else { continue };
+            walk_lengths(t, &mut |l| {
+                let generated = [VarKind::Existential, VarKind::Iterate, VarKind::Generated]
+                    .iter()
+                    .any(|k| !l.free_vars_of_kind(*k).is_empty());
+                if may_overflow(l) && !generated && seen.insert(l.clone()) {
+                    found.push((ExprId(i as u32), l.clone()));
+                }
+            });
+        }
+        for (e, len) in found {
+            let span = self.span(e);
+            self.check(span, CheckKind::Fits { len })?;
+        }
+        Ok(())
     }
 
     /// Rewrites every recorded type under all the facts, so that later stages compare lengths
@@ -509,6 +542,7 @@ impl Checker<'_> {
         let decided = match &check.kind {
             CheckKind::Divisible { len, by, .. } => len.is_multiple_of(by),
             CheckKind::AtLeast { len, min, .. } => min.prove_le(len),
+            CheckKind::Fits { len } => len.as_cst().is_some(),
         };
         if let (CheckKind::Divisible { len, by, .. }, false) = (&check.kind, decided) {
             if let (Some(l), Some(b)) = (len.as_cst(), by.as_cst()) {
@@ -790,6 +824,9 @@ impl Checker<'_> {
                         min: min.subst(&lname, &len),
                         what: what.clone(),
                     },
+                    CheckKind::Fits { len: cl } => CheckKind::Fits {
+                        len: cl.subst(&lname, &len),
+                    },
                 };
                 self.check(c.span, kind)?;
             }
@@ -983,6 +1020,19 @@ impl Checker<'_> {
                 }
             }
         })
+    }
+}
+
+/// Whether evaluating `l` can exceed 64 bits when its variables do not: quotients, remainders,
+/// minima and maxima of values that fit also fit.
+fn may_overflow(l: &ArithExpr) -> bool {
+    use arith::ExprKind as K;
+    match l.kind() {
+        K::Cst(_) | K::Var { .. } => false,
+        K::Div(a, b) | K::ExactDiv(a, b) | K::Mod(a, b) | K::Min(a, b) | K::Max(a, b) => {
+            may_overflow(a) || may_overflow(b)
+        }
+        K::Sum(_) | K::Prod(_) | K::Pow(..) | K::RawAdd(..) | K::RawSub(..) | K::RawMul(..) => true,
     }
 }
 

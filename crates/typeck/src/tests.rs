@@ -209,3 +209,26 @@ fn several_parameters_for_one_value_name_the_count() {
         "error: `get #2` needs a tuple of more than 2 components, not (float, float)"
     );
 }
+
+/// Every compound length must fit 64 bits once the sizes are known; quotients of sizes always do.
+#[test]
+fn compound_lengths_are_checked_to_fit() {
+    let src = "(lift (N) ((array-type float N)) (lambda (xs) (join (mapGlb (lambda (x) (generate (* N N) (lambda (i) x))) (split #2 xs)))))";
+    let prog = ir::parse(src).unwrap();
+    let info = infer(&prog).unwrap();
+    let fits: Vec<_> = info
+        .checks
+        .iter()
+        .filter(|c| matches!(c.kind, crate::CheckKind::Fits { .. }))
+        .collect();
+    assert!(!fits.is_empty());
+    let big = |n: &str| (n == "N").then_some(1i64 << 32);
+    let err = fits.iter().find_map(|c| c.verify(&big).err()).expect("N*N overflows");
+    assert!(err.contains("does not fit a 64-bit integer"), "{err}");
+    assert!(info.checks.iter().all(|c| c.verify(&|_| Some(10)).is_ok()));
+    let rendered = info.render(&prog);
+    assert!(
+        !rendered.lines().any(|l| l.starts_with("check") && l.contains("N*N")),
+        "not listed by render:\n{rendered}"
+    );
+}

@@ -408,6 +408,26 @@ fn size_arithmetic_overflow_is_a_clear_error() {
         let stderr = assert_fails(&out, "does not fit a 64-bit integer");
         assert!(stderr.contains("(N*N)"), "names the length:\n{stderr}");
     }
+    // A length that no input has: found before code generation, at its place in the program.
+    let gen = dir.join("gen.lisp");
+    std::fs::write(
+        &gen,
+        "(lift (N) () (lambda () (toGlobal (mapGlb (lambda (i) (to-float i)) (generate (* N N) (lambda (i) i))))))",
+    )
+    .unwrap();
+    for backend in ["interp", "opencl"] {
+        let out = lift(&[
+            "run",
+            gen.to_str().unwrap(),
+            "--backend",
+            backend,
+            "--size",
+            "N=4294967296",
+        ]);
+        let stderr = assert_fails(&out, "the length (N*N) does not fit a 64-bit integer");
+        assert!(stderr.contains("gen.lisp:1:"), "{stderr}");
+        assert!(!stderr.contains("v_"), "no generated names:\n{stderr}");
+    }
 }
 
 /// `lift ... | head -c 1`: the reader closes the pipe early; lift stops quietly, as `cat` does.
