@@ -27,7 +27,7 @@ LIFT=${LIFT:-target/release/lift}
 REPORT=${REPORT:-target/release/bench-report}
 RESULTS=${RESULTS:-bench/results}
 PYTHON=${PYTHON:-python3}
-SUITE=bench/cgo17/suite.tsv
+SUITE=${SUITE:-bench/cgo17/suite.tsv}
 RAW=$(mktemp -d)
 
 # `lift devices` prints columns separated by two or more spaces: ID, TYPE, NAME, ...

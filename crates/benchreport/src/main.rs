@@ -157,7 +157,14 @@ fn markdown(rows: &[Row], device: &str, date: &str, svg: Option<&str>) -> String
         let (lift_ms, variant) = match &r.lift {
             Ok(v) => (
                 ms(v["total_ms"].as_f64()),
-                cell(v["variant"].as_str().unwrap_or("as written")),
+                cell(
+                    v["variant"]
+                        .as_str()
+                        .unwrap_or("as written")
+                        .split(" | ")
+                        .next()
+                        .unwrap_or(""),
+                ),
             ),
             Err(e) => ("–".into(), format!("failed: {}", cell(e))),
         };

@@ -25,6 +25,7 @@
 //! ```
 
 pub mod backend;
+pub mod bench;
 pub mod data;
 pub mod report;
 pub mod tune;
@@ -150,15 +151,19 @@ fn choose_variant(
         let sizes: Vec<String> = opts.sizes.iter().map(|(k, v)| format!("{k}={v}")).collect();
         // The cache holds text from an earlier run, maybe of an older compiler: it is used only
         // while it still reads, types and validates.
-        let tuned = tune::best_variant(src, &sizes, device).and_then(|text| {
+        let tuned = tune::best_entry(src, &sizes, device).and_then(|(text, description)| {
             let p = ir::parse(&text).ok()?;
             let i = typeck::infer(&p).ok()?;
             validate::validate(&p, &i).ok()?;
-            Some((p, i, text))
+            Some((p, i, text, description))
         });
-        if let Some((p, i, text)) = tuned {
+        if let Some((p, i, text, description)) = tuned {
             let chosen = Chosen {
-                description: format!("tuned for {device}"),
+                description: if description.is_empty() {
+                    format!("tuned for {device}")
+                } else {
+                    format!("tuned: {description}")
+                },
                 source: text,
                 tuned: true,
             };
@@ -399,84 +404,6 @@ pub fn run_compiled(c: &Compiled, inputs: &data::Inputs, opts: &RunOptions) -> R
         json,
         timing,
     })
-}
-
-/// `lift bench`: random inputs at the given sizes, kernel times (median over repeats) next to a
-/// device-to-device copy of the input bytes measured in the same session.
-pub fn bench(src: &str, sizes: &[String], device: Option<&str>, repeats: usize, check: bool) -> Result<String, Error> {
-    let given = parse_sizes(sizes)?;
-    let sizes: BTreeMap<String, i64> = given.into_iter().collect();
-    let t0 = std::time::Instant::now();
-    // the program as written: the kernels measured are the ones its text asks for
-    let copts = Options {
-        as_written: true,
-        sizes: sizes.clone(),
-        ..Options::default()
-    };
-    let compiled = compile(src, &copts)?;
-    let codegen_ms = t0.elapsed().as_secs_f64() * 1e3;
-    let (prog, info) = (&compiled.program, &compiled.info);
-    let plan = compiled
-        .plan
-        .as_ref()
-        .ok_or_else(|| Error::plain("internal: no kernels"))?;
-    let inputs = data::random_inputs(prog, &sizes, 42)?;
-    let lookup = |n: &str| inputs.sizes.get(n).copied();
-    for c in &info.checks {
-        c.verify(&lookup)
-            .map_err(|m| Error::Source(Diagnostic::new(c.span, m)))?;
-    }
-    let m = backend::run_measured(plan, &inputs, device, true, repeats, true)?;
-    let mut out = format!(
-        "device: {}
-sizes: {}
-code generation: {codegen_ms:.2} ms
-",
-        m.device,
-        sizes
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(" ")
-    );
-    let total: u64 = m.kernel_ns.iter().map(|(_, t)| *t).sum();
-    for (k, t) in &m.kernel_ns {
-        out.push_str(&format!(
-            "  {k}: {:.4} ms
-",
-            *t as f64 / 1e6
-        ));
-    }
-    out.push_str(&format!(
-        "kernels total (median of {repeats}): {:.4} ms
-",
-        total as f64 / 1e6
-    ));
-    if let Some(c) = m.copy_ns {
-        out.push_str(&format!(
-            "baseline copy of {} input bytes: {:.4} ms
-ratio kernels/copy: {:.2}
-",
-            m.input_bytes,
-            c / 1e6,
-            total as f64 / c
-        ));
-    }
-    if check {
-        let expect = ir::interp::eval(prog, &inputs.values, &lookup)
-            .map_err(|e| Error::Source(Diagnostic::new(e.span, e.message)))?;
-        let ok = values_close(&expect, &m.value, 1e-4);
-        out.push_str(&format!(
-            "result equals the interpreter: {}\n",
-            if ok { "yes" } else { "NO" }
-        ));
-        if !ok {
-            return Err(Error::plain(format!(
-                "{out}the OpenCL result differs from the interpreter"
-            )));
-        }
-    }
-    Ok(out)
 }
 
 /// Equality with a relative tolerance for floats.

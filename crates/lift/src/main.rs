@@ -88,9 +88,20 @@ enum Command {
         device: Option<String>,
         #[arg(long, default_value_t = 10)]
         repeats: usize,
-        /// Also compare the result with the reference interpreter.
+        /// Also compare the timed result with the reference interpreter.
         #[arg(long)]
         check: bool,
+        /// Before timing, run the same variant at these sizes (`K=V`, may be repeated) and
+        /// compare it with the interpreter within float32 error bounds.
+        #[arg(long)]
+        check_size: Vec<String>,
+        /// Time a high-level program as written (its default lowering), not as its tuned or
+        /// cost-model variant.
+        #[arg(long)]
+        as_written: bool,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -239,11 +250,20 @@ fn run(cli: Cli) -> Result<(), String> {
             device,
             repeats,
             check,
+            check_size,
+            as_written,
+            json,
         } => {
             let (name, src) = read_program(&program)?;
-            let report =
-                lift::bench(&src, &size, device.as_deref(), repeats, check).map_err(|e| e.render(&name, &src))?;
-            to_stdout(&report)
+            let opts = lift::bench::BenchOptions {
+                device,
+                repeats,
+                check,
+                check_sizes: check_size,
+                as_written,
+            };
+            let report = lift::bench::bench(&src, &size, &opts).map_err(|e| e.render(&name, &src))?;
+            to_stdout(&if json { report.json(&name) } else { report.text() })
         }
         Command::Explore { program, size, top } => {
             let (name, src) = read_program(&program)?;

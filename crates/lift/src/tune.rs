@@ -58,10 +58,17 @@ fn read_cache(path: &Path) -> serde_json::Map<String, serde_json::Value> {
 
 /// The tuned best variant (LIFT source) of `src` at `sizes` on the device named `device_name`.
 pub fn best_variant(src: &str, sizes: &[String], device_name: &str) -> Option<String> {
+    best_entry(src, sizes, device_name).map(|(source, _)| source)
+}
+
+/// The tuned best variant's source and description (empty for caches of older versions).
+pub fn best_entry(src: &str, sizes: &[String], device_name: &str) -> Option<(String, String)> {
     let sizes: BTreeMap<String, i64> = parse_sizes(sizes).ok()?.into_iter().collect();
     let cache = read_cache(&cache_path()?);
     let entry = cache.get(&cache_key(src, &sizes, device_name))?;
-    entry.get("source")?.as_str().map(str::to_string)
+    let source = entry.get("source")?.as_str()?.to_string();
+    let description = entry.get("description").and_then(|d| d.as_str()).unwrap_or("").to_string();
+    Some((source, description))
 }
 
 fn store_best(src: &str, sizes: &BTreeMap<String, i64>, device_name: &str, entry: serde_json::Value) {
@@ -712,7 +719,13 @@ pub fn tune(
                 "skipped: {skipped} variant(s) could not run on this device (see their notes)"
             );
         }
-        if let Some(best) = ranked.first().filter(|r| r.correct() && r.median_ms.is_some()) {
+        // The fastest variant that ran and is not known to be wrong: checked ones rank first, so
+        // an unchecked one is kept only where nothing could be checked (large sizes with
+        // `--check-steps 0`, which `lift bench --check-size` then checks at smaller sizes).
+        if let Some(best) = ranked
+            .first()
+            .filter(|r| r.median_ms.is_some() && !matches!(r.check, Check::Wrong(_) | Check::NotRun))
+        {
             store_best(
                 src,
                 &sizes,
@@ -720,6 +733,8 @@ pub fn tune(
                 serde_json::json!({
                     "source": cands[best.variant].0,
                     "variant": best.variant,
+                    "description": best.description,
+                    "checked": best.correct(),
                     "median_ms": best.median_ms,
                     "naive_ms": naive,
                 }),
