@@ -28,7 +28,8 @@ REPORT=${REPORT:-target/release/bench-report}
 RESULTS=${RESULTS:-bench/results}
 PYTHON=${PYTHON:-python3}
 SUITE=${SUITE:-bench/cgo17/suite.tsv}
-RAW=$(mktemp -d)
+RAW=${RAW:-$(mktemp -d)}
+mkdir -p "$RAW"
 
 # `lift devices` prints columns separated by two or more spaces: ID, TYPE, NAME, ...
 if [ -z "$DEVICE" ]; then
