@@ -48,7 +48,13 @@ pub fn slug(class: Class, signature: &str) -> String {
     }
     let words: String = signature
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
         .collect::<String>()
         .split('-')
         .filter(|w| !w.is_empty())
@@ -106,7 +112,13 @@ pub fn run(cfg: &Config) -> String {
                 let t = Instant::now();
                 let v = runner.eval(&case.src, &data);
                 if verbose {
-                    eprintln!("{} {} {:.2}s {}", case.id, v.class.name(), t.elapsed().as_secs_f64(), v.signature);
+                    eprintln!(
+                        "{} {} {:.2}s {}",
+                        case.id,
+                        v.class.name(),
+                        t.elapsed().as_secs_f64(),
+                        v.signature
+                    );
                 }
                 let key = (v.class, v.signature.clone());
                 // The first case of each signature is shrunk; "different results" says little

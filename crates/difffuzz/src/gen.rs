@@ -51,6 +51,7 @@ impl Len {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Ty {
     Float,
+    Double,
     Int,
     Bool,
     /// A float vector of this width.
@@ -66,26 +67,24 @@ impl Ty {
         Ty::Array(Box::new(elem), len)
     }
     pub fn is_scalar(&self) -> bool {
-        matches!(self, Ty::Float | Ty::Int | Ty::Bool)
+        matches!(self, Ty::Float | Ty::Double | Ty::Int | Ty::Bool)
     }
     /// The type as written in a parameter list.
     pub fn lift(&self) -> String {
         match self {
             Ty::Float => "float".into(),
+            Ty::Double => "double".into(),
             Ty::Int => "int".into(),
             Ty::Bool => "bool".into(),
             Ty::Vector(w) => format!("(vector-type float {w})"),
-            Ty::Tuple(ts) => format!(
-                "(tuple-type {})",
-                ts.iter().map(Ty::lift).collect::<Vec<_>>().join(" ")
-            ),
+            Ty::Tuple(ts) => format!("(tuple-type {})", ts.iter().map(Ty::lift).collect::<Vec<_>>().join(" ")),
             Ty::Array(e, n) | Ty::Exists(e, n) => format!("(array-type {} {})", e.lift(), n.text),
         }
     }
     /// Data without an array inside can be an element computed by one work-item.
     fn flat(&self) -> bool {
         match self {
-            Ty::Float | Ty::Int | Ty::Bool | Ty::Vector(_) => true,
+            Ty::Float | Ty::Double | Ty::Int | Ty::Bool | Ty::Vector(_) => true,
             Ty::Tuple(ts) => ts.iter().all(Ty::flat),
             Ty::Array(..) | Ty::Exists(..) => false,
         }
@@ -119,16 +118,13 @@ impl Case {
 /// the comparison does not depend on evaluation order.
 fn random_value(rng: &mut XorShift, ty: &Ty, sizes: &[(String, usize)]) -> Json {
     match ty {
-        Ty::Float => json!((rng.below(33) as f64 - 16.0) / 4.0),
+        Ty::Float | Ty::Double => json!((rng.below(33) as f64 - 16.0) / 4.0),
         Ty::Int => json!(rng.below(17) as i64 - 8),
         Ty::Bool => json!(rng.below(2) == 1),
         Ty::Vector(w) => (0..*w).map(|_| random_value(rng, &Ty::Float, sizes)).collect(),
         Ty::Tuple(ts) => ts.iter().map(|t| random_value(rng, t, sizes)).collect(),
         Ty::Array(e, n) | Ty::Exists(e, n) => {
-            let len = sizes
-                .iter()
-                .find(|(k, _)| *k == n.text)
-                .map_or(n.val, |(_, v)| *v);
+            let len = sizes.iter().find(|(k, _)| *k == n.text).map_or(n.val, |(_, v)| *v);
             (0..len).map(|_| random_value(rng, e, sizes)).collect()
         }
     }
@@ -149,7 +145,9 @@ pub struct Gen {
     unruly: bool,
 }
 
-const FLOAT_LITS: &[&str] = &["0.0f", "1.0f", "2.0f", "0.5f", "-1.0f", "0.25f", "-2.0f", "1.5f", "3.0f", "-0.5f"];
+const FLOAT_LITS: &[&str] = &[
+    "0.0f", "1.0f", "2.0f", "0.5f", "-1.0f", "0.25f", "-2.0f", "1.5f", "3.0f", "-0.5f",
+];
 const INT_LITS: &[&str] = &["0", "1", "2", "3", "-1", "-3", "5", "7"];
 
 impl Gen {
@@ -210,6 +208,7 @@ impl Gen {
                 0 | 1 => Ty::arr(Ty::Float, len_n.clone()),
                 2 => Ty::arr(Ty::Int, len_n.clone()),
                 3 => Ty::arr(Ty::Float, len_m.clone()),
+                4 if self.chance(20) => Ty::arr(Ty::Double, len_n.clone()),
                 4 => Ty::Float,
                 _ => Ty::Int,
             };
@@ -316,6 +315,30 @@ impl Gen {
                         return (format!("(transpose {e})"), Ty::arr(Ty::arr(*inner, n), m));
                     }
                 }
+                3 if self.chance(25) => {
+                    // `split M` of a length `(* A M)`: a split by a size variable.
+                    let parts: Option<(String, String)> = n
+                        .text
+                        .strip_prefix("(* ")
+                        .and_then(|r| r.strip_suffix(')'))
+                        .and_then(|r| r.rsplit_once(' '))
+                        .map(|(a, b)| (a.to_string(), b.to_string()));
+                    if let Some((a, b)) = parts {
+                        if b.chars().all(|c| c.is_ascii_alphabetic()) {
+                            let val = n.val / env_size(env, &b).unwrap_or(1).max(1);
+                            let inner = Len {
+                                text: b.clone(),
+                                val: n.val / val.max(1),
+                            };
+                            let out = Len {
+                                text: format!("(/ {} {b})", n.text),
+                                val,
+                            };
+                            let _ = a;
+                            return (format!("(split {b} {e})"), Ty::arr(Ty::arr(*elem, inner), out));
+                        }
+                    }
+                }
                 3 => return (format!("(reverse {e})"), Ty::Array(elem, n)),
                 4 if !divisors.is_empty() => {
                     let s = self.pick(&divisors);
@@ -356,7 +379,7 @@ impl Gen {
                     }
                 }
                 7 if *elem == Ty::Float => {
-                    let w = self.pick(&[4, 4, 2, 8]);
+                    let w = self.pick(&[4, 4, 2, 8, 16]);
                     if n.val % w == 0 || self.unruly {
                         let out = Len::op("/", &n, w, n.val / w);
                         return (format!("(asVector #{w} {e})"), Ty::arr(Ty::Vector(w), out));
@@ -374,7 +397,13 @@ impl Gen {
                         .iter()
                         .filter(|v| matches!(&v.ty, Ty::Array(_, m) if *m == n) && v.name != e)
                         .collect();
-                    let (pe, pt) = if partners.is_empty() || self.chance(30) {
+                    // A `generate` of a computed length is refused today (its `/` is not the
+                    // exact division of `split`'s length), so only the unruly programs do it.
+                    let plain = n.text.chars().all(|c| c.is_ascii_alphanumeric()) || self.unruly;
+                    if partners.is_empty() && !plain {
+                        continue;
+                    }
+                    let (pe, pt) = if partners.is_empty() || (plain && self.chance(30)) {
                         let i = self.name("i");
                         let ienv = vec![Var {
                             name: i.clone(),
@@ -384,7 +413,9 @@ impl Gen {
                         (format!("(generate {} (lambda ({i}) {f}))", n.size_arg()), Ty::Int)
                     } else {
                         let p = self.pick(&partners);
-                        let Ty::Array(pt, _) = &p.ty else { unreachable!("filtered") };
+                        let Ty::Array(pt, _) = &p.ty else {
+                            unreachable!("filtered")
+                        };
                         (p.name.clone(), (**pt).clone())
                     };
                     let (a, b) = if self.chance(50) {
@@ -405,7 +436,9 @@ impl Gen {
     /// A host-level computation: one or more kernels.
     fn host(&mut self, env: &[Var], depth: usize) -> String {
         let (a, at) = self.source(env, 2);
-        let Ty::Array(elem, n) = at.clone() else { unreachable!("sources are arrays") };
+        let Ty::Array(elem, n) = at.clone() else {
+            unreachable!("sources are arrays")
+        };
         match self.rng.below(12) {
             // One work-item per element.
             0..=3 => {
@@ -418,7 +451,12 @@ impl Gen {
                 };
                 let mut out = format!("(mapGlb {g} {a})");
                 if rt.flat() && self.chance(60) {
-                    out = format!("(toGlobal {out})");
+                    out = if self.chance(25) {
+                        // The same, as a pipeline of partial applications.
+                        format!("(o toGlobal (mapGlb {g}) {a})")
+                    } else {
+                        format!("(toGlobal {out})")
+                    };
                 }
                 if join {
                     out = format!("(join {out})");
@@ -430,7 +468,11 @@ impl Gen {
                 let k = self.pick(&[2, 4, 8]);
                 let (z, zt) = self.accumulator(&elem);
                 let f = self.fold_fn(&zt, &elem, env);
-                let red = if self.chance(30) { "reduceSeqUnroll" } else { "reduceSeq" };
+                let red = if self.chance(30) {
+                    "reduceSeqUnroll"
+                } else {
+                    "reduceSeq"
+                };
                 let _ = n;
                 format!("(join (mapGlb (lambda (c) (toGlobal ({red} {f} {z} c))) (split #{k} {a})))")
             }
@@ -438,7 +480,11 @@ impl Gen {
             5 => match *elem {
                 Ty::Array(ref inner, _) => {
                     let (f, rt) = self.seq_fn(inner, env, 2);
-                    let g = if rt.flat() { f } else { self.wrap_fn_body(&f, "toGlobal") };
+                    let g = if rt.flat() {
+                        f
+                    } else {
+                        self.wrap_fn_body(&f, "toGlobal")
+                    };
                     let r = self.name("row");
                     let dim = if self.chance(80) { "mapGlb1" } else { "mapGlb2" };
                     format!("(toGlobal ({dim} (lambda ({r}) (mapGlb {g} {r})) {a}))")
@@ -448,18 +494,19 @@ impl Gen {
             // Work-groups.
             6 | 7 => self.work_groups(env, a, &at),
             // The parallel filter.
-            8 if elem.flat() => {
+            8 if elem.flat() || self.chance(30) => {
                 let p = self.pred_fn(&elem, env);
                 let filtered = format!("(toGlobal (filterGlb {p} {a}))");
-                if self.chance(60) {
+                if self.chance(60) && elem.flat() {
                     let ys = self.name("ys");
+                    let binder = if self.chance(30) { "unpack" } else { "let" };
                     let mut inner = env.to_vec();
                     inner.push(Var {
                         name: ys.clone(),
                         ty: Ty::Exists(elem.clone(), n.clone()),
                     });
                     let (f, _) = self.seq_fn(&elem, &inner, 2);
-                    format!("(let {ys} {filtered} (toGlobal (mapGlb {f} {ys})))")
+                    format!("({binder} {ys} {filtered} (toGlobal (mapGlb {f} {ys})))")
                 } else {
                     filtered
                 }
@@ -513,7 +560,24 @@ impl Gen {
 
     /// `mapWrg` over chunks (or rows), `mapLcl` inside, maybe staged in local memory.
     fn work_groups(&mut self, env: &[Var], a: String, at: &Ty) -> String {
-        let Ty::Array(elem, n) = at else { unreachable!("an array") };
+        let Ty::Array(elem, n) = at else {
+            unreachable!("an array")
+        };
+        if let Ty::Array(inner, m) = &**elem {
+            if inner.flat() && n.val % 2 == 0 && m.val % 2 == 0 && self.chance(30) {
+                // 2-D work-groups of 2x2 tiles (as examples/tile_2d.lisp).
+                let (rows, tile, col) = (self.name("rows"), self.name("tile"), self.name("col"));
+                let (f, rt) = self.seq_fn(inner, env, 1);
+                let f = if rt.flat() {
+                    f
+                } else {
+                    self.wrap_fn_body(&f, "toGlobal")
+                };
+                return format!(
+                    "(mapWrg1 (lambda ({rows}) (mapWrg (lambda ({tile}) (toGlobal (mapLcl1 (lambda ({col}) (mapLcl {f} {col})) {tile}))) (split #2 (transpose {rows})))) (split #2 {a}))"
+                );
+            }
+        }
         let (chunks, row_ty, joined) = match &**elem {
             Ty::Array(inner, m) if self.chance(50) => (a.clone(), Ty::arr((**inner).clone(), m.clone()), false),
             _ => {
@@ -521,10 +585,16 @@ impl Gen {
                 if n.val % k != 0 && !self.unruly {
                     return self.host(env, 0);
                 }
-                (format!("(split #{k} {a})"), Ty::arr((**elem).clone(), Len::lit(k)), true)
+                (
+                    format!("(split #{k} {a})"),
+                    Ty::arr((**elem).clone(), Len::lit(k)),
+                    true,
+                )
             }
         };
-        let Ty::Array(e, rl) = row_ty.clone() else { unreachable!("rows are arrays") };
+        let Ty::Array(e, rl) = row_ty.clone() else {
+            unreachable!("rows are arrays")
+        };
         let c = self.name("chunk");
         let mut staged = c.clone();
         if self.chance(50) {
@@ -551,10 +621,22 @@ impl Gen {
             ty: row_ty.clone(),
         });
         let (f, rt) = self.seq_fn(&e, &inner, 2);
-        let f = if rt.flat() { f } else { self.wrap_fn_body(&f, "toGlobal") };
-        let lcl = if self.unruly && self.chance(30) { "mapGlb" } else { "mapLcl" };
+        let f = if rt.flat() {
+            f
+        } else {
+            self.wrap_fn_body(&f, "toGlobal")
+        };
+        let lcl = if self.unruly && self.chance(30) {
+            "mapGlb"
+        } else {
+            "mapLcl"
+        };
         let body = format!("(toGlobal ({lcl} {f} {staged}))");
-        let wrg = if self.unruly && self.chance(30) { "mapLcl" } else { "mapWrg" };
+        let wrg = if self.unruly && self.chance(30) {
+            "mapLcl"
+        } else {
+            "mapWrg"
+        };
         let out = format!("({wrg} (lambda ({c}) {body}) {chunks})");
         if joined && rt.flat() {
             format!("(join {out})")
@@ -736,8 +818,9 @@ impl Gen {
             7 => Ty::Bool,
             8 => Ty::Tuple(vec![Ty::Float, Ty::Int]),
             9 if self.chance(40) => Ty::Tuple(vec![Ty::Float, Ty::Tuple(vec![Ty::Int, Ty::Float])]),
+            9 => Ty::Double,
             10 if !vectors.is_empty() => self.pick(&vectors),
-            11 => Ty::Vector(self.pick(&[2, 4, 4, 8])),
+            11 => Ty::Vector(self.pick(&[2, 3, 4, 4, 8, 16])),
             _ => Ty::Float,
         }
     }
@@ -752,7 +835,9 @@ impl Gen {
     }
 
     fn hl(&mut self, env: &[Var], a: String, at: Ty, depth: usize) -> (String, Ty) {
-        let Ty::Array(elem, n) = at.clone() else { unreachable!("an array") };
+        let Ty::Array(elem, n) = at.clone() else {
+            unreachable!("an array")
+        };
         let elem = *elem;
         match self.rng.below(6) {
             0 | 1 => {
@@ -765,7 +850,11 @@ impl Gen {
                 let (body, rt) = match &elem {
                     Ty::Array(..) if depth > 0 => self.hl(&inner, x.clone(), elem.clone(), depth - 1),
                     _ => {
-                        let t = if elem.flat() && elem != Ty::Bool { elem.clone() } else { Ty::Float };
+                        let t = if elem.flat() && elem != Ty::Bool {
+                            elem.clone()
+                        } else {
+                            Ty::Float
+                        };
                         (self.value(&t, &inner, 2), t)
                     }
                 };
@@ -824,7 +913,7 @@ impl Gen {
     /// A value of a flat type.
     fn value(&mut self, t: &Ty, env: &[Var], depth: usize) -> String {
         match t {
-            Ty::Float | Ty::Int | Ty::Bool => self.scalar(t, env, depth),
+            Ty::Float | Ty::Double | Ty::Int | Ty::Bool => self.scalar(t, env, depth),
             Ty::Vector(w) => self.vector(*w, env, depth),
             Ty::Tuple(ts) => {
                 if let Some(v) = self.leaf(t, env) {
@@ -914,6 +1003,7 @@ impl Gen {
     fn literal(&mut self, t: &Ty) -> String {
         match t {
             Ty::Float => self.pick(FLOAT_LITS).to_string(),
+            Ty::Double => self.pick(&["0.0d", "1.0d", "-0.5d", "2.0d"]).to_string(),
             Ty::Int => self.pick(INT_LITS).to_string(),
             Ty::Bool => self.pick(&["true", "false"]).to_string(),
             _ => self.value(t, &[], 0),
@@ -977,7 +1067,15 @@ impl Gen {
                 }
                 8 => {
                     let a = self.scalar(t, env, d);
-                    let f = self.pick(&["(sqrt (abs {}))", "(exp (min {} 2.0f))", "(log (+ (abs {}) 1.0f))", "(sin {})", "(cos {})", "(pow (abs {}) 2.0f)", "(abs {})"]);
+                    let f = self.pick(&[
+                        "(sqrt (abs {}))",
+                        "(exp (min {} 2.0f))",
+                        "(log (+ (abs {}) 1.0f))",
+                        "(sin {})",
+                        "(cos {})",
+                        "(pow (abs {}) 2.0f)",
+                        "(abs {})",
+                    ]);
                     f.replace("{}", &a)
                 }
                 9 => {
@@ -987,7 +1085,8 @@ impl Gen {
                     format!("(fma {a} {b} {c})")
                 }
                 10 => {
-                    let a = self.scalar(&Ty::Int, env, d);
+                    let from = if self.chance(20) { Ty::Double } else { Ty::Int };
+                    let a = self.scalar(&from, env, d);
                     format!("(to-float {a})")
                 }
                 11 => {
@@ -998,7 +1097,11 @@ impl Gen {
                             _ => None,
                         })
                         .collect();
-                    let w = if vs.is_empty() { self.pick(&[2, 4]) } else { self.pick(&vs) };
+                    let w = if vs.is_empty() {
+                        self.pick(&[2, 4])
+                    } else {
+                        self.pick(&vs)
+                    };
                     let v = self.vector(w, env, d);
                     match self.rng.below(3) {
                         0 => format!("(dot {v} {})", self.vector(w, env, d)),
@@ -1011,6 +1114,22 @@ impl Gen {
                     let a = self.scalar(t, env, d);
                     let b = self.literal(t);
                     format!("({op} {a} {b})")
+                }
+            },
+            Ty::Double => match self.rng.below(4) {
+                0 | 1 => {
+                    let op = self.pick(&["+", "*", "-", "min", "max"]);
+                    let a = self.scalar(t, env, d);
+                    let b = self.scalar(t, env, d);
+                    format!("({op} {a} {b})")
+                }
+                2 => {
+                    let a = self.scalar(&Ty::Float, env, d);
+                    format!("(to-double {a})")
+                }
+                _ => {
+                    let a = self.scalar(t, env, d);
+                    format!("(sqrt (abs {a}))")
                 }
             },
             Ty::Int => match self.rng.below(8) {
@@ -1085,7 +1204,11 @@ impl Gen {
             self.rng.below(len.max(1)).to_string()
         } else {
             let i = self.scalar(&Ty::Int, env, depth.min(1));
-            let hi = if self.unruly && self.chance(30) { len } else { len.saturating_sub(1) };
+            let hi = if self.unruly && self.chance(30) {
+                len
+            } else {
+                len.saturating_sub(1)
+            };
             format!("(min (max {i} 0) {hi})")
         };
         Some(format!("(at {idx} {arr})"))
@@ -1134,4 +1257,22 @@ fn paths(name: &str, ty: &Ty, want: &Ty, out: &mut Vec<String>, depth: usize) {
         }
         _ => {}
     }
+}
+
+/// The value of size variable `name`, from the length of some array in scope.
+fn env_size(env: &[Var], name: &str) -> Option<usize> {
+    fn find(t: &Ty, name: &str) -> Option<usize> {
+        match t {
+            Ty::Array(e, n) | Ty::Exists(e, n) => {
+                if n.text == name {
+                    Some(n.val)
+                } else {
+                    find(e, name)
+                }
+            }
+            Ty::Tuple(ts) => ts.iter().find_map(|t| find(t, name)),
+            _ => None,
+        }
+    }
+    env.iter().find_map(|v| find(&v.ty, name))
 }

@@ -45,7 +45,11 @@ impl Args {
         Ok(Args { flags, positional })
     }
     fn get(&self, name: &str) -> Option<&str> {
-        self.flags.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        self.flags
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
     }
     fn num(&self, name: &str, default: u64) -> Result<u64, String> {
         match self.get(name) {
@@ -92,6 +96,25 @@ fn main_with(cmd: &str, args: &Args) -> Result<ExitCode, String> {
             println!("{}\n{}", case.src, case.data());
             Ok(ExitCode::SUCCESS)
         }
+        "front" => {
+            // How many generated programs the front end refuses, and why: the generator's health.
+            let (seed, n) = (args.num("seed", 1)?, args.num("cases", 1000)?);
+            let mut why: std::collections::BTreeMap<String, (u64, String)> = Default::default();
+            for i in 0..n {
+                if let Err(e) = lift::front(&Gen::case(seed, i).src) {
+                    let entry = why
+                        .entry(difffuzz::oracle::normalize(&e.message))
+                        .or_insert((0, format!("{seed}:{i}")));
+                    entry.0 += 1;
+                }
+            }
+            let refused: u64 = why.values().map(|(k, _)| k).sum();
+            println!("{refused} of {n} refused by the front end");
+            for (msg, (k, first)) in why {
+                println!("{k:6}  {msg}  (first {first})");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         "shrink" => {
             let case = Gen::case(args.num("seed", 1)?, args.num("index", 0)?);
             let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
@@ -109,7 +132,14 @@ fn main_with(cmd: &str, args: &Args) -> Result<ExitCode, String> {
             let dir = PathBuf::from(args.get("out").unwrap_or("."));
             let name = args.get("name").unwrap_or("repro");
             campaign::write_case(&dir, name, &small, &sv, "shrunk").map_err(|e| format!("{}: {e}", dir.display()))?;
-            println!("{}: {}: {}\n{}\n{}", case.id, sv.class.name(), sv.signature, small.src, small.data());
+            println!(
+                "{}: {}: {}\n{}\n{}",
+                case.id,
+                sv.class.name(),
+                sv.signature,
+                small.src,
+                small.data()
+            );
             Ok(ExitCode::SUCCESS)
         }
         "eval" => {

@@ -93,7 +93,11 @@ pub fn evaluate(src: &str, data: &str, device: Option<&str>) -> Verdict {
                 .cloned()
                 .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "a panic without a message".into());
-            Verdict::new(Class::Crash, format!("panic: {}", normalize(&msg)), format!("panic: {msg}"))
+            Verdict::new(
+                Class::Crash,
+                format!("panic: {}", normalize(&msg)),
+                format!("panic: {msg}"),
+            )
         }
     }
 }
@@ -180,7 +184,11 @@ fn evaluate_unguarded(src: &str, data: &str, device: Option<&str>) -> Verdict {
 }
 
 fn refused(message: &str, note: &str) -> Verdict {
-    Verdict::new(Class::CleanError, normalize(message), format!("{}\n{note}", short(message)))
+    Verdict::new(
+        Class::CleanError,
+        normalize(message),
+        format!("{}\n{note}", short(message)),
+    )
 }
 
 fn is_internal(message: &str) -> bool {

@@ -124,7 +124,12 @@ impl Runner {
                 // Give the stderr reader a moment to drain.
                 std::thread::sleep(Duration::from_millis(50));
                 let err = String::from_utf8_lossy(&w.stderr.lock().unwrap_or_else(|e| e.into_inner())).into_owned();
-                let last = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").to_string();
+                let last = err
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("")
+                    .to_string();
                 Verdict::new(
                     Class::Crash,
                     format!("process died: {}", oracle::normalize(&last)),

@@ -143,7 +143,9 @@ fn editable(forms: &[Sexp]) -> Vec<Vec<usize>> {
 fn get<'a>(forms: &'a [Sexp], path: &[usize]) -> &'a Sexp {
     let mut e = &forms[path[0]];
     for &i in &path[1..] {
-        let Sexp::List(xs) = e else { unreachable!("paths follow lists") };
+        let Sexp::List(xs) = e else {
+            unreachable!("paths follow lists")
+        };
         e = &xs[i];
     }
     e
@@ -152,7 +154,9 @@ fn get<'a>(forms: &'a [Sexp], path: &[usize]) -> &'a Sexp {
 fn set(forms: &mut [Sexp], path: &[usize], new: Sexp) {
     let mut e = &mut forms[path[0]];
     for &i in &path[1..] {
-        let Sexp::List(xs) = e else { unreachable!("paths follow lists") };
+        let Sexp::List(xs) = e else {
+            unreachable!("paths follow lists")
+        };
         e = &mut xs[i];
     }
     *e = new;

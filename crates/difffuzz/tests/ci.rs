@@ -25,7 +25,10 @@ fn known() -> BTreeMap<String, (Class, String)> {
 #[test]
 fn known_failures_file_is_well_formed() {
     let k = known();
-    assert!(k.keys().all(|id| id.starts_with(&format!("{SEED}:"))), "ids must be of seed {SEED}");
+    assert!(
+        k.keys().all(|id| id.starts_with(&format!("{SEED}:"))),
+        "ids must be of seed {SEED}"
+    );
 }
 
 #[test]
@@ -33,10 +36,11 @@ fn generated_programs_mostly_type_check() {
     // The generator builds by types, so the front end must accept nearly all of its programs;
     // a low rate means the generator drifted from the language and the fuzzer tests little.
     let n = 400;
-    let ok = (0..n)
-        .filter(|&i| lift::front(&Gen::case(SEED, i).src).is_ok())
-        .count();
-    assert!(ok * 100 >= n as usize * 85, "only {ok} of {n} generated programs type-check");
+    let ok = (0..n).filter(|&i| lift::front(&Gen::case(SEED, i).src).is_ok()).count();
+    assert!(
+        ok * 100 >= n as usize * 85,
+        "only {ok} of {n} generated programs type-check"
+    );
 }
 
 #[test]
@@ -64,13 +68,19 @@ fn fixed_seed_has_only_known_failures() {
                         .filter(|i| i % 2 == t)
                         .map(|i| {
                             let case = Gen::case(SEED, i);
-                            (i, oracle::evaluate(&case.src, &case.data().to_string(), device.as_deref()))
+                            (
+                                i,
+                                oracle::evaluate(&case.src, &case.data().to_string(), device.as_deref()),
+                            )
                         })
                         .collect::<Vec<_>>()
                 })
             })
             .collect();
-        handles.into_iter().flat_map(|h| h.join().expect("evaluate catches panics")).collect()
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("evaluate catches panics"))
+            .collect()
     });
     let known = known();
     let mut problems = vec![];
@@ -85,7 +95,11 @@ fn fixed_seed_has_only_known_failures() {
                 "{id}: listed as `{}` ({defect}) but now `{}`{}; update known-failures.txt",
                 class.name(),
                 v.class.name(),
-                if v.class.is_defect() { "" } else { ": fixed, remove the line" }
+                if v.class.is_defect() {
+                    ""
+                } else {
+                    ": fixed, remove the line"
+                }
             )),
             (None, true) => {
                 let case = Gen::case(SEED, *i);
@@ -108,5 +122,10 @@ fn fixed_seed_has_only_known_failures() {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    assert!(problems.is_empty(), "{} problem(s):\n\n{}", problems.len(), problems.join("\n\n"));
+    assert!(
+        problems.is_empty(),
+        "{} problem(s):\n\n{}",
+        problems.len(),
+        problems.join("\n\n")
+    );
 }
