@@ -4,6 +4,7 @@
 # to a folder with their data.
 #
 #   scripts/fuzz.sh --cases 100000 --seed S [--out DIR] [--jobs J] [--first K] [--timeout SECS]
+#                   [--shrink-secs SECS]   (time spent shrinking each distinct failure, default 60)
 #
 # Each job is a child process per case stream; a case that aborts or hangs (--timeout seconds,
 # default 60) is recorded as `crash` or `timeout` and the job goes on in a fresh process.
@@ -17,6 +18,7 @@ out=""
 jobs=1
 first=0
 timeout=60
+shrink_secs=60
 while [ $# -gt 0 ]; do
   case "$1" in
     --cases) cases="$2"; shift 2 ;;
@@ -25,7 +27,8 @@ while [ $# -gt 0 ]; do
     --jobs) jobs="$2"; shift 2 ;;
     --first) first="$2"; shift 2 ;;
     --timeout) timeout="$2"; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    --shrink-secs) shrink_secs="$2"; shift 2 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "fuzz.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -39,4 +42,4 @@ export LIFT_CACHE_DIR="${LIFT_CACHE_DIR:-$(mktemp -d)}"
 device=()
 if [ -n "${LIFT_TEST_DEVICE:-}" ]; then device=(--device "$LIFT_TEST_DEVICE"); fi
 exec target/release/difffuzz run --seed "$seed" --cases "$cases" --first "$first" \
-  --jobs "$jobs" --out "$out" --timeout "$timeout" "${device[@]}"
+  --jobs "$jobs" --out "$out" --timeout "$timeout" --shrink-secs "$shrink_secs" "${device[@]}"

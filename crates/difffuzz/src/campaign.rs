@@ -65,15 +65,19 @@ pub fn slug(class: Class, signature: &str) -> String {
 }
 
 /// Writes a case and its verdict as `NAME.lisp` (with a comment header) and `NAME.json`.
+/// `note`'s first line says where the case comes from; further lines go into the header.
 pub fn write_case(dir: &Path, name: &str, case: &Case, verdict: &Verdict, note: &str) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let mut header = format!(
         ";; difffuzz case {} ({}): {}\n;; signature: {}\n",
         case.id,
-        note,
+        note.lines().next().unwrap_or(""),
         verdict.class.name(),
         verdict.signature
     );
+    for line in note.lines().skip(1) {
+        let _ = writeln!(header, ";; {line}");
+    }
     for line in verdict.detail.lines() {
         let _ = writeln!(header, ";; {line}");
     }

@@ -3,7 +3,8 @@
 //! ```text
 //! difffuzz run --seed S --cases N [--first K] [--jobs J] [--out DIR] [--timeout SECS] [--device ID]
 //! difffuzz show --seed S --index I        print one generated case (program, then data)
-//! difffuzz shrink --seed S --index I [--out DIR] [--name NAME]   shrink one case, write NAME.lisp/.json
+//! difffuzz shrink --seed S --index I [--out DIR] [--name NAME] [--what TEXT]
+//!                                         shrink one case, write NAME.lisp/.json
 //! difffuzz eval PROG.lisp DATA.json       the verdict on one program
 //! difffuzz worker [--device ID]           (internal) evaluate requests from stdin
 //! ```
@@ -131,7 +132,11 @@ fn main_with(cmd: &str, args: &Args) -> Result<ExitCode, String> {
             let (small, sv) = shrink::shrink(&case, &v, &budget, &mut |src, data| runner.eval(src, data));
             let dir = PathBuf::from(args.get("out").unwrap_or("."));
             let name = args.get("name").unwrap_or("repro");
-            campaign::write_case(&dir, name, &small, &sv, "shrunk").map_err(|e| format!("{}: {e}", dir.display()))?;
+            let note = match args.get("what") {
+                Some(what) => format!("shrunk\nwhat goes wrong: {what}"),
+                None => "shrunk".to_string(),
+            };
+            campaign::write_case(&dir, name, &small, &sv, &note).map_err(|e| format!("{}: {e}", dir.display()))?;
             println!(
                 "{}: {}: {}\n{}\n{}",
                 case.id,

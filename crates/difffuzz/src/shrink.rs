@@ -282,7 +282,79 @@ pub fn shrink(
         }
         break;
     }
+    // Parameters the shrunk body no longer uses, and size variables no type mentions.
+    let mut k = 0;
+    while k < best.params.len() {
+        if out_of_budget(&mut evals) {
+            break;
+        }
+        let Some(c) = without_param(&forms, &best, k) else {
+            k += 1;
+            continue;
+        };
+        let (cforms, ccase) = c;
+        let got = eval(&ccase.src, &ccase.data().to_string());
+        if got.same_as(verdict) {
+            forms = cforms;
+            best = ccase;
+            best_verdict = got;
+        } else {
+            k += 1;
+        }
+    }
     (best, best_verdict)
+}
+
+/// `case` without its `k`-th parameter, if the body does not use it.
+fn without_param(forms: &[Sexp], case: &Case, k: usize) -> Option<(Vec<Sexp>, Case)> {
+    let name = &case.params[k].0;
+    let at = forms
+        .iter()
+        .position(|f| matches!(f, Sexp::List(xs) if matches!(xs.first(), Some(Sexp::Atom(a)) if a == "lift")))?;
+    let mut forms = forms.to_vec();
+    let Sexp::List(lift) = &mut forms[at] else { return None };
+    if lift.len() != 4 {
+        return None;
+    }
+    let Sexp::List(lam) = &mut lift[3] else { return None };
+    let uses = |e: &Sexp| -> bool {
+        fn walk(e: &Sexp, name: &str) -> bool {
+            match e {
+                Sexp::Atom(a) => a == name,
+                Sexp::List(xs) => xs.iter().any(|x| walk(x, name)),
+            }
+        }
+        walk(e, name)
+    };
+    if lam.len() != 3 || uses(&lam[2]) {
+        return None;
+    }
+    let Sexp::List(names) = &mut lam[1] else { return None };
+    let i = names.iter().position(|n| *n == Sexp::Atom(name.clone()))?;
+    names.remove(i);
+    let Sexp::List(types) = &mut lift[2] else { return None };
+    if types.len() <= i {
+        return None;
+    }
+    types.remove(i);
+    let mut case = case.clone();
+    case.params.remove(k);
+    // Size variables that no remaining type mentions go too.
+    let types_text = {
+        let mut t = String::new();
+        for ty in types.iter() {
+            print(ty, &mut t);
+            t.push(' ');
+        }
+        t
+    };
+    let mentioned = |v: &str| types_text.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| w == v);
+    case.sizes.retain(|(v, _)| mentioned(v));
+    if let Sexp::List(sizes) = &mut lift[1] {
+        sizes.retain(|s| matches!(s, Sexp::Atom(v) if mentioned(v)));
+    }
+    case.src = render(&forms);
+    Some((forms, case))
 }
 
 #[cfg(test)]
@@ -317,5 +389,42 @@ mod tests {
         assert!(small.src.len() < case.src.len() / 2, "{}", small.src);
         assert!(small.src.contains("(reverse"), "{}", small.src);
         assert!(!small.src.contains("define"), "{}", small.src);
+    }
+
+    #[test]
+    fn drops_unused_parameters_and_sizes() {
+        use crate::gen::{Len, Ty};
+        let arr = |n: &str, v| Ty::Array(Box::new(Ty::Float), Len { text: n.into(), val: v });
+        let case = Case {
+            id: "t".into(),
+            src: "(lift (M N) ((array-type float N) (array-type float M)) (lambda (xs ys) (toGlobal (mapGlb (lambda (x) (- x)) xs))))".into(),
+            params: vec![("xs".into(), arr("N", 4)), ("ys".into(), arr("M", 4))],
+            sizes: vec![("M".into(), 4), ("N".into(), 4)],
+            data_seed: 1,
+        };
+        let bad = Verdict::new(Class::Driver, "build: x", "");
+        let mut eval = |src: &str, data: &str| {
+            // Fails while the negation is there; the data must match the parameters.
+            let params_ok = data.contains("\"xs\"") && src.contains("(xs ys)") == data.contains("\"ys\"");
+            if src.contains("(mapGlb (lambda (x) (- x)) xs)") && params_ok {
+                bad.clone()
+            } else {
+                Verdict::new(Class::CleanError, "other", "")
+            }
+        };
+        let budget = Budget {
+            evaluations: 1000,
+            time: Duration::from_secs(10),
+        };
+        let (small, _) = shrink(&case, &bad, &budget, &mut eval);
+        assert!(
+            small
+                .src
+                .contains("(lift\n  (N)\n  ((array-type float N))\n  (lambda (xs)"),
+            "{}",
+            small.src
+        );
+        assert_eq!(small.params.len(), 1);
+        assert_eq!(small.sizes, vec![("N".to_string(), 1)]);
     }
 }
