@@ -307,6 +307,17 @@ impl Gen {
                                 val: n.val * m.val,
                             }
                         };
+                        if m.text.chars().all(|c| c.is_ascii_alphabetic()) && self.chance(30) {
+                            // Rows again, by a split whose size is a size variable.
+                            let rows = Len {
+                                text: format!("(/ {} {})", len.text, m.text),
+                                val: n.val,
+                            };
+                            return (
+                                format!("(split {} (join {e}))", m.text),
+                                Ty::arr(Ty::arr(*inner, m.clone()), rows),
+                            );
+                        }
                         return (format!("(join {e})"), Ty::arr(*inner, len));
                     }
                 }
@@ -315,28 +326,26 @@ impl Gen {
                         return (format!("(transpose {e})"), Ty::arr(Ty::arr(*inner, n), m));
                     }
                 }
-                3 if self.chance(25) => {
+                3 | 9 if n.text.starts_with("(* ") && self.chance(60) => {
                     // `split M` of a length `(* A M)`: a split by a size variable.
-                    let parts: Option<(String, String)> = n
+                    let var = n
                         .text
                         .strip_prefix("(* ")
                         .and_then(|r| r.strip_suffix(')'))
                         .and_then(|r| r.rsplit_once(' '))
-                        .map(|(a, b)| (a.to_string(), b.to_string()));
-                    if let Some((a, b)) = parts {
-                        if b.chars().all(|c| c.is_ascii_alphabetic()) {
-                            let val = n.val / env_size(env, &b).unwrap_or(1).max(1);
-                            let inner = Len {
-                                text: b.clone(),
-                                val: n.val / val.max(1),
-                            };
-                            let out = Len {
-                                text: format!("(/ {} {b})", n.text),
-                                val,
-                            };
-                            let _ = a;
-                            return (format!("(split {b} {e})"), Ty::arr(Ty::arr(*elem, inner), out));
-                        }
+                        .map(|(_, b)| b.to_string())
+                        .filter(|b| b.chars().all(|c| c.is_ascii_alphabetic()));
+                    if let Some(b) = var {
+                        let val = n.val / env_size(env, &b).unwrap_or(1).max(1);
+                        let inner = Len {
+                            text: b.clone(),
+                            val: n.val / val.max(1),
+                        };
+                        let out = Len {
+                            text: format!("(/ {} {b})", n.text),
+                            val,
+                        };
+                        return (format!("(split {b} {e})"), Ty::arr(Ty::arr(*elem, inner), out));
                     }
                 }
                 3 => return (format!("(reverse {e})"), Ty::Array(elem, n)),
@@ -473,7 +482,6 @@ impl Gen {
                 } else {
                     "reduceSeq"
                 };
-                let _ = n;
                 format!("(join (mapGlb (lambda (c) (toGlobal ({red} {f} {z} c))) (split #{k} {a})))")
             }
             // Two dimensions of work-items.
