@@ -539,6 +539,39 @@ impl Gen {
                 let second = self.host(&env2, depth - 1);
                 format!("(let {t} {first} {second})")
             }
+            // Host control flow: a branch or a loop whose condition is computed on the device
+            // as a `[bool]1` (a fold of the whole array by one work-item).
+            11 if matches!(*elem, Ty::Float | Ty::Int) && n.text.chars().all(|c| c.is_ascii_alphanumeric()) => {
+                let x = self.name("x");
+                let mut inner = env.to_vec();
+                inner.push(Var {
+                    name: x.clone(),
+                    ty: (*elem).clone(),
+                });
+                let test = self.scalar(&Ty::Bool, &inner, 1);
+                let any = |arr: &str, n: &Len| {
+                    format!(
+                        "(join (mapGlb (lambda (c) (toGlobal (reduceSeq (lambda (acc {x}) (or acc {test})) false c))) (split {} {arr})))",
+                        n.size_arg()
+                    )
+                };
+                let step = self.value(&elem, &inner, 2);
+                let kernel = |arr: &str| format!("(toGlobal (mapGlb (lambda ({x}) {step}) {arr}))");
+                if self.chance(50) {
+                    let other = self.value(&elem, &inner, 2);
+                    let c = any(&a, &n);
+                    format!("(if {c} {} (toGlobal (mapGlb (lambda ({x}) {other}) {a})))", kernel(&a))
+                } else {
+                    let (prev, next) = (self.name("prev"), self.name("next"));
+                    let s = self.name("s");
+                    let max = self.pick(&[2, 3, 5]);
+                    format!(
+                        "(iterate-until #{max} (lambda ({prev} {next}) {}) (lambda ({s}) {}) {a})",
+                        any(&next, &n),
+                        kernel(&s)
+                    )
+                }
+            }
             // A host loop over a kernel.
             10 if elem.flat() => {
                 let k = self.pick(&[1, 2, 3]);
