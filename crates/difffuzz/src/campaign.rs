@@ -171,7 +171,10 @@ pub fn run(cfg: &Config) -> String {
         std::thread::sleep(Duration::from_millis(200));
         if last.elapsed() >= Duration::from_secs(10) {
             last = Instant::now();
-            eprintln!("{}", progress(&state.lock().expect("no panics"), cfg.cases, started));
+            let s = state.lock().expect("no panics");
+            eprintln!("{}", progress(&s, cfg.cases, started));
+            // So that a run stopped early still leaves its summary so far.
+            let _ = std::fs::write(cfg.out.join("summary.txt"), summary(&s, cfg, started.elapsed()));
         }
     }
     for w in workers {
