@@ -34,7 +34,8 @@ pub struct Config {
 struct State {
     done: u64,
     by_class: BTreeMap<Class, u64>,
-    clean: BTreeMap<String, u64>,
+    /// Clean refusals by message: how many, and the first case.
+    clean: BTreeMap<String, (u64, String)>,
     /// (class, signature) -> case ids, and the folder of the shrunk repro.
     defects: BTreeMap<(Class, String), (Vec<String>, Option<String>)>,
 }
@@ -146,7 +147,7 @@ pub fn run(cfg: &Config) -> String {
                     s.done += 1;
                     *s.by_class.entry(v.class).or_default() += 1;
                     if v.class == Class::CleanError {
-                        *s.clean.entry(v.signature.clone()).or_default() += 1;
+                        s.clean.entry(v.signature.clone()).or_insert((0, case.id.clone())).0 += 1;
                     }
                     if v.class.is_defect() {
                         s.defects.entry(key.clone()).or_default().0.push(case.id.clone());
@@ -214,9 +215,9 @@ fn summary(s: &State, cfg: &Config, took: Duration) -> String {
         count(Class::CleanError)
     );
     let mut clean: Vec<_> = s.clean.iter().collect();
-    clean.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    for (msg, n) in clean {
-        let _ = writeln!(out, "  {n:6}  {msg}");
+    clean.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
+    for (msg, (n, first)) in clean {
+        let _ = writeln!(out, "  {n:6}  {msg}  (first {first})");
     }
     for class in Class::ALL.into_iter().filter(|c| c.is_defect()) {
         let _ = writeln!(out, "{}: {}", class.name(), count(class));
