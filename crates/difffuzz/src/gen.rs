@@ -100,17 +100,46 @@ pub struct Case {
     /// Size variables and their values; the parameter types refer to them by name.
     pub sizes: Vec<(String, usize)>,
     pub data_seed: u64,
+    /// Data counting 0, 1, 2, ... instead of random values (what shrinking tries, for repros
+    /// that are easy to follow by hand).
+    pub plain_data: bool,
 }
 
 impl Case {
     /// The input data as a JSON object keyed by parameter name.
     pub fn data(&self) -> Json {
         let mut rng = XorShift::new(self.data_seed);
+        let mut count = 0;
         let mut obj = serde_json::Map::new();
         for (name, ty) in &self.params {
-            obj.insert(name.clone(), random_value(&mut rng, ty, &self.sizes));
+            let v = if self.plain_data {
+                plain_value(&mut count, ty, &self.sizes)
+            } else {
+                random_value(&mut rng, ty, &self.sizes)
+            };
+            obj.insert(name.clone(), v);
         }
         Json::Object(obj)
+    }
+}
+
+fn length(n: &Len, sizes: &[(String, usize)]) -> usize {
+    sizes.iter().find(|(k, _)| *k == n.text).map_or(n.val, |(_, v)| *v)
+}
+
+/// 0, 1, 2, ... (modulo 16) in reading order.
+fn plain_value(count: &mut usize, ty: &Ty, sizes: &[(String, usize)]) -> Json {
+    let mut next = || {
+        *count += 1;
+        ((*count - 1) % 16) as i64
+    };
+    match ty {
+        Ty::Float | Ty::Double => json!(next() as f64),
+        Ty::Int => json!(next()),
+        Ty::Bool => json!(next() % 2 == 1),
+        Ty::Vector(w) => (0..*w).map(|_| plain_value(count, &Ty::Float, sizes)).collect(),
+        Ty::Tuple(ts) => ts.iter().map(|t| plain_value(count, t, sizes)).collect(),
+        Ty::Array(e, n) | Ty::Exists(e, n) => (0..length(n, sizes)).map(|_| plain_value(count, e, sizes)).collect(),
     }
 }
 
@@ -247,6 +276,7 @@ impl Gen {
             params,
             sizes,
             data_seed,
+            plain_data: false,
         }
     }
 

@@ -261,6 +261,9 @@ pub fn shrink(
         }
         break;
     }
+    if !out_of_budget(&mut evals) {
+        try_plain_data(&mut best, &mut best_verdict, verdict, eval);
+    }
     let data = best.data().to_string();
     'program: loop {
         let mut cands = candidates(&forms);
@@ -281,6 +284,10 @@ pub fn shrink(
             }
         }
         break;
+    }
+    // Again: plain data may fail the same way only once the program is small.
+    if !out_of_budget(&mut evals) {
+        try_plain_data(&mut best, &mut best_verdict, verdict, eval);
     }
     // Parameters the shrunk body no longer uses, and size variables no type mentions.
     let mut k = 0;
@@ -303,6 +310,24 @@ pub fn shrink(
         }
     }
     (best, best_verdict)
+}
+
+fn try_plain_data(
+    best: &mut Case,
+    best_verdict: &mut Verdict,
+    verdict: &Verdict,
+    eval: &mut dyn FnMut(&str, &str) -> Verdict,
+) {
+    if best.plain_data {
+        return;
+    }
+    let mut c = best.clone();
+    c.plain_data = true;
+    let got = eval(&c.src, &c.data().to_string());
+    if got.same_as(verdict) {
+        *best = c;
+        *best_verdict = got;
+    }
 }
 
 /// `case` without its `k`-th parameter, if the body does not use it.
@@ -371,6 +396,7 @@ mod tests {
             params: vec![],
             sizes: vec![],
             data_seed: 1,
+            plain_data: false,
         };
         let bad = Verdict::new(Class::Wrong, "different results", "");
         let mut eval = |src: &str, _: &str| {
@@ -401,6 +427,7 @@ mod tests {
             params: vec![("xs".into(), arr("N", 4)), ("ys".into(), arr("M", 4))],
             sizes: vec![("M".into(), 4), ("N".into(), 4)],
             data_seed: 1,
+            plain_data: false,
         };
         let bad = Verdict::new(Class::Driver, "build: x", "");
         let mut eval = |src: &str, data: &str| {
