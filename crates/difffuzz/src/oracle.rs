@@ -260,3 +260,28 @@ pub fn normalize(message: &str) -> String {
     res.push_str(rest);
     res.chars().take(140).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_that_differ_only_in_names_and_numbers_count_as_one() {
+        assert_eq!(
+            normalize("split #4 of an array of length 7 (N): 7 is not a multiple of 4\nnote"),
+            normalize("split #2 of an array of length 13 (N): 13 is not a multiple of 2")
+        );
+        assert_eq!(normalize("unknown name `x12`"), "unknown name `x#`");
+    }
+
+    #[test]
+    fn build_logs_are_named_by_their_first_error_without_the_temporary_file() {
+        let log = "the OpenCL driver could not build the generated kernels\nbuild log:\n\
+                   error: /root/.cache/pocl/kcache/tempfile_ab1c.cl:7:44: expression is not assignable\n\
+                   error: /root/.cache/pocl/kcache/tempfile_ab1c.cl:9:1: something else";
+        assert!(is_driver(log));
+        assert_eq!(driver_signature(log), "build: expression is not assignable");
+        assert!(!is_driver("internal: a view was read with too few indices"));
+        assert!(is_internal("internal: a view was read with too few indices"));
+    }
+}
