@@ -1,8 +1,8 @@
 ;; difffuzz case 2026:61 (shrunk): wrong
 ;; signature: different results
 ;; what goes wrong: asVector of a reversed array: the vector loads read the wrong elements (silently wrong result)
-;; expected (interpreter) [[-3.25,-1.0],[-2.25,3.75],[2.0,0.5],[-0.25,-3.0]]
-;; observed (OpenCL)      [[-3.25,0.0],[-2.25,-1.0],[2.0,3.75],[-0.25,0.5]]
+;; expected (interpreter) [[7.0,6.0],[5.0,4.0],[3.0,2.0],[1.0,0.0]]
+;; observed (OpenCL)      [[7.0,0.0],[5.0,6.0],[3.0,4.0],[1.0,2.0]]
 ;; (outside the float32 error bounds)
 ;; data: asvector_of_reverse.json
 (lift

@@ -1,8 +1,8 @@
 ;; difffuzz case 1:40 (shrunk): wrong
-;; what goes wrong: a high-level map over a reversed array runs as a variant that reads garbage (the rewriter's vectorized variant loads vectors of the reversed view; same family as asvector_of_reverse)
 ;; signature: different results
-;; expected (interpreter) [1.5,2.5,-1.0,-3.25,0.75,4.0,0.0,-2.75]
-;; observed (OpenCL)      [1.5,-12.793381,3.0617e-41,-0.0049448023,0.75,-3.25,-1.0,2.5]
+;; what goes wrong: a high-level map over a reversed array runs as the rewriter's vectorized variant, whose vload4 of the reversed view reads the wrong elements (same family as asvector_of_reverse)
+;; expected (interpreter) [7.0,6.0,5.0,4.0,3.0,2.0,1.0,0.0]
+;; observed (OpenCL)      [7.0,-2.5595772e-23,3.0674e-41,0.0,3.0,4.0,5.0,6.0]
 ;; (outside the float32 error bounds)
 ;; data: map_of_reverse.json
 (lift

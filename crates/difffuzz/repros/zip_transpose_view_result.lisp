@@ -1,6 +1,6 @@
 ;; difffuzz case 1:106 (shrunk): internal
-;; what goes wrong: a host-level result that is only a view (zip of a transposed 2-D array with generate): internal error 'a view was read with too few indices'
 ;; signature: internal: a view was read with too few indices
+;; what goes wrong: a host-level result that is only a view (zip of a transposed 2-D array with generate): internal error 'a view was read with too few indices'
 ;; OpenCL side: internal: a view was read with too few indices
 ;; data: zip_transpose_view_result.json
 (lift
