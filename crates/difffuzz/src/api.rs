@@ -1,0 +1,157 @@
+//! The only module that calls the compiler: run a program on the reference interpreter, compile
+//! and run it on OpenCL, and compare the two. Everything else in this crate deals with program
+//! text, JSON data and verdicts, so when the driver's entry points change only this file does.
+
+use ir::interp::Value;
+
+/// How far a program got before it was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Reading, elaboration, type checking.
+    Front,
+    /// The data does not fit the parameter types, or a size check fails.
+    Data,
+    /// The rewriter or code generation.
+    Compile,
+    /// Running (the OpenCL driver, or the interpreter).
+    Run,
+}
+
+#[derive(Clone, Debug)]
+pub struct Refusal {
+    pub stage: Stage,
+    pub message: String,
+    /// Only for the interpreter: no result because of its step limit.
+    pub step_limit: bool,
+}
+
+impl Refusal {
+    fn new(stage: Stage, message: impl Into<String>) -> Refusal {
+        Refusal {
+            stage,
+            message: message.into(),
+            step_limit: false,
+        }
+    }
+}
+
+/// Interpreter operations allowed per case: the generator's programs need far fewer, so
+/// hitting it means the interpreter (or the generator) misbehaves.
+const MAX_STEPS: u64 = 20_000_000;
+
+struct Loaded {
+    prog: ir::Program,
+    info: typeck::TypeInfo,
+    inputs: lift::data::Inputs,
+}
+
+fn load(src: &str, data: &str) -> Result<Loaded, Refusal> {
+    let (prog, info) = lift::front(src).map_err(|d| Refusal::new(Stage::Front, d.message))?;
+    let sources = [lift::data::DataSource::Json(data.to_string(), "data.json".into())];
+    let inputs = lift::data::load(&prog, &sources, &[]).map_err(|e| Refusal::new(Stage::Data, e.message))?;
+    let lookup = |n: &str| inputs.sizes.get(n).copied();
+    for c in &info.checks {
+        c.verify(&lookup).map_err(|m| Refusal::new(Stage::Data, m))?;
+    }
+    Ok(Loaded { prog, info, inputs })
+}
+
+/// The reference result, in float32 (`bounded = false`) or with error bounds.
+pub fn interpret(src: &str, data: &str, bounded: bool) -> Result<Value, Refusal> {
+    let l = load(src, data)?;
+    let lookup = |n: &str| l.inputs.sizes.get(n).copied();
+    let opts = ir::interp::Options {
+        arith: if bounded {
+            ir::interp::Arith::Bounded
+        } else {
+            ir::interp::Arith::Native
+        },
+        max_steps: Some(MAX_STEPS),
+    };
+    ir::interp::eval_with(&l.prog, &l.inputs.values, &lookup, &opts).map_err(|e| Refusal {
+        stage: Stage::Run,
+        step_limit: e.kind == ir::interp::ErrorKind::StepLimit,
+        message: if e.kind == ir::interp::ErrorKind::Unbounded {
+            format!("unbounded: {}", e.message)
+        } else {
+            e.message
+        },
+    })
+}
+
+/// Compiles and runs on OpenCL as `lift run` does, except that a high-level program always
+/// runs as the cost model's best variant (no tuning cache, so results do not depend on what
+/// ran before on this machine).
+pub fn opencl(src: &str, data: &str, device: Option<&str>) -> Result<Value, Refusal> {
+    let l = load(src, data)?;
+    let (mut prog, mut info) = (l.prog, l.info);
+    if lift::is_high_level(&prog) {
+        let ropts = rewrite::Options {
+            sizes: l.inputs.sizes.clone(),
+            top_k: 1,
+            ..rewrite::Options::default()
+        };
+        let best = rewrite::explore(&prog, &info, &ropts)
+            .map_err(|d| Refusal::new(Stage::Compile, d.message))?
+            .variants
+            .into_iter()
+            .next();
+        if let Some(v) = best {
+            // A variant the front end refuses is the rewriter's bug, not the user's.
+            let (vp, vi) = lift::front(&v.source).map_err(|d| {
+                Refusal::new(
+                    Stage::Compile,
+                    format!("internal: the rewriter's variant does not type-check: {}", d.message),
+                )
+            })?;
+            prog = vp;
+            info = vi;
+        }
+    }
+    let plan = codegen_opencl::emit(&prog, &info).map_err(|d| Refusal::new(Stage::Compile, d.message))?;
+    lift::backend::run(&plan, &l.inputs, device, false)
+        .map(|(v, _)| v)
+        .map_err(|e| Refusal::new(Stage::Run, full_message(&e)))
+}
+
+/// The message and its notes (a build log is a note).
+fn full_message(e: &lift::Error) -> String {
+    match e {
+        lift::Error::Source(d) => d.message.clone(),
+        lift::Error::Plain { message, notes } => {
+            let mut s = message.clone();
+            for n in notes {
+                s.push('\n');
+                s.push_str(n);
+            }
+            s
+        }
+    }
+}
+
+/// Equal within the tolerance the integration tests use.
+pub fn close(expected: &Value, got: &Value) -> bool {
+    lift::values_close(expected, got, 1e-4)
+}
+
+/// Whether `got` is within the interpreter's float32 error bounds (`bounded` from
+/// [`interpret`] with `bounded = true`): `Ok(true)` within, `Ok(false)` wrong, `Err(why)` when no
+/// bound says anything.
+pub fn within_bounds(bounded: &Value, got: &Value) -> Result<bool, String> {
+    match lift::tune::check_result(bounded, bounded, got) {
+        lift::tune::Check::Ok { .. } => Ok(true),
+        lift::tune::Check::Wrong(_) => Ok(false),
+        lift::tune::Check::Unchecked(why) => Err(why),
+        lift::tune::Check::NotRun => Err("not run".into()),
+    }
+}
+
+/// The result as JSON text, as `lift run` prints it.
+pub fn json(v: &Value) -> String {
+    v.to_json()
+}
+
+/// Whether an OpenCL device exists (the CI test skips without one, as the OpenCL tests do).
+pub fn has_device() -> bool {
+    matches!(host_runner::devices(), Ok(d) if !d.is_empty())
+}

@@ -1,0 +1,237 @@
+//! The long run: many cases over parallel child processes, a progress line, failing cases
+//! shrunk (the first of each signature) and written to a folder, and a summary.
+
+use crate::gen::{Case, Gen};
+use crate::oracle::{Class, Verdict};
+use crate::runner::Runner;
+use crate::shrink::{self, Budget};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How many cases of "different results" are shrunk, each to its own folder.
+const MORE_WRONG: usize = 8;
+
+pub struct Config {
+    pub seed: u64,
+    pub first: u64,
+    pub cases: u64,
+    pub jobs: usize,
+    pub out: PathBuf,
+    pub timeout: Duration,
+    pub device: Option<String>,
+    /// This binary, run as `worker` in the children.
+    pub exe: PathBuf,
+    pub shrink: Budget,
+    /// A line per case on stderr.
+    pub verbose: bool,
+}
+
+#[derive(Default)]
+struct State {
+    done: u64,
+    by_class: BTreeMap<Class, u64>,
+    /// Clean refusals by message: how many, and the first case.
+    clean: BTreeMap<String, (u64, String)>,
+    /// (class, signature) -> case ids, and the folder of the shrunk repro.
+    defects: BTreeMap<(Class, String), (Vec<String>, Option<String>)>,
+}
+
+/// A file-name-safe, stable name for a signature.
+pub fn slug(class: Class, signature: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in signature.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    let words: String = signature
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect::<String>()
+        .split('-')
+        .filter(|w| !w.is_empty())
+        .take(6)
+        .collect::<Vec<_>>()
+        .join("-");
+    format!("{}/{words}-{:08x}", class.name(), h as u32)
+}
+
+/// Writes a case and its verdict as `NAME.lisp` (with a comment header) and `NAME.json`.
+/// `note`'s first line says where the case comes from; further lines go into the header.
+pub fn write_case(dir: &Path, name: &str, case: &Case, verdict: &Verdict, note: &str) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut header = format!(
+        ";; difffuzz case {} ({}): {}\n;; signature: {}\n",
+        case.id,
+        note.lines().next().unwrap_or(""),
+        verdict.class.name(),
+        verdict.signature
+    );
+    for line in note.lines().skip(1) {
+        let _ = writeln!(header, ";; {line}");
+    }
+    for line in verdict.detail.lines() {
+        let _ = writeln!(header, ";; {line}");
+    }
+    let _ = writeln!(header, ";; data: {name}.json");
+    std::fs::write(dir.join(format!("{name}.lisp")), format!("{header}{}", case.src))?;
+    std::fs::write(dir.join(format!("{name}.json")), format!("{}\n", case.data()))
+}
+
+pub fn run(cfg: &Config) -> String {
+    let _ = std::fs::create_dir_all(&cfg.out);
+    let next = Arc::new(AtomicU64::new(cfg.first));
+    let state = Arc::new(Mutex::new(State::default()));
+    let claimed = Arc::new(Mutex::new(BTreeSet::<(Class, String)>::new()));
+    let end = cfg.first + cfg.cases;
+    let started = Instant::now();
+    let workers: Vec<_> = (0..cfg.jobs.max(1))
+        .map(|_| {
+            let (next, state, claimed) = (next.clone(), state.clone(), claimed.clone());
+            let mut runner = Runner::new(cfg.exe.clone(), cfg.device.clone(), cfg.timeout);
+            let (seed, out, verbose) = (cfg.seed, cfg.out.clone(), cfg.verbose);
+            let budget = Budget {
+                evaluations: cfg.shrink.evaluations,
+                time: cfg.shrink.time,
+            };
+            std::thread::spawn(move || loop {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                if index >= end {
+                    break;
+                }
+                // A bug of the generator must not stop the run; it shows as an error line.
+                let Ok(case) = std::panic::catch_unwind(|| Gen::case(seed, index)) else {
+                    eprintln!("difffuzz: the generator panicked on case {seed}:{index}");
+                    continue;
+                };
+                let data = case.data().to_string();
+                let t = Instant::now();
+                let v = runner.eval(&case.src, &data);
+                if verbose {
+                    eprintln!(
+                        "{} {} {:.2}s {}",
+                        case.id,
+                        v.class.name(),
+                        t.elapsed().as_secs_f64(),
+                        v.signature
+                    );
+                }
+                let key = (v.class, v.signature.clone());
+                // The first case of each signature is shrunk; "different results" says little
+                // about the cause, so the first few of those are shrunk each.
+                let folder = {
+                    let mut c = claimed.lock().expect("no panics");
+                    let wrongs = c.iter().filter(|(k, _)| *k == Class::Wrong).count();
+                    if !v.class.is_defect() {
+                        None
+                    } else if c.insert(key.clone()) {
+                        Some(slug(v.class, &v.signature))
+                    } else if v.class == Class::Wrong && wrongs < MORE_WRONG {
+                        c.insert((v.class, format!("{} {}", v.signature, case.id)));
+                        Some(format!("{}/{}", slug(v.class, &v.signature), case.id.replace(':', "-")))
+                    } else {
+                        None
+                    }
+                };
+                {
+                    let mut s = state.lock().expect("no panics");
+                    s.done += 1;
+                    *s.by_class.entry(v.class).or_default() += 1;
+                    if v.class == Class::CleanError {
+                        s.clean.entry(v.signature.clone()).or_insert((0, case.id.clone())).0 += 1;
+                    }
+                    if v.class.is_defect() {
+                        s.defects.entry(key.clone()).or_default().0.push(case.id.clone());
+                    }
+                }
+                if let Some(folder) = folder {
+                    let dir = out.join(folder);
+                    let _ = write_case(&dir, "original", &case, &v, "as generated");
+                    let (small, sv) = shrink::shrink(&case, &v, &budget, &mut |src, data| runner.eval(src, data));
+                    let _ = write_case(&dir, "repro", &small, &sv, "shrunk");
+                    let mut s = state.lock().expect("no panics");
+                    let entry = &mut s.defects.entry(key).or_default().1;
+                    if entry.is_none() {
+                        *entry = Some(dir.display().to_string());
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut last = Instant::now();
+    while workers.iter().any(|w| !w.is_finished()) {
+        std::thread::sleep(Duration::from_millis(200));
+        if last.elapsed() >= Duration::from_secs(10) {
+            last = Instant::now();
+            let s = state.lock().expect("no panics");
+            eprintln!("{}", progress(&s, cfg.cases, started));
+            // So that a run stopped early still leaves its summary so far.
+            let _ = std::fs::write(cfg.out.join("summary.txt"), summary(&s, cfg, started.elapsed()));
+        }
+    }
+    for w in workers {
+        let _ = w.join();
+    }
+    let s = state.lock().expect("no panics");
+    eprintln!("{}", progress(&s, cfg.cases, started));
+    let summary = summary(&s, cfg, started.elapsed());
+    let _ = std::fs::write(cfg.out.join("summary.txt"), &summary);
+    summary
+}
+
+fn progress(s: &State, total: u64, started: Instant) -> String {
+    let count = |c| s.by_class.get(&c).copied().unwrap_or(0);
+    let defects: u64 = Class::ALL.iter().filter(|c| c.is_defect()).map(|c| count(*c)).sum();
+    format!(
+        "[{}/{total}] agree {} clean-error {} defects {} ({} distinct) — {:.1} cases/s",
+        s.done,
+        count(Class::Agree),
+        count(Class::CleanError),
+        defects,
+        s.defects.len(),
+        s.done as f64 / started.elapsed().as_secs_f64().max(1e-3)
+    )
+}
+
+fn summary(s: &State, cfg: &Config, took: Duration) -> String {
+    let count = |c| s.by_class.get(&c).copied().unwrap_or(0);
+    let mut out = format!(
+        "difffuzz: seed {} cases {}..{} in {:.0} s\nprograms: {}\nagree: {}\nclean errors: {}\n",
+        cfg.seed,
+        cfg.first,
+        cfg.first + cfg.cases,
+        took.as_secs_f64(),
+        s.done,
+        count(Class::Agree),
+        count(Class::CleanError)
+    );
+    let mut clean: Vec<_> = s.clean.iter().collect();
+    clean.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
+    for (msg, (n, first)) in clean {
+        let _ = writeln!(out, "  {n:6}  {msg}  (first {first})");
+    }
+    for class in Class::ALL.into_iter().filter(|c| c.is_defect()) {
+        let _ = writeln!(out, "{}: {}", class.name(), count(class));
+        let mut sigs: Vec<_> = s.defects.iter().filter(|((c, _), _)| *c == class).collect();
+        sigs.sort_by(|a, b| b.1 .0.len().cmp(&a.1 .0.len()).then(a.0.cmp(b.0)));
+        for ((_, sig), (ids, dir)) in sigs {
+            let _ = writeln!(
+                out,
+                "  {:6}  {sig}\n          first {}; repro {}",
+                ids.len(),
+                ids.first().map_or("", String::as_str),
+                dir.as_deref().unwrap_or("(not shrunk)")
+            );
+        }
+    }
+    out
+}

@@ -1,0 +1,1349 @@
+//! A type-directed generator of random LIFT programs, written as text (the language is the
+//! contract, so a program here is exactly what a user could write).
+//!
+//! Arrays are built forwards: start from a parameter (or `generate`) and apply layout
+//! primitives whose result type follows from the argument's. Scalars, tuples and vectors are
+//! built backwards: pick the wanted type, then an operator that produces it, and recurse. Array
+//! lengths are carried symbolically (the text the type checker will see) next to their value for
+//! this case's data, and two arrays are combined (zip) only when their length texts are equal,
+//! so that programs are well typed by construction. A small share of programs deliberately
+//! breaks the placement rules or divisibility, because refusing those cleanly is part of what
+//! the compiler must do.
+
+use ir::rng::XorShift;
+use serde_json::{json, Value as Json};
+use std::fmt::Write as _;
+
+/// A length: its text in LIFT size syntax and its value for this case's sizes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Len {
+    pub text: String,
+    pub val: usize,
+}
+
+impl Len {
+    fn lit(n: usize) -> Len {
+        Len {
+            text: n.to_string(),
+            val: n,
+        }
+    }
+    /// As an argument where a size is expected: a literal needs `#`.
+    fn size_arg(&self) -> String {
+        if self.text.parse::<usize>().is_ok() {
+            format!("#{}", self.text)
+        } else {
+            self.text.clone()
+        }
+    }
+    fn op(op: &str, a: &Len, b: usize, val: usize) -> Len {
+        // Lengths made only of literals stay literals, as the type checker folds them too.
+        if a.text.parse::<usize>().is_ok() {
+            return Len::lit(val);
+        }
+        Len {
+            text: format!("({op} {} {b})", a.text),
+            val,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ty {
+    Float,
+    Double,
+    Int,
+    Bool,
+    /// A float vector of this width.
+    Vector(usize),
+    Tuple(Vec<Ty>),
+    Array(Box<Ty>, Len),
+    /// The result of a filter: at most `capacity` elements, known at run time.
+    Exists(Box<Ty>, Len),
+}
+
+impl Ty {
+    fn arr(elem: Ty, len: Len) -> Ty {
+        Ty::Array(Box::new(elem), len)
+    }
+    pub fn is_scalar(&self) -> bool {
+        matches!(self, Ty::Float | Ty::Double | Ty::Int | Ty::Bool)
+    }
+    /// The type as written in a parameter list.
+    pub fn lift(&self) -> String {
+        match self {
+            Ty::Float => "float".into(),
+            Ty::Double => "double".into(),
+            Ty::Int => "int".into(),
+            Ty::Bool => "bool".into(),
+            Ty::Vector(w) => format!("(vector-type float {w})"),
+            Ty::Tuple(ts) => format!("(tuple-type {})", ts.iter().map(Ty::lift).collect::<Vec<_>>().join(" ")),
+            Ty::Array(e, n) | Ty::Exists(e, n) => format!("(array-type {} {})", e.lift(), n.text),
+        }
+    }
+    /// Data without an array inside can be an element computed by one work-item.
+    fn flat(&self) -> bool {
+        match self {
+            Ty::Float | Ty::Double | Ty::Int | Ty::Bool | Ty::Vector(_) => true,
+            Ty::Tuple(ts) => ts.iter().all(Ty::flat),
+            Ty::Array(..) | Ty::Exists(..) => false,
+        }
+    }
+}
+
+/// One generated case: the program text and what is needed to make (and shrink) its data.
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub id: String,
+    pub src: String,
+    pub params: Vec<(String, Ty)>,
+    /// Size variables and their values; the parameter types refer to them by name.
+    pub sizes: Vec<(String, usize)>,
+    pub data_seed: u64,
+    /// Data counting 0, 1, 2, ... instead of random values (what shrinking tries, for repros
+    /// that are easy to follow by hand).
+    pub plain_data: bool,
+}
+
+impl Case {
+    /// The input data as a JSON object keyed by parameter name.
+    pub fn data(&self) -> Json {
+        let mut rng = XorShift::new(self.data_seed);
+        let mut count = 0;
+        let mut obj = serde_json::Map::new();
+        for (name, ty) in &self.params {
+            let v = if self.plain_data {
+                plain_value(&mut count, ty, &self.sizes)
+            } else {
+                random_value(&mut rng, ty, &self.sizes)
+            };
+            obj.insert(name.clone(), v);
+        }
+        Json::Object(obj)
+    }
+}
+
+fn length(n: &Len, sizes: &[(String, usize)]) -> usize {
+    sizes.iter().find(|(k, _)| *k == n.text).map_or(n.val, |(_, v)| *v)
+}
+
+/// 0, 1, 2, ... (modulo 16) in reading order.
+fn plain_value(count: &mut usize, ty: &Ty, sizes: &[(String, usize)]) -> Json {
+    let mut next = || {
+        *count += 1;
+        ((*count - 1) % 16) as i64
+    };
+    match ty {
+        Ty::Float | Ty::Double => json!(next() as f64),
+        Ty::Int => json!(next()),
+        Ty::Bool => json!(next() % 2 == 1),
+        Ty::Vector(w) => (0..*w).map(|_| plain_value(count, &Ty::Float, sizes)).collect(),
+        Ty::Tuple(ts) => ts.iter().map(|t| plain_value(count, t, sizes)).collect(),
+        Ty::Array(e, n) | Ty::Exists(e, n) => (0..length(n, sizes)).map(|_| plain_value(count, e, sizes)).collect(),
+    }
+}
+
+/// Values on small grids, so that sums and products of a few of them are exact in float32 and
+/// the comparison does not depend on evaluation order.
+fn random_value(rng: &mut XorShift, ty: &Ty, sizes: &[(String, usize)]) -> Json {
+    match ty {
+        Ty::Float | Ty::Double => json!((rng.below(33) as f64 - 16.0) / 4.0),
+        Ty::Int => json!(rng.below(17) as i64 - 8),
+        Ty::Bool => json!(rng.below(2) == 1),
+        Ty::Vector(w) => (0..*w).map(|_| random_value(rng, &Ty::Float, sizes)).collect(),
+        Ty::Tuple(ts) => ts.iter().map(|t| random_value(rng, t, sizes)).collect(),
+        Ty::Array(e, n) | Ty::Exists(e, n) => {
+            let len = sizes.iter().find(|(k, _)| *k == n.text).map_or(n.val, |(_, v)| *v);
+            (0..len).map(|_| random_value(rng, e, sizes)).collect()
+        }
+    }
+}
+
+/// A variable in scope.
+#[derive(Clone, Debug)]
+struct Var {
+    name: String,
+    ty: Ty,
+}
+
+pub struct Gen {
+    rng: XorShift,
+    fresh: usize,
+    defs: Vec<String>,
+    /// Deliberately break a placement rule somewhere in this program.
+    unruly: bool,
+}
+
+const FLOAT_LITS: &[&str] = &[
+    "0.0f", "1.0f", "2.0f", "0.5f", "-1.0f", "0.25f", "-2.0f", "1.5f", "3.0f", "-0.5f",
+];
+const INT_LITS: &[&str] = &["0", "1", "2", "3", "-1", "-3", "5", "7"];
+
+impl Gen {
+    /// The generator of case `index` of run `seed`: each case has its own stream, so a case can
+    /// be regenerated alone from its id.
+    pub fn case(seed: u64, index: u64) -> Case {
+        let mut g = Gen {
+            rng: XorShift::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ index),
+            fresh: 0,
+            defs: vec![],
+            unruly: false,
+        };
+        g.unruly = g.chance(6);
+        g.program(format!("{seed}:{index}"), seed ^ index.rotate_left(17))
+    }
+
+    fn chance(&mut self, percent: usize) -> bool {
+        self.rng.below(100) < percent
+    }
+    fn pick<T: Clone>(&mut self, items: &[T]) -> T {
+        self.rng.pick(items).clone()
+    }
+    fn name(&mut self, base: &str) -> String {
+        self.fresh += 1;
+        format!("{base}{}", self.fresh)
+    }
+
+    fn program(&mut self, id: String, data_seed: u64) -> Case {
+        // Mostly lengths that every split, slide and vector width here divides; sometimes not,
+        // so that the run-time size checks are exercised too.
+        let n = if self.chance(8) {
+            self.pick(&[5, 6, 7, 12, 20, 36])
+        } else {
+            self.pick(&[8, 16, 16, 32, 32, 48, 64])
+        };
+        let m = self.pick(&[4, 8, 8, 16]);
+        let mut sizes = vec![("N".to_string(), n)];
+        let len_n = Len {
+            text: "N".into(),
+            val: n,
+        };
+        let len_m = Len {
+            text: "M".into(),
+            val: m,
+        };
+        let mut params: Vec<(String, Ty)> = vec![];
+        let first = match self.rng.below(10) {
+            0..=4 => Ty::arr(Ty::Float, len_n.clone()),
+            5 => Ty::arr(Ty::Int, len_n.clone()),
+            6 | 7 => Ty::arr(Ty::arr(Ty::Float, len_m.clone()), len_n.clone()),
+            8 => Ty::arr(Ty::Tuple(vec![Ty::Float, Ty::Int]), len_n.clone()),
+            _ => Ty::arr(Ty::Vector(4), len_n.clone()),
+        };
+        params.push(("xs".into(), first));
+        let extra = self.rng.below(3);
+        for k in 0..extra {
+            let ty = match self.rng.below(6) {
+                0 | 1 => Ty::arr(Ty::Float, len_n.clone()),
+                2 => Ty::arr(Ty::Int, len_n.clone()),
+                3 => Ty::arr(Ty::Float, len_m.clone()),
+                4 if self.chance(20) => Ty::arr(Ty::Double, len_n.clone()),
+                4 => Ty::Float,
+                _ => Ty::Int,
+            };
+            params.push((["ys", "zs"][k].to_string(), ty));
+        }
+        if params.iter().any(|(_, t)| t.lift().contains(" M)")) {
+            sizes.push(("M".into(), m));
+            sizes.sort();
+        }
+        let env: Vec<Var> = params
+            .iter()
+            .map(|(name, ty)| Var {
+                name: name.clone(),
+                ty: ty.clone(),
+            })
+            .collect();
+        let body = match self.rng.below(10) {
+            0 | 1 => self.high_level(&env),
+            _ => self.host(&env, 2),
+        };
+        let mut src = String::new();
+        for d in &self.defs {
+            src.push_str(d);
+            src.push('\n');
+        }
+        let _ = write!(
+            src,
+            "(lift\n  ({})\n  ({})\n  (lambda ({})\n    {body}))\n",
+            sizes.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(" "),
+            params.iter().map(|(_, t)| t.lift()).collect::<Vec<_>>().join(" "),
+            params.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(" "),
+        );
+        Case {
+            id,
+            src,
+            params,
+            sizes,
+            data_seed,
+            plain_data: false,
+        }
+    }
+
+    // ---- arrays, forwards --------------------------------------------------------------------
+
+    /// An array to compute over: an array variable (or `generate`), through up to `steps`
+    /// layout primitives.
+    fn source(&mut self, env: &[Var], steps: usize) -> (String, Ty) {
+        let arrays: Vec<&Var> = env.iter().filter(|v| matches!(v.ty, Ty::Array(..))).collect();
+        let (mut e, mut t) = if arrays.is_empty() || self.chance(5) {
+            let n = arrays.first().map_or(Len::lit(16), |v| match &v.ty {
+                Ty::Array(_, n) => n.clone(),
+                _ => Len::lit(16),
+            });
+            let i = self.name("i");
+            let ienv = vec![Var {
+                name: i.clone(),
+                ty: Ty::Int,
+            }];
+            let f = self.scalar(&Ty::Float, &ienv, 2);
+            (
+                format!("(generate {} (lambda ({i}) {f}))", n.size_arg()),
+                Ty::arr(Ty::Float, n),
+            )
+        } else {
+            let v = self.pick(&arrays);
+            (v.name.clone(), v.ty.clone())
+        };
+        for _ in 0..self.rng.below(steps + 1) {
+            (e, t) = self.layout(env, e, t);
+        }
+        (e, t)
+    }
+
+    /// One layout primitive applied to `e`, or `e` unchanged when none fits.
+    fn layout(&mut self, env: &[Var], e: String, t: Ty) -> (String, Ty) {
+        let Ty::Array(elem, n) = t.clone() else {
+            return (e, t);
+        };
+        let divisors: Vec<usize> = [2, 4, 8]
+            .into_iter()
+            .filter(|k| (n.val % k == 0 || self.unruly) && *k <= n.val)
+            .collect();
+        for _ in 0..6 {
+            match self.rng.below(11) {
+                0 if !divisors.is_empty() => {
+                    let k = self.pick(&divisors);
+                    let out = Len::op("/", &n, k, n.val / k);
+                    return (format!("(split #{k} {e})"), Ty::arr(Ty::arr(*elem, Len::lit(k)), out));
+                }
+                1 => {
+                    if let Ty::Array(inner, m) = *elem.clone() {
+                        let len = if n.text.parse::<usize>().is_ok() && m.text.parse::<usize>().is_ok() {
+                            Len::lit(n.val * m.val)
+                        } else {
+                            Len {
+                                text: format!("(* {} {})", n.text, m.text),
+                                val: n.val * m.val,
+                            }
+                        };
+                        if m.text.chars().all(|c| c.is_ascii_alphabetic()) && self.chance(30) {
+                            // Rows again, by a split whose size is a size variable.
+                            let rows = Len {
+                                text: format!("(/ {} {})", len.text, m.text),
+                                val: n.val,
+                            };
+                            return (
+                                format!("(split {} (join {e}))", m.text),
+                                Ty::arr(Ty::arr(*inner, m.clone()), rows),
+                            );
+                        }
+                        return (format!("(join {e})"), Ty::arr(*inner, len));
+                    }
+                }
+                2 => {
+                    if let Ty::Array(inner, m) = *elem.clone() {
+                        return (format!("(transpose {e})"), Ty::arr(Ty::arr(*inner, n), m));
+                    }
+                }
+                3 | 9 if n.text.starts_with("(* ") && self.chance(60) => {
+                    // `split M` of a length `(* A M)`: a split by a size variable.
+                    let var = n
+                        .text
+                        .strip_prefix("(* ")
+                        .and_then(|r| r.strip_suffix(')'))
+                        .and_then(|r| r.rsplit_once(' '))
+                        .map(|(_, b)| b.to_string())
+                        .filter(|b| b.chars().all(|c| c.is_ascii_alphabetic()));
+                    if let Some(b) = var {
+                        let val = n.val / env_size(env, &b).unwrap_or(1).max(1);
+                        let inner = Len {
+                            text: b.clone(),
+                            val: n.val / val.max(1),
+                        };
+                        let out = Len {
+                            text: format!("(/ {} {b})", n.text),
+                            val,
+                        };
+                        return (format!("(split {b} {e})"), Ty::arr(Ty::arr(*elem, inner), out));
+                    }
+                }
+                3 => return (format!("(reverse {e})"), Ty::Array(elem, n)),
+                4 if !divisors.is_empty() => {
+                    let s = self.pick(&divisors);
+                    return (format!("(reorder-stride #{s} {e})"), Ty::Array(elem, n));
+                }
+                5 if n.val >= 3 => {
+                    let (s, step) = self.pick(&[(3, 1), (2, 1), (2, 2), (3, 3), (4, 2)]);
+                    if n.val < s || ((n.val - s) % step != 0 && !self.unruly) {
+                        continue;
+                    }
+                    let val = (n.val + step).saturating_sub(s) / step;
+                    let text = if n.text.parse::<usize>().is_ok() {
+                        val.to_string()
+                    } else {
+                        format!("(/ (+ (- {} {s}) {step}) {step})", n.text)
+                    };
+                    return (
+                        format!("(slide #{s} #{step} {e})"),
+                        Ty::arr(Ty::arr(*elem, Len::lit(s)), Len { text, val }),
+                    );
+                }
+                6 => {
+                    let (l, r) = self.pick(&[(1, 1), (0, 2), (2, 0), (1, 3)]);
+                    let len = if n.text.parse::<usize>().is_ok() {
+                        Len::lit(n.val + l + r)
+                    } else {
+                        Len {
+                            text: format!("(+ {} {})", n.text, l + r),
+                            val: n.val + l + r,
+                        }
+                    };
+                    if self.chance(50) {
+                        return (format!("(pad-clamp #{l} #{r} {e})"), Ty::Array(elem, len));
+                    }
+                    if elem.is_scalar() {
+                        let v = self.literal(&elem);
+                        return (format!("(pad #{l} #{r} {v} {e})"), Ty::Array(elem, len));
+                    }
+                }
+                7 if *elem == Ty::Float => {
+                    let w = self.pick(&[4, 4, 2, 8, 16]);
+                    if n.val % w == 0 || self.unruly {
+                        let out = Len::op("/", &n, w, n.val / w);
+                        return (format!("(asVector #{w} {e})"), Ty::arr(Ty::Vector(w), out));
+                    }
+                }
+                8 => {
+                    if let Ty::Vector(w) = *elem {
+                        let len = Len::op("*", &n, w, n.val * w);
+                        return (format!("(asScalar {e})"), Ty::arr(Ty::Float, len));
+                    }
+                }
+                9 | 10 => {
+                    // zip with another array of the same length, or with a generated one.
+                    let partners: Vec<&Var> = env
+                        .iter()
+                        .filter(|v| matches!(&v.ty, Ty::Array(_, m) if *m == n) && v.name != e)
+                        .collect();
+                    // A `generate` of a computed length is refused today (its `/` is not the
+                    // exact division of `split`'s length), so only the unruly programs do it.
+                    let plain = n.text.chars().all(|c| c.is_ascii_alphanumeric()) || self.unruly;
+                    if partners.is_empty() && !plain {
+                        continue;
+                    }
+                    let (pe, pt) = if partners.is_empty() || (plain && self.chance(30)) {
+                        let i = self.name("i");
+                        let ienv = vec![Var {
+                            name: i.clone(),
+                            ty: Ty::Int,
+                        }];
+                        let f = self.scalar(&Ty::Int, &ienv, 1);
+                        (format!("(generate {} (lambda ({i}) {f}))", n.size_arg()), Ty::Int)
+                    } else {
+                        let p = self.pick(&partners);
+                        let Ty::Array(pt, _) = &p.ty else {
+                            unreachable!("filtered")
+                        };
+                        (p.name.clone(), (**pt).clone())
+                    };
+                    let (a, b) = if self.chance(50) {
+                        ((e, *elem), (pe, pt))
+                    } else {
+                        ((pe, pt), (e, *elem))
+                    };
+                    return (format!("(zip {} {})", a.0, b.0), Ty::arr(Ty::Tuple(vec![a.1, b.1]), n));
+                }
+                _ => {}
+            }
+        }
+        (e, Ty::Array(elem, n))
+    }
+
+    // ---- host level ----------------------------------------------------------------------------
+
+    /// A host-level computation: one or more kernels.
+    fn host(&mut self, env: &[Var], depth: usize) -> String {
+        let (a, at) = self.source(env, 2);
+        let Ty::Array(elem, n) = at.clone() else {
+            unreachable!("sources are arrays")
+        };
+        match self.rng.below(12) {
+            // One work-item per element.
+            0..=3 => {
+                let (f, rt) = self.seq_fn(&elem, env, 3);
+                let join = matches!(&rt, Ty::Array(_, l) if l.val == 1 && self.chance(70));
+                let g = if self.chance(50) || !rt.flat() {
+                    self.wrap_fn_body(&f, "toGlobal")
+                } else {
+                    f
+                };
+                let mut out = format!("(mapGlb {g} {a})");
+                if rt.flat() && self.chance(60) {
+                    out = if self.chance(25) {
+                        // The same, as a pipeline of partial applications.
+                        format!("(o toGlobal (mapGlb {g}) {a})")
+                    } else {
+                        format!("(toGlobal {out})")
+                    };
+                }
+                if join {
+                    out = format!("(join {out})");
+                }
+                out
+            }
+            // Chunks folded by one work-item each.
+            4 => {
+                let k = self.pick(&[2, 4, 8]);
+                let (z, zt) = self.accumulator(&elem);
+                let f = self.fold_fn(&zt, &elem, env);
+                let red = if self.chance(30) {
+                    "reduceSeqUnroll"
+                } else {
+                    "reduceSeq"
+                };
+                format!("(join (mapGlb (lambda (c) (toGlobal ({red} {f} {z} c))) (split #{k} {a})))")
+            }
+            // Two dimensions of work-items.
+            5 => match *elem {
+                Ty::Array(ref inner, _) => {
+                    let (f, rt) = self.seq_fn(inner, env, 2);
+                    let g = if rt.flat() {
+                        f
+                    } else {
+                        self.wrap_fn_body(&f, "toGlobal")
+                    };
+                    let r = self.name("row");
+                    let dim = if self.chance(80) { "mapGlb1" } else { "mapGlb2" };
+                    format!("(toGlobal ({dim} (lambda ({r}) (mapGlb {g} {r})) {a}))")
+                }
+                _ => self.host(env, depth),
+            },
+            // Work-groups.
+            6 | 7 => self.work_groups(env, a, &at),
+            // The parallel filter.
+            8 if elem.flat() || self.chance(30) => {
+                let p = self.pred_fn(&elem, env);
+                let filtered = format!("(toGlobal (filterGlb {p} {a}))");
+                if self.chance(60) && elem.flat() {
+                    let ys = self.name("ys");
+                    let binder = if self.chance(30) { "unpack" } else { "let" };
+                    let mut inner = env.to_vec();
+                    inner.push(Var {
+                        name: ys.clone(),
+                        ty: Ty::Exists(elem.clone(), n.clone()),
+                    });
+                    let (f, _) = self.seq_fn(&elem, &inner, 2);
+                    format!("({binder} {ys} {filtered} (toGlobal (mapGlb {f} {ys})))")
+                } else {
+                    filtered
+                }
+            }
+            // A kernel boundary: the result of one kernel feeds the next.
+            9 if depth > 0 && elem.flat() => {
+                let t = self.name("t");
+                let x = self.name("x");
+                let mut inner = env.to_vec();
+                inner.push(Var {
+                    name: x.clone(),
+                    ty: (*elem).clone(),
+                });
+                let rt = self.flat_type(env);
+                let v = self.value(&rt, &inner, 2);
+                let first = format!("(toGlobal (mapGlb (lambda ({x}) {v}) {a}))");
+                let mut env2 = env.to_vec();
+                env2.push(Var {
+                    name: t.clone(),
+                    ty: Ty::arr(rt, n.clone()),
+                });
+                let second = self.host(&env2, depth - 1);
+                format!("(let {t} {first} {second})")
+            }
+            // Host control flow: a branch or a loop whose condition is computed on the device
+            // as a `[bool]1` (a fold of the whole array by one work-item).
+            11 if matches!(*elem, Ty::Float | Ty::Int) && n.text.chars().all(|c| c.is_ascii_alphanumeric()) => {
+                let x = self.name("x");
+                let mut inner = env.to_vec();
+                inner.push(Var {
+                    name: x.clone(),
+                    ty: (*elem).clone(),
+                });
+                let test = self.scalar(&Ty::Bool, &inner, 1);
+                let any = |arr: &str, n: &Len| {
+                    format!(
+                        "(join (mapGlb (lambda (c) (toGlobal (reduceSeq (lambda (acc {x}) (or acc {test})) false c))) (split {} {arr})))",
+                        n.size_arg()
+                    )
+                };
+                let step = self.value(&elem, &inner, 2);
+                let kernel = |arr: &str| format!("(toGlobal (mapGlb (lambda ({x}) {step}) {arr}))");
+                if self.chance(50) {
+                    let other = self.value(&elem, &inner, 2);
+                    let c = any(&a, &n);
+                    format!("(if {c} {} (toGlobal (mapGlb (lambda ({x}) {other}) {a})))", kernel(&a))
+                } else {
+                    let (prev, next) = (self.name("prev"), self.name("next"));
+                    let s = self.name("s");
+                    let max = self.pick(&[2, 3, 5]);
+                    format!(
+                        "(iterate-until #{max} (lambda ({prev} {next}) {}) (lambda ({s}) {}) {a})",
+                        any(&next, &n),
+                        kernel(&s)
+                    )
+                }
+            }
+            // A host loop over a kernel.
+            10 if elem.flat() => {
+                let k = self.pick(&[1, 2, 3]);
+                let x = self.name("x");
+                let mut inner = env.to_vec();
+                inner.push(Var {
+                    name: x.clone(),
+                    ty: (*elem).clone(),
+                });
+                let body = self.value(&elem, &inner, 2);
+                let s = self.name("s");
+                format!("(iterate #{k} (lambda ({s}) (toGlobal (mapGlb (lambda ({x}) {body}) {s}))) {a})")
+            }
+            _ => {
+                let (f, _) = self.seq_fn(&elem, env, 2);
+                let g = self.wrap_fn_body(&f, "toGlobal");
+                format!("(mapGlb {g} {a})")
+            }
+        }
+    }
+
+    /// `(lambda (x) body)` to `(lambda (x) (wrap body))`.
+    fn wrap_fn_body(&self, f: &str, wrap: &str) -> String {
+        let close = f.find(')').expect("a lambda has a parameter list") + 1;
+        format!("{} ({wrap} {}))", &f[..close], &f[close + 1..f.len() - 1])
+    }
+
+    /// `mapWrg` over chunks (or rows), `mapLcl` inside, maybe staged in local memory.
+    fn work_groups(&mut self, env: &[Var], a: String, at: &Ty) -> String {
+        let Ty::Array(elem, n) = at else {
+            unreachable!("an array")
+        };
+        if let Ty::Array(inner, m) = &**elem {
+            if inner.flat() && n.val % 2 == 0 && m.val % 2 == 0 && self.chance(30) {
+                // 2-D work-groups of 2x2 tiles (as examples/tile_2d.lisp).
+                let (rows, tile, col) = (self.name("rows"), self.name("tile"), self.name("col"));
+                let (f, rt) = self.seq_fn(inner, env, 1);
+                let f = if rt.flat() {
+                    f
+                } else {
+                    self.wrap_fn_body(&f, "toGlobal")
+                };
+                return format!(
+                    "(mapWrg1 (lambda ({rows}) (mapWrg (lambda ({tile}) (toGlobal (mapLcl1 (lambda ({col}) (mapLcl {f} {col})) {tile}))) (split #2 (transpose {rows})))) (split #2 {a}))"
+                );
+            }
+        }
+        let (chunks, row_ty, joined) = match &**elem {
+            Ty::Array(inner, m) if self.chance(50) => (a.clone(), Ty::arr((**inner).clone(), m.clone()), false),
+            _ => {
+                let k = self.pick(&[2, 4, 8, 16]);
+                if n.val % k != 0 && !self.unruly {
+                    return self.host(env, 0);
+                }
+                (
+                    format!("(split #{k} {a})"),
+                    Ty::arr((**elem).clone(), Len::lit(k)),
+                    true,
+                )
+            }
+        };
+        let Ty::Array(e, rl) = row_ty.clone() else {
+            unreachable!("rows are arrays")
+        };
+        let c = self.name("chunk");
+        let mut staged = c.clone();
+        if self.chance(50) {
+            let space = if self.chance(80) { "toLocal" } else { "toPrivate" };
+            staged = format!("({space} (mapLcl (lambda (x) x) {c}))");
+            if self.chance(40) {
+                staged = format!("(reverse {staged})");
+            }
+        }
+        if matches!(*e, Ty::Float | Ty::Int) && self.chance(30) && rl.val.is_power_of_two() && rl.val >= 2 {
+            // The classic tree reduction in local memory.
+            let steps = rl.val.trailing_zeros();
+            let acc_z = if *e == Ty::Float { "0.0f" } else { "0" };
+            let fold = self.fold_fn(&e, &e, env);
+            let body = format!(
+                "(toGlobal (mapLcl (lambda (x) x) (iterate #{steps} (lambda (a) (join (mapLcl (lambda (pair) (toLocal (reduceSeq {fold} {acc_z} pair))) (split #2 a)))) (toLocal (mapLcl (lambda (x) x) {c})))))"
+            );
+            let out = format!("(mapWrg (lambda ({c}) {body}) {chunks})");
+            return if joined { format!("(join {out})") } else { out };
+        }
+        let mut inner = env.to_vec();
+        inner.push(Var {
+            name: c.clone(),
+            ty: row_ty.clone(),
+        });
+        let (f, rt) = self.seq_fn(&e, &inner, 2);
+        let f = if rt.flat() {
+            f
+        } else {
+            self.wrap_fn_body(&f, "toGlobal")
+        };
+        let lcl = if self.unruly && self.chance(30) {
+            "mapGlb"
+        } else {
+            "mapLcl"
+        };
+        let body = format!("(toGlobal ({lcl} {f} {staged}))");
+        let wrg = if self.unruly && self.chance(30) {
+            "mapLcl"
+        } else {
+            "mapWrg"
+        };
+        let out = format!("({wrg} (lambda ({c}) {body}) {chunks})");
+        if joined && rt.flat() {
+            format!("(join {out})")
+        } else {
+            out
+        }
+    }
+
+    // ---- inside one work-item ------------------------------------------------------------------
+
+    /// A function of one `elem` for one work-item, and its result type.
+    fn seq_fn(&mut self, elem: &Ty, env: &[Var], depth: usize) -> (String, Ty) {
+        let x = self.name("x");
+        let mut inner = env.to_vec();
+        inner.push(Var {
+            name: x.clone(),
+            ty: elem.clone(),
+        });
+        let (body, rt) = self.seq_body(&x, elem, &inner, depth);
+        (format!("(lambda ({x}) {body})"), rt)
+    }
+
+    /// The body of a per-element function whose argument `x` has type `xt`.
+    fn seq_body(&mut self, x: &str, xt: &Ty, env: &[Var], depth: usize) -> (String, Ty) {
+        match xt {
+            Ty::Array(e, n) if depth > 0 => {
+                let e = (**e).clone();
+                match self.rng.below(8) {
+                    0 | 1 => {
+                        let (f, rt) = self.seq_fn(&e, env, depth - 1);
+                        let map = self.pick(&["mapSeq", "mapSeq", "mapSeqUnroll"]);
+                        let mut out = format!("({map} {f} {x})");
+                        if rt.flat() && self.chance(30) {
+                            out = format!("(toPrivate {out})");
+                            let (g, gt) = self.seq_fn(&rt, env, 0);
+                            if gt.flat() {
+                                out = format!("(mapSeq {g} {out})");
+                                return (out, Ty::arr(gt, n.clone()));
+                            }
+                        }
+                        (out, Ty::arr(rt, n.clone()))
+                    }
+                    2 | 3 => {
+                        let (z, zt) = self.accumulator(&e);
+                        let f = self.fold_fn(&zt, &e, env);
+                        let red = self.pick(&["reduceSeq", "reduceSeq", "reduceSeqUnroll"]);
+                        (format!("({red} {f} {z} {x})"), Ty::arr(zt, Len::lit(1)))
+                    }
+                    4 if e.flat() => {
+                        let p = self.pred_fn(&e, env);
+                        if self.chance(50) {
+                            let ys = self.name("ys");
+                            let (f, rt) = self.seq_fn(&e, env, 0);
+                            return (
+                                format!("(let {ys} (filterSeq {p} {x}) (toGlobal (mapSeq {f} {ys})))"),
+                                Ty::Exists(Box::new(rt), n.clone()),
+                            );
+                        }
+                        (format!("(filterSeq {p} {x})"), Ty::Exists(Box::new(e), n.clone()))
+                    }
+                    5 if e.flat() && n.val <= 16 => {
+                        let k = self.pick(&[1, 2, 3]);
+                        let y = self.name("y");
+                        let mut inner = env.to_vec();
+                        inner.push(Var {
+                            name: y.clone(),
+                            ty: e.clone(),
+                        });
+                        let step = self.value(&e, &inner, 1);
+                        let a = self.name("a");
+                        let space = self.pick(&["toPrivate", "toPrivate", "toGlobal"]);
+                        (
+                            format!(
+                                "(mapSeq (lambda (q) q) (iterate #{k} (lambda ({a}) ({space} (mapSeq (lambda ({y}) {step}) {a}))) (toPrivate (mapSeq (lambda (q) q) {x}))))"
+                            ),
+                            Ty::arr(e, n.clone()),
+                        )
+                    }
+                    6 => {
+                        let (v, vt) = self.layout(env, x.to_string(), xt.clone());
+                        let (f, rt) = self.seq_fn(
+                            match &vt {
+                                Ty::Array(e, _) => e,
+                                _ => unreachable!("layouts give arrays"),
+                            },
+                            env,
+                            depth - 1,
+                        );
+                        let Ty::Array(_, m) = vt else { unreachable!("an array") };
+                        (format!("(mapSeq {f} {v})"), Ty::arr(rt, m))
+                    }
+                    _ => {
+                        let t = self.flat_type(env);
+                        (self.value(&t, env, 2), t)
+                    }
+                }
+            }
+            _ => {
+                let t = if xt.flat() && self.chance(60) {
+                    xt.clone()
+                } else {
+                    self.flat_type(env)
+                };
+                (self.value(&t, env, 3), t)
+            }
+        }
+    }
+
+    /// The initial value of a fold over `elem`s and the accumulator type.
+    fn accumulator(&mut self, elem: &Ty) -> (String, Ty) {
+        match elem {
+            Ty::Int => (self.pick(&["0", "1"]).to_string(), Ty::Int),
+            Ty::Vector(w) => (self.value(&Ty::Vector(*w), &[], 0), Ty::Vector(*w)),
+            Ty::Tuple(_) if self.chance(30) => {
+                let t = Ty::Tuple(vec![Ty::Float, Ty::Int]);
+                (self.value(&t, &[], 0), t)
+            }
+            _ => (self.pick(&["0.0f", "0.0f", "1.0f", "-2.0f"]).to_string(), Ty::Float),
+        }
+    }
+
+    /// `(lambda (acc x) ...)`: accumulator `acc` of `zt`, element `x` of `elem`.
+    fn fold_fn(&mut self, zt: &Ty, elem: &Ty, env: &[Var]) -> String {
+        let (acc, x) = (self.name("acc"), self.name("x"));
+        if *zt == Ty::Float && *elem == Ty::Float && self.chance(40) {
+            return self.pick(&["+", "max", "min"]).to_string();
+        }
+        let mut inner = env.to_vec();
+        inner.push(Var {
+            name: acc.clone(),
+            ty: zt.clone(),
+        });
+        inner.push(Var {
+            name: x.clone(),
+            ty: elem.clone(),
+        });
+        // The accumulator is always used, so the fold really folds.
+        let body = match zt {
+            Ty::Float => {
+                let v = self.value(&Ty::Float, &inner, 2);
+                let op = self.pick(&["+", "+", "max", "min"]);
+                format!("({op} {acc} {v})")
+            }
+            Ty::Int => {
+                let v = self.value(&Ty::Int, &inner, 2);
+                format!("(+ {acc} {v})")
+            }
+            Ty::Vector(_) => {
+                let v = self.value(zt, &inner, 1);
+                format!("(+ {acc} {v})")
+            }
+            _ => self.value(zt, &inner, 2),
+        };
+        format!("(lambda ({acc} {x}) {body})")
+    }
+
+    fn pred_fn(&mut self, elem: &Ty, env: &[Var]) -> String {
+        let x = self.name("x");
+        let mut inner = env.to_vec();
+        inner.push(Var {
+            name: x.clone(),
+            ty: elem.clone(),
+        });
+        let body = self.scalar(&Ty::Bool, &inner, 2);
+        format!("(lambda ({x}) {body})")
+    }
+
+    fn flat_type(&mut self, env: &[Var]) -> Ty {
+        let vectors: Vec<Ty> = env
+            .iter()
+            .filter_map(|v| match &v.ty {
+                Ty::Vector(w) => Some(Ty::Vector(*w)),
+                _ => None,
+            })
+            .collect();
+        match self.rng.below(12) {
+            0..=4 => Ty::Float,
+            5 | 6 => Ty::Int,
+            7 => Ty::Bool,
+            8 => Ty::Tuple(vec![Ty::Float, Ty::Int]),
+            9 if self.chance(40) => Ty::Tuple(vec![Ty::Float, Ty::Tuple(vec![Ty::Int, Ty::Float])]),
+            9 => Ty::Double,
+            10 if !vectors.is_empty() => self.pick(&vectors),
+            11 => Ty::Vector(self.pick(&[2, 3, 4, 4, 8, 16])),
+            _ => Ty::Float,
+        }
+    }
+
+    // ---- high level ----------------------------------------------------------------------------
+
+    /// A program of high-level primitives only; the compiler chooses how to run it.
+    fn high_level(&mut self, env: &[Var]) -> String {
+        let (a, at) = self.source(env, 1);
+        let (e, _) = self.hl(env, a, at, 2);
+        e
+    }
+
+    fn hl(&mut self, env: &[Var], a: String, at: Ty, depth: usize) -> (String, Ty) {
+        let Ty::Array(elem, n) = at.clone() else {
+            unreachable!("an array")
+        };
+        let elem = *elem;
+        match self.rng.below(6) {
+            0 | 1 => {
+                let x = self.name("x");
+                let mut inner = env.to_vec();
+                inner.push(Var {
+                    name: x.clone(),
+                    ty: elem.clone(),
+                });
+                let (body, rt) = match &elem {
+                    Ty::Array(..) if depth > 0 => self.hl(&inner, x.clone(), elem.clone(), depth - 1),
+                    _ => {
+                        let t = if elem.flat() && elem != Ty::Bool {
+                            elem.clone()
+                        } else {
+                            Ty::Float
+                        };
+                        (self.value(&t, &inner, 2), t)
+                    }
+                };
+                (format!("(map (lambda ({x}) {body}) {a})"), Ty::arr(rt, n))
+            }
+            2 if matches!(elem, Ty::Float | Ty::Int) => {
+                let z = if elem == Ty::Float { "0.0f" } else { "0" };
+                let op = self.pick(&["+", "+", "max", "min"]);
+                (format!("(reduce {op} {z} {a})"), Ty::arr(elem, Len::lit(1)))
+            }
+            3 if elem.flat() => {
+                let p = self.pred_fn(&elem, env);
+                let filtered = format!("(filter {p} {a})");
+                if self.chance(60) {
+                    let x = self.name("x");
+                    let mut inner = env.to_vec();
+                    inner.push(Var {
+                        name: x.clone(),
+                        ty: elem.clone(),
+                    });
+                    let body = self.value(&Ty::Float, &inner, 1);
+                    return (
+                        format!("(map (lambda ({x}) {body}) {filtered})"),
+                        Ty::Exists(Box::new(Ty::Float), n),
+                    );
+                }
+                (filtered, Ty::Exists(Box::new(elem), n))
+            }
+            4 if elem.flat() && elem != Ty::Bool => {
+                let k = self.pick(&[1, 2]);
+                let x = self.name("x");
+                let mut inner = env.to_vec();
+                inner.push(Var {
+                    name: x.clone(),
+                    ty: elem.clone(),
+                });
+                let body = self.value(&elem, &inner, 1);
+                let s = self.name("s");
+                (
+                    format!("(iterate #{k} (lambda ({s}) (map (lambda ({x}) {body}) {s})) {a})"),
+                    at,
+                )
+            }
+            _ => {
+                let (v, vt) = self.layout(env, a, at);
+                if depth == 0 {
+                    return (v, vt);
+                }
+                self.hl(env, v, vt, depth - 1)
+            }
+        }
+    }
+
+    // ---- values, backwards ---------------------------------------------------------------------
+
+    /// A value of a flat type.
+    fn value(&mut self, t: &Ty, env: &[Var], depth: usize) -> String {
+        match t {
+            Ty::Float | Ty::Double | Ty::Int | Ty::Bool => self.scalar(t, env, depth),
+            Ty::Vector(w) => self.vector(*w, env, depth),
+            Ty::Tuple(ts) => {
+                if let Some(v) = self.leaf(t, env) {
+                    if self.chance(40) {
+                        return v;
+                    }
+                }
+                if depth > 0 && self.chance(15) {
+                    let c = self.scalar(&Ty::Bool, env, 1);
+                    let a = self.value(t, env, depth - 1);
+                    let b = self.value(t, env, depth - 1);
+                    return format!("(if {c} {a} {b})");
+                }
+                let parts: Vec<String> = ts.iter().map(|c| self.value(c, env, depth.saturating_sub(1))).collect();
+                format!("(tuple {})", parts.join(" "))
+            }
+            Ty::Array(..) | Ty::Exists(..) => unreachable!("values are flat"),
+        }
+    }
+
+    fn vector(&mut self, w: usize, env: &[Var], depth: usize) -> String {
+        let t = Ty::Vector(w);
+        if let Some(v) = self.leaf(&t, env) {
+            if depth == 0 || self.chance(30) {
+                return v;
+            }
+        }
+        if depth == 0 || self.chance(25) {
+            let lanes: Vec<String> = (0..w).map(|_| self.scalar(&Ty::Float, env, depth.min(1))).collect();
+            return format!("(vec {})", lanes.join(" "));
+        }
+        match self.rng.below(5) {
+            0 | 1 => {
+                let op = self.pick(&["+", "*", "-", "min", "max"]);
+                let a = self.vector(w, env, depth - 1);
+                let b = if self.chance(30) {
+                    self.scalar(&Ty::Float, env, 0)
+                } else {
+                    self.vector(w, env, depth - 1)
+                };
+                format!("({op} {a} {b})")
+            }
+            2 => {
+                let l = self.name("l");
+                let mut inner = env.to_vec();
+                inner.push(Var {
+                    name: l.clone(),
+                    ty: Ty::Float,
+                });
+                let body = self.scalar(&Ty::Float, &inner, 1);
+                let v = self.vector(w, env, depth - 1);
+                format!("(mapVec (lambda ({l}) {body}) {v})")
+            }
+            3 => {
+                let c = self.scalar(&Ty::Bool, env, 1);
+                let a = self.vector(w, env, depth - 1);
+                let b = self.vector(w, env, depth - 1);
+                format!("(if {c} {a} {b})")
+            }
+            _ => {
+                let a = self.vector(w, env, depth - 1);
+                format!("(abs {a})")
+            }
+        }
+    }
+
+    /// A variable (or a component or element of one) of type `t`.
+    fn leaf(&mut self, t: &Ty, env: &[Var]) -> Option<String> {
+        // The innermost variables (the element a lambda works on) first: a function that
+        // ignores its argument tests little.
+        let mut found = vec![];
+        for v in env.iter().rev() {
+            let mut here = vec![];
+            paths(&v.name, &v.ty, t, &mut here, 0);
+            if !here.is_empty() && self.chance(65) {
+                return Some(self.pick(&here));
+            }
+            found.extend(here);
+        }
+        if found.is_empty() {
+            None
+        } else {
+            Some(self.pick(&found))
+        }
+    }
+
+    fn literal(&mut self, t: &Ty) -> String {
+        match t {
+            Ty::Float => self.pick(FLOAT_LITS).to_string(),
+            Ty::Double => self.pick(&["0.0d", "1.0d", "-0.5d", "2.0d"]).to_string(),
+            Ty::Int => self.pick(INT_LITS).to_string(),
+            Ty::Bool => self.pick(&["true", "false"]).to_string(),
+            _ => self.value(t, &[], 0),
+        }
+    }
+
+    fn scalar(&mut self, t: &Ty, env: &[Var], depth: usize) -> String {
+        if depth == 0 || self.chance(20) {
+            if let Some(v) = self.leaf(t, env) {
+                if self.chance(90) {
+                    return v;
+                }
+            }
+            if depth == 0 {
+                return self.literal(t);
+            }
+        }
+        let d = depth - 1;
+        if self.chance(8) {
+            let c = self.scalar(&Ty::Bool, env, d.min(1));
+            let a = self.scalar(t, env, d);
+            let b = self.scalar(t, env, d);
+            return format!("(if {c} {a} {b})");
+        }
+        if self.chance(5) {
+            let v = self.name("v");
+            let vt = if self.chance(60) { Ty::Float } else { Ty::Int };
+            let e = self.scalar(&vt, env, d);
+            let mut inner = env.to_vec();
+            inner.push(Var {
+                name: v.clone(),
+                ty: vt,
+            });
+            let body = self.scalar(t, &inner, d);
+            return format!("(let {v} {e} {body})");
+        }
+        if self.chance(4) {
+            return self.call_definition(t, env, d);
+        }
+        if self.chance(4) {
+            if let Some(e) = self.element_at(t, env, d) {
+                return e;
+            }
+        }
+        match t {
+            Ty::Float => match self.rng.below(16) {
+                0..=5 => {
+                    let op = self.pick(&["+", "+", "*", "-", "min", "max"]);
+                    let a = self.scalar(t, env, d);
+                    let b = self.scalar(t, env, d);
+                    format!("({op} {a} {b})")
+                }
+                6 => {
+                    let a = self.scalar(t, env, d);
+                    format!("(- {a})")
+                }
+                7 => {
+                    let a = self.scalar(t, env, d);
+                    let b = self.scalar(t, env, d);
+                    format!("(/ {a} (+ (abs {b}) 1.0f))")
+                }
+                8 => {
+                    let a = self.scalar(t, env, d);
+                    let f = self.pick(&[
+                        "(sqrt (abs {}))",
+                        "(exp (min {} 2.0f))",
+                        "(log (+ (abs {}) 1.0f))",
+                        "(sin {})",
+                        "(cos {})",
+                        "(pow (abs {}) 2.0f)",
+                        "(abs {})",
+                    ]);
+                    f.replace("{}", &a)
+                }
+                9 => {
+                    let a = self.scalar(t, env, d);
+                    let b = self.scalar(t, env, d);
+                    let c = self.scalar(t, env, d);
+                    format!("(fma {a} {b} {c})")
+                }
+                10 => {
+                    let from = if self.chance(20) { Ty::Double } else { Ty::Int };
+                    let a = self.scalar(&from, env, d);
+                    format!("(to-float {a})")
+                }
+                11 => {
+                    let vs: Vec<usize> = env
+                        .iter()
+                        .filter_map(|v| match v.ty {
+                            Ty::Vector(w) => Some(w),
+                            _ => None,
+                        })
+                        .collect();
+                    let w = if vs.is_empty() {
+                        self.pick(&[2, 4])
+                    } else {
+                        self.pick(&vs)
+                    };
+                    let v = self.vector(w, env, d);
+                    match self.rng.below(3) {
+                        0 => format!("(dot {v} {})", self.vector(w, env, d)),
+                        1 => format!("(length {v})"),
+                        _ => format!("(vget #{} {v})", self.rng.below(w)),
+                    }
+                }
+                _ => {
+                    let op = self.pick(&["+", "*", "-", "max"]);
+                    let a = self.scalar(t, env, d);
+                    let b = self.literal(t);
+                    format!("({op} {a} {b})")
+                }
+            },
+            Ty::Double => match self.rng.below(4) {
+                0 | 1 => {
+                    let op = self.pick(&["+", "*", "-", "min", "max"]);
+                    let a = self.scalar(t, env, d);
+                    let b = self.scalar(t, env, d);
+                    format!("({op} {a} {b})")
+                }
+                2 => {
+                    let a = self.scalar(&Ty::Float, env, d);
+                    format!("(to-double {a})")
+                }
+                _ => {
+                    let a = self.scalar(t, env, d);
+                    format!("(sqrt (abs {a}))")
+                }
+            },
+            Ty::Int => match self.rng.below(8) {
+                0..=3 => {
+                    let op = self.pick(&["+", "+", "*", "-", "min", "max"]);
+                    let a = self.scalar(t, env, d);
+                    let b = self.scalar(t, env, d);
+                    format!("({op} {a} {b})")
+                }
+                4 => {
+                    let op = self.pick(&["/", "%"]);
+                    let a = self.scalar(t, env, d);
+                    let k = self.pick(&["2", "3", "-4"]);
+                    format!("({op} {a} {k})")
+                }
+                5 => {
+                    let a = self.scalar(&Ty::Float, env, d);
+                    format!("(to-int {a})")
+                }
+                _ => {
+                    let a = self.scalar(t, env, d);
+                    let b = self.literal(t);
+                    format!("(+ {a} {b})")
+                }
+            },
+            Ty::Bool => match self.rng.below(6) {
+                0..=3 => {
+                    let ot = if self.chance(60) { Ty::Float } else { Ty::Int };
+                    let op = self.pick(&["<", "<=", ">", ">=", "=", "!="]);
+                    let a = self.scalar(&ot, env, d);
+                    let b = self.scalar(&ot, env, d);
+                    format!("({op} {a} {b})")
+                }
+                4 => {
+                    let op = self.pick(&["and", "or"]);
+                    let a = self.scalar(t, env, d);
+                    let b = self.scalar(t, env, d);
+                    format!("({op} {a} {b})")
+                }
+                _ => {
+                    let a = self.scalar(t, env, d);
+                    format!("(not {a})")
+                }
+            },
+            _ => unreachable!("scalars only"),
+        }
+    }
+
+    /// `(at i xs)` of an array in scope whose elements have type `t`, with an index kept in
+    /// range (mostly) by `min`/`max`.
+    fn element_at(&mut self, t: &Ty, env: &[Var], depth: usize) -> Option<String> {
+        let mut cands = vec![];
+        for v in env {
+            if let Ty::Array(e, n) = &v.ty {
+                if **e == *t {
+                    cands.push((v.name.clone(), n.val));
+                }
+                if let Ty::Array(e2, m) = &**e {
+                    if **e2 == *t {
+                        // An element of a row picked by `at`.
+                        let i = self.rng.below(n.val.max(1));
+                        cands.push((format!("(at {i} {})", v.name), m.val));
+                    }
+                }
+            }
+        }
+        if cands.is_empty() {
+            return None;
+        }
+        let (arr, len) = self.pick(&cands);
+        let idx = if self.chance(50) {
+            self.rng.below(len.max(1)).to_string()
+        } else {
+            let i = self.scalar(&Ty::Int, env, depth.min(1));
+            let hi = if self.unruly && self.chance(30) {
+                len
+            } else {
+                len.saturating_sub(1)
+            };
+            format!("(min (max {i} 0) {hi})")
+        };
+        Some(format!("(at {idx} {arr})"))
+    }
+
+    /// A call of a new top-level definition (a function of one scalar, or a constant).
+    fn call_definition(&mut self, t: &Ty, env: &[Var], depth: usize) -> String {
+        let f = self.name("def");
+        if self.chance(30) {
+            let v = self.literal(t);
+            self.defs.push(format!("(define {f} {v})"));
+            return f;
+        }
+        let pt = if self.chance(70) { Ty::Float } else { Ty::Int };
+        let p = self.name("p");
+        let penv = vec![Var {
+            name: p.clone(),
+            ty: pt.clone(),
+        }];
+        let body = self.scalar(t, &penv, depth.min(2));
+        self.defs.push(format!("(define ({f} {p}) {body})"));
+        let arg = self.scalar(&pt, env, depth);
+        format!("({f} {arg})")
+    }
+}
+
+/// Every expression reading a value of type `want` out of `name` of type `ty` (itself, a
+/// component of a tuple, a lane of a vector).
+fn paths(name: &str, ty: &Ty, want: &Ty, out: &mut Vec<String>, depth: usize) {
+    if ty == want {
+        out.push(name.to_string());
+    }
+    if depth > 2 {
+        return;
+    }
+    match ty {
+        Ty::Tuple(ts) => {
+            for (i, c) in ts.iter().enumerate() {
+                paths(&format!("(get #{i} {name})"), c, want, out, depth + 1);
+            }
+        }
+        Ty::Vector(w) if *want == Ty::Float => {
+            for i in 0..*w {
+                out.push(format!("(vget #{i} {name})"));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The value of size variable `name`, from the length of some array in scope.
+fn env_size(env: &[Var], name: &str) -> Option<usize> {
+    fn find(t: &Ty, name: &str) -> Option<usize> {
+        match t {
+            Ty::Array(e, n) | Ty::Exists(e, n) => {
+                if n.text == name {
+                    Some(n.val)
+                } else {
+                    find(e, name)
+                }
+            }
+            Ty::Tuple(ts) => ts.iter().find_map(|t| find(t, name)),
+            _ => None,
+        }
+    }
+    env.iter().find_map(|v| find(&v.ty, name))
+}

@@ -1,0 +1,185 @@
+//! `difffuzz`: the differential fuzzer's command line (`scripts/fuzz.sh` runs it).
+//!
+//! ```text
+//! difffuzz run --seed S --cases N [--first K] [--jobs J] [--out DIR] [--timeout SECS] [--device ID]
+//! difffuzz show --seed S --index I        print one generated case (program, then data)
+//! difffuzz shrink --seed S --index I [--out DIR] [--name NAME] [--what TEXT]
+//!                                         shrink one case, write NAME.lisp/.json
+//! difffuzz eval PROG.lisp DATA.json       the verdict on one program
+//! difffuzz worker [--device ID]           (internal) evaluate requests from stdin
+//! ```
+
+use difffuzz::campaign::{self, Config};
+use difffuzz::gen::Gen;
+use difffuzz::runner::Runner;
+use difffuzz::shrink::{self, Budget};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+fn usage() -> ExitCode {
+    eprintln!(
+        "usage: difffuzz run --seed S --cases N [--first K] [--jobs J] [--out DIR] [--timeout SECS] [--device ID]\n       \
+         difffuzz show --seed S --index I\n       difffuzz eval PROG.lisp DATA.json [--device ID]"
+    );
+    ExitCode::from(2)
+}
+
+struct Args {
+    flags: Vec<(String, String)>,
+    positional: Vec<String>,
+}
+
+impl Args {
+    fn parse(args: &[String]) -> Result<Args, String> {
+        let mut flags = vec![];
+        let mut positional = vec![];
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            if let Some(name) = a.strip_prefix("--") {
+                let v = it.next().ok_or_else(|| format!("--{name} needs a value"))?;
+                flags.push((name.to_string(), v.clone()));
+            } else {
+                positional.push(a.clone());
+            }
+        }
+        Ok(Args { flags, positional })
+    }
+    fn get(&self, name: &str) -> Option<&str> {
+        self.flags
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+    fn num(&self, name: &str, default: u64) -> Result<u64, String> {
+        match self.get(name) {
+            None => Ok(default),
+            Some(v) => v.parse().map_err(|_| format!("--{name} {v}: not a number")),
+        }
+    }
+    fn device(&self) -> Option<String> {
+        self.get("device")
+            .map(str::to_string)
+            .or_else(|| std::env::var("LIFT_TEST_DEVICE").ok().filter(|d| !d.is_empty()))
+    }
+}
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let Some((cmd, rest)) = argv.split_first() else {
+        return usage();
+    };
+    let args = match Args::parse(rest) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("difffuzz: {e}");
+            return usage();
+        }
+    };
+    match main_with(cmd, &args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("difffuzz: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn main_with(cmd: &str, args: &Args) -> Result<ExitCode, String> {
+    match cmd {
+        "worker" => {
+            difffuzz::runner::serve(args.device().as_deref());
+            Ok(ExitCode::SUCCESS)
+        }
+        "show" => {
+            let case = Gen::case(args.num("seed", 1)?, args.num("index", 0)?);
+            println!("{}\n{}", case.src, case.data());
+            Ok(ExitCode::SUCCESS)
+        }
+        "front" => {
+            // How many generated programs the front end refuses, and why: the generator's health.
+            let (seed, n) = (args.num("seed", 1)?, args.num("cases", 1000)?);
+            let mut why: std::collections::BTreeMap<String, (u64, String)> = Default::default();
+            for i in 0..n {
+                if let Err(e) = lift::front(&Gen::case(seed, i).src) {
+                    let entry = why
+                        .entry(difffuzz::oracle::normalize(&e.message))
+                        .or_insert((0, format!("{seed}:{i}")));
+                    entry.0 += 1;
+                }
+            }
+            let refused: u64 = why.values().map(|(k, _)| k).sum();
+            println!("{refused} of {n} refused by the front end");
+            for (msg, (k, first)) in why {
+                println!("{k:6}  {msg}  (first {first})");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        "shrink" => {
+            let case = Gen::case(args.num("seed", 1)?, args.num("index", 0)?);
+            let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+            let mut runner = Runner::new(exe, args.device(), Duration::from_secs(args.num("timeout", 60)?));
+            let v = runner.eval(&case.src, &case.data().to_string());
+            if !v.class.is_defect() {
+                println!("{}: {}: nothing to shrink", case.id, v.class.name());
+                return Ok(ExitCode::SUCCESS);
+            }
+            let budget = Budget {
+                evaluations: args.num("shrink-evals", 300)? as usize,
+                time: Duration::from_secs(args.num("shrink-secs", 120)?),
+            };
+            let (small, sv) = shrink::shrink(&case, &v, &budget, &mut |src, data| runner.eval(src, data));
+            let dir = PathBuf::from(args.get("out").unwrap_or("."));
+            let name = args.get("name").unwrap_or("repro");
+            let note = match args.get("what") {
+                Some(what) => format!("shrunk\nwhat goes wrong: {what}"),
+                None => "shrunk".to_string(),
+            };
+            campaign::write_case(&dir, name, &small, &sv, &note).map_err(|e| format!("{}: {e}", dir.display()))?;
+            println!(
+                "{}: {}: {}\n{}\n{}",
+                case.id,
+                sv.class.name(),
+                sv.signature,
+                small.src,
+                small.data()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        "eval" => {
+            let [prog, data] = args.positional.as_slice() else {
+                return Ok(usage());
+            };
+            let src = std::fs::read_to_string(prog).map_err(|e| format!("{prog}: {e}"))?;
+            let data = std::fs::read_to_string(data).map_err(|e| format!("{data}: {e}"))?;
+            let v = difffuzz::oracle::evaluate(&src, &data, args.device().as_deref());
+            println!("{}: {}\n{}", v.class.name(), v.signature, v.detail);
+            Ok(if v.class.is_defect() {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        "run" => {
+            let cfg = Config {
+                seed: args.num("seed", 1)?,
+                first: args.num("first", 0)?,
+                cases: args.num("cases", 1000)?,
+                jobs: args.num("jobs", 1)? as usize,
+                out: PathBuf::from(args.get("out").unwrap_or("target/fuzz")),
+                timeout: Duration::from_secs(args.num("timeout", 60)?),
+                device: args.device(),
+                exe: std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?,
+                shrink: Budget {
+                    evaluations: args.num("shrink-evals", 300)? as usize,
+                    time: Duration::from_secs(args.num("shrink-secs", 120)?),
+                },
+                verbose: args.get("verbose").is_some_and(|v| v != "0"),
+            };
+            print!("{}", campaign::run(&cfg));
+            Ok(ExitCode::SUCCESS)
+        }
+        _ => Ok(usage()),
+    }
+}

@@ -1,0 +1,131 @@
+//! The quick run for CI: a few hundred generated programs with a fixed seed, each on the
+//! interpreter and on OpenCL. It fails on any defect (`wrong`, `crash`, `internal`, `driver`,
+//! `timeout`) not listed in `known-failures.txt`, and on any listed case that no longer fails
+//! that way, so the list only shrinks as the compiler is fixed.
+
+use difffuzz::gen::Gen;
+use difffuzz::oracle::{self, Class, Verdict};
+use difffuzz::parse_known_failures;
+use std::collections::BTreeMap;
+
+/// The run that `known-failures.txt` describes; changing either means redoing the list.
+const SEED: u64 = 2026;
+const CASES: u64 = 120;
+
+fn known() -> BTreeMap<String, (Class, String)> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/known-failures.txt");
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    parse_known_failures(&text)
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+        .into_iter()
+        .map(|k| (k.id, (k.class, k.defect)))
+        .collect()
+}
+
+#[test]
+fn known_failures_file_is_well_formed() {
+    let k = known();
+    assert!(
+        k.keys().all(|id| id.starts_with(&format!("{SEED}:"))),
+        "ids must be of seed {SEED}"
+    );
+}
+
+#[test]
+fn generated_programs_mostly_type_check() {
+    // The generator builds by types, so the front end must accept nearly all of its programs;
+    // a low rate means the generator drifted from the language and the fuzzer tests little.
+    let n = 400;
+    let ok = (0..n).filter(|&i| lift::front(&Gen::case(SEED, i).src).is_ok()).count();
+    assert!(
+        ok * 100 >= n as usize * 85,
+        "only {ok} of {n} generated programs type-check"
+    );
+}
+
+#[test]
+fn generation_is_deterministic() {
+    for i in 0..20 {
+        let (a, b) = (Gen::case(7, i), Gen::case(7, i));
+        assert_eq!((a.data(), a.src), (b.data(), b.src));
+    }
+}
+
+#[test]
+fn fixed_seed_has_only_known_failures() {
+    if !difffuzz::api::has_device() {
+        eprintln!("skipping the differential fuzz run: no OpenCL device");
+        return;
+    }
+    let device = std::env::var("LIFT_TEST_DEVICE").ok().filter(|d| !d.is_empty());
+    // Two threads: the machine's cores, while most of the time goes to the OpenCL compiler.
+    let results: Vec<(u64, Verdict)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2)
+            .map(|t| {
+                let device = device.clone();
+                s.spawn(move || {
+                    (0..CASES)
+                        .filter(|i| i % 2 == t)
+                        .map(|i| {
+                            let case = Gen::case(SEED, i);
+                            (
+                                i,
+                                oracle::evaluate(&case.src, &case.data().to_string(), device.as_deref()),
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("evaluate catches panics"))
+            .collect()
+    });
+    let known = known();
+    let mut problems = vec![];
+    let mut counts: BTreeMap<Class, usize> = BTreeMap::new();
+    for (i, v) in &results {
+        *counts.entry(v.class).or_default() += 1;
+        let id = format!("{SEED}:{i}");
+        match (known.get(&id), v.class.is_defect()) {
+            (None, false) => {}
+            (Some((class, _)), true) if *class == v.class => {}
+            (Some((class, defect)), _) => problems.push(format!(
+                "{id}: listed as `{}` ({defect}) but now `{}`{}; update known-failures.txt",
+                class.name(),
+                v.class.name(),
+                if v.class.is_defect() {
+                    ""
+                } else {
+                    ": fixed, remove the line"
+                }
+            )),
+            (None, true) => {
+                let case = Gen::case(SEED, *i);
+                problems.push(format!(
+                    "{id}: {}: {}\n{}\nprogram:\n{}data: {}\n(`difffuzz show --seed {SEED} --index {i}` prints it again)",
+                    v.class.name(),
+                    v.signature,
+                    v.detail,
+                    case.src,
+                    case.data()
+                ));
+            }
+        }
+    }
+    eprintln!(
+        "difffuzz: {CASES} cases of seed {SEED}: {}",
+        counts
+            .iter()
+            .map(|(c, n)| format!("{} {n}", c.name()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    assert!(
+        problems.is_empty(),
+        "{} problem(s):\n\n{}",
+        problems.len(),
+        problems.join("\n\n")
+    );
+}
