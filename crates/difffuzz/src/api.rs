@@ -41,19 +41,26 @@ const MAX_STEPS: u64 = 20_000_000;
 
 struct Loaded {
     prog: ir::Program,
-    info: typeck::TypeInfo,
     inputs: lift::data::Inputs,
 }
 
 fn load(src: &str, data: &str) -> Result<Loaded, Refusal> {
-    let (prog, info) = lift::front(src).map_err(|d| Refusal::new(Stage::Front, d.message))?;
+    let typed = lift::compile(
+        src,
+        &lift::Options {
+            types_only: true,
+            ..lift::Options::default()
+        },
+    )
+    .map_err(|e| Refusal::new(Stage::Front, full_message(&e)))?;
+    let (prog, info) = (typed.given, &typed.given_info);
     let sources = [lift::data::DataSource::Json(data.to_string(), "data.json".into())];
     let inputs = lift::data::load(&prog, &sources, &[]).map_err(|e| Refusal::new(Stage::Data, e.message))?;
     let lookup = |n: &str| inputs.sizes.get(n).copied();
     for c in &info.checks {
         c.verify(&lookup).map_err(|m| Refusal::new(Stage::Data, m))?;
     }
-    Ok(Loaded { prog, info, inputs })
+    Ok(Loaded { prog, inputs })
 }
 
 /// The reference result, in float32 (`bounded = false`) or with error bounds.
@@ -84,32 +91,16 @@ pub fn interpret(src: &str, data: &str, bounded: bool) -> Result<Value, Refusal>
 /// ran before on this machine).
 pub fn opencl(src: &str, data: &str, device: Option<&str>) -> Result<Value, Refusal> {
     let l = load(src, data)?;
-    let (mut prog, mut info) = (l.prog, l.info);
-    if lift::is_high_level(&prog) {
-        let ropts = rewrite::Options {
-            sizes: l.inputs.sizes.clone(),
-            top_k: 1,
-            ..rewrite::Options::default()
-        };
-        let best = rewrite::explore(&prog, &info, &ropts)
-            .map_err(|d| Refusal::new(Stage::Compile, d.message))?
-            .variants
-            .into_iter()
-            .next();
-        if let Some(v) = best {
-            // A variant the front end refuses is the rewriter's bug, not the user's.
-            let (vp, vi) = lift::front(&v.source).map_err(|d| {
-                Refusal::new(
-                    Stage::Compile,
-                    format!("internal: the rewriter's variant does not type-check: {}", d.message),
-                )
-            })?;
-            prog = vp;
-            info = vi;
-        }
-    }
-    let plan = codegen_opencl::emit(&prog, &info).map_err(|d| Refusal::new(Stage::Compile, d.message))?;
-    lift::backend::run(&plan, &l.inputs, device, false)
+    let opts = lift::Options {
+        sizes: l.inputs.sizes.clone(),
+        ..lift::Options::default()
+    };
+    let c = lift::compile_program(l.prog, &opts).map_err(|e| Refusal::new(Stage::Compile, full_message(&e)))?;
+    let plan = c
+        .plan
+        .as_ref()
+        .ok_or_else(|| Refusal::new(Stage::Compile, "internal: no kernels"))?;
+    lift::backend::run(plan, &l.inputs, device, false)
         .map(|(v, _)| v)
         .map_err(|e| Refusal::new(Stage::Run, full_message(&e)))
 }
@@ -118,6 +109,7 @@ pub fn opencl(src: &str, data: &str, device: Option<&str>) -> Result<Value, Refu
 fn full_message(e: &lift::Error) -> String {
     match e {
         lift::Error::Source(d) => d.message.clone(),
+        lift::Error::Invalid(ds) => ds.iter().map(|d| d.message.as_str()).collect::<Vec<_>>().join("\n"),
         lift::Error::Plain { message, notes } => {
             let mut s = message.clone();
             for n in notes {

@@ -67,7 +67,11 @@ pub fn best_entry(src: &str, sizes: &[String], device_name: &str) -> Option<(Str
     let cache = read_cache(&cache_path()?);
     let entry = cache.get(&cache_key(src, &sizes, device_name))?;
     let source = entry.get("source")?.as_str()?.to_string();
-    let description = entry.get("description").and_then(|d| d.as_str()).unwrap_or("").to_string();
+    let description = entry
+        .get("description")
+        .and_then(|d| d.as_str())
+        .unwrap_or("")
+        .to_string();
     Some((source, description))
 }
 
