@@ -317,6 +317,7 @@ pub fn run_measured(
                 notes: vec![
                     format!("build log:\n{log}"),
                     "run `lift compile` on the program to see the generated source".into(),
+                    codegen_opencl::BUG_NOTE.into(),
                 ],
             },
             e => Error::plain(e.to_string()),

@@ -36,9 +36,9 @@
 //!
 //! All diagnostics are returned, in source order, so a user sees every problem at once.
 
-use ir::{AddressSpace, Diagnostic, Expr, ExprId, FilterKind, MapKind, Prim, Program, ReduceKind, Type};
+use ir::{AddressSpace, Diagnostic, Expr, ExprId, FilterKind, MapKind, Op, Prim, Program, ReduceKind, Type};
 use std::collections::BTreeSet;
-use typeck::TypeInfo;
+use typeck::{Binder, TypeInfo};
 
 /// Checks that `prog` (typed by `info`) can be emitted as OpenCL; every violation as a
 /// diagnostic with the span of the node at fault.
@@ -64,6 +64,7 @@ pub fn validate(prog: &Program, info: &TypeInfo) -> Result<(), Vec<Diagnostic>> 
     }
     v.host(prog.body, None);
     v.shapes();
+    v.capacities();
     if v.errs.is_empty() {
         return Ok(());
     }
@@ -72,6 +73,10 @@ pub fn validate(prog: &Program, info: &TypeInfo) -> Result<(), Vec<Diagnostic>> 
     v.errs.dedup_by(|a, b| a.span == b.span && a.message == b.message);
     Err(v.errs)
 }
+
+/// How far capacities are followed, as in the code generator (cyclic `let`s cannot occur; deep
+/// chains are refused rather than followed without end).
+const MAX_CAP_DEPTH: usize = 64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Level {
@@ -814,6 +819,135 @@ impl Validator<'_> {
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// Buffers for filter results are allocated at their capacity, the length of the input
+    /// they are filtered from: every run-time length the back end allocates for (the program's
+    /// result, values unpacked by `let`) must lead back to a filter through the forms that
+    /// carry it.
+    fn capacities(&mut self) {
+        let body = self.prog.body;
+        let res = match self.ty(body) {
+            Some(Type::Exists(_)) => self.cap(body, 0),
+            Some(Type::Array(el, _)) if matches!(**el, Type::Exists(_)) => self.row_cap(body, 0),
+            _ => Ok(()),
+        };
+        let mut found: Vec<(ExprId, &'static str)> = res.err().into_iter().collect();
+        let lets: Vec<ExprId> = self
+            .info
+            .unpacks
+            .keys()
+            .filter_map(|b| match b {
+                Binder::Let(l) => Some(*l),
+                Binder::Param(..) => None,
+            })
+            .collect();
+        for l in lets {
+            if let Expr::Let { value, .. } = self.prog.expr(l) {
+                if let Err(f) = self.cap(*value, 0) {
+                    found.push(f);
+                }
+            }
+        }
+        for (e, msg) in found {
+            self.err(e, msg);
+        }
+    }
+
+    /// Whether the capacity of the filter result `e` is known: followed through `toX`, `let`
+    /// bodies, packs, `at` of an array of filter results, and the binders of the run-time
+    /// lengths in its input's length.
+    fn cap(&self, e: ExprId, depth: usize) -> Result<(), (ExprId, &'static str)> {
+        if depth > MAX_CAP_DEPTH {
+            return Err((e, "the OpenCL back end cannot bound the length of this filter result"));
+        }
+        if self.info.packs.contains(&e) {
+            return self.close_caps(e, depth);
+        }
+        match self.prog.expr(e) {
+            Expr::Prim {
+                prim: Prim::Filter(_),
+                args,
+            } => self.close_caps(args[1], depth),
+            Expr::Prim {
+                prim: Prim::To(_),
+                args,
+            } => self.cap(args[0], depth + 1),
+            Expr::Pack(inner) => self.close_caps(*inner, depth),
+            Expr::Let { body, .. } => self.cap(*body, depth + 1),
+            Expr::Op { op: Op::At, args } => self.row_cap(args[1], depth + 1),
+            Expr::Var(_) | Expr::Lit(_) | Expr::Lambda { .. } | Expr::Prim { .. } | Expr::Op { .. } | Expr::If { .. } => Err((
+                e,
+                "the OpenCL back end cannot bound the length of this filter result: it must come from a filter through let, toX or `at`",
+            )),
+        }
+    }
+
+    /// The run-time lengths in the length of array `e`, each bounded through its binder.
+    fn close_caps(&self, e: ExprId, depth: usize) -> Result<(), (ExprId, &'static str)> {
+        let Some(Type::Array(_, n)) = self.ty(e) else {
+            return Ok(());
+        };
+        for v in n.free_vars() {
+            let Some(binder) = self.info.unpacks.iter().find(|(_, x)| **x == v).map(|(b, _)| *b) else {
+                continue;
+            };
+            match binder {
+                Binder::Let(l) => {
+                    if let Expr::Let { value, .. } = self.prog.expr(l) {
+                        self.cap(*value, depth + 1)?;
+                    }
+                }
+                Binder::Param(lam, _) => {
+                    let map = (0..self.prog.exprs.len() as u32).map(ExprId).find(
+                        |id| matches!(self.prog.expr(*id), Expr::Prim { args, .. } if args.first() == Some(&lam)),
+                    );
+                    if let Some(Expr::Prim { args, .. }) = map.map(|m| self.prog.expr(m)) {
+                        if args.len() > 1 {
+                            self.row_cap(args[1], depth + 1)?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the capacity of the rows of the array of filter results `e` is known.
+    fn row_cap(&self, e: ExprId, depth: usize) -> Result<(), (ExprId, &'static str)> {
+        if depth > MAX_CAP_DEPTH {
+            return Err((e, "the OpenCL back end cannot bound the length of these filter results"));
+        }
+        match self.prog.expr(e) {
+            Expr::Prim {
+                prim: Prim::Map(_),
+                args,
+            } => match self.lambda(args[0]) {
+                Some(body) => self.cap(body, depth + 1),
+                None => Ok(()),
+            },
+            Expr::Prim {
+                prim: Prim::To(_),
+                args,
+            } => self.row_cap(args[0], depth + 1),
+            Expr::Let { body, .. } => self.row_cap(*body, depth + 1),
+            Expr::Var(v) => {
+                let def = (0..self.prog.exprs.len() as u32)
+                    .map(ExprId)
+                    .find(|id| matches!(self.prog.expr(*id), Expr::Let { var, .. } if var == v));
+                match def.map(|d| self.prog.expr(d)) {
+                    Some(Expr::Let { value, .. }) => self.row_cap(*value, depth + 1),
+                    _ => Err((
+                        e,
+                        "the OpenCL back end supports arrays of filter results only when bound by let",
+                    )),
+                }
+            }
+            Expr::Lit(_) | Expr::Lambda { .. } | Expr::Prim { .. } | Expr::Op { .. } | Expr::If { .. } | Expr::Pack(_) => Err((
+                e,
+                "the OpenCL back end supports arrays of filter results only as the direct result of a map (or through let and toX), not rearranged",
+            )),
         }
     }
 

@@ -364,3 +364,27 @@ fn parameters_of_unsupported_types() {
         "{errs:?}"
     );
 }
+
+#[test]
+fn array_of_filter_results_rearranged() {
+    // the rows' capacity is the filter input's length, found only through the map that made them
+    one_error(
+        &mat("(mapGlb (lambda (r) (toGlobal (mapSeq (lambda (x) (+ x 1.0f)) r))) (reverse (mapGlb (lambda (row) (toGlobal (filterSeq (lambda (x) (> x 0.0f)) row))) xs)))"),
+        "arrays of filter results only as the direct result of a map",
+        "(reverse (mapGlb",
+    );
+}
+
+#[test]
+fn filter_results_through_let_and_at_are_bounded() {
+    assert_eq!(
+        check(&mat("(let rs (mapGlb (lambda (row) (toGlobal (filterSeq (lambda (x) (> x 0.0f)) row))) xs) (mapGlb (lambda (r) (toGlobal (mapSeq (lambda (x) (+ x 1.0f)) r))) rs))")),
+        vec![]
+    );
+    assert_eq!(
+        check(&vec1(
+            "(toGlobal (mapSeq (lambda (x) (+ x 1.0f)) (reverse (filterSeq (lambda (x) (> x 0.0f)) xs))))"
+        )),
+        vec![]
+    );
+}
