@@ -119,6 +119,17 @@ struct Validator<'a> {
     kernel: Option<Kernel>,
 }
 
+/// The first vector component of a tuple (at any depth). (Tuples of arrays are views the code
+/// generator takes apart, not values.)
+fn vector_in_tuple(t: &Type) -> Option<&Type> {
+    let Type::Tuple(cs) = t else { return None };
+    cs.iter().find_map(|c| match c {
+        Type::Vector(..) => Some(c),
+        Type::Tuple(_) => vector_in_tuple(c),
+        Type::Scalar(_) | Type::Array(..) | Type::Exists(_) | Type::Fun(..) => None,
+    })
+}
+
 fn dim_suffix(d: u8) -> String {
     if d == 0 {
         String::new()
@@ -312,8 +323,11 @@ impl Validator<'_> {
             return;
         }
         match self.prog.expr(e).clone() {
-            Expr::Let { value, body, .. } => {
+            Expr::Let { var, value, body, .. } => {
                 self.host_bind(value);
+                if self.is_rows(value) && !self.is_view(value) {
+                    self.rows_only_mapped(var, body);
+                }
                 self.host(body, vec_dest);
             }
             Expr::Pack(inner) => self.host(inner, vec_dest),
@@ -388,6 +402,33 @@ impl Validator<'_> {
             return;
         }
         self.host(value, None);
+    }
+
+    /// Whether `e` is an array of filter results.
+    fn is_rows(&self, e: ExprId) -> bool {
+        matches!(self.ty(e), Some(Type::Array(el, _)) if matches!(**el, Type::Exists(_)))
+    }
+
+    /// An array of filter results bound at host level is a buffer of rows and one of their
+    /// lengths: a map unpacks each row with its length, but no other use knows the lengths.
+    fn rows_only_mapped(&mut self, var: ir::VarId, body: ExprId) {
+        let mut stack = vec![(body, false)];
+        while let Some((e, mapped)) = stack.pop() {
+            match self.prog.expr(e) {
+                Expr::Var(v) if *v == var && !mapped => self.err(
+                    e,
+                    "this array of filter results can only be mapped over here (each row with its own length); to use it otherwise, compute it inside the map that uses it",
+                ),
+                Expr::Prim {
+                    prim: Prim::Map(_),
+                    args,
+                } => {
+                    stack.push((args[0], false));
+                    stack.push((args[1], true));
+                }
+                _ => stack.extend(self.prog.children(e).into_iter().map(|c| (c, false))),
+            }
+        }
     }
 
     /// Computed array arguments of a top-level computation get kernels of their own first.
@@ -818,6 +859,21 @@ impl Validator<'_> {
                     }
                 }
                 _ => {}
+            }
+            // elements stored by a map and accumulators are C values: a tuple of them is a
+            // struct, and struct fields are scalars or structs so far
+            let stored = match prim {
+                Prim::Map(_) if !self.layout_map(e) => self.lambda(args[0]),
+                Prim::Reduce(_) | Prim::Iterate(_) => self.lambda(args[0]),
+                _ => None,
+            };
+            if let Some(body) = stored {
+                if let Some(c) = self.ty(body).and_then(vector_in_tuple) {
+                    self.err(
+                        body,
+                        format!("tuples containing {c} are not supported yet by the OpenCL back end"),
+                    );
+                }
             }
         }
     }

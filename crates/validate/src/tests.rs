@@ -388,3 +388,37 @@ fn filter_results_through_let_and_at_are_bounded() {
         vec![]
     );
 }
+
+#[test]
+fn array_of_filter_results_used_other_than_mapped() {
+    let rows = "(mapGlb (lambda (row) (toGlobal (filterSeq (lambda (x) (> x 0.0f)) row))) xs)";
+    one_error(
+        &mat(&format!(
+            "(let rs {rows} (toGlobal (mapGlb (lambda (x) (+ x 1.0f)) (at 0 rs))))"
+        )),
+        "can only be mapped over here",
+        "rs",
+    );
+    assert_eq!(
+        check(&mat(&format!(
+            "(let rs {rows} (mapGlb (lambda (r) (toGlobal (mapSeq (lambda (x) (+ x 1.0f)) r))) rs))"
+        ))),
+        vec![]
+    );
+}
+
+#[test]
+fn tuples_containing_vectors_stored_or_accumulated() {
+    one_error(
+        &vec1("(toGlobal (mapGlb (lambda (v) (tuple v 1.0f)) (asVector #4 xs)))"),
+        "tuples containing float4 are not supported yet",
+        "(tuple v 1.0f)",
+    );
+    // a tuple of vectors that is only taken apart is no C value
+    assert_eq!(
+        check(&vec1(
+            "(toGlobal (mapGlb (lambda (v) (get #0 (tuple v 1.0f))) (asVector #4 xs)))"
+        )),
+        vec![]
+    );
+}
