@@ -25,7 +25,11 @@
 //!   compile time, `iterate` within the unrolling limit, host-level scalar values without
 //!   statements, parameters of supported types, no reduction accumulator of filter results;
 //! - single primitives: `generate` of a scalar expression without bindings, no padding with
-//!   tuples, `mapVec` functions returning scalars.
+//!   tuples, `mapVec` functions returning scalars, no tuple containing a vector stored by a map
+//!   or accumulated (not supported yet);
+//! - filter results: every run-time length the back end allocates for has a capacity it can
+//!   find (through `toX`, `let`, packs, `at` and the map that made an array of them), and an
+//!   array of filter results bound at host level is only mapped over.
 //!
 //! High-level `map`/`reduce`/`filter` are checked as the default lowering treats them (a plain
 //! `map` at the top of a kernel is `mapGlb`, elsewhere `mapSeq`). The code generator keeps its
