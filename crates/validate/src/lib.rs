@@ -29,7 +29,8 @@
 //!   or accumulated (not supported yet);
 //! - filter results: every run-time length the back end allocates for has a capacity it can
 //!   find (through `toX`, `let`, packs, `at` and the map that made an array of them), and an
-//!   array of filter results bound at host level is only mapped over.
+//!   array of filter results bound at host level is only mapped over, and no array of arrays of
+//!   filter results (not supported yet).
 //!
 //! High-level `map`/`reduce`/`filter` are checked as the default lowering treats them (a plain
 //! `map` at the top of a kernel is `mapGlb`, elsewhere `mapSeq`). The code generator keeps its
@@ -69,6 +70,7 @@ pub fn validate(prog: &Program, info: &TypeInfo) -> Result<(), Vec<Diagnostic>> 
     v.host(prog.body, None);
     v.shapes();
     v.capacities();
+    v.nested_rows();
     if v.errs.is_empty() {
         return Ok(());
     }
@@ -912,6 +914,39 @@ impl Validator<'_> {
         }
         for (e, msg) in found {
             self.err(e, msg);
+        }
+    }
+
+    /// Arrays of filter results have one level of run-time lengths (a length per row); an array
+    /// of arrays of them would need lengths per row of each row.
+    fn nested_rows(&mut self) {
+        fn depth(t: &Type) -> usize {
+            match t {
+                Type::Array(el, _) if el.has_existential() => 1 + depth(el),
+                Type::Scalar(_)
+                | Type::Vector(..)
+                | Type::Tuple(_)
+                | Type::Array(..)
+                | Type::Exists(_)
+                | Type::Fun(..) => 0,
+            }
+        }
+        let mut stack = vec![self.prog.body];
+        while let Some(e) = stack.pop() {
+            if matches!(self.prog.expr(e), Expr::Lambda { .. }) {
+                stack.extend(self.prog.children(e));
+                continue;
+            }
+            match self.ty(e) {
+                Some(t) if depth(t) >= 2 => {
+                    let t = t.clone();
+                    self.err(
+                        e,
+                        format!("arrays of arrays of filter results ({t}) are not supported yet by the OpenCL back end: only one level of rows with their own lengths is"),
+                    );
+                }
+                _ => stack.extend(self.prog.children(e)),
+            }
         }
     }
 

@@ -422,3 +422,12 @@ fn tuples_containing_vectors_stored_or_accumulated() {
         vec![]
     );
 }
+
+#[test]
+fn arrays_of_arrays_of_filter_results() {
+    one_error(
+        &mat("(mapGlb (lambda (r) (toGlobal (mapSeq (lambda (c) (toGlobal (filterSeq (lambda (x) (> x 0.0f)) c))) r))) (split #2 xs))"),
+        "arrays of arrays of filter results",
+        "(mapGlb (lambda (r)",
+    );
+}
