@@ -24,7 +24,8 @@
 //!   for the `mapGlb`s of a kernel (its launch size), unrolled loops of a length known at
 //!   compile time, `iterate` within the unrolling limit, host-level scalar values without
 //!   statements, parameters of supported types, no reduction accumulator of filter results;
-//! - single primitives: `generate` of a scalar expression without bindings, no padding with
+//! - single primitives: `generate` of a scalar expression without bindings (not of tuples or
+//!   arrays), no padding with
 //!   tuples, `mapVec` functions returning scalars, no tuple containing a vector stored by a map
 //!   or accumulated (not supported yet);
 //! - filter results: every run-time length the back end allocates for has a capacity it can
@@ -852,6 +853,8 @@ impl Validator<'_> {
                     let Some(body) = self.lambda(args[0]) else { continue };
                     if tuple(self, body) {
                         self.err(args[0], "generate of tuples is not supported yet");
+                    } else if self.is_array(body) {
+                        self.err(args[0], "generate of arrays is not supported yet");
                     } else if self.has_statements(body) {
                         self.err(
                             args[0],

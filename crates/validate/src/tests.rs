@@ -431,3 +431,12 @@ fn arrays_of_arrays_of_filter_results() {
         "(mapGlb (lambda (r)",
     );
 }
+
+#[test]
+fn generate_of_arrays() {
+    one_error(
+        &vec1("(toGlobal (mapGlb (lambda (x) (+ x 1.0f)) (join (generate #4 (lambda (i) xs)))))"),
+        "generate of arrays is not supported yet",
+        "(lambda (i) xs)",
+    );
+}
