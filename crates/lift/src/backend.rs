@@ -311,16 +311,7 @@ pub fn run_measured(
                 repeats: repeats.max(1),
             },
         )
-        .map_err(|e| match e {
-            host_runner::Error::Build { log } => Error::Plain {
-                message: "the OpenCL driver could not build the generated kernels".into(),
-                notes: vec![
-                    format!("build log:\n{log}"),
-                    "run `lift compile` on the program to see the generated source".into(),
-                ],
-            },
-            e => Error::plain(e.to_string()),
-        })?;
+        .map_err(run_error)?;
     let flag = i32::from_le_bytes(
         out.reads
             .last()
@@ -408,4 +399,35 @@ pub fn run_measured(
         input_bytes,
         copy_ns,
     })
+}
+
+/// A failure of the OpenCL run; the driver refusing kernels we generated is our bug.
+fn run_error(e: host_runner::Error) -> Error {
+    match e {
+        host_runner::Error::Build { log } => Error::Plain {
+            message: "the OpenCL driver could not build the generated kernels".into(),
+            notes: vec![
+                format!("build log:\n{log}"),
+                "run `lift compile` on the program to see the generated source".into(),
+                codegen_opencl::BUG_NOTE.into(),
+            ],
+        },
+        e => Error::plain(e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod build_error_tests {
+    use super::*;
+
+    #[test]
+    fn a_driver_refusing_generated_code_is_reported_as_our_bug() {
+        let e = run_error(host_runner::Error::Build {
+            log: "k.cl:1:1: error: boom".into(),
+        });
+        let text = e.render("p.lisp", "");
+        assert!(text.contains("could not build the generated kernels"), "{text}");
+        assert!(text.contains("k.cl:1:1: error: boom"), "{text}");
+        assert!(text.contains(codegen_opencl::BUG_NOTE), "{text}");
+    }
 }

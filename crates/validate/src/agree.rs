@@ -22,6 +22,10 @@ const SWAPS: &[&str] = &[
     "filterGlb",
     "reduceSeq",
     "reduceSeqUnroll",
+    "reverse",
+    "transpose",
+    "join",
+    "asScalar",
 ];
 
 /// Every program made by replacing one occurrence of one swappable word with another.

@@ -24,8 +24,14 @@
 //!   for the `mapGlb`s of a kernel (its launch size), unrolled loops of a length known at
 //!   compile time, `iterate` within the unrolling limit, host-level scalar values without
 //!   statements, parameters of supported types, no reduction accumulator of filter results;
-//! - single primitives: `generate` of a scalar expression without bindings, no padding with
-//!   tuples, `mapVec` functions returning scalars.
+//! - single primitives: `generate` of a scalar expression without bindings (not of tuples or
+//!   arrays), no padding with
+//!   tuples, `mapVec` functions returning scalars, no tuple containing a vector stored by a map
+//!   or accumulated (not supported yet);
+//! - filter results: every run-time length the back end allocates for has a capacity it can
+//!   find (through `toX`, `let`, packs, `at` and the map that made an array of them), and an
+//!   array of filter results bound at host level is only mapped over, and no array of arrays of
+//!   filter results (not supported yet).
 //!
 //! High-level `map`/`reduce`/`filter` are checked as the default lowering treats them (a plain
 //! `map` at the top of a kernel is `mapGlb`, elsewhere `mapSeq`). The code generator keeps its
@@ -36,9 +42,9 @@
 //!
 //! All diagnostics are returned, in source order, so a user sees every problem at once.
 
-use ir::{AddressSpace, Diagnostic, Expr, ExprId, FilterKind, MapKind, Prim, Program, ReduceKind, Type};
+use ir::{AddressSpace, Diagnostic, Expr, ExprId, FilterKind, MapKind, Op, Prim, Program, ReduceKind, Type};
 use std::collections::BTreeSet;
-use typeck::TypeInfo;
+use typeck::{Binder, TypeInfo};
 
 /// Checks that `prog` (typed by `info`) can be emitted as OpenCL; every violation as a
 /// diagnostic with the span of the node at fault.
@@ -64,6 +70,8 @@ pub fn validate(prog: &Program, info: &TypeInfo) -> Result<(), Vec<Diagnostic>> 
     }
     v.host(prog.body, None);
     v.shapes();
+    v.capacities();
+    v.nested_rows();
     if v.errs.is_empty() {
         return Ok(());
     }
@@ -72,6 +80,10 @@ pub fn validate(prog: &Program, info: &TypeInfo) -> Result<(), Vec<Diagnostic>> 
     v.errs.dedup_by(|a, b| a.span == b.span && a.message == b.message);
     Err(v.errs)
 }
+
+/// How far capacities are followed, as in the code generator (cyclic `let`s cannot occur; deep
+/// chains are refused rather than followed without end).
+const MAX_CAP_DEPTH: usize = 64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Level {
@@ -112,6 +124,17 @@ struct Validator<'a> {
     /// Arguments computed by their own kernels before the kernel that reads them.
     pre: BTreeSet<ExprId>,
     kernel: Option<Kernel>,
+}
+
+/// The first vector component of a tuple (at any depth). (Tuples of arrays are views the code
+/// generator takes apart, not values.)
+fn vector_in_tuple(t: &Type) -> Option<&Type> {
+    let Type::Tuple(cs) = t else { return None };
+    cs.iter().find_map(|c| match c {
+        Type::Vector(..) => Some(c),
+        Type::Tuple(_) => vector_in_tuple(c),
+        Type::Scalar(_) | Type::Array(..) | Type::Exists(_) | Type::Fun(..) => None,
+    })
 }
 
 fn dim_suffix(d: u8) -> String {
@@ -307,8 +330,11 @@ impl Validator<'_> {
             return;
         }
         match self.prog.expr(e).clone() {
-            Expr::Let { value, body, .. } => {
+            Expr::Let { var, value, body, .. } => {
                 self.host_bind(value);
+                if self.is_rows(value) && !self.is_view(value) {
+                    self.rows_only_mapped(var, body);
+                }
                 self.host(body, vec_dest);
             }
             Expr::Pack(inner) => self.host(inner, vec_dest),
@@ -383,6 +409,33 @@ impl Validator<'_> {
             return;
         }
         self.host(value, None);
+    }
+
+    /// Whether `e` is an array of filter results.
+    fn is_rows(&self, e: ExprId) -> bool {
+        matches!(self.ty(e), Some(Type::Array(el, _)) if matches!(**el, Type::Exists(_)))
+    }
+
+    /// An array of filter results bound at host level is a buffer of rows and one of their
+    /// lengths: a map unpacks each row with its length, but no other use knows the lengths.
+    fn rows_only_mapped(&mut self, var: ir::VarId, body: ExprId) {
+        let mut stack = vec![(body, false)];
+        while let Some((e, mapped)) = stack.pop() {
+            match self.prog.expr(e) {
+                Expr::Var(v) if *v == var && !mapped => self.err(
+                    e,
+                    "this array of filter results can only be mapped over here (each row with its own length); to use it otherwise, compute it inside the map that uses it",
+                ),
+                Expr::Prim {
+                    prim: Prim::Map(_),
+                    args,
+                } => {
+                    stack.push((args[0], false));
+                    stack.push((args[1], true));
+                }
+                _ => stack.extend(self.prog.children(e).into_iter().map(|c| (c, false))),
+            }
+        }
     }
 
     /// Computed array arguments of a top-level computation get kernels of their own first.
@@ -800,6 +853,8 @@ impl Validator<'_> {
                     let Some(body) = self.lambda(args[0]) else { continue };
                     if tuple(self, body) {
                         self.err(args[0], "generate of tuples is not supported yet");
+                    } else if self.is_array(body) {
+                        self.err(args[0], "generate of arrays is not supported yet");
                     } else if self.has_statements(body) {
                         self.err(
                             args[0],
@@ -814,6 +869,183 @@ impl Validator<'_> {
                 }
                 _ => {}
             }
+            // elements stored by a map and accumulators are C values: a tuple of them is a
+            // struct, and struct fields are scalars or structs so far
+            let stored = match prim {
+                Prim::Map(_) if !self.layout_map(e) => self.lambda(args[0]),
+                Prim::Reduce(_) | Prim::Iterate(_) => self.lambda(args[0]),
+                _ => None,
+            };
+            if let Some(body) = stored {
+                if let Some(c) = self.ty(body).and_then(vector_in_tuple) {
+                    self.err(
+                        body,
+                        format!("tuples containing {c} are not supported yet by the OpenCL back end"),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Buffers for filter results are allocated at their capacity, the length of the input
+    /// they are filtered from: every run-time length the back end allocates for (the program's
+    /// result, values unpacked by `let`) must lead back to a filter through the forms that
+    /// carry it.
+    fn capacities(&mut self) {
+        let body = self.prog.body;
+        let res = match self.ty(body) {
+            Some(Type::Exists(_)) => self.cap(body, 0),
+            Some(Type::Array(el, _)) if matches!(**el, Type::Exists(_)) => self.row_cap(body, 0),
+            _ => Ok(()),
+        };
+        let mut found: Vec<(ExprId, &'static str)> = res.err().into_iter().collect();
+        let lets: Vec<ExprId> = self
+            .info
+            .unpacks
+            .keys()
+            .filter_map(|b| match b {
+                Binder::Let(l) => Some(*l),
+                Binder::Param(..) => None,
+            })
+            .collect();
+        for l in lets {
+            if let Expr::Let { value, .. } = self.prog.expr(l) {
+                if let Err(f) = self.cap(*value, 0) {
+                    found.push(f);
+                }
+            }
+        }
+        for (e, msg) in found {
+            self.err(e, msg);
+        }
+    }
+
+    /// Arrays of filter results have one level of run-time lengths (a length per row); an array
+    /// of arrays of them would need lengths per row of each row.
+    fn nested_rows(&mut self) {
+        fn depth(t: &Type) -> usize {
+            match t {
+                Type::Array(el, _) if el.has_existential() => 1 + depth(el),
+                Type::Scalar(_)
+                | Type::Vector(..)
+                | Type::Tuple(_)
+                | Type::Array(..)
+                | Type::Exists(_)
+                | Type::Fun(..) => 0,
+            }
+        }
+        let mut stack = vec![self.prog.body];
+        while let Some(e) = stack.pop() {
+            if matches!(self.prog.expr(e), Expr::Lambda { .. }) {
+                stack.extend(self.prog.children(e));
+                continue;
+            }
+            match self.ty(e) {
+                Some(t) if depth(t) >= 2 => {
+                    let t = t.clone();
+                    self.err(
+                        e,
+                        format!("arrays of arrays of filter results ({t}) are not supported yet by the OpenCL back end: only one level of rows with their own lengths is"),
+                    );
+                }
+                _ => stack.extend(self.prog.children(e)),
+            }
+        }
+    }
+
+    /// Whether the capacity of the filter result `e` is known: followed through `toX`, `let`
+    /// bodies, packs, `at` of an array of filter results, and the binders of the run-time
+    /// lengths in its input's length.
+    fn cap(&self, e: ExprId, depth: usize) -> Result<(), (ExprId, &'static str)> {
+        if depth > MAX_CAP_DEPTH {
+            return Err((e, "the OpenCL back end cannot bound the length of this filter result"));
+        }
+        if self.info.packs.contains(&e) {
+            return self.close_caps(e, depth);
+        }
+        match self.prog.expr(e) {
+            Expr::Prim {
+                prim: Prim::Filter(_),
+                args,
+            } => self.close_caps(args[1], depth),
+            Expr::Prim {
+                prim: Prim::To(_),
+                args,
+            } => self.cap(args[0], depth + 1),
+            Expr::Pack(inner) => self.close_caps(*inner, depth),
+            Expr::Let { body, .. } => self.cap(*body, depth + 1),
+            Expr::Op { op: Op::At, args } => self.row_cap(args[1], depth + 1),
+            Expr::Var(_) | Expr::Lit(_) | Expr::Lambda { .. } | Expr::Prim { .. } | Expr::Op { .. } | Expr::If { .. } => Err((
+                e,
+                "the OpenCL back end cannot bound the length of this filter result: it must come from a filter through let, toX or `at`",
+            )),
+        }
+    }
+
+    /// The run-time lengths in the length of array `e`, each bounded through its binder.
+    fn close_caps(&self, e: ExprId, depth: usize) -> Result<(), (ExprId, &'static str)> {
+        let Some(Type::Array(_, n)) = self.ty(e) else {
+            return Ok(());
+        };
+        for v in n.free_vars() {
+            let Some(binder) = self.info.unpacks.iter().find(|(_, x)| **x == v).map(|(b, _)| *b) else {
+                continue;
+            };
+            match binder {
+                Binder::Let(l) => {
+                    if let Expr::Let { value, .. } = self.prog.expr(l) {
+                        self.cap(*value, depth + 1)?;
+                    }
+                }
+                Binder::Param(lam, _) => {
+                    let map = (0..self.prog.exprs.len() as u32).map(ExprId).find(
+                        |id| matches!(self.prog.expr(*id), Expr::Prim { args, .. } if args.first() == Some(&lam)),
+                    );
+                    if let Some(Expr::Prim { args, .. }) = map.map(|m| self.prog.expr(m)) {
+                        if args.len() > 1 {
+                            self.row_cap(args[1], depth + 1)?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the capacity of the rows of the array of filter results `e` is known.
+    fn row_cap(&self, e: ExprId, depth: usize) -> Result<(), (ExprId, &'static str)> {
+        if depth > MAX_CAP_DEPTH {
+            return Err((e, "the OpenCL back end cannot bound the length of these filter results"));
+        }
+        match self.prog.expr(e) {
+            Expr::Prim {
+                prim: Prim::Map(_),
+                args,
+            } => match self.lambda(args[0]) {
+                Some(body) => self.cap(body, depth + 1),
+                None => Ok(()),
+            },
+            Expr::Prim {
+                prim: Prim::To(_),
+                args,
+            } => self.row_cap(args[0], depth + 1),
+            Expr::Let { body, .. } => self.row_cap(*body, depth + 1),
+            Expr::Var(v) => {
+                let def = (0..self.prog.exprs.len() as u32)
+                    .map(ExprId)
+                    .find(|id| matches!(self.prog.expr(*id), Expr::Let { var, .. } if var == v));
+                match def.map(|d| self.prog.expr(d)) {
+                    Some(Expr::Let { value, .. }) => self.row_cap(*value, depth + 1),
+                    _ => Err((
+                        e,
+                        "the OpenCL back end supports arrays of filter results only when bound by let",
+                    )),
+                }
+            }
+            Expr::Lit(_) | Expr::Lambda { .. } | Expr::Prim { .. } | Expr::Op { .. } | Expr::If { .. } | Expr::Pack(_) => Err((
+                e,
+                "the OpenCL back end supports arrays of filter results only as the direct result of a map (or through let and toX), not rearranged",
+            )),
         }
     }
 

@@ -364,3 +364,79 @@ fn parameters_of_unsupported_types() {
         "{errs:?}"
     );
 }
+
+#[test]
+fn array_of_filter_results_rearranged() {
+    // the rows' capacity is the filter input's length, found only through the map that made them
+    one_error(
+        &mat("(mapGlb (lambda (r) (toGlobal (mapSeq (lambda (x) (+ x 1.0f)) r))) (reverse (mapGlb (lambda (row) (toGlobal (filterSeq (lambda (x) (> x 0.0f)) row))) xs)))"),
+        "arrays of filter results only as the direct result of a map",
+        "(reverse (mapGlb",
+    );
+}
+
+#[test]
+fn filter_results_through_let_and_at_are_bounded() {
+    assert_eq!(
+        check(&mat("(let rs (mapGlb (lambda (row) (toGlobal (filterSeq (lambda (x) (> x 0.0f)) row))) xs) (mapGlb (lambda (r) (toGlobal (mapSeq (lambda (x) (+ x 1.0f)) r))) rs))")),
+        vec![]
+    );
+    assert_eq!(
+        check(&vec1(
+            "(toGlobal (mapSeq (lambda (x) (+ x 1.0f)) (reverse (filterSeq (lambda (x) (> x 0.0f)) xs))))"
+        )),
+        vec![]
+    );
+}
+
+#[test]
+fn array_of_filter_results_used_other_than_mapped() {
+    let rows = "(mapGlb (lambda (row) (toGlobal (filterSeq (lambda (x) (> x 0.0f)) row))) xs)";
+    one_error(
+        &mat(&format!(
+            "(let rs {rows} (toGlobal (mapGlb (lambda (x) (+ x 1.0f)) (at 0 rs))))"
+        )),
+        "can only be mapped over here",
+        "rs",
+    );
+    assert_eq!(
+        check(&mat(&format!(
+            "(let rs {rows} (mapGlb (lambda (r) (toGlobal (mapSeq (lambda (x) (+ x 1.0f)) r))) rs))"
+        ))),
+        vec![]
+    );
+}
+
+#[test]
+fn tuples_containing_vectors_stored_or_accumulated() {
+    one_error(
+        &vec1("(toGlobal (mapGlb (lambda (v) (tuple v 1.0f)) (asVector #4 xs)))"),
+        "tuples containing float4 are not supported yet",
+        "(tuple v 1.0f)",
+    );
+    // a tuple of vectors that is only taken apart is no C value
+    assert_eq!(
+        check(&vec1(
+            "(toGlobal (mapGlb (lambda (v) (get #0 (tuple v 1.0f))) (asVector #4 xs)))"
+        )),
+        vec![]
+    );
+}
+
+#[test]
+fn arrays_of_arrays_of_filter_results() {
+    one_error(
+        &mat("(mapGlb (lambda (r) (toGlobal (mapSeq (lambda (c) (toGlobal (filterSeq (lambda (x) (> x 0.0f)) c))) r))) (split #2 xs))"),
+        "arrays of arrays of filter results",
+        "(mapGlb (lambda (r)",
+    );
+}
+
+#[test]
+fn generate_of_arrays() {
+    one_error(
+        &vec1("(toGlobal (mapGlb (lambda (x) (+ x 1.0f)) (join (generate #4 (lambda (i) xs)))))"),
+        "generate of arrays is not supported yet",
+        "(lambda (i) xs)",
+    );
+}

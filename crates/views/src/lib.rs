@@ -489,6 +489,12 @@ impl<V: Clone + fmt::Display> View<V> {
                 }
                 let lane = a.rem(&wc);
                 let Some(k) = lane.as_cst() else {
+                    // `asScalar (asVector xs)` at any index is `xs` at that index
+                    if let View::AsVector { w: v, inner: scalars } = &**inner {
+                        if v == w {
+                            return scalars.read_rev(&mut vec![a]);
+                        }
+                    }
                     return err("asScalar with a lane index unknown at compile time needs the vectors in memory");
                 };
                 let mut i = vec![a.div(&wc)];
