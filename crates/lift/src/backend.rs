@@ -11,14 +11,34 @@ use memalloc::Role;
 use std::collections::BTreeMap;
 
 /// Byte size and alignment of one element in device memory.
+///
+/// A buffer of vectors holds their lanes packed (the kernel reads it with `vloadN`), so a
+/// vector element alone is its scalars. Tuples are C structs with their natural OpenCL C layout
+/// (`member_layout`): the kernel accesses fields by name, and the host must put each field
+/// where the device compiler does. Natural layout rather than packed structs, because OpenCL
+/// compilers may split or refuse unaligned vector accesses into packed structs.
 pub fn layout(t: &Type) -> (usize, usize) {
     match t {
-        Type::Scalar(s) => (s.size_bytes(), s.size_bytes()),
         Type::Vector(s, w) => (s.size_bytes() * usize::from(*w), s.size_bytes()),
+        t @ Type::Scalar(_) | t @ Type::Tuple(_) | t @ Type::Array(..) | t @ Type::Exists(_) | t @ Type::Fun(..) => {
+            member_layout(t)
+        }
+    }
+}
+
+/// Size and alignment of a value as a struct member in OpenCL C (spec 6.1.5): a vector is
+/// aligned to its size, and a 3-lane vector has the size of a 4-lane one.
+fn member_layout(t: &Type) -> (usize, usize) {
+    match t {
+        Type::Scalar(s) => (s.size_bytes(), s.size_bytes()),
+        Type::Vector(s, w) => {
+            let size = s.size_bytes() * usize::from(if *w == 3 { 4 } else { *w });
+            (size, size)
+        }
         Type::Tuple(ts) => {
             let (mut off, mut align) = (0usize, 1usize);
             for c in ts {
-                let (sz, al) = layout(c);
+                let (sz, al) = member_layout(c);
                 off = off.div_ceil(al) * al + sz;
                 align = align.max(al);
             }
@@ -54,13 +74,18 @@ fn encode(v: &Value, t: &Type, out: &mut Vec<u8>) -> Result<(), Error> {
         (Value::Vector(lanes), Type::Vector(s, _)) => lanes.iter().try_for_each(|x| encode_scalar(x, *s, out)),
         (Value::Tuple(cs), Type::Tuple(ts)) => {
             let start = out.len();
-            let (size, _) = layout(t);
+            let (size, _) = member_layout(t);
             for (c, ct) in cs.iter().zip(ts) {
-                let (_, al) = layout(ct);
+                let (sz, al) = member_layout(ct);
                 while !(out.len() - start).is_multiple_of(al) {
                     out.push(0);
                 }
+                let field = out.len();
                 encode(c, ct, out)?;
+                // A 3-lane vector field, or a nested struct, ends in padding.
+                while out.len() - field < sz {
+                    out.push(0);
+                }
             }
             while out.len() - start < size {
                 out.push(0);
@@ -94,7 +119,7 @@ fn decode_elem(b: &[u8], t: &Type) -> Value {
             let mut off = 0usize;
             let mut cs = vec![];
             for c in ts {
-                let (sz, al) = layout(c);
+                let (sz, al) = member_layout(c);
                 off = off.div_ceil(al) * al;
                 cs.push(decode_elem(&b[off..], c));
                 off += sz;
@@ -429,5 +454,45 @@ mod build_error_tests {
         assert!(text.contains("could not build the generated kernels"), "{text}");
         assert!(text.contains("k.cl:1:1: error: boom"), "{text}");
         assert!(text.contains(codegen_opencl::BUG_NOTE), "{text}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f4() -> Type {
+        Type::Vector(Scalar::Float, 4)
+    }
+
+    fn f3() -> Type {
+        Type::Vector(Scalar::Float, 3)
+    }
+
+    #[test]
+    fn vectors_in_structs_have_the_opencl_c_layout() {
+        // A buffer of vectors alone holds packed lanes.
+        assert_eq!(layout(&f3()), (12, 4));
+        assert_eq!(layout(&f4()), (16, 4));
+        // As struct members, vectors align to their size; a float3 takes 16 bytes.
+        assert_eq!(layout(&Type::Tuple(vec![Type::float(), f4()])), (32, 16));
+        assert_eq!(layout(&Type::Tuple(vec![f3(), Type::float()])), (32, 16));
+        assert_eq!(layout(&Type::Tuple(vec![f4(), Type::float()])), (32, 16));
+        let nested = Type::Tuple(vec![Type::float(), Type::Tuple(vec![Type::float(), f4()])]);
+        assert_eq!(layout(&nested), (48, 16));
+        assert_eq!(layout(&Type::Tuple(vec![Type::float(), Type::float()])), (8, 4));
+    }
+
+    #[test]
+    fn tuples_with_vectors_encode_at_their_field_offsets_and_decode_back() {
+        let t = Type::Tuple(vec![Type::float(), f3(), Type::float()]);
+        let lanes = |xs: &[f32]| Value::Vector(xs.iter().map(|x| Value::Float(*x)).collect());
+        let v = Value::Tuple(vec![Value::Float(1.0), lanes(&[2.0, 3.0, 4.0]), Value::Float(5.0)]);
+        let mut out = vec![];
+        encode(&v, &t, &mut out).unwrap();
+        assert_eq!(out.len(), 48);
+        let at = |off: usize| f32::from_le_bytes([out[off], out[off + 1], out[off + 2], out[off + 3]]);
+        assert_eq!((at(0), at(16), at(20), at(24), at(32)), (1.0, 2.0, 3.0, 4.0, 5.0));
+        assert_eq!(decode_elem(&out, &t), v);
     }
 }

@@ -126,17 +126,6 @@ struct Validator<'a> {
     kernel: Option<Kernel>,
 }
 
-/// The first vector component of a tuple (at any depth). (Tuples of arrays are views the code
-/// generator takes apart, not values.)
-fn vector_in_tuple(t: &Type) -> Option<&Type> {
-    let Type::Tuple(cs) = t else { return None };
-    cs.iter().find_map(|c| match c {
-        Type::Vector(..) => Some(c),
-        Type::Tuple(_) => vector_in_tuple(c),
-        Type::Scalar(_) | Type::Array(..) | Type::Exists(_) | Type::Fun(..) => None,
-    })
-}
-
 fn dim_suffix(d: u8) -> String {
     if d == 0 {
         String::new()
@@ -868,21 +857,6 @@ impl Validator<'_> {
                     }
                 }
                 _ => {}
-            }
-            // elements stored by a map and accumulators are C values: a tuple of them is a
-            // struct, and struct fields are scalars or structs so far
-            let stored = match prim {
-                Prim::Map(_) if !self.layout_map(e) => self.lambda(args[0]),
-                Prim::Reduce(_) | Prim::Iterate(_) => self.lambda(args[0]),
-                _ => None,
-            };
-            if let Some(body) = stored {
-                if let Some(c) = self.ty(body).and_then(vector_in_tuple) {
-                    self.err(
-                        body,
-                        format!("tuples containing {c} are not supported yet by the OpenCL back end"),
-                    );
-                }
             }
         }
     }

@@ -408,22 +408,6 @@ fn array_of_filter_results_used_other_than_mapped() {
 }
 
 #[test]
-fn tuples_containing_vectors_stored_or_accumulated() {
-    one_error(
-        &vec1("(toGlobal (mapGlb (lambda (v) (tuple v 1.0f)) (asVector #4 xs)))"),
-        "tuples containing float4 are not supported yet",
-        "(tuple v 1.0f)",
-    );
-    // a tuple of vectors that is only taken apart is no C value
-    assert_eq!(
-        check(&vec1(
-            "(toGlobal (mapGlb (lambda (v) (get #0 (tuple v 1.0f))) (asVector #4 xs)))"
-        )),
-        vec![]
-    );
-}
-
-#[test]
 fn arrays_of_arrays_of_filter_results() {
     one_error(
         &mat("(mapGlb (lambda (r) (toGlobal (mapSeq (lambda (c) (toGlobal (filterSeq (lambda (x) (> x 0.0f)) c))) r))) (split #2 xs))"),

@@ -8,6 +8,16 @@ impl Gen<'_> {
     pub(super) fn store(&mut self, loc: &Loc, v: &Read, at: ExprId) -> Result<()> {
         match (loc, v) {
             (Loc::Plain(l), Read::Expr(e)) => {
+                // A struct is stored member by member: a whole-struct copy would also copy its
+                // padding (after a float before a float4, say), which no one ever writes in a
+                // temporary, so reading it is a read of uninitialized memory (Oclgrind says so).
+                if let Some(Type::Tuple(ts)) = self.access_type(l) {
+                    for i in 0..ts.len() {
+                        let field = |a: &Access| Access::Field(Box::new(a.clone()), i);
+                        self.store(&Loc::Plain(field(l)), &Read::Expr(field(e)), at)?;
+                    }
+                    return Ok(());
+                }
                 let (lhs, rhs) = (self.access_expr(l), self.access_expr(e));
                 self.push(Stmt::assign(lhs, rhs))
             }
@@ -38,6 +48,29 @@ impl Gen<'_> {
             return Err(self.err(at, "this value is computed directly inside `mapWrg`, so every work-item of the group would write it; distribute the work with `mapLcl`"));
         }
         self.store(&loc, v, at)
+    }
+
+    /// The type of a buffer element or of a struct member of one.
+    fn access_type(&self, a: &Access) -> Option<Type> {
+        match a {
+            Access::Elem { buf, .. } => self.mem.by_name(buf).map(|b| b.elem.clone()),
+            Access::Field(inner, c) => match self.access_type(inner)? {
+                Type::Tuple(mut ts) if *c < ts.len() => Some(ts.swap_remove(*c)),
+                Type::Tuple(_)
+                | Type::Scalar(_)
+                | Type::Vector(..)
+                | Type::Array(..)
+                | Type::Exists(_)
+                | Type::Fun(..) => None,
+            },
+            Access::VLoad { .. }
+            | Access::VLoadAt { .. }
+            | Access::Value(_)
+            | Access::Lane(..)
+            | Access::Guard { .. }
+            | Access::Vector { .. }
+            | Access::Generate { .. } => None,
+        }
     }
 
     pub(super) fn is_private(&self, loc: &Loc) -> bool {

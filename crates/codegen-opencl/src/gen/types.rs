@@ -259,11 +259,11 @@ impl Gen<'_> {
                 let mut fields = vec![];
                 for c in ts {
                     match c {
-                        Type::Scalar(_) | Type::Tuple(_) => fields.push(self.ctype(c)?),
-                        Type::Vector(..) | Type::Array(..) | Type::Exists(_) | Type::Fun(..) => {
+                        Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) => fields.push(self.ctype(c)?),
+                        Type::Array(..) | Type::Exists(_) | Type::Fun(..) => {
                             return Err(Diagnostic::new(
                                 Span::default(),
-                                format!("tuples containing {c} are not supported yet by the OpenCL back end"),
+                                format!("internal: tuples containing {c} are not value types in C"),
                             ))
                         }
                     }

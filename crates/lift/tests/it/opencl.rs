@@ -133,6 +133,24 @@ fn larger_inputs() -> Vec<(&'static str, serde_json::Value)> {
             "at.lisp",
             json!({ "xs": r.floats(500, -4.0, 33, 4.0), "idx": (0..777).map(|_| r.int(500)).collect::<Vec<_>>() }),
         ),
+        // Tuples holding vectors: struct offsets past the first element, partial work-groups.
+        ("tuple_vector_result.lisp", json!({ "xs": r.matrix(1001, 4) })),
+        (
+            "tuple_vector_layout.lisp",
+            json!({ "ps": (0..1001).map(|_| json!([r.floats(1, -4.0, 33, 4.0)[0], r.matrix(1, 4)[0]])).collect::<Vec<_>>() }),
+        ),
+        (
+            "tuple_vector_gather.lisp",
+            json!({
+                "ps": (0..777).map(|_| json!([r.floats(1, -4.0, 33, 4.0)[0], r.matrix(1, 2)[0]])).collect::<Vec<_>>(),
+                "ks": (0..777).map(|_| r.int(777)).collect::<Vec<_>>(),
+            }),
+        ),
+        (
+            "vector_if_at.lisp",
+            json!({ "vs": r.matrix(777, 4), "ks": (0..777).map(|_| r.int(777) - 1).collect::<Vec<_>>() }),
+        ),
+        ("reduce_tuple_vector_acc.lisp", json!({ "vs": r.matrix(3 * 1001, 4) })),
         (
             "matvec.lisp",
             json!({ "m": r.matrix(70, 33), "x": r.floats(33, -4.0, 33, 4.0) }),
