@@ -52,9 +52,20 @@ impl Gen<'_> {
             })),
             Expr::If { cond, then, els } => {
                 let c = self.scalar_expr(cond)?;
-                let a = self.scalar_val(then)?;
-                let b = self.scalar_val(els)?;
-                Ok(select(&c, a, b))
+                let guarded = matches!(self.info.ty(cond), Type::Scalar(_));
+                if guarded {
+                    self.guards.push(c.clone());
+                }
+                let a = self.scalar_val(then);
+                if guarded {
+                    self.guards.pop();
+                    self.guards.push(CExpr::un(UnOp::Not, c.clone()));
+                }
+                let b = self.scalar_val(els);
+                if guarded {
+                    self.guards.pop();
+                }
+                Ok(select(&c, a?, b?))
             }
             Expr::Let { var, value, body, .. } => {
                 self.kernel_bind(e, var, value)?;
@@ -162,6 +173,11 @@ impl Gen<'_> {
                     CExpr::bin(BinOp::Lt, CExpr::var(&v), CExpr::Int(0)),
                     CExpr::bin(BinOp::Ge, CExpr::var(&v), arith(&n)),
                 );
+                let out = self
+                    .guards
+                    .iter()
+                    .rev()
+                    .fold(out, |o, g| CExpr::bin(BinOp::And, g.clone(), o));
                 self.open_if(out);
                 let flag = CExpr::var(&self.error_flag);
                 self.push(Stmt::Call(CExpr::call(
