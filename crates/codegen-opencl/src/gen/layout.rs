@@ -242,6 +242,11 @@ impl Gen<'_> {
             {
                 Ok(self.value(args[0])?.component(i as usize))
             }
+            // A row picked by `at` stays a view of its array, read at the checked index.
+            Expr::Op { op: Op::At, args } if matches!(self.cty(e)?, Type::Array(..)) => {
+                let (xs, idx) = self.at_index(e, args[0], args[1])?;
+                Ok(xs.access(idx))
+            }
             Expr::Lit(_) | Expr::Op { .. } | Expr::If { .. } => {
                 let r = self.scalar(e)?;
                 let ty = self.cty(e)?;
