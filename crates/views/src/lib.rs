@@ -365,7 +365,7 @@ impl<V: Clone + fmt::Display> View<V> {
             View::Mem { name, dims, elem } => {
                 let (off, rest) = flatten(dims, idx)?;
                 if !rest.is_empty() {
-                    return err(format!("too many indices for buffer {name}"));
+                    return err(format!("internal: too many indices for buffer {name}"));
                 }
                 Ok(Read::Expr(match elem {
                     Type::Vector(_, w) => Access::VLoad {
@@ -587,7 +587,7 @@ impl<V: Clone + fmt::Display> View<V> {
             View::Mem { name, dims, elem } => {
                 let (off, rest) = flatten(dims, idx)?;
                 if !rest.is_empty() {
-                    return err(format!("too many indices for buffer {name}"));
+                    return err(format!("internal: too many indices for buffer {name}"));
                 }
                 Ok(Some((name.clone(), off, elem.clone())))
             }

@@ -284,10 +284,17 @@ impl Gen<'_> {
         // The tile's elements stay in registers (one private array per scalar component, indexed
         // only in unrolled loops) between the predicate and the store.
         let x = self.filter_elem(&f, xs)?;
-        let read = x.read(&[]).map_err(|m| self.err(xs, m.0))?;
+        // Rows (arrays) are too large for registers: the predicate reads the input in place and
+        // a kept row is copied from the input again at its place in the output.
+        let rows = matches!(elem_ty, Type::Array(..));
         let mut decls = vec![];
         let mut loads = vec![];
-        let staged = self.stage(&f, &read, &elem_ty, &mut decls, &mut loads)?;
+        let staged = if rows {
+            Read::Tuple(vec![])
+        } else {
+            let read = x.read(&[]).map_err(|m| self.err(xs, m.0))?;
+            self.stage(&f, &read, &elem_ty, &mut decls, &mut loads)?
+        };
         self.open_for(&f.t, v(&f.t0), v(&f.t1), int(1), false);
         let parity = Expr::bin(BinOp::BitAnd, Expr::bin(BinOp::Sub, v(&f.t), v(&f.t0)), int(1));
         self.push(Stmt::decl(CType::INT, &f.b, parity));
@@ -297,12 +304,19 @@ impl Gen<'_> {
         self.push(Stmt::decl(CType::ULONG, &f.pk, int(0)));
         self.open_for(&f.r, int(0), int(rounds), int(1), true);
         self.push(Stmt::decl(CType::INT, &f.e, elem_index()));
-        self.open_if(Expr::bin(BinOp::Lt, v(&f.e), arith(&n)));
-        for l in loads {
-            self.push(l);
+        if !loads.is_empty() {
+            self.open_if(Expr::bin(BinOp::Lt, v(&f.e), arith(&n)));
+            for l in loads {
+                self.push(l);
+            }
+            self.close();
         }
-        self.close();
-        let cond = self.filter_pred(&f, p, self.read_view(staged.clone(), &elem_ty), &n)?;
+        let elem_view = if rows {
+            x.clone()
+        } else {
+            self.read_view(staged.clone(), &elem_ty)
+        };
+        let cond = self.filter_pred(&f, p, elem_view, &n)?;
         let flag = Expr::bin(BinOp::Shl, Expr::cast(CType::ULONG, v(&cond)), mul(int(8), v(&f.r)));
         self.push(Stmt::Assign {
             lhs: v(&f.pk),
@@ -322,8 +336,14 @@ impl Gen<'_> {
         let pos = add(add(v(&f.base), roff(v(&f.r))), field(&f.ex, &f.r));
         self.push(Stmt::decl(CType::INT, &f.pos, pos));
         let pos = ArithExpr::var(f.pos.as_str(), Range::upto(cap.clone()));
-        let loc = dest.view.write(&[pos]).map_err(|m| self.err(e, m.0))?;
-        self.store(&loc, &staged, e)?;
+        if rows {
+            self.push(Stmt::decl(CType::INT, &f.e, elem_index()));
+            let (dims, _) = dims_of(&elem_ty);
+            self.copy_dims(e, &x, &dest.view.access(pos), &dims, vec![], MapKind::Seq)?;
+        } else {
+            let loc = dest.view.write(&[pos]).map_err(|m| self.err(e, m.0))?;
+            self.store(&loc, &staged, e)?;
+        }
         self.close();
         self.close();
         self.push(add_to(v(&f.base), roff(int(rounds))));

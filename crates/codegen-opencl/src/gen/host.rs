@@ -324,6 +324,14 @@ impl Gen<'_> {
         for (h, c) in hints.iter_mut().zip(copies) {
             *h = h.or(c);
         }
+        // Within the work-group limit, the higher dimensions give way first (dimension 0 stays
+        // wide for coalesced accesses); their maps then stride.
+        for d in (0..3).rev() {
+            let others: usize = (0..3).filter(|&o| o != d).filter_map(|o| hints[o]).product();
+            if let Some(h) = &mut hints[d] {
+                *h = (*h).min((MAX_WORK_GROUP / others.max(1)).max(1));
+            }
+        }
         hints
     }
 

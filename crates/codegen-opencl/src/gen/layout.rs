@@ -92,7 +92,7 @@ impl Gen<'_> {
         Ok(match (prim, dual) {
             (Prim::Join, false) | (Prim::Split(_), true) => {
                 let m = match prim {
-                    Prim::Split(k) => k.clone(),
+                    Prim::Split(k) => self.c_len(k),
                     Prim::Map(_)
                     | Prim::Reduce(_)
                     | Prim::Zip
@@ -113,7 +113,7 @@ impl Gen<'_> {
                 Layout::Join(m)
             }
             (Prim::Join, true) => Layout::Split(self.row_len(args[0])?),
-            (Prim::Split(k), false) => Layout::Split(k.clone()),
+            (Prim::Split(k), false) => Layout::Split(self.c_len(k)),
             (Prim::Transpose, _) => Layout::Transpose,
             _ => return Err(self.err(op, "internal: not a join, split or transpose")),
         })
@@ -164,7 +164,10 @@ impl Gen<'_> {
                 k: self.row_len(args[0])?,
                 inner,
             },
-            Prim::Split(k) => View::Join { m: k.clone(), inner },
+            Prim::Split(k) => View::Join {
+                m: self.c_len(k),
+                inner,
+            },
             Prim::Transpose => View::Transpose { inner },
             Prim::AsScalar => View::AsVector {
                 w: self.vector_width(args[0])?,
@@ -239,6 +242,11 @@ impl Gen<'_> {
             {
                 Ok(self.value(args[0])?.component(i as usize))
             }
+            // A row picked by `at` stays a view of its array, read at the checked index.
+            Expr::Op { op: Op::At, args } if matches!(self.cty(e)?, Type::Array(..)) => {
+                let (xs, idx) = self.at_index(e, args[0], args[1])?;
+                Ok(xs.access(idx))
+            }
             Expr::Lit(_) | Expr::Op { .. } | Expr::If { .. } => {
                 let r = self.scalar(e)?;
                 let ty = self.cty(e)?;
@@ -258,7 +266,7 @@ impl Gen<'_> {
                         Rc::new(View::Zip(vs))
                     }
                     Prim::Split(k) => Rc::new(View::Split {
-                        k,
+                        k: self.c_len(&k),
                         inner: self.value(args[0])?,
                     }),
                     Prim::Join => Rc::new(View::Join {
@@ -295,6 +303,7 @@ impl Gen<'_> {
                         })
                     }
                     Prim::ReorderStride(s) => {
+                        let s = self.c_len(&s);
                         let n = n_of(self, args[0])?;
                         Rc::new(View::Reorder {
                             s,

@@ -166,9 +166,14 @@ impl Gen<'_> {
                         cap.clone()
                     }
                     MapKind::Plain | MapKind::Lcl(_) | MapKind::Seq | MapKind::SeqUnroll | MapKind::Vec => {
+                        // The work-group is the product of the mapLcl sizes of all dimensions:
+                        // kept within MAX_WORK_GROUP (a limit every device we target meets), the
+                        // loops stride over what one work-item per index would exceed.
+                        let others: usize = (0..3).filter(|&o| o != d).filter_map(|o| k.local[o]).product();
+                        let room = (MAX_WORK_GROUP / others.max(1)).max(1);
                         let l = *k.local[d].get_or_insert_with(|| match cap.as_cst() {
-                            Some(c) if (1..=1024).contains(&c) => c as usize,
-                            _ => 128,
+                            Some(c) if c >= 1 && c as usize <= room => c as usize,
+                            _ => room.min(128),
                         });
                         ArithExpr::cst(l as i64)
                     }

@@ -42,6 +42,9 @@ use memory::scalarize;
 use scalar::Val;
 use types::arith;
 
+/// Most work-items of one work-group that `mapLcl` launches: the common limit of GPUs (NVIDIA
+/// and Intel allow 1024; devices that allow less would reject larger `mapLcl` sizes anyway).
+const MAX_WORK_GROUP: usize = 1024;
 /// Work-group size along dimension 0 of `mapGlb` kernels.
 const GLB_LOCAL: usize = 256;
 /// Indices per work-item of an outermost `mapGlb` over a run-time length. Scaling 10^8 floats on
@@ -109,6 +112,7 @@ fn generate(prog: &Program, info: &TypeInfo) -> Result<KernelPlan> {
         rounded_launch,
         error_flag,
         checks: vec![],
+        guards: vec![],
         views: String::new(),
         needs_fp64: false,
     };
@@ -144,6 +148,17 @@ fn generate(prog: &Program, info: &TypeInfo) -> Result<KernelPlan> {
         g.bind(p.var, Bound::View(view));
     }
     let result_ty = g.cty(prog.body)?;
+    // The host reads back one length per filter result at most one array level deep.
+    if let Type::Array(row, _) = &result_ty {
+        if let Type::Array(inner, _) = &**row {
+            if exist_below(inner) {
+                return Err(Diagnostic::new(
+                    prog.span(prog.body),
+                    "a result holding filter results two or more array levels deep (a filter inside two maps) is not supported yet by the OpenCL back end",
+                ));
+            }
+        }
+    }
     let (data_ty, exist) = match &result_ty {
         Type::Exists(e) => (Type::array((**e).clone(), g.capacity_len(prog.body)?), true),
         t @ Type::Scalar(_) | t @ Type::Vector(..) | t @ Type::Tuple(_) | t @ Type::Array(..) | t @ Type::Fun(..) => {
@@ -215,6 +230,29 @@ fn generate(prog: &Program, info: &TypeInfo) -> Result<KernelPlan> {
         checks: g.checks,
         views: g.views,
     })
+}
+
+/// Whether an array type is inside the tuple type `t` (not inside arrays of tuples: those are
+/// the buffer's own dimensions).
+fn array_in_tuple(t: &Type) -> bool {
+    match t {
+        Type::Tuple(ts) => ts.iter().any(|c| match c {
+            Type::Array(..) | Type::Exists(_) => true,
+            Type::Tuple(_) => array_in_tuple(c),
+            Type::Scalar(_) | Type::Vector(..) | Type::Fun(..) => false,
+        }),
+        Type::Scalar(_) | Type::Vector(..) | Type::Array(..) | Type::Exists(_) | Type::Fun(..) => false,
+    }
+}
+
+/// Whether `t` is or holds an existential (run-time length) array.
+fn exist_below(t: &Type) -> bool {
+    match t {
+        Type::Exists(_) => true,
+        Type::Array(e, _) => exist_below(e),
+        Type::Tuple(ts) => ts.iter().any(exist_below),
+        Type::Scalar(_) | Type::Vector(..) | Type::Fun(..) => false,
+    }
 }
 
 fn prog_result_ty(info: &TypeInfo) -> Type {
@@ -321,6 +359,10 @@ struct Gen<'a> {
     rounded_launch: Ident,
     error_flag: Ident,
     checks: Vec<Span>,
+    /// Conditions of the enclosing `if` branches of the scalar code being generated: both
+    /// branches are evaluated (then selected), so a bounds check in one reports only when its
+    /// branch is the one taken.
+    guards: Vec<CExpr>,
     views: String,
     needs_fp64: bool,
 }
@@ -399,6 +441,12 @@ impl Gen<'_> {
             AddressSpace::Local => "l",
             AddressSpace::Private => "p",
         };
+        // A buffer holds C values; an array inside a tuple has no C value type (its length may
+        // be a size variable), so refuse it here rather than index it wrongly later.
+        let (_, elem) = memalloc::dims_of(ty);
+        if array_in_tuple(&elem) {
+            return Err("tuples containing arrays are not supported yet by the OpenCL back end (zip or tuple arrays only as the input of a map that takes them apart)".into());
+        }
         let name = self.names.fresh(&format!("v_{prefix}{hint}"));
         self.buf_ids.insert(name.to_string(), name.clone());
         self.mem.allocate(name.as_str(), ty, space, loops, role)

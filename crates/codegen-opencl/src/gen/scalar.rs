@@ -28,6 +28,38 @@ impl Gen<'_> {
         }
     }
 
+    /// `at i xs`: the view of `xs` and the index, checked on the device (out of range sets the
+    /// error flag, unless an enclosing `if` branch is not taken, and reads index 0 instead).
+    pub(super) fn at_index(&mut self, e: ExprId, i_e: ExprId, xs_e: ExprId) -> Result<(Rc<View>, ArithExpr)> {
+        let xs = self.value(xs_e)?;
+        let n = self.len_of(xs_e)?;
+        let i = self.scalar_expr(i_e)?;
+        let v = self.fresh("idx");
+        let site = self.checks.len() + 1;
+        self.checks.push(self.prog.span(e));
+        self.push(Stmt::decl(CType::INT, &v, i));
+        let out = CExpr::bin(
+            BinOp::Or,
+            CExpr::bin(BinOp::Lt, CExpr::var(&v), CExpr::Int(0)),
+            CExpr::bin(BinOp::Ge, CExpr::var(&v), arith(&n)),
+        );
+        let out = self
+            .guards
+            .iter()
+            .rev()
+            .fold(out, |o, g| CExpr::bin(BinOp::And, g.clone(), o));
+        self.open_if(out);
+        let flag = CExpr::var(&self.error_flag);
+        self.push(Stmt::Call(CExpr::call(
+            "atomic_max",
+            vec![flag, CExpr::Int(site as i64)],
+        )));
+        self.push(Stmt::assign(CExpr::var(&v), CExpr::Int(0)));
+        self.close();
+        let idx = ArithExpr::var(v.as_str(), Range::upto(n));
+        Ok((xs, idx))
+    }
+
     /// The value of a scalar, vector or tuple expression, as C text (see `scalar_val`).
     pub(super) fn scalar(&mut self, e: ExprId) -> Result<Read> {
         Ok(self.scalar_val(e)?.into_read())
@@ -52,9 +84,20 @@ impl Gen<'_> {
             })),
             Expr::If { cond, then, els } => {
                 let c = self.scalar_expr(cond)?;
-                let a = self.scalar_val(then)?;
-                let b = self.scalar_val(els)?;
-                Ok(select(&c, a, b))
+                let guarded = matches!(self.info.ty(cond), Type::Scalar(_));
+                if guarded {
+                    self.guards.push(c.clone());
+                }
+                let a = self.scalar_val(then);
+                if guarded {
+                    self.guards.pop();
+                    self.guards.push(CExpr::un(UnOp::Not, c.clone()));
+                }
+                let b = self.scalar_val(els);
+                if guarded {
+                    self.guards.pop();
+                }
+                Ok(select(&c, a?, b?))
             }
             Expr::Let { var, value, body, .. } => {
                 self.kernel_bind(e, var, value)?;
@@ -150,27 +193,7 @@ impl Gen<'_> {
                 };
             }
             Op::At => {
-                let xs = self.value(args[1])?;
-                let n = self.len_of(args[1])?;
-                let i = self.scalar_expr(args[0])?;
-                let v = self.fresh("idx");
-                let site = self.checks.len() + 1;
-                self.checks.push(self.prog.span(e));
-                self.push(Stmt::decl(CType::INT, &v, i));
-                let out = CExpr::bin(
-                    BinOp::Or,
-                    CExpr::bin(BinOp::Lt, CExpr::var(&v), CExpr::Int(0)),
-                    CExpr::bin(BinOp::Ge, CExpr::var(&v), arith(&n)),
-                );
-                self.open_if(out);
-                let flag = CExpr::var(&self.error_flag);
-                self.push(Stmt::Call(CExpr::call(
-                    "atomic_max",
-                    vec![flag, CExpr::Int(site as i64)],
-                )));
-                self.push(Stmt::assign(CExpr::var(&v), CExpr::Int(0)));
-                self.close();
-                let idx = ArithExpr::var(v.as_str(), Range::upto(n));
+                let (xs, idx) = self.at_index(e, args[0], args[1])?;
                 return Ok(self.val_of(xs.read(&[idx]).map_err(|m| self.err(e, m.0))?));
             }
             Op::Add
