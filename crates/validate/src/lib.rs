@@ -126,6 +126,27 @@ struct Validator<'a> {
     kernel: Option<Kernel>,
 }
 
+const TUPLE_OF_ARRAYS: &str = "tuples containing arrays are not supported yet by the OpenCL back end (zip or tuple arrays only as the input of a map that takes them apart)";
+
+/// Whether a tuple holds an array at some depth.
+fn tuple_with_array(t: &Type) -> bool {
+    let Type::Tuple(cs) = t else { return false };
+    cs.iter().any(|c| match c {
+        Type::Array(..) | Type::Exists(_) => true,
+        Type::Tuple(_) => tuple_with_array(c),
+        Type::Scalar(_) | Type::Vector(..) | Type::Fun(..) => false,
+    })
+}
+
+/// The element type below every array level.
+fn innermost(t: &Type) -> &Type {
+    match t {
+        Type::Array(el, _) => innermost(el),
+        Type::Exists(x) => innermost(x),
+        Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) | Type::Fun(..) => t,
+    }
+}
+
 fn dim_suffix(d: u8) -> String {
     if d == 0 {
         String::new()
@@ -827,6 +848,7 @@ impl Validator<'_> {
     fn shapes(&mut self) {
         let mut seen = BTreeSet::new();
         let mut stack = vec![self.prog.body];
+        let mut stored_tuple_of_arrays = false;
         while let Some(e) = stack.pop() {
             if !seen.insert(e) {
                 continue;
@@ -851,6 +873,13 @@ impl Validator<'_> {
                         );
                     }
                 }
+                Prim::Filter(FilterKind::Seq) if matches!(self.ty(args[1]), Some(Type::Array(el, _)) if matches!(**el, Type::Array(..))) =>
+                {
+                    self.err(
+                        e,
+                        "`filterSeq` over rows (arrays of arrays) is not supported yet by the OpenCL back end; `filterGlb` filters rows",
+                    );
+                }
                 Prim::Map(MapKind::Vec) => {
                     if let Some(body) = self.lambda(args[0]).filter(|b| tuple(self, *b)) {
                         self.err(body, "mapVec functions return scalars");
@@ -858,6 +887,21 @@ impl Validator<'_> {
                 }
                 _ => {}
             }
+            // Elements a map stores and accumulators are C values, and a C struct cannot hold
+            // an array: a tuple of arrays exists only as a view taken apart by `get`.
+            let stored = match prim {
+                Prim::Map(_) if !self.layout_map(e) => self.lambda(args[0]),
+                Prim::Reduce(_) => self.lambda(args[0]),
+                _ => None,
+            };
+            if let Some(body) = stored.filter(|b| self.ty(*b).is_some_and(tuple_with_array)) {
+                self.err(body, TUPLE_OF_ARRAYS);
+                stored_tuple_of_arrays = true;
+            }
+        }
+        let body = self.prog.body;
+        if !stored_tuple_of_arrays && self.ty(body).is_some_and(|t| tuple_with_array(innermost(t))) {
+            self.err(body, TUPLE_OF_ARRAYS);
         }
     }
 

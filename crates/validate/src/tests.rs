@@ -424,3 +424,26 @@ fn generate_of_arrays() {
         "(lambda (i) xs)",
     );
 }
+
+#[test]
+fn tuples_containing_arrays_are_not_stored() {
+    // the program's result
+    one_error(
+        &mat("(zip (generate N (lambda (i) 0.0f)) xs)"),
+        "tuples containing arrays are not supported yet",
+        "(zip (generate",
+    );
+    // an element a map stores
+    one_error(
+        &mat("(toGlobal (mapGlb (lambda (r) (tuple r 1.0f)) xs))"),
+        "tuples containing arrays are not supported yet",
+        "(tuple r 1.0f)",
+    );
+    // a tuple of arrays taken apart by the map that reads it is a view
+    assert_eq!(
+        check(&mat(
+            "(toGlobal (mapGlb (lambda (p) (reduceSeq + (get #0 p) (get #1 p))) (zip (generate N (lambda (i) 0.0f)) xs)))"
+        )),
+        vec![]
+    );
+}
