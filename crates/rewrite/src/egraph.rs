@@ -613,10 +613,6 @@ impl Applier<Lift, LiftAnalysis> for Tile2d {
     }
 }
 
-/// Largest work-group a `t × t` transpose tile may take (one work-item per element; the OpenCL
-/// devices we target allow 1024).
-pub const MAX_TRANSPOSE_GROUP: i64 = 1024;
-
 /// Tiled transpose: `map (λr. map f r) (transpose m)` (or `map (mapf f) (transpose m)`), `f` an
 /// opaque element function and `m` a matrix of floats whose both lengths `t` divides, =
 /// `ttile t f m`. Without it, every mapping of the program reads or writes global memory with
@@ -624,6 +620,9 @@ pub const MAX_TRANSPOSE_GROUP: i64 = 1024;
 /// write writes rows of the result, both with consecutive work-items at consecutive addresses.
 struct TransposeTile {
     t: i64,
+    /// One work-item per element: `t × t` must fit a work-group (an H200 refuses 32×32 for
+    /// this kernel although its limit is 1024).
+    max_group: i64,
 }
 
 /// The matrix `m` when the class holds `transpose m`.
@@ -649,7 +648,7 @@ impl Applier<Lift, LiftAnalysis> for TransposeTile {
             || md.flags & FLOAT_ROWS == 0
             || !fits(&md.len)
             || !fits(&md.inner)
-            || self.t * self.t > MAX_TRANSPOSE_GROUP
+            || self.t * self.t > self.max_group
         {
             return vec![];
         }
@@ -702,7 +701,17 @@ pub fn workgroup_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>
     }
     for &t in &opts.transpose_tiles {
         for (form, lhs) in [("", "(map (lam ?r (map ?f ?r)) ?x)"), ("-mapf", "(map (mapf ?f) ?x)")] {
-            rules.push(Rewrite::new(format!("transpose-tile{form}-{t}"), pat(lhs), TransposeTile { t }).expect("rule"));
+            rules.push(
+                Rewrite::new(
+                    format!("transpose-tile{form}-{t}"),
+                    pat(lhs),
+                    TransposeTile {
+                        t,
+                        max_group: opts.max_group,
+                    },
+                )
+                .expect("rule"),
+            );
         }
     }
     let default = opts.default_size;

@@ -231,7 +231,7 @@ fn cost_model_ranks_the_tiled_transpose_first_at_the_benchmark_size() {
     assert!(
         ex.variants
             .iter()
-            .any(|v| v.description.contains("transpose tiles of 32×32")),
+            .any(|v| v.description.contains("transpose tiles of 8×8")),
         "{ex}"
     );
     // a row per work-item (or a column of work-items per row) moves global memory with a stride
@@ -248,7 +248,7 @@ fn transpose_tiles_need_divisible_lengths() {
     let prog = ir::parse(TRANSPOSE).expect("parses");
     let info = typeck::infer(&prog).expect("types");
     let opts = Options {
-        sizes: [("M".to_string(), 24), ("N".to_string(), 40)].into_iter().collect(),
+        sizes: [("M".to_string(), 20), ("N".to_string(), 36)].into_iter().collect(),
         ..Options::default()
     };
     let ex = explore(&prog, &info, &opts).expect("explores");
