@@ -613,7 +613,7 @@ impl Applier<Lift, LiftAnalysis> for Tile2d {
     }
 }
 
-/// Tiled transpose: `map (λr. map f r) (transpose m)` (or `map (mapf f) (transpose m)`), `f` an
+/// Tiled transpose: `map (λr. map f r) (transpose m)`, `f` an
 /// opaque element function and `m` a matrix of floats whose both lengths `t` divides, =
 /// `ttile t f m`. Without it, every mapping of the program reads or writes global memory with
 /// a stride of a row; the tile's copy into local memory reads rows of `m` and its transposed
@@ -700,19 +700,17 @@ pub fn workgroup_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>
         }
     }
     for &t in &opts.transpose_tiles {
-        for (form, lhs) in [("", "(map (lam ?r (map ?f ?r)) ?x)"), ("-mapf", "(map (mapf ?f) ?x)")] {
-            rules.push(
-                Rewrite::new(
-                    format!("transpose-tile{form}-{t}"),
-                    pat(lhs),
-                    TransposeTile {
-                        t,
-                        max_group: opts.max_group,
-                    },
-                )
-                .expect("rule"),
-            );
-        }
+        rules.push(
+            Rewrite::new(
+                format!("transpose-tile-{t}"),
+                pat("(map (lam ?r (map ?f ?r)) ?x)"),
+                TransposeTile {
+                    t,
+                    max_group: opts.max_group,
+                },
+            )
+            .expect("rule"),
+        );
     }
     let default = opts.default_size;
     for &kt in &opts.ktile_factors {

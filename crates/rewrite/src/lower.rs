@@ -10,7 +10,8 @@
 //!
 //! Cost (arbitrary units, about one per scalar operation): a launch costs `LAUNCH`; a parallel
 //! loop of `n` work-items over a body of cost `b` costs `ceil(n / lanes) * b` plus memory
-//! traffic `n * MEM`; a sequential loop costs `n * (b + 1)`.
+//! traffic `n * MEM`; a sequential loop costs `n * (b + 1)`. A kernel over the rows of a transpose
+//! whose rows are arrays reads or writes every element with a stride: `STRIDED` per element more.
 
 use crate::build::{Arg, Builder};
 use crate::extract::{TOp, Term};
