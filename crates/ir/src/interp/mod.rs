@@ -1847,5 +1847,4 @@ fn without_dev_bound(v: Value) -> Value {
 }
 
 #[cfg(test)]
-#[path = "interp_tests.rs"]
 mod tests;
