@@ -371,8 +371,9 @@ impl Gen<'_> {
     pub(super) fn space_of(&self, e: ExprId) -> Option<AddressSpace> {
         match self.prog.expr(e) {
             Expr::Prim { prim: Prim::To(s), .. } => Some(*s),
+            // a map's or an iteration's elements go where its function's body puts them
             Expr::Prim {
-                prim: Prim::Map(_),
+                prim: Prim::Map(_) | Prim::Iterate(_),
                 args,
             } => match self.prog.expr(args[0]) {
                 Expr::Lambda { body, .. } => self.space_of(*body),
@@ -388,19 +389,6 @@ impl Gen<'_> {
                 prim: Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_),
                 args,
             } => self.space_of(args[0]),
-            Expr::Prim {
-                prim: Prim::Iterate(_),
-                args,
-            } => match self.prog.expr(args[0]) {
-                Expr::Lambda { body, .. } => self.space_of(*body),
-                Expr::Var(_)
-                | Expr::Lit(_)
-                | Expr::Prim { .. }
-                | Expr::Op { .. }
-                | Expr::If { .. }
-                | Expr::Let { .. }
-                | Expr::Pack(_) => None,
-            },
             Expr::Let { body, .. } => self.space_of(*body),
             Expr::Var(_)
             | Expr::Lit(_)
