@@ -56,10 +56,7 @@ fn load(src: &str, data: &str) -> Result<Loaded, Refusal> {
     let (prog, info) = (typed.given, &typed.given_info);
     let sources = [lift::data::DataSource::Json(data.to_string(), "data.json".into())];
     let inputs = lift::data::load(&prog, &sources, &[]).map_err(|e| Refusal::new(Stage::Data, e.message))?;
-    let lookup = |n: &str| inputs.sizes.get(n).copied();
-    for c in &info.checks {
-        c.verify(&lookup).map_err(|m| Refusal::new(Stage::Data, m))?;
-    }
+    lift::verify_checks(info, &inputs).map_err(|e| Refusal::new(Stage::Data, e.message()))?;
     Ok(Loaded { prog, inputs })
 }
 

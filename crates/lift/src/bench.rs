@@ -8,7 +8,7 @@
 //! never reported for a variant that computes something else.
 
 use crate::tune::{bounded_eval_program, check_result, Check, CHECK_STEPS};
-use crate::{backend, compile, data, parse_sizes, values_close, Compiled, Error, Options};
+use crate::{backend, compile, data, parse_sizes, values_close, verify_checks, Compiled, Error, Options};
 use ir::Diagnostic;
 use std::collections::BTreeMap;
 
@@ -67,15 +67,12 @@ pub fn bench(src: &str, sizes: &[String], opts: &BenchOptions) -> Result<BenchRe
     }
 
     let inputs = data::random_inputs(&compiled.given, &sizes, 42)?;
-    let lookup = |n: &str| inputs.sizes.get(n).copied();
     for info in [&compiled.given_info, &compiled.info] {
-        for c in &info.checks {
-            c.verify(&lookup)
-                .map_err(|m| Error::Source(Diagnostic::new(c.span, m)))?;
-        }
+        verify_checks(info, &inputs)?;
     }
     let m = backend::run_measured(plan, &inputs, opts.device.as_deref(), true, opts.repeats, true)?;
     if opts.check {
+        let lookup = |n: &str| inputs.sizes.get(n).copied();
         let expect = ir::interp::eval(&compiled.given, &inputs.values, &lookup)
             .map_err(|e| Error::Source(Diagnostic::new(e.span, e.message)))?;
         if !values_close(&expect, &m.value, 1e-4) {
@@ -116,13 +113,13 @@ fn check_at(compiled: &Compiled, sizes: &[String], device: Option<&str>) -> Resu
     let sizes: BTreeMap<String, i64> = parse_sizes(sizes)?.into_iter().collect();
     let at = sizes_text(&sizes);
     let inputs = data::random_inputs(&compiled.given, &sizes, 7)?;
-    let lookup = |n: &str| inputs.sizes.get(n).copied();
     for info in [&compiled.given_info, &compiled.info] {
-        for c in &info.checks {
-            if let Err(m) = c.verify(&lookup) {
-                // The variant was chosen for the timed sizes; it may not apply at these.
-                return Ok(format!("not checked: at {at} the variant does not apply ({m})"));
-            }
+        if let Err(e) = verify_checks(info, &inputs) {
+            // The variant was chosen for the timed sizes; it may not apply at these.
+            return Ok(format!(
+                "not checked: at {at} the variant does not apply ({})",
+                e.message()
+            ));
         }
     }
     let plan = compiled

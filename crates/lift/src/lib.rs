@@ -331,6 +331,17 @@ pub fn parse_sizes(sizes: &[String]) -> Result<Vec<(String, i64)>, Error> {
         .collect()
 }
 
+/// The run-time size conditions of a typed program (`split #2` of `N`: `N` even), checked
+/// against the sizes of loaded inputs; the first that fails is the error, at its place.
+pub fn verify_checks(info: &TypeInfo, inputs: &data::Inputs) -> Result<(), Error> {
+    let lookup = |n: &str| inputs.sizes.get(n).copied();
+    for c in &info.checks {
+        c.verify(&lookup)
+            .map_err(|m| Error::Source(Diagnostic::new(c.span, m)))?;
+    }
+    Ok(())
+}
+
 /// `lift run`: load inputs, check sizes, run on the chosen backend.
 pub fn run_files(src: &str, data: &[String], sizes: &[String], opts: &RunOptions) -> Result<RunResult, Error> {
     let typed = compile(
@@ -345,11 +356,7 @@ pub fn run_files(src: &str, data: &[String], sizes: &[String], opts: &RunOptions
     let inputs = data::load(&typed.given, &sources, &given)?;
     // A variant may have dropped a primitive that the program's checks come from (`join ∘
     // split = id`), and its inputs are declared under them: they are the program's.
-    let lookup = |n: &str| inputs.sizes.get(n).copied();
-    for c in &typed.given_info.checks {
-        c.verify(&lookup)
-            .map_err(|m| Error::Source(Diagnostic::new(c.span, m)))?;
-    }
+    verify_checks(&typed.given_info, &inputs)?;
     if opts.interp {
         return run_compiled(&typed, &inputs, opts);
     }
@@ -384,11 +391,7 @@ pub fn run_compiled(c: &Compiled, inputs: &data::Inputs, opts: &RunOptions) -> R
         Some(_) => (&c.program, &c.info),
         None => (&c.given, &c.given_info),
     };
-    for check in &info.checks {
-        check
-            .verify(&lookup)
-            .map_err(|m| Error::Source(Diagnostic::new(check.span, m)))?;
-    }
+    verify_checks(info, inputs)?;
     let (value, timing) = match plan {
         Some(plan) => backend::run(plan, inputs, opts.device.as_deref(), opts.time)?,
         None => {

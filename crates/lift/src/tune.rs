@@ -2,9 +2,8 @@
 //! its variants across OpenCL devices, with a tuning cache of the best variant per program,
 //! sizes and device.
 
-use crate::{backend, compile, compile_program, data, parse_sizes, Error, Options};
+use crate::{backend, compile, compile_program, data, parse_sizes, verify_checks, Error, Options};
 use ir::interp::Value;
-use ir::Diagnostic;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -553,11 +552,7 @@ pub fn tune(
     // Shared with the thread that measures a variant, which a time limit may abandon.
     let inputs = std::sync::Arc::new(data::random_inputs(prog, &sizes, 42)?);
     let limit = time_limit()?;
-    let lookup = |n: &str| inputs.sizes.get(n).copied();
-    for c in &info.checks {
-        c.verify(&lookup)
-            .map_err(|m| Error::Source(Diagnostic::new(c.span, m)))?;
-    }
+    verify_checks(info, &inputs)?;
 
     let record = Record::new(src, &sizes);
     let mut resumed = 0;
@@ -868,12 +863,7 @@ fn measure(prog: &ir::Program, inputs: &data::Inputs, device: &str, repeats: usi
         ..Options::default()
     };
     let c = compile_program(prog.clone(), &opts)?;
-    let lookup = |n: &str| inputs.sizes.get(n).copied();
-    for check in &c.info.checks {
-        check
-            .verify(&lookup)
-            .map_err(|m| Error::Source(Diagnostic::new(check.span, m)))?;
-    }
+    verify_checks(&c.info, inputs)?;
     let plan = c.plan.as_ref().ok_or_else(|| Error::plain("internal: no kernels"))?;
     let m = backend::run_measured(plan, inputs, Some(device), true, repeats.max(1), false)?;
     let ns: u64 = m.kernel_ns.iter().map(|(_, t)| *t).sum();
