@@ -11,7 +11,7 @@ use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::memory::{Buffer, ClMem, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
-use opencl3::types::{cl_device_id, cl_mem, CL_BLOCKING};
+use opencl3::types::{cl_device_id, cl_mem, CL_BLOCKING, CL_NON_BLOCKING};
 
 use crate::cache;
 use crate::device::{self, DeviceInfo};
@@ -24,7 +24,8 @@ const CL_INVALID_BUILD_OPTIONS: i32 = -43;
 const CL_INVALID_KERNEL_NAME: i32 = -46;
 
 pub struct Session {
-    // Field order is drop order: programs and the queue go before their context.
+    // Field order is drop order: buffers, programs and the queue go before their context.
+    resident: Vec<(Buffer<u8>, usize)>,
     programs: HashMap<(String, String), Program>,
     queue: CommandQueue,
     context: Context,
@@ -56,6 +57,7 @@ impl Session {
         let queue =
             CommandQueue::create_default(&context, CL_QUEUE_PROFILING_ENABLE).map_err(cl("clCreateCommandQueue"))?;
         Ok(Session {
+            resident: Vec::new(),
             programs: HashMap::new(),
             queue,
             context,
@@ -156,6 +158,188 @@ impl Session {
             kernel_times_ns,
             build_cached,
         })
+    }
+
+    /// Builds (or fetches) a program and creates its kernels once, for launches on
+    /// [`Resident`] buffers that run many times (host sections: a loop's kernels are made
+    /// once, then launched every step with their arguments set anew).
+    pub fn prepare(&mut self, source: &str, build_options: &str, kernels: &[&str]) -> Result<Prepared, Error> {
+        // The kernels live in the returned value (kernel objects are not `Sync`, the session is).
+        self.ensure_program(source, build_options)?;
+        let program = &self.programs[&(source.to_string(), build_options.to_string())];
+        let mut made = HashMap::new();
+        for (li, name) in kernels.iter().enumerate() {
+            if made.contains_key(*name) {
+                continue;
+            }
+            let k = Kernel::create(program, name).map_err(|e| {
+                if e.0 == CL_INVALID_KERNEL_NAME {
+                    Error::UnknownKernel {
+                        launch: li,
+                        kernel: name.to_string(),
+                    }
+                } else {
+                    Error::Cl {
+                        call: "clCreateKernel",
+                        code: e.0,
+                    }
+                }
+            })?;
+            made.insert(name.to_string(), k);
+        }
+        Ok(Prepared(made))
+    }
+
+    /// A device buffer that stays allocated until the session ends.
+    pub fn alloc(&mut self, name: &str, bytes: usize) -> Result<Resident, Error> {
+        let size = alloc_bytes(bytes);
+        if size as u64 > self.info.max_alloc_bytes {
+            return Err(Error::TooLarge {
+                what: format!("buffer `{name}`"),
+                bytes: size as u64,
+                limit: self.info.max_alloc_bytes,
+            });
+        }
+        // SAFETY: no host pointer is passed, so the driver owns the allocation.
+        let buf = unsafe { Buffer::<u8>::create(&self.context, CL_MEM_READ_WRITE, size, ptr::null_mut()) }
+            .map_err(cl("clCreateBuffer"))?;
+        self.resident.push((buf, bytes));
+        Ok(Resident(self.resident.len() - 1))
+    }
+
+    pub fn bytes_of(&self, r: Resident) -> usize {
+        self.resident[r.0].1
+    }
+
+    /// Blocking upload of exactly the buffer's size.
+    pub fn upload(&mut self, r: Resident, data: &[u8]) -> Result<(), Error> {
+        let (buf, bytes) = &mut self.resident[r.0];
+        if data.len() != *bytes {
+            return Err(Error::InvalidPlan(format!(
+                "upload of {} bytes into a buffer of {bytes}",
+                data.len()
+            )));
+        }
+        if !data.is_empty() {
+            // SAFETY: blocking write of `data.len()` bytes into a buffer of that size.
+            unsafe { self.queue.enqueue_write_buffer(buf, CL_BLOCKING, 0, data, &[]) }
+                .map_err(cl("clEnqueueWriteBuffer"))?;
+        }
+        Ok(())
+    }
+
+    /// Enqueues zeroing a buffer (counters and error flags before a launch).
+    pub fn zero(&mut self, r: Resident) -> Result<(), Error> {
+        let (buf, bytes) = &mut self.resident[r.0];
+        let size = alloc_bytes(*bytes);
+        let width = [16usize, 8, 4, 2, 1]
+            .into_iter()
+            .find(|&w| size.is_multiple_of(w))
+            .unwrap_or(1);
+        let pattern = vec![0u8; width];
+        // SAFETY: fills exactly the allocated size; OpenCL copies the pattern at enqueue time.
+        unsafe { self.queue.enqueue_fill_buffer(buf, &pattern, 0, size, &[]) }.map_err(cl("clEnqueueFillBuffer"))?;
+        Ok(())
+    }
+
+    /// Enqueues a device-to-device copy of `src` into `dst` (of at least its size).
+    pub fn copy(&mut self, src: Resident, dst: Resident) -> Result<(), Error> {
+        let bytes = self.resident[src.0].1;
+        if bytes == 0 {
+            return Ok(());
+        }
+        if self.resident[dst.0].1 < bytes || src == dst {
+            return Err(Error::InvalidPlan(format!(
+                "copy of {bytes} bytes between buffers {} and {}",
+                src.0, dst.0
+            )));
+        }
+        let (lo, hi) = self.resident.split_at_mut(src.0.max(dst.0));
+        let (s, d) = if src.0 < dst.0 {
+            (&lo[src.0].0, &mut hi[0].0)
+        } else {
+            (&hi[0].0, &mut lo[dst.0].0)
+        };
+        // SAFETY: both buffers hold at least `bytes` bytes (checked above).
+        unsafe { self.queue.enqueue_copy_buffer(s, d, 0, 0, bytes, &[]) }.map_err(cl("clEnqueueCopyBuffer"))?;
+        Ok(())
+    }
+
+    /// Checks one launch of prepared kernels against the kernel's own limits (once per
+    /// distinct launch, before the first).
+    pub fn check_launch(&self, p: &Prepared, l: &crate::plan::Launch) -> Result<(), Error> {
+        let kernel = p.0.get(&l.kernel).ok_or_else(|| Error::UnknownKernel {
+            launch: 0,
+            kernel: l.kernel.clone(),
+        })?;
+        check_kernel_fit(0, l, kernel, self.device.id(), self.info.local_mem_bytes)
+    }
+
+    /// Enqueues one launch of a prepared kernel whose `KernelArg::Buffer`s are [`Resident`]
+    /// indices; nothing waits. `None` when it has no work.
+    pub fn enqueue_resident(&self, p: &Prepared, l: &crate::plan::Launch) -> Result<Option<LaunchEvent>, Error> {
+        let kernel = p.0.get(&l.kernel).ok_or_else(|| Error::UnknownKernel {
+            launch: 0,
+            kernel: l.kernel.clone(),
+        })?;
+        if let Some(bad) = l.args.iter().find_map(|a| match a {
+            KernelArg::Buffer(b) if *b >= self.resident.len() => Some(*b),
+            _ => None,
+        }) {
+            return Err(Error::InvalidPlan(format!(
+                "launch of `{}` names buffer {bad}, which does not exist",
+                l.kernel
+            )));
+        }
+        let bufs: Vec<&Buffer<u8>> = self.resident.iter().map(|(b, _)| b).collect();
+        Ok(self.enqueue_on(kernel, l, &bufs)?.map(LaunchEvent))
+    }
+
+    /// Starts reading `len` bytes at `offset` of a resident buffer without waiting: the read
+    /// follows the launches before it on the in-order queue, and later launches can be
+    /// enqueued before its result is asked for.
+    pub fn read_later(&self, r: Resident, offset: usize, len: usize) -> Result<PendingRead, Error> {
+        let (buf, bytes) = &self.resident[r.0];
+        if offset + len > *bytes {
+            return Err(Error::InvalidPlan(format!(
+                "read of {len} bytes at {offset} of a buffer of {bytes}"
+            )));
+        }
+        let mut data = vec![0u8; len.max(1)].into_boxed_slice();
+        // SAFETY: `data` is heap memory owned by the returned `PendingRead`, which waits for
+        // the event before giving it out or dropping it, so the driver writes into live memory.
+        let event = unsafe {
+            self.queue
+                .enqueue_read_buffer(buf, CL_NON_BLOCKING, offset, &mut data[..len], &[])
+        }
+        .map_err(cl("clEnqueueReadBuffer"))?;
+        self.queue.flush().map_err(cl("clFlush"))?;
+        Ok(PendingRead {
+            data,
+            len,
+            event: Some(event),
+        })
+    }
+
+    /// Blocking read of a whole resident buffer.
+    pub fn read_resident(&self, r: Resident, offset: usize, len: usize) -> Result<Vec<u8>, Error> {
+        let (buf, bytes) = &self.resident[r.0];
+        if offset + len > *bytes {
+            return Err(Error::InvalidPlan(format!(
+                "read of {len} bytes at {offset} of a buffer of {bytes}"
+            )));
+        }
+        self.read_bytes(buf, offset, len)
+    }
+
+    /// Hands the enqueued work to the device without waiting.
+    pub fn flush(&self) -> Result<(), Error> {
+        self.queue.flush().map_err(cl("clFlush"))
+    }
+
+    /// Waits for everything enqueued.
+    pub fn finish(&self) -> Result<(), Error> {
+        self.queue.finish().map_err(cl("clFinish"))
     }
 
     /// Median time in nanoseconds of a device-to-device copy of `bytes` bytes, after one
@@ -308,6 +492,16 @@ impl Session {
         l: &crate::plan::Launch,
         buffers: &[Buffer<u8>],
     ) -> Result<Option<Event>, Error> {
+        let bufs: Vec<&Buffer<u8>> = buffers.iter().collect();
+        self.enqueue_on(kernel, l, &bufs)
+    }
+
+    fn enqueue_on(
+        &self,
+        kernel: &Kernel,
+        l: &crate::plan::Launch,
+        buffers: &[&Buffer<u8>],
+    ) -> Result<Option<Event>, Error> {
         if l.global.contains(&0) {
             return Ok(None);
         }
@@ -448,4 +642,56 @@ fn event_ns(ev: &Event) -> Result<u64, Error> {
     let start = ev.profiling_command_start().map_err(cl("clGetEventProfilingInfo"))?;
     let end = ev.profiling_command_end().map_err(cl("clGetEventProfilingInfo"))?;
     Ok(end.saturating_sub(start))
+}
+
+/// A buffer allocated by [`Session::alloc`], valid for the session's life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Resident(pub usize);
+
+/// Kernels made by [`Session::prepare`], used with the session that made them.
+pub struct Prepared(HashMap<String, Kernel>);
+
+/// The event of one enqueued launch, for its device time once the queue has run it.
+pub struct LaunchEvent(Event);
+
+impl LaunchEvent {
+    /// Device time of the launch (profiling queue); call after the queue finished it.
+    pub fn ns(&self) -> Result<u64, Error> {
+        event_ns(&self.0)
+    }
+    /// When the launch started and ended on the device's clock.
+    pub fn span_ns(&self) -> Result<(u64, u64), Error> {
+        let start = self
+            .0
+            .profiling_command_start()
+            .map_err(cl("clGetEventProfilingInfo"))?;
+        let end = self.0.profiling_command_end().map_err(cl("clGetEventProfilingInfo"))?;
+        Ok((start, end))
+    }
+}
+
+/// A read started by [`Session::read_later`].
+pub struct PendingRead {
+    data: Box<[u8]>,
+    len: usize,
+    event: Option<Event>,
+}
+
+impl PendingRead {
+    /// Waits for the read and returns its bytes.
+    pub fn wait(mut self) -> Result<Vec<u8>, Error> {
+        if let Some(ev) = self.event.take() {
+            ev.wait().map_err(cl("clWaitForEvents"))?;
+        }
+        Ok(self.data[..self.len].to_vec())
+    }
+}
+
+impl Drop for PendingRead {
+    fn drop(&mut self) {
+        // The driver may still be writing into `data`: it must outlive the read.
+        if let Some(ev) = self.event.take() {
+            let _ = ev.wait();
+        }
+    }
 }

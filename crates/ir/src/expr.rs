@@ -99,6 +99,9 @@ pub enum Prim {
     Generate(ArithExpr),
     /// `(iterate #k f xs)`: args `[f, xs]`.
     Iterate(ArithExpr),
+    /// `(iterate-until #max (lambda (prev next) c) f x)`: args `[c, f, x]`; a host section
+    /// (runs on the host, launching the kernels of `c` and `f` each step).
+    IterateUntil(ArithExpr),
     /// `(filter p xs)`: args `[p, xs]`.
     Filter(FilterKind),
     /// `(asVector #w xs)`
@@ -281,6 +284,7 @@ impl Prim {
             Prim::Reverse => "reverse".into(),
             Prim::Generate(_) => "generate".into(),
             Prim::Iterate(_) => "iterate".into(),
+            Prim::IterateUntil(_) => "iterate-until".into(),
             Prim::Filter(k) => match k {
                 FilterKind::Plain => "filter".into(),
                 FilterKind::Seq => "filterSeq".into(),
@@ -298,7 +302,9 @@ impl Prim {
     /// The size arguments written before the others, e.g. `#2` of `split`.
     pub fn size_args(&self) -> Vec<ArithExpr> {
         match self {
-            Prim::Split(k) | Prim::ReorderStride(k) | Prim::Generate(k) | Prim::Iterate(k) => vec![k.clone()],
+            Prim::Split(k) | Prim::ReorderStride(k) | Prim::Generate(k) | Prim::Iterate(k) | Prim::IterateUntil(k) => {
+                vec![k.clone()]
+            }
             Prim::Slide(a, b) | Prim::Pad(a, b) | Prim::PadClamp(a, b) => vec![a.clone(), b.clone()],
             Prim::AsVector(w) => vec![ArithExpr::cst(i64::from(*w))],
             Prim::Map(_)

@@ -6,6 +6,7 @@
 
 pub mod diag;
 pub mod expr;
+pub mod host;
 pub mod interp;
 pub mod parse;
 pub mod print;

@@ -175,6 +175,7 @@ enum PrimHead {
     Reverse,
     Generate,
     Iterate,
+    IterateUntil,
     Filter(FilterKind),
     AsVector,
     AsScalar,
@@ -204,6 +205,7 @@ impl PrimHead {
             PrimHead::Pad => (2, &[], Some(2)),
             PrimHead::Generate => (1, &[(0, 1)], Some(1)),
             PrimHead::Iterate => (1, &[(0, 1)], Some(2)),
+            PrimHead::IterateUntil => (1, &[(0, 2), (1, 1)], Some(3)),
             PrimHead::Filter(_) => (0, &[(0, 1)], Some(2)),
         };
         Shape { sizes, funs, args }
@@ -257,6 +259,7 @@ fn builtin(name: &str) -> Option<Builtin> {
         "reverse" => prim(P::Reverse),
         "generate" => prim(P::Generate),
         "iterate" => prim(P::Iterate),
+        "iterate-until" => prim(P::IterateUntil),
         "filter" => prim(P::Filter(FilterKind::Plain)),
         "filterSeq" => prim(P::Filter(FilterKind::Seq)),
         "filterGlb" => prim(P::Filter(FilterKind::Glb)),
@@ -332,6 +335,7 @@ const BUILTIN_NAMES: &[&str] = &[
     "reverse",
     "generate",
     "iterate",
+    "iterate-until",
     "filter",
     "filterSeq",
     "filterGlb",
@@ -1092,6 +1096,7 @@ impl Elab {
                     PrimHead::Reverse => Prim::Reverse,
                     PrimHead::Generate => Prim::Generate(positive(&sizes[0])?),
                     PrimHead::Iterate => Prim::Iterate(size(0)),
+                    PrimHead::IterateUntil => Prim::IterateUntil(positive(&sizes[0])?),
                     PrimHead::Filter(k) => Prim::Filter(*k),
                     PrimHead::AsVector => {
                         let (w, s) = &sizes[0];

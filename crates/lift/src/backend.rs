@@ -496,3 +496,526 @@ mod tests {
         assert_eq!(decode_elem(&out, &t), v);
     }
 }
+
+/// A host value at run time.
+#[derive(Clone, Debug)]
+enum HostVal {
+    Dev(host_runner::Resident),
+    /// A scalar parameter, passed to kernels by value.
+    Scalar(Value),
+}
+
+/// A unit's buffers, made on its first launch and kept for the run.
+struct UnitRt {
+    prepared: host_runner::Prepared,
+    /// Per plan buffer: its resident buffer (inputs and the output are bound per launch).
+    fixed: BTreeMap<usize, host_runner::Resident>,
+    /// Buffers zeroed before every launch (counters of filters, lengths).
+    zeroed: Vec<host_runner::Resident>,
+    /// Two output buffers used in turn, so that a launch never overwrites the value the
+    /// previous one produced (a loop reads it).
+    outs: [host_runner::Resident; 2],
+    turn: usize,
+    flag: host_runner::Resident,
+    env: Env,
+    checked: bool,
+}
+
+struct HostExec<'a> {
+    // Field order is drop order: the units' kernels go before the session's context.
+    units: Vec<Option<UnitRt>>,
+    session: host_runner::Session,
+    hp: &'a crate::host::HostProgram,
+    inputs: &'a Inputs,
+    vals: Vec<Option<HostVal>>,
+    profile: bool,
+    /// Launch events: (loop number, step within it or `usize::MAX` outside loops, kernel).
+    events: Vec<(usize, usize, String, host_runner::LaunchEvent)>,
+    /// The loop and step being run, for `events`.
+    at: (usize, usize),
+    /// Each loop run: its kind and the number of steps it took.
+    loops: Vec<(&'static str, usize)>,
+}
+
+/// Runs a host program (`crate::host`): uploads the parameters once, launches units as the
+/// host steps say, keeps every value on the device, reads back only conditions and the result.
+pub fn run_host(
+    hp: &crate::host::HostProgram,
+    inputs: &Inputs,
+    device: Option<&str>,
+    time: bool,
+) -> Result<(Value, Option<String>), Error> {
+    let session = host_runner::Session::open(device).map_err(|e| Error::plain(e.to_string()))?;
+    let mut x = HostExec {
+        session,
+        hp,
+        inputs,
+        vals: vec![None; hp.slots.len()],
+        units: (0..hp.units.len()).map(|_| None).collect(),
+        profile: time,
+        events: vec![],
+        at: (usize::MAX, usize::MAX),
+        loops: vec![],
+    };
+    // Every unit's kernels are built and its buffers made before the run starts.
+    for (u, unit) in hp.units.iter().enumerate() {
+        let plan = unit
+            .compiled
+            .plan
+            .as_ref()
+            .ok_or_else(|| Error::plain("internal: a unit without kernels"))?;
+        x.units[u] = Some(x.make_unit(plan)?);
+    }
+    let started = std::time::Instant::now();
+    for (k, &slot) in hp.params.iter().enumerate() {
+        let v = &inputs.values[k];
+        let t = &hp.slots[slot];
+        let hv = match t {
+            Type::Array(..) => {
+                let (dims, elem) = shape(t, &inputs.sizes)?;
+                let (esz, _) = layout(&elem);
+                let bytes = dims.iter().product::<usize>() * esz;
+                let mut data = Vec::with_capacity(bytes);
+                encode(v, &elem, &mut data)?;
+                let r = x.session.alloc("parameter", data.len()).map_err(run_error)?;
+                x.session.upload(r, &data).map_err(run_error)?;
+                HostVal::Dev(r)
+            }
+            _ => HostVal::Scalar(v.clone()),
+        };
+        x.vals[slot] = Some(hv);
+    }
+    let result = x.block(&hp.main, None)?;
+    let value = match x.val(result)? {
+        HostVal::Scalar(v) => v,
+        HostVal::Dev(r) => {
+            let t = &hp.slots[result];
+            let (dims, elem) = shape(t, &inputs.sizes)?;
+            let bytes = x
+                .session
+                .read_resident(r, 0, x.session.bytes_of(r))
+                .map_err(run_error)?;
+            decode_dims(&bytes, &dims, &elem)
+        }
+    };
+    x.session.finish().map_err(run_error)?;
+    let wall = started.elapsed();
+    x.check_flags()?;
+    let timing = time.then(|| x.timing(wall)).transpose()?;
+    Ok((value, timing))
+}
+
+impl HostExec<'_> {
+    fn val(&self, s: crate::host::Slot) -> Result<HostVal, Error> {
+        self.vals[s]
+            .clone()
+            .ok_or_else(|| Error::plain(format!("internal: host value s{s} used before it is computed")))
+    }
+
+    fn dev(&self, s: crate::host::Slot) -> Result<host_runner::Resident, Error> {
+        match self.val(s)? {
+            HostVal::Dev(r) => Ok(r),
+            HostVal::Scalar(_) => Err(Error::plain(format!("internal: host value s{s} is not on the device"))),
+        }
+    }
+
+    fn bytes_of_type(&self, t: &Type) -> Result<usize, Error> {
+        let (dims, elem) = shape(t, &self.inputs.sizes)?;
+        let (esz, _) = layout(&elem);
+        Ok(dims.iter().product::<usize>() * esz)
+    }
+
+    /// Runs a block; with `dest`, its value ends in that buffer (a loop's state buffer).
+    fn block(&mut self, b: &crate::host::Block, dest: Option<host_runner::Resident>) -> Result<usize, Error> {
+        use crate::host::Step;
+        let last = b.steps.len();
+        for (i, st) in b.steps.iter().enumerate() {
+            // The step that makes the block's value writes straight into `dest`.
+            let into = match st {
+                Step::Kernels { out, .. } if i + 1 == last && *out == b.result => dest,
+                _ => None,
+            };
+            match st {
+                Step::Kernels { out, unit } => {
+                    let r = self.launch_unit(*unit, into)?;
+                    self.vals[*out] = Some(HostVal::Dev(r));
+                }
+                Step::Iterate {
+                    out,
+                    count,
+                    init,
+                    state,
+                    body,
+                    span,
+                } => {
+                    let k = count.eval(&|n| self.inputs.sizes.get(n).copied()).map_err(|e| {
+                        Error::Source(Diagnostic::new(
+                            *span,
+                            format!("cannot evaluate the count {count}: {e}"),
+                        ))
+                    })?;
+                    let k = usize::try_from(k).map_err(|_| {
+                        Error::Source(Diagnostic::new(*span, format!("the count {count} is negative ({k})")))
+                    })?;
+                    let r = self.run_loop(*init, *state, body, None, k, "iterate")?;
+                    self.vals[*out] = Some(r);
+                }
+                Step::Until {
+                    out,
+                    max,
+                    init,
+                    state,
+                    body,
+                    prev,
+                    next,
+                    cond,
+                    span,
+                } => {
+                    let k = max
+                        .eval(&|n| self.inputs.sizes.get(n).copied())
+                        .map_err(|e| Error::Source(Diagnostic::new(*span, format!("cannot evaluate {max}: {e}"))))?;
+                    let k = usize::try_from(k).unwrap_or(0);
+                    let r = self.run_loop(*init, *state, body, Some((*prev, *next, *cond)), k, "iterate-until")?;
+                    self.vals[*out] = Some(r);
+                }
+                Step::If { out, cond, then, els } => {
+                    let c = match self.val(*cond)? {
+                        HostVal::Scalar(Value::Bool(b)) => b,
+                        HostVal::Scalar(v) => {
+                            return Err(Error::plain(format!("internal: condition {v:?} is not a bool")))
+                        }
+                        HostVal::Dev(r) => {
+                            let pending = self.session.read_later(r, 0, 4).map_err(run_error)?;
+                            let bytes = pending.wait().map_err(run_error)?;
+                            bytes.iter().any(|b| *b != 0)
+                        }
+                    };
+                    let v = self.block(if c { then } else { els }, None)?;
+                    self.vals[*out] = Some(self.val(v)?);
+                }
+            }
+        }
+        if let (Some(d), Some(HostVal::Dev(r))) = (dest, self.vals[b.result].clone()) {
+            if r != d {
+                self.session.copy(r, d).map_err(run_error)?;
+            }
+        }
+        Ok(b.result)
+    }
+
+    /// A host loop over two state buffers: step `i` reads the state of step `i - 1` and writes
+    /// the other buffer. With a condition, step `i + 1` is enqueued before the condition of
+    /// step `i` is waited for, so the device never idles on the read; the extra step only
+    /// writes the buffer that does not hold the result.
+    fn run_loop(
+        &mut self,
+        init: usize,
+        state: usize,
+        body: &crate::host::Block,
+        cond: Option<(usize, usize, usize)>,
+        steps: usize,
+        kind: &'static str,
+    ) -> Result<HostVal, Error> {
+        let first = self.val(init)?;
+        if steps == 0 {
+            return Ok(first);
+        }
+        let bytes = self.bytes_of_type(&self.hp.slots[state])?;
+        let bufs = [
+            self.session.alloc("state", bytes).map_err(run_error)?,
+            self.session.alloc("state", bytes).map_err(run_error)?,
+        ];
+        let loop_id = self.loops.len();
+        self.loops.push((kind, 0));
+        let outer = self.at;
+        let mut pending: Option<(usize, host_runner::PendingRead)> = None;
+        let mut done = None;
+        for i in 0..steps {
+            self.at = (loop_id, i);
+            let cur = if i == 0 {
+                first.clone()
+            } else {
+                HostVal::Dev(bufs[(i - 1) % 2])
+            };
+            self.vals[state] = Some(cur.clone());
+            self.block(body, Some(bufs[i % 2]))?;
+            if let Some((prev, next, unit)) = cond {
+                self.vals[prev] = Some(cur);
+                self.vals[next] = Some(HostVal::Dev(bufs[i % 2]));
+                let c = self.launch_unit(unit, None)?;
+                let read = self.session.read_later(c, 0, 4).map_err(run_error)?;
+                if let Some((j, p)) = pending.take() {
+                    if p.wait().map_err(run_error)?.iter().any(|b| *b != 0) {
+                        done = Some(j);
+                        break;
+                    }
+                }
+                pending = Some((i, read));
+            } else {
+                self.session.flush().map_err(run_error)?;
+            }
+        }
+        if done.is_none() {
+            if let Some((j, p)) = pending.take() {
+                let _ = p.wait().map_err(run_error)?;
+                done = Some(j);
+            }
+        }
+        drop(pending);
+        let last = done.unwrap_or(steps - 1);
+        self.loops[loop_id].1 = last + 1;
+        self.at = outer;
+        Ok(HostVal::Dev(bufs[last % 2]))
+    }
+
+    fn launch_unit(&mut self, u: usize, dest: Option<host_runner::Resident>) -> Result<host_runner::Resident, Error> {
+        let unit = &self.hp.units[u];
+        let plan = unit
+            .compiled
+            .plan
+            .as_ref()
+            .ok_or_else(|| Error::plain("internal: a unit without kernels"))?;
+        if self.units[u].is_none() {
+            let rt = self.make_unit(plan)?;
+            self.units[u] = Some(rt);
+        }
+        let mut rt = self.units[u].take().expect("made above");
+        let r = self.launch_with(u, plan, &mut rt, dest);
+        self.units[u] = Some(rt);
+        r
+    }
+
+    fn make_unit(&mut self, plan: &KernelPlan) -> Result<UnitRt, Error> {
+        let mut env = Env {
+            values: BTreeMap::new(),
+        };
+        for (user, c) in &plan.sizes {
+            if let Some(v) = self.inputs.sizes.get(user) {
+                env.values.insert(c.clone(), *v);
+            }
+        }
+        for (c, cap) in &plan.capacities {
+            let v = env.eval(cap, "the capacity")?;
+            env.values.insert(c.clone(), v as i64);
+        }
+        if plan.result.lengths.is_some() {
+            return Err(Error::plain(
+                "a filter result as the value of a host section's part is not supported yet",
+            ));
+        }
+        let names: Vec<&str> = plan.kernels.iter().map(|k| k.name.as_str()).collect();
+        let prepared = self
+            .session
+            .prepare(&plan.source, "-cl-std=CL1.2", &names)
+            .map_err(run_error)?;
+        let mut fixed = BTreeMap::new();
+        let mut zeroed = vec![];
+        let mut out_bytes = 0;
+        for (i, b) in plan.global_buffers() {
+            let n = env.eval(&b.len, &format!("the length of buffer {}", b.name))?;
+            let (esz, _) = layout(&b.elem);
+            let bytes = n
+                .checked_mul(esz)
+                .ok_or_else(|| Error::plain(format!("buffer {} is too large", b.name)))?;
+            match b.role {
+                Role::Input(_) => {}
+                Role::Output => out_bytes = bytes,
+                Role::Temp => {
+                    fixed.insert(i, self.session.alloc(&b.name, bytes).map_err(run_error)?);
+                }
+                Role::OutputLength | Role::TempLength | Role::Scratch => {
+                    let r = self.session.alloc(&b.name, bytes).map_err(run_error)?;
+                    fixed.insert(i, r);
+                    zeroed.push(r);
+                }
+            }
+        }
+        let outs = [
+            self.session.alloc("result", out_bytes).map_err(run_error)?,
+            self.session.alloc("result", out_bytes).map_err(run_error)?,
+        ];
+        let flag = self.session.alloc("e_flag", 4).map_err(run_error)?;
+        self.session.zero(flag).map_err(run_error)?;
+        Ok(UnitRt {
+            prepared,
+            fixed,
+            zeroed,
+            outs,
+            turn: 0,
+            flag,
+            env,
+            checked: false,
+        })
+    }
+
+    fn launch_with(
+        &mut self,
+        u: usize,
+        plan: &KernelPlan,
+        rt: &mut UnitRt,
+        dest: Option<host_runner::Resident>,
+    ) -> Result<host_runner::Resident, Error> {
+        let unit = &self.hp.units[u];
+        let out = match dest {
+            Some(d) => d,
+            None => {
+                rt.turn ^= 1;
+                rt.outs[rt.turn]
+            }
+        };
+        for r in &rt.zeroed {
+            self.session.zero(*r).map_err(run_error)?;
+        }
+        for k in &plan.kernels {
+            let mut args = Vec::with_capacity(k.args.len());
+            for a in &k.args {
+                args.push(match a {
+                    KernelArg::Buffer(b) => {
+                        let r = match plan.memory.buffers[*b].role {
+                            Role::Input(p) => self.dev(unit.args[p])?,
+                            Role::Output => out,
+                            _ => *rt.fixed.get(b).ok_or_else(|| {
+                                Error::plain(format!("internal: buffer {b} of a unit has no storage"))
+                            })?,
+                        };
+                        host_runner::KernelArg::Buffer(r.0)
+                    }
+                    KernelArg::ErrorFlag => host_runner::KernelArg::Buffer(rt.flag.0),
+                    KernelArg::Local(b) => {
+                        let b = &plan.memory.buffers[*b];
+                        let n = rt.env.eval(&b.len, &format!("the length of local array {}", b.name))?;
+                        let (esz, _) = layout(&b.elem);
+                        host_runner::KernelArg::Local(
+                            n.checked_mul(esz)
+                                .ok_or_else(|| Error::plain(format!("local array {} is too large", b.name)))?,
+                        )
+                    }
+                    KernelArg::Size(c) => host_runner::KernelArg::I32(
+                        i32::try_from(rt.env.values[c])
+                            .map_err(|_| Error::plain(format!("size {c} does not fit an int")))?,
+                    ),
+                    KernelArg::Param(p) => match self.val(unit.args[*p])? {
+                        HostVal::Scalar(Value::Float(f)) => host_runner::KernelArg::F32(f),
+                        HostVal::Scalar(Value::Double(d)) => host_runner::KernelArg::F64(d),
+                        HostVal::Scalar(Value::Int(i)) => host_runner::KernelArg::I32(i),
+                        HostVal::Scalar(Value::Bool(b)) => host_runner::KernelArg::I32(i32::from(b)),
+                        v => return Err(Error::plain(format!("internal: parameter value {v:?} is not a scalar"))),
+                    },
+                });
+            }
+            let global = k
+                .global
+                .iter()
+                .map(|g| rt.env.eval(g, "the global size"))
+                .collect::<Result<Vec<_>, _>>()?;
+            let launch = Launch {
+                kernel: k.name.clone(),
+                args,
+                global,
+                local: k.local.clone(),
+            };
+            if !rt.checked {
+                self.session.check_launch(&rt.prepared, &launch).map_err(run_error)?;
+            }
+            if let Some(ev) = self
+                .session
+                .enqueue_resident(&rt.prepared, &launch)
+                .map_err(run_error)?
+            {
+                if self.profile {
+                    self.events
+                        .push((self.at.0, self.at.1, format!("unit {u} {}", k.name), ev));
+                }
+            }
+        }
+        rt.checked = true;
+        Ok(out)
+    }
+
+    /// The `at` bounds checks of every unit, read once at the end.
+    fn check_flags(&self) -> Result<(), Error> {
+        for (u, rt) in self.units.iter().enumerate() {
+            let (Some(rt), Some(plan)) = (rt, self.hp.units[u].compiled.plan.as_ref()) else {
+                continue;
+            };
+            if !plan.uses_error_flag() {
+                continue;
+            }
+            let b = self.session.read_resident(rt.flag, 0, 4).map_err(run_error)?;
+            let flag = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            if flag > 0 {
+                let span = plan.checks.get((flag - 1) as usize).copied().unwrap_or_default();
+                return Err(Error::Source(Diagnostic::new(
+                    span,
+                    "index out of range in `at` (detected on the device)",
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// `--time` for a host program: per-kernel totals, each loop's steps and per-step device
+    /// times, and the host's wall time against the sum of the kernels'.
+    fn timing(&self, wall: std::time::Duration) -> Result<String, Error> {
+        let ms = |ns: u64| ns as f64 / 1e6;
+        let mut s = format!("device: {}\n", self.session.info().name);
+        let mut per_kernel: BTreeMap<&str, (usize, u64)> = BTreeMap::new();
+        let mut total = 0u64;
+        let mut per_step: BTreeMap<(usize, usize), u64> = BTreeMap::new();
+        let mut first_start = u64::MAX;
+        let mut last_end = 0u64;
+        for (l, st, k, ev) in &self.events {
+            let ns = ev.ns().map_err(run_error)?;
+            let (a, b) = ev.span_ns().map_err(run_error)?;
+            first_start = first_start.min(a);
+            last_end = last_end.max(b);
+            total += ns;
+            let e = per_kernel.entry(k.as_str()).or_default();
+            e.0 += 1;
+            e.1 += ns;
+            if *l != usize::MAX {
+                *per_step.entry((*l, *st)).or_default() += ns;
+            }
+        }
+        for (k, (n, ns)) in &per_kernel {
+            s.push_str(&format!("{k}: {n} launches, {:.3} ms\n", ms(*ns)));
+        }
+        for (l, (kind, steps)) in self.loops.iter().enumerate() {
+            let times: Vec<u64> = per_step.range((l, 0)..=(l, usize::MAX)).map(|(_, t)| *t).collect();
+            s.push_str(&format!("loop {l} ({kind}): {steps} steps"));
+            if !times.is_empty() {
+                let mut sorted = times.clone();
+                sorted.sort_unstable();
+                s.push_str(&format!(
+                    ", device time per step: min {:.3} ms, median {:.3} ms, max {:.3} ms\n",
+                    ms(sorted[0]),
+                    ms(sorted[sorted.len() / 2]),
+                    ms(sorted[sorted.len() - 1])
+                ));
+                let shown: Vec<String> = times
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i < 8 || *i + 2 >= times.len())
+                    .map(|(i, t)| format!("{}: {:.3}", i + 1, ms(*t)))
+                    .collect();
+                s.push_str(&format!("  per step (ms): {}\n", shown.join(", ")));
+            } else {
+                s.push('\n');
+            }
+        }
+        s.push_str(&format!("total kernel time: {:.3} ms\n", ms(total)));
+        if last_end > first_start {
+            let span = last_end - first_start;
+            s.push_str(&format!(
+                "device span from the first kernel's start to the last one's end: {:.3} ms ({:.1} % above the kernels' sum)\n",
+                ms(span),
+                (span as f64 / total.max(1) as f64 - 1.0) * 100.0
+            ));
+        }
+        s.push_str(&format!(
+            "host wall time (upload to read-back): {:.3} ms\n",
+            wall.as_secs_f64() * 1e3
+        ));
+        Ok(s)
+    }
+}

@@ -27,6 +27,7 @@
 pub mod backend;
 pub mod bench;
 pub mod data;
+pub mod host;
 pub mod report;
 pub mod tune;
 
@@ -73,8 +74,11 @@ pub struct Compiled {
     pub program: Program,
     pub info: TypeInfo,
     pub variant: Option<Chosen>,
-    /// The kernels and their launch plan (`None` with [`Options::types_only`]).
+    /// The kernels and their launch plan (`None` with [`Options::types_only`], and for a
+    /// host program).
     pub plan: Option<KernelPlan>,
+    /// A program with host sections: its units and host steps (then `plan` is `None`).
+    pub host: Option<host::HostProgram>,
 }
 
 impl Compiled {
@@ -82,6 +86,14 @@ impl Compiled {
     pub fn text(&self, emit: Emit) -> Result<String, Error> {
         if emit == Emit::Types {
             return Ok(self.given_info.render(&self.given));
+        }
+        if let Some(h) = &self.host {
+            return Ok(match emit {
+                Emit::Cl => h.source(),
+                Emit::Plan => h.describe(),
+                Emit::Views => h.views(),
+                Emit::Types => unreachable!("returned above"),
+            });
         }
         let plan = self
             .plan
@@ -119,6 +131,20 @@ fn compile_from(given: Program, source: Option<&str>, opts: &Options) -> Result<
             given_info,
             variant: None,
             plan: None,
+            host: None,
+        });
+    }
+    // A program with host sections is compiled unit by unit around them (`host`).
+    if host::is_host_program(&given, &given_info) {
+        let hp = host::build(&given, &given_info, opts)?;
+        return Ok(Compiled {
+            program: given.clone(),
+            info: given_info.clone(),
+            given,
+            given_info,
+            variant: None,
+            plan: None,
+            host: Some(hp),
         });
     }
     let chosen = (!opts.as_written && is_high_level(&given))
@@ -137,6 +163,7 @@ fn compile_from(given: Program, source: Option<&str>, opts: &Options) -> Result<
         info,
         variant,
         plan: Some(plan),
+        host: None,
     })
 }
 
@@ -392,9 +419,11 @@ pub fn run_compiled(c: &Compiled, inputs: &data::Inputs, opts: &RunOptions) -> R
         None => (&c.given, &c.given_info),
     };
     verify_checks(info, inputs)?;
-    let (value, timing) = match plan {
-        Some(plan) => backend::run(plan, inputs, opts.device.as_deref(), opts.time)?,
-        None => {
+    let host = c.host.as_ref().filter(|_| !opts.interp);
+    let (value, timing) = match (plan, host) {
+        (_, Some(h)) => backend::run_host(h, inputs, opts.device.as_deref(), opts.time)?,
+        (Some(plan), None) => backend::run(plan, inputs, opts.device.as_deref(), opts.time)?,
+        (None, None) => {
             let v = ir::interp::eval(prog, &inputs.values, &lookup)
                 .map_err(|e| Error::Source(Diagnostic::new(e.span, e.message)))?;
             (v, None)

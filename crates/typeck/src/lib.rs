@@ -198,6 +198,7 @@ pub fn infer(prog: &Program) -> Result<TypeInfo> {
         },
         n_exist: 0,
         n_iter: 0,
+        host: ir::host::host_level(prog),
     };
     for p in &prog.params {
         if p.ty.has_existential() {
@@ -229,6 +230,8 @@ struct Checker<'a> {
     info: TypeInfo,
     n_exist: usize,
     n_iter: usize,
+    /// Nodes at host level (`ir::host`): there `if` may select arrays and branch on `[bool]1`.
+    host: Vec<bool>,
 }
 
 fn has_exist_var(l: &ArithExpr) -> bool {
@@ -415,7 +418,8 @@ impl Checker<'_> {
             Expr::If { cond, then, els } => {
                 let (cond, then, els) = (*cond, *then, *els);
                 let tc = self.infer(cond)?;
-                if tc != Type::bool() {
+                let host = self.host[e.index()];
+                if tc != Type::bool() && !(host && self.is_bool1(&tc)) {
                     return Err(Diagnostic::new(
                         self.span(cond),
                         format!("the condition of `if` must be bool, but it is {tc}"),
@@ -431,6 +435,8 @@ impl Checker<'_> {
                 }
                 match &ta {
                     Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) => {}
+                    // At host level an `if` chooses which kernels run next.
+                    Type::Array(..) if host => {}
                     Type::Array(..) | Type::Exists(_) | Type::Fun(..) => {
                         return Err(Diagnostic::new(
                             self.span(e),
@@ -724,6 +730,7 @@ impl Checker<'_> {
                 Type::array(r, n.clone())
             }
             Prim::Iterate(k) => self.iterate(e, k, args)?,
+            Prim::IterateUntil(_) => self.iterate_until(e, args)?,
             Prim::Filter(_) => {
                 let (elem, _) = self.array_arg(prim, args[1])?;
                 let r = self.lambda(args[0], std::slice::from_ref(&elem))?;
@@ -773,11 +780,18 @@ impl Checker<'_> {
     /// length is `F` applied `k` times to the input length (Lift supports only `c*L` and `L+c`;
     /// substitution handles any `F`, e.g. halving).
     fn iterate(&mut self, e: ExprId, k: &ArithExpr, args: &[ExprId]) -> Result<Type> {
+        let host_loop = self.host[e.index()] && ir::host::is_host_loop(self.prog, e);
+        if host_loop {
+            // A host loop runs one kernel set on two buffers: the state keeps its type.
+            let t = self.infer(args[1])?;
+            return self.same_state(e, args[0], t, "iterate");
+        }
         let Some(count) = k.as_cst() else {
             return Err(Diagnostic::new(
                 self.span(e),
-                "the iteration count of `iterate` must be a literal like #3",
-            ));
+                "the iteration count of `iterate` inside a kernel must be a literal like #3",
+            )
+            .with_note("a size variable counts only the steps of an `iterate` at host level"));
         };
         let (elem, n) = self.array_arg(&Prim::Iterate(k.clone()), args[1])?;
         let mut k = self.n_iter;
@@ -833,6 +847,60 @@ impl Checker<'_> {
             len = f_l.subst(&lname, &len);
         }
         Ok(Type::array(elem, len))
+    }
+
+    /// `(iterate-until #max (lambda (prev next) c) f x)`: `f` keeps the state's type and `c`
+    /// is a `bool` or `[bool]1`.
+    fn iterate_until(&mut self, e: ExprId, args: &[ExprId]) -> Result<Type> {
+        if !self.host[e.index()] {
+            return Err(Diagnostic::new(
+                self.span(e),
+                "`iterate-until` runs on the host and cannot be used inside a kernel",
+            )
+            .with_note("use it outside every `mapGlb`, `mapWrg` and sequential primitive"));
+        }
+        let t = self.infer(args[2])?;
+        let t = self.same_state(e, args[1], t, "iterate-until")?;
+        let c = self.lambda(args[0], &[t.clone(), t.clone()])?;
+        if c != Type::bool() && !self.is_bool1(&c) {
+            return Err(Diagnostic::new(
+                self.span(args[0]),
+                format!("the condition of `iterate-until` must be a bool or [bool]1, but it is {c}"),
+            ));
+        }
+        Ok(t)
+    }
+
+    /// Types the function of a host loop on the state type `t` and checks it returns `t`.
+    fn same_state(&mut self, e: ExprId, f: ExprId, t: Type, what: &str) -> Result<Type> {
+        match &t {
+            Type::Array(..) => {}
+            Type::Exists(_) => {
+                return Err(Diagnostic::new(
+                    self.span(e),
+                    format!("the state of a host-level `{what}` cannot be a filter result yet (not supported yet)"),
+                ))
+            }
+            Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) | Type::Fun(..) => {
+                return Err(Diagnostic::new(
+                    self.span(e),
+                    format!("the state of a host-level `{what}` must be an array, but it is {t}"),
+                ))
+            }
+        }
+        let r = self.lambda(f, std::slice::from_ref(&t))?;
+        if !self.same(&r, &t) {
+            return Err(Diagnostic::new(
+                self.span(f),
+                format!("the function of a host-level `{what}` must keep the state's type {t}, but it returns {r}"),
+            )
+            .with_note("the state stays in two device buffers that every step reads and writes"));
+        }
+        Ok(t)
+    }
+
+    fn is_bool1(&self, t: &Type) -> bool {
+        matches!(t, Type::Array(elem, n) if **elem == Type::bool() && n.as_cst() == Some(1))
     }
 
     fn op(&mut self, e: ExprId, op: Op, args: &[ExprId], ts: &[Type]) -> Result<Type> {

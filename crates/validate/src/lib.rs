@@ -238,6 +238,7 @@ impl Validator<'_> {
                 Prim::Generate(_) => true,
                 Prim::Map(_) => self.layout_map(e) && self.is_view(args[1]),
                 Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_) => false,
+                Prim::IterateUntil(_) => false,
             },
             Expr::Op { .. } | Expr::If { .. } => !self.is_array(e),
             Expr::Let { value, body, .. } => self.is_view(*value) && self.is_view(*body),
@@ -577,6 +578,8 @@ impl Validator<'_> {
                     self.func(args[0], cx);
                     self.value(args[1], cx);
                 }
+                // Host sections are split off by the driver before kernels are validated.
+                Prim::IterateUntil(_) => self.err(e, "`iterate-until` runs only at host level, not inside a kernel"),
                 Prim::Zip
                 | Prim::Slide(..)
                 | Prim::Pad(..)

@@ -109,6 +109,7 @@ impl Gen<'_> {
                     | Prim::AsVector(_)
                     | Prim::AsScalar
                     | Prim::To(_) => self.row_len(args[0])?,
+                    Prim::IterateUntil(_) => return Err(self.err(op, HOST_ONLY)),
                 };
                 Layout::Join(m)
             }
@@ -186,6 +187,7 @@ impl Gen<'_> {
             | Prim::Iterate(_)
             | Prim::Filter(_)
             | Prim::To(_) => return Err(self.err(e, "internal: not a re-indexing primitive")),
+            Prim::IterateUntil(_) => return Err(self.err(e, HOST_ONLY)),
         };
         Ok((
             args[0],
@@ -217,6 +219,7 @@ impl Gen<'_> {
                 Prim::To(_) => args.iter().all(|a| self.is_view(*a)),
                 Prim::Map(_) => self.layout_map(e).is_some() && self.is_view(args[1]),
                 Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_) => false,
+                Prim::IterateUntil(_) => false,
             },
             Expr::Op { .. } | Expr::If { .. } => !matches!(self.info.ty(e), Type::Array(..) | Type::Exists(_)),
             Expr::Let { value, body, .. } => self.is_view(*value) && self.is_view(*body),
@@ -362,6 +365,7 @@ impl Gen<'_> {
                     },
                     Prim::Reduce(_) | Prim::Iterate(_) => self.materialize(e, None)?,
                     Prim::Filter(_) => return Err(self.err(e, "internal: a filter result must be bound before use")),
+                    Prim::IterateUntil(_) => return Err(self.err(e, HOST_ONLY)),
                 })
             }
         }
@@ -454,6 +458,7 @@ impl Gen<'_> {
                 Prim::Filter(FilterKind::Seq | FilterKind::Plain) => self.gen_filter_seq(e, args[0], args[1], dest),
                 Prim::Filter(FilterKind::Glb) => Err(self.err(e, "`filterGlb` needs several kernels, so it must be at the top level of the program (bind its result with let/unpack), not inside a map")),
                 Prim::Iterate(k) => self.gen_iterate(e, &k, args[0], args[1], dest),
+                Prim::IterateUntil(_) => Err(self.err(e, HOST_ONLY)),
                 Prim::Zip | Prim::Slide(..) | Prim::Pad(..) | Prim::PadClamp(..) | Prim::ReorderStride(_) | Prim::Reverse | Prim::Generate(_) => {
                     self.gen_copy(e, dest)
                 }
@@ -488,3 +493,6 @@ impl Gen<'_> {
         self.store_uniform(&loc, arith(&n), at)
     }
 }
+
+/// Host sections (`ir::host`) are split off by the driver; none reaches a kernel.
+const HOST_ONLY: &str = "internal: `iterate-until` is a host section and is run by the driver, not inside a kernel";

@@ -272,6 +272,19 @@ impl<'a> Interp<'a> {
         Ok(v as usize)
     }
 
+    /// A condition: a `bool`, or the `[bool]1` a reduction computes on the device (host
+    /// sections branch on those).
+    fn truth(&self, v: Value, at: ExprId, what: &str) -> Res<bool> {
+        match v {
+            Value::Bool(b) => Ok(b),
+            Value::Array(xs) if matches!(xs.as_slice(), [Value::Bool(_)]) => Ok(matches!(xs[0], Value::Bool(true))),
+            other => self.err(
+                at,
+                format!("the condition of {what} must be a bool, not {}", describe(&other)),
+            ),
+        }
+    }
+
     /// The value of a node without copying it when it is a variable.
     fn shared(&mut self, id: ExprId) -> Res<Held<'a>> {
         if let Expr::Var(v) = self.prog.expr(id) {
@@ -316,14 +329,14 @@ impl<'a> Interp<'a> {
                 Lit::Bool(b) => Value::Bool(*b),
             }),
             Expr::Lambda { .. } => self.err(id, "a function cannot be used as a value here"),
-            Expr::If { cond, then, els } => match self.eval(*cond)? {
-                Value::Bool(true) => self.eval(*then),
-                Value::Bool(false) => self.eval(*els),
-                other => self.err(
-                    *cond,
-                    format!("the condition of `if` must be a bool, not {}", describe(&other)),
-                ),
-            },
+            Expr::If { cond, then, els } => {
+                let c = self.eval(*cond)?;
+                if self.truth(c, *cond, "`if`")? {
+                    self.eval(*then)
+                } else {
+                    self.eval(*els)
+                }
+            }
             Expr::Let { var, value, body, .. } => {
                 let v = self.eval(*value)?;
                 self.bind(&[*var], [v], id, |s| s.eval(*body))
@@ -623,6 +636,20 @@ impl<'a> Interp<'a> {
                 let mut v = self.eval(xs)?;
                 for _ in 0..k {
                     v = self.apply(f, [v])?;
+                }
+                Ok(v)
+            }
+            Prim::IterateUntil(k) => {
+                let [c, f, xs] = self.args(id, args, name)?;
+                let k = self.count(k, id, "the most steps")?;
+                let mut v = self.eval(xs)?;
+                for _ in 0..k {
+                    let next = self.apply(f, [v.clone()])?;
+                    let done = self.apply(c, [v, next.clone()])?;
+                    v = next;
+                    if self.truth(done, c, "`iterate-until`")? {
+                        break;
+                    }
                 }
                 Ok(v)
             }

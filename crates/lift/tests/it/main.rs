@@ -17,6 +17,7 @@ mod cgo17;
 mod cli;
 mod codegen;
 mod fuzz;
+mod host;
 mod interp;
 mod opencl;
 mod snapshots;

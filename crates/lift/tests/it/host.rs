@@ -1,0 +1,90 @@
+//! Host sections (LANGUAGE.md "Host sections"): host loops and host `if`s run on the host over
+//! device buffers, and equal the reference interpreter.
+
+use ir::interp::Value;
+
+fn floats(xs: &[f32]) -> Value {
+    Value::Array(xs.iter().map(|x| Value::Float(*x)).collect())
+}
+
+/// Compiles `src` at `sizes` and runs it on `values`, on the interpreter or on OpenCL.
+fn run(
+    src: &str,
+    values: Vec<Value>,
+    sizes: &[(&str, i64)],
+    device: Option<&Option<String>>,
+) -> Result<String, String> {
+    let sizes: std::collections::BTreeMap<String, i64> = sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    let compiled = lift::compile(
+        src,
+        &lift::Options {
+            sizes: sizes.clone(),
+            ..lift::Options::default()
+        },
+    )
+    .map_err(|e| e.render("host.lisp", src))?;
+    let inputs = lift::data::Inputs { values, sizes };
+    let opts = lift::RunOptions {
+        device: device.cloned().flatten(),
+        time: device.is_some(),
+        interp: device.is_none(),
+    };
+    lift::run_compiled(&compiled, &inputs, &opts)
+        .map(|r| r.json)
+        .map_err(|e| e.render("host.lisp", src))
+}
+
+const HALVE: &str = "(lift (N K) ((array-type float N))
+  (lambda (xs) (iterate K (lambda (s) (mapGlb (lambda (x) (+ (* x 0.5f) 1.0f)) s)) xs)))";
+
+#[test]
+fn iterate_with_a_size_variable_is_one_kernel_launched_k_times() {
+    let c = lift::compile(HALVE, &lift::Options::default()).expect("compiles");
+    assert!(c.host.is_some() && c.plan.is_none(), "a host program");
+    let cl = c.text(lift::Emit::Cl).expect("source");
+    assert_eq!(
+        cl.matches("kernel void").count(),
+        1,
+        "one kernel, generated once:\n{cl}"
+    );
+    let xs = || vec![floats(&[1.0, 2.0, 3.0, 4.0])];
+    let want = ["[1.96875,2.0,2.03125,2.0625]", "[1.0,2.0,3.0,4.0]", "[1.5,2.0,2.5,3.0]"];
+    for (k, want) in [5, 0, 1].into_iter().zip(want) {
+        let sizes = [("N", 4), ("K", k)];
+        assert_eq!(
+            run(HALVE, xs(), &sizes, None).as_deref(),
+            Ok(want),
+            "interpreter, K={k}"
+        );
+        let Some(device) = crate::opencl::device() else { return };
+        assert_eq!(
+            run(HALVE, xs(), &sizes, Some(&device)).as_deref(),
+            Ok(want),
+            "OpenCL, K={k}"
+        );
+    }
+}
+
+#[test]
+fn a_host_loop_must_keep_the_state_type() {
+    let src = "(lift (N) ((array-type float N))
+      (lambda (xs) (iterate #2 (lambda (s) (mapGlb (lambda (x) x) (join (split #2 (slide #2 #2 s))))) xs)))";
+    let err = lift::compile(src, &lift::Options::default()).expect_err("refused");
+    assert!(
+        err.message().contains("must keep the state's type"),
+        "{}",
+        err.message()
+    );
+}
+
+#[test]
+fn iterate_until_inside_a_kernel_is_refused() {
+    let src = "(lift (N) ((array-type float N))
+      (lambda (xs) (mapGlb (lambda (x) (at 0 (iterate-until #4 (lambda (p q) true) (lambda (s) (mapSeq (lambda (y) y) s)) (generate #1 (lambda (i) x))))) xs)))";
+    let err = lift::compile(src, &lift::Options::default()).expect_err("refused");
+    assert!(
+        err.message().contains("cannot be used inside a kernel"),
+        "{}",
+        err.message()
+    );
+}
