@@ -981,7 +981,8 @@ impl HostExec<'_> {
             s.push_str(&format!("{k}: {n} launches, {:.3} ms\n", ms(*ns)));
         }
         for (l, (kind, steps)) in self.loops.iter().enumerate() {
-            let times: Vec<u64> = per_step.range((l, 0)..=(l, usize::MAX)).map(|(_, t)| *t).collect();
+            // A step enqueued while the previous condition was read is not counted.
+            let times: Vec<u64> = per_step.range((l, 0)..(l, *steps)).map(|(_, t)| *t).collect();
             s.push_str(&format!("loop {l} ({kind}): {steps} steps"));
             if !times.is_empty() {
                 let mut sorted = times.clone();

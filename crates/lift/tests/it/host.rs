@@ -88,3 +88,38 @@ fn iterate_until_inside_a_kernel_is_refused() {
         err.message()
     );
 }
+
+const SIGN: &str = "(lift (N) ((array-type float N))
+  (lambda (xs)
+    (if (join (mapGlb (lambda (all) (reduceSeq (lambda (a x) (and a (> x 0.0f))) true all)) (split N xs)))
+        (mapGlb (lambda (x) (* x 2.0f)) xs)
+        (mapGlb (lambda (x) (- 0.0f x)) xs))))";
+
+#[test]
+fn a_host_if_on_a_device_boolean_chooses_the_kernels_that_run() {
+    let cases = [(vec![1.0, 2.0], "[2.0,4.0]"), (vec![1.0, -2.0], "[-1.0,2.0]")];
+    for (xs, want) in cases {
+        let v = || vec![floats(&xs)];
+        let sizes = [("N", 2)];
+        assert_eq!(run(SIGN, v(), &sizes, None).as_deref(), Ok(want), "interpreter");
+        let Some(device) = crate::opencl::device() else { return };
+        assert_eq!(run(SIGN, v(), &sizes, Some(&device)).as_deref(), Ok(want), "OpenCL");
+    }
+}
+
+/// `lift run --time` of an `iterate-until` names the steps it took (k-means converges in 3).
+#[test]
+fn iterate_until_reports_its_steps() {
+    let Some(device) = crate::opencl::device() else { return };
+    let dir = crate::examples_dir();
+    let src = std::fs::read_to_string(dir.join("host_kmeans.lisp")).expect("example");
+    let data = vec![dir.join("host_kmeans.json").display().to_string()];
+    let opts = lift::RunOptions {
+        device,
+        time: true,
+        interp: false,
+    };
+    let r = lift::run_files(&src, &data, &[], &opts).unwrap_or_else(|e| panic!("{}", e.render("k", &src)));
+    let timing = r.timing.expect("timing");
+    assert!(timing.contains("(iterate-until): 3 steps"), "{timing}");
+}
