@@ -340,6 +340,12 @@ impl Validator<'_> {
             });
             return;
         }
+        if let Some(parts) = self.section_parts(e) {
+            for p in parts {
+                self.host_bind(p);
+            }
+            return;
+        }
         match self.prog.expr(e).clone() {
             Expr::Let { var, value, body, .. } => {
                 self.host_bind(value);
@@ -398,6 +404,25 @@ impl Validator<'_> {
             return None;
         }
         vector.then_some(e)
+    }
+
+    /// The parts of a host section (`ir::host`: a host loop, an `if` over kernels): they run on
+    /// the host, and each part is host level (the driver makes kernels of each on its own).
+    fn section_parts(&self, e: ExprId) -> Option<Vec<ExprId>> {
+        match self.prog.expr(e) {
+            Expr::Prim { args, .. } if ir::host::is_host_loop(self.prog, e) => Some(
+                args.iter()
+                    .map(|a| match self.prog.expr(*a) {
+                        Expr::Lambda { body, .. } => *body,
+                        _ => *a,
+                    })
+                    .collect(),
+            ),
+            Expr::If { cond, then, els } if ir::host::is_host_if(self.prog, e) || self.is_array(e) => {
+                Some(vec![*cond, *then, *els])
+            }
+            _ => None,
+        }
     }
 
     fn prim_name(&self, e: ExprId) -> String {
