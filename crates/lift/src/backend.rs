@@ -647,6 +647,7 @@ impl HostExec<'_> {
                     state,
                     body,
                     span,
+                    fusion,
                 } => {
                     let k = count.eval(&|n| self.inputs.sizes.get(n).copied()).map_err(|e| {
                         Error::Source(Diagnostic::new(
@@ -657,8 +658,13 @@ impl HostExec<'_> {
                     let k = usize::try_from(k).map_err(|_| {
                         Error::Source(Diagnostic::new(*span, format!("the count {count} is negative ({k})")))
                     })?;
-                    let r = self.run_loop(*init, *state, body, None, k, "iterate")?;
-                    self.vals[*out] = Some(r);
+                    match fusion {
+                        Some(f) => self.run_fused(f, *init, *state, body, *out, k)?,
+                        None => {
+                            let r = self.run_loop(*init, *state, body, None, k, "iterate")?;
+                            self.vals[*out] = Some(r);
+                        }
+                    }
                 }
                 Step::Until {
                     out,
@@ -766,6 +772,74 @@ impl HostExec<'_> {
         self.loops[loop_id].1 = last + 1;
         self.at = outer;
         Ok(HostVal::Dev(bufs[last % 2]))
+    }
+
+    /// A host `iterate` with maps fused into its first and last steps (`host::Fusion`).
+    fn run_fused(
+        &mut self,
+        f: &crate::host::Fusion,
+        init: usize,
+        state: usize,
+        body: &crate::host::Block,
+        out: usize,
+        steps: usize,
+    ) -> Result<(), Error> {
+        if steps == 0 {
+            // Nothing to fuse with: the maps run on their own.
+            if let Some((pre, _)) = f.pre {
+                let r = self.launch_unit(pre, None)?;
+                self.vals[init] = Some(HostVal::Dev(r));
+            }
+            self.vals[out] = Some(self.val(init)?);
+            if let Some((post, _, o)) = f.post {
+                let r = self.launch_unit(post, None)?;
+                self.vals[o] = Some(HostVal::Dev(r));
+            }
+            return Ok(());
+        }
+        let loop_id = self.loops.len();
+        self.loops.push(("iterate", steps));
+        let outer = self.at;
+        if let (1, Some(both), Some((_, _, o))) = (steps, f.both, f.post) {
+            self.at = (loop_id, 0);
+            let r = self.launch_unit(both, None)?;
+            self.vals[o] = Some(HostVal::Dev(r));
+            self.at = outer;
+            return Ok(());
+        }
+        let bytes = self.bytes_of_type(&self.hp.slots[state])?;
+        let bufs = [
+            self.session.alloc("state", bytes).map_err(run_error)?,
+            self.session.alloc("state", bytes).map_err(run_error)?,
+        ];
+        for i in 0..steps {
+            self.at = (loop_id, i);
+            let previous = |x: &Self| -> Result<HostVal, Error> {
+                if i == 0 {
+                    x.val(init)
+                } else {
+                    Ok(HostVal::Dev(bufs[(i - 1) % 2]))
+                }
+            };
+            match (f.pre, f.post) {
+                (_, Some((_, last, o))) if i + 1 == steps => {
+                    self.vals[state] = Some(previous(self)?);
+                    let r = self.launch_unit(last, None)?;
+                    self.vals[o] = Some(HostVal::Dev(r));
+                }
+                (Some((_, first)), _) if i == 0 => {
+                    self.launch_unit(first, Some(bufs[0]))?;
+                }
+                _ => {
+                    self.vals[state] = Some(previous(self)?);
+                    self.block(body, Some(bufs[i % 2]))?;
+                }
+            }
+            self.session.flush().map_err(run_error)?;
+        }
+        self.vals[out] = Some(HostVal::Dev(bufs[(steps - 1) % 2]));
+        self.at = outer;
+        Ok(())
     }
 
     fn launch_unit(&mut self, u: usize, dest: Option<host_runner::Resident>) -> Result<host_runner::Resident, Error> {

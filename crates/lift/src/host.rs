@@ -29,7 +29,8 @@ pub struct Unit {
 pub enum Step {
     /// `out` = the unit's result.
     Kernels { out: Slot, unit: usize },
-    /// `out` = `body` applied `count` times to `init`, `state` naming its argument.
+    /// `out` = `body` applied `count` times to `init`, `state` naming its argument; with
+    /// `fusion`, maps before and after the loop run inside its first and last steps.
     Iterate {
         out: Slot,
         count: ArithExpr,
@@ -37,6 +38,7 @@ pub enum Step {
         state: Slot,
         body: Block,
         span: Span,
+        fusion: Option<Box<Fusion>>,
     },
     /// `out` = `body` applied to `init` until unit `cond` (on `prev`, `next`) is true, at most
     /// `max` times.
@@ -58,6 +60,24 @@ pub enum Step {
         then: Block,
         els: Block,
     },
+}
+
+/// Maps fused across a host loop's boundary (Ikra's rule: a map whose element `i` is computed
+/// from element `i` of the other, in the same work-item, so no value moves between them):
+/// `(let s0 (mapGlb p xs) (iterate K (lambda (s) (mapGlb g s)) s0))` runs `g ∘ p` as its
+/// first step when `g` reads the state only through its element, and `(let r (iterate K
+/// (lambda (s) (mapGlb g X)) x) (mapGlb f r))` runs `f ∘ g` as its last step. The unfused
+/// units stay for `K = 0`. Every fused kernel is compiled once, before the run.
+#[derive(Clone, Debug)]
+pub struct Fusion {
+    /// The map before the loop (computes `init`), and the first step with it fused in.
+    pub pre: Option<(usize, usize)>,
+    /// The map after the loop (reads `post_in`), the last step with it fused in, and the
+    /// slot of its value.
+    pub post: Option<(usize, usize, Slot)>,
+    pub post_in: Slot,
+    /// The one step with both fused in (`K = 1`).
+    pub both: Option<usize>,
 }
 
 /// Steps in order and the slot holding their value.
@@ -178,6 +198,9 @@ impl Builder<'_> {
             return Ok(out);
         }
         let t = self.info.ty(e).clone();
+        if let Some(out) = self.fused(e, steps)? {
+            return Ok(out);
+        }
         match self.prog.expr(e).clone() {
             Expr::Let { var, value, body, .. } => {
                 let s = self.value(value, steps)?;
@@ -200,6 +223,7 @@ impl Builder<'_> {
                     state,
                     body,
                     span,
+                    fusion: None,
                 });
                 Ok(out)
             }
@@ -253,10 +277,153 @@ impl Builder<'_> {
         }
     }
 
+    /// `(f xs)` of a map of kind `kind`: its lambda and argument.
+    fn map_of(&self, e: ExprId) -> Option<(ir::MapKind, ExprId, ExprId)> {
+        match self.prog.expr(e) {
+            Expr::Prim {
+                prim: Prim::Map(k @ (ir::MapKind::Glb(0) | ir::MapKind::Plain)),
+                args,
+            } if matches!(self.prog.expr(args[0]), Expr::Lambda { .. }) => Some((*k, args[0], args[1])),
+            _ => None,
+        }
+    }
+
+    fn uses(&self, e: ExprId, v: VarId) -> usize {
+        let mut n = 0;
+        let mut work = vec![e];
+        while let Some(e) = work.pop() {
+            if matches!(self.prog.expr(e), Expr::Var(x) if *x == v) {
+                n += 1;
+            }
+            work.extend(self.prog.children(e));
+        }
+        n
+    }
+
+    /// A host `iterate` with maps fused across its boundary (see [`Fusion`]); `None` when `e`
+    /// is not of that form.
+    fn fused(&mut self, e: ExprId, steps: &mut Vec<Step>) -> Result<Option<Slot>, Error> {
+        let prog = self.prog;
+        // (let s0 (map p xs) LOOP-OR-POST), s0 used once: as the loop's initial state.
+        let (pre, rest) = match prog.expr(e) {
+            Expr::Let { var, value, body, .. } if !self.contains_section(*value) && self.uses(*body, *var) == 1 => {
+                match self.map_of(*value) {
+                    Some(m) => (Some((*var, *value, m)), *body),
+                    None => (None, e),
+                }
+            }
+            _ => (None, e),
+        };
+        // (let r LOOP (map f r)), r used once.
+        let (lp, post) = match prog.expr(rest) {
+            Expr::Let { var, value, body, .. } if ir::host::is_host_loop(prog, *value) => match self.map_of(*body) {
+                Some((k, f, xs)) if matches!(prog.expr(xs), Expr::Var(v) if v == var) && self.uses(f, *var) == 0 => {
+                    (*value, Some((*var, *body, k, f)))
+                }
+                _ => (*value, None),
+            },
+            _ => (rest, None),
+        };
+        let Expr::Prim {
+            prim: Prim::Iterate(count),
+            args,
+        } = prog.expr(lp).clone()
+        else {
+            return Ok(None);
+        };
+        if !ir::host::is_host_loop(prog, lp) {
+            return Ok(None);
+        }
+        let (ps, fbody) = self.lambda(args[0])?;
+        let Some((gk, g, gxs)) = self.map_of(fbody).filter(|_| !self.contains_section(fbody)) else {
+            return Ok(None);
+        };
+        let s = ps[0];
+        // Same location for the map before: the body reads the state only as its map's input.
+        let pre = pre.filter(|(s0, _, (pk, _, _))| {
+            *pk == gk
+                && matches!(prog.expr(args[1]), Expr::Var(v) if v == s0)
+                && matches!(prog.expr(gxs), Expr::Var(v) if *v == s)
+                && self.uses(g, s) == 0
+        });
+        let post = post.filter(|(_, _, fk, _)| *fk == gk);
+        if pre.is_none() && post.is_none() {
+            return Ok(None);
+        }
+        let t = self.info.ty(lp).clone();
+        let span = prog.span(lp);
+        // The unfused parts: the map before, the loop, the map after.
+        let (init, pre_units) = match pre {
+            Some((s0, pv, (pk, p, pxs))) => {
+                let pre_unit = self.unit(pv)?;
+                let init = self.slot(self.info.ty(pv).clone());
+                self.var_slot.insert(s0, init);
+                let first = self.unit_of(|b| {
+                    let gp = b.compose(g, p);
+                    b.push_map(pk, gp, pxs)
+                })?;
+                (init, Some((pre_unit, first)))
+            }
+            None => (self.value(args[1], steps)?, None),
+        };
+        let state = self.state_slot(s, &t);
+        let body = self.block(fbody)?;
+        let out = self.slot(t);
+        let mut fusion = Fusion {
+            pre: pre_units,
+            post: None,
+            post_in: out,
+            both: None,
+        };
+        let mut result = out;
+        if let Some((r, pe, fk, f)) = post {
+            self.var_slot.insert(r, out);
+            let post_unit = self.unit(pe)?;
+            let last = self.unit_of(|b| {
+                let fg = b.compose(f, g);
+                b.push_map(fk, fg, gxs)
+            })?;
+            let post_out = self.slot(self.info.ty(pe).clone());
+            fusion.post = Some((post_unit, last, post_out));
+            if let Some((_, _, (pk, p, pxs))) = pre {
+                fusion.both = Some(self.unit_of(|b| {
+                    let gp = b.compose(g, p);
+                    let fgp = b.compose(f, gp);
+                    b.push_map(pk, fgp, pxs)
+                })?);
+            }
+            result = post_out;
+        }
+        steps.push(Step::Iterate {
+            out,
+            count,
+            init,
+            state,
+            body,
+            span,
+            fusion: Some(Box::new(fusion)),
+        });
+        Ok(Some(result))
+    }
+
+    /// Compiles an expression built on a copy of the program (a fused map) as a unit.
+    fn unit_of(&mut self, build: impl FnOnce(&mut Fuser) -> ExprId) -> Result<usize, Error> {
+        let mut f = Fuser {
+            prog: self.prog.clone(),
+        };
+        let root = build(&mut f);
+        self.unit_in(&f.prog, root)
+    }
+
     /// Compiles the host-level expression `e` (no host section inside) as a kernel program
     /// over the host values it uses.
     fn unit(&mut self, e: ExprId) -> Result<usize, Error> {
-        let free = ir::host::free_vars(self.prog, e);
+        let prog = self.prog;
+        self.unit_in(prog, e)
+    }
+
+    fn unit_in(&mut self, prog: &Program, e: ExprId) -> Result<usize, Error> {
+        let free = ir::host::free_vars(prog, e);
         let mut params = vec![];
         let mut args = vec![];
         for v in free {
@@ -280,7 +447,7 @@ impl Builder<'_> {
             });
             args.push(slot);
         }
-        let sub = ir::host::extract(self.prog, e, params);
+        let sub = ir::host::extract(prog, e, params);
         let opts = Options {
             types_only: false,
             ..self.opts.clone()
@@ -288,6 +455,46 @@ impl Builder<'_> {
         let compiled = crate::compile_program(sub, &opts)?;
         self.units.push(Unit { compiled, args });
         Ok(self.units.len() - 1)
+    }
+}
+
+/// Builds fused maps on a copy of the program.
+struct Fuser {
+    prog: Program,
+}
+
+impl Fuser {
+    /// `outer ∘ inner` of two one-parameter lambdas: `(lambda (x) (let y inner-body
+    /// outer-body))` with `x` the inner parameter and `y` the outer one, so every variable
+    /// keeps its single binder.
+    fn compose(&mut self, outer: ExprId, inner: ExprId) -> ExprId {
+        let (Expr::Lambda { params: op, body: ob }, Expr::Lambda { params: ip, body: ib }) =
+            (self.prog.expr(outer).clone(), self.prog.expr(inner).clone())
+        else {
+            unreachable!("map_of checked both are lambdas")
+        };
+        let span = self.prog.span(outer);
+        let body = self.prog.push(
+            Expr::Let {
+                kind: ir::LetKind::Let,
+                var: op[0],
+                value: ib,
+                body: ob,
+            },
+            span,
+        );
+        self.prog.push(Expr::Lambda { params: ip, body }, span)
+    }
+
+    fn push_map(&mut self, kind: ir::MapKind, f: ExprId, xs: ExprId) -> ExprId {
+        let span = self.prog.span(xs);
+        self.prog.push(
+            Expr::Prim {
+                prim: Prim::Map(kind),
+                args: vec![f, xs],
+            },
+            span,
+        )
     }
 }
 
@@ -345,12 +552,29 @@ fn describe_block(b: &Block, depth: usize, s: &mut String) {
                 init,
                 state,
                 body,
+                fusion,
                 ..
             } => {
                 s.push_str(&format!(
                     "{pad}s{out} = iterate {count} from s{init} (state s{state}):\n"
                 ));
                 describe_block(body, depth + 1, s);
+                if let Some(f) = fusion {
+                    if let Some((pre, first)) = f.pre {
+                        s.push_str(&format!(
+                            "{pad}  first step: unit {first} (fused with unit {pre} computing s{init})\n"
+                        ));
+                    }
+                    if let Some((post, last, o)) = f.post {
+                        s.push_str(&format!(
+                            "{pad}  last step: unit {last} into s{o} (fused with unit {post} reading s{})\n",
+                            f.post_in
+                        ));
+                    }
+                    if let Some(both) = f.both {
+                        s.push_str(&format!("{pad}  a single step: unit {both}\n"));
+                    }
+                }
             }
             Step::Until {
                 out,

@@ -123,3 +123,58 @@ fn iterate_until_reports_its_steps() {
     let timing = r.timing.expect("timing");
     assert!(timing.contains("(iterate-until): 3 steps"), "{timing}");
 }
+
+const FUSED: &str = "(lift (N K) ((array-type float N))
+  (lambda (xs)
+    (let s0 (mapGlb (lambda (x) (* x 3.0f)) xs)
+      (let r (iterate K (lambda (s) (mapGlb (lambda (v) (+ (* v 0.5f) 1.0f)) s)) s0)
+        (mapGlb (lambda (v) (- v 100.0f)) r)))))";
+
+/// The maps before and after the loop run inside its first and last steps: K launches in all,
+/// and the result is the interpreter's for every K (one step: both maps fused into it).
+#[test]
+fn maps_around_a_host_loop_fuse_into_its_first_and_last_steps() {
+    let c = lift::compile(FUSED, &lift::Options::default()).expect("compiles");
+    let plan = c.text(lift::Emit::Plan).expect("plan");
+    assert!(
+        plan.contains("first step: unit") && plan.contains("last step: unit"),
+        "{plan}"
+    );
+    let xs = || vec![floats(&[1.0, 2.0, 3.0, 4.0])];
+    for k in [0, 1, 2, 5] {
+        let sizes = [("N", 4), ("K", k)];
+        let want = run(FUSED, xs(), &sizes, None).expect("interpreter");
+        let Some(device) = crate::opencl::device() else { return };
+        let compiled = lift::compile(FUSED, &lift::Options::default()).expect("compiles");
+        let inputs = lift::data::Inputs {
+            values: xs(),
+            sizes: sizes.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+        };
+        let opts = lift::RunOptions {
+            device: device.clone(),
+            time: true,
+            interp: false,
+        };
+        let got = lift::run_compiled(&compiled, &inputs, &opts).expect("OpenCL");
+        assert!(
+            crate::json_close(&crate::parse_json(&want, "interp"), &crate::parse_json(&got.json, "cl")),
+            "K={k}: {want} vs {}",
+            got.json
+        );
+        let timing = got.timing.expect("timing");
+        let launches: i64 = timing
+            .lines()
+            .filter_map(|l| {
+                l.split(": ")
+                    .nth(1)?
+                    .strip_suffix(" ms")?
+                    .split(" launches")
+                    .next()?
+                    .parse::<i64>()
+                    .ok()
+            })
+            .sum();
+        let expected = if k == 0 { 2 } else { k };
+        assert_eq!(launches, expected, "K={k}:\n{timing}");
+    }
+}
