@@ -734,6 +734,15 @@ impl HostExec<'_> {
         let loop_id = self.loops.len();
         self.loops.push((kind, 0));
         let outer = self.at;
+        // A step run ahead of its condition must not be able to fail: the interpreter never
+        // runs it. With `at` bounds checks in the body, each condition is waited for at once.
+        let ahead = !self.hp.block_units(body).iter().any(|u| {
+            self.hp.units[*u]
+                .compiled
+                .plan
+                .as_ref()
+                .is_some_and(|p| p.uses_error_flag())
+        });
         let mut pending: Option<(usize, host_runner::PendingRead)> = None;
         let mut done = None;
         for i in 0..steps {
@@ -756,7 +765,12 @@ impl HostExec<'_> {
                         break;
                     }
                 }
-                pending = Some((i, read));
+                if ahead {
+                    pending = Some((i, read));
+                } else if read.wait().map_err(run_error)?.iter().any(|b| *b != 0) {
+                    done = Some(i);
+                    break;
+                }
             } else {
                 self.session.flush().map_err(run_error)?;
             }

@@ -56,6 +56,11 @@ pub fn bench(src: &str, sizes: &[String], opts: &BenchOptions) -> Result<BenchRe
     };
     let compiled = compile(src, &copts)?;
     let codegen_ms = t0.elapsed().as_secs_f64() * 1e3;
+    if compiled.host.is_some() {
+        return Err(Error::plain(
+            "`lift bench` of a program with host sections (a host `iterate`, `iterate-until` or `if`) is not supported yet; `lift run --time` times its kernels and steps",
+        ));
+    }
     let plan = compiled
         .plan
         .as_ref()

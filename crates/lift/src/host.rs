@@ -503,6 +503,33 @@ fn internal(span: Span, what: &str) -> Error {
 }
 
 impl HostProgram {
+    /// The units a block may launch, nested sections included.
+    pub fn block_units(&self, b: &Block) -> Vec<usize> {
+        let mut out = vec![];
+        for st in &b.steps {
+            match st {
+                Step::Kernels { unit, .. } => out.push(*unit),
+                Step::Iterate { body, fusion, .. } => {
+                    out.extend(self.block_units(body));
+                    if let Some(f) = fusion {
+                        out.extend(f.pre.iter().flat_map(|(a, b)| [*a, *b]));
+                        out.extend(f.post.iter().flat_map(|(a, b, _)| [*a, *b]));
+                        out.extend(f.both);
+                    }
+                }
+                Step::Until { body, cond, .. } => {
+                    out.extend(self.block_units(body));
+                    out.push(*cond);
+                }
+                Step::If { then, els, .. } => {
+                    out.extend(self.block_units(then));
+                    out.extend(self.block_units(els));
+                }
+            }
+        }
+        out
+    }
+
     /// `--emit cl`: every unit's kernels, each under a header naming it.
     pub fn source(&self) -> String {
         let mut s = String::new();

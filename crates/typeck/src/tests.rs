@@ -232,3 +232,38 @@ fn compound_lengths_are_checked_to_fit() {
         "not listed by render:\n{rendered}"
     );
 }
+
+#[test]
+fn host_sections_keep_the_state_type_and_select_arrays_only_at_host_level() {
+    // A host loop may count with a size variable; its state keeps its type.
+    assert_eq!(
+        ty("(iterate M (lambda (s) (mapGlb (lambda (x) (* x a)) s)) xs)"),
+        "[float]N"
+    );
+    assert_eq!(
+        ty("(iterate-until #9 (lambda (p q) (reduceSeq (lambda (c x) (and c (> x 0.0f))) true q)) (lambda (s) (mapGlb (lambda (x) (* x a)) s)) xs)"),
+        "[float]N"
+    );
+    assert_eq!(
+        ty("(iterate-until #9 (lambda (p q) 1.0f) (lambda (s) (mapGlb (lambda (x) x) s)) xs)"),
+        "error: the condition of `iterate-until` must be a bool or [bool]1, but it is float"
+    );
+    assert!(ty("(iterate-until #9 (lambda (p q) true) (lambda (s) (mapGlb (lambda (x) x) (join (split #2 s)))) (join (split #2 (join (split #2 xs)))))")
+        .starts_with("[float]"));
+    // A literal count inside a kernel is still unrolled; a size variable there is refused.
+    assert_eq!(
+        ty("(mapGlb (lambda (r) (iterate M (lambda (s) (mapSeq (lambda (x) x) s)) r)) xss)"),
+        "error: the iteration count of `iterate` inside a kernel must be a literal like #3"
+    );
+    // `if` selects arrays at host level, on a bool or a [bool]1 ...
+    assert_eq!(ty("(if (> a 0.0f) xs (mapGlb (lambda (x) x) xs))"), "[float]N");
+    assert_eq!(
+        ty("(if (reduceSeq (lambda (c x) (and c (> x 0.0f))) true xs) xs xs)"),
+        "[float]N"
+    );
+    // ... but not inside a kernel.
+    assert_eq!(
+        ty("(mapGlb (lambda (r) (if (> a 0.0f) r r)) xss)"),
+        "error: `if` selects between scalars, tuples or vectors, not [float]M"
+    );
+}

@@ -591,3 +591,23 @@ fn step_limit_stops_evaluation() {
     let e = eval_with(&prog, &[floats(&data(100, 1))], &sizes_of(&[("N", 100)]), &opts).unwrap_err();
     assert_eq!(e.kind, ErrorKind::StepLimit);
 }
+
+#[test]
+fn iterate_until_stops_at_the_first_step_whose_condition_holds() {
+    // Halving until no element changes by more than 1: 64 -> 32 -> 16 -> 8 -> 4 -> 2 -> 1,
+    // changes 32, 16, 8, 4, 2, 1: the sixth step's change (1) is the first at most 1.
+    let src = "(lift (N) ((array-type float N)) (lambda (xs)
+      (iterate-until #100
+        (lambda (p q) (reduceSeq (lambda (c pq) (and c (<= (- (get #0 pq) (get #1 pq)) 1.0f))) true (zip p q)))
+        (lambda (s) (mapSeq (lambda (x) (/ x 2.0f)) s))
+        xs)))";
+    assert_eq!(ok(src, &[floats(&[64.0, 32.0])], &[("N", 2)]), floats(&[1.0, 0.5]));
+    // At most #max steps.
+    let capped = src.replace("#100", "#2");
+    assert_eq!(ok(&capped, &[floats(&[64.0, 32.0])], &[("N", 2)]), floats(&[16.0, 8.0]));
+    // `if` branches on a [bool]1 as on a bool.
+    let sel = "(lift (N) ((array-type float N)) (lambda (xs)
+      (if (reduceSeq (lambda (c x) (and c (> x 0.0f))) true xs) xs (mapSeq (lambda (x) (- 0.0f x)) xs))))";
+    assert_eq!(ok(sel, &[floats(&[1.0, 2.0])], &[("N", 2)]), floats(&[1.0, 2.0]));
+    assert_eq!(ok(sel, &[floats(&[1.0, -2.0])], &[("N", 2)]), floats(&[-1.0, 2.0]));
+}

@@ -178,3 +178,31 @@ fn maps_around_a_host_loop_fuse_into_its_first_and_last_steps() {
         assert_eq!(launches, expected, "K={k}:\n{timing}");
     }
 }
+
+const STAIRS: &str = "(lift (N M) ((array-type float N) (array-type float M))
+  (lambda (xs ys)
+    (iterate-until #10
+      (lambda (prev next)
+        (join (mapGlb (lambda (all) (reduceSeq (lambda (a pq) (and a (>= (get #1 pq) 4.0f))) true all))
+                      (split N (zip prev next)))))
+      (lambda (s) (mapGlb (lambda (x) (+ x (at (to-int x) ys))) s))
+      xs)))";
+
+/// The step after the last one must not run where it could fail: here it would read `ys[4]`,
+/// which the interpreter never does.
+#[test]
+fn iterate_until_runs_no_step_past_the_condition_that_could_fail() {
+    let values = || vec![floats(&[0.0, 0.0]), floats(&[1.0, 1.0, 1.0, 1.0])];
+    let sizes = [("N", 2), ("M", 4)];
+    assert_eq!(
+        run(STAIRS, values(), &sizes, None).as_deref(),
+        Ok("[4.0,4.0]"),
+        "interpreter"
+    );
+    let Some(device) = crate::opencl::device() else { return };
+    assert_eq!(
+        run(STAIRS, values(), &sizes, Some(&device)).as_deref(),
+        Ok("[4.0,4.0]"),
+        "OpenCL"
+    );
+}
