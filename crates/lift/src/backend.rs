@@ -887,9 +887,11 @@ impl HostExec<'_> {
             env.values.insert(c.clone(), v as i64);
         }
         if plan.result.lengths.is_some() {
-            return Err(Error::plain(
-                "a filter result as the value of a host section's part is not supported yet",
-            ));
+            // `validate` refuses filter results that cross a section.
+            return Err(Error::plain(format!(
+                "internal: a part of a host program returns a filter result\n{}",
+                codegen_opencl::BUG_NOTE
+            )));
         }
         let names: Vec<&str> = plan.kernels.iter().map(|k| k.name.as_str()).collect();
         let prepared = self

@@ -267,14 +267,55 @@ impl Builder<'_> {
                 steps.push(Step::If { out, cond, then, els });
                 Ok(out)
             }
-            _ => Err(Error::Source(
-                Diagnostic::new(
-                    span,
-                    "a host section (`iterate` over kernels, `iterate-until`, `if` over kernels) is used inside this expression (not supported yet)",
-                )
-                .with_note("bind the section's result with `let` and use the variable here"),
-            )),
+            // A section inside another expression (`(mapGlb f (iterate …))`): the sections
+            // run first, and the expression is a unit that reads their values.
+            _ => {
+                let mut copy = Fuser {
+                    prog: self.prog.clone(),
+                };
+                let root = self.lift_sections(&mut copy, e, steps)?;
+                let unit = self.unit_in(&copy.prog, root)?;
+                let out = self.slot(t);
+                steps.push(Step::Kernels { out, unit });
+                Ok(out)
+            }
         }
+    }
+
+    /// `e` rebuilt in `copy` with every host section in it replaced by a fresh variable whose
+    /// slot the section's steps (pushed onto `steps`) compute.
+    fn lift_sections(&mut self, copy: &mut Fuser, e: ExprId, steps: &mut Vec<Step>) -> Result<ExprId, Error> {
+        if !self.contains_section(e) {
+            return Ok(e);
+        }
+        let span = self.prog.span(e);
+        let rebuilt = match self.prog.expr(e).clone() {
+            Expr::Prim { prim, args } if !ir::host::is_host_loop(self.prog, e) => {
+                let mut new = vec![];
+                for a in args {
+                    new.push(match self.prog.expr(a) {
+                        Expr::Lambda { .. } => a,
+                        _ => self.lift_sections(copy, a, steps)?,
+                    });
+                }
+                Expr::Prim { prim, args: new }
+            }
+            Expr::Op { op, args } => {
+                let mut new = vec![];
+                for a in args {
+                    new.push(self.lift_sections(copy, a, steps)?);
+                }
+                Expr::Op { op, args: new }
+            }
+            Expr::Pack(inner) => Expr::Pack(self.lift_sections(copy, inner, steps)?),
+            _ => {
+                let slot = self.value(e, steps)?;
+                let v = copy.prog.new_var("h", span);
+                self.var_slot.insert(v, slot);
+                Expr::Var(v)
+            }
+        };
+        Ok(copy.prog.push(rebuilt, span))
     }
 
     /// `(f xs)` of a map of kind `kind`: its lambda and argument.
@@ -427,19 +468,17 @@ impl Builder<'_> {
         let mut params = vec![];
         let mut args = vec![];
         for v in free {
-            let ty = self.info.var_ty(v).clone();
-            let vspan = self.prog.var(v).span;
-            if ty.has_existential() {
-                return Err(Error::Source(Diagnostic::new(
-                    vspan,
-                    "a filter result used across a host section is not supported yet",
-                )));
-            }
+            let vspan = prog.var(v).span;
             let slot = self
                 .var_slot
                 .get(&v)
                 .copied()
                 .ok_or_else(|| internal(vspan, "a host variable without a value"))?;
+            let ty = self.slots[slot].clone();
+            if ty.has_existential() {
+                // `validate` refuses filter results that cross a section.
+                return Err(internal(vspan, "a filter result crosses a host section"));
+            }
             params.push(Param {
                 var: v,
                 ty,

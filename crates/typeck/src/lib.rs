@@ -889,6 +889,12 @@ impl Checker<'_> {
             }
         }
         let r = self.lambda(f, std::slice::from_ref(&t))?;
+        if let Type::Exists(_) = r {
+            return Err(Diagnostic::new(
+                self.span(f),
+                format!("a host-level `{what}` whose state is a filter result (a length that changes every step) is not supported yet"),
+            ));
+        }
         if !self.same(&r, &t) {
             return Err(Diagnostic::new(
                 self.span(f),

@@ -340,6 +340,7 @@ impl Validator<'_> {
             });
             return;
         }
+        self.section_values(e);
         if let Some(parts) = self.section_parts(e) {
             for p in parts {
                 self.host_bind(p);
@@ -425,6 +426,40 @@ impl Validator<'_> {
         }
     }
 
+    /// Values that cross a host section live in plain device buffers: a filter result (its
+    /// length on the device) cannot be one yet.
+    fn section_values(&mut self, e: ExprId) {
+        let exist = |v: &Self, x: ExprId| v.ty(x).is_some_and(Type::has_existential);
+        if !self.has_section(e) {
+            return;
+        }
+        if exist(self, e) {
+            self.err(
+                e,
+                "a filter result computed from a host section's value is not supported yet",
+            );
+        }
+        if let Expr::Let { value, .. } = self.prog.expr(e) {
+            if exist(self, *value) {
+                self.err(
+                    *value,
+                    "a filter result bound at host level and used across a host section is not supported yet",
+                );
+            }
+        }
+    }
+
+    fn has_section(&self, e: ExprId) -> bool {
+        let mut work = vec![e];
+        while let Some(x) = work.pop() {
+            if self.section_parts(x).is_some() {
+                return true;
+            }
+            work.extend(self.prog.children(x));
+        }
+        false
+    }
+
     fn prim_name(&self, e: ExprId) -> String {
         match self.prog.expr(e) {
             Expr::Prim { prim, .. } => prim.name(),
@@ -495,6 +530,8 @@ impl Validator<'_> {
                     prim: Prim::Reduce(_) | Prim::Iterate(_),
                     ..
                 } => true,
+                // a host section's value is computed before the kernel that reads it
+                _ if self.section_parts(a).is_some() => true,
                 Expr::Prim {
                     prim: Prim::To(_),
                     args,

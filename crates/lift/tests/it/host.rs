@@ -206,3 +206,40 @@ fn iterate_until_runs_no_step_past_the_condition_that_could_fail() {
         "OpenCL"
     );
 }
+
+/// Sections nested in other expressions run first; the expression reads their values.
+#[test]
+fn sections_nested_in_expressions_run_before_the_kernels_that_read_them() {
+    let until = "(lift (N) ((array-type float N))
+      (lambda (xs)
+        (join (mapGlb (lambda (x) (mapSeq (lambda (y) (* y 2.0f)) (generate #1 (lambda (i) x))))
+          (iterate-until #20
+            (lambda (p q) (join (mapGlb (lambda (all) (reduceSeq (lambda (a pq) (and a (> (get #1 pq) 10.0f))) true all)) (split N (zip p q)))))
+            (lambda (s) (mapGlb (lambda (x) (+ x 1.0f)) s))
+            xs)))))";
+    let branch = "(lift (N) ((array-type float N))
+      (lambda (xs)
+        (mapGlb (lambda (x) (* x 2.0f))
+          (if (join (mapGlb (lambda (all) (reduceSeq (lambda (a x) (and a (> x 0.0f))) true all)) (split N xs)))
+            (mapGlb (lambda (x) (+ x 1.0f)) xs)
+            xs))))";
+    let cases = [
+        (until, vec![1.0, 2.0, 3.0, 4.0], "[22.0,24.0,26.0,28.0]"),
+        (branch, vec![1.0, 2.0, 3.0, 4.0], "[4.0,6.0,8.0,10.0]"),
+        (branch, vec![1.0, -2.0, 3.0, 4.0], "[2.0,-4.0,6.0,8.0]"),
+    ];
+    for (src, xs, want) in cases {
+        let sizes = [("N", 4)];
+        assert_eq!(
+            run(src, vec![floats(&xs)], &sizes, None).as_deref(),
+            Ok(want),
+            "interpreter"
+        );
+        let Some(device) = crate::opencl::device() else { return };
+        assert_eq!(
+            run(src, vec![floats(&xs)], &sizes, Some(&device)).as_deref(),
+            Ok(want),
+            "OpenCL"
+        );
+    }
+}
