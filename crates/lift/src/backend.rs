@@ -535,6 +535,10 @@ struct HostExec<'a> {
     at: (usize, usize),
     /// Each loop run: its kind and the number of steps it took.
     loops: Vec<(&'static str, usize)>,
+    /// Whether an `iterate-until` enqueues its next step before its condition is read.
+    ahead: bool,
+    /// Whether a step ran that the loop's condition then made unnecessary.
+    ran_ahead: bool,
 }
 
 /// Runs a host program (`crate::host`): uploads the parameters once, launches units as the
@@ -545,64 +549,94 @@ pub fn run_host(
     device: Option<&str>,
     time: bool,
 ) -> Result<(Value, Option<String>), Error> {
-    let session = host_runner::Session::open(device).map_err(|e| Error::plain(e.to_string()))?;
+    match run_host_once(hp, inputs, device, time, true) {
+        // A step run ahead of an `iterate-until` condition computes a state the interpreter
+        // never reaches; a bounds check failing in it is no error of the program. Such runs are
+        // rare: the program runs again with every condition waited for before the next step.
+        Err((Error::Source(_), true)) => {
+            run_host_once(hp, inputs, device, time, false).map_err(|(e, _)| e)
+        }
+        r => r.map_err(|(e, _)| e),
+    }
+}
+
+/// One run; on failure, also whether any step ran ahead of its loop's condition.
+fn run_host_once(
+    hp: &crate::host::HostProgram,
+    inputs: &Inputs,
+    device: Option<&str>,
+    time: bool,
+    ahead: bool,
+) -> Result<(Value, Option<String>), (Error, bool)> {
+    let session = host_runner::Session::open(device).map_err(|e| (Error::plain(e.to_string()), false))?;
     let mut x = HostExec {
+        units: (0..hp.units.len()).map(|_| None).collect(),
         session,
         hp,
         inputs,
         vals: vec![None; hp.slots.len()],
-        units: (0..hp.units.len()).map(|_| None).collect(),
         profile: time,
         events: vec![],
         at: (usize::MAX, usize::MAX),
         loops: vec![],
+        ahead,
+        ran_ahead: false,
     };
-    // Every unit's kernels are built and its buffers made before the run starts.
-    for (u, unit) in hp.units.iter().enumerate() {
-        let plan = unit
-            .compiled
-            .plan
-            .as_ref()
-            .ok_or_else(|| Error::plain("internal: a unit without kernels"))?;
-        x.units[u] = Some(x.make_unit(plan)?);
-    }
-    let started = std::time::Instant::now();
-    for (k, &slot) in hp.params.iter().enumerate() {
-        let v = &inputs.values[k];
-        let t = &hp.slots[slot];
-        let hv = match t {
-            Type::Array(..) => {
-                let (dims, elem) = shape(t, &inputs.sizes)?;
-                let (esz, _) = layout(&elem);
-                let bytes = dims.iter().product::<usize>() * esz;
-                let mut data = Vec::with_capacity(bytes);
-                encode(v, &elem, &mut data)?;
-                let r = x.session.alloc("parameter", data.len()).map_err(run_error)?;
-                x.session.upload(r, &data).map_err(run_error)?;
-                HostVal::Dev(r)
-            }
-            _ => HostVal::Scalar(v.clone()),
-        };
-        x.vals[slot] = Some(hv);
-    }
-    let result = x.block(&hp.main, None)?;
-    let value = match x.val(result)? {
-        HostVal::Scalar(v) => v,
-        HostVal::Dev(r) => {
-            let t = &hp.slots[result];
-            let (dims, elem) = shape(t, &inputs.sizes)?;
-            let bytes = x
-                .session
-                .read_resident(r, 0, x.session.bytes_of(r))
-                .map_err(run_error)?;
-            decode_dims(&bytes, &dims, &elem)
+    let r = x.run();
+    let ran_ahead = x.ran_ahead;
+    r.map_err(|e| (e, ran_ahead))
+}
+
+impl HostExec<'_> {
+    fn run(&mut self) -> Result<(Value, Option<String>), Error> {
+        let (hp, inputs, time) = (self.hp, self.inputs, self.profile);
+        // Every unit's kernels are built and its buffers made before the run starts.
+        for (u, unit) in hp.units.iter().enumerate() {
+            let plan = unit
+                .compiled
+                .plan
+                .as_ref()
+                .ok_or_else(|| Error::plain("internal: a unit without kernels"))?;
+            self.units[u] = Some(self.make_unit(plan)?);
         }
-    };
-    x.session.finish().map_err(run_error)?;
-    let wall = started.elapsed();
-    x.check_flags()?;
-    let timing = time.then(|| x.timing(wall)).transpose()?;
-    Ok((value, timing))
+        let started = std::time::Instant::now();
+        for (k, &slot) in hp.params.iter().enumerate() {
+            let v = &inputs.values[k];
+            let t = &hp.slots[slot];
+            let hv = match t {
+                Type::Array(..) => {
+                    let (dims, elem) = shape(t, &inputs.sizes)?;
+                    let (esz, _) = layout(&elem);
+                    let bytes = dims.iter().product::<usize>() * esz;
+                    let mut data = Vec::with_capacity(bytes);
+                    encode(v, &elem, &mut data)?;
+                    let r = self.session.alloc("parameter", data.len()).map_err(run_error)?;
+                    self.session.upload(r, &data).map_err(run_error)?;
+                    HostVal::Dev(r)
+                }
+                _ => HostVal::Scalar(v.clone()),
+            };
+            self.vals[slot] = Some(hv);
+        }
+        let result = self.block(&hp.main, None)?;
+        let value = match self.val(result)? {
+            HostVal::Scalar(v) => v,
+            HostVal::Dev(r) => {
+                let t = &hp.slots[result];
+                let (dims, elem) = shape(t, &inputs.sizes)?;
+                let bytes = self
+                    .session
+                    .read_resident(r, 0, self.session.bytes_of(r))
+                    .map_err(run_error)?;
+                decode_dims(&bytes, &dims, &elem)
+            }
+        };
+        self.session.finish().map_err(run_error)?;
+        let wall = started.elapsed();
+        self.check_flags()?;
+        let timing = time.then(|| self.timing(wall)).transpose()?;
+        Ok((value, timing))
+    }
 }
 
 impl HostExec<'_> {
@@ -734,15 +768,9 @@ impl HostExec<'_> {
         let loop_id = self.loops.len();
         self.loops.push((kind, 0));
         let outer = self.at;
-        // A step run ahead of its condition must not be able to fail: the interpreter never
-        // runs it. With `at` bounds checks in the body, each condition is waited for at once.
-        let ahead = !self.hp.block_units(body).iter().any(|u| {
-            self.hp.units[*u]
-                .compiled
-                .plan
-                .as_ref()
-                .is_some_and(|p| p.uses_error_flag())
-        });
+        // A step run ahead of its condition could fail where the interpreter never runs it:
+        // `run_host` then runs again without running ahead.
+        let ahead = self.ahead;
         let mut pending: Option<(usize, host_runner::PendingRead)> = None;
         let mut done = None;
         for i in 0..steps {
@@ -762,6 +790,7 @@ impl HostExec<'_> {
                 if let Some((j, p)) = pending.take() {
                     if p.wait().map_err(run_error)?.iter().any(|b| *b != 0) {
                         done = Some(j);
+                        self.ran_ahead = true;
                         break;
                     }
                 }

@@ -188,10 +188,11 @@ const STAIRS: &str = "(lift (N M) ((array-type float N) (array-type float M))
       (lambda (s) (mapGlb (lambda (x) (+ x (at (to-int x) ys))) s))
       xs)))";
 
-/// The step after the last one must not run where it could fail: here it would read `ys[4]`,
-/// which the interpreter never does.
+/// The step enqueued ahead of the condition that ends the loop reads `ys[4]`, which the
+/// interpreter never does: that is no error. Without the condition, the fifth step really
+/// reads it, and both report it.
 #[test]
-fn iterate_until_runs_no_step_past_the_condition_that_could_fail() {
+fn only_steps_the_program_runs_can_fail() {
     let values = || vec![floats(&[0.0, 0.0]), floats(&[1.0, 1.0, 1.0, 1.0])];
     let sizes = [("N", 2), ("M", 4)];
     assert_eq!(
@@ -199,12 +200,17 @@ fn iterate_until_runs_no_step_past_the_condition_that_could_fail() {
         Ok("[4.0,4.0]"),
         "interpreter"
     );
+    let never = STAIRS.replace("(>= (get #1 pq) 4.0f)", "false");
+    let err = run(&never, values(), &sizes, None).expect_err("interpreter");
+    assert!(err.contains("out of range"), "{err}");
     let Some(device) = crate::opencl::device() else { return };
     assert_eq!(
         run(STAIRS, values(), &sizes, Some(&device)).as_deref(),
         Ok("[4.0,4.0]"),
         "OpenCL"
     );
+    let err = run(&never, values(), &sizes, Some(&device)).expect_err("OpenCL");
+    assert!(err.contains("index out of range in `at`"), "{err}");
 }
 
 /// Sections nested in other expressions run first; the expression reads their values.
