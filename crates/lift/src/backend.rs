@@ -539,6 +539,8 @@ struct HostExec<'a> {
     ahead: bool,
     /// Whether a step ran that the loop's condition then made unnecessary.
     ran_ahead: bool,
+    /// Each loop's state buffers, by its state slot.
+    loop_bufs: BTreeMap<usize, [host_runner::Resident; 2]>,
 }
 
 /// Runs a host program (`crate::host`): uploads the parameters once, launches units as the
@@ -553,9 +555,7 @@ pub fn run_host(
         // A step run ahead of an `iterate-until` condition computes a state the interpreter
         // never reaches; a bounds check failing in it is no error of the program. Such runs are
         // rare: the program runs again with every condition waited for before the next step.
-        Err((Error::Source(_), true)) => {
-            run_host_once(hp, inputs, device, time, false).map_err(|(e, _)| e)
-        }
+        Err((Error::Source(_), true)) => run_host_once(hp, inputs, device, time, false).map_err(|(e, _)| e),
         r => r.map_err(|(e, _)| e),
     }
 }
@@ -581,6 +581,7 @@ fn run_host_once(
         loops: vec![],
         ahead,
         ran_ahead: false,
+        loop_bufs: BTreeMap::new(),
     };
     let r = x.run();
     let ran_ahead = x.ran_ahead;
@@ -760,11 +761,7 @@ impl HostExec<'_> {
         if steps == 0 {
             return Ok(first);
         }
-        let bytes = self.bytes_of_type(&self.hp.slots[state])?;
-        let bufs = [
-            self.session.alloc("state", bytes).map_err(run_error)?,
-            self.session.alloc("state", bytes).map_err(run_error)?,
-        ];
+        let bufs = self.state_buffers(state)?;
         let loop_id = self.loops.len();
         self.loops.push((kind, 0));
         let outer = self.at;
@@ -817,6 +814,21 @@ impl HostExec<'_> {
         Ok(HostVal::Dev(bufs[last % 2]))
     }
 
+    /// A loop's two state buffers, made on its first run: a loop inside another one runs
+    /// again every outer step, on the same buffers (its previous value is dead by then).
+    fn state_buffers(&mut self, state: usize) -> Result<[host_runner::Resident; 2], Error> {
+        if let Some(b) = self.loop_bufs.get(&state) {
+            return Ok(*b);
+        }
+        let bytes = self.bytes_of_type(&self.hp.slots[state])?;
+        let b = [
+            self.session.alloc("state", bytes).map_err(run_error)?,
+            self.session.alloc("state", bytes).map_err(run_error)?,
+        ];
+        self.loop_bufs.insert(state, b);
+        Ok(b)
+    }
+
     /// A host `iterate` with maps fused into its first and last steps (`host::Fusion`).
     fn run_fused(
         &mut self,
@@ -850,11 +862,7 @@ impl HostExec<'_> {
             self.at = outer;
             return Ok(());
         }
-        let bytes = self.bytes_of_type(&self.hp.slots[state])?;
-        let bufs = [
-            self.session.alloc("state", bytes).map_err(run_error)?,
-            self.session.alloc("state", bytes).map_err(run_error)?,
-        ];
+        let bufs = self.state_buffers(state)?;
         for i in 0..steps {
             self.at = (loop_id, i);
             let previous = |x: &Self| -> Result<HostVal, Error> {

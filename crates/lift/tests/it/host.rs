@@ -249,3 +249,37 @@ fn sections_nested_in_expressions_run_before_the_kernels_that_read_them() {
         );
     }
 }
+
+/// A host `if` as a loop's body, and a loop inside a loop whose body reads the outer state
+/// after the inner loop (the inner loop's buffers never hold the outer state).
+#[test]
+fn sections_nest_in_loop_bodies() {
+    let branchy = "(lift (N K) ((array-type float N))
+      (lambda (xs)
+        (iterate K
+          (lambda (s)
+            (if (join (mapGlb (lambda (all) (reduceSeq (lambda (a x) (and a (< x 10.0f))) true all)) (split N s)))
+              (mapGlb (lambda (x) (* x 2.0f)) s)
+              (mapGlb (lambda (x) (- x 7.0f)) s)))
+          xs)))";
+    let nested = "(lift (N K) ((array-type float N))
+      (lambda (xs)
+        (iterate #3
+          (lambda (s)
+            (let t (iterate K (lambda (u) (mapGlb (lambda (x) (+ x 1.0f)) u)) s)
+              (mapGlb (lambda (p) (* (get #0 p) (get #1 p))) (zip t s))))
+          xs)))";
+    // [1,2,3,4]: doubled twice, then 7 taken away (16 is not below 10), then doubled again;
+    // and three times x -> (x + 4) * x.
+    let cases = [
+        (branchy, "[-6.0,2.0,10.0,18.0]"),
+        (nested, "[2205.0,37632.0,277725.0,1331712.0]"),
+    ];
+    for (src, want) in cases {
+        let sizes = [("N", 4), ("K", 4)];
+        let xs = || vec![floats(&[1.0, 2.0, 3.0, 4.0])];
+        assert_eq!(run(src, xs(), &sizes, None).as_deref(), Ok(want), "interpreter");
+        let Some(device) = crate::opencl::device() else { return };
+        assert_eq!(run(src, xs(), &sizes, Some(&device)).as_deref(), Ok(want), "OpenCL");
+    }
+}
