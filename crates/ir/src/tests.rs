@@ -161,3 +161,29 @@ fn arity_errors_name_the_counts() {
         "this function returns a function, not a value: its body needs 1 more argument(s)"
     );
 }
+
+#[test]
+fn host_sections_read_print_and_read_back() {
+    let src = "(lift (N K) ((array-type float N)) (lambda (xs)
+      (let s (iterate K (lambda (a) (mapGlb (lambda (x) (* x 2.0f)) a)) xs)
+        (iterate-until #8 (lambda (p q) (reduceSeq (lambda (c x) (and c (> x 1.0f))) true q))
+          (lambda (b) (mapGlb (lambda (x) (+ x 1.0f)) b)) s))))";
+    let p = parse(src).expect("parses");
+    let text = print::program(&p);
+    assert!(text.contains("(iterate K (lambda (a)"), "{text}");
+    assert!(
+        text.contains("(iterate-until #8") && text.contains("(lambda (p q)"),
+        "{text}"
+    );
+    let q = parse(&text).expect("reads back");
+    assert_eq!(print::program(&q), text);
+    let level = crate::host::host_level(&p);
+    let loops = (0..p.exprs.len())
+        .filter(|i| level[*i] && crate::host::is_host_loop(&p, crate::ExprId(*i as u32)))
+        .count();
+    assert_eq!(loops, 2, "both loops run on the host");
+    // `iterate-until` needs a function of two parameters for its condition.
+    let bad = "(lift (N) ((array-type float N)) (lambda (xs) (iterate-until #8 (lambda (p) true) (lambda (b) b) xs)))";
+    let err = parse(bad).map(|_| ()).expect_err("arity");
+    assert!(err.message.contains("2"), "{}", err.message);
+}
