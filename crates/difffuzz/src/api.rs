@@ -93,6 +93,12 @@ pub fn opencl(src: &str, data: &str, device: Option<&str>) -> Result<Value, Refu
         ..lift::Options::default()
     };
     let c = lift::compile_program(l.prog, &opts).map_err(|e| Refusal::new(Stage::Compile, full_message(&e)))?;
+    // A program with host sections runs unit by unit (`lift::host`).
+    if let Some(h) = &c.host {
+        return lift::backend::run_host(h, &l.inputs, device, false)
+            .map(|(v, _)| v)
+            .map_err(|e| Refusal::new(Stage::Run, full_message(&e)));
+    }
     let plan = c
         .plan
         .as_ref()
