@@ -514,7 +514,10 @@ struct UnitRt {
     zeroed: Vec<host_runner::Resident>,
     /// Two output buffers used in turn, so that a launch never overwrites the value the
     /// previous one produced (a loop reads it).
-    outs: [host_runner::Resident; 2],
+    /// Made on first use: a unit that always writes a loop's state buffer needs neither, one
+    /// that runs once needs one.
+    outs: [Option<host_runner::Resident>; 2],
+    out_bytes: usize,
     turn: usize,
     flag: host_runner::Resident,
     env: Env,
@@ -957,17 +960,14 @@ impl HostExec<'_> {
                 }
             }
         }
-        let outs = [
-            self.session.alloc("result", out_bytes).map_err(run_error)?,
-            self.session.alloc("result", out_bytes).map_err(run_error)?,
-        ];
         let flag = self.session.alloc("e_flag", 4).map_err(run_error)?;
         self.session.zero(flag).map_err(run_error)?;
         Ok(UnitRt {
             prepared,
             fixed,
             zeroed,
-            outs,
+            outs: [None, None],
+            out_bytes,
             turn: 0,
             flag,
             env,
@@ -987,7 +987,14 @@ impl HostExec<'_> {
             Some(d) => d,
             None => {
                 rt.turn ^= 1;
-                rt.outs[rt.turn]
+                match rt.outs[rt.turn] {
+                    Some(r) => r,
+                    None => {
+                        let r = self.session.alloc("result", rt.out_bytes).map_err(run_error)?;
+                        rt.outs[rt.turn] = Some(r);
+                        r
+                    }
+                }
             }
         };
         for r in &rt.zeroed {
