@@ -35,6 +35,8 @@ define_language! {
         "local" = Local(Id),
         // The same work-group block, computed tile by tile along the dot products' length.
         "ktile" = KTile([Id; 2]),
+        // `(wgreduce s f z xs)` = `reduce f z xs`, computed by a work-group of `s` work-items.
+        "wgreduce" = WgReduce([Id; 4]),
         Num(i64),
         Sym(Symbol),
         Other(Symbol, Vec<Id>),
@@ -217,6 +219,11 @@ impl LiftAnalysis {
                     ..Data::default()
                 }
             }
+            Lift::WgReduce([_, _, _, x]) => Data {
+                len: Some(ArithExpr::cst(1)),
+                flags: d(x).flags & FLOAT_ELEMS,
+                ..Data::default()
+            },
             Lift::Split([k, x]) => {
                 let k = d(k).lit.map(|v| ArithExpr::cst(v as i64));
                 let x = d(x);
@@ -441,6 +448,103 @@ pub fn algorithmic_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysi
         ));
     }
     rules
+}
+
+/// The cooperative reductions: a reduction spread over the work-items of a work-group.
+pub fn wg_reduce_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> {
+    let mut rules = vec![];
+    for &s in opts
+        .wg_sizes
+        .iter()
+        .filter(|s| s.count_ones() == 1 && **s <= opts.max_group)
+    {
+        // reduce f z xs = wgreduce s f z xs: work-item l of a group of s reduces the strided
+        // slice xs[l], xs[l+s], … (at every step consecutive work-items read consecutive
+        // elements), then the s partial results are combined by a tree in local memory;
+        // f associative and commutative (all we recognise are), z its neutral element,
+        // s | len(xs) and len(xs) > s, xs not itself a partial reduction
+        rules.push(conditional(
+            format!("wg-reduce-{s}"),
+            "(reduce ?f ?z ?x)",
+            format!("(wgreduce {s} ?f ?z ?x)"),
+            move |eg: &mut EG, _: Id, sub: &Subst| {
+                let (f, z, x) = (
+                    &eg[sub[var("?f")]].data,
+                    &eg[sub[var("?z")]].data,
+                    &eg[sub[var("?x")]].data,
+                );
+                neutral_of(f, z)
+                    && x.partial == 0
+                    && x.len
+                        .as_ref()
+                        .is_some_and(|n| may_split(n, s, &eg.analysis.sizes, &eg.analysis.declared))
+            },
+        ));
+        for &items in &opts.wg_items {
+            rules.push(
+                Rewrite::new(
+                    format!("wg-partial-{s}x{items}"),
+                    pat("(reduce ?f ?z ?x)"),
+                    WgPartial { s, items },
+                )
+                .expect("rule"),
+            );
+        }
+    }
+    rules
+}
+
+/// A whole-array reduction as one work-group reduction per chunk, then a reduction of the
+/// chunks' results: `reduce f z xs` =
+/// `reduce f z (join (map (lam c (wgreduce s f z c)) (split (s·e) xs)))`, f associative and
+/// commutative, z its neutral element, xs not itself a partial reduction; each of the `s`
+/// work-items of a group reduces `e` elements, `e` the largest divisor of `len(xs)/s` not above
+/// `items` and below `len(xs)/s` (a known length), or `items` (a symbolic one, checked at run time).
+struct WgPartial {
+    s: i64,
+    items: i64,
+}
+
+impl Applier<Lift, LiftAnalysis> for WgPartial {
+    fn apply_one(&self, eg: &mut EG, eclass: Id, sub: &Subst, _: Option<&PatternAst<Lift>>, _: Symbol) -> Vec<Id> {
+        let (f, z, x) = (sub[var("?f")], sub[var("?z")], sub[var("?x")]);
+        let (fd, zd, xd) = (&eg[f].data, &eg[z].data, &eg[x].data);
+        if !neutral_of(fd, zd) || xd.partial != 0 {
+            return vec![];
+        }
+        let Some(n) = xd.len.clone() else { return vec![] };
+        let an = &eg.analysis;
+        let s = self.s;
+        let e = match n.eval(&|v| an.sizes.get(v).copied()) {
+            Ok(n) if n % s == 0 => (2..=self.items.min(n / s / 2)).rev().find(|d| (n / s) % d == 0),
+            Ok(_) => None,
+            Err(_) => may_split(&n, s * self.items, &an.sizes, &an.declared).then_some(self.items),
+        };
+        let Some(e) = e else { return vec![] };
+        let chunk = s * e;
+        let c = Symbol::from(format!("wg_chunk{}_{s}x{e}", usize::from(eclass)));
+        let data = Data {
+            len: Some(ArithExpr::cst(chunk)),
+            flags: xd.flags & FLOAT_ELEMS,
+            free: vec![c],
+            ..Data::default()
+        };
+        eg.analysis.leaves.insert(c, LeafInfo { data });
+        let cv = eg.add(Lift::Sym(c));
+        let sn = eg.add(Lift::Num(s));
+        let wg = eg.add(Lift::WgReduce([sn, f, z, cv]));
+        let lam = eg.add(Lift::Lam([cv, wg]));
+        let k = eg.add(Lift::Num(chunk));
+        let split = eg.add(Lift::Split([k, x]));
+        let partials = eg.add(Lift::Map([lam, split]));
+        let joined = eg.add(Lift::Join(partials));
+        let res = eg.add(Lift::Reduce([f, z, joined]));
+        if eg.union(eclass, res) {
+            vec![res]
+        } else {
+            vec![]
+        }
+    }
 }
 
 pub fn tiling_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> {
