@@ -124,6 +124,9 @@ pub struct LiftAnalysis {
     pub sizes: BTreeMap<String, i64>,
     /// The program's size variables: lengths over anything else (existential lengths) are never split.
     pub declared: Vec<String>,
+    /// The program's parameters: an array that mentions no other variable is computed once,
+    /// at host level.
+    pub params: Vec<Symbol>,
 }
 
 pub type EG = EGraph<Lift, LiftAnalysis>;
@@ -458,28 +461,14 @@ pub fn wg_reduce_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>
         .iter()
         .filter(|s| s.count_ones() == 1 && **s <= opts.max_group)
     {
-        // reduce f z xs = wgreduce s f z xs: work-item l of a group of s reduces the strided
-        // slice xs[l], xs[l+s], … (at every step consecutive work-items read consecutive
-        // elements), then the s partial results are combined by a tree in local memory;
-        // f associative and commutative (all we recognise are), z its neutral element,
-        // s | len(xs) and len(xs) > s, xs not itself a partial reduction
-        rules.push(conditional(
-            format!("wg-reduce-{s}"),
-            "(reduce ?f ?z ?x)",
-            format!("(wgreduce {s} ?f ?z ?x)"),
-            move |eg: &mut EG, _: Id, sub: &Subst| {
-                let (f, z, x) = (
-                    &eg[sub[var("?f")]].data,
-                    &eg[sub[var("?z")]].data,
-                    &eg[sub[var("?x")]].data,
-                );
-                neutral_of(f, z)
-                    && x.partial == 0
-                    && x.len
-                        .as_ref()
-                        .is_some_and(|n| may_split(n, s, &eg.analysis.sizes, &eg.analysis.declared))
-            },
-        ));
+        // map (λr. … reduce f z xs …) rows = map (λr. … wgreduce s f z xs …) rows, for each
+        // reduction the row function computes itself (not inside a function of its body: those
+        // run per element): work-item l of a group of s reduces the strided slice
+        // xs[l], xs[l+s], … (at every step consecutive work-items read consecutive elements),
+        // then the s partial results are combined by a tree in local memory; f associative and
+        // commutative (all we recognise are), z its neutral element, s | len(xs) and
+        // len(xs) > s, xs not itself a partial reduction
+        rules.push(Rewrite::new(format!("wg-reduce-{s}"), pat("(map (lam ?r ?b) ?rows)"), WgRows { s }).expect("rule"));
         for &items in &opts.wg_items {
             rules.push(
                 Rewrite::new(
@@ -494,10 +483,86 @@ pub fn wg_reduce_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>
     rules
 }
 
+/// Whether `reduce f z x` may be a work-group reduction by `s` work-items.
+fn wg_reducible(eg: &EG, f: Id, z: Id, x: Id, s: i64) -> bool {
+    let (f, z, x) = (&eg[f].data, &eg[z].data, &eg[x].data);
+    neutral_of(f, z)
+        && x.partial == 0
+        && x.len
+            .as_ref()
+            .is_some_and(|n| may_split(n, s, &eg.analysis.sizes, &eg.analysis.declared))
+}
+
+/// See `wg-reduce-*`: the reductions a row function computes at its own level (through `let`s,
+/// the array arguments of maps and other primitives, joins) get their work-group form.
+struct WgRows {
+    s: i64,
+}
+
+impl WgRows {
+    fn collect(eg: &EG, class: Id, s: i64, seen: &mut Vec<Id>, found: &mut Vec<(Id, [Id; 3])>) {
+        let class = eg.find(class);
+        if seen.contains(&class) || seen.len() > 64 {
+            return;
+        }
+        seen.push(class);
+        for node in &eg[class].nodes {
+            match node {
+                Lift::Reduce([f, z, x]) => {
+                    if wg_reducible(eg, *f, *z, *x, s) {
+                        found.push((class, [*f, *z, *x]));
+                    }
+                }
+                Lift::Let([_, v, b]) => {
+                    Self::collect(eg, *v, s, seen, found);
+                    Self::collect(eg, *b, s, seen, found);
+                }
+                Lift::Map([_, x]) | Lift::Join(x) => Self::collect(eg, *x, s, seen, found),
+                Lift::Other(_, kids) => {
+                    for k in kids {
+                        Self::collect(eg, *k, s, seen, found);
+                    }
+                }
+                Lift::Split(_)
+                | Lift::AsVector(_)
+                | Lift::AsScalar(_)
+                | Lift::Lam(_)
+                | Lift::MapF(_)
+                | Lift::ReduceF(_)
+                | Lift::ReduceFU(_)
+                | Lift::Comp(_)
+                | Lift::Transpose(_)
+                | Lift::Local(_)
+                | Lift::KTile(_)
+                | Lift::WgReduce(_)
+                | Lift::Num(_)
+                | Lift::Sym(_) => {}
+            }
+        }
+    }
+}
+
+impl Applier<Lift, LiftAnalysis> for WgRows {
+    fn apply_one(&self, eg: &mut EG, _: Id, sub: &Subst, _: Option<&PatternAst<Lift>>, _: Symbol) -> Vec<Id> {
+        let mut found = vec![];
+        Self::collect(eg, sub[var("?b")], self.s, &mut vec![], &mut found);
+        let mut changed = vec![];
+        for (class, [f, z, x]) in found {
+            let sn = eg.add(Lift::Num(self.s));
+            let wg = eg.add(Lift::WgReduce([sn, f, z, x]));
+            if eg.union(class, wg) {
+                changed.push(wg);
+            }
+        }
+        changed
+    }
+}
+
 /// A whole-array reduction as one work-group reduction per chunk, then a reduction of the
 /// chunks' results: `reduce f z xs` =
 /// `reduce f z (join (map (lam c (wgreduce s f z c)) (split (s·e) xs)))`, f associative and
-/// commutative, z its neutral element, xs not itself a partial reduction; each of the `s`
+/// commutative, z its neutral element, xs not itself a partial reduction and of the program's
+/// parameters only (a reduction at host level, not one per element of a map); each of the `s`
 /// work-items of a group reduces `e` elements, `e` the largest divisor of `len(xs)/s` not above
 /// `items` and below `len(xs)/s` (a known length), or `items` (a symbolic one, checked at run time).
 struct WgPartial {
@@ -509,11 +574,11 @@ impl Applier<Lift, LiftAnalysis> for WgPartial {
     fn apply_one(&self, eg: &mut EG, eclass: Id, sub: &Subst, _: Option<&PatternAst<Lift>>, _: Symbol) -> Vec<Id> {
         let (f, z, x) = (sub[var("?f")], sub[var("?z")], sub[var("?x")]);
         let (fd, zd, xd) = (&eg[f].data, &eg[z].data, &eg[x].data);
-        if !neutral_of(fd, zd) || xd.partial != 0 {
+        let an = &eg.analysis;
+        if !neutral_of(fd, zd) || xd.partial != 0 || !xd.free.iter().all(|v| an.params.contains(v)) {
             return vec![];
         }
         let Some(n) = xd.len.clone() else { return vec![] };
-        let an = &eg.analysis;
         let s = self.s;
         let e = match n.eval(&|v| an.sizes.get(v).copied()) {
             Ok(n) if n % s == 0 => (2..=self.items.min(n / s / 2)).rev().find(|d| (n / s) % d == 0),

@@ -164,6 +164,11 @@ pub fn saturate(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> 
         leaves: enc.leaves.clone(),
         sizes: opts.sizes.clone(),
         declared: prog.sizes.clone(),
+        params: prog
+            .params
+            .iter()
+            .map(|p| egg::Symbol::from(enc.names[p.var.index()].as_str()))
+            .collect(),
     };
     let mut eg = EG::new(analysis);
     let root = eg.add_expr(&enc.expr);
