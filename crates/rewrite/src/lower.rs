@@ -896,7 +896,7 @@ impl Lowerer<'_> {
         let s = wg_size(&f.kids[1]);
         let (xt, xc, bind) = self.kernel_arg(x);
         let pv = self.b.bind(&Self::sym_name(&f.kids[0]));
-        let (body, bc) = self.grp_out(&f.kids[1]);
+        let (body, bc) = self.grp_out(&f.kids[1], s);
         self.b.unbind(pv);
         let row_fn = self.b.lambda(vec![pv], body);
         let e = self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![row_fn, xt]);
@@ -910,22 +910,22 @@ impl Lowerer<'_> {
 
     /// The body of a work-group whose value goes to global memory: its last map is a `mapLcl`
     /// writing there, or the value (in local memory) is copied there by one.
-    fn grp_out(&mut self, t: &Rc<Term>) -> Out {
+    fn grp_out(&mut self, t: &Rc<Term>, group: i64) -> Out {
         match t.op {
             TOp::Let if has_wg(&t.kids[1]) || has_wg(&t.kids[2]) => {
                 let k = &t.kids;
-                let (v, vc) = self.grp(&k[1]);
+                let (v, vc) = self.grp(&k[1], group);
                 let x = self.b.bind(&Self::sym_name(&k[0]));
-                let (b, bc) = self.grp_out(&k[2]);
+                let (b, bc) = self.grp_out(&k[2], group);
                 self.b.unbind(x);
                 (self.b.let_(x, v, b), vc + bc)
             }
             TOp::Map => {
-                let (e, c) = self.grp(t);
+                let (e, c) = self.grp(t, group);
                 (self.b.to(AddressSpace::Global, e), c)
             }
             _ => {
-                let (e, c) = self.grp(t);
+                let (e, c) = self.grp(t, group);
                 let x = self.b.bind("x");
                 let xe = self.b.var(x);
                 self.b.unbind(x);
@@ -937,25 +937,30 @@ impl Lowerer<'_> {
     }
 
     /// Code at work-group level: maps are `mapLcl`, work-group reductions trees in local
-    /// memory, views stay views; the cost is per work-item.
-    fn grp(&mut self, t: &Rc<Term>) -> Out {
+    /// memory, views stay views; the cost is per work-item. Every work-group reduction uses
+    /// all `group` work-items where it divides the length (a smaller one would leave some idle).
+    fn grp(&mut self, t: &Rc<Term>, group: i64) -> Out {
         let k = &t.kids;
         match &t.op {
-            TOp::WgReduce(s) => self.wg_tree(*s, &k[1], &k[2], &k[3]),
+            TOp::WgReduce(s) => {
+                let whole = self.len(&k[3]) as i64;
+                let s = if whole > group && whole % group == 0 { group } else { *s };
+                self.wg_tree(s, &k[1], &k[2], &k[3])
+            }
             TOp::Map => {
                 let (f, fc) = self.func(&k[0], self.eval(k[1].inner.as_ref()));
-                let (x, xc) = self.grp(&k[1]);
+                let (x, xc) = self.grp(&k[1], group);
                 (self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![f, x]), xc + fc + 1.0)
             }
             TOp::Let => {
-                let (v, vc) = self.grp(&k[1]);
+                let (v, vc) = self.grp(&k[1], group);
                 let x = self.b.bind(&Self::sym_name(&k[0]));
-                let (b, bc) = self.grp(&k[2]);
+                let (b, bc) = self.grp(&k[2], group);
                 self.b.unbind(x);
                 (self.b.let_(x, v, b), vc + bc)
             }
             TOp::Join if has_wg(t) => {
-                let (x, c) = self.grp(&k[0]);
+                let (x, c) = self.grp(&k[0], group);
                 (self.b.prim(Prim::Join, vec![x]), c)
             }
             TOp::Other(s) if has_wg(t) => {
@@ -965,7 +970,7 @@ impl Lowerer<'_> {
                     let (a, c) = if is_fun(kid) {
                         self.func(kid, self.eval(t.inner.as_ref()))
                     } else {
-                        self.grp(kid)
+                        self.grp(kid, group)
                     };
                     args.push(a);
                     cost += c;
