@@ -467,7 +467,7 @@ pub fn wg_reduce_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>
         // xs[l], xs[l+s], … (at every step consecutive work-items read consecutive elements),
         // then the s partial results are combined by a tree in local memory; f associative and
         // commutative (all we recognise are), z its neutral element, s | len(xs) and
-        // len(xs) > s, xs not itself a partial reduction
+        // len(xs) > s, xs not itself a partial reduction, rows not columns of an array
         rules.push(Rewrite::new(format!("wg-reduce-{s}"), pat("(map (lam ?r ?b) ?rows)"), WgRows { s }).expect("rule"));
         for &items in &opts.wg_items {
             rules.push(
@@ -491,6 +491,19 @@ fn wg_reducible(eg: &EG, f: Id, z: Id, x: Id, s: i64) -> bool {
         && x.len
             .as_ref()
             .is_some_and(|n| may_split(n, s, &eg.analysis.sizes, &eg.analysis.declared))
+}
+
+/// Whether the rows of `id` are columns of a stored array: a transpose, or a zip with one.
+fn columns(eg: &EG, id: Id, depth: usize) -> bool {
+    depth < 4
+        && eg[id].nodes.iter().any(|n| match n {
+            Lift::Transpose(_) => true,
+            Lift::Other(h, kids) => {
+                let head = h.as_str().split('|').next().unwrap_or("");
+                head == "transpose" || (head == "zip" && kids.iter().any(|k| columns(eg, *k, depth + 1)))
+            }
+            _ => false,
+        })
 }
 
 /// See `wg-reduce-*`: the reductions a row function computes at its own level (through `let`s,
@@ -544,6 +557,11 @@ impl WgRows {
 
 impl Applier<Lift, LiftAnalysis> for WgRows {
     fn apply_one(&self, eg: &mut EG, _: Id, sub: &Subst, _: Option<&PatternAst<Lift>>, _: Symbol) -> Vec<Id> {
+        // a work-group reading a column reads one element per row: never coalesced, and a
+        // work-item per column reads consecutive columns already
+        if columns(eg, sub[var("?rows")], 0) {
+            return vec![];
+        }
         let mut found = vec![];
         Self::collect(eg, sub[var("?b")], self.s, &mut vec![], &mut found);
         let mut changed = vec![];

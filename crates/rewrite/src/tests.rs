@@ -265,6 +265,17 @@ fn wg_reduce_needs_a_neutral_element_and_a_divisible_length() {
             "{ex}"
         );
     }
+    // the rows are columns: a work-group would read one element per row
+    let columns = "(lift (M N) ((array-type (array-type float N) M) (array-type float M))
+      (lambda (mat v) (join (map (lambda (col) (reduce + 0.0f (map (lambda (p) (* (get #0 p) (get #1 p))) (zip col v))))
+        (transpose mat)))))";
+    let ex = check_with(columns, &[("M", 32), ("N", 16)], 1, wg_only);
+    assert!(
+        ex.variants
+            .iter()
+            .all(|v| !v.description.contains("work-group reduction")),
+        "{ex}"
+    );
 }
 
 #[test]
