@@ -35,6 +35,8 @@ define_language! {
         "local" = Local(Id),
         // The same work-group block, computed tile by tile along the dot products' length.
         "ktile" = KTile([Id; 2]),
+        // `(wgreduce s f z xs)` = `reduce f z xs`, computed by a work-group of `s` work-items.
+        "wgreduce" = WgReduce([Id; 4]),
         Num(i64),
         Sym(Symbol),
         Other(Symbol, Vec<Id>),
@@ -122,6 +124,9 @@ pub struct LiftAnalysis {
     pub sizes: BTreeMap<String, i64>,
     /// The program's size variables: lengths over anything else (existential lengths) are never split.
     pub declared: Vec<String>,
+    /// The program's parameters: an array that mentions no other variable is computed once,
+    /// at host level.
+    pub params: Vec<Symbol>,
 }
 
 pub type EG = EGraph<Lift, LiftAnalysis>;
@@ -217,6 +222,11 @@ impl LiftAnalysis {
                     ..Data::default()
                 }
             }
+            Lift::WgReduce([_, _, _, x]) => Data {
+                len: Some(ArithExpr::cst(1)),
+                flags: d(x).flags & FLOAT_ELEMS,
+                ..Data::default()
+            },
             Lift::Split([k, x]) => {
                 let k = d(k).lit.map(|v| ArithExpr::cst(v as i64));
                 let x = d(x);
@@ -441,6 +451,183 @@ pub fn algorithmic_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysi
         ));
     }
     rules
+}
+
+/// The cooperative reductions: a reduction spread over the work-items of a work-group.
+pub fn wg_reduce_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> {
+    let mut rules = vec![];
+    for &s in opts
+        .wg_sizes
+        .iter()
+        .filter(|s| s.count_ones() == 1 && **s <= opts.max_group)
+    {
+        // map (λr. … reduce f z xs …) rows = map (λr. … wgreduce s f z xs …) rows, for each
+        // reduction the row function computes itself (not inside a function of its body: those
+        // run per element): work-item l of a group of s reduces the strided slice
+        // xs[l], xs[l+s], … (at every step consecutive work-items read consecutive elements),
+        // then the s partial results are combined by a tree in local memory; f associative and
+        // commutative (all we recognise are), z its neutral element, s | len(xs) and
+        // len(xs) > s, xs not itself a partial reduction, rows not columns of an array
+        rules.push(Rewrite::new(format!("wg-reduce-{s}"), pat("(map (lam ?r ?b) ?rows)"), WgRows { s }).expect("rule"));
+        for &items in &opts.wg_items {
+            rules.push(
+                Rewrite::new(
+                    format!("wg-partial-{s}x{items}"),
+                    pat("(reduce ?f ?z ?x)"),
+                    WgPartial { s, items },
+                )
+                .expect("rule"),
+            );
+        }
+    }
+    rules
+}
+
+/// Whether `reduce f z x` may be a work-group reduction by `s` work-items.
+fn wg_reducible(eg: &EG, f: Id, z: Id, x: Id, s: i64) -> bool {
+    let (f, z, x) = (&eg[f].data, &eg[z].data, &eg[x].data);
+    neutral_of(f, z)
+        && x.partial == 0
+        && x.len
+            .as_ref()
+            .is_some_and(|n| may_split(n, s, &eg.analysis.sizes, &eg.analysis.declared))
+}
+
+/// Whether the rows of `id` are columns of a stored array: a transpose, or a zip with one.
+fn columns(eg: &EG, id: Id, depth: usize) -> bool {
+    depth < 4
+        && eg[id].nodes.iter().any(|n| match n {
+            Lift::Transpose(_) => true,
+            Lift::Other(h, kids) => {
+                let head = h.as_str().split('|').next().unwrap_or("");
+                head == "transpose" || (head == "zip" && kids.iter().any(|k| columns(eg, *k, depth + 1)))
+            }
+            _ => false,
+        })
+}
+
+/// See `wg-reduce-*`: the reductions a row function computes at its own level (through `let`s,
+/// the array arguments of maps and other primitives, joins) get their work-group form.
+struct WgRows {
+    s: i64,
+}
+
+impl WgRows {
+    fn collect(eg: &EG, class: Id, s: i64, seen: &mut Vec<Id>, found: &mut Vec<(Id, [Id; 3])>) {
+        let class = eg.find(class);
+        if seen.contains(&class) || seen.len() > 64 {
+            return;
+        }
+        seen.push(class);
+        for node in &eg[class].nodes {
+            match node {
+                Lift::Reduce([f, z, x]) => {
+                    if wg_reducible(eg, *f, *z, *x, s) {
+                        found.push((class, [*f, *z, *x]));
+                    }
+                }
+                Lift::Let([_, v, b]) => {
+                    Self::collect(eg, *v, s, seen, found);
+                    Self::collect(eg, *b, s, seen, found);
+                }
+                Lift::Map([_, x]) | Lift::Join(x) => Self::collect(eg, *x, s, seen, found),
+                Lift::Other(_, kids) => {
+                    for k in kids {
+                        Self::collect(eg, *k, s, seen, found);
+                    }
+                }
+                Lift::Split(_)
+                | Lift::AsVector(_)
+                | Lift::AsScalar(_)
+                | Lift::Lam(_)
+                | Lift::MapF(_)
+                | Lift::ReduceF(_)
+                | Lift::ReduceFU(_)
+                | Lift::Comp(_)
+                | Lift::Transpose(_)
+                | Lift::Local(_)
+                | Lift::KTile(_)
+                | Lift::WgReduce(_)
+                | Lift::Num(_)
+                | Lift::Sym(_) => {}
+            }
+        }
+    }
+}
+
+impl Applier<Lift, LiftAnalysis> for WgRows {
+    fn apply_one(&self, eg: &mut EG, _: Id, sub: &Subst, _: Option<&PatternAst<Lift>>, _: Symbol) -> Vec<Id> {
+        // a work-group reading a column reads one element per row: never coalesced, and a
+        // work-item per column reads consecutive columns already
+        if columns(eg, sub[var("?rows")], 0) {
+            return vec![];
+        }
+        let mut found = vec![];
+        Self::collect(eg, sub[var("?b")], self.s, &mut vec![], &mut found);
+        let mut changed = vec![];
+        for (class, [f, z, x]) in found {
+            let sn = eg.add(Lift::Num(self.s));
+            let wg = eg.add(Lift::WgReduce([sn, f, z, x]));
+            if eg.union(class, wg) {
+                changed.push(wg);
+            }
+        }
+        changed
+    }
+}
+
+/// A whole-array reduction as one work-group reduction per chunk, then a reduction of the
+/// chunks' results: `reduce f z xs` =
+/// `reduce f z (join (map (lam c (wgreduce s f z c)) (split (s·e) xs)))`, f associative and
+/// commutative, z its neutral element, xs not itself a partial reduction and of the program's
+/// parameters only (a reduction at host level, not one per element of a map); each of the `s`
+/// work-items of a group reduces `e` elements, `e` the largest divisor of `len(xs)/s` not above
+/// `items` and below `len(xs)/s` (a known length), or `items` (a symbolic one, checked at run time).
+struct WgPartial {
+    s: i64,
+    items: i64,
+}
+
+impl Applier<Lift, LiftAnalysis> for WgPartial {
+    fn apply_one(&self, eg: &mut EG, eclass: Id, sub: &Subst, _: Option<&PatternAst<Lift>>, _: Symbol) -> Vec<Id> {
+        let (f, z, x) = (sub[var("?f")], sub[var("?z")], sub[var("?x")]);
+        let (fd, zd, xd) = (&eg[f].data, &eg[z].data, &eg[x].data);
+        let an = &eg.analysis;
+        if !neutral_of(fd, zd) || xd.partial != 0 || !xd.free.iter().all(|v| an.params.contains(v)) {
+            return vec![];
+        }
+        let Some(n) = xd.len.clone() else { return vec![] };
+        let s = self.s;
+        let e = match n.eval(&|v| an.sizes.get(v).copied()) {
+            Ok(n) if n % s == 0 => (2..=self.items.min(n / s / 2)).rev().find(|d| (n / s) % d == 0),
+            Ok(_) => None,
+            Err(_) => may_split(&n, s * self.items, &an.sizes, &an.declared).then_some(self.items),
+        };
+        let Some(e) = e else { return vec![] };
+        let chunk = s * e;
+        let c = Symbol::from(format!("wg_chunk{}_{s}x{e}", usize::from(eclass)));
+        let data = Data {
+            len: Some(ArithExpr::cst(chunk)),
+            flags: xd.flags & FLOAT_ELEMS,
+            free: vec![c],
+            ..Data::default()
+        };
+        eg.analysis.leaves.insert(c, LeafInfo { data });
+        let cv = eg.add(Lift::Sym(c));
+        let sn = eg.add(Lift::Num(s));
+        let wg = eg.add(Lift::WgReduce([sn, f, z, cv]));
+        let lam = eg.add(Lift::Lam([cv, wg]));
+        let k = eg.add(Lift::Num(chunk));
+        let split = eg.add(Lift::Split([k, x]));
+        let partials = eg.add(Lift::Map([lam, split]));
+        let joined = eg.add(Lift::Join(partials));
+        let res = eg.add(Lift::Reduce([f, z, joined]));
+        if eg.union(eclass, res) {
+            vec![res]
+        } else {
+            vec![]
+        }
+    }
 }
 
 pub fn tiling_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> {

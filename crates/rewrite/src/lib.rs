@@ -52,6 +52,11 @@ pub struct Options {
     pub tile_factors: Vec<i64>,
     /// Most work-items in one work-group.
     pub max_group: i64,
+    /// Work-group sizes of cooperative reductions (`wg-reduce-*`, `wg-partial-*`): powers of 2.
+    pub wg_sizes: Vec<i64>,
+    /// Elements each work-item reduces in a whole-array cooperative reduction (`wg-partial-*`),
+    /// as targets: the largest divisor of the length per work-item not above each.
+    pub wg_items: Vec<i64>,
     /// Only the rules whose names contain one of these (all rules when empty): to test rules
     /// one at a time.
     pub only_rules: Vec<String>,
@@ -75,6 +80,8 @@ impl Default for Options {
             ktile_factors: vec![8, 16, 32],
             stride_targets: vec![2048, 16384, 131072],
             max_group: 256,
+            wg_sizes: vec![64, 128, 256],
+            wg_items: vec![128, 1024],
         }
     }
 }
@@ -157,6 +164,11 @@ pub fn saturate(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> 
         leaves: enc.leaves.clone(),
         sizes: opts.sizes.clone(),
         declared: prog.sizes.clone(),
+        params: prog
+            .params
+            .iter()
+            .map(|p| egg::Symbol::from(enc.names[p.var.index()].as_str()))
+            .collect(),
     };
     let mut eg = EG::new(analysis);
     let root = eg.add_expr(&enc.expr);
@@ -166,6 +178,7 @@ pub fn saturate(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> 
     for (name, rules) in [
         ("algorithmic", egraph::algorithmic_rules(opts)),
         ("tiling", egraph::tiling_rules(opts)),
+        ("work-group reductions", egraph::wg_reduce_rules(opts)),
         ("work-groups", egraph::workgroup_rules(opts)),
         ("sequential", egraph::sequential_rules(opts)),
     ] {

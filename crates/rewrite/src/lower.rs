@@ -409,6 +409,8 @@ impl Lowerer<'_> {
             TOp::Sym(s) => (self.leaf(s), 0.0),
             TOp::Num(n) => (self.b.int(*n), 0.0),
             TOp::Lam | TOp::MapF | TOp::ReduceF | TOp::ReduceFU | TOp::Comp => self.func(t, 1.0),
+            // outside a work-group's own body, one work-item does the reduction
+            TOp::WgReduce(_) => self.seq(&as_reduce(t)),
             _ => self.layout(t, false),
         }
     }
@@ -751,6 +753,8 @@ impl Lowerer<'_> {
             return self.host_tiled(&p);
         }
         match &t.op {
+            TOp::Map if k[0].op == TOp::Lam && has_wg(&k[0].kids[1]) => self.host_wg(&k[0], &k[1]),
+            TOp::WgReduce(_) => self.host(&as_reduce(t)),
             TOp::Map => {
                 let (f, x) = (&k[0], &k[1]);
                 let n = self.len(x);
@@ -838,5 +842,205 @@ impl Lowerer<'_> {
             }
             _ => self.layout(t, true),
         }
+    }
+}
+
+/// Whether `t` holds a work-group reduction outside any function of it: run at work-group level
+/// when `t` is the body of a `mapWrg`'s function.
+fn has_wg(t: &Term) -> bool {
+    match t.op {
+        TOp::WgReduce(_) => true,
+        TOp::Lam | TOp::MapF | TOp::ReduceF | TOp::ReduceFU | TOp::Comp => false,
+        _ => t.kids.iter().any(|k| has_wg(k)),
+    }
+}
+
+/// `wgreduce s f z xs` as the `reduce f z xs` it equals.
+fn as_reduce(t: &Rc<Term>) -> Rc<Term> {
+    Term::new(TOp::Reduce, t.kids[1..].to_vec(), t.len.clone(), t.inner.clone())
+}
+
+/// The largest work-group of the work-group reductions in `t` (at work-group level).
+fn wg_size(t: &Term) -> i64 {
+    match t.op {
+        TOp::WgReduce(s) => s,
+        TOp::Lam | TOp::MapF | TOp::ReduceF | TOp::ReduceFU | TOp::Comp => 1,
+        _ => t.kids.iter().map(|k| wg_size(k)).max().unwrap_or(1),
+    }
+}
+
+/// Local memory traffic and a barrier of one step of a work-group's tree, per work-item.
+const TREE_STEP: f64 = 6.0;
+/// How much slower a work-group reads a row of a transposed array (a stride of a whole row
+/// between work-items, no coalescing) than a row of a plain one.
+const UNCOALESCED: f64 = 8.0;
+
+impl Lowerer<'_> {
+    /// Whether the rows of `x` are columns of a stored array (so consecutive elements of a row
+    /// are a row apart in memory).
+    fn reads_columns(&self, x: &Term) -> bool {
+        match &x.op {
+            TOp::Transpose => true,
+            TOp::Other(s) => {
+                let head = self.leaf_text(s);
+                head == "transpose" || (head == "zip" && x.kids.iter().any(|k| self.reads_columns(k)))
+            }
+            _ => false,
+        }
+    }
+
+    /// `map (λr. body) xs` whose body holds work-group reductions: `mapWrg` over `xs`, the body
+    /// at work-group level (`grp_out`).
+    fn host_wg(&mut self, f: &Rc<Term>, x: &Rc<Term>) -> Out {
+        let n = self.len(x);
+        let s = wg_size(&f.kids[1]);
+        let (xt, xc, bind) = self.kernel_arg(x);
+        let pv = self.b.bind(&Self::sym_name(&f.kids[0]));
+        let (body, bc) = self.grp_out(&f.kids[1], s);
+        self.b.unbind(pv);
+        let row_fn = self.b.lambda(vec![pv], body);
+        let e = self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![row_fn, xt]);
+        self.notes
+            .push(format!("mapWrg {n} groups × work-group reduction by {s}"));
+        let threads = n * s as f64;
+        let strided = if self.reads_columns(x) { UNCOALESCED } else { 1.0 };
+        let cost = (threads / self.lanes).ceil() * bc * strided + n * MEM;
+        (self.wrap(bind, e), xc + cost + LAUNCH)
+    }
+
+    /// The body of a work-group whose value goes to global memory: its last map is a `mapLcl`
+    /// writing there, or the value (in local memory) is copied there by one.
+    fn grp_out(&mut self, t: &Rc<Term>, group: i64) -> Out {
+        match t.op {
+            TOp::Let if has_wg(&t.kids[1]) || has_wg(&t.kids[2]) => {
+                let k = &t.kids;
+                let (v, vc) = self.grp(&k[1], group);
+                let x = self.b.bind(&Self::sym_name(&k[0]));
+                let (b, bc) = self.grp_out(&k[2], group);
+                self.b.unbind(x);
+                (self.b.let_(x, v, b), vc + bc)
+            }
+            TOp::Map => {
+                let (e, c) = self.grp(t, group);
+                (self.b.to(AddressSpace::Global, e), c)
+            }
+            _ => {
+                let (e, c) = self.grp(t, group);
+                let x = self.b.bind("x");
+                let xe = self.b.var(x);
+                self.b.unbind(x);
+                let id = self.b.lambda(vec![x], xe);
+                let copy = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![id, e]);
+                (self.b.to(AddressSpace::Global, copy), c + 1.0)
+            }
+        }
+    }
+
+    /// Code at work-group level: maps are `mapLcl`, work-group reductions trees in local
+    /// memory, views stay views; the cost is per work-item. Every work-group reduction uses
+    /// all `group` work-items where it divides the length (a smaller one would leave some idle).
+    fn grp(&mut self, t: &Rc<Term>, group: i64) -> Out {
+        let k = &t.kids;
+        match &t.op {
+            TOp::WgReduce(s) => {
+                let whole = self.len(&k[3]) as i64;
+                let s = if whole > group && whole % group == 0 { group } else { *s };
+                self.wg_tree(s, &k[1], &k[2], &k[3])
+            }
+            TOp::Map => {
+                let (f, fc) = self.func(&k[0], self.eval(k[1].inner.as_ref()));
+                let (x, xc) = self.grp(&k[1], group);
+                (self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![f, x]), xc + fc + 1.0)
+            }
+            TOp::Let => {
+                let (v, vc) = self.grp(&k[1], group);
+                let x = self.b.bind(&Self::sym_name(&k[0]));
+                let (b, bc) = self.grp(&k[2], group);
+                self.b.unbind(x);
+                (self.b.let_(x, v, b), vc + bc)
+            }
+            TOp::Join if has_wg(t) => {
+                let (x, c) = self.grp(&k[0], group);
+                (self.b.prim(Prim::Join, vec![x]), c)
+            }
+            TOp::Other(s) if has_wg(t) => {
+                let mut args = vec![];
+                let mut cost = 0.0;
+                for kid in k {
+                    let (a, c) = if is_fun(kid) {
+                        self.func(kid, self.eval(t.inner.as_ref()))
+                    } else {
+                        self.grp(kid, group)
+                    };
+                    args.push(a);
+                    cost += c;
+                }
+                match self.head(s) {
+                    Some((prim, span)) => (self.b.prim_at(prim, args, span), cost),
+                    None => {
+                        self.b.broken.get_or_insert_with(|| format!("no primitive for `{s}`"));
+                        (self.b.int(0), cost)
+                    }
+                }
+            }
+            _ => self.seq(t),
+        }
+    }
+
+    /// `reduce f z xs` by a work-group of `s` work-items:
+    /// `iterate #log2(s) (λa. join (mapLcl (λp. toLocal (reduceSeqUnroll f z p)) (split #2 a)))
+    ///   (join (mapLcl (λc. toLocal (reduceSeq f z c)) (transpose (split #s xs))))`:
+    /// work-item `l` first reduces `xs[l], xs[l+s], …` (a map producing `xs` is fused into that
+    /// loop), then each step of the tree halves the partial results in local memory.
+    fn wg_tree(&mut self, s: i64, f: &Rc<Term>, z: &Rc<Term>, x: &Rc<Term>) -> Out {
+        let chunk_len = x.len.as_ref().map(|l| l.div_assume_exact(&arith::ArithExpr::cst(s)));
+        let c = self.name("chunk");
+        let chunk = Term::new(TOp::Sym(Symbol::from(c.as_str())), vec![], chunk_len.clone(), None);
+        // the chunks are of the map's argument, the map fused into their reduction
+        let (data, elems) = match &x.op {
+            TOp::Map if matches!(x.kids[0].op, TOp::Sym(_)) => (
+                x.kids[1].clone(),
+                Term::new(TOp::Map, vec![x.kids[0].clone(), chunk], chunk_len, None),
+            ),
+            _ => (x.clone(), chunk),
+        };
+        let red = Term::new(
+            TOp::Reduce,
+            vec![f.clone(), z.clone(), elems],
+            Some(arith::ArithExpr::cst(1)),
+            None,
+        );
+        let (d, dc) = self.seq(&data);
+        let cv = self.b.bind(&c);
+        let (r, rc) = self.seq(&red);
+        self.b.unbind(cv);
+        let r = self.b.to(AddressSpace::Local, r);
+        let chunk_fn = self.b.lambda(vec![cv], r);
+        let split = self.b.prim(Prim::Split(arith::ArithExpr::cst(s)), vec![d]);
+        let chunks = self.b.prim(Prim::Transpose, vec![split]);
+        let partials = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![chunk_fn, chunks]);
+        let partials = self.b.prim(Prim::Join, vec![partials]);
+        // the tree: each step sums pairs
+        let steps = i64::from(s.max(1).ilog2());
+        let (a, p) = (self.name("a"), self.name("pair"));
+        let av = self.b.bind(&a);
+        let pv = self.b.bind(&p);
+        let (fl, fc) = self.func(f, 1.0);
+        let (zl, _) = self.seq(z);
+        let pe = self.b.var(pv);
+        let pair = self.b.prim(Prim::Reduce(ReduceKind::SeqUnroll), vec![fl, zl, pe]);
+        let pair = self.b.to(AddressSpace::Local, pair);
+        self.b.unbind(pv);
+        let pair_fn = self.b.lambda(vec![pv], pair);
+        let ae = self.b.var(av);
+        let halves = self.b.prim(Prim::Split(arith::ArithExpr::cst(2)), vec![ae]);
+        let step = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![pair_fn, halves]);
+        let step = self.b.prim(Prim::Join, vec![step]);
+        self.b.unbind(av);
+        let step_fn = self.b.lambda(vec![av], step);
+        let tree = self
+            .b
+            .prim(Prim::Iterate(arith::ArithExpr::cst(steps)), vec![step_fn, partials]);
+        (tree, dc + rc + steps as f64 * (2.0 * fc + TREE_STEP))
     }
 }

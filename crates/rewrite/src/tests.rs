@@ -38,15 +38,26 @@ fn close(a: &Value, b: &Value) -> bool {
 
 /// Explores `src` and checks every variant against the original on two random inputs.
 fn check(src: &str, sizes: &[(&str, i64)], min_variants: usize) -> crate::Exploration {
+    check_with(src, sizes, min_variants, |_| {})
+}
+
+/// `check` with options changed by `tweak`.
+fn check_with(
+    src: &str,
+    sizes: &[(&str, i64)],
+    min_variants: usize,
+    tweak: impl FnOnce(&mut Options),
+) -> crate::Exploration {
     let prog = ir::parse(src).expect("parses");
     let info = typeck::infer(&prog).expect("types");
     let sizes: BTreeMap<String, i64> = sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect();
-    let opts = Options {
+    let mut opts = Options {
         split_factors: vec![4, 8],
         sizes: sizes.clone(),
         top_k: 32,
         ..Options::default()
     };
+    tweak(&mut opts);
     let ex = explore(&prog, &info, &opts).expect("explores");
     assert!(
         ex.variants.len() >= min_variants,
@@ -193,6 +204,99 @@ fn exploration_is_deterministic() {
         .expect("explores")
         .to_string();
     assert_eq!(a, b);
+}
+
+/// Only the cooperative reductions, with small work-groups.
+fn wg_only(o: &mut Options) {
+    o.only_rules = vec!["wg-".into()];
+    o.wg_sizes = vec![4, 8];
+    o.wg_items = vec![4];
+}
+
+#[test]
+fn wg_reduce_makes_work_group_rows_that_are_sound_and_emit() {
+    let ex = check_with(
+        include_str!("../../../examples/hl_matvec.lisp"),
+        &[("M", 16), ("N", 32)],
+        3,
+        wg_only,
+    );
+    let coop: Vec<&crate::Variant> = ex
+        .variants
+        .iter()
+        .filter(|v| v.description.contains("work-group reduction by"))
+        .collect();
+    // one per work-group size, each a tree in local memory over strided partial sums
+    assert_eq!(coop.len(), 2, "{ex}");
+    for v in coop {
+        assert!(v.source.contains("(mapWrg"), "{}", v.source);
+        assert!(v.source.contains("(iterate #"), "{}", v.source);
+        assert!(v.source.contains("(transpose (split #"), "{}", v.source);
+        assert!(emits(v), "{}", v.source);
+    }
+}
+
+#[test]
+fn wg_partial_splits_a_whole_array_reduction_over_work_groups() {
+    let ex = check_with(include_str!("../../../examples/hl_sum.lisp"), &[("N", 256)], 2, wg_only);
+    let coop: Vec<&crate::Variant> = ex
+        .variants
+        .iter()
+        .filter(|v| v.description.contains("work-group reduction by") && v.source.contains("(let tmp"))
+        .collect();
+    assert!(!coop.is_empty(), "{ex}");
+    for v in coop {
+        assert!(emits(v), "{}", v.source);
+    }
+}
+
+#[test]
+fn wg_reduce_needs_a_neutral_element_and_a_divisible_length() {
+    // `+` from 2.0f is not a partial reduction's neutral start; 30 is no multiple of 4 or 8
+    for (src, n) in [
+        ("(lift (N) ((array-type float N)) (lambda (xs) (reduce + 2.0f xs)))", 64),
+        ("(lift (N) ((array-type float N)) (lambda (xs) (reduce + 0.0f xs)))", 30),
+    ] {
+        let ex = check_with(src, &[("N", n)], 1, wg_only);
+        assert!(
+            ex.variants
+                .iter()
+                .all(|v| !v.description.contains("work-group reduction")),
+            "{ex}"
+        );
+    }
+    // the rows are columns: a work-group would read one element per row
+    let columns = "(lift (M N) ((array-type (array-type float N) M) (array-type float M))
+      (lambda (mat v) (join (map (lambda (col) (reduce + 0.0f (map (lambda (p) (* (get #0 p) (get #1 p))) (zip col v))))
+        (transpose mat)))))";
+    let ex = check_with(columns, &[("M", 32), ("N", 16)], 1, wg_only);
+    assert!(
+        ex.variants
+            .iter()
+            .all(|v| !v.description.contains("work-group reduction")),
+        "{ex}"
+    );
+}
+
+#[test]
+fn cost_model_prefers_work_group_reductions_for_long_rows_and_large_sums() {
+    let rank = |src: &str, sizes: &[(&str, i64)]| {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        let opts = Options {
+            sizes: sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..Options::default()
+        };
+        explore(&prog, &info, &opts).expect("explores")
+    };
+    let matvec = include_str!("../../../examples/hl_matvec.lisp");
+    let ex = rank(matvec, &[("M", 8192), ("N", 8192)]);
+    assert!(ex.variants[0].description.contains("work-group reduction"), "{ex}");
+    let ex = rank(include_str!("../../../examples/hl_sum.lisp"), &[("N", 100_000_000)]);
+    assert!(ex.variants[0].description.contains("work-group reduction"), "{ex}");
+    // many short rows: one work-item per row has parallelism enough, and no tree to pay for
+    let ex = rank(matvec, &[("M", 1 << 20), ("N", 64)]);
+    assert!(!ex.variants[0].description.contains("work-group reduction"), "{ex}");
 }
 
 /// Whether code generation accepts a variant (which `validate` accepted).

@@ -31,6 +31,10 @@ const NO_RULE: &str = "\u{1}no rule\u{1}";
 const WORK_BUDGET: i64 = 40_000;
 /// Tuning factors of the split rules: small, so that the small test sizes can be split.
 const SPLIT_FACTORS: [i64; 2] = [4, 16];
+/// Work-group sizes and elements per work-item of the cooperative reductions: small, for the
+/// same reason.
+const WG_SIZES: [i64; 2] = [4, 8];
+const WG_ITEMS: [i64; 1] = [4];
 
 /// The shared generator, with weighted choices.
 struct Rng(XorShift);
@@ -541,6 +545,8 @@ impl Case {
         };
         let opts = Options {
             split_factors: SPLIT_FACTORS.to_vec(),
+            wg_sizes: WG_SIZES.to_vec(),
+            wg_items: WG_ITEMS.to_vec(),
             sizes: self.sizes.clone(),
             top_k: 1000,
             only_rules,
@@ -664,11 +670,14 @@ fn cases() -> Vec<Case> {
 fn rule_names() -> RuleSet {
     let opts = Options {
         split_factors: SPLIT_FACTORS.to_vec(),
+        wg_sizes: WG_SIZES.to_vec(),
+        wg_items: WG_ITEMS.to_vec(),
         ..Options::default()
     };
     let rules = [
         rewrite::egraph::algorithmic_rules(&opts),
         rewrite::egraph::tiling_rules(&opts),
+        rewrite::egraph::wg_reduce_rules(&opts),
         rewrite::egraph::workgroup_rules(&opts),
         rewrite::egraph::sequential_rules(&opts),
     ];

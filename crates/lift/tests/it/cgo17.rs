@@ -542,3 +542,53 @@ fn every_explored_variant_equals_the_interpreter() {
         },
     );
 }
+
+/// The kernels of the cooperative reductions as the rewriter's best variants at the suite's
+/// large sizes (`lift explore`, variant 0), snapshotted as `cl@cgo17_best__<file>_<sizes>.snap`:
+/// the work-group reduction of a row (gemv N, gesummv) and of a whole array in chunks (sum).
+#[test]
+fn work_group_reduction_kernels() {
+    let scratch = Scratch::new("wg-kernels");
+    let cases: &[(&str, &[&str])] = &[
+        ("gemv_n.lisp", &["M=8192", "N=8192"]),
+        ("gesummv.lisp", &["M=8192", "N=8192"]),
+        ("sum.lisp", &["N=100000000"]),
+    ];
+    check_all(
+        cases,
+        |(name, _)| name,
+        |(name, sizes)| {
+            let path = suite_dir().join(name).display().to_string();
+            let mut args = vec!["explore".to_string(), path, "--top".into(), "1".into()];
+            args.extend(sizes.iter().map(|s| format!("--size={s}")));
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let out = lift_cli(&args, &scratch).map_err(|e| format!("lift explore: {e}"))?;
+            let (description, source) = explored_variants(&out)
+                .into_iter()
+                .next()
+                .ok_or("lift explore printed no variant")?;
+            if !description.contains("work-group reduction") {
+                return Err(format!("the best variant is not a work-group reduction: {description}"));
+            }
+            let compiled = lift::compile(
+                &source,
+                &lift::Options {
+                    as_written: true,
+                    ..lift::Options::default()
+                },
+            )
+            .map_err(|e| e.message())?;
+            let cl = compiled.text(lift::Emit::Cl).map_err(|e| e.message())?;
+            let suffix = format!("{}_{}", name.trim_end_matches(".lisp"), sizes.join("_"));
+            insta::with_settings!({
+                snapshot_suffix => format!("cgo17_best__{suffix}"),
+                prepend_module_to_snapshot => false,
+                omit_expression => true,
+                description => format!("lift explore bench/cgo17/{name} --top 1 {}, then --emit cl", sizes.join(" ")),
+            }, {
+                insta::assert_snapshot!("cl", format!(";; {description}\n{cl}"));
+            });
+            Ok(())
+        },
+    );
+}
