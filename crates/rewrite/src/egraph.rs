@@ -35,6 +35,9 @@ define_language! {
         "local" = Local(Id),
         // The same work-group block, computed tile by tile along the dot products' length.
         "ktile" = KTile([Id; 2]),
+        // `(ttile t f m)` = `map (mapf f) (transpose m)`, computed by work-groups that each copy a
+        // `t × t` tile of `m` into local memory and write it transposed.
+        "ttile" = TTile([Id; 3]),
         Num(i64),
         Sym(Symbol),
         Other(Symbol, Vec<Id>),
@@ -299,6 +302,14 @@ impl LiftAnalysis {
                 Data {
                     len: x.len,
                     inner: x.inner,
+                    ..Data::default()
+                }
+            }
+            Lift::TTile([_, _, m]) => {
+                let m = d(m);
+                Data {
+                    len: m.inner,
+                    inner: m.len,
                     ..Data::default()
                 }
             }
@@ -602,6 +613,55 @@ impl Applier<Lift, LiftAnalysis> for Tile2d {
     }
 }
 
+/// Tiled transpose: `map (λr. map f r) (transpose m)`, `f` an
+/// opaque element function and `m` a matrix of floats whose both lengths `t` divides, =
+/// `ttile t f m`. Without it, every mapping of the program reads or writes global memory with
+/// a stride of a row; the tile's copy into local memory reads rows of `m` and its transposed
+/// write writes rows of the result, both with consecutive work-items at consecutive addresses.
+struct TransposeTile {
+    t: i64,
+    /// One work-item per element: `t × t` must fit a work-group (an H200 refuses 32×32 for
+    /// this kernel although its limit is 1024).
+    max_group: i64,
+}
+
+/// The matrix `m` when the class holds `transpose m`.
+fn transposed_of(eg: &EG, id: Id) -> Option<Id> {
+    eg[id].nodes.iter().find_map(|n| match n {
+        Lift::Transpose(m) => Some(*m),
+        Lift::Other(s, kids) if kids.len() == 1 && s.as_str().split('|').next() == Some("transpose") => Some(kids[0]),
+        _ => None,
+    })
+}
+
+impl Applier<Lift, LiftAnalysis> for TransposeTile {
+    fn apply_one(&self, eg: &mut EG, eclass: Id, s: &Subst, _: Option<&PatternAst<Lift>>, _: Symbol) -> Vec<Id> {
+        let (f, x) = (s[var("?f")], s[var("?x")]);
+        let Some(m) = transposed_of(eg, x) else { return vec![] };
+        let opaque = symbol_of(eg, f).is_some_and(|f| f.as_str().starts_with('@'));
+        let md = &eg[m].data;
+        let fits = |e: &Option<ArithExpr>| {
+            e.as_ref()
+                .is_some_and(|n| may_split(n, self.t, &eg.analysis.sizes, &eg.analysis.declared))
+        };
+        if !opaque
+            || md.flags & FLOAT_ROWS == 0
+            || !fits(&md.len)
+            || !fits(&md.inner)
+            || self.t * self.t > self.max_group
+        {
+            return vec![];
+        }
+        let t = eg.add(Lift::Num(self.t));
+        let res = eg.add(Lift::TTile([t, f, m]));
+        if eg.union(eclass, res) {
+            vec![res]
+        } else {
+            vec![]
+        }
+    }
+}
+
 /// A work-group tile whose rows are floats: what staging and K-tiling copy element by element.
 fn float_tile(d: &Data) -> bool {
     d.flags & TILE != 0 && d.flags & FLOAT_ROWS != 0
@@ -638,6 +698,19 @@ pub fn workgroup_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>
                 );
             }
         }
+    }
+    for &t in &opts.transpose_tiles {
+        rules.push(
+            Rewrite::new(
+                format!("transpose-tile-{t}"),
+                pat("(map (lam ?r (map ?f ?r)) ?x)"),
+                TransposeTile {
+                    t,
+                    max_group: opts.max_group,
+                },
+            )
+            .expect("rule"),
+        );
     }
     let default = opts.default_size;
     for &kt in &opts.ktile_factors {

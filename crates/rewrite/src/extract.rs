@@ -28,6 +28,7 @@ pub enum TOp {
     Transpose,
     Local,
     KTile(i64),
+    TTile(i64),
     Num(i64),
     Sym(Symbol),
     Other(Symbol),
@@ -82,6 +83,7 @@ impl Term {
             TOp::Transpose => "transpose".into(),
             TOp::Local => "local".into(),
             TOp::KTile(k) => format!("ktile {k}"),
+            TOp::TTile(k) => format!("ttile {k}"),
             TOp::Num(n) => return n.to_string(),
             TOp::Sym(s) => return s.to_string(),
             TOp::Other(s) => s.as_str().split('|').next().unwrap_or("").to_string(),
@@ -89,7 +91,11 @@ impl Term {
         };
         let mut s = format!("({head}");
         for k in &self.kids {
-            if matches!(self.op, TOp::Split(_) | TOp::AsVector(_) | TOp::KTile(_)) && matches!(k.op, TOp::Num(_)) {
+            if matches!(
+                self.op,
+                TOp::Split(_) | TOp::AsVector(_) | TOp::KTile(_) | TOp::TTile(_)
+            ) && matches!(k.op, TOp::Num(_))
+            {
                 continue;
             }
             s.push(' ');
@@ -121,6 +127,7 @@ fn op_of(n: &Lift, kids: &[Rc<Term>]) -> TOp {
         Lift::Transpose(_) => TOp::Transpose,
         Lift::Local(_) => TOp::Local,
         Lift::KTile(_) => TOp::KTile(num(0)),
+        Lift::TTile(_) => TOp::TTile(num(0)),
         Lift::Num(v) => TOp::Num(*v),
         Lift::Sym(s) => TOp::Sym(*s),
         Lift::Other(s, _) => TOp::Other(*s),

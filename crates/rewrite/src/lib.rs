@@ -50,6 +50,8 @@ pub struct Options {
     pub ktile_factors: Vec<i64>,
     /// Sizes of the 2-D work-group tiles (each dimension).
     pub tile_factors: Vec<i64>,
+    /// Sizes of the square tiles of a transpose staged in local memory (`transpose-tile-*`).
+    pub transpose_tiles: Vec<i64>,
     /// Most work-items in one work-group.
     pub max_group: i64,
     /// Only the rules whose names contain one of these (all rules when empty): to test rules
@@ -75,6 +77,7 @@ impl Default for Options {
             ktile_factors: vec![8, 16, 32],
             stride_targets: vec![2048, 16384, 131072],
             max_group: 256,
+            transpose_tiles: vec![8, 16],
         }
     }
 }

@@ -10,7 +10,8 @@
 //!
 //! Cost (arbitrary units, about one per scalar operation): a launch costs `LAUNCH`; a parallel
 //! loop of `n` work-items over a body of cost `b` costs `ceil(n / lanes) * b` plus memory
-//! traffic `n * MEM`; a sequential loop costs `n * (b + 1)`.
+//! traffic `n * MEM`; a sequential loop costs `n * (b + 1)`. A kernel over the rows of a transpose
+//! whose rows are arrays reads or writes every element with a stride: `STRIDED` per element more.
 
 use crate::build::{Arg, Builder};
 use crate::extract::{TOp, Term};
@@ -21,6 +22,9 @@ use std::rc::Rc;
 
 const LAUNCH: f64 = 2000.0;
 const MEM: f64 = 0.05;
+/// Extra cost of an element read or written with a stride of a row in global memory: a GPU
+/// moves whole segments (32 bytes) for each 4-byte element, about 8× the coalesced traffic.
+const STRIDED: f64 = 7.0 * MEM;
 const LAYOUT: [&str; 7] = [
     "zip",
     "transpose",
@@ -241,7 +245,7 @@ impl Lowerer<'_> {
     /// Whether evaluating `t` runs any computation (as opposed to only rearranging arrays).
     fn computes(&self, t: &Term) -> bool {
         match &t.op {
-            TOp::Map | TOp::Reduce | TOp::App | TOp::Let => true,
+            TOp::Map | TOp::Reduce | TOp::App | TOp::Let | TOp::TTile(_) => true,
             TOp::Other(s) => {
                 let head = s.as_str().split(['|', ' ']).next().unwrap_or("");
                 !LAYOUT.contains(&head) || t.kids.iter().any(|k| self.computes(k))
@@ -405,6 +409,14 @@ impl Lowerer<'_> {
                 let (b, bc) = self.seq(&k[2]);
                 self.b.unbind(x);
                 (self.b.let_(x, v, b), vc + bc)
+            }
+            TOp::TTile(_) => {
+                // inside a work-item there are no work-groups: the plain transposed copy
+                let (f, m) = (&k[1], &k[2]);
+                let tr = Term::new(TOp::Transpose, vec![m.clone()], m.inner.clone(), m.len.clone());
+                let mf = Term::new(TOp::MapF, vec![f.clone()], None, None);
+                let map = Term::new(TOp::Map, vec![mf, tr], t.len.clone(), t.inner.clone());
+                self.seq(&map)
             }
             TOp::Sym(s) => (self.leaf(s), 0.0),
             TOp::Num(n) => (self.b.int(*n), 0.0),
@@ -744,11 +756,109 @@ impl Lowerer<'_> {
         (e, xc + yc + compute + stage + threads * MEM + LAUNCH)
     }
 
+    /// `λz. join z`.
+    fn join_fn(&mut self) -> ExprId {
+        let z = self.name("z");
+        let zv = self.b.bind(&z);
+        let ze = self.b.var(zv);
+        let zj = self.b.prim(Prim::Join, vec![ze]);
+        self.b.unbind(zv);
+        self.b.lambda(vec![zv], zj)
+    }
+
+    /// `ttile k f m` (see `egraph::TransposeTile`):
+    /// `join (mapWrg1 (λrow. map (λz. join z) (transpose (mapWrg0 (λtile. let l = toLocal (copy
+    /// tile) in mapLcl1 (λc. mapLcl0 f c) (transpose l)) row))) (transpose (map (λrb. transpose
+    /// (map (split k) rb)) (split k m))))`: work-group `(J, I)` copies the tile of rows `I` and
+    /// columns `J` of `m` (`mapLcl0` along its rows) and writes it transposed (`mapLcl0` along
+    /// the rows of the result).
+    fn host_ttile(&mut self, t: &Rc<Term>, k: i64) -> Out {
+        let (f, m) = (&t.kids[1], &t.kids[2]);
+        let threads = self.len(m) * self.eval(m.inner.as_ref());
+        let (mt, mc, bind) = self.kernel_arg(m);
+        let (g, gc) = self.func(f, 1.0);
+        let rb = self.name("rb");
+        let rbv = self.b.bind(&rb);
+        let rbe = self.b.var(rbv);
+        let cols = self.map_split(k, rbe);
+        let cols = self.b.prim(Prim::Transpose, vec![cols]);
+        self.b.unbind(rbv);
+        let rb_fn = self.b.lambda(vec![rbv], cols);
+        let rows = self.b.prim(Prim::Split(arith::ArithExpr::cst(k)), vec![mt]);
+        let tiles = self.b.prim(Prim::Map(MapKind::Plain), vec![rb_fn, rows]);
+        let tiles = self.b.prim(Prim::Transpose, vec![tiles]);
+        let join_fn = self.join_fn();
+        let (row, tile, l, c) = (self.name("row"), self.name("tile"), self.name("l"), self.name("c"));
+        let rowv = self.b.bind(&row);
+        let tilev = self.b.bind(&tile);
+        let te = self.b.var(tilev);
+        let copied = self.tile_copy(te);
+        let staged = self.b.to(AddressSpace::Local, copied);
+        let lv = self.b.bind(&l);
+        let le = self.b.var(lv);
+        let lt = self.b.prim(Prim::Transpose, vec![le]);
+        let cv = self.b.bind(&c);
+        let ce = self.b.var(cv);
+        let out_row = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![g, ce]);
+        self.b.unbind(cv);
+        let col_fn = self.b.lambda(vec![cv], out_row);
+        let body = self.b.prim(Prim::Map(MapKind::Lcl(1)), vec![col_fn, lt]);
+        self.b.unbind(lv);
+        let body = self.b.let_(lv, staged, body);
+        self.b.unbind(tilev);
+        let tile_fn = self.b.lambda(vec![tilev], body);
+        let rowe = self.b.var(rowv);
+        let blocks = self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![tile_fn, rowe]);
+        let blocks = self.b.prim(Prim::Transpose, vec![blocks]);
+        let out_rows = self.b.prim(Prim::Map(MapKind::Plain), vec![join_fn, blocks]);
+        self.b.unbind(rowv);
+        let row_fn = self.b.lambda(vec![rowv], out_rows);
+        let groups = self.b.prim(Prim::Map(MapKind::Wrg(1)), vec![row_fn, tiles]);
+        let joined = self.b.prim(Prim::Join, vec![groups]);
+        let e = self.b.to(AddressSpace::Global, joined);
+        self.notes.push(format!(
+            "mapWrg1×mapWrg0 transpose tiles of {k}×{k} staged in local memory"
+        ));
+        // per element: the function, the copy into local memory and its barrier
+        let cost = (threads / self.lanes).ceil() * (gc + 3.0) + threads * MEM + LAUNCH;
+        (self.wrap(bind, e), mc + cost)
+    }
+
+    /// Elements of the transposed matrix a kernel over `x` moves with a stride of a row, when
+    /// its rows (`row_fn` maps each) are arrays of a transpose: the reads along a row of the
+    /// transpose, or else the writes of the rows, are strided.
+    fn strided(&self, row_fn: &Term, x: &Term) -> f64 {
+        fn array_result(f: &Term) -> bool {
+            match &f.op {
+                TOp::Lam => f.kids[1].len.as_ref().and_then(|l| l.as_cst()) != Some(1),
+                TOp::MapF => true,
+                TOp::Comp => array_result(&f.kids[0]),
+                _ => false,
+            }
+        }
+        let mut a = x;
+        loop {
+            match a.op {
+                TOp::Split(_) | TOp::AsVector(_) => a = &a.kids[1],
+                TOp::Join | TOp::AsScalar => a = &a.kids[0],
+                _ => break,
+            }
+        }
+        if self.is_transpose(a) && array_result(row_fn) {
+            self.len(a) * self.eval(a.inner.as_ref()) * STRIDED
+        } else {
+            0.0
+        }
+    }
+
     /// Code at host level: a sequence of kernels.
     pub fn host(&mut self, t: &Rc<Term>) -> Out {
         let k = &t.kids;
         if let Some(p) = tiled(t) {
             return self.host_tiled(&p);
+        }
+        if let TOp::TTile(tk) = t.op {
+            return self.host_ttile(t, tk);
         }
         match &t.op {
             TOp::Map => {
@@ -774,7 +884,7 @@ impl Lowerer<'_> {
                     let chunk_fn = self.b.lambda(vec![cv], lcl);
                     (
                         self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![chunk_fn, xt]),
-                        under * (threads / self.lanes).ceil() * gc + threads * MEM,
+                        under * (threads / self.lanes).ceil() * gc + threads * MEM + self.strided(&f.kids[0], x),
                     )
                 } else if let Some((inner, joined)) = two_d(f).filter(|(i, _)| !self.computes(&i.kids[1])) {
                     let m = self.len(&inner.kids[1]);
@@ -793,14 +903,14 @@ impl Lowerer<'_> {
                     let row_fn = self.b.lambda(vec![pv], body);
                     (
                         self.b.prim(Prim::Map(MapKind::Glb(1)), vec![row_fn, xt]),
-                        (threads / self.lanes).ceil() * gc + threads * MEM,
+                        (threads / self.lanes).ceil() * gc + threads * MEM + self.strided(f, x),
                     )
                 } else {
                     let (g, gc) = self.func(f, m);
                     self.notes.push(format!("mapGlb {n}"));
                     (
                         self.b.prim(Prim::Map(MapKind::Glb(0)), vec![g, xt]),
-                        (n / self.lanes).ceil() * gc + n * MEM,
+                        (n / self.lanes).ceil() * gc + n * MEM + self.strided(f, x),
                     )
                 };
                 let e = self.b.to(AddressSpace::Global, e);

@@ -31,6 +31,9 @@ const NO_RULE: &str = "\u{1}no rule\u{1}";
 const WORK_BUDGET: i64 = 40_000;
 /// Tuning factors of the split rules: small, so that the small test sizes can be split.
 const SPLIT_FACTORS: [i64; 2] = [4, 16];
+/// A transpose tile that the generated lengths (8 to 64) admit (a tile must be shorter than
+/// both lengths).
+const TRANSPOSE_TILES: [i64; 1] = [4];
 
 /// The shared generator, with weighted choices.
 struct Rng(XorShift);
@@ -541,6 +544,7 @@ impl Case {
         };
         let opts = Options {
             split_factors: SPLIT_FACTORS.to_vec(),
+            transpose_tiles: TRANSPOSE_TILES.to_vec(),
             sizes: self.sizes.clone(),
             top_k: 1000,
             only_rules,
@@ -664,6 +668,7 @@ fn cases() -> Vec<Case> {
 fn rule_names() -> RuleSet {
     let opts = Options {
         split_factors: SPLIT_FACTORS.to_vec(),
+        transpose_tiles: TRANSPOSE_TILES.to_vec(),
         ..Options::default()
     };
     let rules = [
