@@ -620,8 +620,8 @@ impl Applier<Lift, LiftAnalysis> for Tile2d {
 /// write writes rows of the result, both with consecutive work-items at consecutive addresses.
 struct TransposeTile {
     t: i64,
-    /// One work-item per element: `t × t` must fit a work-group (an H200 refuses 32×32 for
-    /// this kernel although its limit is 1024).
+    /// `t × ttile_rows(t)` work-items must fit a work-group (an H200 refused 32×32, one
+    /// work-item per element, although its limit is 1024).
     max_group: i64,
 }
 
@@ -648,7 +648,8 @@ impl Applier<Lift, LiftAnalysis> for TransposeTile {
             || md.flags & FLOAT_ROWS == 0
             || !fits(&md.len)
             || !fits(&md.inner)
-            || self.t * self.t > self.max_group
+            || self.t % crate::lower::ttile_rows(self.t) != 0
+            || self.t * crate::lower::ttile_rows(self.t) > self.max_group
         {
             return vec![];
         }

@@ -77,7 +77,7 @@ impl Default for Options {
             ktile_factors: vec![8, 16, 32],
             stride_targets: vec![2048, 16384, 131072],
             max_group: 256,
-            transpose_tiles: vec![8, 16],
+            transpose_tiles: vec![16, 32],
         }
     }
 }

@@ -25,6 +25,14 @@ const MEM: f64 = 0.05;
 /// Extra cost of an element read or written with a stride of a row in global memory: a GPU
 /// moves whole segments (32 bytes) for each 4-byte element, about 8× the coalesced traffic.
 const STRIDED: f64 = 7.0 * MEM;
+/// Most rows of work-items of a transpose tile's work-group (`egraph::TransposeTile`): each
+/// work-item moves `t / ttile_rows(t)` elements of a `t × t` tile.
+const TTILE_ROWS: i64 = 8;
+
+/// Rows of work-items of the work-group of a `t × t` transpose tile.
+pub fn ttile_rows(t: i64) -> i64 {
+    t.min(TTILE_ROWS)
+}
 const LAYOUT: [&str; 7] = [
     "zip",
     "transpose",
@@ -766,12 +774,42 @@ impl Lowerer<'_> {
         self.b.lambda(vec![zv], zj)
     }
 
+    /// `mapLcl1 (λrs. mapSeq (λrow. mapLcl0 f row) rs) (transpose (split r tile))`: a `k × k`
+    /// tile mapped by `k × r` work-items, item `(i, j)` taking element `i` of rows `j`, `j + r`,
+    /// …, so that each row is read (or written) by consecutive work-items; the result is laid
+    /// out `[r][k / r][k]` (see [`Self::unstrided`]).
+    fn strided_rows(&mut self, f: ExprId, tile: ExprId, rows: i64) -> ExprId {
+        let split = self.b.prim(Prim::Split(arith::ArithExpr::cst(rows)), vec![tile]);
+        let rows = self.b.prim(Prim::Transpose, vec![split]);
+        let (rs, row) = (self.name("rs"), self.name("row"));
+        let rsv = self.b.bind(&rs);
+        let rowv = self.b.bind(&row);
+        let rowe = self.b.var(rowv);
+        let lcl0 = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![f, rowe]);
+        self.b.unbind(rowv);
+        let row_fn = self.b.lambda(vec![rowv], lcl0);
+        let rse = self.b.var(rsv);
+        let seq = self.b.prim(Prim::Map(MapKind::Seq), vec![row_fn, rse]);
+        self.b.unbind(rsv);
+        let rs_fn = self.b.lambda(vec![rsv], seq);
+        self.b.prim(Prim::Map(MapKind::Lcl(1)), vec![rs_fn, rows])
+    }
+
+    /// `join (transpose x)`: the tile that [`Self::strided_rows`] lays out by work-item rows.
+    fn unstrided(&mut self, x: ExprId) -> ExprId {
+        let t = self.b.prim(Prim::Transpose, vec![x]);
+        self.b.prim(Prim::Join, vec![t])
+    }
+
     /// `ttile k f m` (see `egraph::TransposeTile`):
     /// `join (mapWrg1 (λrow. map (λz. join z) (transpose (mapWrg0 (λtile. let l = toLocal (copy
-    /// tile) in mapLcl1 (λc. mapLcl0 f c) (transpose l)) row))) (transpose (map (λrb. transpose
-    /// (map (split k) rb)) (split k m))))`: work-group `(J, I)` copies the tile of rows `I` and
-    /// columns `J` of `m` (`mapLcl0` along its rows) and writes it transposed (`mapLcl0` along
-    /// the rows of the result).
+    /// tile) in unstrided (strided_rows f (transpose (unstrided l)))) row))) (transpose (map (λrb.
+    /// transpose (map (split k) rb)) (split k m))))`: work-group `(J, I)` of `k × ttile_rows(k)`
+    /// work-items copies the tile of rows `I` and columns `J` of `m` along its rows and writes it
+    /// transposed along the rows of the result, `k / ttile_rows(k)` elements per work-item each
+    /// way (more loads in flight per work-item than one element each; a `32 × 32` work-group
+    /// is more than many GPUs take). The local tile's rows are padded by code generation, so
+    /// the column reads of the transposed write do not conflict in local memory banks.
     fn host_ttile(&mut self, t: &Rc<Term>, k: i64) -> Out {
         let (f, m) = (&t.kids[1], &t.kids[2]);
         let threads = self.len(m) * self.eval(m.inner.as_ref());
@@ -788,21 +826,23 @@ impl Lowerer<'_> {
         let tiles = self.b.prim(Prim::Map(MapKind::Plain), vec![rb_fn, rows]);
         let tiles = self.b.prim(Prim::Transpose, vec![tiles]);
         let join_fn = self.join_fn();
-        let (row, tile, l, c) = (self.name("row"), self.name("tile"), self.name("l"), self.name("c"));
+        let (row, tile, l, x) = (self.name("row"), self.name("tile"), self.name("l"), self.name("x"));
         let rowv = self.b.bind(&row);
         let tilev = self.b.bind(&tile);
         let te = self.b.var(tilev);
-        let copied = self.tile_copy(te);
+        let xv = self.b.bind(&x);
+        let xe = self.b.var(xv);
+        self.b.unbind(xv);
+        let id = self.b.lambda(vec![xv], xe);
+        let rows_of_items = ttile_rows(k);
+        let copied = self.strided_rows(id, te, rows_of_items);
         let staged = self.b.to(AddressSpace::Local, copied);
         let lv = self.b.bind(&l);
         let le = self.b.var(lv);
-        let lt = self.b.prim(Prim::Transpose, vec![le]);
-        let cv = self.b.bind(&c);
-        let ce = self.b.var(cv);
-        let out_row = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![g, ce]);
-        self.b.unbind(cv);
-        let col_fn = self.b.lambda(vec![cv], out_row);
-        let body = self.b.prim(Prim::Map(MapKind::Lcl(1)), vec![col_fn, lt]);
+        let lt = self.unstrided(le);
+        let lt = self.b.prim(Prim::Transpose, vec![lt]);
+        let out = self.strided_rows(g, lt, rows_of_items);
+        let body = self.unstrided(out);
         self.b.unbind(lv);
         let body = self.b.let_(lv, staged, body);
         self.b.unbind(tilev);
@@ -817,22 +857,43 @@ impl Lowerer<'_> {
         let joined = self.b.prim(Prim::Join, vec![groups]);
         let e = self.b.to(AddressSpace::Global, joined);
         self.notes.push(format!(
-            "mapWrg1×mapWrg0 transpose tiles of {k}×{k} staged in local memory"
+            "mapWrg1×mapWrg0 transpose tiles of {k}×{k} staged in local memory, {k}×{rows_of_items} work-items"
         ));
         // per element: the function, the copy into local memory and its barrier
-        let cost = (threads / self.lanes).ceil() * (gc + 3.0) + threads * MEM + LAUNCH;
+        let cost = (threads / self.lanes).ceil() * (gc + 3.0) + threads / (k / rows_of_items) as f64 * MEM + LAUNCH;
         (self.wrap(bind, e), mc + cost)
     }
 
     /// Elements of the transposed matrix a kernel over `x` moves with a stride of a row, when
-    /// its rows (`row_fn` maps each) are arrays of a transpose: the reads along a row of the
-    /// transpose, or else the writes of the rows, are strided.
+    /// it copies the rows of a transpose element by element (`row_fn` maps an element function
+    /// over each): the reads along a row of the transpose, or else the writes of the rows, are
+    /// strided. Only such element-wise copies pay it: a kernel that reduces over its rows (gemv
+    /// T, atax, a convolution) reads a transpose's columns with consecutive work-items at
+    /// consecutive addresses and writes one element per row, and the previous session's
+    /// broader penalty pushed those kernels' fast variants out of `lift tune`'s top-k.
     fn strided(&self, row_fn: &Term, x: &Term) -> f64 {
-        fn array_result(f: &Term) -> bool {
+        /// Whether `f` maps its argument to an array element by element, nothing reduced.
+        fn elementwise(f: &Term) -> bool {
             match &f.op {
-                TOp::Lam => f.kids[1].len.as_ref().and_then(|l| l.as_cst()) != Some(1),
-                TOp::MapF => true,
-                TOp::Comp => array_result(&f.kids[0]),
+                TOp::Lam => array_body(&f.kids[1]),
+                TOp::MapF => matches!(f.kids[0].op, TOp::Sym(_)) || elementwise(&f.kids[0]),
+                TOp::Comp => elementwise(&f.kids[0]) && elementwise(&f.kids[1]),
+                _ => false,
+            }
+        }
+        fn array_body(b: &Term) -> bool {
+            match &b.op {
+                TOp::Map => (matches!(b.kids[0].op, TOp::Sym(_)) || elementwise(&b.kids[0])) && layout_only(&b.kids[1]),
+                TOp::Join | TOp::AsScalar => array_body(&b.kids[0]),
+                _ => false,
+            }
+        }
+        fn layout_only(t: &Term) -> bool {
+            match &t.op {
+                TOp::Sym(_) | TOp::Num(_) => true,
+                TOp::Split(_) | TOp::AsVector(_) | TOp::Join | TOp::AsScalar | TOp::Transpose => {
+                    t.kids.iter().all(|k| layout_only(k))
+                }
                 _ => false,
             }
         }
@@ -844,7 +905,7 @@ impl Lowerer<'_> {
                 _ => break,
             }
         }
-        if self.is_transpose(a) && array_result(row_fn) {
+        if self.is_transpose(a) && elementwise(row_fn) {
             self.len(a) * self.eval(a.inner.as_ref()) * STRIDED
         } else {
             0.0

@@ -204,18 +204,28 @@ const TRANSPOSE: &str = include_str!("../../../bench/cgo17/transpose.lisp");
 
 #[test]
 fn transposed_copy_variants_are_sound_and_include_local_tiles() {
-    let ex = check(TRANSPOSE, &[("M", 64), ("N", 32)], 3);
-    let tiled: Vec<&crate::Variant> = ex
-        .variants
-        .iter()
-        .filter(|v| v.description.contains("transpose tiles of 16×16"))
-        .collect();
-    assert_eq!(tiled.len(), 1, "{ex}");
-    let v = tiled[0];
-    for part in ["(mapWrg1", "(toLocal (mapLcl1", "(transpose l"] {
-        assert!(v.source.contains(part), "no `{part}` in\n{}", v.source);
+    let ex = check(TRANSPOSE, &[("M", 64), ("N", 96)], 3);
+    for k in [16, 32] {
+        let tiled: Vec<&crate::Variant> = ex
+            .variants
+            .iter()
+            .filter(|v| v.description.contains(&format!("transpose tiles of {k}×{k}")))
+            .collect();
+        assert_eq!(tiled.len(), 1, "{ex}");
+        let v = tiled[0];
+        // `k × 8` work-items, each moving `k / 8` elements of a row each way
+        for part in [
+            "(mapWrg1",
+            "(toLocal",
+            "(mapLcl1",
+            "(mapSeq",
+            "(split #8",
+            "(join (transpose l",
+        ] {
+            assert!(v.source.contains(part), "no `{part}` in\n{}", v.source);
+        }
+        assert!(emits(v), "{}", v.source);
     }
-    assert!(emits(v), "{}", v.source);
 }
 
 #[test]
@@ -227,11 +237,12 @@ fn cost_model_ranks_the_tiled_transpose_first_at_the_benchmark_size() {
         ..Options::default()
     };
     let ex = explore(&prog, &info, &opts).expect("explores");
-    assert!(ex.variants[0].description.contains("transpose tiles"), "{ex}");
+    // four elements per work-item keep the most loads in flight
+    assert!(ex.variants[0].description.contains("transpose tiles of 32×32"), "{ex}");
     assert!(
         ex.variants
             .iter()
-            .any(|v| v.description.contains("transpose tiles of 8×8")),
+            .any(|v| v.description.contains("transpose tiles of 16×16")),
         "{ex}"
     );
     // a row per work-item (or a column of work-items per row) moves global memory with a stride

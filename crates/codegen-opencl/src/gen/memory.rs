@@ -246,8 +246,9 @@ impl Gen<'_> {
     /// A buffer for a temporary array of type `ty` in `space`, in the current kernel.
     pub(super) fn temp_buffer(&mut self, hint: &str, ty: &Type, space: AddressSpace, at: ExprId) -> Result<Rc<View>> {
         let loops = self.k.as_ref().map(|k| k.loops.clone()).unwrap_or_default();
+        let padded = (space == AddressSpace::Local).then(|| padded_tile(ty)).flatten();
         let (b, view) = self
-            .alloc(hint, ty, space, &loops, Role::Temp)
+            .alloc(hint, padded.as_ref().unwrap_or(ty), space, &loops, Role::Temp)
             .map_err(|m| self.err(at, m))?;
         let buf = self.mem.buffers[b].clone();
         if let Some(n) = buf.len.as_cst() {
@@ -315,6 +316,29 @@ impl Gen<'_> {
             g.copy_dims(e, src, dst, &rest, vec![i], MapKind::Seq)
         })
     }
+}
+
+/// The storage type of a local tile of scalars of constant dimensions whose rows (innermost
+/// dimension) are a multiple of 8 long: rows one element longer. A work-group that reads such a
+/// tile along its columns (a transposed copy, the column tile of a matrix product) has
+/// neighbouring work-items a multiple of 8 elements apart; they fall into a few of the 32 banks
+/// of local memory and are served one after another, while an odd row stride spreads them over
+/// distinct banks. The view of the buffer indexes through its storage dimensions, so the extra
+/// element of a row is never read or written.
+fn padded_tile(ty: &Type) -> Option<Type> {
+    let (dims, elem) = memalloc::dims_of(ty);
+    let Type::Scalar(_) = elem else { return None };
+    let consts: Option<Vec<i64>> = dims.iter().map(|d| d.as_cst()).collect();
+    let consts = consts?;
+    let (&cols, _) = consts.split_last()?;
+    if consts.len() < 2 || cols < 8 || cols % 8 != 0 {
+        return None;
+    }
+    let mut out = Type::array(elem, ArithExpr::cst(cols + 1));
+    for &d in consts[..consts.len() - 1].iter().rev() {
+        out = Type::array(out, ArithExpr::cst(d));
+    }
+    Some(out)
 }
 
 /// A private array indexed only by constants (the accesses of unrolled loops) becomes one
