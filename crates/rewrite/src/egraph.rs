@@ -38,6 +38,9 @@ define_language! {
         // `(ttile t f m)` = `map (mapf f) (transpose m)`, computed by work-groups that each copy a
         // `t × t` tile of `m` into local memory and write it transposed.
         "ttile" = TTile([Id; 3]),
+        // `(stage c)` = `c`, chunks of rows each copied into local memory by the work-group
+        // that maps it, one row per work-item (`stage-rows`).
+        "stage" = Stage(Id),
         Num(i64),
         Sym(Symbol),
         Other(Symbol, Vec<Id>),
@@ -313,7 +316,7 @@ impl LiftAnalysis {
                     ..Data::default()
                 }
             }
-            Lift::Local(x) => {
+            Lift::Local(x) | Lift::Stage(x) => {
                 let x = d(x);
                 Data {
                     len: x.len,
@@ -663,6 +666,29 @@ impl Applier<Lift, LiftAnalysis> for TransposeTile {
     }
 }
 
+/// The length of the rows that `stage-rows` copies when `x` is mapped one row per work-item:
+/// `x` itself, an array of rows, or the second array of `zip a x'` (a neighbour list beside its
+/// particle), neither a transpose (whose rows neighbouring work-items already read at
+/// neighbouring addresses) nor a work-group tile (`stage-local` stages those).
+fn staged_rows(eg: &EG, x: Id) -> Option<ArithExpr> {
+    let rows = |id: Id| -> Option<ArithExpr> {
+        let d = &eg[id].data;
+        if transposed_of(eg, id).is_some() || d.flags & TILE != 0 {
+            return None;
+        }
+        d.inner.clone()
+    };
+    if eg[x].data.flags & ZIP2 == 0 {
+        return rows(x);
+    }
+    eg[x].nodes.iter().find_map(|n| match n {
+        Lift::Other(s, kids) if kids.len() == 2 && s.as_str().split('|').next() == Some("zip") => {
+            eg[kids[0]].data.inner.is_none().then(|| rows(kids[1])).flatten()
+        }
+        _ => None,
+    })
+}
+
 /// A work-group tile whose rows are floats: what staging and K-tiling copy element by element.
 fn float_tile(d: &Data) -> bool {
     d.flags & TILE != 0 && d.flags & FLOAT_ROWS != 0
@@ -733,6 +759,20 @@ pub fn workgroup_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>
             },
         ));
     }
+    // map (mapf f) (split t X) = map (mapf f) (stage (split t X)), X rows of at least 8
+    // elements (one per work-item) whose block of t fits local memory, X not a transpose
+    rules.push(conditional(
+        "stage-rows".into(),
+        "(map (mapf ?f) (split ?t ?x))",
+        "(map (mapf ?f) (stage (split ?t ?x)))".into(),
+        move |eg: &mut EG, _: Id, s: &Subst| {
+            let t = eg[s[var("?t")]].data.lit.map(|t| t as i64);
+            let rows = staged_rows(eg, s[var("?x")]);
+            let sizes = &eg.analysis.sizes;
+            let len = rows.and_then(|r| estimate(&r, sizes, default));
+            matches!((t, len), (Some(t), Some(l)) if l >= 8 && t * l * 4 <= 2 * STAGE_BYTES)
+        },
+    ));
     // map f R = map f (local R), R a work-group tile of float rows whose copy fits
     rules.push(conditional(
         "stage-local".into(),

@@ -36,6 +36,7 @@ pub enum TOp {
     // Last, so that the hashes of the other operators (the extraction's tie-break between
     // terms of one size) do not depend on whether these rules exist.
     TTile(i64),
+    Stage,
 }
 
 #[derive(Debug)]
@@ -55,7 +56,11 @@ impl Term {
         for k in &kids {
             k.key.hash(&mut h);
         }
-        let size = 1 + kids.iter().map(|k| k.size).sum::<u32>();
+        // Staging adds no node to the size that extraction ranks by: a staged map would
+        // otherwise lose its place among a class's smallest terms to the unstaged maps and
+        // never reach the cost model.
+        let own = u32::from(op != TOp::Stage);
+        let size = own + kids.iter().map(|k| k.size).sum::<u32>();
         Rc::new(Term {
             op,
             key: h.finish(),
@@ -86,6 +91,7 @@ impl Term {
             TOp::Local => "local".into(),
             TOp::KTile(k) => format!("ktile {k}"),
             TOp::TTile(k) => format!("ttile {k}"),
+            TOp::Stage => "stage".into(),
             TOp::Num(n) => return n.to_string(),
             TOp::Sym(s) => return s.to_string(),
             TOp::Other(s) => s.as_str().split('|').next().unwrap_or("").to_string(),
@@ -130,6 +136,7 @@ fn op_of(n: &Lift, kids: &[Rc<Term>]) -> TOp {
         Lift::Local(_) => TOp::Local,
         Lift::KTile(_) => TOp::KTile(num(0)),
         Lift::TTile(_) => TOp::TTile(num(0)),
+        Lift::Stage(_) => TOp::Stage,
         Lift::Num(v) => TOp::Num(*v),
         Lift::Sym(s) => TOp::Sym(*s),
         Lift::Other(s, _) => TOp::Other(*s),

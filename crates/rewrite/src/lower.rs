@@ -25,6 +25,13 @@ const MEM: f64 = 0.05;
 /// Extra cost of an element read or written with a stride of a row in global memory: a GPU
 /// moves whole segments (32 bytes) for each 4-byte element, about 8× the coalesced traffic.
 const STRIDED: f64 = 7.0 * MEM;
+/// Cost of reading one element of a row a row apart from the neighbouring work-item's
+/// (`Lowerer::row_reads`), and of copying one element into local memory with consecutive
+/// work-items at consecutive addresses (`Lowerer::host_staged_rows`).
+const ROW_STRIDED: f64 = 2.0;
+const STAGED_COPY: f64 = 0.5;
+/// Longest row (bytes) that `stage-rows` stages (`egraph::STAGE_BYTES` per block of rows).
+const STAGED_ROW_BYTES: f64 = 2048.0;
 /// Most rows of work-items of a transpose tile's work-group (`egraph::TransposeTile`): each
 /// work-item moves `t / ttile_rows(t)` elements of a `t × t` tile.
 const TTILE_ROWS: i64 = 8;
@@ -57,6 +64,10 @@ pub struct Lowerer<'a> {
 }
 
 type Out = (ExprId, f64);
+
+/// The rows a kernel reads one per work-item, the array beside them in a `zip` (if any), and
+/// the rows' estimated length (`Lowerer::read_rows`).
+type RowsRead<'t> = (&'t Rc<Term>, Option<&'t Rc<Term>>, f64);
 
 /// An array argument of a kernel: its expression, and the earlier kernel's `let` binding when it
 /// is computed (in scope until [`Lowerer::wrap`]).
@@ -468,6 +479,8 @@ impl Lowerer<'_> {
             }
             // Staging only means something where a work-group copies the tile (`host_tiled`).
             TOp::Local => one(self, &k[0]),
+            // only a kernel's `mapWrg` over the chunks stages them (`host_staged_rows`)
+            TOp::Stage => one(self, &k[0]),
             TOp::Other(s) => {
                 let (kt, kc) = self.kids(t, host);
                 match self.head(s) {
@@ -912,6 +925,122 @@ impl Lowerer<'_> {
         }
     }
 
+    /// The rows of `x` (`x` itself, or the rows beside a vector in `zip a rows`) that a kernel
+    /// mapping one element of `x` per work-item reads from global memory a row apart, and
+    /// their length; as `egraph::staged_rows` decides (a stageable length, not a transpose).
+    fn read_rows<'t>(&self, x: &'t Rc<Term>) -> Option<RowsRead<'t>> {
+        let stageable = |r: &Rc<Term>| {
+            let len = self.eval(r.inner.as_ref());
+            (r.inner.is_some()
+                && !self.is_transpose(r)
+                && !self.computes(r)
+                && len >= 8.0
+                && len * 4.0 <= STAGED_ROW_BYTES)
+                .then_some(len)
+        };
+        if let TOp::Other(s) = &x.op {
+            if self.leaf_text(s) == "zip" && x.kids.len() == 2 && x.kids[0].inner.is_none() {
+                return stageable(&x.kids[1]).map(|l| (&x.kids[1], Some(&x.kids[0]), l));
+            }
+        }
+        stageable(x).map(|l| (x, None, l))
+    }
+
+    /// Extra cost of a kernel whose `threads` work-items each read a row of `x` (split into
+    /// chunks or not), where `stage-rows` offers the staged alternative: neighbouring work-items
+    /// read addresses a row apart, so each load instruction touches one memory segment per
+    /// work-item instead of one for all. Charged only where staging is possible (rows of at
+    /// most `STAGED_ROW_BYTES`), so the estimates of programs without the alternative keep
+    /// their order.
+    fn row_reads(&self, x: &Rc<Term>, threads: f64) -> f64 {
+        let x = match x.op {
+            TOp::Split(_) => &x.kids[1],
+            _ => x,
+        };
+        self.read_rows(x)
+            .map_or(0.0, |(_, _, len)| (threads / self.lanes).ceil() * len * ROW_STRIDED)
+    }
+
+    /// `map (mapf f) (stage (split t X))` (see `egraph` rule `stage-rows`): `mapWrg (λc. let l =
+    /// toLocal (split L (mapLcl0 (λx. x) (join c))) in mapLcl0 f l) (split t X)`: the work-group
+    /// copies its `t` rows of length `L` as one contiguous block, consecutive work-items at
+    /// consecutive addresses, then each work-item computes from its row in local memory (whose
+    /// rows code generation pads against bank conflicts). For `X = zip a R` only `R` is staged:
+    /// `mapWrg (λc. let l = … (get 1 c) … in mapLcl0 f (zip (get 0 c) l)) (zip (split t a)
+    /// (split t R))`.
+    fn host_staged_rows(&mut self, f: &Rc<Term>, split: &Rc<Term>) -> Out {
+        let TOp::Split(t) = split.op else {
+            unreachable!("host() checked the split")
+        };
+        let x = &split.kids[1];
+        let Some((rows, beside, len)) = self.read_rows(x) else {
+            // not a block of rows this lowering stages (the rule's estimate and the lowering's
+            // may differ): the unstaged kernel
+            let plain = Term::new(
+                TOp::Map,
+                vec![Term::new(TOp::MapF, vec![f.clone()], None, None), split.clone()],
+                split.len.clone(),
+                None,
+            );
+            return self.host(&plain);
+        };
+        let (rows, beside) = (rows.clone(), beside.cloned());
+        let n = self.len(split);
+        let threads = n * t as f64;
+        let row_len = rows.inner.clone().expect("read_rows checked the row length");
+        let elem_len = self.eval(split.kids[1].inner.as_ref());
+        let (g, gc) = self.func(f, elem_len);
+        let (rt, rc, rbind) = self.kernel_arg(&rows);
+        let rs = self.b.prim(Prim::Split(arith::ArithExpr::cst(t)), vec![rt]);
+        let (chunks, ac, abind) = match &beside {
+            Some(a) => {
+                let (at, ac, abind) = self.kernel_arg(a);
+                let as_ = self.b.prim(Prim::Split(arith::ArithExpr::cst(t)), vec![at]);
+                (self.b.prim(Prim::Zip, vec![as_, rs]), ac, abind)
+            }
+            None => (rs, 0.0, None),
+        };
+        let (c, l, x) = (self.name("chunk"), self.name("l"), self.name("x"));
+        let cv = self.b.bind(&c);
+        let block = match beside {
+            Some(_) => self.get(1, cv),
+            None => self.b.var(cv),
+        };
+        let flat = self.b.prim(Prim::Join, vec![block]);
+        let xv = self.b.bind(&x);
+        let xe = self.b.var(xv);
+        self.b.unbind(xv);
+        let id = self.b.lambda(vec![xv], xe);
+        let copied = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![id, flat]);
+        let copied = self.b.prim(Prim::Split(row_len), vec![copied]);
+        let staged = self.b.to(AddressSpace::Local, copied);
+        let lv = self.b.bind(&l);
+        let le = self.b.var(lv);
+        let items = match beside {
+            Some(_) => {
+                let a = self.get(0, cv);
+                self.b.prim(Prim::Zip, vec![a, le])
+            }
+            None => le,
+        };
+        let body = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![g, items]);
+        self.b.unbind(lv);
+        let body = self.b.let_(lv, staged, body);
+        self.b.unbind(cv);
+        let chunk_fn = self.b.lambda(vec![cv], body);
+        let e = self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![chunk_fn, chunks]);
+        let e = self.b.to(AddressSpace::Global, e);
+        let e = self.wrap(abind, e);
+        let e = self.wrap(rbind, e);
+        self.notes
+            .push(format!("mapWrg {n} groups × mapLcl {t}, rows staged in local memory"));
+        let under = if t < 32 { 1.25 } else { 1.0 };
+        // each work-item copies a row's worth of elements, then waits at one barrier
+        let copy = (threads / self.lanes).ceil() * (len * STAGED_COPY + 2.0);
+        let cost = under * (threads / self.lanes).ceil() * gc + threads * MEM + copy;
+        (e, rc + ac + cost + LAUNCH)
+    }
+
     /// Code at host level: a sequence of kernels.
     pub fn host(&mut self, t: &Rc<Term>) -> Out {
         let k = &t.kids;
@@ -922,6 +1051,9 @@ impl Lowerer<'_> {
             return self.host_ttile(t, tk);
         }
         match &t.op {
+            TOp::Map if k[0].op == TOp::MapF && k[1].op == TOp::Stage && matches!(k[1].kids[0].op, TOp::Split(_)) => {
+                self.host_staged_rows(&k[0].kids[0], &k[1].kids[0])
+            }
             TOp::Map => {
                 let (f, x) = (&k[0], &k[1]);
                 let n = self.len(x);
@@ -945,7 +1077,10 @@ impl Lowerer<'_> {
                     let chunk_fn = self.b.lambda(vec![cv], lcl);
                     (
                         self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![chunk_fn, xt]),
-                        under * (threads / self.lanes).ceil() * gc + threads * MEM + self.strided(&f.kids[0], x),
+                        under * (threads / self.lanes).ceil() * gc
+                            + threads * MEM
+                            + self.strided(&f.kids[0], x)
+                            + self.row_reads(x, threads),
                     )
                 } else if let Some((inner, joined)) = two_d(f).filter(|(i, _)| !self.computes(&i.kids[1])) {
                     let m = self.len(&inner.kids[1]);
@@ -971,7 +1106,7 @@ impl Lowerer<'_> {
                     self.notes.push(format!("mapGlb {n}"));
                     (
                         self.b.prim(Prim::Map(MapKind::Glb(0)), vec![g, xt]),
-                        (n / self.lanes).ceil() * gc + n * MEM + self.strided(f, x),
+                        (n / self.lanes).ceil() * gc + n * MEM + self.strided(f, x) + self.row_reads(x, n),
                     )
                 };
                 let e = self.b.to(AddressSpace::Global, e);

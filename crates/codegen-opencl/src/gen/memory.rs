@@ -318,25 +318,29 @@ impl Gen<'_> {
     }
 }
 
-/// The storage type of a local tile of scalars of constant dimensions whose rows (innermost
-/// dimension) are a multiple of 8 long: rows one element longer. A work-group that reads such a
-/// tile along its columns (a transposed copy, the column tile of a matrix product) has
-/// neighbouring work-items a multiple of 8 elements apart; they fall into a few of the 32 banks
-/// of local memory and are served one after another, while an odd row stride spreads them over
-/// distinct banks. The view of the buffer indexes through its storage dimensions, so the extra
-/// element of a row is never read or written.
+/// The storage type of a local tile of scalars (two dimensions or more) whose rows (innermost
+/// dimension) are a multiple of 8 long, or of a length known only at run time: rows one element
+/// longer. A work-group that reads such a tile along its columns (a transposed copy, the column
+/// tile of a matrix product, a staged block of rows, one per work-item) has neighbouring
+/// work-items a row apart; rows of a multiple of 8 fall into a few of the 32 banks of local
+/// memory and are served one after another, while an odd row stride spreads them over distinct
+/// banks (a run-time length is padded blind: odd or even, one more costs one element a row).
+/// The view of the buffer indexes through its storage dimensions, so the extra element of a
+/// row is never read or written.
 fn padded_tile(ty: &Type) -> Option<Type> {
     let (dims, elem) = memalloc::dims_of(ty);
     let Type::Scalar(_) = elem else { return None };
-    let consts: Option<Vec<i64>> = dims.iter().map(|d| d.as_cst()).collect();
-    let consts = consts?;
-    let (&cols, _) = consts.split_last()?;
-    if consts.len() < 2 || cols < 8 || cols % 8 != 0 {
+    let (cols, outer) = dims.split_last()?;
+    let pad = match cols.as_cst() {
+        Some(c) => c >= 8 && c % 8 == 0,
+        None => true,
+    };
+    if outer.is_empty() || !pad {
         return None;
     }
-    let mut out = Type::array(elem, ArithExpr::cst(cols + 1));
-    for &d in consts[..consts.len() - 1].iter().rev() {
-        out = Type::array(out, ArithExpr::cst(d));
+    let mut out = Type::array(elem, cols.add(&ArithExpr::cst(1)));
+    for d in outer.iter().rev() {
+        out = Type::array(out, d.clone());
     }
     Some(out)
 }
