@@ -87,6 +87,8 @@ pub const MAP_ZIP: u16 = 512;
 pub const DOT: u16 = 1024;
 /// A function whose body is a dot product.
 pub const DOT_FN: u16 = 2048;
+/// The class is an array of arrays of scalars or vectors (what `stage-rows` copies).
+pub const SCALAR_ROWS: u16 = 4096;
 
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Data {
@@ -667,13 +669,16 @@ impl Applier<Lift, LiftAnalysis> for TransposeTile {
 }
 
 /// The length of the rows that `stage-rows` copies when `x` is mapped one row per work-item:
-/// `x` itself, an array of rows, or the second array of `zip a x'` (a neighbour list beside its
-/// particle), neither a transpose (whose rows neighbouring work-items already read at
+/// `x` itself, a variable holding rows of scalars, or the second array of `zip a x'` (a
+/// neighbour list beside its particle), neither a transpose (whose rows neighbouring work-items already read at
 /// neighbouring addresses) nor a work-group tile (`stage-local` stages those).
 fn staged_rows(eg: &EG, x: Id) -> Option<ArithExpr> {
+    // a variable (an input, or a value an earlier kernel computed), not a view such as the
+    // windows of `slide`, whose elements may be whole rows of a matrix
     let rows = |id: Id| -> Option<ArithExpr> {
         let d = &eg[id].data;
-        if transposed_of(eg, id).is_some() || d.flags & TILE != 0 {
+        let variable = eg[id].nodes.iter().any(|n| matches!(n, Lift::Sym(_)));
+        if !variable || d.flags & SCALAR_ROWS == 0 || transposed_of(eg, id).is_some() || d.flags & TILE != 0 {
             return None;
         }
         d.inner.clone()

@@ -931,12 +931,10 @@ impl Lowerer<'_> {
     fn read_rows<'t>(&self, x: &'t Rc<Term>) -> Option<RowsRead<'t>> {
         let stageable = |r: &Rc<Term>| {
             let len = self.eval(r.inner.as_ref());
-            (r.inner.is_some()
-                && !self.is_transpose(r)
-                && !self.computes(r)
-                && len >= 8.0
-                && len * 4.0 <= STAGED_ROW_BYTES)
-                .then_some(len)
+            // a variable, as in `egraph::staged_rows` (a view such as `slide`'s windows may
+            // have whole rows of a matrix as elements)
+            let variable = matches!(&r.op, TOp::Sym(s) if !self.origin.contains_key(s));
+            (variable && r.inner.is_some() && len >= 8.0 && len * 4.0 <= STAGED_ROW_BYTES).then_some(len)
         };
         if let TOp::Other(s) = &x.op {
             if self.leaf_text(s) == "zip" && x.kids.len() == 2 && x.kids[0].inner.is_none() {
