@@ -30,8 +30,7 @@ const STRIDED: f64 = 7.0 * MEM;
 /// work-items at consecutive addresses (`Lowerer::host_staged_rows`).
 const ROW_STRIDED: f64 = 2.0;
 const STAGED_COPY: f64 = 0.5;
-/// Longest row (bytes) that `stage-rows` stages (`egraph::STAGE_BYTES` per block of rows).
-const STAGED_ROW_BYTES: f64 = 2048.0;
+
 /// Most rows of work-items of a transpose tile's work-group (`egraph::TransposeTile`): each
 /// work-item moves `t / ttile_rows(t)` elements of a `t × t` tile.
 const TTILE_ROWS: i64 = 8;
@@ -934,7 +933,8 @@ impl Lowerer<'_> {
             // a variable, as in `egraph::staged_rows` (a view such as `slide`'s windows may
             // have whole rows of a matrix as elements)
             let variable = matches!(&r.op, TOp::Sym(s) if !self.origin.contains_key(s));
-            (variable && r.inner.is_some() && len >= 8.0 && len * 4.0 <= STAGED_ROW_BYTES).then_some(len)
+            (variable && r.inner.is_some() && len >= 8.0 && len * 4.0 <= crate::egraph::STAGED_ROW_BYTES as f64)
+                .then_some(len)
         };
         if let TOp::Other(s) = &x.op {
             if self.leaf_text(s) == "zip" && x.kids.len() == 2 && x.kids[0].inner.is_none() {
@@ -948,7 +948,7 @@ impl Lowerer<'_> {
     /// chunks or not), where `stage-rows` offers the staged alternative: neighbouring work-items
     /// read addresses a row apart, so each load instruction touches one memory segment per
     /// work-item instead of one for all. Charged only where staging is possible (rows of at
-    /// most `STAGED_ROW_BYTES`), so the estimates of programs without the alternative keep
+    /// most `egraph::STAGED_ROW_BYTES`), so the estimates of programs without the alternative keep
     /// their order.
     fn row_reads(&self, x: &Rc<Term>, threads: f64) -> f64 {
         let x = match x.op {
