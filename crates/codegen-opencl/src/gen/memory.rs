@@ -451,6 +451,28 @@ fn split_decl(body: &mut Vec<Stmt>, a: &Ident, ty: &CType, vars: &[Ident]) {
 mod tests {
     use super::*;
 
+    #[test]
+    fn local_tiles_with_rows_of_a_multiple_of_8_or_a_run_time_length_are_padded() {
+        let c = ArithExpr::cst;
+        let matrix = |elem: Type, rows: ArithExpr, cols: ArithExpr| Type::array(Type::array(elem, cols), rows);
+        assert_eq!(
+            padded_tile(&matrix(Type::float(), c(32), c(32))),
+            Some(matrix(Type::float(), c(32), c(33)))
+        );
+        let n = ArithExpr::size_var("N");
+        assert_eq!(
+            padded_tile(&matrix(Type::int(), c(64), n.clone())),
+            Some(matrix(Type::int(), c(64), n.add(&c(1))))
+        );
+        // rows that already spread over the banks, one dimension, vectors: as they are
+        assert_eq!(padded_tile(&matrix(Type::float(), c(16), c(12))), None);
+        assert_eq!(padded_tile(&Type::array(Type::float(), c(64))), None);
+        assert_eq!(
+            padded_tile(&matrix(Type::Vector(ir::Scalar::Float, 4), c(16), c(16))),
+            None
+        );
+    }
+
     fn array(ty: CType, name: &Ident, n: usize) -> Stmt {
         Stmt::Decl {
             ty,
