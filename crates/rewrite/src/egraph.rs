@@ -670,8 +670,9 @@ impl Applier<Lift, LiftAnalysis> for TransposeTile {
 
 /// The length of the rows that `stage-rows` copies when `x` is mapped one row per work-item:
 /// `x` itself, a variable holding rows of scalars, or the second array of `zip a x'` (a
-/// neighbour list beside its particle), neither a transpose (whose rows neighbouring work-items already read at
-/// neighbouring addresses) nor a work-group tile (`stage-local` stages those).
+/// neighbour list beside its particle); neither a transpose (whose rows neighbouring
+/// work-items already read at neighbouring addresses) nor a work-group tile (`stage-local`
+/// stages those).
 fn staged_rows(eg: &EG, x: Id) -> Option<ArithExpr> {
     // a variable (an input, or a value an earlier kernel computed), not a view such as the
     // windows of `slide`, whose elements may be whole rows of a matrix
