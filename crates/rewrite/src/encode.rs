@@ -2,7 +2,7 @@
 //! text kept in a table), one-parameter lambdas with array primitives inside become `lam` nodes,
 //! everything the rules do not look at is an `Other` node or an opaque leaf.
 
-use crate::egraph::{Assoc, Data, LeafInfo, Lift, Ret, FLOAT_ELEMS, FLOAT_ROWS, LANEWISE, ZIP2};
+use crate::egraph::{Assoc, Data, LeafInfo, Lift, Ret, FLOAT_ELEMS, FLOAT_ROWS, LANEWISE, SCALAR_ROWS, ZIP2};
 use arith::ArithExpr;
 use egg::{Id, RecExpr, Symbol};
 use ir::{Expr, ExprId, LetKind, Lit, MapKind, Op, Prim, Program, ReduceKind, Scalar, Type};
@@ -56,6 +56,9 @@ fn type_data(t: &Type) -> Data {
         match &**e {
             Type::Array(r, m) => {
                 d.inner = Some(m.clone());
+                if matches!(**r, Type::Scalar(_) | Type::Vector(..)) {
+                    d.flags |= SCALAR_ROWS;
+                }
                 if **r == Type::Scalar(Scalar::Float) {
                     d.flags |= FLOAT_ROWS;
                 }

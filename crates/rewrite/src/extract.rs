@@ -28,13 +28,17 @@ pub enum TOp {
     Transpose,
     Local,
     KTile(i64),
-    /// `reduce` by a work-group of this many work-items.
-    WgReduce(i64),
     Num(i64),
     Sym(Symbol),
     Other(Symbol),
     /// Application of an opaque function (made only by lowering).
     App,
+    // Last, so that the hashes of the other operators (the extraction's tie-break between
+    // terms of one size) do not depend on whether these rules exist.
+    TTile(i64),
+    Stage,
+    /// `reduce` by a work-group of this many work-items.
+    WgReduce(i64),
 }
 
 #[derive(Debug)]
@@ -54,7 +58,11 @@ impl Term {
         for k in &kids {
             k.key.hash(&mut h);
         }
-        let size = 1 + kids.iter().map(|k| k.size).sum::<u32>();
+        // Staging adds no node to the size that extraction ranks by: a staged map would
+        // otherwise lose its place among a class's smallest terms to the unstaged maps and
+        // never reach the cost model.
+        let own = u32::from(op != TOp::Stage);
+        let size = own + kids.iter().map(|k| k.size).sum::<u32>();
         Rc::new(Term {
             op,
             key: h.finish(),
@@ -85,6 +93,8 @@ impl Term {
             TOp::Local => "local".into(),
             TOp::KTile(k) => format!("ktile {k}"),
             TOp::WgReduce(k) => format!("wgreduce {k}"),
+            TOp::TTile(k) => format!("ttile {k}"),
+            TOp::Stage => "stage".into(),
             TOp::Num(n) => return n.to_string(),
             TOp::Sym(s) => return s.to_string(),
             TOp::Other(s) => s.as_str().split('|').next().unwrap_or("").to_string(),
@@ -94,7 +104,7 @@ impl Term {
         for k in &self.kids {
             if matches!(
                 self.op,
-                TOp::Split(_) | TOp::AsVector(_) | TOp::KTile(_) | TOp::WgReduce(_)
+                TOp::Split(_) | TOp::AsVector(_) | TOp::KTile(_) | TOp::WgReduce(_) | TOp::TTile(_)
             ) && matches!(k.op, TOp::Num(_))
             {
                 continue;
@@ -129,6 +139,8 @@ fn op_of(n: &Lift, kids: &[Rc<Term>]) -> TOp {
         Lift::Local(_) => TOp::Local,
         Lift::KTile(_) => TOp::KTile(num(0)),
         Lift::WgReduce(_) => TOp::WgReduce(num(0)),
+        Lift::TTile(_) => TOp::TTile(num(0)),
+        Lift::Stage(_) => TOp::Stage,
         Lift::Num(v) => TOp::Num(*v),
         Lift::Sym(s) => TOp::Sym(*s),
         Lift::Other(s, _) => TOp::Other(*s),

@@ -50,6 +50,8 @@ pub struct Options {
     pub ktile_factors: Vec<i64>,
     /// Sizes of the 2-D work-group tiles (each dimension).
     pub tile_factors: Vec<i64>,
+    /// Sizes of the square tiles of a transpose staged in local memory (`transpose-tile-*`).
+    pub transpose_tiles: Vec<i64>,
     /// Most work-items in one work-group.
     pub max_group: i64,
     /// Work-group sizes of cooperative reductions (`wg-reduce-*`, `wg-partial-*`): powers of 2.
@@ -82,6 +84,7 @@ impl Default for Options {
             max_group: 256,
             wg_sizes: vec![64, 128, 256],
             wg_items: vec![128, 1024],
+            transpose_tiles: vec![16, 32],
         }
     }
 }

@@ -10,7 +10,8 @@
 //!
 //! Cost (arbitrary units, about one per scalar operation): a launch costs `LAUNCH`; a parallel
 //! loop of `n` work-items over a body of cost `b` costs `ceil(n / lanes) * b` plus memory
-//! traffic `n * MEM`; a sequential loop costs `n * (b + 1)`.
+//! traffic `n * MEM`; a sequential loop costs `n * (b + 1)`. A kernel over the rows of a transpose
+//! whose rows are arrays reads or writes every element with a stride: `STRIDED` per element more.
 
 use crate::build::{Arg, Builder};
 use crate::extract::{TOp, Term};
@@ -21,6 +22,23 @@ use std::rc::Rc;
 
 const LAUNCH: f64 = 2000.0;
 const MEM: f64 = 0.05;
+/// Extra cost of an element read or written with a stride of a row in global memory: a GPU
+/// moves whole segments (32 bytes) for each 4-byte element, about 8× the coalesced traffic.
+const STRIDED: f64 = 7.0 * MEM;
+/// Cost of reading one element of a row a row apart from the neighbouring work-item's
+/// (`Lowerer::row_reads`), and of copying one element into local memory with consecutive
+/// work-items at consecutive addresses (`Lowerer::host_staged_rows`).
+const ROW_STRIDED: f64 = 2.0;
+const STAGED_COPY: f64 = 0.5;
+
+/// Most rows of work-items of a transpose tile's work-group (`egraph::TransposeTile`): each
+/// work-item moves `t / ttile_rows(t)` elements of a `t × t` tile.
+const TTILE_ROWS: i64 = 8;
+
+/// Rows of work-items of the work-group of a `t × t` transpose tile.
+pub fn ttile_rows(t: i64) -> i64 {
+    t.min(TTILE_ROWS)
+}
 const LAYOUT: [&str; 7] = [
     "zip",
     "transpose",
@@ -45,6 +63,10 @@ pub struct Lowerer<'a> {
 }
 
 type Out = (ExprId, f64);
+
+/// The rows a kernel reads one per work-item, the array beside them in a `zip` (if any), and
+/// the rows' estimated length (`Lowerer::read_rows`).
+type RowsRead<'t> = (&'t Rc<Term>, Option<&'t Rc<Term>>, f64);
 
 /// An array argument of a kernel: its expression, and the earlier kernel's `let` binding when it
 /// is computed (in scope until [`Lowerer::wrap`]).
@@ -241,7 +263,7 @@ impl Lowerer<'_> {
     /// Whether evaluating `t` runs any computation (as opposed to only rearranging arrays).
     fn computes(&self, t: &Term) -> bool {
         match &t.op {
-            TOp::Map | TOp::Reduce | TOp::App | TOp::Let => true,
+            TOp::Map | TOp::Reduce | TOp::App | TOp::Let | TOp::TTile(_) => true,
             TOp::Other(s) => {
                 let head = s.as_str().split(['|', ' ']).next().unwrap_or("");
                 !LAYOUT.contains(&head) || t.kids.iter().any(|k| self.computes(k))
@@ -406,6 +428,14 @@ impl Lowerer<'_> {
                 self.b.unbind(x);
                 (self.b.let_(x, v, b), vc + bc)
             }
+            TOp::TTile(_) => {
+                // inside a work-item there are no work-groups: the plain transposed copy
+                let (f, m) = (&k[1], &k[2]);
+                let tr = Term::new(TOp::Transpose, vec![m.clone()], m.inner.clone(), m.len.clone());
+                let mf = Term::new(TOp::MapF, vec![f.clone()], None, None);
+                let map = Term::new(TOp::Map, vec![mf, tr], t.len.clone(), t.inner.clone());
+                self.seq(&map)
+            }
             TOp::Sym(s) => (self.leaf(s), 0.0),
             TOp::Num(n) => (self.b.int(*n), 0.0),
             TOp::Lam | TOp::MapF | TOp::ReduceF | TOp::ReduceFU | TOp::Comp => self.func(t, 1.0),
@@ -450,6 +480,8 @@ impl Lowerer<'_> {
             }
             // Staging only means something where a work-group copies the tile (`host_tiled`).
             TOp::Local => one(self, &k[0]),
+            // only a kernel's `mapWrg` over the chunks stages them (`host_staged_rows`)
+            TOp::Stage => one(self, &k[0]),
             TOp::Other(s) => {
                 let (kt, kc) = self.kids(t, host);
                 match self.head(s) {
@@ -746,15 +778,284 @@ impl Lowerer<'_> {
         (e, xc + yc + compute + stage + threads * MEM + LAUNCH)
     }
 
+    /// `λz. join z`.
+    fn join_fn(&mut self) -> ExprId {
+        let z = self.name("z");
+        let zv = self.b.bind(&z);
+        let ze = self.b.var(zv);
+        let zj = self.b.prim(Prim::Join, vec![ze]);
+        self.b.unbind(zv);
+        self.b.lambda(vec![zv], zj)
+    }
+
+    /// `mapLcl1 (λrs. mapSeq (λrow. mapLcl0 f row) rs) (transpose (split r tile))`: a `k × k`
+    /// tile mapped by `k × r` work-items, item `(i, j)` taking element `i` of rows `j`, `j + r`,
+    /// …, so that each row is read (or written) by consecutive work-items; the result is laid
+    /// out `[r][k / r][k]` (see [`Self::unstrided`]).
+    fn strided_rows(&mut self, f: ExprId, tile: ExprId, rows: i64) -> ExprId {
+        let split = self.b.prim(Prim::Split(arith::ArithExpr::cst(rows)), vec![tile]);
+        let rows = self.b.prim(Prim::Transpose, vec![split]);
+        let (rs, row) = (self.name("rs"), self.name("row"));
+        let rsv = self.b.bind(&rs);
+        let rowv = self.b.bind(&row);
+        let rowe = self.b.var(rowv);
+        let lcl0 = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![f, rowe]);
+        self.b.unbind(rowv);
+        let row_fn = self.b.lambda(vec![rowv], lcl0);
+        let rse = self.b.var(rsv);
+        let seq = self.b.prim(Prim::Map(MapKind::Seq), vec![row_fn, rse]);
+        self.b.unbind(rsv);
+        let rs_fn = self.b.lambda(vec![rsv], seq);
+        self.b.prim(Prim::Map(MapKind::Lcl(1)), vec![rs_fn, rows])
+    }
+
+    /// `join (transpose x)`: the tile that [`Self::strided_rows`] lays out by work-item rows.
+    fn unstrided(&mut self, x: ExprId) -> ExprId {
+        let t = self.b.prim(Prim::Transpose, vec![x]);
+        self.b.prim(Prim::Join, vec![t])
+    }
+
+    /// `ttile k f m` (see `egraph::TransposeTile`):
+    /// `join (mapWrg1 (λrow. map (λz. join z) (transpose (mapWrg0 (λtile. let l = toLocal (copy
+    /// tile) in unstrided (strided_rows f (transpose (unstrided l)))) row))) (transpose (map (λrb.
+    /// transpose (map (split k) rb)) (split k m))))`: work-group `(J, I)` of `k × ttile_rows(k)`
+    /// work-items copies the tile of rows `I` and columns `J` of `m` along its rows and writes it
+    /// transposed along the rows of the result, `k / ttile_rows(k)` elements per work-item each
+    /// way (more loads in flight per work-item than one element each; a `32 × 32` work-group
+    /// is more than many GPUs take). The local tile's rows are padded by code generation, so
+    /// the column reads of the transposed write do not conflict in local memory banks.
+    fn host_ttile(&mut self, t: &Rc<Term>, k: i64) -> Out {
+        let (f, m) = (&t.kids[1], &t.kids[2]);
+        let threads = self.len(m) * self.eval(m.inner.as_ref());
+        let (mt, mc, bind) = self.kernel_arg(m);
+        let (g, gc) = self.func(f, 1.0);
+        let rb = self.name("rb");
+        let rbv = self.b.bind(&rb);
+        let rbe = self.b.var(rbv);
+        let cols = self.map_split(k, rbe);
+        let cols = self.b.prim(Prim::Transpose, vec![cols]);
+        self.b.unbind(rbv);
+        let rb_fn = self.b.lambda(vec![rbv], cols);
+        let rows = self.b.prim(Prim::Split(arith::ArithExpr::cst(k)), vec![mt]);
+        let tiles = self.b.prim(Prim::Map(MapKind::Plain), vec![rb_fn, rows]);
+        let tiles = self.b.prim(Prim::Transpose, vec![tiles]);
+        let join_fn = self.join_fn();
+        let (row, tile, l, x) = (self.name("row"), self.name("tile"), self.name("l"), self.name("x"));
+        let rowv = self.b.bind(&row);
+        let tilev = self.b.bind(&tile);
+        let te = self.b.var(tilev);
+        let xv = self.b.bind(&x);
+        let xe = self.b.var(xv);
+        self.b.unbind(xv);
+        let id = self.b.lambda(vec![xv], xe);
+        let rows_of_items = ttile_rows(k);
+        let copied = self.strided_rows(id, te, rows_of_items);
+        let staged = self.b.to(AddressSpace::Local, copied);
+        let lv = self.b.bind(&l);
+        let le = self.b.var(lv);
+        let lt = self.unstrided(le);
+        let lt = self.b.prim(Prim::Transpose, vec![lt]);
+        let out = self.strided_rows(g, lt, rows_of_items);
+        let body = self.unstrided(out);
+        self.b.unbind(lv);
+        let body = self.b.let_(lv, staged, body);
+        self.b.unbind(tilev);
+        let tile_fn = self.b.lambda(vec![tilev], body);
+        let rowe = self.b.var(rowv);
+        let blocks = self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![tile_fn, rowe]);
+        let blocks = self.b.prim(Prim::Transpose, vec![blocks]);
+        let out_rows = self.b.prim(Prim::Map(MapKind::Plain), vec![join_fn, blocks]);
+        self.b.unbind(rowv);
+        let row_fn = self.b.lambda(vec![rowv], out_rows);
+        let groups = self.b.prim(Prim::Map(MapKind::Wrg(1)), vec![row_fn, tiles]);
+        let joined = self.b.prim(Prim::Join, vec![groups]);
+        let e = self.b.to(AddressSpace::Global, joined);
+        self.notes.push(format!(
+            "mapWrg1×mapWrg0 transpose tiles of {k}×{k} staged in local memory, {k}×{rows_of_items} work-items"
+        ));
+        // per element: the function, the copy into local memory and its barrier
+        let cost = (threads / self.lanes).ceil() * (gc + 3.0) + threads / (k / rows_of_items) as f64 * MEM + LAUNCH;
+        (self.wrap(bind, e), mc + cost)
+    }
+
+    /// Elements of the transposed matrix a kernel over `x` moves with a stride of a row, when
+    /// it copies the rows of a transpose element by element (`row_fn` maps an element function
+    /// over each): the reads along a row of the transpose, or else the writes of the rows, are
+    /// strided. Only such element-wise copies pay it: a kernel that reduces over its rows (gemv
+    /// T, atax, a convolution) reads a transpose's columns with consecutive work-items at
+    /// consecutive addresses and writes one element per row, and the previous session's
+    /// broader penalty pushed those kernels' fast variants out of `lift tune`'s top-k.
+    fn strided(&self, row_fn: &Term, x: &Term) -> f64 {
+        /// Whether `f` maps its argument to an array element by element, nothing reduced.
+        fn elementwise(f: &Term) -> bool {
+            match &f.op {
+                TOp::Lam => array_body(&f.kids[1]),
+                TOp::MapF => matches!(f.kids[0].op, TOp::Sym(_)) || elementwise(&f.kids[0]),
+                TOp::Comp => elementwise(&f.kids[0]) && elementwise(&f.kids[1]),
+                _ => false,
+            }
+        }
+        fn array_body(b: &Term) -> bool {
+            match &b.op {
+                TOp::Map => (matches!(b.kids[0].op, TOp::Sym(_)) || elementwise(&b.kids[0])) && layout_only(&b.kids[1]),
+                TOp::Join | TOp::AsScalar => array_body(&b.kids[0]),
+                _ => false,
+            }
+        }
+        fn layout_only(t: &Term) -> bool {
+            match &t.op {
+                TOp::Sym(_) | TOp::Num(_) => true,
+                TOp::Split(_) | TOp::AsVector(_) | TOp::Join | TOp::AsScalar | TOp::Transpose => {
+                    t.kids.iter().all(|k| layout_only(k))
+                }
+                _ => false,
+            }
+        }
+        let mut a = x;
+        loop {
+            match a.op {
+                TOp::Split(_) | TOp::AsVector(_) => a = &a.kids[1],
+                TOp::Join | TOp::AsScalar => a = &a.kids[0],
+                _ => break,
+            }
+        }
+        if self.is_transpose(a) && elementwise(row_fn) {
+            self.len(a) * self.eval(a.inner.as_ref()) * STRIDED
+        } else {
+            0.0
+        }
+    }
+
+    /// The rows of `x` (`x` itself, or the rows beside a vector in `zip a rows`) that a kernel
+    /// mapping one element of `x` per work-item reads from global memory a row apart, and
+    /// their length; as `egraph::staged_rows` decides (a stageable length, not a transpose).
+    fn read_rows<'t>(&self, x: &'t Rc<Term>) -> Option<RowsRead<'t>> {
+        let stageable = |r: &Rc<Term>| {
+            let len = self.eval(r.inner.as_ref());
+            // a variable, as in `egraph::staged_rows` (a view such as `slide`'s windows may
+            // have whole rows of a matrix as elements)
+            let variable = matches!(&r.op, TOp::Sym(s) if !self.origin.contains_key(s));
+            (variable && r.inner.is_some() && len >= 8.0 && len * 4.0 <= crate::egraph::STAGED_ROW_BYTES as f64)
+                .then_some(len)
+        };
+        if let TOp::Other(s) = &x.op {
+            if self.leaf_text(s) == "zip" && x.kids.len() == 2 && x.kids[0].inner.is_none() {
+                return stageable(&x.kids[1]).map(|l| (&x.kids[1], Some(&x.kids[0]), l));
+            }
+        }
+        stageable(x).map(|l| (x, None, l))
+    }
+
+    /// Extra cost of a kernel whose `threads` work-items each read a row of `x` (split into
+    /// chunks or not), where `stage-rows` offers the staged alternative: neighbouring work-items
+    /// read addresses a row apart, so each load instruction touches one memory segment per
+    /// work-item instead of one for all. Charged only where staging is possible (rows of at
+    /// most `egraph::STAGED_ROW_BYTES`), so the estimates of programs without the alternative keep
+    /// their order.
+    fn row_reads(&self, x: &Rc<Term>, threads: f64) -> f64 {
+        let x = match x.op {
+            TOp::Split(_) => &x.kids[1],
+            _ => x,
+        };
+        self.read_rows(x)
+            .map_or(0.0, |(_, _, len)| (threads / self.lanes).ceil() * len * ROW_STRIDED)
+    }
+
+    /// `map (mapf f) (stage (split t X))` (see `egraph` rule `stage-rows`): `mapWrg (λc. let l =
+    /// toLocal (split L (mapLcl0 (λx. x) (join c))) in mapLcl0 f l) (split t X)`: the work-group
+    /// copies its `t` rows of length `L` as one contiguous block, consecutive work-items at
+    /// consecutive addresses, then each work-item computes from its row in local memory (whose
+    /// rows code generation pads against bank conflicts). For `X = zip a R` only `R` is staged:
+    /// `mapWrg (λc. let l = … (get 1 c) … in mapLcl0 f (zip (get 0 c) l)) (zip (split t a)
+    /// (split t R))`.
+    fn host_staged_rows(&mut self, f: &Rc<Term>, split: &Rc<Term>) -> Out {
+        let TOp::Split(t) = split.op else {
+            unreachable!("host() checked the split")
+        };
+        let x = &split.kids[1];
+        let Some((rows, beside, len)) = self.read_rows(x) else {
+            // not a block of rows this lowering stages (the rule's estimate and the lowering's
+            // may differ): the unstaged kernel
+            let plain = Term::new(
+                TOp::Map,
+                vec![Term::new(TOp::MapF, vec![f.clone()], None, None), split.clone()],
+                split.len.clone(),
+                None,
+            );
+            return self.host(&plain);
+        };
+        let (rows, beside) = (rows.clone(), beside.cloned());
+        let n = self.len(split);
+        let threads = n * t as f64;
+        let row_len = rows.inner.clone().expect("read_rows checked the row length");
+        let elem_len = self.eval(split.kids[1].inner.as_ref());
+        let (g, gc) = self.func(f, elem_len);
+        let (rt, rc, rbind) = self.kernel_arg(&rows);
+        let rs = self.b.prim(Prim::Split(arith::ArithExpr::cst(t)), vec![rt]);
+        let (chunks, ac, abind) = match &beside {
+            Some(a) => {
+                let (at, ac, abind) = self.kernel_arg(a);
+                let as_ = self.b.prim(Prim::Split(arith::ArithExpr::cst(t)), vec![at]);
+                (self.b.prim(Prim::Zip, vec![as_, rs]), ac, abind)
+            }
+            None => (rs, 0.0, None),
+        };
+        let (c, l, x) = (self.name("chunk"), self.name("l"), self.name("x"));
+        let cv = self.b.bind(&c);
+        let block = match beside {
+            Some(_) => self.get(1, cv),
+            None => self.b.var(cv),
+        };
+        let flat = self.b.prim(Prim::Join, vec![block]);
+        let xv = self.b.bind(&x);
+        let xe = self.b.var(xv);
+        self.b.unbind(xv);
+        let id = self.b.lambda(vec![xv], xe);
+        let copied = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![id, flat]);
+        let copied = self.b.prim(Prim::Split(row_len), vec![copied]);
+        let staged = self.b.to(AddressSpace::Local, copied);
+        let lv = self.b.bind(&l);
+        let le = self.b.var(lv);
+        let items = match beside {
+            Some(_) => {
+                let a = self.get(0, cv);
+                self.b.prim(Prim::Zip, vec![a, le])
+            }
+            None => le,
+        };
+        let body = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![g, items]);
+        self.b.unbind(lv);
+        let body = self.b.let_(lv, staged, body);
+        self.b.unbind(cv);
+        let chunk_fn = self.b.lambda(vec![cv], body);
+        let e = self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![chunk_fn, chunks]);
+        let e = self.b.to(AddressSpace::Global, e);
+        let e = self.wrap(abind, e);
+        let e = self.wrap(rbind, e);
+        self.notes
+            .push(format!("mapWrg {n} groups × mapLcl {t}, rows staged in local memory"));
+        let under = if t < 32 { 1.25 } else { 1.0 };
+        // each work-item copies a row's worth of elements, then waits at one barrier
+        let copy = (threads / self.lanes).ceil() * (len * STAGED_COPY + 2.0);
+        let cost = under * (threads / self.lanes).ceil() * gc + threads * MEM + copy;
+        (e, rc + ac + cost + LAUNCH)
+    }
+
     /// Code at host level: a sequence of kernels.
     pub fn host(&mut self, t: &Rc<Term>) -> Out {
         let k = &t.kids;
         if let Some(p) = tiled(t) {
             return self.host_tiled(&p);
         }
+        if let TOp::TTile(tk) = t.op {
+            return self.host_ttile(t, tk);
+        }
         match &t.op {
             TOp::Map if k[0].op == TOp::Lam && has_wg(&k[0].kids[1]) => self.host_wg(&k[0], &k[1]),
             TOp::WgReduce(_) => self.host(&as_reduce(t)),
+            TOp::Map if k[0].op == TOp::MapF && k[1].op == TOp::Stage && matches!(k[1].kids[0].op, TOp::Split(_)) => {
+                self.host_staged_rows(&k[0].kids[0], &k[1].kids[0])
+            }
             TOp::Map => {
                 let (f, x) = (&k[0], &k[1]);
                 let n = self.len(x);
@@ -778,7 +1079,10 @@ impl Lowerer<'_> {
                     let chunk_fn = self.b.lambda(vec![cv], lcl);
                     (
                         self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![chunk_fn, xt]),
-                        under * (threads / self.lanes).ceil() * gc + threads * MEM,
+                        under * (threads / self.lanes).ceil() * gc
+                            + threads * MEM
+                            + self.strided(&f.kids[0], x)
+                            + self.row_reads(x, threads),
                     )
                 } else if let Some((inner, joined)) = two_d(f).filter(|(i, _)| !self.computes(&i.kids[1])) {
                     let m = self.len(&inner.kids[1]);
@@ -797,14 +1101,14 @@ impl Lowerer<'_> {
                     let row_fn = self.b.lambda(vec![pv], body);
                     (
                         self.b.prim(Prim::Map(MapKind::Glb(1)), vec![row_fn, xt]),
-                        (threads / self.lanes).ceil() * gc + threads * MEM,
+                        (threads / self.lanes).ceil() * gc + threads * MEM + self.strided(f, x),
                     )
                 } else {
                     let (g, gc) = self.func(f, m);
                     self.notes.push(format!("mapGlb {n}"));
                     (
                         self.b.prim(Prim::Map(MapKind::Glb(0)), vec![g, xt]),
-                        (n / self.lanes).ceil() * gc + n * MEM,
+                        (n / self.lanes).ceil() * gc + n * MEM + self.strided(f, x) + self.row_reads(x, n),
                     )
                 };
                 let e = self.b.to(AddressSpace::Global, e);

@@ -303,3 +303,72 @@ fn cost_model_prefers_work_group_reductions_for_long_rows_and_large_sums() {
 fn emits(v: &crate::Variant) -> bool {
     codegen_opencl::emit(&v.program, &v.info).is_ok()
 }
+
+const TRANSPOSE: &str = include_str!("../../../bench/cgo17/transpose.lisp");
+
+#[test]
+fn transposed_copy_variants_are_sound_and_include_local_tiles() {
+    let ex = check(TRANSPOSE, &[("M", 64), ("N", 96)], 3);
+    for k in [16, 32] {
+        let tiled: Vec<&crate::Variant> = ex
+            .variants
+            .iter()
+            .filter(|v| v.description.contains(&format!("transpose tiles of {k}×{k}")))
+            .collect();
+        assert_eq!(tiled.len(), 1, "{ex}");
+        let v = tiled[0];
+        // `k × 8` work-items, each moving `k / 8` elements of a row each way
+        for part in [
+            "(mapWrg1",
+            "(toLocal",
+            "(mapLcl1",
+            "(mapSeq",
+            "(split #8",
+            "(join (transpose l",
+        ] {
+            assert!(v.source.contains(part), "no `{part}` in\n{}", v.source);
+        }
+        assert!(emits(v), "{}", v.source);
+    }
+}
+
+#[test]
+fn cost_model_ranks_the_tiled_transpose_first_at_the_benchmark_size() {
+    let prog = ir::parse(TRANSPOSE).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    let opts = Options {
+        sizes: [("M".to_string(), 8192), ("N".to_string(), 8192)].into_iter().collect(),
+        ..Options::default()
+    };
+    let ex = explore(&prog, &info, &opts).expect("explores");
+    // four elements per work-item keep the most loads in flight
+    assert!(ex.variants[0].description.contains("transpose tiles of 32×32"), "{ex}");
+    assert!(
+        ex.variants
+            .iter()
+            .any(|v| v.description.contains("transpose tiles of 16×16")),
+        "{ex}"
+    );
+    // a row per work-item (or a column of work-items per row) moves global memory with a stride
+    let strided = ex
+        .variants
+        .iter()
+        .find(|v| v.description.starts_with("mapGlb "))
+        .unwrap_or_else(|| panic!("no mapGlb variant:\n{ex}"));
+    assert!(strided.cost > 4.0 * ex.variants[0].cost, "{ex}");
+}
+
+#[test]
+fn transpose_tiles_need_divisible_lengths() {
+    let prog = ir::parse(TRANSPOSE).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    let opts = Options {
+        sizes: [("M".to_string(), 20), ("N".to_string(), 36)].into_iter().collect(),
+        ..Options::default()
+    };
+    let ex = explore(&prog, &info, &opts).expect("explores");
+    assert!(
+        ex.variants.iter().all(|v| !v.description.contains("transpose tiles")),
+        "{ex}"
+    );
+}

@@ -35,6 +35,9 @@ const SPLIT_FACTORS: [i64; 2] = [4, 16];
 /// same reason.
 const WG_SIZES: [i64; 2] = [4, 8];
 const WG_ITEMS: [i64; 1] = [4];
+/// A transpose tile that the generated lengths (8 to 64) admit (a tile must be shorter than
+/// both lengths).
+const TRANSPOSE_TILES: [i64; 1] = [4];
 
 /// The shared generator, with weighted choices.
 struct Rng(XorShift);
@@ -547,6 +550,7 @@ impl Case {
             split_factors: SPLIT_FACTORS.to_vec(),
             wg_sizes: WG_SIZES.to_vec(),
             wg_items: WG_ITEMS.to_vec(),
+            transpose_tiles: TRANSPOSE_TILES.to_vec(),
             sizes: self.sizes.clone(),
             top_k: 1000,
             only_rules,
@@ -672,6 +676,7 @@ fn rule_names() -> RuleSet {
         split_factors: SPLIT_FACTORS.to_vec(),
         wg_sizes: WG_SIZES.to_vec(),
         wg_items: WG_ITEMS.to_vec(),
+        transpose_tiles: TRANSPOSE_TILES.to_vec(),
         ..Options::default()
     };
     let rules = [

@@ -246,8 +246,9 @@ impl Gen<'_> {
     /// A buffer for a temporary array of type `ty` in `space`, in the current kernel.
     pub(super) fn temp_buffer(&mut self, hint: &str, ty: &Type, space: AddressSpace, at: ExprId) -> Result<Rc<View>> {
         let loops = self.k.as_ref().map(|k| k.loops.clone()).unwrap_or_default();
+        let padded = (space == AddressSpace::Local).then(|| padded_tile(ty)).flatten();
         let (b, view) = self
-            .alloc(hint, ty, space, &loops, Role::Temp)
+            .alloc(hint, padded.as_ref().unwrap_or(ty), space, &loops, Role::Temp)
             .map_err(|m| self.err(at, m))?;
         let buf = self.mem.buffers[b].clone();
         if let Some(n) = buf.len.as_cst() {
@@ -315,6 +316,33 @@ impl Gen<'_> {
             g.copy_dims(e, src, dst, &rest, vec![i], MapKind::Seq)
         })
     }
+}
+
+/// The storage type of a local tile of scalars (two dimensions or more) whose rows (innermost
+/// dimension) are a multiple of 8 long, or of a length known only at run time: rows one element
+/// longer. A work-group that reads such a tile along its columns (a transposed copy, the column
+/// tile of a matrix product, a staged block of rows, one per work-item) has neighbouring
+/// work-items a row apart; rows of a multiple of 8 fall into a few of the 32 banks of local
+/// memory and are served one after another, while an odd row stride spreads them over distinct
+/// banks (a run-time length is padded blind: odd or even, one more costs one element a row).
+/// The view of the buffer indexes through its storage dimensions, so the extra element of a
+/// row is never read or written.
+fn padded_tile(ty: &Type) -> Option<Type> {
+    let (dims, elem) = memalloc::dims_of(ty);
+    let Type::Scalar(_) = elem else { return None };
+    let (cols, outer) = dims.split_last()?;
+    let pad = match cols.as_cst() {
+        Some(c) => c >= 8 && c % 8 == 0,
+        None => true,
+    };
+    if outer.is_empty() || !pad {
+        return None;
+    }
+    let mut out = Type::array(elem, cols.add(&ArithExpr::cst(1)));
+    for d in outer.iter().rev() {
+        out = Type::array(out, d.clone());
+    }
+    Some(out)
 }
 
 /// A private array indexed only by constants (the accesses of unrolled loops) becomes one
@@ -422,6 +450,28 @@ fn split_decl(body: &mut Vec<Stmt>, a: &Ident, ty: &CType, vars: &[Ident]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn local_tiles_with_rows_of_a_multiple_of_8_or_a_run_time_length_are_padded() {
+        let c = ArithExpr::cst;
+        let matrix = |elem: Type, rows: ArithExpr, cols: ArithExpr| Type::array(Type::array(elem, cols), rows);
+        assert_eq!(
+            padded_tile(&matrix(Type::float(), c(32), c(32))),
+            Some(matrix(Type::float(), c(32), c(33)))
+        );
+        let n = ArithExpr::size_var("N");
+        assert_eq!(
+            padded_tile(&matrix(Type::int(), c(64), n.clone())),
+            Some(matrix(Type::int(), c(64), n.add(&c(1))))
+        );
+        // rows that already spread over the banks, one dimension, vectors: as they are
+        assert_eq!(padded_tile(&matrix(Type::float(), c(16), c(12))), None);
+        assert_eq!(padded_tile(&Type::array(Type::float(), c(64))), None);
+        assert_eq!(
+            padded_tile(&matrix(Type::Vector(ir::Scalar::Float, 4), c(16), c(16))),
+            None
+        );
+    }
 
     fn array(ty: CType, name: &Ident, n: usize) -> Stmt {
         Stmt::Decl {

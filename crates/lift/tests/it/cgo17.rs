@@ -592,3 +592,86 @@ fn work_group_reduction_kernels() {
         },
     );
 }
+
+/// The variants that stage a block of rows in local memory (`stage-rows`): k-means with its
+/// points as rows and md with its neighbour lists as rows, at shapes whose rows are long
+/// enough to be staged (`larger_input` makes `n % 9 + 3` features and `n % 16 + 4`
+/// neighbours), on OpenCL against the interpreter. The divisible shape of
+/// `every_explored_variant_equals_the_interpreter` has rows too short for the rule.
+#[test]
+fn staged_row_variants_equal_the_interpreter() {
+    let Some(device) = crate::opencl::device() else { return };
+    let opts = lift::RunOptions {
+        device,
+        time: false,
+        interp: false,
+    };
+    let scratch = Scratch::new("staged-rows");
+    let cases: Vec<Case> = suite()
+        .iter()
+        .filter_map(|ex| {
+            let (m, n) = match ex.name.as_str() {
+                "kmeans_rows.lisp" => (64, 8),
+                "md_rows.lisp" => (64, 12),
+                _ => return None,
+            };
+            Some(Case {
+                label: ex.name.clone(),
+                ex: clone_example(ex),
+                shape: "staged",
+                m,
+                n,
+                seed: 29,
+            })
+        })
+        .collect();
+    assert_eq!(cases.len(), 2, "kmeans_rows.lisp and md_rows.lisp");
+    check_all(
+        &cases,
+        |case| &case.label,
+        |case| {
+            let ex = &case.ex;
+            let data = case.write_input(&scratch)?;
+            let typed = lift::compile(
+                &ex.src,
+                &lift::Options {
+                    types_only: true,
+                    ..lift::Options::default()
+                },
+            )
+            .map_err(|e| e.message())?;
+            let sources = lift::read_sources(&data).map_err(|e| e.message())?;
+            let sizes = lift::data::load(&typed.given, &sources, &[])
+                .map_err(|e| e.message)?
+                .sizes;
+            let sizes: Vec<String> = sizes.iter().map(|(k, v)| format!("--size={k}={v}")).collect();
+            let path = ex.path.display().to_string();
+            let mut args = vec!["explore", path.as_str(), "--top", "16"];
+            args.extend(sizes.iter().map(String::as_str));
+            let variants = explored_variants(&lift_cli(&args, &scratch).map_err(|e| format!("lift explore: {e}"))?);
+            let staged: Vec<&(String, String)> = variants
+                .iter()
+                .filter(|(description, _)| description.contains("rows staged in local memory"))
+                .collect();
+            if staged.is_empty() {
+                return Err(format!("no staged variant among {} ({sizes:?})", variants.len()));
+            }
+            let want = interpreter(ex, &data)?;
+            for (description, source) in staged {
+                if !source.contains("(toLocal") {
+                    return Err(format!("{description}: nothing is copied to local memory:\n{source}"));
+                }
+                let got = run_as_written(source, &sources, &opts)
+                    .map_err(|e| format!("{description} fails on OpenCL: {}\n{source}", e.message()))?;
+                let got = parse_json(&got.json, "the OpenCL result");
+                if !json_close(&want, &got) {
+                    return Err(format!(
+                        "{description} differs from the interpreter ({}):\n{source}",
+                        first_difference(&want, &got)
+                    ));
+                }
+            }
+            Ok(())
+        },
+    );
+}
