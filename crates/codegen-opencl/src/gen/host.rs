@@ -418,8 +418,7 @@ impl Gen<'_> {
         let dims = (0..3).rev().find(|d| k.global[*d].is_some()).map_or(1, |d| d + 1);
         let mut global = vec![];
         let mut local = vec![];
-        for d in 0..dims {
-            let l = k.local[d].unwrap_or(1);
+        for (d, l) in self.tuned_glb_local(k, dims).into_iter().enumerate() {
             let g = k.global[d].clone().unwrap_or_else(|| ArithExpr::cst(1));
             let g = self.capacity(&g);
             let lc = ArithExpr::cst(l as i64);
@@ -433,6 +432,42 @@ impl Gen<'_> {
             local.push(l);
         }
         Ok((global, (k.wrg || k.glb).then_some(local)))
+    }
+
+    /// The work-group of a kernel per dimension: its own, or for a `mapGlb` kernel the tuned size
+    /// ([`super::EmitOptions::glb_work_group`]) where that is safe. `mapGlb` decided its bounds
+    /// check with its default size: a tuned size that divides it launches no work-item the check
+    /// does not cover (a run-time length is always checked); any other size must divide a
+    /// constant launch exactly. Groups beyond `MAX_WORK_GROUP` keep the defaults.
+    fn tuned_glb_local(&self, k: &KernelCx, dims: usize) -> Vec<usize> {
+        let own: Vec<usize> = (0..dims).map(|d| k.local[d].unwrap_or(1)).collect();
+        if !k.glb || k.wrg || self.glb_work_group.is_empty() {
+            return own;
+        }
+        let tuned: Vec<usize> = own
+            .iter()
+            .enumerate()
+            .map(|(d, &l)| match self.glb_work_group.get(d) {
+                Some(&p) if p >= 1 => {
+                    let exact = k.global[d]
+                        .as_ref()
+                        .map(|g| self.capacity(g))
+                        .and_then(|g| g.as_cst())
+                        .is_some_and(|c| c % p as i64 == 0);
+                    if l % p == 0 || exact {
+                        p
+                    } else {
+                        l
+                    }
+                }
+                _ => l,
+            })
+            .collect();
+        if tuned.iter().product::<usize>() <= MAX_WORK_GROUP {
+            tuned
+        } else {
+            own
+        }
     }
 
     /// Kernel parameters in ABI order, for the names the kernel text uses.
