@@ -167,11 +167,16 @@ fn choose_variant(
             Some((p, i, t.source, t.description, t.work_group))
         });
         if let Some((p, i, text, description, work_group)) = tuned {
+            let wg = if work_group.is_empty() {
+                String::new()
+            } else {
+                format!("; mapGlb work-group {}", tune::work_group_text(&work_group))
+            };
             let chosen = Chosen {
                 description: if description.is_empty() {
-                    format!("tuned for {device}")
+                    format!("tuned for {device}{wg}")
                 } else {
-                    format!("tuned: {description}")
+                    format!("tuned: {description}{wg}")
                 },
                 source: text,
                 tuned: true,

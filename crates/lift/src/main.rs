@@ -27,7 +27,7 @@ enum Command {
         output: Option<PathBuf>,
         /// Work-group size of `mapGlb` kernels (a tuning parameter): `128`, or per dimension `16x16`.
         #[arg(long, value_parser = parse_work_group)]
-        work_group: Option<Vec<usize>>,
+        work_group: Option<WorkGroup>,
     },
     /// Compile and run a program on its inputs; print the result as JSON.
     Run {
@@ -225,7 +225,7 @@ fn run(cli: Cli) -> Result<(), String> {
             });
             let opts = lift::Options {
                 types_only: emit == Some(lift::Emit::Types),
-                work_group: work_group.unwrap_or_default(),
+                work_group: work_group.map(|w| w.0).unwrap_or_default(),
                 ..lift::Options::default()
             };
             let text = lift::compile(&src, &opts)
@@ -354,14 +354,19 @@ fn parse_budget(text: &str) -> Result<std::time::Duration, String> {
         .ok_or_else(|| format!("`{text}`: expected a positive time such as `60s`, `2m` or `500ms`"))
 }
 
+/// A work-group size per dimension (one value for clap, not a list of arguments).
+#[derive(Clone)]
+struct WorkGroup(Vec<usize>);
+
 /// `--work-group`: `128`, or sizes per dimension `16x16` (or `16,16`), each at least 1.
-fn parse_work_group(text: &str) -> Result<Vec<usize>, String> {
+fn parse_work_group(text: &str) -> Result<WorkGroup, String> {
     let sizes: Option<Vec<usize>> = text
         .split(['x', ',', '×'])
         .map(|p| p.trim().parse::<usize>().ok().filter(|x| (1..=1 << 20).contains(x)))
         .collect();
     sizes
         .filter(|s| !s.is_empty() && s.len() <= 3)
+        .map(WorkGroup)
         .ok_or_else(|| format!("`{text}`: expected a work-group size such as `128` or `16x16`"))
 }
 

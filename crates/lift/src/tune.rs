@@ -1102,11 +1102,6 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
         // first, so an unchecked one is kept only where nothing could be checked (large sizes
         // with `--check-steps 0`, which `lift bench --check-size` then checks at smaller sizes).
         if let Some(best) = ranked.first().filter(|r| r.usable()) {
-            let wg = if best.work_group.is_empty() {
-                String::new()
-            } else {
-                format!("; mapGlb work-group {}", work_group_text(&best.work_group))
-            };
             store_best(
                 src,
                 &sizes,
@@ -1114,7 +1109,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 serde_json::json!({
                     "source": cands[best.variant].0,
                     "variant": best.variant,
-                    "description": format!("{}{wg}", best.description),
+                    "description": best.description,
                     "work_group": best.work_group,
                     "checked": best.correct(),
                     "median_ms": best.median_ms,

@@ -580,6 +580,38 @@ mod tests {
         crate::emit(&prog, &info).expect("generates")
     }
 
+    fn locals(src: &str, wg: &[usize]) -> Vec<Option<Vec<usize>>> {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        let opts = crate::EmitOptions {
+            glb_work_group: wg.to_vec(),
+        };
+        let p = crate::emit_with(&prog, &info, &opts).expect("generates");
+        p.kernels.iter().map(|k| k.local.clone()).collect()
+    }
+
+    /// A tuned `mapGlb` work-group size is taken only where every work-item it launches is
+    /// covered: it divides the default (the bounds check was decided with it), or it divides a
+    /// constant launch exactly. A `mapWrg` kernel keeps its own.
+    #[test]
+    fn tuned_work_group_sizes_apply_only_where_safe() {
+        let run_time = "(lift (N) ((array-type float N)) (lambda (xs) (toGlobal (mapGlb (lambda (x) (* x 2.0f)) xs))))";
+        assert_eq!(locals(run_time, &[]), [Some(vec![256])]);
+        assert_eq!(locals(run_time, &[64]), [Some(vec![64])]);
+        // 512 launches work-items past the check that 256 decided on
+        assert_eq!(locals(run_time, &[512]), [Some(vec![256])]);
+        let rows = "(lift () ((array-type (array-type float 8) 1024)) (lambda (xs)                     (toGlobal (mapGlb1 (lambda (r) (mapGlb (lambda (x) (* x 2.0f)) r)) xs))))";
+        assert_eq!(locals(rows, &[]), [Some(vec![256, 1])]);
+        // dimension 0 has 8 items: 8 divides it exactly, 1 × 16 rows divide 1024
+        assert_eq!(locals(rows, &[8, 16]), [Some(vec![8, 16])]);
+        // 3 divides neither 1024 nor the default 1: dimension 1 keeps 1
+        assert_eq!(locals(rows, &[8, 3]), [Some(vec![8, 1])]);
+        // beyond the largest work-group: the defaults
+        assert_eq!(locals(rows, &[8, 256]), [Some(vec![256, 1])]);
+        let groups = "(lift () ((array-type float 1024)) (lambda (xs) (join (mapWrg (lambda (c)                       (toGlobal (mapLcl (lambda (x) (* x 2.0f)) c))) (split #64 xs)))))";
+        assert_eq!(locals(groups, &[32]), [Some(vec![64])]);
+    }
+
     #[test]
     fn kernels_take_only_what_their_body_names() {
         // `ys` and the size `M` are parameters of the program but no kernel reads them.
