@@ -280,6 +280,10 @@ impl Row {
             c => c.note(),
         }
     }
+    /// Not compared with the interpreter because a search found it slower than a checked one.
+    fn deferred(&self) -> bool {
+        matches!(&self.check, Check::Unchecked(why) if why.starts_with(DEFERRED))
+    }
     /// Usable as the tuned best: it ran and is not known to be wrong.
     fn usable(&self) -> bool {
         self.median_ms.is_some() && !matches!(self.check, Check::Wrong(_) | Check::NotRun)
@@ -622,6 +626,13 @@ const WORK_GROUPS: [&[usize]; 12] = [
     &[32, 32],
 ];
 
+/// The note of a configuration a search did not check (see [`COMPETITIVE`]).
+const DEFERRED: &str = "not checked (slower)";
+
+/// A budgeted search checks a configuration against the interpreter only when its first timing
+/// is within this factor of the best checked one (or nothing is checked yet).
+const COMPETITIVE: f64 = 1.25;
+
 /// Leaders re-timed with the full number of repeats at the end of a budgeted search.
 const LEADERS: usize = 3;
 
@@ -888,28 +899,6 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 rows.push(row);
                 continue;
             }
-            // The program's own value (variant 0) is the reference for every variant measured
-            // in this run.
-            if reference.is_none() && opts.check_steps > 0 {
-                progress.show("variant 0: interpreting with error bounds");
-                let r = bounded_eval_program(cands[0].2, &inputs, opts.check_steps);
-                if let Err(Check::Wrong(why)) = &r {
-                    // The program itself fails on these inputs: that is the user's error to see.
-                    return Err(Error::plain(why.replace("on this variant", "on the random inputs")));
-                }
-                reference = Some(r);
-            }
-            let value = if opts.check_steps == 0 {
-                Err(Check::Unchecked("checking is off (--check-steps 0)".into()))
-            } else if let Some(Err(e)) = &reference {
-                // Without the program's own value there is nothing to compare a variant with.
-                Err(e.clone())
-            } else if config.variant == 0 {
-                reference.clone().expect("interpreted above")
-            } else {
-                progress.show(&format!("variant {}: interpreting with error bounds", config.variant));
-                checked.get(config.variant, program, &inputs, opts.check_steps)
-            };
             progress.show(&format!(
                 "variant {} (work-group {}) on {}",
                 config.variant,
@@ -920,14 +909,53 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
             let repeats = if opts.budget.is_some() { 1 } else { opts.repeats };
             let measured = measure_within(limit, program, &config.work_group, &inputs, &dev.id, repeats)
                 .ok_or_else(|| timed_out(&rows, config.variant, &dev.id, limit))?;
-            match measured {
-                Ok((got, ms)) => {
-                    row.median_ms = Some(ms);
-                    row.check = judge(&reference, &value, &got);
-                    record.store(&dev.name, &key, ms, &row.check);
+            let (got, ms) = match measured {
+                Ok(m) => m,
+                Err(e) => {
+                    row.error = e.message().lines().next().unwrap_or("").to_string();
+                    progress.tried(None);
+                    rows.push(row);
+                    continue;
                 }
-                Err(e) => row.error = e.message().lines().next().unwrap_or("").to_string(),
+            };
+            row.median_ms = Some(ms);
+            // A search checks what could win: interpreting every variant would spend most of the
+            // budget on configurations slower than one already checked, which never become the
+            // tuned best (checked results rank first).
+            let best_checked = rows
+                .iter()
+                .filter(|r| r.device_index == k && r.usable() && !r.deferred())
+                .filter_map(|r| r.median_ms)
+                .fold(f64::INFINITY, f64::min);
+            if opts.budget.is_some() && config.variant != 0 && ms > best_checked * COMPETITIVE {
+                row.check = Check::Unchecked(format!("{DEFERRED}: {:.2}x the best checked so far", ms / best_checked));
+            } else {
+                // The program's own value (variant 0) is the reference for every variant
+                // measured in this run.
+                if reference.is_none() && opts.check_steps > 0 {
+                    progress.show("variant 0: interpreting with error bounds");
+                    let r = bounded_eval_program(cands[0].2, &inputs, opts.check_steps);
+                    if let Err(Check::Wrong(why)) = &r {
+                        // The program itself fails on these inputs: the user's error to see.
+                        return Err(Error::plain(why.replace("on this variant", "on the random inputs")));
+                    }
+                    reference = Some(r);
+                }
+                let value = if opts.check_steps == 0 {
+                    Err(Check::Unchecked("checking is off (--check-steps 0)".into()))
+                } else if let Some(Err(e)) = &reference {
+                    // Without the program's own value there is nothing to compare a variant with.
+                    Err(e.clone())
+                } else if config.variant == 0 {
+                    reference.clone().expect("interpreted above")
+                } else {
+                    progress.show(&format!("variant {}: interpreting with error bounds", config.variant));
+                    checked.get(config.variant, program, &inputs, opts.check_steps)
+                };
+                row.check = judge(&reference, &value, &got);
             }
+            drop(got);
+            record.store(&dev.name, &key, ms, &row.check);
             progress.tried(row.correct().then_some(row.median_ms).flatten());
             rows.push(row);
         }
@@ -1741,6 +1769,70 @@ mod tests {
         let variant = bounded(&chunked("0.001f"), &xs);
         let c = check_result(&reference, &variant, &one(chunked_f32(&xs)));
         assert!(matches!(&c, Check::Wrong(w) if w.contains("exact arithmetic")), "{c:?}");
+    }
+
+    /// The calibration recovers the coefficients of timings made with them, whatever each
+    /// program's own constant; the prior holds a feature that never varies at its value.
+    #[test]
+    fn calibration_fits_coefficients_across_programs() {
+        let truth = [0.8, -0.5, 0.3];
+        let mut points = vec![];
+        for (p, constant) in [("a", 1.0), ("b", -4.0), ("c", 7.5)] {
+            for i in 0..12 {
+                let f = [(i % 5) as f64 * 0.7, ((i * 7) % 4) as f64 - 1.5, (i % 3) as f64];
+                let y = constant + truth.iter().zip(f).map(|(c, x)| c * x).sum::<f64>();
+                points.push((p.to_string(), f, y));
+            }
+        }
+        let (coef, programs) = fit(&points).expect("a fit");
+        assert_eq!(programs, 3);
+        for (c, t) in coef.iter().zip(truth) {
+            assert!((c - t).abs() < 0.05, "{coef:?} against {truth:?}");
+        }
+        // the number of kernels never varies: its coefficient stays at the prior's 0
+        let flat: Vec<_> = points
+            .iter()
+            .map(|(p, f, y)| (p.clone(), [f[0], f[1], 2.0], *y))
+            .collect();
+        let (coef, _) = fit(&flat).expect("a fit");
+        assert_eq!(coef[2], 0.0, "{coef:?}");
+        assert!(fit(&points[..3]).is_none());
+    }
+
+    /// The search's mutations never repeat a configuration, and exhaust the space.
+    #[test]
+    fn mutations_cover_every_configuration_once() {
+        let row = |variant: usize, ms: f64| Row {
+            device: "d".into(),
+            device_index: 0,
+            variant,
+            work_group: vec![],
+            try_no: variant + 1,
+            found_by: "seed (cost model)",
+            median_ms: Some(ms),
+            check: Check::Ok { bound: 0.0, used: 0.0 },
+            error: String::new(),
+            description: String::new(),
+            resumed: false,
+        };
+        let rows = vec![row(0, 3.0), row(1, 1.0)];
+        let order = [1, 2, 3];
+        let mut tried = vec![
+            Config {
+                variant: 0,
+                work_group: vec![],
+            },
+            Config {
+                variant: 1,
+                work_group: vec![],
+            },
+        ];
+        let mut rng = Rng(7);
+        while let Some((c, how)) = mutate(&rows, 0, &tried, &order, &mut rng) {
+            assert!(!tried.contains(&c), "{c:?} again ({how})");
+            tried.push(c);
+        }
+        assert_eq!(tried.len(), 4 * (WORK_GROUPS.len() + 1), "{tried:?}");
     }
 
     /// Elementwise results shifted by one element are caught at the first element.
