@@ -708,6 +708,10 @@ struct Checked {
 }
 
 impl Checked {
+    fn has(&self, variant: usize) -> bool {
+        self.values.iter().any(|(v, _)| *v == variant)
+    }
+
     fn get(&mut self, variant: usize, program: &ir::Program, inputs: &data::Inputs, steps: u64) -> Bounded {
         if let Some((_, b)) = self.values.iter().find(|(v, _)| *v == variant) {
             return b.clone();
@@ -815,8 +819,21 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
             .budget
             .map(|b| b.saturating_sub(start.elapsed()) / (chosen.len() - k) as u32);
         let device_start = std::time::Instant::now();
-        let searching =
-            |share: f64| device_budget.is_none_or(|b| device_start.elapsed().as_secs_f64() < b.as_secs_f64() * share);
+        // Whether work expected to take `expected` seconds still ends within `share` of the budget.
+        let searching = |share: f64, expected: f64| {
+            device_budget.is_none_or(|b| device_start.elapsed().as_secs_f64() + expected < b.as_secs_f64() * share)
+        };
+        // Seconds each configuration measured in this run took to compile and time, and each
+        // interpretation of a variant (shared by its configurations) took.
+        let mut trial_secs: Vec<f64> = vec![];
+        let mut interp_secs: Vec<f64> = vec![];
+        let mut out_of_time = 0usize;
+        // (the median: the first configuration also interprets the program, once)
+        let expected = |t: &[f64]| {
+            let mut t = t.to_vec();
+            t.sort_by(f64::total_cmp);
+            t.get(t.len() / 2).copied().unwrap_or(0.0)
+        };
         let mut tried: Vec<Config> = vec![];
         // (variant, plan signature) of the configurations timed on this device
         let mut seen: std::collections::BTreeSet<(usize, u64)> = defaults
@@ -839,7 +856,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
         loop {
             let (config, found_by) = match queue.pop_front() {
                 Some(next) => next,
-                None if opts.budget.is_some() && searching(SEARCH_SHARE) => {
+                None if opts.budget.is_some() && searching(SEARCH_SHARE, expected(&trial_secs)) => {
                     match mutate(&rows, k, &tried, &order, &mut rng) {
                         Some(next) => next,
                         None => break,
@@ -848,13 +865,29 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 None => break,
             };
             // With a budget, the seeds too stop when it is spent (after at least one).
-            if opts.budget.is_some() && !tried.is_empty() && !searching(SEARCH_SHARE) {
+            if opts.budget.is_some() && !tried.is_empty() && !searching(SEARCH_SHARE, expected(&trial_secs)) {
                 break;
             }
             if tried.contains(&config) {
                 continue;
             }
             tried.push(config.clone());
+            // A new variant may need interpreting (when it is competitive): one that would end
+            // past the budget is left out, and the search goes on with cheaper ones.
+            let interp = if config.variant != 0 && !checked.has(config.variant) && opts.check_steps > 0 {
+                expected(&interp_secs)
+            } else {
+                0.0
+            };
+            if opts.budget.is_some()
+                && rows.iter().any(|r| r.device_index == k)
+                && !searching(SEARCH_SHARE, expected(&trial_secs) + interp)
+            {
+                out_of_time += 1;
+                continue;
+            }
+            let trial_start = std::time::Instant::now();
+            let mut interpreting = 0.0;
             let (source, description, program, _) = &cands[config.variant];
             let mut config = config;
             if !config.work_group.is_empty() {
@@ -915,6 +948,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                     row.error = e.message().lines().next().unwrap_or("").to_string();
                     progress.tried(None);
                     rows.push(row);
+                    trial_secs.push(trial_start.elapsed().as_secs_f64());
                     continue;
                 }
             };
@@ -934,7 +968,9 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 // measured in this run.
                 if reference.is_none() && opts.check_steps > 0 {
                     progress.show("variant 0: interpreting with error bounds");
+                    let t = std::time::Instant::now();
                     let r = bounded_eval_program(cands[0].2, &inputs, opts.check_steps);
+                    interpreting += t.elapsed().as_secs_f64();
                     if let Err(Check::Wrong(why)) = &r {
                         // The program itself fails on these inputs: the user's error to see.
                         return Err(Error::plain(why.replace("on this variant", "on the random inputs")));
@@ -950,7 +986,14 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                     reference.clone().expect("interpreted above")
                 } else {
                     progress.show(&format!("variant {}: interpreting with error bounds", config.variant));
-                    checked.get(config.variant, program, &inputs, opts.check_steps)
+                    let t = std::time::Instant::now();
+                    let fresh = !checked.has(config.variant);
+                    let value = checked.get(config.variant, program, &inputs, opts.check_steps);
+                    if fresh {
+                        interp_secs.push(t.elapsed().as_secs_f64());
+                    }
+                    interpreting += t.elapsed().as_secs_f64();
+                    value
                 };
                 row.check = judge(&reference, &value, &got);
             }
@@ -958,6 +1001,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
             record.store(&dev.name, &key, ms, &row.check);
             progress.tried(row.correct().then_some(row.median_ms).flatten());
             rows.push(row);
+            trial_secs.push(trial_start.elapsed().as_secs_f64() - interpreting);
         }
         // Re-time the leaders of a budgeted search: one timing may be noise.
         let mut refined = 0;
@@ -973,7 +1017,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                     .then(rows[a].rank_key().1.total_cmp(&rows[b].rank_key().1))
             });
             for &i in leaders.iter().take(LEADERS) {
-                if !searching(1.0) {
+                if !searching(1.0, 0.0) {
                     break;
                 }
                 let (source, _, program, _) = &cands[rows[i].variant];
@@ -1001,6 +1045,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
         let refit = Calibration::refit(&dev.name, &program_key, &points);
         summaries.push(Summary {
             void,
+            out_of_time,
             refined,
             calibrated_order: calibration.as_ref().is_some_and(|c| c.usable()),
             refit,
@@ -1055,14 +1100,15 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
             let _ = writeln!(
                 out,
                 "search: {} configuration(s) tried in {:.1} s of a {:.1} s budget ({seeded} seeded by the {}cost model, \
-                 {} mutation(s) of the best; {} work-group size(s) without effect skipped; {} leader(s) re-timed \
-                 with {} repeats)",
+                 {} mutation(s) of the best; {} work-group size(s) without effect skipped; {} left out as they would \
+                 end past the budget; {} leader(s) re-timed with {} repeats)",
                 mine.len(),
                 summary.elapsed.as_secs_f64(),
                 budget.as_secs_f64(),
                 if summary.calibrated_order { "calibrated " } else { "" },
                 mine.len() - seeded,
                 summary.void,
+                summary.out_of_time,
                 summary.refined,
                 opts.repeats
             );
@@ -1163,6 +1209,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
 /// What a device's search did, for its report.
 struct Summary {
     void: usize,
+    out_of_time: usize,
     refined: usize,
     calibrated_order: bool,
     refit: Option<String>,
