@@ -1009,12 +1009,17 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
             let mut leaders: Vec<usize> = (0..rows.len())
                 .filter(|&i| rows[i].device_index == k && rows[i].usable() && !rows[i].resumed)
                 .collect();
+            // A configuration left unchecked as slower competes on its time: one timing of the
+            // best checked one may have been luckily fast.
+            let key = |r: &Row| {
+                (
+                    if r.deferred() { 0 } else { r.rank_key().0 },
+                    r.median_ms.unwrap_or(f64::INFINITY),
+                )
+            };
             leaders.sort_by(|&a, &b| {
-                rows[a]
-                    .rank_key()
-                    .0
-                    .cmp(&rows[b].rank_key().0)
-                    .then(rows[a].rank_key().1.total_cmp(&rows[b].rank_key().1))
+                let (ka, kb) = (key(&rows[a]), key(&rows[b]));
+                ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
             });
             for &i in leaders.iter().take(LEADERS) {
                 if !searching(1.0, 0.0) {
@@ -1025,11 +1030,25 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 let wg = rows[i].work_group.clone();
                 let measured = measure_within(limit, program, &wg, &inputs, &dev.id, opts.repeats)
                     .ok_or_else(|| timed_out(&rows, rows[i].variant, &dev.id, limit))?;
-                if let Ok((_, ms)) = measured {
-                    rows[i].median_ms = Some(ms);
-                    record.store(&dev.name, &Record::config_key(source, &wg), ms, &rows[i].check);
-                    refined += 1;
+                let Ok((got, ms)) = measured else { continue };
+                if rows[i].deferred() {
+                    if reference.is_none() && opts.check_steps > 0 {
+                        progress.show("variant 0: interpreting with error bounds");
+                        reference = Some(bounded_eval_program(cands[0].2, &inputs, opts.check_steps));
+                    }
+                    let value = if opts.check_steps == 0 {
+                        Err(Check::Unchecked("checking is off (--check-steps 0)".into()))
+                    } else if let Some(Err(e)) = &reference {
+                        Err(e.clone())
+                    } else {
+                        progress.show(&format!("variant {}: interpreting with error bounds", rows[i].variant));
+                        checked.get(rows[i].variant, program, &inputs, opts.check_steps)
+                    };
+                    rows[i].check = judge(&reference, &value, &got);
                 }
+                rows[i].median_ms = Some(ms);
+                record.store(&dev.name, &Record::config_key(source, &wg), ms, &rows[i].check);
+                refined += 1;
             }
         }
         // The device's calibration, refitted with this run's timings.
