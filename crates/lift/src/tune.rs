@@ -1022,8 +1022,14 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
             });
             for &i in leaders.iter().take(LEADERS) {
-                if !searching(1.0, 0.0) {
-                    break;
+                // (a leader left unchecked may need its variant interpreted)
+                let interp = if rows[i].deferred() && !checked.has(rows[i].variant) {
+                    expected(&interp_secs)
+                } else {
+                    0.0
+                };
+                if !searching(1.0, interp) {
+                    continue;
                 }
                 let (source, _, program, _) = &cands[rows[i].variant];
                 progress.show(&format!("re-timing variant {}", rows[i].variant));
