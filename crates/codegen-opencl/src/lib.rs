@@ -29,7 +29,7 @@ mod gen;
 mod namer;
 mod print;
 
-pub use gen::{emit, BUG_NOTE};
+pub use gen::{emit, emit_with, EmitOptions, BUG_NOTE};
 
 use arith::ArithExpr;
 use ir::{AddressSpace, Span, Type};

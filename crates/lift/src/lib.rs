@@ -51,6 +51,9 @@ pub struct Options {
     /// The name of the device whose tuned variant (`lift tune`'s cache) a high-level program
     /// compiles as, when the cache holds one for this source text and these sizes.
     pub tuned_for: Option<String>,
+    /// Work-group size of `mapGlb` kernels per dimension (a tuning parameter; empty: the
+    /// tuned one when the tuning cache gives the variant, else the default 256).
+    pub work_group: Vec<usize>,
 }
 
 /// The variant a high-level program was compiled as.
@@ -62,6 +65,8 @@ pub struct Chosen {
     pub source: String,
     /// Taken from the tuning cache, rather than the cost model's best.
     pub tuned: bool,
+    /// The `mapGlb` work-group size tuned with it (empty: the default).
+    pub work_group: Vec<usize>,
 }
 
 /// A compiled program: what later stages and `--emit` need.
@@ -158,7 +163,11 @@ fn compile_from(given: Program, source: Option<&str>, opts: &Options) -> Result<
         None => (given.clone(), given_info.clone(), None),
     };
     validate::validate(&program, &info).map_err(Error::Invalid)?;
-    let plan = codegen_opencl::emit(&program, &info)?;
+    let glb_work_group = match &variant {
+        Some(c) if opts.work_group.is_empty() => c.work_group.clone(),
+        _ => opts.work_group.clone(),
+    };
+    let plan = codegen_opencl::emit_with(&program, &info, &codegen_opencl::EmitOptions { glb_work_group })?;
     Ok(Compiled {
         given,
         given_info,
@@ -181,21 +190,27 @@ fn choose_variant(
         let sizes: Vec<String> = opts.sizes.iter().map(|(k, v)| format!("{k}={v}")).collect();
         // The cache holds text from an earlier run, maybe of an older compiler: it is used only
         // while it still reads, types and validates.
-        let tuned = tune::best_entry(src, &sizes, device).and_then(|(text, description)| {
-            let p = ir::parse(&text).ok()?;
+        let tuned = tune::tuned_entry(src, &sizes, device).and_then(|t| {
+            let p = ir::parse(&t.source).ok()?;
             let i = typeck::infer(&p).ok()?;
             validate::validate(&p, &i).ok()?;
-            Some((p, i, text, description))
+            Some((p, i, t.source, t.description, t.work_group))
         });
-        if let Some((p, i, text, description)) = tuned {
+        if let Some((p, i, text, description, work_group)) = tuned {
+            let wg = if work_group.is_empty() {
+                String::new()
+            } else {
+                format!("; mapGlb work-group {}", tune::work_group_text(&work_group))
+            };
             let chosen = Chosen {
                 description: if description.is_empty() {
-                    format!("tuned for {device}")
+                    format!("tuned for {device}{wg}")
                 } else {
-                    format!("tuned: {description}")
+                    format!("tuned: {description}{wg}")
                 },
                 source: text,
                 tuned: true,
+                work_group,
             };
             return Some((p, i, chosen));
         }
@@ -210,6 +225,7 @@ fn choose_variant(
         description: v.description,
         source: v.source,
         tuned: false,
+        work_group: vec![],
     };
     Some((v.program, v.info, chosen))
 }

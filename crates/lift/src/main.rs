@@ -25,6 +25,9 @@ enum Command {
         /// Write to this file instead of stdout.
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// Work-group size of `mapGlb` kernels (a tuning parameter): `128`, or per dimension `16x16`.
+        #[arg(long, value_parser = parse_work_group)]
+        work_group: Option<WorkGroup>,
     },
     /// Compile and run a program on its inputs; print the result as JSON.
     Run {
@@ -66,10 +69,22 @@ enum Command {
         /// `all` or comma-separated `P:D` ids.
         #[arg(long, default_value = "all")]
         devices: String,
+        /// Variants of the cost model timed first, in its order (without `--budget`: the only ones).
         #[arg(long, default_value_t = 8)]
         top: usize,
+        /// Timings per configuration (with `--budget`: for the leaders, re-timed at the end).
         #[arg(long, default_value_t = 5)]
         repeats: usize,
+        /// Search variants × `mapGlb` work-group sizes within this time (`60s`, `2m`, `90`):
+        /// the cost model's order first, then mutations of the best.
+        #[arg(long, value_parser = parse_budget)]
+        budget: Option<std::time::Duration>,
+        /// Seed of the search's random choices.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Draw the sweep (time of every configuration in the order tried) as SVG.
+        #[arg(long)]
+        plot: Option<PathBuf>,
         /// Most interpreter steps spent checking one variant's result (0: check nothing); a
         /// variant beyond it is reported as unchecked.
         #[arg(long, default_value_t = lift::tune::CHECK_STEPS)]
@@ -195,7 +210,12 @@ fn run(cli: Cli) -> Result<(), String> {
             let c = lift::compile(&src, &opts).map_err(|e| e.render(&name, &src))?;
             to_stdout(&format!("{}\n", lift::signature(&c.given, &c.given_info)))
         }
-        Command::Compile { program, emit, output } => {
+        Command::Compile {
+            program,
+            emit,
+            output,
+            work_group,
+        } => {
             let (name, src) = read_program(&program)?;
             let emit = emit.map(|e| match e {
                 Emit::Cl => lift::Emit::Cl,
@@ -205,6 +225,7 @@ fn run(cli: Cli) -> Result<(), String> {
             });
             let opts = lift::Options {
                 types_only: emit == Some(lift::Emit::Types),
+                work_group: work_group.map(|w| w.0).unwrap_or_default(),
                 ..lift::Options::default()
             };
             let text = lift::compile(&src, &opts)
@@ -285,13 +306,24 @@ fn run(cli: Cli) -> Result<(), String> {
             devices,
             top,
             repeats,
+            budget,
+            seed,
+            plot,
             check_steps,
             out,
         } => {
             let (name, src) = read_program(&program)?;
             let devs: Vec<String> = devices.split(',').map(str::to_string).collect();
-            let report = lift::tune::tune(&src, &size, &devs, top, repeats, check_steps, out.as_deref())
-                .map_err(|e| e.render(&name, &src))?;
+            let opts = lift::tune::TuneOptions {
+                top_k: top,
+                repeats,
+                check_steps,
+                budget,
+                seed,
+                out,
+                plot,
+            };
+            let report = lift::tune::tune_with(&src, &size, &devs, &opts).map_err(|e| e.render(&name, &src))?;
             to_stdout(&report)
         }
         Command::Devices => {
@@ -299,6 +331,43 @@ fn run(cli: Cli) -> Result<(), String> {
             to_stdout(&host_runner::describe_devices(&devs))
         }
     }
+}
+
+/// `--budget`: seconds, with an optional unit (`500ms`, `30s`, `2m`).
+fn parse_budget(text: &str) -> Result<std::time::Duration, String> {
+    let t = text.trim();
+    let (number, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else {
+        (t, 1.0)
+    };
+    number
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .and_then(|x| std::time::Duration::try_from_secs_f64(x * scale).ok())
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("`{text}`: expected a positive time such as `60s`, `2m` or `500ms`"))
+}
+
+/// A work-group size per dimension (one value for clap, not a list of arguments).
+#[derive(Clone)]
+struct WorkGroup(Vec<usize>);
+
+/// `--work-group`: `128`, or sizes per dimension `16x16` (or `16,16`), each at least 1.
+fn parse_work_group(text: &str) -> Result<WorkGroup, String> {
+    let sizes: Option<Vec<usize>> = text
+        .split(['x', ',', '×'])
+        .map(|p| p.trim().parse::<usize>().ok().filter(|x| (1..=1 << 20).contains(x)))
+        .collect();
+    sizes
+        .filter(|s| !s.is_empty() && s.len() <= 3)
+        .map(WorkGroup)
+        .ok_or_else(|| format!("`{text}`: expected a work-group size such as `128` or `16x16`"))
 }
 
 fn write_out(path: Option<&PathBuf>, text: &str) -> Result<(), String> {

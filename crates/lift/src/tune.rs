@@ -62,6 +62,21 @@ pub fn best_variant(src: &str, sizes: &[String], device_name: &str) -> Option<St
 
 /// The tuned best variant's source and description (empty for caches of older versions).
 pub fn best_entry(src: &str, sizes: &[String], device_name: &str) -> Option<(String, String)> {
+    tuned_entry(src, sizes, device_name).map(|t| (t.source, t.description))
+}
+
+/// The tuned best configuration of a program at some sizes on one device.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tuned {
+    pub source: String,
+    /// Empty for caches of older versions.
+    pub description: String,
+    /// `mapGlb` work-group size per dimension (empty: the default).
+    pub work_group: Vec<usize>,
+}
+
+/// The tuning cache's best configuration for `src` at `sizes` on the device named `device_name`.
+pub fn tuned_entry(src: &str, sizes: &[String], device_name: &str) -> Option<Tuned> {
     let sizes: BTreeMap<String, i64> = parse_sizes(sizes).ok()?.into_iter().collect();
     let cache = read_cache(&cache_path()?);
     let entry = cache.get(&cache_key(src, &sizes, device_name))?;
@@ -71,7 +86,17 @@ pub fn best_entry(src: &str, sizes: &[String], device_name: &str) -> Option<(Str
         .and_then(|d| d.as_str())
         .unwrap_or("")
         .to_string();
-    Some((source, description))
+    // an entry of an older version has none: the default
+    let work_group = entry
+        .get("work_group")
+        .and_then(|w| w.as_array())
+        .map(|w| w.iter().filter_map(|x| x.as_u64()).map(|x| x as usize).collect())
+        .unwrap_or_default();
+    Some(Tuned {
+        source,
+        description,
+        work_group,
+    })
 }
 
 fn store_best(src: &str, sizes: &BTreeMap<String, i64>, device_name: &str, entry: serde_json::Value) {
@@ -118,19 +143,26 @@ impl Record {
         format!("{}|{device_name}", self.key)
     }
 
-    fn variant_key(source: &str) -> String {
-        format!("{:016x}", fnv1a64(source.as_bytes()))
+    /// A configuration's key: its variant's source and `mapGlb` work-group size (the default's
+    /// key is the source's alone, as before work-group sizes were tuned).
+    fn config_key(source: &str, work_group: &[usize]) -> String {
+        let text = if work_group.is_empty() {
+            source.to_string()
+        } else {
+            format!("{source}|work-group {}", work_group_text(work_group))
+        };
+        format!("{:016x}", fnv1a64(text.as_bytes()))
     }
 
-    /// The recorded measurement of `source` on the device, as a row.
-    fn lookup(&self, device_name: &str, source: &str) -> Option<(f64, Check)> {
+    /// The recorded measurement of a configuration (by [`Record::config_key`]) on the device.
+    fn lookup(&self, device_name: &str, key: &str) -> Option<(f64, Check)> {
         let cache = read_cache(&cache_path()?);
-        let entry = cache.get(&self.slot(device_name))?.get(Record::variant_key(source))?;
+        let entry = cache.get(&self.slot(device_name))?.get(key)?;
         let ms = entry.get("median_ms")?.as_f64()?;
         Some((ms, check_from_json(entry.get("check")?)?))
     }
 
-    fn store(&self, device_name: &str, source: &str, ms: f64, check: &Check) {
+    fn store(&self, device_name: &str, key: &str, ms: f64, check: &Check) {
         let slot = self.slot(device_name);
         update_cache(|cache| {
             let entry = cache
@@ -141,7 +173,7 @@ impl Record {
             }
             if let Some(map) = entry.as_object_mut() {
                 map.insert(
-                    Record::variant_key(source),
+                    key.to_string(),
                     serde_json::json!({ "median_ms": ms, "check": check_to_json(check) }),
                 );
             }
@@ -218,16 +250,24 @@ impl Check {
     }
 }
 
-/// One measured (variant, device) pair.
+/// One measured configuration (variant and work-group size) on one device.
 struct Row {
     device: String,
     device_index: usize,
     variant: usize,
+    /// `mapGlb` work-group size (empty: the default).
+    work_group: Vec<usize>,
+    /// The order in which the search tried it on its device, from 1.
+    try_no: usize,
+    /// How the search came to it.
+    found_by: &'static str,
     median_ms: Option<f64>,
     check: Check,
     /// Why it did not run, when it did not.
     error: String,
     description: String,
+    /// Taken from the tuning cache (an earlier run).
+    resumed: bool,
 }
 
 impl Row {
@@ -240,8 +280,32 @@ impl Row {
             c => c.note(),
         }
     }
+    /// Not compared with the interpreter because a search found it slower than a checked one.
+    fn deferred(&self) -> bool {
+        matches!(&self.check, Check::Unchecked(why) if why.starts_with(DEFERRED))
+    }
+    /// Usable as the tuned best: it ran and is not known to be wrong.
+    fn usable(&self) -> bool {
+        self.median_ms.is_some() && !matches!(self.check, Check::Wrong(_) | Check::NotRun)
+    }
+    /// Checked rows first, then unchecked ones, each by time; then those that did not run.
+    fn rank_key(&self) -> (u8, f64) {
+        match self.check {
+            Check::Ok { .. } => (0, self.median_ms.unwrap_or(f64::INFINITY)),
+            Check::Unchecked(_) => (1, self.median_ms.unwrap_or(f64::INFINITY)),
+            Check::Wrong(_) | Check::NotRun => (2, f64::INFINITY),
+        }
+    }
 }
 
+/// `128` or `16×16`; `default` when empty.
+pub fn work_group_text(wg: &[usize]) -> String {
+    if wg.is_empty() {
+        "default".into()
+    } else {
+        wg.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("×")
+    }
+}
 /// Default of `lift tune --check-steps`: interpreter steps allowed per variant (a few minutes on
 /// a slow CPU; a sum of 10^8 floats takes about 10^8).
 pub const CHECK_STEPS: u64 = 1_000_000_000;
@@ -436,53 +500,69 @@ impl Compare {
     }
 }
 
-/// The progress of `lift tune` on stderr: one line redrawn in place, only when stderr is a
-/// terminal, so that redirected output and test logs stay clean.
+/// The progress of `lift tune` on stderr (`indicatif`), drawn only when stderr is a terminal,
+/// so that redirected output and test logs stay clean: configurations tried, the best time so
+/// far and, with a budget, the time left in it.
 struct Progress {
-    total: usize,
-    done: usize,
+    bar: indicatif::ProgressBar,
+    budget: Option<std::time::Duration>,
     start: std::time::Instant,
-    on: bool,
+    tried: usize,
+    best_ms: Option<f64>,
 }
 
 impl Progress {
-    fn new(total: usize) -> Progress {
+    fn new(total: usize, budget: Option<std::time::Duration>) -> Progress {
         use std::io::IsTerminal;
+        let bar = if std::io::stderr().is_terminal() {
+            let len = budget.map_or(total as u64, |b| b.as_millis() as u64);
+            let bar = indicatif::ProgressBar::with_draw_target(Some(len), indicatif::ProgressDrawTarget::stderr());
+            if let Ok(style) = indicatif::ProgressStyle::with_template("[{bar:24}] {elapsed:>4} {msg}") {
+                bar.set_style(style.progress_chars("#>-"));
+            }
+            bar
+        } else {
+            indicatif::ProgressBar::hidden()
+        };
         Progress {
-            total,
-            done: 0,
+            bar,
+            budget,
             start: std::time::Instant::now(),
-            on: std::io::stderr().is_terminal(),
+            tried: 0,
+            best_ms: None,
         }
     }
 
     fn show(&self, what: &str) {
-        if !self.on {
+        if self.bar.is_hidden() {
             return;
         }
-        const WIDTH: usize = 24;
-        let filled = WIDTH * self.done / self.total.max(1);
-        let what: String = what.chars().take(70).collect();
-        eprint!(
-            "\r\x1b[2K[{}{}] {}/{} {:>4}s  {what}",
-            "#".repeat(filled),
-            "-".repeat(WIDTH - filled),
-            self.done,
-            self.total,
-            self.start.elapsed().as_secs()
-        );
-        let _ = std::io::Write::flush(&mut std::io::stderr());
+        let what: String = what.chars().take(60).collect();
+        let best = self.best_ms.map_or("-".to_string(), |b| format!("{b:.4} ms"));
+        let left = match self.budget {
+            Some(b) => {
+                let left = b.saturating_sub(self.start.elapsed());
+                self.bar.set_position(self.start.elapsed().as_millis() as u64);
+                format!(", {:.0} s left", left.as_secs_f64())
+            }
+            None => {
+                self.bar.set_position(self.tried as u64);
+                String::new()
+            }
+        };
+        self.bar
+            .set_message(format!("tried {}, best {best}{left}  {what}", self.tried));
     }
 
-    fn advance(&mut self) {
-        self.done += 1;
+    fn tried(&mut self, ms: Option<f64>) {
+        self.tried += 1;
+        if let Some(ms) = ms {
+            self.best_ms = Some(self.best_ms.map_or(ms, |b| b.min(ms)));
+        }
     }
 
     fn finish(&mut self) {
-        if self.on {
-            eprint!("\r\x1b[2K");
-            self.on = false;
-        }
+        self.bar.finish_and_clear();
     }
 }
 
@@ -493,11 +573,115 @@ impl Drop for Progress {
     }
 }
 
-/// `lift tune`: explores `src`, runs the naive program (variant 0) and the `top_k` best variants
-/// on each chosen device with random inputs of the given sizes, checks every result against
-/// the reference interpreter (at most `check_steps` steps per variant; see [`check_result`]),
-/// and prints a ranked table per device. Writes CSV (or JSON when the path ends in `.json`) if
-/// asked, and stores the fastest correct variant per device in the tuning cache.
+/// What `lift tune` does; see [`tune_with`].
+#[derive(Clone, Debug)]
+pub struct TuneOptions {
+    /// Variants of the cost model timed first, in its order (all of them without a budget).
+    pub top_k: usize,
+    /// Timings per configuration whose median counts (with a budget: for the leaders, which
+    /// are re-timed at the end; every other configuration is timed once).
+    pub repeats: usize,
+    pub check_steps: u64,
+    /// Search (variant × work-group size) within this time; `None`: time the naive program
+    /// and the cost model's `top_k` variants only, at the default work-group size.
+    pub budget: Option<std::time::Duration>,
+    /// Seed of the search's random choices (the same seed, program and sizes try the same
+    /// configurations in the same order, timings aside).
+    pub seed: u64,
+    /// CSV table, or JSON when the name ends in `.json`.
+    pub out: Option<PathBuf>,
+    /// SVG chart of the sweep.
+    pub plot: Option<PathBuf>,
+}
+
+impl Default for TuneOptions {
+    fn default() -> TuneOptions {
+        TuneOptions {
+            top_k: 8,
+            repeats: 5,
+            check_steps: CHECK_STEPS,
+            budget: None,
+            seed: 1,
+            out: None,
+            plot: None,
+        }
+    }
+}
+
+/// Work-group sizes of `mapGlb` kernels the search tries (dimension 0, or 0 and 1). Sizes that
+/// a kernel cannot take safely are not applied (`codegen_opencl::EmitOptions`), and a size
+/// that leaves the plan unchanged is skipped without being timed.
+const WORK_GROUPS: [&[usize]; 12] = [
+    &[32],
+    &[64],
+    &[128],
+    &[512],
+    &[1024],
+    &[16],
+    &[8, 8],
+    &[16, 16],
+    &[32, 8],
+    &[64, 4],
+    &[128, 2],
+    &[32, 32],
+];
+
+/// The note of a configuration a search did not check (see [`COMPETITIVE`]).
+const DEFERRED: &str = "not checked (slower)";
+
+/// A budgeted search checks a configuration against the interpreter only when its first timing
+/// is within this factor of the best checked one (or nothing is checked yet).
+const COMPETITIVE: f64 = 1.25;
+
+/// Leaders re-timed with the full number of repeats at the end of a budgeted search.
+const LEADERS: usize = 3;
+
+/// Share of the budget the search may start configurations in; the rest is for re-timing the
+/// leaders and writing the report.
+const SEARCH_SHARE: f64 = 0.85;
+
+/// splitmix64: a small deterministic generator (the search is reproducible for a seed).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// A configuration to try: a candidate (0: the program as written) and a work-group size.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Config {
+    variant: usize,
+    work_group: Vec<usize>,
+}
+
+/// The compiled form of a configuration, to tell the configurations that differ: its kernels
+/// and launch plan.
+fn plan_signature(program: &ir::Program, work_group: &[usize]) -> Option<(u64, usize)> {
+    let c = compile_program(program.clone(), &measure_options(work_group)).ok()?;
+    let plan = c.plan?;
+    let text = format!("{}\n{}", plan.source, plan.describe());
+    Some((fnv1a64(text.as_bytes()), plan.kernels.len()))
+}
+
+fn measure_options(work_group: &[usize]) -> Options {
+    // as written: variant 0 is the naive default lowering of the program
+    Options {
+        as_written: true,
+        work_group: work_group.to_vec(),
+        ..Options::default()
+    }
+}
+
+/// `lift tune` with its old arguments: no budget (the cost model's `top_k` variants).
 pub fn tune(
     src: &str,
     sizes: &[String],
@@ -507,22 +691,75 @@ pub fn tune(
     check_steps: u64,
     out_csv: Option<&Path>,
 ) -> Result<String, Error> {
+    let opts = TuneOptions {
+        top_k,
+        repeats,
+        check_steps,
+        out: out_csv.map(Path::to_path_buf),
+        ..TuneOptions::default()
+    };
+    tune_with(src, sizes, devices, &opts)
+}
+
+/// The interpreted values of the last variants checked: configurations of one variant share
+/// its value, and only a few are kept alive (each can be as large as the inputs).
+struct Checked {
+    values: Vec<(usize, Bounded)>,
+}
+
+impl Checked {
+    fn has(&self, variant: usize) -> bool {
+        self.values.iter().any(|(v, _)| *v == variant)
+    }
+
+    fn get(&mut self, variant: usize, program: &ir::Program, inputs: &data::Inputs, steps: u64) -> Bounded {
+        if let Some((_, b)) = self.values.iter().find(|(v, _)| *v == variant) {
+            return b.clone();
+        }
+        let b = bounded_eval_program(program, inputs, steps);
+        if self.values.len() >= 2 {
+            self.values.drain(..1);
+        }
+        self.values.push((variant, b.clone()));
+        b
+    }
+}
+
+/// `lift tune`: explores `src`, then on each chosen device times configurations (a variant and
+/// a `mapGlb` work-group size) with random inputs of the given sizes, checking every result
+/// against the reference interpreter (at most `check_steps` steps per variant; see
+/// [`check_result`]). First the naive program and the cost model's `top_k` variants (in the
+/// order of the device's calibrated model when the tuning cache has one); then, with a budget,
+/// mutations of the best configurations so far (another work-group size, or the next variant
+/// in the model's order with the parent's work-group size) until the budget is spent, each
+/// timed once, and the leaders re-timed. Prints a ranked table per device, how the best was
+/// found and its rank in the cost model's order, refits the device's cost-model calibration,
+/// writes the table (CSV or JSON) and the sweep's chart if asked, and stores the fastest
+/// correct configuration per device in the tuning cache.
+pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOptions) -> Result<String, Error> {
+    let start = std::time::Instant::now();
     let given = compile(src, &types_only())?;
     let (prog, info) = (&given.given, &given.given_info);
     let sizes: BTreeMap<String, i64> = parse_sizes(sizes)?.into_iter().collect();
-    let opts = rewrite::Options {
+    let top_k = opts.top_k.max(1);
+    let ropts = rewrite::Options {
         sizes: sizes.clone(),
-        top_k,
+        // a search goes past the seeds, in the model's order
+        top_k: if opts.budget.is_some() { top_k.max(24) } else { top_k },
         ..rewrite::Options::default()
     };
-    let ex = rewrite::explore(prog, info, &opts)?;
-    // (source, description, program)
-    let mut cands: Vec<(String, String, &ir::Program)> =
-        vec![(src.to_string(), "naive default lowering of the program".into(), prog)];
+    let ex = rewrite::explore(prog, info, &ropts)?;
+    // (source, description, program, cost)
+    let mut cands: Vec<(String, String, &ir::Program, Option<f64>)> = vec![(
+        src.to_string(),
+        "naive default lowering of the program".into(),
+        prog,
+        None,
+    )];
     cands.extend(
         ex.variants
             .iter()
-            .map(|v| (v.source.clone(), v.description.clone(), &v.program)),
+            .map(|v| (v.source.clone(), v.description.clone(), &v.program, Some(v.cost))),
     );
 
     let all = host_runner::devices().map_err(|e| Error::plain(e.to_string()))?;
@@ -547,109 +784,301 @@ pub fn tune(
         return Err(Error::plain("no OpenCL device to tune on"));
     }
 
-    let mut progress = Progress::new(chosen.len() * cands.len());
+    let mut progress = Progress::new(chosen.len() * (top_k + 1).min(cands.len()), opts.budget);
     progress.show("generating random inputs");
     // Shared with the thread that measures a variant, which a time limit may abandon.
     let inputs = std::sync::Arc::new(data::random_inputs(prog, &sizes, 42)?);
     let limit = time_limit()?;
     verify_checks(info, &inputs)?;
 
+    // Each variant's plan at the default work-group size: a work-group size that leaves it
+    // unchanged is not a new configuration. Its number of kernels is a feature of the model.
+    progress.show("compiling the variants");
+    let defaults: Vec<Option<(u64, usize)>> = cands.iter().map(|c| plan_signature(c.2, &[])).collect();
+    let program_key = format!("{:016x}|{}", fnv1a64(src.as_bytes()), sizes_text(&sizes));
+
     let record = Record::new(src, &sizes);
-    let mut resumed = 0;
-    let mut rows = vec![];
+    let mut rows: Vec<Row> = vec![];
     let mut reference: Option<Bounded> = None;
-    for (i, (source, description, program)) in cands.iter().enumerate() {
-        let row = |k: usize, dev: &host_runner::DeviceInfo| Row {
-            device: dev.name.clone(),
-            device_index: k,
-            variant: i,
-            median_ms: None,
-            check: Check::NotRun,
-            error: String::new(),
-            description: description.clone(),
-        };
-        let recorded: Vec<Option<(f64, Check)>> = chosen.iter().map(|dev| record.lookup(&dev.name, source)).collect();
-        if recorded.iter().all(Option::is_some) {
-            for (k, (dev, rec)) in chosen.iter().zip(recorded).enumerate() {
-                let (ms, check) = rec.expect("checked above");
-                rows.push(Row {
-                    median_ms: Some(ms),
-                    check,
-                    ..row(k, dev)
-                });
-                resumed += 1;
-                progress.advance();
-            }
-            continue;
+    let mut checked = Checked { values: vec![] };
+    let mut summaries = vec![];
+    for (k, dev) in chosen.iter().enumerate() {
+        let calibration = Calibration::load(&dev.name);
+        // The order variants are seeded and explored in: the model's, or its calibration's.
+        let mut order: Vec<usize> = (1..cands.len()).collect();
+        if let Some(cal) = calibration.as_ref().filter(|c| c.usable()) {
+            order.sort_by(|&a, &b| {
+                let p = |i: usize| match (cands[i].3, defaults[i]) {
+                    (Some(cost), Some((_, kernels))) => cal.predict(&Features::of(cost, &[], kernels)),
+                    _ => f64::INFINITY,
+                };
+                p(a).total_cmp(&p(b)).then(a.cmp(&b))
+            });
         }
-        // The program's own value (variant 0) is the reference for every variant measured
-        // in this run.
-        if reference.is_none() && check_steps > 0 {
-            progress.show("variant 0: interpreting with error bounds");
-            let r = bounded_eval_program(cands[0].2, &inputs, check_steps);
-            if let Err(Check::Wrong(why)) = &r {
-                // The program itself fails on these inputs: that is the user's error to see.
-                return Err(Error::plain(why.replace("on this variant", "on the random inputs")));
-            }
-            reference = Some(r);
-        }
-        // Interpreted once per variant, and before its runs, so that only one interpreted value
-        // is alive at a time (they can be as large as the inputs).
-        let checked = if check_steps == 0 {
-            Err(Check::Unchecked("checking is off (--check-steps 0)".into()))
-        } else if let Some(Err(e)) = &reference {
-            // Without the program's own value there is nothing to compare a variant with.
-            Err(e.clone())
-        } else if i == 0 {
-            reference.clone().expect("interpreted above")
-        } else {
-            progress.show(&format!("variant {i}: interpreting with error bounds"));
-            bounded_eval_program(program, &inputs, check_steps)
+        let device_budget = opts
+            .budget
+            .map(|b| b.saturating_sub(start.elapsed()) / (chosen.len() - k) as u32);
+        let device_start = std::time::Instant::now();
+        // Whether work expected to take `expected` seconds still ends within `share` of the budget.
+        let searching = |share: f64, expected: f64| {
+            device_budget.is_none_or(|b| device_start.elapsed().as_secs_f64() + expected < b.as_secs_f64() * share)
         };
-        for ((k, dev), rec) in chosen.iter().enumerate().zip(recorded) {
-            if let Some((ms, check)) = rec {
-                rows.push(Row {
-                    median_ms: Some(ms),
-                    check,
-                    ..row(k, dev)
-                });
-                resumed += 1;
-                progress.advance();
+        // Seconds each configuration measured in this run took to compile and time, and each
+        // interpretation of a variant (shared by its configurations) took.
+        let mut trial_secs: Vec<f64> = vec![];
+        let mut interp_secs: Vec<f64> = vec![];
+        let mut out_of_time = 0usize;
+        // (the median: the first configuration also interprets the program, once)
+        let expected = |t: &[f64]| {
+            let mut t = t.to_vec();
+            t.sort_by(f64::total_cmp);
+            t.get(t.len() / 2).copied().unwrap_or(0.0)
+        };
+        let mut tried: Vec<Config> = vec![];
+        // (variant, plan signature) of the configurations timed on this device
+        let mut seen: std::collections::BTreeSet<(usize, u64)> = defaults
+            .iter()
+            .enumerate()
+            .filter_map(|(i, d)| Some((i, d.as_ref()?.0)))
+            .collect();
+        let mut void = 0usize;
+        let mut seeds = vec![Config {
+            variant: 0,
+            work_group: vec![],
+        }];
+        seeds.extend(order.iter().take(top_k).map(|&variant| Config {
+            variant,
+            work_group: vec![],
+        }));
+        let mut rng = Rng(opts.seed ^ fnv1a64(program_key.as_bytes()));
+        let mut queue: std::collections::VecDeque<(Config, &'static str)> =
+            seeds.into_iter().map(|c| (c, "seed (cost model)")).collect();
+        loop {
+            let (config, found_by) = match queue.pop_front() {
+                Some(next) => next,
+                None if opts.budget.is_some() && searching(SEARCH_SHARE, expected(&trial_secs)) => {
+                    match mutate(&rows, k, &tried, &order, &mut rng) {
+                        Some(next) => next,
+                        None => break,
+                    }
+                }
+                None => break,
+            };
+            // With a budget, the seeds too stop when it is spent (after at least one).
+            if opts.budget.is_some() && !tried.is_empty() && !searching(SEARCH_SHARE, expected(&trial_secs)) {
+                break;
+            }
+            if tried.contains(&config) {
                 continue;
             }
-            progress.show(&format!("variant {i} on {}: compiling and running", dev.id));
-            let mut row = row(k, dev);
-            let measured = measure_within(limit, program, &inputs, &dev.id, repeats).ok_or_else(|| {
-                let kept = rows.iter().filter(|r: &&Row| r.median_ms.is_some()).count();
-                Error::plain(format!(
-                    "variant {i} did not finish on {} within {} s ({TIME_LIMIT_VAR}); the {kept} result(s) \
-                     measured so far are in the tuning cache, and the next run resumes from them",
-                    dev.id,
-                    limit.as_secs_f64()
-                ))
-            })?;
-            match measured {
-                Ok((value, ms)) => {
-                    row.median_ms = Some(ms);
-                    row.check = match (&reference, &checked) {
-                        (Some(Ok(r)), Ok(v)) => check_result(r, v, &value),
-                        (Some(Err(e)), _) => match e {
-                            Check::Unchecked(why) => Check::Unchecked(format!("{why} (the program itself)")),
-                            other => other.clone(),
-                        },
-                        (_, Err(e)) => e.clone(),
-                        (None, _) => Check::Unchecked("no reference".into()),
-                    };
-                    record.store(&dev.name, source, ms, &row.check);
-                }
-                Err(e) => row.error = e.message().lines().next().unwrap_or("").to_string(),
+            tried.push(config.clone());
+            // A new variant may need interpreting (when it is competitive): one that would end
+            // past the budget is left out, and the search goes on with cheaper ones.
+            let interp = if config.variant != 0 && !checked.has(config.variant) && opts.check_steps > 0 {
+                expected(&interp_secs)
+            } else {
+                0.0
+            };
+            if opts.budget.is_some()
+                && rows.iter().any(|r| r.device_index == k)
+                && !searching(SEARCH_SHARE, expected(&trial_secs) + interp)
+            {
+                out_of_time += 1;
+                continue;
             }
+            let trial_start = std::time::Instant::now();
+            let mut interpreting = 0.0;
+            let (source, description, program, _) = &cands[config.variant];
+            let mut config = config;
+            if !config.work_group.is_empty() {
+                let Some((sig, _)) = plan_signature(program, &config.work_group) else {
+                    void += 1;
+                    continue;
+                };
+                // A size for a dimension the kernels do not have changes nothing: the
+                // configuration is named by the sizes that apply.
+                if config.work_group.len() > 1
+                    && plan_signature(program, &config.work_group[..1]).map(|s| s.0) == Some(sig)
+                {
+                    config.work_group.truncate(1);
+                }
+                if !seen.insert((config.variant, sig)) {
+                    // the kernels cannot take this size (or have no mapGlb), or an equal
+                    // configuration was tried: nothing new to time
+                    void += 1;
+                    continue;
+                }
+            }
+            let try_no = rows.iter().filter(|r| r.device_index == k).count() + 1;
+            let mut row = Row {
+                device: dev.name.clone(),
+                device_index: k,
+                variant: config.variant,
+                work_group: config.work_group.clone(),
+                try_no,
+                found_by,
+                median_ms: None,
+                check: Check::NotRun,
+                error: String::new(),
+                description: description.clone(),
+                resumed: false,
+            };
+            let key = Record::config_key(source, &config.work_group);
+            if let Some((ms, check)) = record.lookup(&dev.name, &key) {
+                row.median_ms = Some(ms);
+                row.check = check;
+                row.resumed = true;
+                progress.tried(row.correct().then_some(ms));
+                rows.push(row);
+                continue;
+            }
+            progress.show(&format!(
+                "variant {} (work-group {}) on {}",
+                config.variant,
+                work_group_text(&config.work_group),
+                dev.id
+            ));
+            // With a budget every configuration is timed once; the leaders are re-timed below.
+            let repeats = if opts.budget.is_some() { 1 } else { opts.repeats };
+            let measured = measure_within(limit, program, &config.work_group, &inputs, &dev.id, repeats)
+                .ok_or_else(|| timed_out(&rows, config.variant, &dev.id, limit))?;
+            let (got, ms) = match measured {
+                Ok(m) => m,
+                Err(e) => {
+                    row.error = e.message().lines().next().unwrap_or("").to_string();
+                    progress.tried(None);
+                    rows.push(row);
+                    trial_secs.push(trial_start.elapsed().as_secs_f64());
+                    continue;
+                }
+            };
+            row.median_ms = Some(ms);
+            // A search checks what could win: interpreting every variant would spend most of the
+            // budget on configurations slower than one already checked, which never become the
+            // tuned best (checked results rank first).
+            let best_checked = rows
+                .iter()
+                .filter(|r| r.device_index == k && r.usable() && !r.deferred())
+                .filter_map(|r| r.median_ms)
+                .fold(f64::INFINITY, f64::min);
+            if opts.budget.is_some() && config.variant != 0 && ms > best_checked * COMPETITIVE {
+                row.check = Check::Unchecked(format!("{DEFERRED}: {:.2}x the best checked so far", ms / best_checked));
+            } else {
+                // The program's own value (variant 0) is the reference for every variant
+                // measured in this run.
+                if reference.is_none() && opts.check_steps > 0 {
+                    progress.show("variant 0: interpreting with error bounds");
+                    let t = std::time::Instant::now();
+                    let r = bounded_eval_program(cands[0].2, &inputs, opts.check_steps);
+                    interpreting += t.elapsed().as_secs_f64();
+                    if let Err(Check::Wrong(why)) = &r {
+                        // The program itself fails on these inputs: the user's error to see.
+                        return Err(Error::plain(why.replace("on this variant", "on the random inputs")));
+                    }
+                    reference = Some(r);
+                }
+                let value = if opts.check_steps == 0 {
+                    Err(Check::Unchecked("checking is off (--check-steps 0)".into()))
+                } else if let Some(Err(e)) = &reference {
+                    // Without the program's own value there is nothing to compare a variant with.
+                    Err(e.clone())
+                } else if config.variant == 0 {
+                    reference.clone().expect("interpreted above")
+                } else {
+                    progress.show(&format!("variant {}: interpreting with error bounds", config.variant));
+                    let t = std::time::Instant::now();
+                    let fresh = !checked.has(config.variant);
+                    let value = checked.get(config.variant, program, &inputs, opts.check_steps);
+                    if fresh {
+                        interp_secs.push(t.elapsed().as_secs_f64());
+                    }
+                    interpreting += t.elapsed().as_secs_f64();
+                    value
+                };
+                row.check = judge(&reference, &value, &got);
+            }
+            drop(got);
+            record.store(&dev.name, &key, ms, &row.check);
+            progress.tried(row.correct().then_some(row.median_ms).flatten());
             rows.push(row);
-            progress.advance();
+            trial_secs.push(trial_start.elapsed().as_secs_f64() - interpreting);
         }
+        // Re-time the leaders of a budgeted search: one timing may be noise.
+        let mut refined = 0;
+        if opts.budget.is_some() && opts.repeats > 1 {
+            let mut leaders: Vec<usize> = (0..rows.len())
+                .filter(|&i| rows[i].device_index == k && rows[i].usable() && !rows[i].resumed)
+                .collect();
+            // A configuration left unchecked as slower competes on its time: one timing of the
+            // best checked one may have been luckily fast.
+            let key = |r: &Row| {
+                (
+                    if r.deferred() { 0 } else { r.rank_key().0 },
+                    r.median_ms.unwrap_or(f64::INFINITY),
+                )
+            };
+            leaders.sort_by(|&a, &b| {
+                let (ka, kb) = (key(&rows[a]), key(&rows[b]));
+                ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
+            });
+            for &i in leaders.iter().take(LEADERS) {
+                // (a leader left unchecked may need its variant interpreted)
+                let interp = if rows[i].deferred() && !checked.has(rows[i].variant) {
+                    expected(&interp_secs)
+                } else {
+                    0.0
+                };
+                if !searching(1.0, interp) {
+                    continue;
+                }
+                let (source, _, program, _) = &cands[rows[i].variant];
+                progress.show(&format!("re-timing variant {}", rows[i].variant));
+                let wg = rows[i].work_group.clone();
+                let measured = measure_within(limit, program, &wg, &inputs, &dev.id, opts.repeats)
+                    .ok_or_else(|| timed_out(&rows, rows[i].variant, &dev.id, limit))?;
+                let Ok((got, ms)) = measured else { continue };
+                if rows[i].deferred() {
+                    if reference.is_none() && opts.check_steps > 0 {
+                        progress.show("variant 0: interpreting with error bounds");
+                        reference = Some(bounded_eval_program(cands[0].2, &inputs, opts.check_steps));
+                    }
+                    let value = if opts.check_steps == 0 {
+                        Err(Check::Unchecked("checking is off (--check-steps 0)".into()))
+                    } else if let Some(Err(e)) = &reference {
+                        Err(e.clone())
+                    } else {
+                        progress.show(&format!("variant {}: interpreting with error bounds", rows[i].variant));
+                        checked.get(rows[i].variant, program, &inputs, opts.check_steps)
+                    };
+                    rows[i].check = judge(&reference, &value, &got);
+                }
+                rows[i].median_ms = Some(ms);
+                record.store(&dev.name, &Record::config_key(source, &wg), ms, &rows[i].check);
+                refined += 1;
+            }
+        }
+        // The device's calibration, refitted with this run's timings.
+        let points: Vec<(Features, f64)> = rows
+            .iter()
+            .filter(|r| r.device_index == k && r.correct())
+            .filter_map(|r| {
+                let cost = cands[r.variant].3?;
+                let kernels = defaults[r.variant]?.1;
+                Some((Features::of(cost, &r.work_group, kernels), r.median_ms?.max(1e-6).ln()))
+            })
+            .collect();
+        let refit = Calibration::refit(&dev.name, &program_key, &points);
+        summaries.push(Summary {
+            void,
+            out_of_time,
+            refined,
+            calibrated_order: calibration.as_ref().is_some_and(|c| c.usable()),
+            refit,
+            order,
+            elapsed: device_start.elapsed(),
+        });
     }
     progress.finish();
-    rows.sort_by_key(|r| (r.device_index, r.variant));
 
     let mut out = String::new();
     let _ = writeln!(
@@ -661,6 +1090,7 @@ pub fn tune(
         ex.stats.nodes,
         ex.stats.classes,
     );
+    let resumed = rows.iter().filter(|r| r.resumed).count();
     if resumed > 0 {
         let _ = writeln!(
             out,
@@ -668,27 +1098,74 @@ pub fn tune(
             rows.len()
         );
     }
-    for dev in &chosen {
-        let mine: Vec<&Row> = rows.iter().filter(|r| r.device == dev.name).collect();
-        let naive = mine.iter().find(|r| r.variant == 0).and_then(|r| r.median_ms);
-        let mut ranked: Vec<&&Row> = mine.iter().collect();
+    for (k, dev) in chosen.iter().enumerate() {
+        let summary = &summaries[k];
+        let mine: Vec<&Row> = rows.iter().filter(|r| r.device_index == k).collect();
+        let naive = mine
+            .iter()
+            .find(|r| r.variant == 0 && r.work_group.is_empty())
+            .and_then(|r| r.median_ms);
+        let mut ranked: Vec<&Row> = mine.clone();
         ranked.sort_by(|a, b| {
-            // checked variants first, then unchecked ones (still ranked by time), then the rest
-            let key = |r: &Row| match r.check {
-                Check::Ok { .. } => (0, r.median_ms.unwrap_or(f64::INFINITY)),
-                Check::Unchecked(_) => (1, r.median_ms.unwrap_or(f64::INFINITY)),
-                Check::Wrong(_) | Check::NotRun => (2, f64::INFINITY),
-            };
-            let (ka, kb) = (key(a), key(b));
+            let (ka, kb) = (a.rank_key(), b.rank_key());
             ka.0.cmp(&kb.0)
                 .then(ka.1.total_cmp(&kb.1))
-                .then(a.variant.cmp(&b.variant))
+                .then(a.try_no.cmp(&b.try_no))
         });
         let _ = writeln!(out, "\ndevice {} ({})", dev.name, dev.id);
+        let model_rank = |variant: usize| -> String {
+            if variant == 0 {
+                "as written".into()
+            } else {
+                format!("cost-model rank {variant}")
+            }
+        };
+        if let Some(budget) = opts.budget {
+            let seeded = mine.iter().filter(|r| r.found_by.starts_with("seed")).count();
+            let _ = writeln!(
+                out,
+                "search: {} configuration(s) tried in {:.1} s of a {:.1} s budget ({seeded} seeded by the {}cost model, \
+                 {} mutation(s) of the best; {} work-group size(s) without effect skipped; {} left out as they would \
+                 end past the budget; {} leader(s) re-timed with {} repeats)",
+                mine.len(),
+                summary.elapsed.as_secs_f64(),
+                budget.as_secs_f64(),
+                if summary.calibrated_order { "calibrated " } else { "" },
+                mine.len() - seeded,
+                summary.void,
+                summary.out_of_time,
+                summary.refined,
+                opts.repeats
+            );
+        }
+        if let Some(best) = ranked.first().filter(|r| r.usable()) {
+            let sp = match (naive, best.median_ms) {
+                (Some(n), Some(m)) if m > 0.0 => format!("; {:.2}x the naive default lowering", n / m),
+                _ => String::new(),
+            };
+            let calibrated = summary
+                .order
+                .iter()
+                .position(|&v| v == best.variant)
+                .filter(|_| summary.calibrated_order)
+                .map_or(String::new(), |p| format!(" (calibrated rank {})", p + 1));
+            let _ = writeln!(
+                out,
+                "best: variant {} ({}{calibrated}), work-group {}, found at try {} by {}{sp}",
+                best.variant,
+                model_rank(best.variant),
+                work_group_text(&best.work_group),
+                best.try_no,
+                best.found_by
+            );
+        }
+        if let Some(fit) = &summary.refit {
+            let _ = writeln!(out, "{fit}");
+        }
         let _ = writeln!(
             out,
-            "{:>4} {:>7} {:>12} {:>9} {:>9} {:>9}  description",
-            "rank", "variant", "median ms", "speed-up", "check", "bound"
+            "{:>4} {:>7} {:>10} {:>4} {:>12} {:>9} {:>9} {:>9}  description",
+            "rank", "variant", "work-group", "try", "median ms", "speed-up", "check", "bound"
         );
         for (rank, r) in ranked.iter().enumerate() {
             let ms = r.median_ms.map_or("-".to_string(), |m| format!("{m:.4}"));
@@ -705,9 +1182,11 @@ pub fn tune(
             };
             let _ = writeln!(
                 out,
-                "{:>4} {:>7} {ms:>12} {sp:>9} {:>9} {bound:>9}  {desc}",
+                "{:>4} {:>7} {:>10} {:>4} {ms:>12} {sp:>9} {:>9} {bound:>9}  {desc}",
                 rank + 1,
                 r.variant,
+                work_group_text(&r.work_group),
+                r.try_no,
                 r.check.label()
             );
         }
@@ -718,13 +1197,10 @@ pub fn tune(
                 "skipped: {skipped} variant(s) could not run on this device (see their notes)"
             );
         }
-        // The fastest variant that ran and is not known to be wrong: checked ones rank first, so
-        // an unchecked one is kept only where nothing could be checked (large sizes with
-        // `--check-steps 0`, which `lift bench --check-size` then checks at smaller sizes).
-        if let Some(best) = ranked
-            .first()
-            .filter(|r| r.median_ms.is_some() && !matches!(r.check, Check::Wrong(_) | Check::NotRun))
-        {
+        // The fastest configuration that ran and is not known to be wrong: checked ones rank
+        // first, so an unchecked one is kept only where nothing could be checked (large sizes
+        // with `--check-steps 0`, which `lift bench --check-size` then checks at smaller sizes).
+        if let Some(best) = ranked.first().filter(|r| r.usable()) {
             store_best(
                 src,
                 &sizes,
@@ -733,6 +1209,7 @@ pub fn tune(
                     "source": cands[best.variant].0,
                     "variant": best.variant,
                     "description": best.description,
+                    "work_group": best.work_group,
                     "checked": best.correct(),
                     "median_ms": best.median_ms,
                     "naive_ms": naive,
@@ -745,25 +1222,381 @@ pub fn tune(
         "\ncheck: ok = every element within its float32 error bound; bound = the largest such bound relative to \
          the largest element (it grows with the lengths of the variant's sequential reductions)"
     );
-    if let Some(path) = out_csv {
-        write_table(path, &rows, &chosen, &rows_naive(&rows))?;
+    if let Some(path) = &opts.out {
+        write_table(path, &rows)?;
+    }
+    if let Some(path) = &opts.plot {
+        plot_sweep(path, &rows, &chosen)?;
     }
     Ok(out)
 }
 
+/// What a device's search did, for its report.
+struct Summary {
+    void: usize,
+    out_of_time: usize,
+    refined: usize,
+    calibrated_order: bool,
+    refit: Option<String>,
+    order: Vec<usize>,
+    elapsed: std::time::Duration,
+}
+
+fn timed_out(rows: &[Row], variant: usize, device: &str, limit: std::time::Duration) -> Error {
+    let kept = rows.iter().filter(|r| r.median_ms.is_some()).count();
+    Error::plain(format!(
+        "variant {variant} did not finish on {device} within {} s ({TIME_LIMIT_VAR}); the {kept} result(s) \
+         measured so far are in the tuning cache, and the next run resumes from them",
+        limit.as_secs_f64()
+    ))
+}
+
+/// A device result against the program's value (`reference`) and the variant's (`value`).
+fn judge(reference: &Option<Bounded>, value: &Bounded, got: &Value) -> Check {
+    match (reference, value) {
+        (Some(Ok(r)), Ok(v)) => check_result(r, v, got),
+        (Some(Err(e)), _) => match e {
+            Check::Unchecked(why) => Check::Unchecked(format!("{why} (the program itself)")),
+            other => other.clone(),
+        },
+        (_, Err(e)) => e.clone(),
+        (None, _) => Check::Unchecked("no reference".into()),
+    }
+}
+
+/// The next configuration of a budgeted search on device `k`: a mutation of one of the best
+/// configurations so far (a random one of the `LEADERS` fastest correct): another work-group
+/// size (two times in three), or the next variant in `order` not yet tried with the parent's
+/// work-group size. `None` when every configuration has been tried.
+fn mutate(rows: &[Row], k: usize, tried: &[Config], order: &[usize], rng: &mut Rng) -> Option<(Config, &'static str)> {
+    let mut best: Vec<&Row> = rows.iter().filter(|r| r.device_index == k && r.usable()).collect();
+    best.sort_by(|a, b| {
+        a.rank_key()
+            .0
+            .cmp(&b.rank_key().0)
+            .then(a.rank_key().1.total_cmp(&b.rank_key().1))
+    });
+    let parents: Vec<Config> = best
+        .iter()
+        .take(LEADERS)
+        .map(|r| Config {
+            variant: r.variant,
+            work_group: r.work_group.clone(),
+        })
+        .collect();
+    let fresh = |c: &Config| !tried.contains(c);
+    let next_variant = |wg: &[usize]| {
+        order
+            .iter()
+            .map(|&variant| Config {
+                variant,
+                work_group: wg.to_vec(),
+            })
+            .find(|c| fresh(c))
+    };
+    let other_work_group = |variant: usize, rng: &mut Rng| {
+        let options: Vec<Config> = WORK_GROUPS
+            .iter()
+            .map(|wg| Config {
+                variant,
+                work_group: wg.to_vec(),
+            })
+            .filter(|c| fresh(c))
+            .collect();
+        (!options.is_empty()).then(|| options[rng.below(options.len())].clone())
+    };
+    if !parents.is_empty() {
+        let parent = parents[rng.below(parents.len())].clone();
+        if rng.below(3) < 2 {
+            if let Some(c) = other_work_group(parent.variant, rng) {
+                return Some((c, "a work-group mutation"));
+            }
+        }
+        if let Some(c) = next_variant(&parent.work_group) {
+            return Some((c, "a variant mutation"));
+        }
+        for p in &parents {
+            if let Some(c) = other_work_group(p.variant, rng) {
+                return Some((c, "a work-group mutation"));
+            }
+        }
+    }
+    // Nothing to mutate (no correct configuration yet), or the leaders are exhausted: the
+    // model's order, then any work-group size of any variant.
+    if let Some(c) = next_variant(&[]) {
+        return Some((c, "the cost model's order"));
+    }
+    let all: Vec<usize> = std::iter::once(0).chain(order.iter().copied()).collect();
+    all.iter()
+        .find_map(|&v| other_work_group(v, rng))
+        .map(|c| (c, "exhausting the space"))
+}
+
+/// The cost model's features of a configuration for its calibration: the model's estimate, the
+/// work-group size and the number of kernels (launches), all known before timing.
+#[derive(Clone, Copy, Debug)]
+struct Features([f64; 3]);
+
+impl Features {
+    fn of(cost: f64, work_group: &[usize], kernels: usize) -> Features {
+        let wg: usize = if work_group.is_empty() {
+            256
+        } else {
+            work_group.iter().product()
+        };
+        Features([cost.max(1.0).ln(), (wg as f64 / 256.0).ln(), kernels as f64])
+    }
+}
+
+/// A device's calibration of the cost model: ln t ≈ c · features + (a constant per program and
+/// sizes), fitted by least squares over the timings of every tune on the device. The
+/// constants drop out of the order of one program's configurations, so only `c` is kept.
+struct Calibration {
+    coef: [f64; 3],
+    points: usize,
+    programs: usize,
+}
+
+/// Timings kept per device for the calibration (the newest).
+const CALIBRATION_POINTS: usize = 2000;
+
+impl Calibration {
+    fn key(device: &str) -> String {
+        format!("calibration|{device}")
+    }
+
+    fn load(device: &str) -> Option<Calibration> {
+        let cache = read_cache(&cache_path()?);
+        let e = cache.get(&Calibration::key(device))?;
+        let c: Vec<f64> = e.get("coef")?.as_array()?.iter().filter_map(|x| x.as_f64()).collect();
+        Some(Calibration {
+            coef: [*c.first()?, *c.get(1)?, *c.get(2)?],
+            points: e.get("fitted_points")?.as_u64()? as usize,
+            programs: e.get("programs")?.as_u64()? as usize,
+        })
+    }
+
+    /// Enough timings, of more than one program, that the fit says something beyond the run
+    /// that made it.
+    fn usable(&self) -> bool {
+        self.points >= 12 && self.programs >= 2
+    }
+
+    fn predict(&self, f: &Features) -> f64 {
+        self.coef.iter().zip(f.0).map(|(c, x)| c * x).sum()
+    }
+
+    /// Adds this run's points (replacing the program's earlier ones), refits and stores the
+    /// calibration; its description for the report, `None` when nothing could be fitted.
+    fn refit(device: &str, program: &str, points: &[(Features, f64)]) -> Option<String> {
+        let mut text = None;
+        update_cache(|cache| {
+            let key = Calibration::key(device);
+            let mut all: Vec<(String, [f64; 3], f64)> = cache
+                .get(&key)
+                .and_then(|e| e.get("points"))
+                .and_then(|p| p.as_array())
+                .map(|ps| {
+                    ps.iter()
+                        .filter_map(|p| {
+                            let p = p.as_array()?;
+                            let f = |i: usize| p.get(i).and_then(|x| x.as_f64());
+                            Some((p.first()?.as_str()?.to_string(), [f(1)?, f(2)?, f(3)?], f(4)?))
+                        })
+                        .filter(|(prog, _, _)| prog != program)
+                        .collect()
+                })
+                .unwrap_or_default();
+            all.extend(points.iter().map(|(f, y)| (program.to_string(), f.0, *y)));
+            let drop = all.len().saturating_sub(CALIBRATION_POINTS);
+            all.drain(..drop);
+            let Some((coef, programs)) = fit(&all) else {
+                return;
+            };
+            let json_points: Vec<serde_json::Value> = all
+                .iter()
+                .map(|(p, f, y)| serde_json::json!([p, f[0], f[1], f[2], y]))
+                .collect();
+            cache.insert(
+                key,
+                serde_json::json!({
+                    "coef": coef, "fitted_points": all.len(), "programs": programs,
+                    "points": json_points,
+                }),
+            );
+            text = Some(format!(
+                "calibration of the cost model on this device (least squares on ln time over {} timing(s) of {} \
+                 program(s), a constant per program): ln t = {:+.3}·ln(cost) {:+.3}·ln(work-group/256) {:+.3}·kernels + c",
+                all.len(),
+                programs,
+                coef[0],
+                coef[1],
+                coef[2]
+            ));
+        });
+        text
+    }
+}
+
+/// Weight of [`PRIOR`] in the fit, as if it were that many unit-variance observations.
+const RIDGE: f64 = 1.0;
+const PRIOR: [f64; 3] = [1.0, 0.0, 0.0];
+
+/// Least squares of y on the features, each program's points centred on their means (its own
+/// constant), with a ridge towards [`PRIOR`]. The coefficients and the number of programs;
+/// `None` with fewer than 4 points.
+// (index loops read as the matrix algebra they are)
+#[allow(clippy::needless_range_loop)]
+fn fit(points: &[(String, [f64; 3], f64)]) -> Option<([f64; 3], usize)> {
+    if points.len() < 4 {
+        return None;
+    }
+    let mut means: BTreeMap<&str, ([f64; 3], f64, f64)> = BTreeMap::new();
+    for (p, f, y) in points {
+        let m = means.entry(p.as_str()).or_insert(([0.0; 3], 0.0, 0.0));
+        for i in 0..3 {
+            m.0[i] += f[i];
+        }
+        m.1 += y;
+        m.2 += 1.0;
+    }
+    let mut a = [[0.0f64; 3]; 3];
+    let mut b = [0.0f64; 3];
+    for (p, f, y) in points {
+        let m = &means[p.as_str()];
+        let x: Vec<f64> = (0..3).map(|i| f[i] - m.0[i] / m.2).collect();
+        let y = y - m.1 / m.2;
+        for i in 0..3 {
+            for j in 0..3 {
+                a[i][j] += x[i] * x[j];
+            }
+            b[i] += x[i] * y;
+        }
+    }
+    // The prior: time proportional to the model's estimate, no effect of the rest. A feature
+    // that barely varies (the estimates of one program's variants can be close) keeps it
+    // rather than taking a huge coefficient from noise.
+    for (i, row) in a.iter_mut().enumerate() {
+        row[i] += RIDGE;
+        b[i] += RIDGE * PRIOR[i];
+    }
+    // Gaussian elimination with partial pivoting on the 3×3 normal equations.
+    for c in 0..3 {
+        let p = (c..3).max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs()))?;
+        a.swap(c, p);
+        b.swap(c, p);
+        if a[c][c].abs() < 1e-12 {
+            return None;
+        }
+        for r in c + 1..3 {
+            let f = a[r][c] / a[c][c];
+            for j in c..3 {
+                a[r][j] -= f * a[c][j];
+            }
+            b[r] -= f * b[c];
+        }
+    }
+    let mut x = [0.0f64; 3];
+    for c in (0..3).rev() {
+        let s: f64 = (c + 1..3).map(|j| a[c][j] * x[j]).sum();
+        x[c] = (b[c] - s) / a[c][c];
+    }
+    x.iter().all(|v| v.is_finite()).then_some((x, means.len()))
+}
+
+/// The sweep as an SVG chart: the time of every configuration tried, in the order tried (one
+/// series per device), the best of each device marked.
+fn plot_sweep(path: &Path, rows: &[Row], devices: &[host_runner::DeviceInfo]) -> Result<(), Error> {
+    use plotters::prelude::*;
+    let err = |e: String| Error::plain(format!("cannot draw {}: {e}", path.display()));
+    let timed: Vec<&Row> = rows.iter().filter(|r| r.median_ms.is_some()).collect();
+    let tries = rows.iter().map(|r| r.try_no).max().unwrap_or(1).max(2);
+    let lo = timed.iter().filter_map(|r| r.median_ms).fold(f64::INFINITY, f64::min);
+    let hi = timed.iter().filter_map(|r| r.median_ms).fold(0.0f64, f64::max);
+    let (lo, hi) = if lo.is_finite() && lo > 0.0 {
+        (lo / 1.5, hi * 1.5)
+    } else {
+        (1e-3, 1.0)
+    };
+    let root = SVGBackend::new(path, (900, 540)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption("lift tune: configurations in the order tried", ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0usize..tries + 1, (lo..hi).log_scale())
+        .map_err(|e| err(e.to_string()))?;
+    chart
+        .configure_mesh()
+        .x_desc("try")
+        .y_desc("kernel time (ms, log scale)")
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    let colors = [BLUE, RED, GREEN, MAGENTA, CYAN, BLACK];
+    for (k, dev) in devices.iter().enumerate() {
+        let color = colors[k % colors.len()];
+        let mine: Vec<&Row> = timed.iter().copied().filter(|r| r.device_index == k).collect();
+        let ok: Vec<(usize, f64)> = mine
+            .iter()
+            .filter(|r| r.usable())
+            .filter_map(|r| Some((r.try_no, r.median_ms?)))
+            .collect();
+        let wrong: Vec<(usize, f64)> = mine
+            .iter()
+            .filter(|r| !r.usable())
+            .filter_map(|r| Some((r.try_no, r.median_ms?)))
+            .collect();
+        chart
+            .draw_series(ok.iter().map(|&(x, y)| Circle::new((x, y), 3, color.filled())))
+            .map_err(|e| err(e.to_string()))?
+            .label(format!("{} ({})", dev.name, dev.id))
+            .legend(move |(x, y)| Circle::new((x + 10, y), 4, color.filled()));
+        chart
+            .draw_series(wrong.iter().map(|&(x, y)| Cross::new((x, y), 4, color)))
+            .map_err(|e| err(e.to_string()))?;
+        let mut ranked: Vec<&Row> = mine.iter().copied().filter(|r| r.usable()).collect();
+        ranked.sort_by(|a, b| {
+            a.rank_key()
+                .0
+                .cmp(&b.rank_key().0)
+                .then(a.rank_key().1.total_cmp(&b.rank_key().1))
+        });
+        if let Some(best) = ranked.first() {
+            let (x, y) = (best.try_no, best.median_ms.unwrap_or(lo));
+            chart
+                .draw_series(std::iter::once(Circle::new((x, y), 8, color.stroke_width(2))))
+                .map_err(|e| err(e.to_string()))?;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    format!(
+                        "best: variant {}, work-group {}, {y:.4} ms (try {x})",
+                        best.variant,
+                        work_group_text(&best.work_group)
+                    ),
+                    (x, y * 0.8),
+                    ("sans-serif", 13).into_font().color(&color),
+                )))
+                .map_err(|e| err(e.to_string()))?;
+        }
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    root.present().map_err(|e| err(e.to_string()))
+}
 fn rows_naive(rows: &[Row]) -> BTreeMap<String, f64> {
     rows.iter()
-        .filter(|r| r.variant == 0)
+        .filter(|r| r.variant == 0 && r.work_group.is_empty())
         .filter_map(|r| r.median_ms.map(|m| (r.device.clone(), m)))
         .collect()
 }
 
-fn write_table(
-    path: &Path,
-    rows: &[Row],
-    _devices: &[host_runner::DeviceInfo],
-    naive: &BTreeMap<String, f64>,
-) -> Result<(), Error> {
+fn write_table(path: &Path, rows: &[Row]) -> Result<(), Error> {
+    let naive = &rows_naive(rows);
     let speedup = |r: &Row| match (naive.get(&r.device), r.median_ms) {
         (Some(n), Some(m)) if m > 0.0 => Some(n / m),
         _ => None,
@@ -773,7 +1606,8 @@ fn write_table(
             .iter()
             .map(|r| {
                 serde_json::json!({
-                    "device": r.device, "variant": r.variant, "median_ms": r.median_ms,
+                    "device": r.device, "variant": r.variant, "work_group": r.work_group,
+                    "try": r.try_no, "found_by": r.found_by, "median_ms": r.median_ms,
                     "speedup": speedup(r), "correct": r.correct(), "check": r.check.label(),
                     "bound": r.check.bound(), "note": r.note(), "description": r.description,
                 })
@@ -782,13 +1616,16 @@ fn write_table(
         serde_json::to_string_pretty(&arr).unwrap_or_default()
     } else {
         let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
-        let mut t = String::from("device,variant,median_ms,speedup,correct,check,bound,note,description\n");
+        let mut t =
+            String::from("device,variant,work_group,try,median_ms,speedup,correct,check,bound,note,description\n");
         for r in rows {
             let _ = writeln!(
                 t,
-                "{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{}",
                 q(&r.device),
                 r.variant,
+                work_group_text(&r.work_group),
+                r.try_no,
                 r.median_ms.map_or(String::new(), |m| format!("{m:.6}")),
                 speedup(r).map_or(String::new(), |s| format!("{s:.4}")),
                 r.correct(),
@@ -829,17 +1666,19 @@ fn time_limit() -> Result<std::time::Duration, Error> {
 fn measure_within(
     limit: std::time::Duration,
     program: &ir::Program,
+    work_group: &[usize],
     inputs: &std::sync::Arc<data::Inputs>,
     device: &str,
     repeats: usize,
 ) -> Option<Result<(Value, f64), Error>> {
     let (tx, rx) = std::sync::mpsc::channel();
     let (program, inputs, device) = (program.clone(), inputs.clone(), device.to_string());
+    let work_group = work_group.to_vec();
     let spawned = std::thread::Builder::new()
         .name("lift-tune-measure".into())
         .stack_size(ir::STACK_BYTES)
         .spawn(move || {
-            let _ = tx.send(measure(&program, &inputs, &device, repeats));
+            let _ = tx.send(measure(&program, &work_group, &inputs, &device, repeats));
         });
     if let Err(e) = spawned {
         return Some(Err(Error::plain(format!(
@@ -856,13 +1695,14 @@ fn measure_within(
 }
 
 /// Compiles and runs one variant: its result and the median over `repeats` of its kernels' total time.
-fn measure(prog: &ir::Program, inputs: &data::Inputs, device: &str, repeats: usize) -> Result<(Value, f64), Error> {
-    // as written: variant 0 is the naive default lowering of the program
-    let opts = Options {
-        as_written: true,
-        ..Options::default()
-    };
-    let c = compile_program(prog.clone(), &opts)?;
+fn measure(
+    prog: &ir::Program,
+    work_group: &[usize],
+    inputs: &data::Inputs,
+    device: &str,
+    repeats: usize,
+) -> Result<(Value, f64), Error> {
+    let c = compile_program(prog.clone(), &measure_options(work_group))?;
     verify_checks(&c.info, inputs)?;
     let plan = c.plan.as_ref().ok_or_else(|| Error::plain("internal: no kernels"))?;
     let m = backend::run_measured(plan, inputs, Some(device), true, repeats.max(1), false)?;
@@ -1001,6 +1841,70 @@ mod tests {
         let variant = bounded(&chunked("0.001f"), &xs);
         let c = check_result(&reference, &variant, &one(chunked_f32(&xs)));
         assert!(matches!(&c, Check::Wrong(w) if w.contains("exact arithmetic")), "{c:?}");
+    }
+
+    /// The calibration recovers the coefficients of timings made with them, whatever each
+    /// program's own constant; the prior holds a feature that never varies at its value.
+    #[test]
+    fn calibration_fits_coefficients_across_programs() {
+        let truth = [0.8, -0.5, 0.3];
+        let mut points = vec![];
+        for (p, constant) in [("a", 1.0), ("b", -4.0), ("c", 7.5)] {
+            for i in 0..12 {
+                let f = [(i % 5) as f64 * 0.7, ((i * 7) % 4) as f64 - 1.5, (i % 3) as f64];
+                let y = constant + truth.iter().zip(f).map(|(c, x)| c * x).sum::<f64>();
+                points.push((p.to_string(), f, y));
+            }
+        }
+        let (coef, programs) = fit(&points).expect("a fit");
+        assert_eq!(programs, 3);
+        for (c, t) in coef.iter().zip(truth) {
+            assert!((c - t).abs() < 0.05, "{coef:?} against {truth:?}");
+        }
+        // the number of kernels never varies: its coefficient stays at the prior's 0
+        let flat: Vec<_> = points
+            .iter()
+            .map(|(p, f, y)| (p.clone(), [f[0], f[1], 2.0], *y))
+            .collect();
+        let (coef, _) = fit(&flat).expect("a fit");
+        assert_eq!(coef[2], 0.0, "{coef:?}");
+        assert!(fit(&points[..3]).is_none());
+    }
+
+    /// The search's mutations never repeat a configuration, and exhaust the space.
+    #[test]
+    fn mutations_cover_every_configuration_once() {
+        let row = |variant: usize, ms: f64| Row {
+            device: "d".into(),
+            device_index: 0,
+            variant,
+            work_group: vec![],
+            try_no: variant + 1,
+            found_by: "seed (cost model)",
+            median_ms: Some(ms),
+            check: Check::Ok { bound: 0.0, used: 0.0 },
+            error: String::new(),
+            description: String::new(),
+            resumed: false,
+        };
+        let rows = vec![row(0, 3.0), row(1, 1.0)];
+        let order = [1, 2, 3];
+        let mut tried = vec![
+            Config {
+                variant: 0,
+                work_group: vec![],
+            },
+            Config {
+                variant: 1,
+                work_group: vec![],
+            },
+        ];
+        let mut rng = Rng(7);
+        while let Some((c, how)) = mutate(&rows, 0, &tried, &order, &mut rng) {
+            assert!(!tried.contains(&c), "{c:?} again ({how})");
+            tried.push(c);
+        }
+        assert_eq!(tried.len(), 4 * (WORK_GROUPS.len() + 1), "{tried:?}");
     }
 
     /// Elementwise results shifted by one element are caught at the first element.

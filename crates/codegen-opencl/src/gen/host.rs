@@ -418,8 +418,7 @@ impl Gen<'_> {
         let dims = (0..3).rev().find(|d| k.global[*d].is_some()).map_or(1, |d| d + 1);
         let mut global = vec![];
         let mut local = vec![];
-        for d in 0..dims {
-            let l = k.local[d].unwrap_or(1);
+        for (d, l) in self.tuned_glb_local(k, dims).into_iter().enumerate() {
             let g = k.global[d].clone().unwrap_or_else(|| ArithExpr::cst(1));
             let g = self.capacity(&g);
             let lc = ArithExpr::cst(l as i64);
@@ -433,6 +432,42 @@ impl Gen<'_> {
             local.push(l);
         }
         Ok((global, (k.wrg || k.glb).then_some(local)))
+    }
+
+    /// The work-group of a kernel per dimension: its own, or for a `mapGlb` kernel the tuned size
+    /// ([`super::EmitOptions::glb_work_group`]) where that is safe. `mapGlb` decided its bounds
+    /// check with its default size: a tuned size that divides it launches no work-item the check
+    /// does not cover (a run-time length is always checked); any other size must divide a
+    /// constant launch exactly. Groups beyond `MAX_WORK_GROUP` keep the defaults.
+    fn tuned_glb_local(&self, k: &KernelCx, dims: usize) -> Vec<usize> {
+        let own: Vec<usize> = (0..dims).map(|d| k.local[d].unwrap_or(1)).collect();
+        if !k.glb || k.wrg || self.glb_work_group.is_empty() {
+            return own;
+        }
+        let tuned: Vec<usize> = own
+            .iter()
+            .enumerate()
+            .map(|(d, &l)| match self.glb_work_group.get(d) {
+                Some(&p) if p >= 1 => {
+                    let exact = k.global[d]
+                        .as_ref()
+                        .map(|g| self.capacity(g))
+                        .and_then(|g| g.as_cst())
+                        .is_some_and(|c| c % p as i64 == 0);
+                    if l % p == 0 || exact {
+                        p
+                    } else {
+                        l
+                    }
+                }
+                _ => l,
+            })
+            .collect();
+        if tuned.iter().product::<usize>() <= MAX_WORK_GROUP {
+            tuned
+        } else {
+            own
+        }
     }
 
     /// Kernel parameters in ABI order, for the names the kernel text uses.
@@ -543,6 +578,38 @@ mod tests {
         let prog = ir::parse(src).expect("parses");
         let info = typeck::infer(&prog).expect("types");
         crate::emit(&prog, &info).expect("generates")
+    }
+
+    fn locals(src: &str, wg: &[usize]) -> Vec<Option<Vec<usize>>> {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        let opts = crate::EmitOptions {
+            glb_work_group: wg.to_vec(),
+        };
+        let p = crate::emit_with(&prog, &info, &opts).expect("generates");
+        p.kernels.iter().map(|k| k.local.clone()).collect()
+    }
+
+    /// A tuned `mapGlb` work-group size is taken only where every work-item it launches is
+    /// covered: it divides the default (the bounds check was decided with it), or it divides a
+    /// constant launch exactly. A `mapWrg` kernel keeps its own.
+    #[test]
+    fn tuned_work_group_sizes_apply_only_where_safe() {
+        let run_time = "(lift (N) ((array-type float N)) (lambda (xs) (toGlobal (mapGlb (lambda (x) (* x 2.0f)) xs))))";
+        assert_eq!(locals(run_time, &[]), [Some(vec![256])]);
+        assert_eq!(locals(run_time, &[64]), [Some(vec![64])]);
+        // 512 launches work-items past the check that 256 decided on
+        assert_eq!(locals(run_time, &[512]), [Some(vec![256])]);
+        let rows = "(lift () ((array-type (array-type float 8) 1024)) (lambda (xs)                     (toGlobal (mapGlb1 (lambda (r) (mapGlb (lambda (x) (* x 2.0f)) r)) xs))))";
+        assert_eq!(locals(rows, &[]), [Some(vec![256, 1])]);
+        // dimension 0 has 8 items: 8 divides it exactly, 1 × 16 rows divide 1024
+        assert_eq!(locals(rows, &[8, 16]), [Some(vec![8, 16])]);
+        // 3 divides neither 1024 nor the default 1: dimension 1 keeps 1
+        assert_eq!(locals(rows, &[8, 3]), [Some(vec![8, 1])]);
+        // beyond the largest work-group: the defaults
+        assert_eq!(locals(rows, &[8, 256]), [Some(vec![256, 1])]);
+        let groups = "(lift () ((array-type float 1024)) (lambda (xs) (join (mapWrg (lambda (c)                       (toGlobal (mapLcl (lambda (x) (* x 2.0f)) c))) (split #64 xs)))))";
+        assert_eq!(locals(groups, &[32]), [Some(vec![64])]);
     }
 
     #[test]

@@ -63,7 +63,21 @@ pub const BUG_NOTE: &str = "this is a bug in lift: please report it with the pro
 /// Every legality rule is `validate`'s, so an error here is a case the code generator does not
 /// handle: it comes back as an internal error (see [`internal`]).
 pub fn emit(prog: &Program, info: &TypeInfo) -> Result<KernelPlan> {
-    generate(prog, info).map_err(|d| internal(prog, d))
+    emit_with(prog, info, &EmitOptions::default())
+}
+
+/// Choices of code generation that do not change what a program computes: tuning parameters.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EmitOptions {
+    /// Work-group size of `mapGlb` kernels per dimension (empty: 256 along dimension 0, 1 along
+    /// the others). A size is taken only where it keeps the launch covered by the kernel's
+    /// bounds checks (see `Gen::launch_sizes`); elsewhere the default stays.
+    pub glb_work_group: Vec<usize>,
+}
+
+/// [`emit`] with tuning parameters.
+pub fn emit_with(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<KernelPlan> {
+    generate(prog, info, opts).map_err(|d| internal(prog, d))
 }
 
 /// A code-generation failure as an internal error: `internal:` once, the bug note, and the
@@ -85,7 +99,7 @@ pub fn internal(prog: &Program, d: Diagnostic) -> Diagnostic {
     }
 }
 
-fn generate(prog: &Program, info: &TypeInfo) -> Result<KernelPlan> {
+fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<KernelPlan> {
     let mut names = Namer::new();
     let error_flag = names.fixed("e_flag");
     filter::reserve(&mut names);
@@ -115,6 +129,7 @@ fn generate(prog: &Program, info: &TypeInfo) -> Result<KernelPlan> {
         guards: vec![],
         views: String::new(),
         needs_fp64: false,
+        glb_work_group: opts.glb_work_group.clone(),
     };
     let mut sizes = vec![];
     for s in &prog.sizes {
@@ -365,6 +380,8 @@ struct Gen<'a> {
     guards: Vec<CExpr>,
     views: String,
     needs_fp64: bool,
+    /// [`EmitOptions::glb_work_group`].
+    glb_work_group: Vec<usize>,
 }
 
 fn is_parallel_map(k: MapKind) -> bool {

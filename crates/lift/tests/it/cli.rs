@@ -812,3 +812,183 @@ fn nan_and_infinities_round_trip_through_json() {
         assert_eq!(stdout.trim(), "[NaN,Infinity,-Infinity,3.0]", "{backend}");
     }
 }
+
+/// `lift tune --budget 5s` ends within twice its budget, says how many configurations it tried
+/// and how it found the best, checks the work-group sizes it tried against the interpreter, and
+/// `--plot` draws the sweep. Skipped without a device.
+#[test]
+fn a_budgeted_tune_ends_in_time_and_plots_its_sweep() {
+    let Some(device) = crate::opencl::device() else { return };
+    let dir = scratch("tune-budget");
+    let _ = std::fs::remove_file(dir.join("tuning.json"));
+    let (plot, table) = (dir.join("sweep.svg"), dir.join("t.json"));
+    let (plot_arg, table_arg) = (plot.display().to_string(), table.display().to_string());
+    let mut args = vec![
+        "tune",
+        "examples/hl_scale.lisp",
+        "--size",
+        "N=65536",
+        "--budget",
+        "5s",
+        "--top",
+        "2",
+        "--repeats",
+        "2",
+        "--plot",
+        plot_arg.as_str(),
+        "--out",
+        table_arg.as_str(),
+    ];
+    if let Some(d) = &device {
+        args.extend(["--devices", d.as_str()]);
+    }
+    let start = std::time::Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .args(&args)
+        .current_dir(repo_root())
+        .env("LIFT_CACHE_DIR", &dir)
+        .output()
+        .expect("run the lift binary");
+    let took = start.elapsed().as_secs_f64();
+    let stdout = assert_succeeds(&out);
+    assert!(took < 10.0, "a 5 s budget took {took:.1} s:\n{stdout}");
+    assert!(stdout.contains("configuration(s) tried in"), "{stdout}");
+    assert!(
+        stdout.contains("found at try") && stdout.contains("cost-model rank") | stdout.contains("as written"),
+        "{stdout}"
+    );
+    let svg = std::fs::read_to_string(&plot).expect("the sweep's chart");
+    assert!(svg.contains("<svg") && svg.contains("best: variant"), "{svg}");
+    let rows = parse_json(&std::fs::read_to_string(&table).expect("the table"), "the table");
+    let rows = rows.as_array().expect("an array of rows");
+    let tuned_wg: Vec<_> = rows
+        .iter()
+        .filter(|r| r["work_group"].as_array().is_some_and(|w| !w.is_empty()))
+        .collect();
+    assert!(!tuned_wg.is_empty(), "the search tried work-group sizes: {rows:?}");
+    // A configuration slower than a checked one is not interpreted (it cannot win); every
+    // other one equals the interpreter.
+    for r in tuned_wg {
+        let deferred = r["note"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("unchecked: not checked (slower)"));
+        assert!(
+            r["check"] == "ok" || deferred,
+            "another work-group size computes the same: {r}"
+        );
+    }
+    // A second search starts from every configuration the first one measured.
+    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .args(&args)
+        .current_dir(repo_root())
+        .env("LIFT_CACHE_DIR", &dir)
+        .output()
+        .expect("run the lift binary");
+    let stdout = assert_succeeds(&out);
+    assert!(stdout.contains("resumed: "), "{stdout}");
+    assert!(stdout.contains("calibration of the cost model"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--budget` and `--work-group` refuse what is not a size or a time.
+#[test]
+fn budget_and_work_group_flags_refuse_nonsense() {
+    for (args, needle) in [
+        (
+            ["tune", "examples/hl_scale.lisp", "--budget", "soon"],
+            "expected a positive time",
+        ),
+        (
+            ["tune", "examples/hl_scale.lisp", "--budget", "0s"],
+            "expected a positive time",
+        ),
+        (
+            ["compile", "examples/hl_scale.lisp", "--work-group", "0"],
+            "expected a work-group size",
+        ),
+        (
+            ["compile", "examples/hl_scale.lisp", "--work-group", "8x"],
+            "expected a work-group size",
+        ),
+    ] {
+        let out = lift(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(text(&out.stderr).contains(needle), "{args:?}: {}", text(&out.stderr));
+    }
+}
+
+/// The `mapGlb` work-group size is a compile option: it changes the launch plan (and the
+/// kernel's declared work-group size); the tuning cache stores it with the tuned variant, and
+/// `lift bench` compiles the variant with it and checks it against the interpreter. Skipped
+/// without a device.
+#[test]
+fn the_tuned_work_group_size_changes_the_plan_and_is_reused() {
+    let default = assert_succeeds(&lift(&["compile", "examples/hl_scale.lisp", "--emit", "plan"]));
+    let wg64 = assert_succeeds(&lift(&[
+        "compile",
+        "examples/hl_scale.lisp",
+        "--emit",
+        "plan",
+        "--work-group",
+        "64",
+    ]));
+    assert!(default.contains("local [256]"), "{default}");
+    assert!(wg64.contains("local [64]") && !wg64.contains("local [256]"), "{wg64}");
+    let cl = assert_succeeds(&lift(&["compile", "examples/hl_scale.lisp", "--work-group", "64"]));
+    assert!(cl.contains("reqd_work_group_size(64, 1, 1)"), "{cl}");
+
+    let Some(device) = crate::opencl::device() else { return };
+    let dir = scratch("tune-wg-reuse");
+    let _ = std::fs::remove_file(dir.join("tuning.json"));
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_lift"))
+            .args(args)
+            .current_dir(repo_root())
+            .env("LIFT_CACHE_DIR", &dir)
+            .output()
+            .expect("run the lift binary")
+    };
+    let mut tune = vec![
+        "tune",
+        "examples/hl_scale.lisp",
+        "--size",
+        "N=4096",
+        "--top",
+        "1",
+        "--repeats",
+        "1",
+    ];
+    let mut bench = vec![
+        "bench",
+        "examples/hl_scale.lisp",
+        "--size",
+        "N=4096",
+        "--repeats",
+        "1",
+        "--check-size",
+        "N=4096",
+        "--json",
+    ];
+    if let Some(d) = &device {
+        tune.extend(["--devices", d.as_str()]);
+        bench.extend(["--device", d.as_str()]);
+    }
+    assert_succeeds(&run(&tune));
+    // The best entry stores its work-group size; set it to 64 as a search would.
+    let path = dir.join("tuning.json");
+    let mut cache = parse_json(&std::fs::read_to_string(&path).expect("the cache"), "the cache");
+    let best = cache
+        .as_object_mut()
+        .expect("an object")
+        .iter_mut()
+        .find(|(_, v)| v.get("source").is_some())
+        .map(|(_, v)| v)
+        .expect("a best entry");
+    assert!(best["work_group"].is_array(), "{best}");
+    best["work_group"] = serde_json::json!([64]);
+    std::fs::write(&path, serde_json::to_string(&cache).unwrap()).unwrap();
+    let report = parse_json(&assert_succeeds(&run(&bench)), "the bench report");
+    let variant = report["variant"].as_str().unwrap_or("");
+    assert!(variant.contains("mapGlb work-group 64"), "{report}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
