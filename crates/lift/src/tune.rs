@@ -740,6 +740,11 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
     let start = std::time::Instant::now();
     let given = compile(src, &types_only())?;
     let (prog, info) = (&given.given, &given.given_info);
+    if ir::host::has_sections(prog) {
+        return Err(Error::plain(
+            "`lift tune` of a program with host sections (a host `iterate`, `iterate-until` or `if`) is not supported yet; tune the loop body as a program of its own, `lift run --time` times the whole",
+        ));
+    }
     let sizes: BTreeMap<String, i64> = parse_sizes(sizes)?.into_iter().collect();
     let top_k = opts.top_k.max(1);
     let ropts = rewrite::Options {

@@ -41,6 +41,19 @@ pub enum TOp {
     WgReduce(i64),
 }
 
+/// Hashes an operator by what it means: a symbol by its text, not by egg's interned index,
+/// which depends on the order in which every exploration of the process interned its names (so
+/// that extraction's tie-break between terms of one size is the same in every process).
+fn hash_op(op: &TOp, h: &mut DefaultHasher) {
+    match op {
+        TOp::Sym(s) | TOp::Other(s) => {
+            std::mem::discriminant(op).hash(h);
+            s.as_str().hash(h);
+        }
+        _ => op.hash(h),
+    }
+}
+
 #[derive(Debug)]
 pub struct Term {
     pub op: TOp,
@@ -54,7 +67,7 @@ pub struct Term {
 impl Term {
     pub fn new(op: TOp, kids: Vec<Rc<Term>>, len: Option<ArithExpr>, inner: Option<ArithExpr>) -> Rc<Term> {
         let mut h = DefaultHasher::new();
-        op.hash(&mut h);
+        hash_op(&op, &mut h);
         for k in &kids {
             k.key.hash(&mut h);
         }

@@ -283,3 +283,18 @@ fn sections_nest_in_loop_bodies() {
         assert_eq!(run(src, xs(), &sizes, Some(&device)).as_deref(), Ok(want), "OpenCL");
     }
 }
+
+/// `lift tune` of a host program is a clean "not supported yet", not an internal error (it
+/// said "internal: no kernels" when host sections first landed).
+#[test]
+fn tuning_a_host_program_is_refused_cleanly() {
+    let err = lift::tune::tune_with(
+        HALVE,
+        &["N=8".into(), "K=3".into()],
+        &[],
+        &lift::tune::TuneOptions::default(),
+    )
+    .expect_err("refused");
+    let msg = err.message();
+    assert!(msg.contains("not supported yet") && !msg.contains("internal"), "{msg}");
+}
