@@ -126,7 +126,61 @@ struct Validator<'a> {
     kernel: Option<Kernel>,
 }
 
-const TUPLE_OF_ARRAYS: &str = "tuples containing arrays are not supported yet by the OpenCL back end (zip or tuple arrays only as the input of a map that takes them apart)";
+const TUPLE_OF_ARRAYS_ACC: &str =
+    "reductions whose accumulator is a tuple containing arrays are not supported yet by the OpenCL back end";
+const TUPLE_OF_ARRAYS_FILTER: &str = "filtering tuples containing arrays is not supported yet by the OpenCL back end";
+const TUPLE_OF_ARRAYS_ITERATE: &str =
+    "iterating over tuples containing arrays is not supported yet by the OpenCL back end";
+
+/// Why a stored value of type `t` (an array of tuples holding arrays, or one such tuple) has no
+/// layout in the OpenCL back end, which stores those tuples as one buffer per component with
+/// the outer lengths and zips the components one array level deep at most; `None` when it has.
+fn tuple_storage_unsupported(t: &Type) -> Option<&'static str> {
+    let mut dims = 0;
+    let mut exist = false;
+    let mut el = t;
+    loop {
+        match el {
+            Type::Array(x, _) => {
+                dims += 1;
+                el = x;
+            }
+            Type::Exists(x) => {
+                exist = true;
+                el = x;
+            }
+            Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) | Type::Fun(..) => break,
+        }
+    }
+    let Type::Tuple(cs) = el else { return None };
+    if !tuple_with_array(el) {
+        return None;
+    }
+    if exist || cs.iter().any(exist_inside) {
+        return Some("tuples containing filter results, and filter results of tuples containing arrays, are not supported yet by the OpenCL back end");
+    }
+    if dims > 1 {
+        return Some("tuples containing arrays are not supported yet by the OpenCL back end as elements of arrays of arrays (only alone or as elements of a one-level array)");
+    }
+    cs.iter().find_map(|c| {
+        let wrapped = if dims == 1 {
+            Type::array(c.clone(), ir::ArithExpr::cst(1))
+        } else {
+            c.clone()
+        };
+        tuple_storage_unsupported(&wrapped)
+    })
+}
+
+/// Whether a run-time length (a filter result) appears anywhere in `t`.
+fn exist_inside(t: &Type) -> bool {
+    match t {
+        Type::Exists(_) => true,
+        Type::Array(x, _) => exist_inside(x),
+        Type::Tuple(cs) => cs.iter().any(exist_inside),
+        Type::Scalar(_) | Type::Vector(..) | Type::Fun(..) => false,
+    }
+}
 
 /// Whether a tuple holds an array at some depth.
 fn tuple_with_array(t: &Type) -> bool {
@@ -887,21 +941,42 @@ impl Validator<'_> {
                 }
                 _ => {}
             }
-            // Elements a map stores and accumulators are C values, and a C struct cannot hold
-            // an array: a tuple of arrays exists only as a view taken apart by `get`.
-            let stored = match prim {
-                Prim::Map(_) if !self.layout_map(e) => self.lambda(args[0]),
-                Prim::Reduce(_) => self.lambda(args[0]),
-                _ => None,
-            };
-            if let Some(body) = stored.filter(|b| self.ty(*b).is_some_and(tuple_with_array)) {
-                self.err(body, TUPLE_OF_ARRAYS);
-                stored_tuple_of_arrays = true;
+            // Tuples holding arrays are stored as one buffer per component (struct of arrays),
+            // zipped one array level deep at most; an accumulator is copied between steps as C
+            // values, and a filter moves whole C elements.
+            match prim {
+                Prim::Map(_) if !self.layout_map(e) => {
+                    let why = self.ty(e).and_then(tuple_storage_unsupported);
+                    if let (Some(why), Some(body)) = (why, self.lambda(args[0])) {
+                        self.err(body, why);
+                        stored_tuple_of_arrays = true;
+                    }
+                }
+                Prim::Reduce(_) => {
+                    if let Some(body) = self
+                        .lambda(args[0])
+                        .filter(|b| self.ty(*b).is_some_and(tuple_with_array))
+                    {
+                        self.err(body, TUPLE_OF_ARRAYS_ACC);
+                        stored_tuple_of_arrays = true;
+                    }
+                }
+                Prim::Filter(_) if self.ty(e).is_some_and(|t| tuple_with_array(innermost(t))) => {
+                    self.err(e, TUPLE_OF_ARRAYS_FILTER);
+                    stored_tuple_of_arrays = true;
+                }
+                Prim::Iterate(_) if self.ty(e).is_some_and(|t| tuple_with_array(innermost(t))) => {
+                    self.err(e, TUPLE_OF_ARRAYS_ITERATE);
+                    stored_tuple_of_arrays = true;
+                }
+                _ => {}
             }
         }
         let body = self.prog.body;
-        if !stored_tuple_of_arrays && self.ty(body).is_some_and(|t| tuple_with_array(innermost(t))) {
-            self.err(body, TUPLE_OF_ARRAYS);
+        if !stored_tuple_of_arrays {
+            if let Some(why) = self.ty(body).and_then(tuple_storage_unsupported) {
+                self.err(body, why);
+            }
         }
     }
 
