@@ -129,6 +129,8 @@ struct Validator<'a> {
 const TUPLE_OF_ARRAYS_ACC: &str =
     "reductions whose accumulator is a tuple containing arrays are not supported yet by the OpenCL back end";
 const TUPLE_OF_ARRAYS_FILTER: &str = "filtering tuples containing arrays is not supported yet by the OpenCL back end";
+const TUPLE_OF_ARRAYS_IF: &str =
+    "`if` choosing between tuples containing arrays is not supported yet by the OpenCL back end";
 const TUPLE_OF_ARRAYS_ITERATE: &str =
     "iterating over tuples containing arrays is not supported yet by the OpenCL back end";
 
@@ -293,6 +295,13 @@ impl Validator<'_> {
                 Prim::Map(_) => self.layout_map(e) && self.is_view(args[1]),
                 Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_) => false,
             },
+            // a tuple holding arrays is the tuple of its components' views (struct of arrays);
+            // `at` checks its index with statements
+            Expr::Op { op, args } if self.ty(e).is_some_and(tuple_with_array) => match op {
+                Op::Tuple => args.iter().all(|a| self.is_view(*a)),
+                Op::Get(_) => self.is_view(args[0]),
+                _ => false,
+            },
             Expr::Op { .. } | Expr::If { .. } => !self.is_array(e),
             Expr::Let { value, body, .. } => self.is_view(*value) && self.is_view(*body),
             Expr::Pack(_) | Expr::Lambda { .. } => false,
@@ -425,6 +434,12 @@ impl Validator<'_> {
                 }
                 _ => self.kernel(e, vec_dest),
             },
+            // a tuple holding arrays: each component computed like a result of its own
+            Expr::Op { op: Op::Tuple, args } if self.ty(e).is_some_and(tuple_with_array) => {
+                for a in args {
+                    self.host(a, None);
+                }
+            }
             _ => self.kernel(e, vec_dest),
         }
     }
@@ -461,7 +476,8 @@ impl Validator<'_> {
     }
 
     fn host_bind(&mut self, value: ExprId) {
-        if !self.is_array(value) && self.computes(value) {
+        let stored = self.is_array(value) || self.ty(value).is_some_and(tuple_with_array);
+        if !stored && self.computes(value) {
             self.err(
                 value,
                 "a scalar computation outside any map needs statements; compute it inside the map that uses it",
@@ -908,6 +924,11 @@ impl Validator<'_> {
                 continue;
             }
             stack.extend(self.prog.children(e));
+            // both branches are evaluated and their C values selected; an array has no C value
+            if matches!(self.prog.expr(e), Expr::If { .. }) && self.ty(e).is_some_and(tuple_with_array) {
+                self.err(e, TUPLE_OF_ARRAYS_IF);
+                continue;
+            }
             let Expr::Prim { prim, args } = self.prog.expr(e) else {
                 continue;
             };

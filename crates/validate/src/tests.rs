@@ -451,6 +451,19 @@ fn tuples_containing_arrays_are_stored_one_level_deep() {
         "as elements of arrays of arrays",
         "(tuple (mapSeq",
     );
+    // `if` selects between C values
+    one_error(
+        &mat("(toGlobal (mapGlb (lambda (r) (if (> (at 0 r) 0.0f) (tuple r 1.0f) (tuple r 2.0f))) xs))"),
+        "`if` choosing between tuples containing arrays is not supported yet",
+        "(if (> (at 0 r)",
+    );
+    // bound at host level, a tuple holding arrays is stored (a kernel per component)
+    assert_eq!(
+        check(&mat(
+            "(let p (tuple xs (toGlobal (mapGlb (lambda (r) (reduceSeq + 0.0f r)) xs))) (get #1 p))"
+        )),
+        vec![]
+    );
     // an accumulator is copied between steps as C values
     one_error(
         &mat("(toGlobal (reduceSeq (lambda (acc r) (tuple (get #0 acc) (+ (get #1 acc) 1.0f))) (tuple (generate M (lambda (i) 0.0f)) 0.0f) xs))"),

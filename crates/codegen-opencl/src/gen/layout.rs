@@ -218,6 +218,13 @@ impl Gen<'_> {
                 Prim::Map(_) => self.layout_map(e).is_some() && self.is_view(args[1]),
                 Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_) => false,
             },
+            // a tuple holding arrays is the tuple of its components' views (struct of arrays);
+            // `at` checks its index with statements
+            Expr::Op { op, args } if soa_components(self.info.ty(e)).is_some() => match op {
+                Op::Tuple => args.iter().all(|a| self.is_view(*a)),
+                Op::Get(_) => self.is_view(args[0]),
+                _ => false,
+            },
             Expr::Op { .. } | Expr::If { .. } => !matches!(self.info.ty(e), Type::Array(..) | Type::Exists(_)),
             Expr::Let { value, body, .. } => self.is_view(*value) && self.is_view(*body),
             Expr::Pack(_) | Expr::Lambda { .. } => false,
@@ -250,7 +257,9 @@ impl Gen<'_> {
                 Ok(Rc::new(View::Tuple(vs)))
             }
             // A row picked by `at` stays a view of its array, read at the checked index.
-            Expr::Op { op: Op::At, args } if matches!(self.cty(e)?, Type::Array(..)) => {
+            Expr::Op { op: Op::At, args }
+                if matches!(self.cty(e)?, Type::Array(..)) || soa_components(&self.cty(e)?).is_some() =>
+            {
                 let (xs, idx) = self.at_index(e, args[0], args[1])?;
                 Ok(xs.access(idx))
             }

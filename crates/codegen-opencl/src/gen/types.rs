@@ -473,6 +473,15 @@ impl Gen<'_> {
 
     /// Copies a value of type `ty` between views, one component buffer at a time.
     fn copy_parts(&mut self, e: ExprId, src: &Rc<View>, dst: &Rc<View>, ty: &Type) -> Result<()> {
+        if let Some((dims, _)) = soa_components(ty).filter(|_| self.level() == Level::Top) {
+            if dims.is_empty() {
+                // The components' lengths differ and a kernel has one launch size per
+                // dimension: one work-item copies the whole tuple.
+                return self.emit_loop(e, MapKind::Glb(0), &ArithExpr::cst(1), |g, _| {
+                    g.copy_parts(e, src, dst, ty)
+                });
+            }
+        }
         let Some((_, cs)) = soa_components(ty) else {
             let kind = if self.level() == Level::Top {
                 MapKind::Glb(0)
