@@ -297,11 +297,13 @@ impl Validator<'_> {
             },
             // a tuple holding arrays is the tuple of its components' views (struct of arrays);
             // `at` checks its index with statements
-            Expr::Op { op, args } if self.ty(e).is_some_and(tuple_with_array) => match op {
-                Op::Tuple => args.iter().all(|a| self.is_view(*a)),
-                Op::Get(_) => self.is_view(args[0]),
-                _ => false,
-            },
+            Expr::Op { op, args } if self.ty(e).is_some_and(tuple_with_array) => {
+                if matches!(op, Op::Tuple) {
+                    args.iter().all(|a| self.is_view(*a))
+                } else {
+                    matches!(op, Op::Get(_)) && self.is_view(args[0])
+                }
+            }
             Expr::Op { .. } | Expr::If { .. } => !self.is_array(e),
             Expr::Let { value, body, .. } => self.is_view(*value) && self.is_view(*body),
             Expr::Pack(_) | Expr::Lambda { .. } => false,

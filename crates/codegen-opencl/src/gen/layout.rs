@@ -220,11 +220,13 @@ impl Gen<'_> {
             },
             // a tuple holding arrays is the tuple of its components' views (struct of arrays);
             // `at` checks its index with statements
-            Expr::Op { op, args } if soa_components(self.info.ty(e)).is_some() => match op {
-                Op::Tuple => args.iter().all(|a| self.is_view(*a)),
-                Op::Get(_) => self.is_view(args[0]),
-                _ => false,
-            },
+            Expr::Op { op, args } if soa_components(self.info.ty(e)).is_some() => {
+                if matches!(op, Op::Tuple) {
+                    args.iter().all(|a| self.is_view(*a))
+                } else {
+                    matches!(op, Op::Get(_)) && self.is_view(args[0])
+                }
+            }
             Expr::Op { .. } | Expr::If { .. } => !matches!(self.info.ty(e), Type::Array(..) | Type::Exists(_)),
             Expr::Let { value, body, .. } => self.is_view(*value) && self.is_view(*body),
             Expr::Pack(_) | Expr::Lambda { .. } => false,
