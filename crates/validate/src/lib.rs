@@ -134,19 +134,15 @@ const TUPLE_OF_ARRAYS_IF: &str =
 const TUPLE_OF_ARRAYS_ITERATE: &str =
     "iterating over tuples containing arrays is not supported yet by the OpenCL back end";
 
-/// Why a stored value of type `t` (an array of tuples holding arrays, or one such tuple) has no
+/// Why a stored value of type `t` (arrays of tuples holding arrays, or one such tuple) has no
 /// layout in the OpenCL back end, which stores those tuples as one buffer per component with
-/// the outer lengths and zips the components one array level deep at most; `None` when it has.
+/// the outer lengths: a run-time length has no length buffer there. `None` when it has one.
 fn tuple_storage_unsupported(t: &Type) -> Option<&'static str> {
-    let mut dims = 0;
     let mut exist = false;
     let mut el = t;
     loop {
         match el {
-            Type::Array(x, _) => {
-                dims += 1;
-                el = x;
-            }
+            Type::Array(x, _) => el = x,
             Type::Exists(x) => {
                 exist = true;
                 el = x;
@@ -155,23 +151,10 @@ fn tuple_storage_unsupported(t: &Type) -> Option<&'static str> {
         }
     }
     let Type::Tuple(cs) = el else { return None };
-    if !tuple_with_array(el) {
-        return None;
-    }
-    if exist || cs.iter().any(exist_inside) {
+    if tuple_with_array(el) && (exist || cs.iter().any(exist_inside)) {
         return Some("tuples containing filter results, and filter results of tuples containing arrays, are not supported yet by the OpenCL back end");
     }
-    if dims > 1 {
-        return Some("tuples containing arrays are not supported yet by the OpenCL back end as elements of arrays of arrays (only alone or as elements of a one-level array)");
-    }
-    cs.iter().find_map(|c| {
-        let wrapped = if dims == 1 {
-            Type::array(c.clone(), ir::ArithExpr::cst(1))
-        } else {
-            c.clone()
-        };
-        tuple_storage_unsupported(&wrapped)
-    })
+    None
 }
 
 /// Whether a run-time length (a filter result) appears anywhere in `t`.
@@ -965,7 +948,7 @@ impl Validator<'_> {
                 _ => {}
             }
             // Tuples holding arrays are stored as one buffer per component (struct of arrays),
-            // zipped one array level deep at most; an accumulator is copied between steps as C
+            // with no room for run-time lengths; an accumulator is copied between steps as C
             // values, and a filter moves whole C elements.
             match prim {
                 Prim::Map(_) if !self.layout_map(e) => {

@@ -426,7 +426,7 @@ fn generate_of_arrays() {
 }
 
 #[test]
-fn tuples_containing_arrays_are_stored_one_level_deep() {
+fn tuples_containing_arrays_are_stored_as_structs_of_arrays() {
     // stored as one buffer per component: the program's result, an element a map stores
     assert_eq!(check(&mat("(zip (generate N (lambda (i) 0.0f)) xs)")), vec![]);
     assert_eq!(
@@ -440,16 +440,24 @@ fn tuples_containing_arrays_are_stored_one_level_deep() {
         )),
         vec![]
     );
-    // components are zipped one array level deep at most
-    one_error(
-        &mat("(toGlobal (mapGlb (lambda (r) (mapSeq (lambda (x) (tuple r x)) r)) xs))"),
-        "tuples containing arrays are not supported yet by the OpenCL back end as elements of arrays of arrays",
-        "(mapSeq (lambda (x) (tuple r x)) r)",
+    // at any depth, and inside work-groups
+    assert_eq!(
+        check(&mat(
+            "(toGlobal (mapGlb (lambda (r) (mapSeq (lambda (x) (tuple r x)) r)) xs))"
+        )),
+        vec![]
     );
+    assert_eq!(
+        check(&mat(
+            "(toGlobal (mapGlb (lambda (r) (tuple (mapSeq (lambda (x) (tuple r x)) r) 1.0f)) xs))"
+        )),
+        vec![]
+    );
+    // a run-time length inside a tuple has no length buffer
     one_error(
-        &mat("(toGlobal (mapGlb (lambda (r) (tuple (mapSeq (lambda (x) (tuple r x)) r) 1.0f)) xs))"),
-        "as elements of arrays of arrays",
-        "(tuple (mapSeq",
+        &mat("(toGlobal (mapGlb (lambda (r) (tuple (filterSeq (lambda (x) (> x 0.0f)) r) 1.0f)) xs))"),
+        "tuples containing filter results",
+        "(tuple (filterSeq",
     );
     // `if` selects between C values
     one_error(

@@ -375,7 +375,8 @@ fn negated(t: &ArithExpr) -> Option<CExpr> {
 /// Struct of arrays. An array whose elements are tuples holding arrays (`[([float]3, float)]N`)
 /// is stored as one buffer per tuple component, each with the outer lengths
 /// (`[[float]3]N` and `[float]N`), and seen through a `zip` of their views (a `tuple` of them
-/// when there is no outer array). Structs with the arrays inline were not chosen: a C struct
+/// when there is no outer array; a `zip` hands all indices to each component, so it pairs
+/// elements below any number of outer arrays). Structs with the arrays inline were not chosen: a C struct
 /// cannot hold an array whose length is a size variable, and a component buffer keeps the rows
 /// of one component contiguous, so reading a row is the same access as reading any array.
 /// Returns the outer lengths and the component types (with those lengths) when `t` is stored
@@ -400,14 +401,12 @@ pub fn storage_parts(t: &Type) -> Vec<Type> {
     }
 }
 
-/// Why a type cannot be stored as a struct of arrays, if it cannot: components are zipped one
-/// array level deep at most (`View::Zip` pairs elements, not rows of rows), and a run-time
-/// length inside a tuple has no length buffer to live in.
+/// Why a type cannot be stored as a struct of arrays, if it cannot: a run-time length inside a
+/// tuple has no length buffer to live in. (Any number of outer arrays is fine: `View::Zip`
+/// hands every index it is read at to each component, so a zip of `[[a]m]n` and `[[b]m]n`
+/// read at `[i][j]` is the tuple of both at `[i][j]`.)
 pub(crate) fn soa_unsupported(t: &Type) -> Option<&'static str> {
-    let (dims, cs) = soa_components(t)?;
-    if dims.len() > 1 {
-        return Some("tuples containing arrays are not supported yet as elements of arrays of arrays by the OpenCL back end (only as elements of a one-level array, or alone)");
-    }
+    let (_, cs) = soa_components(t)?;
     if cs.iter().any(exist_below) {
         return Some("tuples containing filter results are not supported yet by the OpenCL back end");
     }
