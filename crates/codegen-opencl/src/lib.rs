@@ -29,7 +29,7 @@ mod gen;
 mod namer;
 mod print;
 
-pub use gen::{emit, emit_with, EmitOptions, BUG_NOTE};
+pub use gen::{emit, emit_with, storage_parts, EmitOptions, BUG_NOTE};
 
 use arith::ArithExpr;
 use ir::{AddressSpace, Span, Type};
@@ -66,6 +66,9 @@ pub struct Kernel {
 #[derive(Clone, Debug)]
 pub struct ResultSpec {
     pub data: usize,
+    /// The buffers holding the result, `data` first: more than one when the result holds tuples
+    /// of arrays, stored as one buffer per component (`storage_parts` gives their types).
+    pub parts: Vec<usize>,
     /// Buffer of run-time length(s): one int for an existential result, one per row for an
     /// array of filter results.
     pub lengths: Option<usize>,

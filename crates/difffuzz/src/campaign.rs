@@ -28,11 +28,21 @@ pub struct Config {
     pub shrink: Budget,
     /// A line per case on stderr.
     pub verbose: bool,
+    /// Stop starting new cases after this long (the cases under way finish); the results so far
+    /// stay in `results.tsv`, and the same command run again goes on from there.
+    pub max_time: Option<Duration>,
 }
+
+/// Every finished case of a campaign, one line each (`index<TAB>class<TAB>signature`), appended
+/// as cases finish, so that a campaign runs in pieces: a run skips the cases recorded here and
+/// its summary counts all of them.
+pub const RESULTS: &str = "results.tsv";
 
 #[derive(Default)]
 struct State {
     done: u64,
+    /// Of `done`, the cases recorded by earlier runs.
+    resumed: u64,
     by_class: BTreeMap<Class, u64>,
     /// Clean refusals by message: how many, and the first case.
     clean: BTreeMap<String, (u64, String)>,
@@ -87,16 +97,90 @@ pub fn write_case(dir: &Path, name: &str, case: &Case, verdict: &Verdict, note: 
     std::fs::write(dir.join(format!("{name}.json")), format!("{}\n", case.data()))
 }
 
-pub fn run(cfg: &Config) -> String {
-    let _ = std::fs::create_dir_all(&cfg.out);
+/// One recorded case: its index, class and signature (tabs and line breaks made spaces).
+fn result_line(index: u64, class: Class, signature: &str) -> String {
+    let sig: String = signature
+        .chars()
+        .map(|c| if c == '\t' || c == '\n' || c == '\r' { ' ' } else { c })
+        .collect();
+    format!("{index}\t{}\t{sig}\n", class.name())
+}
+
+/// The results an earlier run of this campaign recorded, into `state` and `claimed` (so that
+/// signatures already shrunk are not shrunk again); the indices recorded. A results file of
+/// another seed is an error: its cases are other programs.
+fn resume(cfg: &Config, state: &mut State, claimed: &mut BTreeSet<(Class, String)>) -> Result<BTreeSet<u64>, String> {
+    let path = cfg.out.join(RESULTS);
+    let header = format!("# difffuzz seed {}\n", cfg.seed);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::write(&path, &header).map_err(|e| format!("{}: {e}", path.display()))?;
+            return Ok(BTreeSet::new());
+        }
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    if !text.starts_with(&header) {
+        return Err(format!(
+            "{} holds the results of another seed than {}; give another --out",
+            path.display(),
+            cfg.seed
+        ));
+    }
+    let mut seen = BTreeSet::new();
+    for line in text.lines().skip(1) {
+        let mut f = line.splitn(3, '\t');
+        let (Some(index), Some(class), sig) = (f.next(), f.next(), f.next().unwrap_or("")) else {
+            continue;
+        };
+        // a line cut short by a run that was killed while writing it is run again
+        let (Ok(index), Some(class)) = (index.parse::<u64>(), Class::parse(class)) else {
+            continue;
+        };
+        if !seen.insert(index) {
+            continue;
+        }
+        let id = format!("{}:{index}", cfg.seed);
+        state.done += 1;
+        state.resumed += 1;
+        *state.by_class.entry(class).or_default() += 1;
+        if class == Class::CleanError {
+            state.clean.entry(sig.to_string()).or_insert((0, id.clone())).0 += 1;
+        }
+        if class.is_defect() {
+            let key = (class, sig.to_string());
+            let dir = cfg.out.join(slug(class, sig));
+            let entry = state.defects.entry(key.clone()).or_default();
+            entry.0.push(id);
+            if entry.1.is_none() && dir.exists() {
+                entry.1 = Some(dir.display().to_string());
+            }
+            claimed.insert(key);
+        }
+    }
+    Ok(seen)
+}
+
+pub fn run(cfg: &Config) -> Result<String, String> {
+    std::fs::create_dir_all(&cfg.out).map_err(|e| format!("{}: {e}", cfg.out.display()))?;
+    let mut first_state = State::default();
+    let mut first_claimed = BTreeSet::<(Class, String)>::new();
+    let recorded = Arc::new(resume(cfg, &mut first_state, &mut first_claimed)?);
+    let log = std::fs::OpenOptions::new()
+        .append(true)
+        .open(cfg.out.join(RESULTS))
+        .map_err(|e| format!("{}: {e}", cfg.out.join(RESULTS).display()))?;
+    let log = Arc::new(Mutex::new(log));
     let next = Arc::new(AtomicU64::new(cfg.first));
-    let state = Arc::new(Mutex::new(State::default()));
-    let claimed = Arc::new(Mutex::new(BTreeSet::<(Class, String)>::new()));
+    let state = Arc::new(Mutex::new(first_state));
+    let claimed = Arc::new(Mutex::new(first_claimed));
     let end = cfg.first + cfg.cases;
     let started = Instant::now();
+    let deadline = cfg.max_time.map(|t| started + t);
     let workers: Vec<_> = (0..cfg.jobs.max(1))
         .map(|_| {
             let (next, state, claimed) = (next.clone(), state.clone(), claimed.clone());
+            let (recorded, log) = (recorded.clone(), log.clone());
             let mut runner = Runner::new(cfg.exe.clone(), cfg.device.clone(), cfg.timeout);
             let (seed, out, verbose) = (cfg.seed, cfg.out.clone(), cfg.verbose);
             let budget = Budget {
@@ -104,9 +188,15 @@ pub fn run(cfg: &Config) -> String {
                 time: cfg.shrink.time,
             };
             std::thread::spawn(move || loop {
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    break;
+                }
                 let index = next.fetch_add(1, Ordering::Relaxed);
                 if index >= end {
                     break;
+                }
+                if recorded.contains(&index) {
+                    continue;
                 }
                 // A bug of the generator must not stop the run; it shows as an error line.
                 let Ok(case) = std::panic::catch_unwind(|| Gen::case(seed, index)) else {
@@ -152,6 +242,11 @@ pub fn run(cfg: &Config) -> String {
                     if v.class.is_defect() {
                         s.defects.entry(key.clone()).or_default().0.push(case.id.clone());
                     }
+                    // recorded once counted, so a resumed run neither skips nor repeats it
+                    use std::io::Write as _;
+                    let mut f = log.lock().expect("no panics");
+                    let _ = f.write_all(result_line(index, v.class, &v.signature).as_bytes());
+                    let _ = f.flush();
                 }
                 if let Some(folder) = folder {
                     let dir = out.join(folder);
@@ -183,9 +278,18 @@ pub fn run(cfg: &Config) -> String {
     }
     let s = state.lock().expect("no panics");
     eprintln!("{}", progress(&s, cfg.cases, started));
-    let summary = summary(&s, cfg, started.elapsed());
+    let mut summary = summary(&s, cfg, started.elapsed());
+    let before = recorded.range(cfg.first..end).count() as u64;
+    let left = cfg.cases.saturating_sub(before + (s.done - s.resumed));
+    if left > 0 {
+        let _ = writeln!(
+            summary,
+            "not run yet: {left} of cases {}..{end} (stopped by --max-secs); the same command goes on from there",
+            cfg.first
+        );
+    }
     let _ = std::fs::write(cfg.out.join("summary.txt"), &summary);
-    summary
+    Ok(summary)
 }
 
 fn progress(s: &State, total: u64, started: Instant) -> String {
@@ -193,23 +297,27 @@ fn progress(s: &State, total: u64, started: Instant) -> String {
     let defects: u64 = Class::ALL.iter().filter(|c| c.is_defect()).map(|c| count(*c)).sum();
     format!(
         "[{}/{total}] agree {} clean-error {} defects {} ({} distinct) — {:.1} cases/s",
-        s.done,
+        s.done - s.resumed,
         count(Class::Agree),
         count(Class::CleanError),
         defects,
         s.defects.len(),
-        s.done as f64 / started.elapsed().as_secs_f64().max(1e-3)
+        (s.done - s.resumed) as f64 / started.elapsed().as_secs_f64().max(1e-3)
     )
 }
 
 fn summary(s: &State, cfg: &Config, took: Duration) -> String {
     let count = |c| s.by_class.get(&c).copied().unwrap_or(0);
+    let new = s.done - s.resumed;
     let mut out = format!(
-        "difffuzz: seed {} cases {}..{} in {:.0} s\nprograms: {}\nagree: {}\nclean errors: {}\n",
+        "difffuzz: seed {} cases {}..{}: {new} run in {:.0} s ({:.2} programs/s), {} recorded before (all of {}/{RESULTS})\nprograms: {}\nagree: {}\nclean errors: {}\n",
         cfg.seed,
         cfg.first,
         cfg.first + cfg.cases,
         took.as_secs_f64(),
+        new as f64 / took.as_secs_f64().max(1e-3),
+        s.resumed,
+        cfg.out.display(),
         s.done,
         count(Class::Agree),
         count(Class::CleanError)
@@ -234,4 +342,55 @@ fn summary(s: &State, cfg: &Config, took: Duration) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(out: &Path, seed: u64) -> Config {
+        Config {
+            seed,
+            first: 0,
+            cases: 10,
+            jobs: 1,
+            out: out.to_path_buf(),
+            timeout: Duration::from_secs(1),
+            device: None,
+            exe: PathBuf::from("difffuzz"),
+            shrink: Budget {
+                evaluations: 0,
+                time: Duration::ZERO,
+            },
+            verbose: false,
+            max_time: None,
+        }
+    }
+
+    #[test]
+    fn a_campaign_resumes_from_its_recorded_results() {
+        let dir = std::env::temp_dir().join(format!("difffuzz-resume-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let cfg = config(&dir, 7);
+        // a first run finds nothing and starts the file
+        let (mut s, mut c) = (State::default(), BTreeSet::new());
+        assert!(resume(&cfg, &mut s, &mut c).unwrap().is_empty());
+        let mut text = std::fs::read_to_string(dir.join(RESULTS)).unwrap();
+        text.push_str(&result_line(3, Class::Agree, ""));
+        text.push_str(&result_line(5, Class::Internal, "internal: x\tof\ny"));
+        text.push_str(&result_line(6, Class::CleanError, "not supported yet"));
+        text.push_str("9\tagr"); // cut short by a kill: run again
+        std::fs::write(dir.join(RESULTS), text).unwrap();
+        let (mut s, mut c) = (State::default(), BTreeSet::new());
+        let seen = resume(&cfg, &mut s, &mut c).unwrap();
+        assert_eq!(seen.into_iter().collect::<Vec<_>>(), vec![3, 5, 6]);
+        assert_eq!((s.done, s.resumed), (3, 3));
+        assert!(c.contains(&(Class::Internal, "internal: x of y".to_string())));
+        assert_eq!(s.clean.get("not supported yet").map(|e| e.0), Some(1));
+        // another seed's cases are other programs
+        let err = resume(&config(&dir, 8), &mut State::default(), &mut BTreeSet::new()).unwrap_err();
+        assert!(err.contains("another seed"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -227,6 +227,7 @@ impl Gen {
             0..=4 => Ty::arr(Ty::Float, len_n.clone()),
             5 => Ty::arr(Ty::Int, len_n.clone()),
             6 | 7 => Ty::arr(Ty::arr(Ty::Float, len_m.clone()), len_n.clone()),
+            8 if self.chance(35) => Ty::arr(Ty::Tuple(vec![Ty::Vector(4), Ty::Float]), len_n.clone()),
             8 => Ty::arr(Ty::Tuple(vec![Ty::Float, Ty::Int]), len_n.clone()),
             _ => Ty::arr(Ty::Vector(4), len_n.clone()),
         };
@@ -799,6 +800,23 @@ impl Gen {
                         let Ty::Array(_, m) = vt else { unreachable!("an array") };
                         (format!("(mapSeq {f} {v})"), Ty::arr(rt, m))
                     }
+                    // a tuple holding arrays (stored as one buffer per component): a mapped
+                    // copy of the row, or a reduction, next to a scalar, a vector or another
+                    _ if self.chance(30) => {
+                        let (f, rt) = self.seq_fn(&e, env, 0);
+                        let a = (format!("(mapSeq {f} {x})"), Ty::arr(rt, n.clone()));
+                        let (z, zt) = self.accumulator(&e);
+                        let g = self.fold_fn(&zt, &e, env);
+                        let b = (format!("(reduceSeq {g} {z} {x})"), Ty::arr(zt, Len::lit(1)));
+                        let (c, ct) = if self.chance(50) {
+                            b
+                        } else {
+                            let t = self.flat_type(env);
+                            (self.value(&t, env, 1), t)
+                        };
+                        let (l, r) = if self.chance(50) { (a, (c, ct)) } else { ((c, ct), a) };
+                        (format!("(tuple {} {})", l.0, r.0), Ty::Tuple(vec![l.1, r.1]))
+                    }
                     _ => {
                         let t = self.flat_type(env);
                         (self.value(&t, env, 2), t)
@@ -887,6 +905,15 @@ impl Gen {
             0..=4 => Ty::Float,
             5 | 6 => Ty::Int,
             7 => Ty::Bool,
+            // tuples holding vectors: C structs whose vector members are aligned to their size
+            8 if self.chance(35) => {
+                let w = self.pick(&[2, 3, 4, 8]);
+                if self.chance(50) {
+                    Ty::Tuple(vec![Ty::Vector(w), Ty::Float])
+                } else {
+                    Ty::Tuple(vec![Ty::Int, Ty::Tuple(vec![Ty::Float, Ty::Vector(w)])])
+                }
+            }
             8 => Ty::Tuple(vec![Ty::Float, Ty::Int]),
             9 if self.chance(40) => Ty::Tuple(vec![Ty::Float, Ty::Tuple(vec![Ty::Int, Ty::Float])]),
             9 => Ty::Double,

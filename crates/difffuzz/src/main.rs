@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! difffuzz run --seed S --cases N [--first K] [--jobs J] [--out DIR] [--timeout SECS] [--device ID]
+//!              [--max-secs SECS]          cases recorded in DIR/results.tsv are skipped
 //! difffuzz show --seed S --index I        print one generated case (program, then data)
 //! difffuzz shrink --seed S --index I [--out DIR] [--name NAME] [--what TEXT]
 //!                                         shrink one case, write NAME.lisp/.json
@@ -19,7 +20,7 @@ use std::time::Duration;
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: difffuzz run --seed S --cases N [--first K] [--jobs J] [--out DIR] [--timeout SECS] [--device ID]\n       \
+        "usage: difffuzz run --seed S --cases N [--first K] [--jobs J] [--out DIR] [--timeout SECS] [--device ID] [--max-secs SECS]\n       \
          difffuzz show --seed S --index I\n       difffuzz eval PROG.lisp DATA.json [--device ID]"
     );
     ExitCode::from(2)
@@ -182,8 +183,12 @@ fn main_with(cmd: &str, args: &Args) -> Result<ExitCode, String> {
                     time: Duration::from_secs(args.num("shrink-secs", 120)?),
                 },
                 verbose: args.get("verbose").is_some_and(|v| v != "0"),
+                max_time: match args.num("max-secs", 0)? {
+                    0 => None,
+                    s => Some(Duration::from_secs(s)),
+                },
             };
-            print!("{}", campaign::run(&cfg));
+            print!("{}", campaign::run(&cfg)?);
             Ok(ExitCode::SUCCESS)
         }
         _ => Ok(usage()),

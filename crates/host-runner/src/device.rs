@@ -122,11 +122,28 @@ fn describe(id: String, platform: &str, handle: cl_device_id) -> Result<DeviceIn
         driver_version: d.driver_version().map_err(&q)?.trim().to_string(),
         max_alloc_bytes: d.max_mem_alloc_size().map_err(&q)?,
         global_mem_bytes: d.global_mem_size().map_err(&q)?,
-        local_mem_bytes: d.local_mem_size().map_err(&q)?,
-        max_work_group_size: d.max_work_group_size().map_err(&q)?,
-        max_work_item_sizes: d.max_work_item_sizes().map_err(&q)?,
+        local_mem_bytes: lowered(d.local_mem_size().map_err(&q)?, LOCAL_MEM_VAR),
+        max_work_group_size: lowered(d.max_work_group_size().map_err(&q)?, MAX_WORK_GROUP_VAR),
+        max_work_item_sizes: d
+            .max_work_item_sizes()
+            .map_err(&q)?
+            .into_iter()
+            .map(|m| lowered(m, MAX_WORK_GROUP_VAR))
+            .collect(),
         compute_units: d.max_compute_units().map_err(&q)?,
     })
+}
+
+/// Environment variables that make every device report a smaller limit than it has: the
+/// checks before launch then treat it as a smaller device would be treated, so their clean
+/// errors can be tested on a CPU driver whose own limits are generous (PoCL allows 4096
+/// work-items per group). They only ever lower a limit; a value that is no number is ignored.
+pub const MAX_WORK_GROUP_VAR: &str = "LIFT_MAX_WORK_GROUP_SIZE";
+pub const LOCAL_MEM_VAR: &str = "LIFT_LOCAL_MEM_BYTES";
+
+fn lowered<T: Copy + Ord + std::str::FromStr>(queried: T, var: &str) -> T {
+    let forced = std::env::var(var).ok().and_then(|v| v.trim().parse::<T>().ok());
+    forced.map_or(queried, |f| f.min(queried))
 }
 
 /// Picks the device for `Session::open`.

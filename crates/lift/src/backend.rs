@@ -317,7 +317,8 @@ pub fn run_measured(
             reads.push(ReadSpec::Whole(data));
             reads.push(ReadSpec::Whole(host_index[&l]));
         }
-        (_, None) => reads.push(ReadSpec::Whole(data)),
+        // a struct of arrays: every component buffer, `data` first
+        (_, None) => reads.extend(result.parts.iter().map(|p| ReadSpec::Whole(host_index[p]))),
     }
     reads.push(ReadSpec::Whole(err_flag));
     let host_plan = Plan {
@@ -386,6 +387,15 @@ pub fn run_measured(
                 rows.push(decode_dims(&data[start..], &dims, &elem));
             }
             Value::Array(rows)
+        }
+        (t, _) if result.parts.len() > 1 => {
+            let mut parts = vec![];
+            for (k, pt) in codegen_opencl::storage_parts(t).iter().enumerate() {
+                let (dims, elem) = shape(pt, &inputs.sizes)?;
+                parts.push(decode_dims(&out.reads[k], &dims, &elem));
+            }
+            crate::data::from_parts(t, &mut parts.into_iter())
+                .ok_or_else(|| Error::plain("internal: the result's component buffers do not match its type"))?
         }
         (t, _) => {
             let (dims, elem) = shape(t, &inputs.sizes)?;

@@ -994,9 +994,87 @@ fn random_scalar(rng: &mut XorShift, s: Scalar) -> Value {
     }
 }
 
+/// Reassembles a value of type `ty` from the values of its storage buffers, in the order of
+/// `codegen_opencl::storage_parts`: tuples holding arrays are stored as one array per component
+/// (struct of arrays), so their elements are zipped back together here. `None` when `parts`
+/// runs out or a component's length disagrees with the others'.
+pub fn from_parts(ty: &Type, parts: &mut dyn Iterator<Item = Value>) -> Option<Value> {
+    if codegen_opencl::storage_parts(ty).len() == 1 {
+        return parts.next();
+    }
+    let (dims, elem) = memalloc::dims_of(ty);
+    let Type::Tuple(cs) = &elem else { return None };
+    let comps = cs
+        .iter()
+        .map(|c| {
+            let t = dims.iter().rev().fold(c.clone(), |t, n| Type::array(t, n.clone()));
+            from_parts(&t, parts)
+        })
+        .collect::<Option<Vec<_>>>()?;
+    zip_values(comps, dims.len())
+}
+
+/// Element-wise tuples of `comps`, `depth` array levels down.
+fn zip_values(comps: Vec<Value>, depth: usize) -> Option<Value> {
+    if depth == 0 {
+        return Some(Value::Tuple(comps));
+    }
+    let rows = comps
+        .into_iter()
+        .map(|c| match c {
+            Value::Array(xs) => Some(xs),
+            Value::Float(_)
+            | Value::Double(_)
+            | Value::Int(_)
+            | Value::Bool(_)
+            | Value::Vector(_)
+            | Value::Tuple(_)
+            | Value::Approx(_) => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let n = rows.first()?.len();
+    if rows.iter().any(|r| r.len() != n) {
+        return None;
+    }
+    let mut iters: Vec<_> = rows.into_iter().map(|r| r.into_iter()).collect();
+    (0..n)
+        .map(|_| {
+            zip_values(
+                iters.iter_mut().map(|it| it.next()).collect::<Option<Vec<_>>>()?,
+                depth - 1,
+            )
+        })
+        .collect::<Option<Vec<_>>>()
+        .map(Value::Array)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tuples_of_arrays_are_zipped_back_from_their_component_buffers() {
+        let f = |x: f32| Value::Float(x);
+        let arr = |xs: Vec<Value>| Value::Array(xs);
+        let n = ArithExpr::size_var("N");
+        // [([float]2, float)]N from the buffers [[float]2]N and [float]N
+        let ty = Type::array(
+            Type::Tuple(vec![Type::array(Type::float(), ArithExpr::cst(2)), Type::float()]),
+            n,
+        );
+        let rows = arr(vec![arr(vec![f(1.0), f(2.0)]), arr(vec![f(3.0), f(4.0)])]);
+        let last = arr(vec![f(5.0), f(6.0)]);
+        let got = from_parts(&ty, &mut vec![rows, last].into_iter());
+        let want = arr(vec![
+            Value::Tuple(vec![arr(vec![f(1.0), f(2.0)]), f(5.0)]),
+            Value::Tuple(vec![arr(vec![f(3.0), f(4.0)]), f(6.0)]),
+        ]);
+        assert_eq!(got, Some(want));
+        // components of different lengths are no zip
+        let short = arr(vec![f(5.0)]);
+        let rows = arr(vec![arr(vec![f(1.0), f(2.0)]), arr(vec![f(3.0), f(4.0)])]);
+        assert_eq!(from_parts(&ty, &mut vec![rows, short].into_iter()), None);
+    }
 
     fn prog(src: &str) -> Program {
         ir::parse(src).unwrap_or_else(|d| panic!("{}", d.message))

@@ -36,7 +36,7 @@ enum Command {
         #[arg(long)]
         data: Vec<String>,
         /// Give or check a size variable: `N=1024`; may be repeated.
-        #[arg(long)]
+        #[arg(long, value_parser = size_arg)]
         size: Vec<String>,
         #[arg(long, value_enum, default_value = "opencl")]
         backend: Backend,
@@ -56,7 +56,7 @@ enum Command {
     Explore {
         program: PathBuf,
         /// Known sizes (decide divisibility and weigh the cost model), e.g. `N=1024`.
-        #[arg(long)]
+        #[arg(long, value_parser = size_arg)]
         size: Vec<String>,
         #[arg(long, default_value_t = 8)]
         top: usize,
@@ -64,7 +64,7 @@ enum Command {
     /// Autotuning: run the variants on devices with random data, rank them, cache the best.
     Tune {
         program: PathBuf,
-        #[arg(long)]
+        #[arg(long, value_parser = size_arg)]
         size: Vec<String>,
         /// `all` or comma-separated `P:D` ids.
         #[arg(long, default_value = "all")]
@@ -97,7 +97,7 @@ enum Command {
     Bench {
         program: PathBuf,
         /// Sizes, e.g. `N=100000000`; may be repeated.
-        #[arg(long)]
+        #[arg(long, value_parser = size_arg)]
         size: Vec<String>,
         #[arg(long)]
         device: Option<String>,
@@ -108,7 +108,7 @@ enum Command {
         check: bool,
         /// Before timing, run the same variant at these sizes (`K=V`, may be repeated) and
         /// compare it with the interpreter within float32 error bounds.
-        #[arg(long)]
+        #[arg(long, value_parser = size_arg)]
         check_size: Vec<String>,
         /// Time a high-level program as written (its default lowering), not as its tuned or
         /// cost-model variant.
@@ -132,6 +132,16 @@ enum Emit {
 enum Backend {
     Opencl,
     Interp,
+}
+
+/// A `--size`/`--check-size` value that is no `NAME=VALUE` pair of an integer is a usage error
+/// (exit 2, from clap, like any malformed flag), not an error of the program.
+fn size_arg(s: &str) -> Result<String, String> {
+    let sizes = lift::parse_sizes(&[s.to_string()]).map_err(|e| e.message())?;
+    if sizes.iter().any(|(k, _)| k.is_empty()) {
+        return Err(format!("--size {s}: expected NAME=VALUE, e.g. N=1024"));
+    }
+    Ok(s.to_string())
 }
 
 /// Stack of the thread that runs a command: the reader bounds nesting (`ir::MAX_DEPTH`), and

@@ -126,7 +126,46 @@ struct Validator<'a> {
     kernel: Option<Kernel>,
 }
 
-const TUPLE_OF_ARRAYS: &str = "tuples containing arrays are not supported yet by the OpenCL back end (zip or tuple arrays only as the input of a map that takes them apart)";
+const TUPLE_OF_ARRAYS_ACC: &str =
+    "reductions whose accumulator is a tuple containing arrays are not supported yet by the OpenCL back end";
+const TUPLE_OF_ARRAYS_FILTER: &str = "filtering tuples containing arrays is not supported yet by the OpenCL back end";
+const TUPLE_OF_ARRAYS_IF: &str =
+    "`if` choosing between tuples containing arrays is not supported yet by the OpenCL back end";
+const TUPLE_OF_ARRAYS_ITERATE: &str =
+    "iterating over tuples containing arrays is not supported yet by the OpenCL back end";
+
+/// Why a stored value of type `t` (arrays of tuples holding arrays, or one such tuple) has no
+/// layout in the OpenCL back end, which stores those tuples as one buffer per component with
+/// the outer lengths: a run-time length has no length buffer there. `None` when it has one.
+fn tuple_storage_unsupported(t: &Type) -> Option<&'static str> {
+    let mut exist = false;
+    let mut el = t;
+    loop {
+        match el {
+            Type::Array(x, _) => el = x,
+            Type::Exists(x) => {
+                exist = true;
+                el = x;
+            }
+            Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) | Type::Fun(..) => break,
+        }
+    }
+    let Type::Tuple(cs) = el else { return None };
+    if tuple_with_array(el) && (exist || cs.iter().any(exist_inside)) {
+        return Some("tuples containing filter results, and filter results of tuples containing arrays, are not supported yet by the OpenCL back end");
+    }
+    None
+}
+
+/// Whether a run-time length (a filter result) appears anywhere in `t`.
+fn exist_inside(t: &Type) -> bool {
+    match t {
+        Type::Exists(_) => true,
+        Type::Array(x, _) => exist_inside(x),
+        Type::Tuple(cs) => cs.iter().any(exist_inside),
+        Type::Scalar(_) | Type::Vector(..) | Type::Fun(..) => false,
+    }
+}
 
 /// Whether a tuple holds an array at some depth.
 fn tuple_with_array(t: &Type) -> bool {
@@ -240,6 +279,15 @@ impl Validator<'_> {
                 Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_) => false,
                 Prim::IterateUntil(_) => false,
             },
+            // a tuple holding arrays is the tuple of its components' views (struct of arrays);
+            // `at` checks its index with statements
+            Expr::Op { op, args } if self.ty(e).is_some_and(tuple_with_array) => {
+                if matches!(op, Op::Tuple) {
+                    args.iter().all(|a| self.is_view(*a))
+                } else {
+                    matches!(op, Op::Get(_)) && self.is_view(args[0])
+                }
+            }
             Expr::Op { .. } | Expr::If { .. } => !self.is_array(e),
             Expr::Let { value, body, .. } => self.is_view(*value) && self.is_view(*body),
             Expr::Pack(_) | Expr::Lambda { .. } => false,
@@ -379,6 +427,12 @@ impl Validator<'_> {
                 }
                 _ => self.kernel(e, vec_dest),
             },
+            // a tuple holding arrays: each component computed like a result of its own
+            Expr::Op { op: Op::Tuple, args } if self.ty(e).is_some_and(tuple_with_array) => {
+                for a in args {
+                    self.host(a, None);
+                }
+            }
             _ => self.kernel(e, vec_dest),
         }
     }
@@ -468,7 +522,8 @@ impl Validator<'_> {
     }
 
     fn host_bind(&mut self, value: ExprId) {
-        if !self.is_array(value) && self.computes(value) {
+        let stored = self.is_array(value) || self.ty(value).is_some_and(tuple_with_array);
+        if !stored && self.computes(value) {
             self.err(
                 value,
                 "a scalar computation outside any map needs statements; compute it inside the map that uses it",
@@ -919,6 +974,11 @@ impl Validator<'_> {
                 continue;
             }
             stack.extend(self.prog.children(e));
+            // both branches are evaluated and their C values selected; an array has no C value
+            if matches!(self.prog.expr(e), Expr::If { .. }) && self.ty(e).is_some_and(tuple_with_array) {
+                self.err(e, TUPLE_OF_ARRAYS_IF);
+                continue;
+            }
             let Expr::Prim { prim, args } = self.prog.expr(e) else {
                 continue;
             };
@@ -952,21 +1012,42 @@ impl Validator<'_> {
                 }
                 _ => {}
             }
-            // Elements a map stores and accumulators are C values, and a C struct cannot hold
-            // an array: a tuple of arrays exists only as a view taken apart by `get`.
-            let stored = match prim {
-                Prim::Map(_) if !self.layout_map(e) => self.lambda(args[0]),
-                Prim::Reduce(_) => self.lambda(args[0]),
-                _ => None,
-            };
-            if let Some(body) = stored.filter(|b| self.ty(*b).is_some_and(tuple_with_array)) {
-                self.err(body, TUPLE_OF_ARRAYS);
-                stored_tuple_of_arrays = true;
+            // Tuples holding arrays are stored as one buffer per component (struct of arrays),
+            // with no room for run-time lengths; an accumulator is copied between steps as C
+            // values, and a filter moves whole C elements.
+            match prim {
+                Prim::Map(_) if !self.layout_map(e) => {
+                    let why = self.ty(e).and_then(tuple_storage_unsupported);
+                    if let (Some(why), Some(body)) = (why, self.lambda(args[0])) {
+                        self.err(body, why);
+                        stored_tuple_of_arrays = true;
+                    }
+                }
+                Prim::Reduce(_) => {
+                    if let Some(body) = self
+                        .lambda(args[0])
+                        .filter(|b| self.ty(*b).is_some_and(tuple_with_array))
+                    {
+                        self.err(body, TUPLE_OF_ARRAYS_ACC);
+                        stored_tuple_of_arrays = true;
+                    }
+                }
+                Prim::Filter(_) if self.ty(e).is_some_and(|t| tuple_with_array(innermost(t))) => {
+                    self.err(e, TUPLE_OF_ARRAYS_FILTER);
+                    stored_tuple_of_arrays = true;
+                }
+                Prim::Iterate(_) if self.ty(e).is_some_and(|t| tuple_with_array(innermost(t))) => {
+                    self.err(e, TUPLE_OF_ARRAYS_ITERATE);
+                    stored_tuple_of_arrays = true;
+                }
+                _ => {}
             }
         }
         let body = self.prog.body;
-        if !stored_tuple_of_arrays && self.ty(body).is_some_and(|t| tuple_with_array(innermost(t))) {
-            self.err(body, TUPLE_OF_ARRAYS);
+        if !stored_tuple_of_arrays {
+            if let Some(why) = self.ty(body).and_then(tuple_storage_unsupported) {
+                self.err(body, why);
+            }
         }
     }
 

@@ -426,18 +426,12 @@ fn generate_of_arrays() {
 }
 
 #[test]
-fn tuples_containing_arrays_are_not_stored() {
-    // the program's result
-    one_error(
-        &mat("(zip (generate N (lambda (i) 0.0f)) xs)"),
-        "tuples containing arrays are not supported yet",
-        "(zip (generate",
-    );
-    // an element a map stores
-    one_error(
-        &mat("(toGlobal (mapGlb (lambda (r) (tuple r 1.0f)) xs))"),
-        "tuples containing arrays are not supported yet",
-        "(tuple r 1.0f)",
+fn tuples_containing_arrays_are_stored_as_structs_of_arrays() {
+    // stored as one buffer per component: the program's result, an element a map stores
+    assert_eq!(check(&mat("(zip (generate N (lambda (i) 0.0f)) xs)")), vec![]);
+    assert_eq!(
+        check(&mat("(toGlobal (mapGlb (lambda (r) (tuple r 1.0f)) xs))")),
+        vec![]
     );
     // a tuple of arrays taken apart by the map that reads it is a view
     assert_eq!(
@@ -445,5 +439,43 @@ fn tuples_containing_arrays_are_not_stored() {
             "(toGlobal (mapGlb (lambda (p) (reduceSeq + (get #0 p) (get #1 p))) (zip (generate N (lambda (i) 0.0f)) xs)))"
         )),
         vec![]
+    );
+    // at any depth, and inside work-groups
+    assert_eq!(
+        check(&mat(
+            "(toGlobal (mapGlb (lambda (r) (mapSeq (lambda (x) (tuple r x)) r)) xs))"
+        )),
+        vec![]
+    );
+    assert_eq!(
+        check(&mat(
+            "(toGlobal (mapGlb (lambda (r) (tuple (mapSeq (lambda (x) (tuple r x)) r) 1.0f)) xs))"
+        )),
+        vec![]
+    );
+    // a run-time length inside a tuple has no length buffer
+    one_error(
+        &mat("(toGlobal (mapGlb (lambda (r) (tuple (filterSeq (lambda (x) (> x 0.0f)) r) 1.0f)) xs))"),
+        "tuples containing filter results",
+        "(tuple (filterSeq",
+    );
+    // `if` selects between C values
+    one_error(
+        &mat("(toGlobal (mapGlb (lambda (r) (if (> (at 0 r) 0.0f) (tuple r 1.0f) (tuple r 2.0f))) xs))"),
+        "`if` choosing between tuples containing arrays is not supported yet",
+        "(if (> (at 0 r)",
+    );
+    // bound at host level, a tuple holding arrays is stored (a kernel per component)
+    assert_eq!(
+        check(&mat(
+            "(let p (tuple xs (toGlobal (mapGlb (lambda (r) (reduceSeq + 0.0f r)) xs))) (get #1 p))"
+        )),
+        vec![]
+    );
+    // an accumulator is copied between steps as C values
+    one_error(
+        &mat("(toGlobal (reduceSeq (lambda (acc r) (tuple (get #0 acc) (+ (get #1 acc) 1.0f))) (tuple (generate M (lambda (i) 0.0f)) 0.0f) xs))"),
+        "reductions whose accumulator is a tuple containing arrays",
+        "(tuple (get #0 acc)",
     );
 }

@@ -19,6 +19,20 @@ impl Gen<'_> {
                 args,
             } => self.host(args[0], dest),
             Expr::Pack(inner) => self.host_packed(inner, dest, e),
+            // A tuple holding arrays is stored one buffer per component (`types::soa_components`):
+            // each component is computed like a result of its own, in kernels of its own, since
+            // their lengths differ and a kernel has one launch size per dimension.
+            Expr::Op { op: Op::Tuple, args } if soa_components(&self.cty(e)?).is_some() => {
+                for (c, a) in args.iter().enumerate() {
+                    let d = Dest {
+                        view: dest.view.component(c),
+                        len: None,
+                        rows: false,
+                    };
+                    self.host(*a, &d)?;
+                }
+                Ok(())
+            }
             Expr::Prim {
                 prim: Prim::Filter(FilterKind::Glb | FilterKind::Plain),
                 args,
@@ -148,8 +162,10 @@ impl Gen<'_> {
                 return Ok(());
             }
         }
+        // a tuple holding arrays is stored like an array: one buffer per component
+        let stored = soa_components(&ty).is_some();
         match &ty {
-            Type::Array(..) => {
+            Type::Tuple(_) | Type::Array(..) if stored || matches!(ty, Type::Array(..)) => {
                 let (_, data) = self
                     .alloc("t", &ty, AddressSpace::Global, &[], Role::Temp)
                     .map_err(|m| self.err(value, m))?;
@@ -163,7 +179,7 @@ impl Gen<'_> {
                 )?;
                 self.bind(var, Bound::View(data));
             }
-            Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) | Type::Exists(_) | Type::Fun(..) => {
+            Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) | Type::Array(..) | Type::Exists(_) | Type::Fun(..) => {
                 // A scalar computed at host level is recomputed where it is used.
                 let v = self.host_view(value)?;
                 self.bind(var, v);

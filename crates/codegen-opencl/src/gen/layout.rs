@@ -221,6 +221,15 @@ impl Gen<'_> {
                 Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_) => false,
                 Prim::IterateUntil(_) => false,
             },
+            // a tuple holding arrays is the tuple of its components' views (struct of arrays);
+            // `at` checks its index with statements
+            Expr::Op { op, args } if soa_components(self.info.ty(e)).is_some() => {
+                if matches!(op, Op::Tuple) {
+                    args.iter().all(|a| self.is_view(*a))
+                } else {
+                    matches!(op, Op::Get(_)) && self.is_view(args[0])
+                }
+            }
             Expr::Op { .. } | Expr::If { .. } => !matches!(self.info.ty(e), Type::Array(..) | Type::Exists(_)),
             Expr::Let { value, body, .. } => self.is_view(*value) && self.is_view(*body),
             Expr::Pack(_) | Expr::Lambda { .. } => false,
@@ -240,13 +249,22 @@ impl Gen<'_> {
             },
             // An array component of a tuple (e.g. of a zip of arrays of arrays) stays a view.
             Expr::Op { op: Op::Get(i), args }
-                if matches!(self.cty(e)?, Type::Array(..))
-                    && matches!(self.prog.expr(args[0]), Expr::Var(_) | Expr::Prim { .. }) =>
+                if (matches!(self.cty(e)?, Type::Array(..)) || soa_components(&self.cty(e)?).is_some())
+                    && (matches!(self.prog.expr(args[0]), Expr::Var(_) | Expr::Prim { .. })
+                        || soa_components(&self.cty(args[0])?).is_some()) =>
             {
                 Ok(self.value(args[0])?.component(i as usize))
             }
+            // A tuple holding arrays is the tuple of its components' views (struct of arrays,
+            // see `types::soa_components`).
+            Expr::Op { op: Op::Tuple, args } if soa_components(&self.cty(e)?).is_some() => {
+                let vs = args.iter().map(|a| self.value(*a)).collect::<Result<Vec<_>>>()?;
+                Ok(Rc::new(View::Tuple(vs)))
+            }
             // A row picked by `at` stays a view of its array, read at the checked index.
-            Expr::Op { op: Op::At, args } if matches!(self.cty(e)?, Type::Array(..)) => {
+            Expr::Op { op: Op::At, args }
+                if matches!(self.cty(e)?, Type::Array(..)) || soa_components(&self.cty(e)?).is_some() =>
+            {
                 let (xs, idx) = self.at_index(e, args[0], args[1])?;
                 Ok(xs.access(idx))
             }
@@ -408,6 +426,9 @@ impl Gen<'_> {
     pub(super) fn gen_into(&mut self, e: ExprId, dest: &Dest) -> Result<()> {
         if self.info.packs.contains(&e) && dest.len.is_some() && !dest.rows {
             return self.gen_packed(e, dest, e);
+        }
+        if self.gen_parts(e, dest)? {
+            return Ok(());
         }
         match self.prog.expr(e).clone() {
             // `let k = v in layout(k)` (as K-normalization leaves it): `v` is computed straight

@@ -212,6 +212,11 @@ impl Gen<'_> {
         }
         let ty = self.info.ty(value).clone();
         match ty {
+            // a tuple holding arrays is a view of its components (struct of arrays)
+            Type::Tuple(_) if soa_components(&self.cty(value)?).is_some() => {
+                let v = self.value(value)?;
+                self.bind(var, Bound::View(v));
+            }
             Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) => {
                 let r = self.scalar(value)?;
                 let cty = self.cty(value)?;
@@ -250,8 +255,10 @@ impl Gen<'_> {
         let (b, view) = self
             .alloc(hint, padded.as_ref().unwrap_or(ty), space, &loops, Role::Temp)
             .map_err(|m| self.err(at, m))?;
-        let buf = self.mem.buffers[b].clone();
-        if let Some(n) = buf.len.as_cst() {
+        // a struct of arrays (tuples holding arrays) is several buffers, allocated in a row
+        for b in b..self.mem.buffers.len() {
+            let buf = self.mem.buffers[b].clone();
+            let Some(n) = buf.len.as_cst() else { continue };
             let ty = self.buffer_ctype(&buf.elem)?;
             let len = if let Type::Vector(_, w) = buf.elem {
                 n * i64::from(w)

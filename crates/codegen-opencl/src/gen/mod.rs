@@ -38,6 +38,9 @@ mod reduce;
 mod scalar;
 mod types;
 
+pub use types::storage_parts;
+use types::{soa_components, soa_unsupported};
+
 use memory::scalarize;
 use scalar::Val;
 use types::arith;
@@ -198,7 +201,8 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
     let (data, view) = g
         .alloc("out", &data_ty, AddressSpace::Global, &[], Role::Output)
         .map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
-    let _ = data;
+    // a struct of arrays allocates its component buffers one after the other
+    let parts = (data..g.mem.buffers.len()).collect();
     let rows_exist = matches!(&result_ty, Type::Array(e, _) if matches!(**e, Type::Exists(_)));
     let lengths = if exist {
         let (b, v) = g
@@ -239,6 +243,7 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
         capacities,
         result: ResultSpec {
             data,
+            parts,
             lengths: lengths.map(|(b, _)| b),
             ty: prog_result_ty(info),
         },
@@ -459,10 +464,25 @@ impl Gen<'_> {
             AddressSpace::Private => "p",
         };
         // A buffer holds C values; an array inside a tuple has no C value type (its length may
-        // be a size variable), so refuse it here rather than index it wrongly later.
-        let (_, elem) = memalloc::dims_of(ty);
-        if array_in_tuple(&elem) {
-            return Err("tuples containing arrays are not supported yet by the OpenCL back end (zip or tuple arrays only as the input of a map that takes them apart)".into());
+        // be a size variable), so tuples holding arrays are stored as a struct of arrays: one
+        // buffer per component, the first one's index returned, the others right after it.
+        if let Some((dims, cs)) = soa_components(ty) {
+            if let Some(why) = soa_unsupported(ty) {
+                return Err(why.into());
+            }
+            let mut first = None;
+            let mut views = vec![];
+            for (c, ct) in cs.iter().enumerate() {
+                let (b, v) = self.alloc(&format!("{hint}{c}"), ct, space, loops, role)?;
+                first.get_or_insert(b);
+                views.push(v);
+            }
+            let view = if dims.is_empty() {
+                View::Tuple(views)
+            } else {
+                View::Zip(views)
+            };
+            return Ok((first.expect("a tuple has components"), Rc::new(view)));
         }
         let name = self.names.fresh(&format!("v_{prefix}{hint}"));
         self.buf_ids.insert(name.to_string(), name.clone());

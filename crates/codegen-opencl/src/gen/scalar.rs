@@ -175,7 +175,13 @@ impl Gen<'_> {
                 return Ok(Val::T(rs));
             }
             Op::Get(i) => {
+                // a tuple holding arrays is no C value: its component is read through its view
+                let soa = soa_components(&self.cty(args[0])?).is_some();
                 return match self.prog.expr(args[0]) {
+                    _ if soa => {
+                        let v = self.value(args[0])?.component(i as usize);
+                        Ok(self.val_of(v.read(&[]).map_err(|m| self.err(e, m.0))?))
+                    }
                     Expr::Var(_) | Expr::Prim { .. } => {
                         let v = self.value(args[0])?.component(i as usize);
                         Ok(self.val_of(v.read(&[]).map_err(|m| self.err(e, m.0))?))

@@ -371,3 +371,127 @@ fn negated(t: &ArithExpr) -> Option<CExpr> {
         | ExprKind::RawMul(..) => None,
     }
 }
+
+/// Struct of arrays. An array whose elements are tuples holding arrays (`[([float]3, float)]N`)
+/// is stored as one buffer per tuple component, each with the outer lengths
+/// (`[[float]3]N` and `[float]N`), and seen through a `zip` of their views (a `tuple` of them
+/// when there is no outer array; a `zip` hands all indices to each component, so it pairs
+/// elements below any number of outer arrays). Structs with the arrays inline were not chosen: a C struct
+/// cannot hold an array whose length is a size variable, and a component buffer keeps the rows
+/// of one component contiguous, so reading a row is the same access as reading any array.
+/// Returns the outer lengths and the component types (with those lengths) when `t` is stored
+/// that way, `None` when it is stored whole.
+pub(crate) fn soa_components(t: &Type) -> Option<(Vec<ArithExpr>, Vec<Type>)> {
+    let (dims, elem) = dims_of(t);
+    let Type::Tuple(cs) = &elem else { return None };
+    if !array_in_tuple(&elem) {
+        return None;
+    }
+    let wrap = |c: &Type| dims.iter().rev().fold(c.clone(), |t, n| Type::array(t, n.clone()));
+    Some((dims.clone(), cs.iter().map(wrap).collect()))
+}
+
+/// The types of the buffers a value of type `t` is stored in, in allocation order (depth
+/// first over tuple components): `[t]` when it is stored whole. The host decodes a result from
+/// these buffers and zips them back into tuples (see `soa_components`).
+pub fn storage_parts(t: &Type) -> Vec<Type> {
+    match soa_components(t) {
+        Some((_, cs)) => cs.iter().flat_map(storage_parts).collect(),
+        None => vec![t.clone()],
+    }
+}
+
+/// Why a type cannot be stored as a struct of arrays, if it cannot: a run-time length inside a
+/// tuple has no length buffer to live in. (Any number of outer arrays is fine: `View::Zip`
+/// hands every index it is read at to each component, so a zip of `[[a]m]n` and `[[b]m]n`
+/// read at `[i][j]` is the tuple of both at `[i][j]`.)
+pub(crate) fn soa_unsupported(t: &Type) -> Option<&'static str> {
+    let (_, cs) = soa_components(t)?;
+    if cs.iter().any(exist_below) {
+        return Some("tuples containing filter results are not supported yet by the OpenCL back end");
+    }
+    cs.iter().find_map(soa_unsupported)
+}
+
+impl Gen<'_> {
+    /// `e` when its value is stored as a struct of arrays and it is no computation of its own
+    /// (a tuple of arrays, or a copy of a view of one): written component by component into
+    /// the component views of `dest`. Returns whether it did.
+    pub(super) fn gen_parts(&mut self, e: ExprId, dest: &Dest) -> Result<bool> {
+        let ty = self.cty(e)?;
+        if soa_components(&ty).is_none() {
+            return Ok(false);
+        }
+        match self.prog.expr(e).clone() {
+            Expr::Op { op: Op::Tuple, args } => {
+                for (c, a) in args.iter().enumerate() {
+                    let d = Dest {
+                        view: dest.view.component(c),
+                        len: None,
+                        rows: false,
+                    };
+                    self.gen_into(*a, &d)?;
+                }
+                Ok(true)
+            }
+            Expr::Var(_)
+            | Expr::Op {
+                op: Op::Get(_) | Op::At,
+                ..
+            }
+            | Expr::Prim {
+                prim:
+                    Prim::Zip
+                    | Prim::Slide(..)
+                    | Prim::Pad(..)
+                    | Prim::PadClamp(..)
+                    | Prim::ReorderStride(_)
+                    | Prim::Reverse
+                    | Prim::Generate(_),
+                ..
+            } => {
+                let src = self.value(e)?;
+                if self.level() == Level::Group {
+                    return Err(self.err(
+                        e,
+                        "copying an array directly inside `mapWrg` would be done by every work-item; use `mapLcl` to copy it",
+                    ));
+                }
+                self.copy_parts(e, &src, &dest.view, &ty)?;
+                Ok(true)
+            }
+            Expr::Op { .. }
+            | Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::If { .. }
+            | Expr::Let { .. }
+            | Expr::Pack(_)
+            | Expr::Prim { .. } => Ok(false),
+        }
+    }
+
+    /// Copies a value of type `ty` between views, one component buffer at a time.
+    fn copy_parts(&mut self, e: ExprId, src: &Rc<View>, dst: &Rc<View>, ty: &Type) -> Result<()> {
+        if let Some((dims, _)) = soa_components(ty).filter(|_| self.level() == Level::Top) {
+            if dims.is_empty() {
+                // The components' lengths differ and a kernel has one launch size per
+                // dimension: one work-item copies the whole tuple.
+                return self.emit_loop(e, MapKind::Glb(0), &ArithExpr::cst(1), |g, _| {
+                    g.copy_parts(e, src, dst, ty)
+                });
+            }
+        }
+        let Some((_, cs)) = soa_components(ty) else {
+            let kind = if self.level() == Level::Top {
+                MapKind::Glb(0)
+            } else {
+                MapKind::Seq
+            };
+            return self.copy_dims(e, src, dst, &dims_of(ty).0, vec![], kind);
+        };
+        for (c, ct) in cs.iter().enumerate() {
+            self.copy_parts(e, &src.component(c), &dst.component(c), ct)?;
+        }
+        Ok(())
+    }
+}

@@ -378,7 +378,13 @@ fn size_beyond_64_bits_is_a_clear_error() {
         "--size",
         "N=99999999999999999999",
     ]);
-    assert_fails(&out, "N=99999999999999999999 does not fit a 64-bit integer");
+    // a flag value out of range is a usage error (2), as clap's numeric flags are
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("N=99999999999999999999 does not fit a 64-bit integer"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 /// Size arithmetic that overflows once the sizes are known is a user error, not a panic.
@@ -990,5 +996,89 @@ fn the_tuned_work_group_size_changes_the_plan_and_is_reused() {
     let report = parse_json(&assert_succeeds(&run(&bench)), "the bench report");
     let variant = report["variant"].as_str().unwrap_or("");
     assert!(variant.contains("mapGlb work-group 64"), "{report}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A malformed `--size`/`--check-size` value is a usage error (2), like any malformed flag; a
+/// well-formed one that contradicts the data is an error of the input (1).
+#[test]
+fn malformed_size_values_are_usage_errors() {
+    for args in [
+        &["run", "examples/thesis_2_1.lisp", "--size", "N"][..],
+        &["run", "examples/thesis_2_1.lisp", "--size", "N=abc"][..],
+        &["explore", "examples/hl_sum.lisp", "--size", "N=99999999999999999999"][..],
+        &["bench", "examples/hl_sum.lisp", "--check-size", "N"][..],
+        &["tune", "examples/hl_sum.lisp", "--size", "=4"][..],
+    ] {
+        let out = lift(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert!(text(&out.stderr).contains("--size"), "{args:?}: {}", text(&out.stderr));
+    }
+    let out = lift(&[
+        "run",
+        "examples/hl_sum.lisp",
+        "--data",
+        "examples/hl_sum.json",
+        "--size",
+        "N=3",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+}
+
+/// The work-group and local-memory limits are the device's, queried at run time: forced lower
+/// (`LIFT_MAX_WORK_GROUP_SIZE`, `LIFT_LOCAL_MEM_BYTES`) they refuse a launch that needs more,
+/// before it runs, with a clean error (exit 1, no note asking for a bug report); unforced the
+/// same programs run. Skipped without a device.
+#[test]
+fn device_limits_below_a_variants_needs_are_clean_errors() {
+    let Some(device) = crate::opencl::device() else { return };
+    let dir = scratch("device-limits");
+    let prog = dir.join("wg.lisp");
+    std::fs::write(
+        &prog,
+        "(lift (N) ((array-type float N)) (lambda (xs) (join (mapWrg (lambda (c) \
+         (toGlobal (mapLcl (lambda (x) (* x 2.0f)) c))) (split #128 xs)))))",
+    )
+    .unwrap();
+    let data = dir.join("wg.json");
+    let xs: Vec<String> = (0..256).map(|i| format!("{i}.0")).collect();
+    std::fs::write(&data, format!("{{\"xs\": [{}]}}", xs.join(", "))).unwrap();
+    let (prog, data) = (prog.to_str().unwrap(), data.to_str().unwrap());
+    let cases = [
+        (
+            prog,
+            data,
+            host_runner::MAX_WORK_GROUP_VAR,
+            "64",
+            "more work-items than the device maximum of 64",
+        ),
+        (
+            "examples/matmul_tiled.lisp",
+            "examples/matmul_tiled.json",
+            host_runner::LOCAL_MEM_VAR,
+            "16",
+            "more than the device limit of 16 bytes",
+        ),
+    ];
+    for (prog, data, var, limit, want) in cases {
+        let mut args = vec!["run", prog, "--data", data];
+        if let Some(d) = &device {
+            args.extend(["--device", d.as_str()]);
+        }
+        let run = |forced: bool| {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_lift"));
+            c.args(&args).current_dir(repo_root());
+            if forced {
+                c.env(var, limit);
+            }
+            c.output().expect("run the lift binary")
+        };
+        assert_succeeds(&run(false));
+        let out = run(true);
+        assert_eq!(out.status.code(), Some(1), "{prog} with {var}={limit}");
+        let stderr = assert_fails(&out, want);
+        assert!(!stderr.contains("bug"), "{stderr}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
