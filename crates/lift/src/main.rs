@@ -25,6 +25,10 @@ enum Command {
         /// Write to this file instead of stdout.
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// With `--emit plan`: how the program is split over these devices (`gpus`, `all` or
+        /// comma-separated `P:D`).
+        #[arg(long)]
+        devices: Option<String>,
     },
     /// Compile and run a program on its inputs; print the result as JSON.
     Run {
@@ -46,6 +50,10 @@ enum Command {
         /// Report each kernel's time from profiling events (on stderr).
         #[arg(long)]
         time: bool,
+        /// Split the outermost parallel map over several devices: `gpus`, `all`, or
+        /// comma-separated `P:D` (a device named twice gets two contexts).
+        #[arg(long, conflicts_with = "device")]
+        devices: Option<String>,
     },
     /// List OpenCL platforms and devices.
     Devices,
@@ -195,8 +203,22 @@ fn run(cli: Cli) -> Result<(), String> {
             let c = lift::compile(&src, &opts).map_err(|e| e.render(&name, &src))?;
             to_stdout(&format!("{}\n", lift::signature(&c.given, &c.given_info)))
         }
-        Command::Compile { program, emit, output } => {
+        Command::Compile {
+            program,
+            emit,
+            output,
+            devices,
+        } => {
             let (name, src) = read_program(&program)?;
+            if let Some(spec) = devices {
+                if !matches!(emit, Some(Emit::Plan)) {
+                    return Err(lift::report::render_plain("--devices goes with --emit plan", &[]));
+                }
+                let text = lift::devices::resolve(&spec)
+                    .and_then(|devs| lift::devices::describe(&src, &devs))
+                    .map_err(|e| e.render(&name, &src))?;
+                return write_out(output.as_ref(), &text);
+            }
             let emit = emit.map(|e| match e {
                 Emit::Cl => lift::Emit::Cl,
                 Emit::Types => lift::Emit::Types,
@@ -227,14 +249,22 @@ fn run(cli: Cli) -> Result<(), String> {
             device,
             output,
             time,
+            devices,
         } => {
             let (name, src) = read_program(&program)?;
-            let opts = lift::RunOptions {
-                device,
-                time,
-                interp: backend == Backend::Interp,
-            };
-            let result = lift::run_files(&src, &data, &size, &opts).map_err(|e| e.render(&name, &src))?;
+            let result = match devices {
+                Some(spec) if backend == Backend::Opencl => lift::devices::resolve(&spec)
+                    .and_then(|devs| lift::devices::run_files(&src, &data, &size, &devs, time)),
+                _ => {
+                    let opts = lift::RunOptions {
+                        device,
+                        time,
+                        interp: backend == Backend::Interp,
+                    };
+                    lift::run_files(&src, &data, &size, &opts)
+                }
+            }
+            .map_err(|e| e.render(&name, &src))?;
             if let Some(report) = &result.timing {
                 err_out(report)?;
             }

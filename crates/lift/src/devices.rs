@@ -1,0 +1,650 @@
+//! Several devices for one program (issue 14, NUDA's `nudevs`): the outermost parallel map of a
+//! program is split into contiguous slices of its index range, one per device, each computed in
+//! its own host thread with its own OpenCL context and queue (`--devices 0:0,0:0` opens two
+//! contexts on one device).
+//!
+//! The split is decided on the program as given, before any lowering, from how each parameter
+//! reaches the outermost map: a parameter that *is* the map's input (or one operand of the
+//! `zip` it reads) is read at the map's index and is sliced along its outer dimension; every
+//! other parameter is read whole by each iteration (mm's second operand) and is copied whole to
+//! every device. Each device then compiles and runs the *slice program*: the given program with
+//! the sliced parameters' outer length replaced by a fresh size variable, so that the usual
+//! pipeline (tuning cache, rewrite, validate, codegen) chooses the variant for the slice and
+//! device at hand. The parts are gathered in order:
+//!
+//! - a map (under any number of `join`s) or a filter: the parts are concatenated (a filter's
+//!   parts are existential arrays; their lengths are the parts' lengths);
+//! - `reduce op init xs` whose `init` is the identity of `op` (`+` with 0, `*` with 1): one
+//!   partial per device, combined by the same reduction on the host;
+//! - anything else runs whole on the first device, and the plan says why.
+
+use crate::data::Inputs;
+use crate::{Error, Options, RunResult};
+use ir::interp::Value;
+use ir::{Expr, ExprId, Lit, Op, Param, Prim, Program, Type};
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+/// How the parts of the devices are put together.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Gather {
+    /// The parts are consecutive pieces of the result (a map, a join of one, a filter).
+    Concat,
+    /// One partial result per device (each an array of one element), reduced on the host by
+    /// this program (`(lift (P) ([T]P) (lambda (ps) (reduce op init ps)))`).
+    Reduce { combine: String },
+}
+
+/// How a program is spread over several devices.
+#[derive(Clone, Debug)]
+pub struct Split {
+    /// The size variable of the split dimension, and the fresh one of a slice.
+    pub size: String,
+    pub part: String,
+    /// The slice program's source text.
+    pub slice_src: String,
+    /// For each parameter of the slice program: the given program's parameter it takes, and
+    /// whether it takes a slice of it (else the whole value).
+    pub params: Vec<(usize, bool)>,
+    /// The given program's parameter names: sliced, and copied whole.
+    pub sliced: Vec<String>,
+    pub whole: Vec<String>,
+    pub gather: Gather,
+}
+
+/// The decision for a program: split, or run whole on the first device (with the reason).
+#[derive(Clone, Debug)]
+pub enum Decision {
+    Split(Split),
+    Whole(String),
+}
+
+/// `--devices`: `gpus` (every GPU), `all` (every device) or comma-separated `P:D` ids / name
+/// parts, as `lift devices` lists them. The same device may be named twice (two contexts).
+pub fn resolve(spec: &str) -> Result<Vec<String>, Error> {
+    let spec = spec.trim();
+    let pick = |want_gpu: bool| -> Result<Vec<String>, Error> {
+        let devs = host_runner::devices().map_err(|e| Error::plain(format!("--devices {spec}: {e}")))?;
+        let ids: Vec<String> = devs
+            .iter()
+            .filter(|d| !want_gpu || d.kind == host_runner::DeviceKind::Gpu)
+            .map(|d| d.id.clone())
+            .collect();
+        if ids.is_empty() {
+            return Err(Error::plain(format!(
+                "--devices {spec}: no {} found (see `lift devices`)",
+                if want_gpu { "GPU" } else { "OpenCL device" }
+            )));
+        }
+        Ok(ids)
+    };
+    match spec {
+        "gpus" => pick(true),
+        "all" => pick(false),
+        _ => {
+            let ids: Vec<String> = spec.split(',').map(|s| s.trim().to_string()).collect();
+            if ids.iter().any(String::is_empty) {
+                return Err(Error::plain(format!(
+                    "--devices {spec}: expected `gpus`, `all` or comma-separated devices such as 0:0,0:1"
+                )));
+            }
+            Ok(ids)
+        }
+    }
+}
+
+/// The contiguous slices of `0..n` in proportion to `weights` (one per device; a device whose
+/// share rounds to nothing gets an empty range). Rounding follows the running sum, so the
+/// slices always cover `0..n` exactly.
+pub fn slices(n: usize, weights: &[f64]) -> Vec<Range<usize>> {
+    let total: f64 = weights.iter().map(|w| w.max(0.0)).sum();
+    let mut out = Vec::with_capacity(weights.len());
+    let mut acc = 0.0;
+    let mut lo = 0;
+    for (i, w) in weights.iter().enumerate() {
+        acc += w.max(0.0);
+        let hi = if i + 1 == weights.len() || total <= 0.0 {
+            if total <= 0.0 && i + 1 < weights.len() {
+                lo
+            } else {
+                n
+            }
+        } else {
+            ((acc / total) * n as f64).round().clamp(lo as f64, n as f64) as usize
+        };
+        out.push(lo..hi);
+        lo = hi;
+    }
+    out
+}
+
+/// Decides how `prog` (as given, typed by `info`) is split over devices.
+pub fn decide(prog: &Program, info: &typeck::TypeInfo) -> Decision {
+    match find_split(prog, info) {
+        Ok(s) => Decision::Split(s),
+        Err(why) => Decision::Whole(why),
+    }
+}
+
+fn find_split(prog: &Program, info: &typeck::TypeInfo) -> Result<Split, String> {
+    if prog.params.is_empty() {
+        return Err("the program has no input to split".into());
+    }
+    let mut top = prog.body;
+    while let Expr::Prim { prim: Prim::Join, args } = prog.expr(top) {
+        top = args[0];
+    }
+    let (input, gather) = match prog.expr(top) {
+        Expr::Prim {
+            prim: Prim::Map(ir::MapKind::Plain | ir::MapKind::Glb(0) | ir::MapKind::Wrg(0)),
+            args,
+        } => (args[1], Gather::Concat),
+        Expr::Prim {
+            prim: Prim::Filter(ir::FilterKind::Plain | ir::FilterKind::Glb),
+            args,
+        } if top == prog.body => (args[1], Gather::Concat),
+        Expr::Prim {
+            prim: Prim::Reduce(ir::ReduceKind::Plain),
+            args,
+        } if top == prog.body => {
+            if !identity_init(prog, args[0], args[1]) {
+                return Err(
+                    "the reduction's initial value is not known to be its operator's identity \
+                            (+ with 0, * with 1), so partial results per device could not be combined"
+                        .into(),
+                );
+            }
+            (args[2], Gather::Reduce { combine: String::new() })
+        }
+        _ => {
+            return Err("the program's outermost primitive is not a map over its inputs \
+                        (map, mapGlb, mapWrg), a filter or a reduction"
+                .into())
+        }
+    };
+    // The leaves of the input: parameters read at the map's index.
+    let mut leaves = vec![];
+    collect_leaves(prog, input, &mut leaves)?;
+    let param_of = |v: ir::VarId| prog.params.iter().position(|p| p.var == v);
+    let mut sliced_idx: Vec<usize> = vec![];
+    for &(_, v) in &leaves {
+        let k = param_of(v).ok_or("the map's input is not built from the program's parameters")?;
+        if !sliced_idx.contains(&k) {
+            sliced_idx.push(k);
+        }
+    }
+    let mut size: Option<String> = None;
+    for &k in &sliced_idx {
+        let name = outer_size(&prog.params[k].ty).ok_or_else(|| {
+            format!(
+                "input {} is not an array whose length is a size variable",
+                prog.var(prog.params[k].var).name
+            )
+        })?;
+        match &size {
+            None => size = Some(name),
+            Some(s) if *s == name => {}
+            Some(s) => return Err(format!("the sliced inputs have different lengths ({s} and {name})")),
+        }
+    }
+    let size = size.ok_or("the map's input is not built from the program's parameters")?;
+    let mut part = format!("{size}part");
+    while prog.sizes.contains(&part) {
+        part.push('_');
+    }
+
+    // The slice program: every leaf reads a sliced parameter whose outer length is `part`.
+    // A parameter also read elsewhere (n-body's positions) stays whole there, and a sliced copy
+    // of it becomes a new parameter.
+    let mut sp = prog.clone();
+    let part_len = arith::ArithExpr::size_var(&part);
+    sp.sizes.push(part.clone());
+    sp.size_spans.push(ir::Span { start: 0, end: 0 });
+    let mut params: Vec<(usize, bool)> = (0..prog.params.len()).map(|k| (k, false)).collect();
+    let mut slice_var: BTreeMap<usize, ir::VarId> = BTreeMap::new();
+    for &k in &sliced_idx {
+        let v = prog.params[k].var;
+        let uses = prog
+            .exprs
+            .iter()
+            .filter(|e| matches!(e, Expr::Var(x) if *x == v))
+            .count();
+        let leaf_uses = leaves.iter().filter(|(_, x)| *x == v).count();
+        let ty = with_outer(&prog.params[k].ty, part_len.clone());
+        if uses == leaf_uses {
+            sp.params[k].ty = ty;
+            params[k].1 = true;
+        } else {
+            let name = format!("{}part", prog.var(v).name);
+            let nv = sp.new_var(&name, prog.var(v).span);
+            sp.params.push(Param {
+                var: nv,
+                ty,
+                ty_span: prog.params[k].ty_span,
+            });
+            params.push((k, true));
+            slice_var.insert(k, nv);
+        }
+    }
+    for &(e, v) in &leaves {
+        if let Some(nv) = slice_var.get(&param_of(v).expect("checked above")) {
+            sp.exprs[e.index()] = Expr::Var(*nv);
+        }
+    }
+    let slice_src = ir::print::program(&sp);
+
+    let gather = match gather {
+        Gather::Concat => Gather::Concat,
+        Gather::Reduce { .. } => Gather::Reduce {
+            combine: combine_program(prog, info, top)?,
+        },
+    };
+    let name_of = |k: usize| prog.var(prog.params[k].var).name.clone();
+    Ok(Split {
+        size,
+        part,
+        slice_src,
+        params,
+        sliced: sliced_idx.iter().map(|&k| name_of(k)).collect(),
+        whole: (0..prog.params.len())
+            .filter(|k| !sliced_idx.contains(k))
+            .map(name_of)
+            .collect(),
+        gather,
+    })
+}
+
+/// The parameters an input expression reads element by element: a parameter, a `zip` of such
+/// inputs, or a map over one (the element function may read anything whole).
+fn collect_leaves(prog: &Program, e: ExprId, out: &mut Vec<(ExprId, ir::VarId)>) -> Result<(), String> {
+    match prog.expr(e) {
+        Expr::Var(v) => {
+            out.push((e, *v));
+            Ok(())
+        }
+        Expr::Prim { prim: Prim::Zip, args } => args.iter().try_for_each(|a| collect_leaves(prog, *a, out)),
+        Expr::Prim {
+            prim: Prim::Map(ir::MapKind::Plain | ir::MapKind::Glb(0) | ir::MapKind::Seq),
+            args,
+        } => collect_leaves(prog, args[1], out),
+        _ => Err("the outermost map's input is not a parameter, a zip of parameters or a map of one".into()),
+    }
+}
+
+/// `op` is `+` with init 0 or `*` with init 1 (so any number of partials may each start from
+/// init).
+fn identity_init(prog: &Program, op: ExprId, init: ExprId) -> bool {
+    let Expr::Lambda { params, body } = prog.expr(op) else {
+        return false;
+    };
+    let [a, b] = params.as_slice() else {
+        return false;
+    };
+    let Expr::Op { op, args } = prog.expr(*body) else {
+        return false;
+    };
+    let reads = |x: ExprId, v: ir::VarId| matches!(prog.expr(x), Expr::Var(y) if *y == v);
+    let operands_ok =
+        args.len() == 2 && ((reads(args[0], *a) && reads(args[1], *b)) || (reads(args[0], *b) && reads(args[1], *a)));
+    let lit = match prog.expr(init) {
+        Expr::Lit(l) => l,
+        _ => return false,
+    };
+    let is = |x: f64| match lit {
+        Lit::Float(f) => f64::from(*f) == x,
+        Lit::Double(d) => *d == x,
+        Lit::Int(i) => f64::from(*i) == x,
+        Lit::Bool(_) => false,
+    };
+    operands_ok
+        && match op {
+            Op::Add => is(0.0),
+            Op::Mul => is(1.0),
+            _ => false,
+        }
+}
+
+/// `(lift (.. P) ((array-type T P)) (lambda (partials) (reduce op init partials)))` for the
+/// reduction at `top`, whose result is `[T]1`.
+fn combine_program(prog: &Program, info: &typeck::TypeInfo, top: ExprId) -> Result<String, String> {
+    let elem = match info.ty(top) {
+        Type::Array(t, _) => (**t).clone(),
+        other => return Err(format!("internal: a reduction of type {other}")),
+    };
+    let mut cp = prog.clone();
+    let mut p = String::from("P");
+    while cp.sizes.contains(&p) {
+        p.push('_');
+    }
+    cp.sizes.push(p.clone());
+    cp.size_spans.push(ir::Span { start: 0, end: 0 });
+    let v = cp.new_var("partials", ir::Span { start: 0, end: 0 });
+    cp.params = vec![Param {
+        var: v,
+        ty: Type::Array(Box::new(elem), arith::ArithExpr::size_var(&p)),
+        ty_span: ir::Span { start: 0, end: 0 },
+    }];
+    let read = cp.push(Expr::Var(v), ir::Span { start: 0, end: 0 });
+    if let Expr::Prim { args, .. } = &mut cp.exprs[top.index()] {
+        args[2] = read;
+    }
+    cp.body = top;
+    Ok(ir::print::program(&cp))
+}
+
+fn outer_size(t: &Type) -> Option<String> {
+    match t {
+        Type::Array(_, n) => n.as_var().map(|(name, _)| name.to_string()),
+        _ => None,
+    }
+}
+
+fn with_outer(t: &Type, len: arith::ArithExpr) -> Type {
+    match t {
+        Type::Array(e, _) => Type::Array(e.clone(), len),
+        other => other.clone(),
+    }
+}
+
+/// The text `--emit plan --devices` prints: the split, then the slice program's kernels.
+pub fn describe(src: &str, devices: &[String]) -> Result<String, Error> {
+    let typed = crate::compile(
+        src,
+        &Options {
+            types_only: true,
+            ..Options::default()
+        },
+    )?;
+    let mut out = format!("devices: {}\n", devices.join(", "));
+    match decide(&typed.given, &typed.given_info) {
+        Decision::Whole(why) => {
+            out.push_str(&format!(
+                "not split: {why}; the whole program runs on the first device ({})\n",
+                devices[0]
+            ));
+            out.push_str(&crate::compile(src, &Options::default())?.text(crate::Emit::Plan)?);
+        }
+        Decision::Split(s) => {
+            let n = devices.len();
+            out.push_str(&format!(
+                "split: {size} into {n} contiguous slices of length {part} (in proportion to each \
+                 device's speed: equal for identical devices)\n",
+                size = s.size,
+                part = s.part
+            ));
+            for (i, d) in devices.iter().enumerate() {
+                out.push_str(&format!(
+                    "  slice {i}: device {d}, its own host thread, context and queue\n"
+                ));
+            }
+            out.push_str(&format!("sliced by {}: {}\n", s.size, s.sliced.join(", ")));
+            if !s.whole.is_empty() {
+                out.push_str(&format!("copied whole to every device: {}\n", s.whole.join(", ")));
+            }
+            out.push_str(match &s.gather {
+                Gather::Concat => "gathered: the parts concatenated in slice order\n",
+                Gather::Reduce { .. } => "gathered: one partial per device, reduced on the host\n",
+            });
+            out.push_str("each slice runs:\n");
+            let slice = crate::compile(&s.slice_src, &Options::default())?;
+            out.push_str(&slice.text(crate::Emit::Plan)?);
+        }
+    }
+    Ok(out)
+}
+
+/// What one device did.
+struct Part {
+    value: Value,
+    timing: Option<String>,
+}
+
+/// Runs `src` (given program text) on `inputs` over `devices`, with slices in proportion to
+/// `weights` (one per device; `None`: equal). Every device's error is reported, first by slice
+/// order; no partial result is returned.
+pub fn run(
+    src: &str,
+    inputs: &Inputs,
+    devices: &[String],
+    weights: Option<&[f64]>,
+    time: bool,
+) -> Result<RunResult, Error> {
+    if devices.is_empty() {
+        return Err(Error::plain("--devices: no device given"));
+    }
+    let typed = crate::compile(
+        src,
+        &Options {
+            types_only: true,
+            ..Options::default()
+        },
+    )?;
+    crate::verify_checks(&typed.given_info, inputs)?;
+    let ty = typed.given_info.result().clone();
+    let split = match decide(&typed.given, &typed.given_info) {
+        Decision::Split(s) => s,
+        Decision::Whole(_) => {
+            let part = run_on(src, inputs, &devices[0], time).map_err(|e| on_device(0, &devices[0], e))?;
+            return Ok(result(part.value, ty, part.timing));
+        }
+    };
+    let n = usize::try_from(
+        *inputs
+            .sizes
+            .get(&split.size)
+            .ok_or_else(|| Error::plain(format!("internal: the split size {} has no value", split.size)))?,
+    )
+    .map_err(|_| Error::plain(format!("negative size {}", split.size)))?;
+    let equal = vec![1.0; devices.len()];
+    let ranges = slices(n, weights.unwrap_or(&equal));
+    let jobs: Vec<(usize, Range<usize>)> = ranges
+        .iter()
+        .cloned()
+        .enumerate()
+        .filter(|(_, r)| !r.is_empty())
+        .collect();
+    let outcomes: Vec<(usize, Result<Part, Error>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = jobs
+            .iter()
+            .map(|(i, r)| {
+                let (i, r) = (*i, r.clone());
+                let split = &split;
+                let device = &devices[i];
+                let handle = std::thread::Builder::new()
+                    .name(format!("lift-device-{i}"))
+                    .stack_size(ir::STACK_BYTES)
+                    .spawn_scoped(scope, move || {
+                        let slice_inputs = slice_inputs(split, inputs, r)?;
+                        run_on(&split.slice_src, &slice_inputs, device, time)
+                    });
+                (i, handle)
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|(i, h)| {
+                let out = match h {
+                    Ok(h) => h
+                        .join()
+                        .unwrap_or_else(|_| Err(Error::plain("internal error in its thread (a bug)"))),
+                    Err(e) => Err(Error::plain(format!("cannot start its thread: {e}"))),
+                };
+                (i, out)
+            })
+            .collect()
+    });
+    let mut parts = vec![];
+    let mut failed = vec![];
+    for (i, o) in outcomes {
+        match o {
+            Ok(p) => parts.push((i, p)),
+            Err(e) => failed.push(on_device(i, &devices[i], e)),
+        }
+    }
+    if !failed.is_empty() {
+        let first = failed.remove(0);
+        return Err(match first {
+            Error::Plain { message, mut notes } => {
+                notes.extend(failed.iter().map(Error::message));
+                notes.push("no result: every slice must succeed".into());
+                Error::Plain { message, notes }
+            }
+            other => other,
+        });
+    }
+    let timing = time.then(|| {
+        parts
+            .iter()
+            .map(|(i, p)| {
+                format!(
+                    "device {i} ({}):\n{}",
+                    devices[*i],
+                    p.timing.clone().unwrap_or_default()
+                )
+            })
+            .collect::<String>()
+    });
+    let value = gather(&split, parts.into_iter().map(|(_, p)| p.value).collect())?;
+    Ok(result(value, ty, timing))
+}
+
+/// `lift run --devices`: loads the inputs as `lift run` does and runs over `devices`.
+pub fn run_files(
+    src: &str,
+    data: &[String],
+    sizes: &[String],
+    devices: &[String],
+    time: bool,
+) -> Result<RunResult, Error> {
+    let typed = crate::compile(
+        src,
+        &Options {
+            types_only: true,
+            ..Options::default()
+        },
+    )?;
+    let sources = crate::read_sources(data)?;
+    let given = crate::parse_sizes(sizes)?;
+    let inputs = crate::data::load(&typed.given, &sources, &given)?;
+    run(src, &inputs, devices, None, time)
+}
+
+fn result(value: Value, ty: Type, timing: Option<String>) -> RunResult {
+    let json = value.to_json();
+    RunResult {
+        value,
+        ty,
+        json,
+        timing,
+    }
+}
+
+/// One clean error naming the device of slice `i`.
+fn on_device(i: usize, device: &str, e: Error) -> Error {
+    Error::plain(format!("device {i} ({device}) failed: {}", e.message()))
+}
+
+/// The inputs of one slice program: sliced parameters cut to `r`, the rest whole.
+fn slice_inputs(split: &Split, inputs: &Inputs, r: Range<usize>) -> Result<Inputs, Error> {
+    let mut values = Vec::with_capacity(split.params.len());
+    for &(k, sliced) in &split.params {
+        let v = &inputs.values[k];
+        values.push(if sliced {
+            match v {
+                Value::Array(xs) => Value::Array(xs[r.clone()].to_vec()),
+                _ => return Err(Error::plain("internal: a sliced input is not an array")),
+            }
+        } else {
+            v.clone()
+        });
+    }
+    let mut sizes = inputs.sizes.clone();
+    sizes.insert(split.part.clone(), r.len() as i64);
+    Ok(Inputs { values, sizes })
+}
+
+/// Compiles `src` for `device` at the inputs' sizes (its tuned variant when the cache has one)
+/// and runs it there.
+fn run_on(src: &str, inputs: &Inputs, device: &str, time: bool) -> Result<Part, Error> {
+    let typed = crate::compile(
+        src,
+        &Options {
+            types_only: true,
+            ..Options::default()
+        },
+    )?;
+    let tuned_for = if crate::is_high_level(&typed.given) {
+        Some(
+            host_runner::Session::open(Some(device))
+                .map_err(|e| Error::plain(e.to_string()))?
+                .info()
+                .name
+                .clone(),
+        )
+    } else {
+        None
+    };
+    let compiled = crate::compile(
+        src,
+        &Options {
+            sizes: inputs.sizes.clone(),
+            tuned_for,
+            ..Options::default()
+        },
+    )?;
+    let opts = crate::RunOptions {
+        device: Some(device.to_string()),
+        time,
+        interp: false,
+    };
+    let r = crate::run_compiled(&compiled, inputs, &opts)?;
+    Ok(Part {
+        value: r.value,
+        timing: r.timing,
+    })
+}
+
+/// Puts the parts together in slice order.
+fn gather(split: &Split, parts: Vec<Value>) -> Result<Value, Error> {
+    match &split.gather {
+        Gather::Concat => {
+            let mut all = vec![];
+            for p in parts {
+                match p {
+                    Value::Array(xs) => all.extend(xs),
+                    _ => return Err(Error::plain("internal: a part of the result is not an array")),
+                }
+            }
+            Ok(Value::Array(all))
+        }
+        Gather::Reduce { combine } => {
+            let mut partials = vec![];
+            for p in parts {
+                match p {
+                    Value::Array(mut xs) if xs.len() == 1 => partials.push(xs.remove(0)),
+                    _ => return Err(Error::plain("internal: a partial result is not one value")),
+                }
+            }
+            let prog = ir::parse(combine)?;
+            let n = partials.len() as i64;
+            let lookup = |name: &str| (prog.sizes.last().map(String::as_str) == Some(name)).then_some(n);
+            ir::interp::eval(&prog, &[Value::Array(partials)], &lookup)
+                .map_err(|e| Error::plain(format!("combining the partial results: {}", e.message)))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_cover_the_range_in_proportion() {
+        assert_eq!(slices(10, &[1.0, 1.0]), vec![0..5, 5..10]);
+        assert_eq!(slices(10, &[1.0, 1.0, 1.0]), vec![0..3, 3..7, 7..10]);
+        assert_eq!(slices(100, &[9.0, 1.0]), vec![0..90, 90..100]);
+        assert_eq!(slices(100, &[1000.0, 1.0]), vec![0..100, 100..100]);
+        assert_eq!(slices(3, &[1.0, 1.0, 1.0, 1.0]), vec![0..1, 1..2, 2..2, 2..3]);
+        assert_eq!(slices(0, &[1.0, 1.0]), vec![0..0, 0..0]);
+    }
+}
