@@ -130,23 +130,41 @@ fn find_split(prog: &Program, info: &typeck::TypeInfo) -> Result<Split, String> 
     if prog.params.is_empty() {
         return Err("the program has no input to split".into());
     }
+    // `join` and `toX` commute with concatenation: parts of the map below them are parts of
+    // the result. A `let` above the map (K-normal form binds a filter that way) is looked
+    // through; its value is sliced with the map only when the map's input is its one use.
     let mut top = prog.body;
-    while let Expr::Prim { prim: Prim::Join, args } = prog.expr(top) {
-        top = args[0];
+    let mut joined = false;
+    let mut lets: BTreeMap<ir::VarId, ExprId> = BTreeMap::new();
+    loop {
+        match prog.expr(top) {
+            Expr::Prim {
+                prim: prim @ (Prim::Join | Prim::To(_)),
+                args,
+            } => {
+                joined |= *prim == Prim::Join;
+                top = args[0];
+            }
+            Expr::Let { var, value, body, .. } => {
+                lets.insert(*var, *value);
+                top = *body;
+            }
+            _ => break,
+        }
     }
     let (input, gather) = match prog.expr(top) {
         Expr::Prim {
-            prim: Prim::Map(ir::MapKind::Plain | ir::MapKind::Glb(0) | ir::MapKind::Wrg(0)),
+            prim: Prim::Map(ir::MapKind::Plain | ir::MapKind::Glb(_) | ir::MapKind::Wrg(_)),
             args,
         } => (args[1], Gather::Concat),
         Expr::Prim {
             prim: Prim::Filter(ir::FilterKind::Plain | ir::FilterKind::Glb),
             args,
-        } if top == prog.body => (args[1], Gather::Concat),
+        } => (args[1], Gather::Concat),
         Expr::Prim {
             prim: Prim::Reduce(ir::ReduceKind::Plain),
             args,
-        } if top == prog.body => {
+        } if !joined => {
             if !identity_init(prog, args[0], args[1]) {
                 return Err(
                     "the reduction's initial value is not known to be its operator's identity \
@@ -164,7 +182,7 @@ fn find_split(prog: &Program, info: &typeck::TypeInfo) -> Result<Split, String> 
     };
     // The leaves of the input: parameters read at the map's index.
     let mut leaves = vec![];
-    collect_leaves(prog, input, &mut leaves)?;
+    collect_leaves(prog, &lets, input, &mut leaves)?;
     let param_of = |v: ir::VarId| prog.params.iter().position(|p| p.var == v);
     let mut sliced_idx: Vec<usize> = vec![];
     for &(_, v) in &leaves {
@@ -255,19 +273,44 @@ fn find_split(prog: &Program, info: &typeck::TypeInfo) -> Result<Split, String> 
 }
 
 /// The parameters an input expression reads element by element: a parameter, a `zip` of such
-/// inputs, or a map over one (the element function may read anything whole).
-fn collect_leaves(prog: &Program, e: ExprId, out: &mut Vec<(ExprId, ir::VarId)>) -> Result<(), String> {
+/// inputs, a map or filter of one (its function may read anything whole), or a copy (`toX`):
+/// each of these maps a concatenation of slices to the concatenation of its results.
+fn collect_leaves(
+    prog: &Program,
+    lets: &BTreeMap<ir::VarId, ExprId>,
+    e: ExprId,
+    out: &mut Vec<(ExprId, ir::VarId)>,
+) -> Result<(), String> {
     match prog.expr(e) {
+        Expr::Var(v) if lets.contains_key(v) => {
+            let uses = prog
+                .exprs
+                .iter()
+                .filter(|x| matches!(x, Expr::Var(y) if y == v))
+                .count();
+            if uses != 1 {
+                return Err(format!(
+                    "`{}` is both the outermost map's input and read elsewhere",
+                    prog.var(*v).name
+                ));
+            }
+            collect_leaves(prog, lets, lets[v], out)
+        }
         Expr::Var(v) => {
             out.push((e, *v));
             Ok(())
         }
-        Expr::Prim { prim: Prim::Zip, args } => args.iter().try_for_each(|a| collect_leaves(prog, *a, out)),
+        Expr::Prim { prim: Prim::Zip, args } => args.iter().try_for_each(|a| collect_leaves(prog, lets, *a, out)),
         Expr::Prim {
-            prim: Prim::Map(ir::MapKind::Plain | ir::MapKind::Glb(0) | ir::MapKind::Seq),
+            prim: Prim::Map(ir::MapKind::Plain | ir::MapKind::Glb(_) | ir::MapKind::Seq) | Prim::Filter(_) | Prim::To(_),
             args,
-        } => collect_leaves(prog, args[1], out),
-        _ => Err("the outermost map's input is not a parameter, a zip of parameters or a map of one".into()),
+        } => collect_leaves(
+            prog,
+            lets,
+            *args.last().expect("a primitive with an array argument"),
+            out,
+        ),
+        _ => Err("the outermost map's input is not a parameter, a zip of parameters or a map or filter of one".into()),
     }
 }
 
