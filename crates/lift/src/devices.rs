@@ -478,8 +478,15 @@ pub fn run(
             .ok_or_else(|| Error::plain(format!("internal: the split size {} has no value", split.size)))?,
     )
     .map_err(|_| Error::plain(format!("negative size {}", split.size)))?;
-    let equal = vec![1.0; devices.len()];
-    let ranges = slices(n, weights.unwrap_or(&equal));
+    let measured;
+    let weights = match weights {
+        Some(w) => w,
+        None => {
+            measured = calibrate(&split, inputs, devices, n)?;
+            &measured
+        }
+    };
+    let ranges = slices(n, weights);
     let jobs: Vec<(usize, Range<usize>)> = ranges
         .iter()
         .cloned()
@@ -572,6 +579,33 @@ pub fn run_files(
     run(src, &inputs, devices, None, time)
 }
 
+/// Each device's speed on this program, in slice elements per kernel nanosecond, from the
+/// profiled kernel time of a slice of about 1/64 of the range on it, one device after the
+/// other so that they do not compete. A device named more than once is
+/// measured once; when every device is the same, the split is equal and nothing is measured.
+fn calibrate(split: &Split, inputs: &Inputs, devices: &[String], n: usize) -> Result<Vec<f64>, Error> {
+    let mut distinct: Vec<&String> = vec![];
+    for d in devices {
+        if !distinct.contains(&d) {
+            distinct.push(d);
+        }
+    }
+    if distinct.len() < 2 || n == 0 {
+        return Ok(vec![1.0; devices.len()]);
+    }
+    let c = (n / 64).clamp(1, n);
+    let probe = slice_inputs(split, inputs, 0..c)?;
+    let mut speed: BTreeMap<&String, f64> = BTreeMap::new();
+    for (i, d) in devices.iter().enumerate() {
+        if speed.contains_key(d) {
+            continue;
+        }
+        let ns = kernel_ns(&split.slice_src, &probe, d).map_err(|e| on_device(i, d, e))?;
+        speed.insert(d, c as f64 / ns.max(1) as f64);
+    }
+    Ok(devices.iter().map(|d| speed[d]).collect())
+}
+
 fn result(value: Value, ty: Type, timing: Option<String>) -> RunResult {
     let json = value.to_json();
     RunResult {
@@ -609,6 +643,31 @@ fn slice_inputs(split: &Split, inputs: &Inputs, r: Range<usize>) -> Result<Input
 /// Compiles `src` for `device` at the inputs' sizes (its tuned variant when the cache has one)
 /// and runs it there.
 fn run_on(src: &str, inputs: &Inputs, device: &str, time: bool) -> Result<Part, Error> {
+    let compiled = compile_for(src, inputs, device)?;
+    let opts = crate::RunOptions {
+        device: Some(device.to_string()),
+        time,
+        interp: false,
+    };
+    let r = crate::run_compiled(&compiled, inputs, &opts)?;
+    Ok(Part {
+        value: r.value,
+        timing: r.timing,
+    })
+}
+
+/// The kernel time (ns, from profiling events, the median of a few runs) of `src` on `device`.
+fn kernel_ns(src: &str, inputs: &Inputs, device: &str) -> Result<u64, Error> {
+    let compiled = compile_for(src, inputs, device)?;
+    let plan = compiled
+        .plan
+        .as_ref()
+        .ok_or_else(|| Error::plain("internal: a slice program without kernels"))?;
+    let m = crate::backend::run_measured(plan, inputs, Some(device), true, 3, false)?;
+    Ok(m.kernel_ns.iter().map(|(_, ns)| *ns).sum())
+}
+
+fn compile_for(src: &str, inputs: &Inputs, device: &str) -> Result<crate::Compiled, Error> {
     let typed = crate::compile(
         src,
         &Options {
@@ -627,24 +686,14 @@ fn run_on(src: &str, inputs: &Inputs, device: &str, time: bool) -> Result<Part, 
     } else {
         None
     };
-    let compiled = crate::compile(
+    crate::compile(
         src,
         &Options {
             sizes: inputs.sizes.clone(),
             tuned_for,
             ..Options::default()
         },
-    )?;
-    let opts = crate::RunOptions {
-        device: Some(device.to_string()),
-        time,
-        interp: false,
-    };
-    let r = crate::run_compiled(&compiled, inputs, &opts)?;
-    Ok(Part {
-        value: r.value,
-        timing: r.timing,
-    })
+    )
 }
 
 /// Puts the parts together in slice order.

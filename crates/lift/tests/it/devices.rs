@@ -257,3 +257,18 @@ fn the_plan_shows_the_split() {
     );
     assert!(stdout.contains("v_a : (v_K*v_Mpart) x float (input 0)"), "{stdout}");
 }
+
+#[test]
+fn devices_named_differently_are_calibrated_and_still_agree() {
+    let Some(devs) = twice() else { return };
+    // The same device by id and by name: two specs, so the split is measured (a short profiled
+    // run on each) rather than assumed equal.
+    let name = host_runner::devices().expect("listed above")[0].name.clone();
+    let both = vec![devs[0].clone(), name];
+    let (m, k, n) = (70, 16, 9);
+    let ins = inputs(
+        vec![matrix(m, k, 9), matrix(k, n, 10)],
+        &[("M", m as i64), ("K", k as i64), ("N", n as i64)],
+    );
+    check(MM, &ins, &both, None);
+}
