@@ -400,6 +400,15 @@ pub fn describe(src: &str, devices: &[String]) -> Result<String, Error> {
     )?;
     let mut out = format!("devices: {}\n", devices.join(", "));
     match decide(&typed.given, &typed.given_info) {
+        Decision::Whole(_) if host_loop(&typed.given, &typed.given_info).is_some() => {
+            let hl = host_loop(&typed.given, &typed.given_info).expect("checked by the guard");
+            out.push_str(&format!(
+                "host loop: {} steps, each split over the devices; the gathered state goes to every \
+                 device before the next step\n",
+                hl.steps
+            ));
+            describe_split(&mut out, &hl.step, devices)?;
+        }
         Decision::Whole(why) => {
             out.push_str(&format!(
                 "not split: {why}; the whole program runs on the first device ({})\n",
@@ -407,7 +416,14 @@ pub fn describe(src: &str, devices: &[String]) -> Result<String, Error> {
             ));
             out.push_str(&crate::compile(src, &Options::default())?.text(crate::Emit::Plan)?);
         }
-        Decision::Split(s) => {
+        Decision::Split(s) => describe_split(&mut out, &s, devices)?,
+    }
+    Ok(out)
+}
+
+fn describe_split(out: &mut String, s: &Split, devices: &[String]) -> Result<(), Error> {
+    {
+        {
             let n = devices.len();
             out.push_str(&format!(
                 "split: {size} into {n} contiguous slices of length {part} (in proportion to each \
@@ -433,7 +449,7 @@ pub fn describe(src: &str, devices: &[String]) -> Result<String, Error> {
             out.push_str(&slice.text(crate::Emit::Plan)?);
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// What one device did.
@@ -466,11 +482,118 @@ pub fn run(
     let ty = typed.given_info.result().clone();
     let split = match decide(&typed.given, &typed.given_info) {
         Decision::Split(s) => s,
-        Decision::Whole(_) => {
+        Decision::Whole(why) => {
+            if let Some(hl) = host_loop(&typed.given, &typed.given_info) {
+                let (value, timing) = run_host_loop(&hl, inputs, devices, weights, time)?;
+                return Ok(result(value, ty, timing));
+            }
+            let _ = why;
             let part = run_on(src, inputs, &devices[0], time).map_err(|e| on_device(0, &devices[0], e))?;
             return Ok(result(part.value, ty, part.timing));
         }
     };
+    let (value, timing) = run_split(&split, inputs, devices, weights, time)?;
+    Ok(result(value, ty, timing))
+}
+
+/// A host loop `iterate K (lambda (s) body) x` (x a parameter) whose body splits over `s`: each
+/// step runs split, and its gathered state is the next step's input on every device (n-body:
+/// the new positions of every slice go to every device each step).
+pub struct HostLoop {
+    pub steps: arith::ArithExpr,
+    /// The parameter the loop starts from.
+    pub init: usize,
+    /// The body as a program of the given parameters and the state (last), and its split.
+    pub step: Split,
+}
+
+/// The host loop at the top of `prog`, when its step splits.
+pub fn host_loop(prog: &Program, info: &typeck::TypeInfo) -> Option<HostLoop> {
+    let Expr::Prim {
+        prim: Prim::Iterate(k),
+        args,
+    } = prog.expr(prog.body)
+    else {
+        return None;
+    };
+    let Expr::Lambda { params, body } = prog.expr(args[0]) else {
+        return None;
+    };
+    let [st] = params.as_slice() else { return None };
+    let Expr::Var(x) = prog.expr(args[1]) else {
+        return None;
+    };
+    let init = prog.params.iter().position(|p| p.var == *x)?;
+    // The state keeps its type from step to step, so every step is the same program.
+    if info.var_ty(*st) != &prog.params[init].ty {
+        return None;
+    }
+    let mut sp = prog.clone();
+    sp.params.push(Param {
+        var: *st,
+        ty: prog.params[init].ty.clone(),
+        ty_span: prog.params[init].ty_span,
+    });
+    sp.body = *body;
+    let step_prog = ir::parse(&ir::print::program(&sp)).ok()?;
+    let step_info = typeck::infer(&step_prog).ok()?;
+    match decide(&step_prog, &step_info) {
+        Decision::Split(step) if step.gather == Gather::Concat => Some(HostLoop {
+            steps: k.clone(),
+            init,
+            step,
+        }),
+        _ => None,
+    }
+}
+
+fn run_host_loop(
+    hl: &HostLoop,
+    inputs: &Inputs,
+    devices: &[String],
+    weights: Option<&[f64]>,
+    time: bool,
+) -> Result<(Value, Option<String>), Error> {
+    let k = hl
+        .steps
+        .eval(&|n| inputs.sizes.get(n).copied())
+        .map_err(|e| Error::plain(format!("cannot evaluate the number of steps {}: {e}", hl.steps)))?;
+    let mut step_inputs = Inputs {
+        values: inputs.values.clone(),
+        sizes: inputs.sizes.clone(),
+    };
+    step_inputs.values.push(inputs.values[hl.init].clone());
+    let n = usize::try_from(*step_inputs.sizes.get(&hl.step.size).unwrap_or(&0)).unwrap_or(0);
+    // Measured once, on the first state: every step is the same program on the same sizes.
+    let measured;
+    let weights = match weights {
+        Some(w) => w,
+        None => {
+            measured = calibrate(&hl.step, &step_inputs, devices, n)?;
+            &measured
+        }
+    };
+    let mut timing = time.then(String::new);
+    for _ in 0..k {
+        let (next, t) = run_split(&hl.step, &step_inputs, devices, Some(weights), time)?;
+        if let (Some(all), Some(t)) = (timing.as_mut(), t) {
+            all.push_str(&t);
+        }
+        *step_inputs.values.last_mut().expect("the state is pushed above") = next;
+    }
+    let state = step_inputs.values.pop().expect("the state is pushed above");
+    Ok((state, timing))
+}
+
+/// Runs a split program: one thread per device with a non-empty slice, parts gathered in
+/// order; any device's error is the result.
+fn run_split(
+    split: &Split,
+    inputs: &Inputs,
+    devices: &[String],
+    weights: Option<&[f64]>,
+    time: bool,
+) -> Result<(Value, Option<String>), Error> {
     let n = usize::try_from(
         *inputs
             .sizes
@@ -555,7 +678,7 @@ pub fn run(
             .collect::<String>()
     });
     let value = gather(&split, parts.into_iter().map(|(_, p)| p.value).collect())?;
-    Ok(result(value, ty, timing))
+    Ok((value, timing))
 }
 
 /// `lift run --devices`: loads the inputs as `lift run` does and runs over `devices`.

@@ -272,3 +272,34 @@ fn devices_named_differently_are_calibrated_and_still_agree() {
     );
     check(MM, &ins, &both, None);
 }
+
+/// n-body's shape as a host loop: each step's map reads its element and every element of the
+/// state, so every device needs the whole state of the step before.
+const SMOOTH: &str = "(lift (N K) ((array-type float N))
+  (lambda (xs)
+    (iterate K
+      (lambda (s)
+        (join (mapGlb (lambda (x)
+                        (mapSeq (lambda (t) (+ (* x 0.5f) (* t 0.01f)))
+                                (reduceSeq (lambda (acc y) (+ acc y)) 0.0f s)))
+                      s)))
+      xs)))";
+
+#[test]
+fn a_host_loop_over_two_contexts_exchanges_the_state_each_step() {
+    let Some(devs) = twice() else { return };
+    let typed = lift::compile(
+        SMOOTH,
+        &lift::Options {
+            types_only: true,
+            ..lift::Options::default()
+        },
+    )
+    .expect("types");
+    let hl = lift::devices::host_loop(&typed.given, &typed.given_info).expect("the loop's step splits");
+    assert_eq!(hl.step.sliced, ["s"]);
+    let n = 101;
+    let ins = inputs(vec![Value::Array(floats(n, 11))], &[("N", n as i64), ("K", 4)]);
+    check(SMOOTH, &ins, &devs, None);
+    check(SMOOTH, &ins, &devs, Some(&[1.0, 3.0]));
+}
