@@ -605,7 +605,7 @@ fn run_split(
     let weights = match weights {
         Some(w) => w,
         None => {
-            measured = calibrate(&split, inputs, devices, n)?;
+            measured = calibrate(split, inputs, devices, n)?;
             &measured
         }
     };
@@ -677,7 +677,7 @@ fn run_split(
             })
             .collect::<String>()
     });
-    let value = gather(&split, parts.into_iter().map(|(_, p)| p.value).collect())?;
+    let value = gather(split, parts.into_iter().map(|(_, p)| p.value).collect())?;
     Ok((value, timing))
 }
 
