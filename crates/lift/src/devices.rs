@@ -573,15 +573,93 @@ fn run_host_loop(
             &measured
         }
     };
-    let mut timing = time.then(String::new);
-    for _ in 0..k {
-        let (next, t) = run_split(&hl.step, &step_inputs, devices, Some(weights), time)?;
-        if let (Some(all), Some(t)) = (timing.as_mut(), t) {
-            all.push_str(&t);
+    let ranges = slices(n, weights);
+    let jobs: Vec<(usize, Range<usize>)> = ranges.into_iter().enumerate().filter(|(_, r)| !r.is_empty()).collect();
+    let state_param = inputs.values.len();
+    let started = std::time::Instant::now();
+    // One thread per device keeps its session, kernels and buffers for every step; the host
+    // sends it each new state (the one input that changes) and gets its slice back.
+    let state = std::thread::scope(|scope| -> Result<Value, Error> {
+        let (part_tx, part_rx) = std::sync::mpsc::channel::<(usize, Result<Value, Error>)>();
+        let mut to_workers = vec![];
+        for (slot, (i, r)) in jobs.iter().enumerate() {
+            let (tx, rx) = std::sync::mpsc::channel::<std::sync::Arc<Value>>();
+            to_workers.push(tx);
+            let (part_tx, r, device, first) = (part_tx.clone(), r.clone(), &devices[*i], &step_inputs);
+            let step = &hl.step;
+            let worker = move || {
+                let send = |v: Result<Value, Error>| part_tx.send((slot, v)).is_ok();
+                let made = slice_inputs(step, first, r.clone()).and_then(|ins| {
+                    let c = compile_for(&step.slice_src, &ins, device)?;
+                    let plan = c
+                        .plan
+                        .as_ref()
+                        .ok_or_else(|| Error::plain("internal: a step without kernels"))?;
+                    crate::backend::Resident::new(plan, c.info.result(), &ins, Some(device))
+                });
+                let mut dev = match made {
+                    Ok(d) => d,
+                    Err(e) => {
+                        send(Err(e));
+                        return;
+                    }
+                };
+                if !send(dev.launch()) {
+                    return;
+                }
+                while let Ok(state) = rx.recv() {
+                    let set = step.params.iter().enumerate().try_for_each(|(j, &(k, sliced))| {
+                        if k != state_param {
+                            return Ok(());
+                        }
+                        match (&*state, sliced) {
+                            (Value::Array(xs), true) => dev.set(j, &Value::Array(xs[r.clone()].to_vec())),
+                            (v, _) => dev.set(j, v),
+                        }
+                    });
+                    if !send(set.and_then(|()| dev.launch())) {
+                        return;
+                    }
+                }
+            };
+            std::thread::Builder::new()
+                .name(format!("lift-device-{i}"))
+                .stack_size(ir::STACK_BYTES)
+                .spawn_scoped(scope, worker)
+                .map_err(|e| on_device(*i, &devices[*i], Error::plain(format!("cannot start its thread: {e}"))))?;
         }
-        *step_inputs.values.last_mut().expect("the state is pushed above") = next;
-    }
-    let state = step_inputs.values.pop().expect("the state is pushed above");
+        drop(part_tx);
+        let mut state = Value::Array(vec![]);
+        for step in 0..k {
+            if step > 0 {
+                let shared = std::sync::Arc::new(std::mem::replace(&mut state, Value::Array(vec![])));
+                for tx in &to_workers {
+                    // A worker that stopped has sent its error, read below.
+                    let _ = tx.send(shared.clone());
+                }
+            }
+            let mut parts: Vec<Option<Value>> = vec![None; jobs.len()];
+            for _ in 0..jobs.len() {
+                let (slot, part) = part_rx
+                    .recv()
+                    .map_err(|_| Error::plain("internal: a device thread ended without its part"))?;
+                let i = jobs[slot].0;
+                parts[slot] = Some(part.map_err(|e| on_device(i, &devices[i], e))?);
+            }
+            state = gather(&hl.step, parts.into_iter().flatten().collect())?;
+        }
+        // Closing the channels ends the workers.
+        drop(to_workers);
+        Ok(state)
+    });
+    let state = if k == 0 { inputs.values[hl.init].clone() } else { state? };
+    let timing = time.then(|| {
+        format!(
+            "host loop over {} device(s): {k} steps in {:.3} ms (wall, with every exchange)\n",
+            jobs.len(),
+            started.elapsed().as_secs_f64() * 1e3
+        )
+    });
     Ok((state, timing))
 }
 
