@@ -706,7 +706,14 @@ fn run_split(
                     .stack_size(ir::STACK_BYTES)
                     .spawn_scoped(scope, move || {
                         let slice_inputs = slice_inputs(split, inputs, r)?;
-                        run_on(&split.slice_src, &slice_inputs, device, time)
+                        let mut compiled = compile_for(&split.slice_src, &slice_inputs, device)?;
+                        if forced_failure(i) {
+                            if let Some(plan) = compiled.plan.as_mut() {
+                                plan.source
+                                    .push_str("\n#error \"a failure forced by LIFT_DEVICES_FAIL\"\n");
+                            }
+                        }
+                        run_compiled_on(&compiled, &slice_inputs, device, time)
                     });
                 (i, handle)
             })
@@ -819,7 +826,12 @@ fn result(value: Value, ty: Type, timing: Option<String>) -> RunResult {
 
 /// One clean error naming the device of slice `i`.
 fn on_device(i: usize, device: &str, e: Error) -> Error {
-    Error::plain(format!("device {i} ({device}) failed: {}", e.message()))
+    let message = format!("device {i} ({device}) failed: {}", e.message());
+    match e {
+        // The driver's build log and the like stay with the message.
+        Error::Plain { notes, .. } => Error::Plain { message, notes },
+        Error::Source(_) | Error::Invalid(_) => Error::plain(message),
+    }
 }
 
 /// The inputs of one slice program: sliced parameters cut to `r`, the rest whole.
@@ -844,13 +856,24 @@ fn slice_inputs(split: &Split, inputs: &Inputs, r: Range<usize>) -> Result<Input
 /// Compiles `src` for `device` at the inputs' sizes (its tuned variant when the cache has one)
 /// and runs it there.
 fn run_on(src: &str, inputs: &Inputs, device: &str, time: bool) -> Result<Part, Error> {
-    let compiled = compile_for(src, inputs, device)?;
+    run_compiled_on(&compile_for(src, inputs, device)?, inputs, device, time)
+}
+
+/// The variable that makes the build of one slice's kernels fail (its value: the slice's
+/// index), so that the path of a device failing mid-run can be tested on any machine.
+pub const FAIL_VAR: &str = "LIFT_DEVICES_FAIL";
+
+fn forced_failure(slice: usize) -> bool {
+    std::env::var(FAIL_VAR).is_ok_and(|v| v.trim() == slice.to_string())
+}
+
+fn run_compiled_on(compiled: &crate::Compiled, inputs: &Inputs, device: &str, time: bool) -> Result<Part, Error> {
     let opts = crate::RunOptions {
         device: Some(device.to_string()),
         time,
         interp: false,
     };
-    let r = crate::run_compiled(&compiled, inputs, &opts)?;
+    let r = crate::run_compiled(compiled, inputs, &opts)?;
     Ok(Part {
         value: r.value,
         timing: r.timing,

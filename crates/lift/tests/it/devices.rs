@@ -303,3 +303,35 @@ fn a_host_loop_over_two_contexts_exchanges_the_state_each_step() {
     check(SMOOTH, &ins, &devs, None);
     check(SMOOTH, &ins, &devs, Some(&[1.0, 3.0]));
 }
+
+#[test]
+fn a_device_whose_build_fails_mid_run_gives_one_error_naming_it_and_no_result() {
+    let Some(devs) = twice() else { return };
+    let ex = examples_dir();
+    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .arg("run")
+        .arg(ex.join("hl_mm.lisp"))
+        .arg("--data")
+        .arg(ex.join("hl_mm.json"))
+        .arg("--devices")
+        .arg(devs.join(","))
+        .env(lift::devices::FAIL_VAR, "1")
+        .output()
+        .expect("lift runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        out.stdout.is_empty(),
+        "printed a result: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        crate::mentions(&stderr, &format!("device 1 ({}) failed", devs[1])),
+        "{stderr}"
+    );
+    assert!(crate::mentions(&stderr, "could not build"), "{stderr}");
+    assert!(
+        stderr.contains("forced by LIFT_DEVICES_FAIL"),
+        "the build log is kept: {stderr}"
+    );
+}
