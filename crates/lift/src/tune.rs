@@ -606,6 +606,18 @@ pub fn tune(
             progress.show(&format!("variant {i}: interpreting with error bounds"));
             bounded_eval_program(program, &inputs, check_steps)
         };
+        // Several devices (issue 14): the devices that still need this variant measure it at
+        // once, one thread each; a device left `None` is measured below as before.
+        let pending: Vec<bool> = recorded.iter().map(Option::is_none).collect();
+        let mut at_once = crate::devices::at_once(&chosen, &pending, |dev: &host_runner::DeviceInfo| {
+            measure_within(limit, program, &inputs, &dev.id, repeats)
+        });
+        if at_once.iter().filter(|m| m.is_some()).count() > 1 {
+            progress.show(&format!(
+                "variant {i} on {} devices at once: compiling and running",
+                at_once.iter().filter(|m| m.is_some()).count()
+            ));
+        }
         for ((k, dev), rec) in chosen.iter().enumerate().zip(recorded) {
             if let Some((ms, check)) = rec {
                 rows.push(Row {
@@ -617,9 +629,15 @@ pub fn tune(
                 progress.advance();
                 continue;
             }
-            progress.show(&format!("variant {i} on {}: compiling and running", dev.id));
+            if at_once[k].is_none() {
+                progress.show(&format!("variant {i} on {}: compiling and running", dev.id));
+            }
             let mut row = row(k, dev);
-            let measured = measure_within(limit, program, &inputs, &dev.id, repeats).ok_or_else(|| {
+            let measured = match at_once[k].take() {
+                Some(m) => m,
+                None => measure_within(limit, program, &inputs, &dev.id, repeats),
+            }
+            .ok_or_else(|| {
                 let kept = rows.iter().filter(|r: &&Row| r.median_ms.is_some()).count();
                 Error::plain(format!(
                     "variant {i} did not finish on {} within {} s ({TIME_LIMIT_VAR}); the {kept} result(s) \
