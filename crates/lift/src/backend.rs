@@ -1164,3 +1164,213 @@ impl HostExec<'_> {
         Ok(s)
     }
 }
+
+/// One compiled program kept on one device across many runs (`devices`' host loops): its
+/// kernels built once, every input in a resident buffer that is uploaded only when it changes,
+/// and its result read back after each launch.
+pub struct Resident {
+    session: host_runner::Session,
+    plan: KernelPlan,
+    prepared: host_runner::Prepared,
+    env: Env,
+    /// Per parameter: its buffer (arrays) or value (scalars).
+    params: Vec<HostVal>,
+    /// Per plan buffer that is neither input nor output: its storage, and which are zeroed.
+    fixed: BTreeMap<usize, host_runner::Resident>,
+    zeroed: Vec<host_runner::Resident>,
+    out: host_runner::Resident,
+    out_dims: Vec<usize>,
+    out_elem: Type,
+    flag: host_runner::Resident,
+}
+
+impl Resident {
+    /// Opens `device`, builds `plan`'s kernels, makes its buffers at `inputs`' sizes and
+    /// uploads every input.
+    pub fn new(plan: &KernelPlan, ty: &Type, inputs: &Inputs, device: Option<&str>) -> Result<Resident, Error> {
+        let mut session = host_runner::Session::open(device).map_err(run_error)?;
+        if plan.result.lengths.is_some() {
+            return Err(Error::plain("internal: a resident program returning a filter result"));
+        }
+        let mut env = Env {
+            values: BTreeMap::new(),
+        };
+        for (user, c) in &plan.sizes {
+            if let Some(v) = inputs.sizes.get(user) {
+                env.values.insert(c.clone(), *v);
+            }
+        }
+        for (c, cap) in &plan.capacities {
+            let v = env.eval(cap, "the capacity")?;
+            env.values.insert(c.clone(), v as i64);
+        }
+        let names: Vec<&str> = plan.kernels.iter().map(|k| k.name.as_str()).collect();
+        let prepared = session
+            .prepare(&plan.source, "-cl-std=CL1.2", &names)
+            .map_err(run_error)?;
+        let mut fixed = BTreeMap::new();
+        let mut zeroed = vec![];
+        let mut out_bytes = 0;
+        for (i, b) in plan.global_buffers() {
+            let n = env.eval(&b.len, &format!("the length of buffer {}", b.name))?;
+            let (esz, _) = layout(&b.elem);
+            let bytes = n
+                .checked_mul(esz)
+                .ok_or_else(|| Error::plain(format!("buffer {} is too large", b.name)))?;
+            match b.role {
+                Role::Input(_) => {}
+                Role::Output => out_bytes = bytes,
+                Role::Temp => {
+                    fixed.insert(i, session.alloc(&b.name, bytes).map_err(run_error)?);
+                }
+                Role::OutputLength | Role::TempLength | Role::Scratch => {
+                    let r = session.alloc(&b.name, bytes).map_err(run_error)?;
+                    fixed.insert(i, r);
+                    zeroed.push(r);
+                }
+            }
+        }
+        let out = session.alloc("result", out_bytes.max(1)).map_err(run_error)?;
+        let flag = session.alloc("e_flag", 4).map_err(run_error)?;
+        session.zero(flag).map_err(run_error)?;
+        let (out_dims, out_elem) = shape(ty, &inputs.sizes)?;
+        let mut r = Resident {
+            session,
+            plan: plan.clone(),
+            prepared,
+            env,
+            params: vec![],
+            fixed,
+            zeroed,
+            out,
+            out_dims,
+            out_elem,
+            flag,
+        };
+        for (k, v) in inputs.values.iter().enumerate() {
+            let hv = r.make_param(k, v)?;
+            r.params.push(hv);
+        }
+        Ok(r)
+    }
+
+    fn param_type(&self, k: usize) -> Option<Type> {
+        self.plan.memory.buffers.iter().find_map(|b| match b.role {
+            Role::Input(p) if p == k => Some(b.elem.clone()),
+            _ => None,
+        })
+    }
+
+    fn make_param(&mut self, k: usize, v: &Value) -> Result<HostVal, Error> {
+        match self.param_type(k) {
+            Some(elem) => {
+                let mut data = vec![];
+                encode(v, &elem, &mut data)?;
+                let r = self.session.alloc("parameter", data.len().max(1)).map_err(run_error)?;
+                self.session.upload(r, &data).map_err(run_error)?;
+                Ok(HostVal::Dev(r))
+            }
+            // A parameter without a buffer is a scalar argument (or unused).
+            None => Ok(HostVal::Scalar(v.clone())),
+        }
+    }
+
+    /// Replaces parameter `k`'s value (same length) on the device.
+    pub fn set(&mut self, k: usize, v: &Value) -> Result<(), Error> {
+        match self.params[k].clone() {
+            HostVal::Dev(r) => {
+                let elem = self.param_type(k).expect("a buffer parameter has a type");
+                let mut data = Vec::with_capacity(self.session.bytes_of(r));
+                encode(v, &elem, &mut data)?;
+                self.session.upload(r, &data).map_err(run_error)
+            }
+            HostVal::Scalar(_) => {
+                self.params[k] = HostVal::Scalar(v.clone());
+                Ok(())
+            }
+        }
+    }
+
+    /// Runs every kernel once and reads the result back.
+    pub fn launch(&mut self) -> Result<Value, Error> {
+        for r in &self.zeroed {
+            self.session.zero(*r).map_err(run_error)?;
+        }
+        for k in &self.plan.kernels {
+            let mut args = Vec::with_capacity(k.args.len());
+            for a in &k.args {
+                args.push(match a {
+                    KernelArg::Buffer(b) => {
+                        let r = match self.plan.memory.buffers[*b].role {
+                            Role::Input(p) => match &self.params[p] {
+                                HostVal::Dev(r) => *r,
+                                HostVal::Scalar(_) => {
+                                    return Err(Error::plain(format!("internal: input {p} is not on the device")))
+                                }
+                            },
+                            Role::Output => self.out,
+                            _ => *self.fixed.get(b).ok_or_else(|| {
+                                Error::plain(format!("internal: buffer {b} of a resident program has no storage"))
+                            })?,
+                        };
+                        host_runner::KernelArg::Buffer(r.0)
+                    }
+                    KernelArg::ErrorFlag => host_runner::KernelArg::Buffer(self.flag.0),
+                    KernelArg::Local(b) => {
+                        let b = &self.plan.memory.buffers[*b];
+                        let n = self
+                            .env
+                            .eval(&b.len, &format!("the length of local array {}", b.name))?;
+                        let (esz, _) = layout(&b.elem);
+                        host_runner::KernelArg::Local(
+                            n.checked_mul(esz)
+                                .ok_or_else(|| Error::plain(format!("local array {} is too large", b.name)))?,
+                        )
+                    }
+                    KernelArg::Size(c) => host_runner::KernelArg::I32(
+                        i32::try_from(self.env.values[c])
+                            .map_err(|_| Error::plain(format!("size {c} does not fit an int")))?,
+                    ),
+                    KernelArg::Param(p) => match &self.params[*p] {
+                        HostVal::Scalar(Value::Float(f)) => host_runner::KernelArg::F32(*f),
+                        HostVal::Scalar(Value::Double(d)) => host_runner::KernelArg::F64(*d),
+                        HostVal::Scalar(Value::Int(i)) => host_runner::KernelArg::I32(*i),
+                        HostVal::Scalar(Value::Bool(b)) => host_runner::KernelArg::I32(i32::from(*b)),
+                        v => return Err(Error::plain(format!("internal: parameter value {v:?} is not a scalar"))),
+                    },
+                });
+            }
+            let global = k
+                .global
+                .iter()
+                .map(|g| self.env.eval(g, "the global size"))
+                .collect::<Result<Vec<_>, _>>()?;
+            let launch = Launch {
+                kernel: k.name.clone(),
+                args,
+                global,
+                local: k.local.clone(),
+            };
+            self.session.check_launch(&self.prepared, &launch).map_err(run_error)?;
+            self.session
+                .enqueue_resident(&self.prepared, &launch)
+                .map_err(run_error)?;
+        }
+        let bytes = self
+            .session
+            .read_resident(self.out, 0, self.session.bytes_of(self.out))
+            .map_err(run_error)?;
+        if self.plan.uses_error_flag() {
+            let b = self.session.read_resident(self.flag, 0, 4).map_err(run_error)?;
+            let flag = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            if flag > 0 {
+                let span = self.plan.checks.get((flag - 1) as usize).copied().unwrap_or_default();
+                return Err(Error::Source(Diagnostic::new(
+                    span,
+                    "index out of range in `at` (detected on the device)",
+                )));
+            }
+        }
+        Ok(decode_dims(&bytes, &self.out_dims, &self.out_elem))
+    }
+}

@@ -27,6 +27,7 @@
 pub mod backend;
 pub mod bench;
 pub mod data;
+pub mod devices;
 pub mod host;
 pub mod report;
 pub mod tune;

@@ -28,6 +28,10 @@ enum Command {
         /// Work-group size of `mapGlb` kernels (a tuning parameter): `128`, or per dimension `16x16`.
         #[arg(long, value_parser = parse_work_group)]
         work_group: Option<WorkGroup>,
+        /// With `--emit plan`: how the program is split over these devices (`gpus`, `all` or
+        /// comma-separated `P:D`).
+        #[arg(long)]
+        devices: Option<String>,
     },
     /// Compile and run a program on its inputs; print the result as JSON.
     Run {
@@ -49,6 +53,10 @@ enum Command {
         /// Report each kernel's time from profiling events (on stderr).
         #[arg(long)]
         time: bool,
+        /// Split the outermost parallel map over several devices: `gpus`, `all`, or
+        /// comma-separated `P:D` (a device named twice gets two contexts).
+        #[arg(long, conflicts_with = "device")]
+        devices: Option<String>,
     },
     /// List OpenCL platforms and devices.
     Devices,
@@ -225,8 +233,18 @@ fn run(cli: Cli) -> Result<(), String> {
             emit,
             output,
             work_group,
+            devices,
         } => {
             let (name, src) = read_program(&program)?;
+            if let Some(spec) = devices {
+                if !matches!(emit, Some(Emit::Plan)) {
+                    return Err(lift::report::render_plain("--devices goes with --emit plan", &[]));
+                }
+                let text = lift::devices::resolve(&spec)
+                    .and_then(|devs| lift::devices::describe(&src, &devs))
+                    .map_err(|e| e.render(&name, &src))?;
+                return write_out(output.as_ref(), &text);
+            }
             let emit = emit.map(|e| match e {
                 Emit::Cl => lift::Emit::Cl,
                 Emit::Types => lift::Emit::Types,
@@ -258,14 +276,22 @@ fn run(cli: Cli) -> Result<(), String> {
             device,
             output,
             time,
+            devices,
         } => {
             let (name, src) = read_program(&program)?;
-            let opts = lift::RunOptions {
-                device,
-                time,
-                interp: backend == Backend::Interp,
-            };
-            let result = lift::run_files(&src, &data, &size, &opts).map_err(|e| e.render(&name, &src))?;
+            let result = match devices {
+                Some(spec) if backend == Backend::Opencl => lift::devices::resolve(&spec)
+                    .and_then(|devs| lift::devices::run_files(&src, &data, &size, &devs, time)),
+                _ => {
+                    let opts = lift::RunOptions {
+                        device,
+                        time,
+                        interp: backend == Backend::Interp,
+                    };
+                    lift::run_files(&src, &data, &size, &opts)
+                }
+            }
+            .map_err(|e| e.render(&name, &src))?;
             if let Some(report) = &result.timing {
                 err_out(report)?;
             }

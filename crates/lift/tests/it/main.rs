@@ -16,6 +16,7 @@
 mod cgo17;
 mod cli;
 mod codegen;
+mod devices;
 mod fuzz;
 mod host;
 mod interp;

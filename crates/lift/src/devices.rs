@@ -1,0 +1,1006 @@
+//! Several devices for one program (issue 14, NUDA's `nudevs`): the outermost parallel map of a
+//! program is split into contiguous slices of its index range, one per device, each computed in
+//! its own host thread with its own OpenCL context and queue (`--devices 0:0,0:0` opens two
+//! contexts on one device).
+//!
+//! The split is decided on the program as given, before any lowering, from how each parameter
+//! reaches the outermost map: a parameter that *is* the map's input (or one operand of the
+//! `zip` it reads) is read at the map's index and is sliced along its outer dimension; every
+//! other parameter is read whole by each iteration (mm's second operand) and is copied whole to
+//! every device. Each device then compiles and runs the *slice program*: the given program with
+//! the sliced parameters' outer length replaced by a fresh size variable, so that the usual
+//! pipeline (tuning cache, rewrite, validate, codegen) chooses the variant for the slice and
+//! device at hand. The parts are gathered in order:
+//!
+//! - a map (under any number of `join`s) or a filter: the parts are concatenated (a filter's
+//!   parts are existential arrays; their lengths are the parts' lengths);
+//! - `reduce op init xs` whose `init` is the identity of `op` (`+` with 0, `*` with 1): one
+//!   partial per device, combined by the same reduction on the host;
+//! - anything else runs whole on the first device, and the plan says why.
+
+use crate::data::Inputs;
+use crate::{Error, Options, RunResult};
+use ir::interp::Value;
+use ir::{Expr, ExprId, Lit, Op, Param, Prim, Program, Type};
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+/// How the parts of the devices are put together.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Gather {
+    /// The parts are consecutive pieces of the result (a map, a join of one, a filter).
+    Concat,
+    /// One partial result per device (each an array of one element), reduced on the host by
+    /// this program (`(lift (P) ([T]P) (lambda (ps) (reduce op init ps)))`).
+    Reduce { combine: String },
+}
+
+/// How a program is spread over several devices.
+#[derive(Clone, Debug)]
+pub struct Split {
+    /// The size variable of the split dimension, and the fresh one of a slice.
+    pub size: String,
+    pub part: String,
+    /// The slice program's source text.
+    pub slice_src: String,
+    /// For each parameter of the slice program: the given program's parameter it takes, and
+    /// whether it takes a slice of it (else the whole value).
+    pub params: Vec<(usize, bool)>,
+    /// The given program's parameter names: sliced, and copied whole.
+    pub sliced: Vec<String>,
+    pub whole: Vec<String>,
+    pub gather: Gather,
+}
+
+/// The decision for a program: split, or run whole on the first device (with the reason).
+#[derive(Clone, Debug)]
+pub enum Decision {
+    Split(Split),
+    Whole(String),
+}
+
+/// `--devices`: `gpus` (every GPU), `all` (every device) or comma-separated `P:D` ids / name
+/// parts, as `lift devices` lists them. The same device may be named twice (two contexts).
+pub fn resolve(spec: &str) -> Result<Vec<String>, Error> {
+    let spec = spec.trim();
+    let pick = |want_gpu: bool| -> Result<Vec<String>, Error> {
+        let devs = host_runner::devices().map_err(|e| Error::plain(format!("--devices {spec}: {e}")))?;
+        let ids: Vec<String> = devs
+            .iter()
+            .filter(|d| !want_gpu || d.kind == host_runner::DeviceKind::Gpu)
+            .map(|d| d.id.clone())
+            .collect();
+        if ids.is_empty() {
+            return Err(Error::plain(format!(
+                "--devices {spec}: no {} found (see `lift devices`)",
+                if want_gpu { "GPU" } else { "OpenCL device" }
+            )));
+        }
+        Ok(ids)
+    };
+    match spec {
+        "gpus" => pick(true),
+        "all" => pick(false),
+        _ => {
+            let ids: Vec<String> = spec.split(',').map(|s| s.trim().to_string()).collect();
+            if ids.iter().any(String::is_empty) {
+                return Err(Error::plain(format!(
+                    "--devices {spec}: expected `gpus`, `all` or comma-separated devices such as 0:0,0:1"
+                )));
+            }
+            Ok(ids)
+        }
+    }
+}
+
+/// The contiguous slices of `0..n` in proportion to `weights` (one per device; a device whose
+/// share rounds to nothing gets an empty range). Rounding follows the running sum, so the
+/// slices always cover `0..n` exactly.
+pub fn slices(n: usize, weights: &[f64]) -> Vec<Range<usize>> {
+    let total: f64 = weights.iter().map(|w| w.max(0.0)).sum();
+    let mut out = Vec::with_capacity(weights.len());
+    let mut acc = 0.0;
+    let mut lo = 0;
+    for (i, w) in weights.iter().enumerate() {
+        acc += w.max(0.0);
+        let hi = if i + 1 == weights.len() || total <= 0.0 {
+            if total <= 0.0 && i + 1 < weights.len() {
+                lo
+            } else {
+                n
+            }
+        } else {
+            ((acc / total) * n as f64).round().clamp(lo as f64, n as f64) as usize
+        };
+        out.push(lo..hi);
+        lo = hi;
+    }
+    out
+}
+
+/// Decides how `prog` (as given, typed by `info`) is split over devices.
+pub fn decide(prog: &Program, info: &typeck::TypeInfo) -> Decision {
+    match find_split(prog, info) {
+        Ok(s) => Decision::Split(s),
+        Err(why) => Decision::Whole(why),
+    }
+}
+
+fn find_split(prog: &Program, info: &typeck::TypeInfo) -> Result<Split, String> {
+    if prog.params.is_empty() {
+        return Err("the program has no input to split".into());
+    }
+    // `join` and `toX` commute with concatenation: parts of the map below them are parts of
+    // the result. A `let` above the map (K-normal form binds a filter that way) is looked
+    // through; its value is sliced with the map only when the map's input is its one use.
+    let mut top = prog.body;
+    let mut joined = false;
+    let mut lets: BTreeMap<ir::VarId, ExprId> = BTreeMap::new();
+    loop {
+        match prog.expr(top) {
+            Expr::Prim {
+                prim: prim @ (Prim::Join | Prim::To(_)),
+                args,
+            } => {
+                joined |= *prim == Prim::Join;
+                top = args[0];
+            }
+            Expr::Let { var, value, body, .. } => {
+                lets.insert(*var, *value);
+                top = *body;
+            }
+            _ => break,
+        }
+    }
+    let (input, gather) = match prog.expr(top) {
+        Expr::Prim {
+            prim: Prim::Map(ir::MapKind::Plain | ir::MapKind::Glb(_) | ir::MapKind::Wrg(_)),
+            args,
+        } => (args[1], Gather::Concat),
+        Expr::Prim {
+            prim: Prim::Filter(ir::FilterKind::Plain | ir::FilterKind::Glb),
+            args,
+        } => (args[1], Gather::Concat),
+        Expr::Prim {
+            prim: Prim::Reduce(ir::ReduceKind::Plain),
+            args,
+        } if !joined => {
+            if !identity_init(prog, args[0], args[1]) {
+                return Err(
+                    "the reduction's initial value is not known to be its operator's identity \
+                            (+ with 0, * with 1), so partial results per device could not be combined"
+                        .into(),
+                );
+            }
+            (args[2], Gather::Reduce { combine: String::new() })
+        }
+        _ => {
+            return Err("the program's outermost primitive is not a map over its inputs \
+                        (map, mapGlb, mapWrg), a filter or a reduction"
+                .into())
+        }
+    };
+    // The leaves of the input: parameters read at the map's index.
+    let mut leaves = vec![];
+    collect_leaves(prog, &lets, input, &mut leaves)?;
+    let param_of = |v: ir::VarId| prog.params.iter().position(|p| p.var == v);
+    let mut sliced_idx: Vec<usize> = vec![];
+    for &(_, v) in &leaves {
+        let k = param_of(v).ok_or("the map's input is not built from the program's parameters")?;
+        if !sliced_idx.contains(&k) {
+            sliced_idx.push(k);
+        }
+    }
+    let mut size: Option<String> = None;
+    for &k in &sliced_idx {
+        let name = outer_size(&prog.params[k].ty).ok_or_else(|| {
+            format!(
+                "input {} is not an array whose length is a size variable",
+                prog.var(prog.params[k].var).name
+            )
+        })?;
+        match &size {
+            None => size = Some(name),
+            Some(s) if *s == name => {}
+            Some(s) => return Err(format!("the sliced inputs have different lengths ({s} and {name})")),
+        }
+    }
+    let size = size.ok_or("the map's input is not built from the program's parameters")?;
+    let mut part = format!("{size}part");
+    while prog.sizes.contains(&part) {
+        part.push('_');
+    }
+
+    // The slice program: every leaf reads a sliced parameter whose outer length is `part`.
+    // A parameter also read elsewhere (n-body's positions) stays whole there, and a sliced copy
+    // of it becomes a new parameter.
+    let mut sp = prog.clone();
+    let part_len = arith::ArithExpr::size_var(&part);
+    sp.sizes.push(part.clone());
+    sp.size_spans.push(ir::Span { start: 0, end: 0 });
+    let mut params: Vec<(usize, bool)> = (0..prog.params.len()).map(|k| (k, false)).collect();
+    let mut slice_var: BTreeMap<usize, ir::VarId> = BTreeMap::new();
+    for &k in &sliced_idx {
+        let v = prog.params[k].var;
+        let uses = prog
+            .exprs
+            .iter()
+            .filter(|e| matches!(e, Expr::Var(x) if *x == v))
+            .count();
+        let leaf_uses = leaves.iter().filter(|(_, x)| *x == v).count();
+        let ty = with_outer(&prog.params[k].ty, part_len.clone());
+        if uses == leaf_uses {
+            sp.params[k].ty = ty;
+            params[k].1 = true;
+        } else {
+            let name = format!("{}part", prog.var(v).name);
+            let nv = sp.new_var(&name, prog.var(v).span);
+            sp.params.push(Param {
+                var: nv,
+                ty,
+                ty_span: prog.params[k].ty_span,
+            });
+            params.push((k, true));
+            slice_var.insert(k, nv);
+        }
+    }
+    for &(e, v) in &leaves {
+        if let Some(nv) = slice_var.get(&param_of(v).expect("checked above")) {
+            sp.exprs[e.index()] = Expr::Var(*nv);
+        }
+    }
+    let slice_src = ir::print::program(&sp);
+
+    let gather = match gather {
+        Gather::Concat => Gather::Concat,
+        Gather::Reduce { .. } => Gather::Reduce {
+            combine: combine_program(prog, info, top)?,
+        },
+    };
+    let name_of = |k: usize| prog.var(prog.params[k].var).name.clone();
+    Ok(Split {
+        size,
+        part,
+        slice_src,
+        params,
+        sliced: sliced_idx.iter().map(|&k| name_of(k)).collect(),
+        whole: (0..prog.params.len())
+            .filter(|k| !sliced_idx.contains(k))
+            .map(name_of)
+            .collect(),
+        gather,
+    })
+}
+
+/// The parameters an input expression reads element by element: a parameter, a `zip` of such
+/// inputs, a map or filter of one (its function may read anything whole), or a copy (`toX`):
+/// each of these maps a concatenation of slices to the concatenation of its results.
+fn collect_leaves(
+    prog: &Program,
+    lets: &BTreeMap<ir::VarId, ExprId>,
+    e: ExprId,
+    out: &mut Vec<(ExprId, ir::VarId)>,
+) -> Result<(), String> {
+    match prog.expr(e) {
+        Expr::Var(v) if lets.contains_key(v) => {
+            let uses = prog
+                .exprs
+                .iter()
+                .filter(|x| matches!(x, Expr::Var(y) if y == v))
+                .count();
+            if uses != 1 {
+                return Err(format!(
+                    "`{}` is both the outermost map's input and read elsewhere",
+                    prog.var(*v).name
+                ));
+            }
+            collect_leaves(prog, lets, lets[v], out)
+        }
+        Expr::Var(v) => {
+            out.push((e, *v));
+            Ok(())
+        }
+        Expr::Prim { prim: Prim::Zip, args } => args.iter().try_for_each(|a| collect_leaves(prog, lets, *a, out)),
+        Expr::Prim {
+            prim: Prim::Map(ir::MapKind::Plain | ir::MapKind::Glb(_) | ir::MapKind::Seq) | Prim::Filter(_) | Prim::To(_),
+            args,
+        } => collect_leaves(
+            prog,
+            lets,
+            *args.last().expect("a primitive with an array argument"),
+            out,
+        ),
+        _ => Err("the outermost map's input is not a parameter, a zip of parameters or a map or filter of one".into()),
+    }
+}
+
+/// `op` is `+` with init 0 or `*` with init 1 (so any number of partials may each start from
+/// init).
+fn identity_init(prog: &Program, op: ExprId, init: ExprId) -> bool {
+    let Expr::Lambda { params, body } = prog.expr(op) else {
+        return false;
+    };
+    let [a, b] = params.as_slice() else {
+        return false;
+    };
+    let Expr::Op { op, args } = prog.expr(*body) else {
+        return false;
+    };
+    let reads = |x: ExprId, v: ir::VarId| matches!(prog.expr(x), Expr::Var(y) if *y == v);
+    let operands_ok =
+        args.len() == 2 && ((reads(args[0], *a) && reads(args[1], *b)) || (reads(args[0], *b) && reads(args[1], *a)));
+    let lit = match prog.expr(init) {
+        Expr::Lit(l) => l,
+        _ => return false,
+    };
+    let is = |x: f64| match lit {
+        Lit::Float(f) => f64::from(*f) == x,
+        Lit::Double(d) => *d == x,
+        Lit::Int(i) => f64::from(*i) == x,
+        Lit::Bool(_) => false,
+    };
+    operands_ok
+        && match op {
+            Op::Add => is(0.0),
+            Op::Mul => is(1.0),
+            _ => false,
+        }
+}
+
+/// `(lift (.. P) ((array-type T P)) (lambda (partials) (reduce op init partials)))` for the
+/// reduction at `top`, whose result is `[T]1`.
+fn combine_program(prog: &Program, info: &typeck::TypeInfo, top: ExprId) -> Result<String, String> {
+    let elem = match info.ty(top) {
+        Type::Array(t, _) => (**t).clone(),
+        other => return Err(format!("internal: a reduction of type {other}")),
+    };
+    let mut cp = prog.clone();
+    let mut p = String::from("P");
+    while cp.sizes.contains(&p) {
+        p.push('_');
+    }
+    cp.sizes.push(p.clone());
+    cp.size_spans.push(ir::Span { start: 0, end: 0 });
+    let v = cp.new_var("partials", ir::Span { start: 0, end: 0 });
+    cp.params = vec![Param {
+        var: v,
+        ty: Type::Array(Box::new(elem), arith::ArithExpr::size_var(&p)),
+        ty_span: ir::Span { start: 0, end: 0 },
+    }];
+    let read = cp.push(Expr::Var(v), ir::Span { start: 0, end: 0 });
+    if let Expr::Prim { args, .. } = &mut cp.exprs[top.index()] {
+        args[2] = read;
+    }
+    cp.body = top;
+    Ok(ir::print::program(&cp))
+}
+
+fn outer_size(t: &Type) -> Option<String> {
+    match t {
+        Type::Array(_, n) => n.as_var().map(|(name, _)| name.to_string()),
+        _ => None,
+    }
+}
+
+fn with_outer(t: &Type, len: arith::ArithExpr) -> Type {
+    match t {
+        Type::Array(e, _) => Type::Array(e.clone(), len),
+        other => other.clone(),
+    }
+}
+
+/// The text `--emit plan --devices` prints: the split, then the slice program's kernels.
+pub fn describe(src: &str, devices: &[String]) -> Result<String, Error> {
+    let typed = crate::compile(
+        src,
+        &Options {
+            types_only: true,
+            ..Options::default()
+        },
+    )?;
+    let mut out = format!("devices: {}\n", devices.join(", "));
+    match decide(&typed.given, &typed.given_info) {
+        Decision::Whole(_) if host_loop(&typed.given, &typed.given_info).is_some() => {
+            let hl = host_loop(&typed.given, &typed.given_info).expect("checked by the guard");
+            out.push_str(&format!(
+                "host loop: {} steps, each split over the devices; the gathered state goes to every \
+                 device before the next step\n",
+                hl.steps
+            ));
+            describe_split(&mut out, &hl.step, devices)?;
+        }
+        Decision::Whole(why) => {
+            out.push_str(&format!(
+                "not split: {why}; the whole program runs on the first device ({})\n",
+                devices[0]
+            ));
+            out.push_str(&crate::compile(src, &Options::default())?.text(crate::Emit::Plan)?);
+        }
+        Decision::Split(s) => describe_split(&mut out, &s, devices)?,
+    }
+    Ok(out)
+}
+
+fn describe_split(out: &mut String, s: &Split, devices: &[String]) -> Result<(), Error> {
+    {
+        {
+            let n = devices.len();
+            out.push_str(&format!(
+                "split: {size} into {n} contiguous slices of length {part} (in proportion to each \
+                 device's speed: equal for identical devices)\n",
+                size = s.size,
+                part = s.part
+            ));
+            for (i, d) in devices.iter().enumerate() {
+                out.push_str(&format!(
+                    "  slice {i}: device {d}, its own host thread, context and queue\n"
+                ));
+            }
+            out.push_str(&format!("sliced by {}: {}\n", s.size, s.sliced.join(", ")));
+            if !s.whole.is_empty() {
+                out.push_str(&format!("copied whole to every device: {}\n", s.whole.join(", ")));
+            }
+            out.push_str(match &s.gather {
+                Gather::Concat => "gathered: the parts concatenated in slice order\n",
+                Gather::Reduce { .. } => "gathered: one partial per device, reduced on the host\n",
+            });
+            out.push_str("each slice runs:\n");
+            let slice = crate::compile(&s.slice_src, &Options::default())?;
+            out.push_str(&slice.text(crate::Emit::Plan)?);
+        }
+    }
+    Ok(())
+}
+
+/// What one device did.
+struct Part {
+    value: Value,
+    timing: Option<String>,
+}
+
+/// Runs `src` (given program text) on `inputs` over `devices`, with slices in proportion to
+/// `weights` (one per device; `None`: equal). Every device's error is reported, first by slice
+/// order; no partial result is returned.
+pub fn run(
+    src: &str,
+    inputs: &Inputs,
+    devices: &[String],
+    weights: Option<&[f64]>,
+    time: bool,
+) -> Result<RunResult, Error> {
+    if devices.is_empty() {
+        return Err(Error::plain("--devices: no device given"));
+    }
+    let typed = crate::compile(
+        src,
+        &Options {
+            types_only: true,
+            ..Options::default()
+        },
+    )?;
+    crate::verify_checks(&typed.given_info, inputs)?;
+    let ty = typed.given_info.result().clone();
+    let split = match decide(&typed.given, &typed.given_info) {
+        Decision::Split(s) => s,
+        Decision::Whole(why) => {
+            if let Some(hl) = host_loop(&typed.given, &typed.given_info) {
+                let (value, timing) = run_host_loop(&hl, inputs, devices, weights, time)?;
+                return Ok(result(value, ty, timing));
+            }
+            let _ = why;
+            let part = run_on(src, inputs, &devices[0], time).map_err(|e| on_device(0, &devices[0], e))?;
+            return Ok(result(part.value, ty, part.timing));
+        }
+    };
+    let (value, timing) = run_split(&split, inputs, devices, weights, time)?;
+    Ok(result(value, ty, timing))
+}
+
+/// A host loop `iterate K (lambda (s) body) x` (x a parameter) whose body splits over `s`: each
+/// step runs split, and its gathered state is the next step's input on every device (n-body:
+/// the new positions of every slice go to every device each step).
+pub struct HostLoop {
+    pub steps: arith::ArithExpr,
+    /// The parameter the loop starts from.
+    pub init: usize,
+    /// The body as a program of the given parameters and the state (last), and its split.
+    pub step: Split,
+}
+
+/// The host loop at the top of `prog`, when its step splits.
+pub fn host_loop(prog: &Program, info: &typeck::TypeInfo) -> Option<HostLoop> {
+    let Expr::Prim {
+        prim: Prim::Iterate(k),
+        args,
+    } = prog.expr(prog.body)
+    else {
+        return None;
+    };
+    let Expr::Lambda { params, body } = prog.expr(args[0]) else {
+        return None;
+    };
+    let [st] = params.as_slice() else { return None };
+    let Expr::Var(x) = prog.expr(args[1]) else {
+        return None;
+    };
+    let init = prog.params.iter().position(|p| p.var == *x)?;
+    // The state keeps its type from step to step, so every step is the same program.
+    if info.var_ty(*st) != &prog.params[init].ty {
+        return None;
+    }
+    let mut sp = prog.clone();
+    sp.params.push(Param {
+        var: *st,
+        ty: prog.params[init].ty.clone(),
+        ty_span: prog.params[init].ty_span,
+    });
+    sp.body = *body;
+    let step_prog = ir::parse(&ir::print::program(&sp)).ok()?;
+    let step_info = typeck::infer(&step_prog).ok()?;
+    match decide(&step_prog, &step_info) {
+        Decision::Split(step) if step.gather == Gather::Concat => Some(HostLoop {
+            steps: k.clone(),
+            init,
+            step,
+        }),
+        _ => None,
+    }
+}
+
+fn run_host_loop(
+    hl: &HostLoop,
+    inputs: &Inputs,
+    devices: &[String],
+    weights: Option<&[f64]>,
+    time: bool,
+) -> Result<(Value, Option<String>), Error> {
+    let k = hl
+        .steps
+        .eval(&|n| inputs.sizes.get(n).copied())
+        .map_err(|e| Error::plain(format!("cannot evaluate the number of steps {}: {e}", hl.steps)))?;
+    let mut step_inputs = Inputs {
+        values: inputs.values.clone(),
+        sizes: inputs.sizes.clone(),
+    };
+    step_inputs.values.push(inputs.values[hl.init].clone());
+    let n = usize::try_from(*step_inputs.sizes.get(&hl.step.size).unwrap_or(&0)).unwrap_or(0);
+    // Measured once, on the first state: every step is the same program on the same sizes.
+    let measured;
+    let weights = match weights {
+        Some(w) => w,
+        None => {
+            measured = calibrate(&hl.step, &step_inputs, devices, n)?;
+            &measured
+        }
+    };
+    let ranges = slices(n, weights);
+    let jobs: Vec<(usize, Range<usize>)> = ranges.into_iter().enumerate().filter(|(_, r)| !r.is_empty()).collect();
+    let state_param = inputs.values.len();
+    let started = std::time::Instant::now();
+    // One thread per device keeps its session, kernels and buffers for every step; the host
+    // sends it each new state (the one input that changes) and gets its slice back.
+    let state = std::thread::scope(|scope| -> Result<Value, Error> {
+        let (part_tx, part_rx) = std::sync::mpsc::channel::<(usize, Result<Value, Error>)>();
+        let mut to_workers = vec![];
+        for (slot, (i, r)) in jobs.iter().enumerate() {
+            let (tx, rx) = std::sync::mpsc::channel::<std::sync::Arc<Value>>();
+            to_workers.push(tx);
+            let (part_tx, r, device, first) = (part_tx.clone(), r.clone(), &devices[*i], &step_inputs);
+            let step = &hl.step;
+            let worker = move || {
+                let send = |v: Result<Value, Error>| part_tx.send((slot, v)).is_ok();
+                let made = slice_inputs(step, first, r.clone()).and_then(|ins| {
+                    let c = compile_for(&step.slice_src, &ins, device)?;
+                    let plan = c
+                        .plan
+                        .as_ref()
+                        .ok_or_else(|| Error::plain("internal: a step without kernels"))?;
+                    crate::backend::Resident::new(plan, c.info.result(), &ins, Some(device))
+                });
+                let mut dev = match made {
+                    Ok(d) => d,
+                    Err(e) => {
+                        send(Err(e));
+                        return;
+                    }
+                };
+                if !send(dev.launch()) {
+                    return;
+                }
+                while let Ok(state) = rx.recv() {
+                    let set = step.params.iter().enumerate().try_for_each(|(j, &(k, sliced))| {
+                        if k != state_param {
+                            return Ok(());
+                        }
+                        match (&*state, sliced) {
+                            (Value::Array(xs), true) => dev.set(j, &Value::Array(xs[r.clone()].to_vec())),
+                            (v, _) => dev.set(j, v),
+                        }
+                    });
+                    if !send(set.and_then(|()| dev.launch())) {
+                        return;
+                    }
+                }
+            };
+            std::thread::Builder::new()
+                .name(format!("lift-device-{i}"))
+                .stack_size(ir::STACK_BYTES)
+                .spawn_scoped(scope, worker)
+                .map_err(|e| on_device(*i, &devices[*i], Error::plain(format!("cannot start its thread: {e}"))))?;
+        }
+        drop(part_tx);
+        let mut state = Value::Array(vec![]);
+        for step in 0..k {
+            if step > 0 {
+                let shared = std::sync::Arc::new(std::mem::replace(&mut state, Value::Array(vec![])));
+                for tx in &to_workers {
+                    // A worker that stopped has sent its error, read below.
+                    let _ = tx.send(shared.clone());
+                }
+            }
+            let mut parts: Vec<Option<Value>> = vec![None; jobs.len()];
+            for _ in 0..jobs.len() {
+                let (slot, part) = part_rx
+                    .recv()
+                    .map_err(|_| Error::plain("internal: a device thread ended without its part"))?;
+                let i = jobs[slot].0;
+                parts[slot] = Some(part.map_err(|e| on_device(i, &devices[i], e))?);
+            }
+            state = gather(&hl.step, parts.into_iter().flatten().collect())?;
+        }
+        // Closing the channels ends the workers.
+        drop(to_workers);
+        Ok(state)
+    });
+    let state = if k == 0 { inputs.values[hl.init].clone() } else { state? };
+    let timing = time.then(|| {
+        format!(
+            "host loop over {} device(s): {k} steps in {:.3} ms (wall, with every exchange)\n",
+            jobs.len(),
+            started.elapsed().as_secs_f64() * 1e3
+        )
+    });
+    Ok((state, timing))
+}
+
+/// Runs a split program: one thread per device with a non-empty slice, parts gathered in
+/// order; any device's error is the result.
+fn run_split(
+    split: &Split,
+    inputs: &Inputs,
+    devices: &[String],
+    weights: Option<&[f64]>,
+    time: bool,
+) -> Result<(Value, Option<String>), Error> {
+    let n = usize::try_from(
+        *inputs
+            .sizes
+            .get(&split.size)
+            .ok_or_else(|| Error::plain(format!("internal: the split size {} has no value", split.size)))?,
+    )
+    .map_err(|_| Error::plain(format!("negative size {}", split.size)))?;
+    let measured;
+    let weights = match weights {
+        Some(w) => w,
+        None => {
+            measured = calibrate(split, inputs, devices, n)?;
+            &measured
+        }
+    };
+    let ranges = slices(n, weights);
+    let jobs: Vec<(usize, Range<usize>)> = ranges
+        .iter()
+        .cloned()
+        .enumerate()
+        .filter(|(_, r)| !r.is_empty())
+        .collect();
+    let outcomes: Vec<(usize, Result<Part, Error>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = jobs
+            .iter()
+            .map(|(i, r)| {
+                let (i, r) = (*i, r.clone());
+                let split = &split;
+                let device = &devices[i];
+                let handle = std::thread::Builder::new()
+                    .name(format!("lift-device-{i}"))
+                    .stack_size(ir::STACK_BYTES)
+                    .spawn_scoped(scope, move || {
+                        let slice_inputs = slice_inputs(split, inputs, r)?;
+                        let mut compiled = compile_for(&split.slice_src, &slice_inputs, device)?;
+                        if forced_failure(i) {
+                            if let Some(plan) = compiled.plan.as_mut() {
+                                plan.source
+                                    .push_str("\n#error \"a failure forced by LIFT_DEVICES_FAIL\"\n");
+                            }
+                        }
+                        run_compiled_on(&compiled, &slice_inputs, device, time)
+                    });
+                (i, handle)
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|(i, h)| {
+                let out = match h {
+                    Ok(h) => h
+                        .join()
+                        .unwrap_or_else(|_| Err(Error::plain("internal error in its thread (a bug)"))),
+                    Err(e) => Err(Error::plain(format!("cannot start its thread: {e}"))),
+                };
+                (i, out)
+            })
+            .collect()
+    });
+    let mut parts = vec![];
+    let mut failed = vec![];
+    for (i, o) in outcomes {
+        match o {
+            Ok(p) => parts.push((i, p)),
+            Err(e) => failed.push(on_device(i, &devices[i], e)),
+        }
+    }
+    if !failed.is_empty() {
+        let first = failed.remove(0);
+        return Err(match first {
+            Error::Plain { message, mut notes } => {
+                notes.extend(failed.iter().map(Error::message));
+                notes.push("no result: every slice must succeed".into());
+                Error::Plain { message, notes }
+            }
+            other => other,
+        });
+    }
+    let timing = time.then(|| {
+        parts
+            .iter()
+            .map(|(i, p)| {
+                format!(
+                    "device {i} ({}):\n{}",
+                    devices[*i],
+                    p.timing.clone().unwrap_or_default()
+                )
+            })
+            .collect::<String>()
+    });
+    let value = gather(split, parts.into_iter().map(|(_, p)| p.value).collect())?;
+    Ok((value, timing))
+}
+
+/// `lift run --devices`: loads the inputs as `lift run` does and runs over `devices`.
+pub fn run_files(
+    src: &str,
+    data: &[String],
+    sizes: &[String],
+    devices: &[String],
+    time: bool,
+) -> Result<RunResult, Error> {
+    let typed = crate::compile(
+        src,
+        &Options {
+            types_only: true,
+            ..Options::default()
+        },
+    )?;
+    let sources = crate::read_sources(data)?;
+    let given = crate::parse_sizes(sizes)?;
+    let inputs = crate::data::load(&typed.given, &sources, &given)?;
+    run(src, &inputs, devices, None, time)
+}
+
+/// Each device's speed on this program, in slice elements per kernel nanosecond, from the
+/// profiled kernel time of a slice of about 1/64 of the range on it, one device after the
+/// other so that they do not compete. A device named more than once is
+/// measured once; when every device is the same, the split is equal and nothing is measured.
+fn calibrate(split: &Split, inputs: &Inputs, devices: &[String], n: usize) -> Result<Vec<f64>, Error> {
+    let mut distinct: Vec<&String> = vec![];
+    for d in devices {
+        if !distinct.contains(&d) {
+            distinct.push(d);
+        }
+    }
+    if distinct.len() < 2 || n == 0 {
+        return Ok(vec![1.0; devices.len()]);
+    }
+    let c = (n / 64).clamp(1, n);
+    let probe = slice_inputs(split, inputs, 0..c)?;
+    let mut speed: BTreeMap<&String, f64> = BTreeMap::new();
+    for (i, d) in devices.iter().enumerate() {
+        if speed.contains_key(d) {
+            continue;
+        }
+        let ns = kernel_ns(&split.slice_src, &probe, d).map_err(|e| on_device(i, d, e))?;
+        speed.insert(d, c as f64 / ns.max(1) as f64);
+    }
+    Ok(devices.iter().map(|d| speed[d]).collect())
+}
+
+fn result(value: Value, ty: Type, timing: Option<String>) -> RunResult {
+    let json = value.to_json();
+    RunResult {
+        value,
+        ty,
+        json,
+        timing,
+    }
+}
+
+/// One clean error naming the device of slice `i`.
+fn on_device(i: usize, device: &str, e: Error) -> Error {
+    let message = format!("device {i} ({device}) failed: {}", e.message());
+    match e {
+        // The driver's build log and the like stay with the message.
+        Error::Plain { notes, .. } => Error::Plain { message, notes },
+        Error::Source(_) | Error::Invalid(_) => Error::plain(message),
+    }
+}
+
+/// The inputs of one slice program: sliced parameters cut to `r`, the rest whole.
+fn slice_inputs(split: &Split, inputs: &Inputs, r: Range<usize>) -> Result<Inputs, Error> {
+    let mut values = Vec::with_capacity(split.params.len());
+    for &(k, sliced) in &split.params {
+        let v = &inputs.values[k];
+        values.push(if sliced {
+            match v {
+                Value::Array(xs) => Value::Array(xs[r.clone()].to_vec()),
+                _ => return Err(Error::plain("internal: a sliced input is not an array")),
+            }
+        } else {
+            v.clone()
+        });
+    }
+    let mut sizes = inputs.sizes.clone();
+    sizes.insert(split.part.clone(), r.len() as i64);
+    Ok(Inputs { values, sizes })
+}
+
+/// Compiles `src` for `device` at the inputs' sizes (its tuned variant when the cache has one)
+/// and runs it there.
+fn run_on(src: &str, inputs: &Inputs, device: &str, time: bool) -> Result<Part, Error> {
+    run_compiled_on(&compile_for(src, inputs, device)?, inputs, device, time)
+}
+
+/// The variable that makes the build of one slice's kernels fail (its value: the slice's
+/// index), so that the path of a device failing mid-run can be tested on any machine.
+pub const FAIL_VAR: &str = "LIFT_DEVICES_FAIL";
+
+fn forced_failure(slice: usize) -> bool {
+    std::env::var(FAIL_VAR).is_ok_and(|v| v.trim() == slice.to_string())
+}
+
+fn run_compiled_on(compiled: &crate::Compiled, inputs: &Inputs, device: &str, time: bool) -> Result<Part, Error> {
+    // A part's value only: its JSON text (as `run_compiled` makes) would be thrown away, and
+    // formatting a large part costs as much as a short kernel.
+    if let (Some(plan), None) = (&compiled.plan, &compiled.host) {
+        crate::verify_checks(&compiled.info, inputs)?;
+        let (value, timing) = crate::backend::run(plan, inputs, Some(device), time)?;
+        return Ok(Part { value, timing });
+    }
+    let opts = crate::RunOptions {
+        device: Some(device.to_string()),
+        time,
+        interp: false,
+    };
+    let r = crate::run_compiled(compiled, inputs, &opts)?;
+    Ok(Part {
+        value: r.value,
+        timing: r.timing,
+    })
+}
+
+/// The kernel time (ns, from profiling events, the median of a few runs) of `src` on `device`.
+fn kernel_ns(src: &str, inputs: &Inputs, device: &str) -> Result<u64, Error> {
+    let compiled = compile_for(src, inputs, device)?;
+    let plan = compiled
+        .plan
+        .as_ref()
+        .ok_or_else(|| Error::plain("internal: a slice program without kernels"))?;
+    let m = crate::backend::run_measured(plan, inputs, Some(device), true, 3, false)?;
+    Ok(m.kernel_ns.iter().map(|(_, ns)| *ns).sum())
+}
+
+fn compile_for(src: &str, inputs: &Inputs, device: &str) -> Result<crate::Compiled, Error> {
+    let typed = crate::compile(
+        src,
+        &Options {
+            types_only: true,
+            ..Options::default()
+        },
+    )?;
+    let tuned_for = if crate::is_high_level(&typed.given) {
+        Some(
+            host_runner::Session::open(Some(device))
+                .map_err(|e| Error::plain(e.to_string()))?
+                .info()
+                .name
+                .clone(),
+        )
+    } else {
+        None
+    };
+    crate::compile(
+        src,
+        &Options {
+            sizes: inputs.sizes.clone(),
+            tuned_for,
+            ..Options::default()
+        },
+    )
+}
+
+/// Puts the parts together in slice order.
+fn gather(split: &Split, parts: Vec<Value>) -> Result<Value, Error> {
+    match &split.gather {
+        Gather::Concat => {
+            let mut all = vec![];
+            for p in parts {
+                match p {
+                    Value::Array(xs) => all.extend(xs),
+                    _ => return Err(Error::plain("internal: a part of the result is not an array")),
+                }
+            }
+            Ok(Value::Array(all))
+        }
+        Gather::Reduce { combine } => {
+            let mut partials = vec![];
+            for p in parts {
+                match p {
+                    Value::Array(mut xs) if xs.len() == 1 => partials.push(xs.remove(0)),
+                    _ => return Err(Error::plain("internal: a partial result is not one value")),
+                }
+            }
+            let prog = ir::parse(combine)?;
+            let n = partials.len() as i64;
+            let lookup = |name: &str| (prog.sizes.last().map(String::as_str) == Some(name)).then_some(n);
+            ir::interp::eval(&prog, &[Value::Array(partials)], &lookup)
+                .map_err(|e| Error::plain(format!("combining the partial results: {}", e.message)))
+        }
+    }
+}
+
+/// Runs `f` on every item marked `pending` at once, one thread per item (`lift tune`'s devices);
+/// `None` for the others, and for all when fewer than two are pending (nothing to overlap).
+/// A thread that panicked leaves `None`, so that the caller runs its item again itself.
+pub fn at_once<I: Sync, T: Send>(items: &[I], pending: &[bool], f: impl Fn(&I) -> T + Sync) -> Vec<Option<T>> {
+    if pending.iter().filter(|p| **p).count() < 2 {
+        return items.iter().map(|_| None).collect();
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .iter()
+            .zip(pending)
+            .map(|(item, p)| p.then(|| scope.spawn(|| f(item))))
+            .collect();
+        handles.into_iter().map(|h| h.and_then(|h| h.join().ok())).collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_cover_the_range_in_proportion() {
+        assert_eq!(slices(10, &[1.0, 1.0]), vec![0..5, 5..10]);
+        assert_eq!(slices(10, &[1.0, 1.0, 1.0]), vec![0..3, 3..7, 7..10]);
+        assert_eq!(slices(100, &[9.0, 1.0]), vec![0..90, 90..100]);
+        assert_eq!(slices(100, &[1000.0, 1.0]), vec![0..100, 100..100]);
+        assert_eq!(slices(3, &[1.0, 1.0, 1.0, 1.0]), vec![0..1, 1..2, 2..2, 2..3]);
+        assert_eq!(slices(0, &[1.0, 1.0]), vec![0..0, 0..0]);
+    }
+
+    #[test]
+    fn pending_items_run_at_once_and_the_others_not_at_all() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let (now, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let out = at_once(&[10, 20, 30], &[true, false, true], |x| {
+            let n = now.fetch_add(1, Ordering::SeqCst) + 1;
+            most.fetch_max(n, Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            now.fetch_sub(1, Ordering::SeqCst);
+            x * 2
+        });
+        assert_eq!(out, vec![Some(20), None, Some(60)]);
+        assert_eq!(most.load(Ordering::SeqCst), 2, "the two pending items overlap");
+        assert_eq!(at_once(&[1, 2], &[false, true], |x| *x), vec![None, None]);
+    }
+}

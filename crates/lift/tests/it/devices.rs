@@ -1,0 +1,337 @@
+//! Several devices for one program (issue 14): every program split over two contexts of one
+//! device (`--devices D,D`) equals the reference interpreter, with uneven slices too.
+
+use ir::interp::Value;
+use std::collections::BTreeMap;
+use std::process::Command;
+
+/// The first OpenCL device's id, named twice: two contexts, two queues, two threads.
+fn twice() -> Option<Vec<String>> {
+    match host_runner::devices() {
+        Ok(devs) if !devs.is_empty() => Some(vec![devs[0].id.clone(), devs[0].id.clone()]),
+        Ok(_) => {
+            host_runner::skip_without_device("no OpenCL device");
+            None
+        }
+        Err(e) => {
+            host_runner::skip_without_device(&e.to_string());
+            None
+        }
+    }
+}
+
+/// Floats in [-1, 1) from a fixed seed, so that failures reproduce.
+fn floats(n: usize, seed: u64) -> Vec<Value> {
+    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            Value::Float(((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0)
+        })
+        .collect()
+}
+
+fn matrix(rows: usize, cols: usize, seed: u64) -> Value {
+    Value::Array(
+        (0..rows)
+            .map(|r| Value::Array(floats(cols, seed * 1000 + r as u64)))
+            .collect(),
+    )
+}
+
+fn inputs(values: Vec<Value>, sizes: &[(&str, i64)]) -> lift::data::Inputs {
+    lift::data::Inputs {
+        values,
+        sizes: sizes
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect::<BTreeMap<_, _>>(),
+    }
+}
+
+/// Runs `src` over `devices` with `weights` and compares with the interpreter; returns the plan.
+fn check(src: &str, inputs: &lift::data::Inputs, devices: &[String], weights: Option<&[f64]>) {
+    let typed = lift::compile(
+        src,
+        &lift::Options {
+            types_only: true,
+            ..lift::Options::default()
+        },
+    )
+    .expect("types");
+    let lookup = |n: &str| inputs.sizes.get(n).copied();
+    let want = ir::interp::eval(&typed.given, &inputs.values, &lookup).expect("the interpreter runs it");
+    let got = lift::devices::run(src, inputs, devices, weights, false).unwrap_or_else(|e| panic!("{}", e.message()));
+    assert!(
+        lift::values_close(&want, &got.value, 1e-4),
+        "{devices:?} {weights:?}: got {}\nwant {}",
+        got.json,
+        want.to_json()
+    );
+}
+
+fn split_of(src: &str) -> lift::devices::Decision {
+    let typed = lift::compile(
+        src,
+        &lift::Options {
+            types_only: true,
+            ..lift::Options::default()
+        },
+    )
+    .expect("types");
+    lift::devices::decide(&typed.given, &typed.given_info)
+}
+
+const SAXPY: &str = "(lift (N) (float (array-type float N) (array-type float N))
+  (lambda (alpha xs ys)
+    (toGlobal (mapGlb (lambda (p) (+ (* alpha (get #0 p)) (get #1 p))) (zip xs ys)))))";
+
+#[test]
+fn a_map_split_over_two_contexts_equals_the_interpreter() {
+    let Some(devs) = twice() else { return };
+    let n = 1001;
+    let ins = inputs(
+        vec![
+            Value::Float(2.5),
+            Value::Array(floats(n, 1)),
+            Value::Array(floats(n, 2)),
+        ],
+        &[("N", n as i64)],
+    );
+    match split_of(SAXPY) {
+        lift::devices::Decision::Split(s) => {
+            assert_eq!(s.sliced, ["xs", "ys"]);
+            assert_eq!(s.whole, ["alpha"]);
+        }
+        lift::devices::Decision::Whole(why) => panic!("saxpy is not split: {why}"),
+    }
+    check(SAXPY, &ins, &devs, None);
+    check(SAXPY, &ins, &devs, Some(&[3.0, 1.0]));
+    // A device whose share rounds to nothing gets no slice.
+    check(SAXPY, &ins, &devs, Some(&[1.0, 0.0]));
+}
+
+const MM: &str = "(lift (M K N)
+  ((array-type (array-type float K) M) (array-type (array-type float N) K))
+  (lambda (a b)
+    (map (lambda (row)
+           (join (map (lambda (col) (reduce + 0.0f (map (lambda (p) (* (get #0 p) (get #1 p))) (zip row col))))
+                      (transpose b))))
+         a)))";
+
+#[test]
+fn a_matrix_product_slices_rows_and_copies_the_second_operand() {
+    let Some(devs) = twice() else { return };
+    match split_of(MM) {
+        lift::devices::Decision::Split(s) => {
+            assert_eq!(
+                (s.size.as_str(), s.sliced.as_slice(), s.whole.as_slice()),
+                ("M", &["a".to_string()][..], &["b".to_string()][..])
+            );
+        }
+        lift::devices::Decision::Whole(why) => panic!("mm is not split: {why}"),
+    }
+    let (m, k, n) = (37, 19, 23);
+    let ins = inputs(
+        vec![matrix(m, k, 3), matrix(k, n, 4)],
+        &[("M", m as i64), ("K", k as i64), ("N", n as i64)],
+    );
+    check(MM, &ins, &devs, None);
+    check(MM, &ins, &devs, Some(&[1.0, 2.0]));
+}
+
+const SUM: &str = "(lift (N) ((array-type float N)) (lambda (xs) (reduce + 0.0f xs)))";
+
+#[test]
+fn a_reduction_gives_one_partial_per_device_combined_on_the_host() {
+    let Some(devs) = twice() else { return };
+    let n = 5000;
+    let ins = inputs(vec![Value::Array(floats(n, 5))], &[("N", n as i64)]);
+    assert!(matches!(
+        split_of(SUM),
+        lift::devices::Decision::Split(lift::devices::Split {
+            gather: lift::devices::Gather::Reduce { .. },
+            ..
+        })
+    ));
+    check(SUM, &ins, &devs, None);
+    check(SUM, &ins, &devs, Some(&[5.0, 1.0]));
+}
+
+#[test]
+fn a_reduction_whose_init_is_not_an_identity_runs_whole_and_says_so() {
+    let Some(devs) = twice() else { return };
+    let src = "(lift (N) ((array-type float N)) (lambda (xs) (reduce + 1.0f xs)))";
+    assert!(matches!(split_of(src), lift::devices::Decision::Whole(why) if why.contains("identity")));
+    let n = 300;
+    check(
+        src,
+        &inputs(vec![Value::Array(floats(n, 6))], &[("N", n as i64)]),
+        &devs,
+        None,
+    );
+}
+
+const FILTER: &str = "(lift (N) ((array-type float N))
+  (lambda (xs)
+    (toGlobal (mapGlb (lambda (x) (+ x 100.0f)) (toGlobal (filterGlb (lambda (x) (< x 0.0f)) xs))))))";
+
+#[test]
+fn a_filter_gives_one_part_per_device_concatenated_in_order() {
+    let Some(devs) = twice() else { return };
+    assert!(matches!(split_of(FILTER), lift::devices::Decision::Split(_)));
+    let n = 777;
+    let ins = inputs(vec![Value::Array(floats(n, 7))], &[("N", n as i64)]);
+    check(FILTER, &ins, &devs, None);
+    check(FILTER, &ins, &devs, Some(&[1.0, 4.0]));
+}
+
+#[test]
+fn a_map_whose_input_is_also_read_whole_gets_a_sliced_copy() {
+    let Some(devs) = twice() else { return };
+    // Each element against every element (n-body's shape): `xs` is sliced as the map's input
+    // and copied whole for the inner reduction.
+    let src = "(lift (N) ((array-type float N))
+      (lambda (xs) (join (map (lambda (x) (reduce + 0.0f (map (lambda (y) (* x y)) xs))) xs))))";
+    match split_of(src) {
+        lift::devices::Decision::Split(s) => {
+            assert_eq!(s.params, [(0, false), (0, true)]);
+        }
+        lift::devices::Decision::Whole(why) => panic!("not split: {why}"),
+    }
+    let n = 130;
+    check(
+        src,
+        &inputs(vec![Value::Array(floats(n, 8))], &[("N", n as i64)]),
+        &devs,
+        Some(&[2.0, 1.0]),
+    );
+}
+
+fn examples_dir() -> std::path::PathBuf {
+    crate::examples_dir()
+}
+
+#[test]
+fn a_failing_device_gives_one_error_naming_it_and_no_result() {
+    let Some(devs) = twice() else { return };
+    let ex = examples_dir();
+    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .arg("run")
+        .arg(ex.join("saxpy.lisp"))
+        .arg("--data")
+        .arg(ex.join("saxpy.json"))
+        .arg("--devices")
+        .arg(format!("{},9:9", devs[0]))
+        .output()
+        .expect("lift runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        out.stdout.is_empty(),
+        "printed a result: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(crate::mentions(&stderr, "device 1 (9:9) failed"), "{stderr}");
+    assert_eq!(stderr.matches("error").count(), 1, "{stderr}");
+}
+
+#[test]
+fn the_plan_shows_the_split() {
+    let ex = examples_dir();
+    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .arg("compile")
+        .arg(ex.join("hl_mm.lisp"))
+        .args(["--emit", "plan", "--devices", "0:0,0:0"])
+        .output()
+        .expect("lift runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        stdout.contains("split: M into 2 contiguous slices of length Mpart"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("sliced by M: a\ncopied whole to every device: b\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("v_a : (v_K*v_Mpart) x float (input 0)"), "{stdout}");
+}
+
+#[test]
+fn devices_named_differently_are_calibrated_and_still_agree() {
+    let Some(devs) = twice() else { return };
+    // The same device by id and by name: two specs, so the split is measured (a short profiled
+    // run on each) rather than assumed equal.
+    let name = host_runner::devices().expect("listed above")[0].name.clone();
+    let both = vec![devs[0].clone(), name];
+    let (m, k, n) = (70, 16, 9);
+    let ins = inputs(
+        vec![matrix(m, k, 9), matrix(k, n, 10)],
+        &[("M", m as i64), ("K", k as i64), ("N", n as i64)],
+    );
+    check(MM, &ins, &both, None);
+}
+
+/// n-body's shape as a host loop: each step's map reads its element and every element of the
+/// state, so every device needs the whole state of the step before.
+const SMOOTH: &str = "(lift (N K) ((array-type float N))
+  (lambda (xs)
+    (iterate K
+      (lambda (s)
+        (join (mapGlb (lambda (x)
+                        (mapSeq (lambda (t) (+ (* x 0.5f) (* t 0.01f)))
+                                (reduceSeq (lambda (acc y) (+ acc y)) 0.0f s)))
+                      s)))
+      xs)))";
+
+#[test]
+fn a_host_loop_over_two_contexts_exchanges_the_state_each_step() {
+    let Some(devs) = twice() else { return };
+    let typed = lift::compile(
+        SMOOTH,
+        &lift::Options {
+            types_only: true,
+            ..lift::Options::default()
+        },
+    )
+    .expect("types");
+    let hl = lift::devices::host_loop(&typed.given, &typed.given_info).expect("the loop's step splits");
+    assert_eq!(hl.step.sliced, ["s"]);
+    let n = 101;
+    let ins = inputs(vec![Value::Array(floats(n, 11))], &[("N", n as i64), ("K", 4)]);
+    check(SMOOTH, &ins, &devs, None);
+    check(SMOOTH, &ins, &devs, Some(&[1.0, 3.0]));
+}
+
+#[test]
+fn a_device_whose_build_fails_mid_run_gives_one_error_naming_it_and_no_result() {
+    let Some(devs) = twice() else { return };
+    let ex = examples_dir();
+    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .arg("run")
+        .arg(ex.join("hl_mm.lisp"))
+        .arg("--data")
+        .arg(ex.join("hl_mm.json"))
+        .arg("--devices")
+        .arg(devs.join(","))
+        .env(lift::devices::FAIL_VAR, "1")
+        .output()
+        .expect("lift runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        out.stdout.is_empty(),
+        "printed a result: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        crate::mentions(&stderr, &format!("device 1 ({}) failed", devs[1])),
+        "{stderr}"
+    );
+    assert!(crate::mentions(&stderr, "could not build"), "{stderr}");
+    assert!(
+        stderr.contains("forced by LIFT_DEVICES_FAIL"),
+        "the build log is kept: {stderr}"
+    );
+}
