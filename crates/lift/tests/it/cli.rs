@@ -863,6 +863,9 @@ fn a_budgeted_tune_ends_in_time_and_plots_its_sweep() {
         stdout.contains("found at try") && stdout.contains("cost-model rank") | stdout.contains("as written"),
         "{stdout}"
     );
+    // the first search has timings of its own to fit (a second one may only resume, when the
+    // machine is loaded and the budget is spent re-timing the leaders)
+    assert!(stdout.contains("calibration of the cost model"), "{stdout}");
     let svg = std::fs::read_to_string(&plot).expect("the sweep's chart");
     assert!(svg.contains("<svg") && svg.contains("best: variant"), "{svg}");
     let rows = parse_json(&std::fs::read_to_string(&table).expect("the table"), "the table");
@@ -892,7 +895,6 @@ fn a_budgeted_tune_ends_in_time_and_plots_its_sweep() {
         .expect("run the lift binary");
     let stdout = assert_succeeds(&out);
     assert!(stdout.contains("resumed: "), "{stdout}");
-    assert!(stdout.contains("calibration of the cost model"), "{stdout}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
