@@ -847,14 +847,26 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
             .filter_map(|(i, d)| Some((i, d.as_ref()?.0)))
             .collect();
         let mut void = 0usize;
-        let mut seeds = vec![Config {
+        let naive = Config {
             variant: 0,
             work_group: vec![],
-        }];
-        seeds.extend(order.iter().take(top_k).map(|&variant| Config {
-            variant,
-            work_group: vec![],
-        }));
+        };
+        let mut seeds: Vec<Config> = order
+            .iter()
+            .take(top_k)
+            .map(|&variant| Config {
+                variant,
+                work_group: vec![],
+            })
+            .collect();
+        // With a budget the program as written is timed after the model's seeds: its naive
+        // lowering can take longer than the whole budget (mm at 4096³: one work-item per row),
+        // and timed first it left no time for the variants that win.
+        if opts.budget.is_some() {
+            seeds.push(naive);
+        } else {
+            seeds.insert(0, naive);
+        }
         let mut rng = Rng(opts.seed ^ fnv1a64(program_key.as_bytes()));
         let mut queue: std::collections::VecDeque<(Config, &'static str)> =
             seeds.into_iter().map(|c| (c, "seed (cost model)")).collect();
@@ -945,8 +957,17 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
             ));
             // With a budget every configuration is timed once; the leaders are re-timed below.
             let repeats = if opts.budget.is_some() { 1 } else { opts.repeats };
-            let measured = measure_within(limit, program, &config.work_group, &inputs, &dev.id, repeats)
-                .ok_or_else(|| timed_out(&rows, config.variant, &dev.id, limit))?;
+            let Some(measured) = measure_within(limit, program, &config.work_group, &inputs, &dev.id, repeats) else {
+                if opts.budget.is_none() {
+                    return Err(timed_out(&rows, config.variant, &dev.id, limit));
+                }
+                // A search keeps what it measured: a configuration past the limit cannot be the
+                // best, and the device is still busy with it, so this device's search ends here.
+                row.error = format!("did not finish within {} s ({TIME_LIMIT_VAR})", limit.as_secs_f64());
+                progress.tried(None);
+                rows.push(row);
+                break;
+            };
             let (got, ms) = match measured {
                 Ok(m) => m,
                 Err(e) => {
