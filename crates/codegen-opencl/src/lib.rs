@@ -5,7 +5,7 @@
 //! rewriting stage chooses better ones.
 //!
 //! Algorithm: destination-passing generation. At host level every computed value becomes one
-//! kernel (two for `filterGlb`, see `gen/filter.rs`); between kernels nothing returns to the host,
+//! kernel (`filterGlb` included, see `gen/filter.rs`); between kernels nothing returns to the host,
 //! and run-time lengths of filter results stay in device buffers that later kernels read. Inside
 //! a kernel, `gen_into(e, dest)` emits the statements computing `e` into the view `dest`: layout
 //! primitives in destination position re-index `dest`, maps become loops over work-items,

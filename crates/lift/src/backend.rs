@@ -236,7 +236,10 @@ pub fn run_measured(
                 }
                 BufferInit::Data(data)
             }
-            Role::OutputLength | Role::TempLength | Role::Scratch => BufferInit::Zeroed,
+            Role::OutputLength | Role::TempLength => BufferInit::Zeroed,
+            // Uploaded rather than filled: Oclgrind 21.10 takes filled memory as uninitialized,
+            // and the filter's status words are small (two ints per tile of 2048 elements).
+            Role::Scratch => BufferInit::Data(vec![0; bytes]),
             Role::Output | Role::Temp => BufferInit::Uninit,
         };
         host_index.insert(i, buffers.len());

@@ -1,17 +1,25 @@
-//! Filters: `filterSeq` inside a work-item (a counter and a guarded store), and the
-//! multi-kernel `filterGlb`: a count kernel, then an ordered scatter kernel.
+//! Filters: `filterSeq` inside a work-item (a counter and a guarded store), and `filterGlb` in
+//! one kernel that reads each input element once (a single-pass scan with decoupled look-back).
 //!
-//! OpenCL 1.2 promises no forward progress between the work-groups of one launch, so no group
-//! may wait for another (no decoupled look-back); the kernel boundary is the only synchronization
-//! between groups. This is therefore reduce-then-scan in two launches:
-//! 1. each work-group counts the elements that its range of tiles keeps;
-//! 2. each work-group adds up the counts of the groups before it (at most `FILTER_MAX_GROUPS`
-//!    ints, read from cache; a separate one-group scan launch took 0.07 ms at 10^8 elements on the
-//!    H200, a third of a copy of the input), then walks its tiles in order, scanning each tile's flags in local memory and storing the
-//!    kept elements; the last group writes the total length.
+//! Each work-group takes a ticket (`atomic_inc` on word 0 of a zeroed status buffer) and handles
+//! tile number `ticket`: it evaluates the predicate on the tile's elements, scans their flags in
+//! local memory, publishes the tile's aggregate, then walks back over the tiles before it, adding
+//! their aggregates until it meets a published inclusive prefix, publishes its own inclusive
+//! prefix, and stores its kept elements at their places. The last tile writes the length, which
+//! stays on the device.
 //!
-//! The predicate is evaluated in both kernels instead of storing flags: that reads the input twice
-//! but writes nothing extra, which is cheaper than a flag array on every device we know.
+//! Forward progress: OpenCL 1.2 promises none between the work-groups of a launch, which is why
+//! the tile comes from the ticket and not from `get_group_id`: a group only waits for tiles whose
+//! tickets were taken earlier, by groups that are therefore already running. Every device we run
+//! on keeps a started work-group running until it ends (GPU: resident groups are never evicted for
+//! unstarted ones; PoCL's CPU driver runs each work-group to its end on one thread; Oclgrind runs
+//! groups one after another), so waiting on started groups cannot deadlock there. The status words
+//! are written and read only with atomics, so Oclgrind sees no race, and nothing else is shared
+//! between groups: each group's output places depend only on the counts.
+//!
+//! A `mapGlb` consuming the filter's result at host level (`unpack ys (filterGlb p xs) (mapGlb f
+//! ys)`, the thesis's program 6.1) is fused: `f` is applied to each kept element as it is
+//! stored, so the whole program is one launch (`gen/host.rs` recognizes the form).
 //!
 //! A tile is `FILTER_WG * FILTER_ROUNDS` elements; work-item `l` holds elements `r * FILTER_WG + l`
 //! for each round `r`. Reads are coalesced, and the kept elements of one round go to one
@@ -24,23 +32,19 @@ use crate::ast::{AssignOp, BinOp, CType, Expr, Fence, Stmt};
 use crate::namer::{Ident, Namer};
 use arith::{ArithExpr, Range};
 use ir::MapKind;
-use ir::{AddressSpace, ExprId, Type};
+use ir::{AddressSpace, Expr as IrExpr, ExprId, FilterKind, Prim, Type, VarId};
 use memalloc::Role;
 use std::rc::Rc;
 
-/// Work-items per work-group of both filter kernels (a multiple of `SCAN_RUN`, at most 256 so
+/// Work-items per work-group of the filter kernel (a multiple of `SCAN_RUN`, at most 256 so
 /// that 8-bit prefix fields cannot overflow).
 const FILTER_WG: usize = 256;
 /// Elements per work-item per tile, one 8-bit field each of the packed flags (at most 8).
 const FILTER_ROUNDS: usize = 8;
-/// Upper bound of the number of work-groups: large enough to fill a GPU several times over,
-/// small enough that every scatter group can sum the counts before it (1024, 4096 and 8192 timed
-/// within 2% of 2048 on the H200; 4 rounds instead of 8 made the scatter 14% slower).
-const FILTER_MAX_GROUPS: usize = 2048;
 /// Work-items whose packed flags one of the first `FILTER_WG / SCAN_RUN` work-items scans serially.
 const SCAN_RUN: usize = 8;
 
-/// The filter kernels' locals, by their fixed spellings.
+/// The filter kernel's locals, by their fixed spellings.
 struct Names {
     a: Ident,
     b: Ident,
@@ -48,11 +52,8 @@ struct Names {
     c: Ident,
     e: Ident,
     ex: Ident,
-    g: Ident,
-    i: Ident,
     j: Ident,
     l: Ident,
-    part: Ident,
     pk: Ident,
     pos: Ident,
     r: Ident,
@@ -63,8 +64,7 @@ struct Names {
     s: Ident,
     scan: Ident,
     t: Ident,
-    t0: Ident,
-    t1: Ident,
+    tk: Ident,
     y: Ident,
     z: Ident,
 }
@@ -79,11 +79,8 @@ impl Names {
             c: f("c"),
             e: f("e"),
             ex: f("ex"),
-            g: f("g"),
-            i: f("i"),
             j: f("j"),
             l: f("l"),
-            part: f("part"),
             pk: f("pk"),
             pos: f("pos"),
             r: f("r"),
@@ -94,15 +91,14 @@ impl Names {
             s: f("s"),
             scan: f("scan"),
             t: f("t"),
-            t0: f("t0"),
-            t1: f("t1"),
+            tk: f("tk"),
             y: f("y"),
             z: f("z"),
         }
     }
 }
 
-/// Reserves the filter kernels' fixed spellings, before any other name is handed out.
+/// Reserves the filter kernel's fixed spellings, before any other name is handed out.
 pub(super) fn reserve(n: &mut Namer) {
     Names::new(n);
 }
@@ -179,8 +175,87 @@ impl Gen<'_> {
         self.store(&loc, &Read::Expr(Access::Value(Expr::var(&cnt))), e)
     }
 
-    /// `filterGlb p xs` into `dest` (see the module documentation).
-    pub(super) fn filter_glb(&mut self, e: ExprId, p: ExprId, xs: ExprId, dest: &Dest) -> Result<()> {
+    /// `unpack ys (filterGlb p xs) (mapGlb f ys)` at host level, with `ys` used only there
+    /// and `f` computing a non-array value without parallel maps: the filter node, `p`, `xs`
+    /// and `f`, so that one kernel filters and maps (`f` applied to each kept element as it is
+    /// stored). The map keeps the filter's length, so the filter writes the result's length.
+    pub(super) fn filter_map_fusion(
+        &self,
+        letnode: ExprId,
+        var: VarId,
+        value: ExprId,
+        body: ExprId,
+        dest: &Dest,
+    ) -> Option<(ExprId, ExprId, ExprId, ExprId)> {
+        if dest.len.is_none() || dest.rows || !self.info.unpacks.contains_key(&Binder::Let(letnode)) {
+            return None;
+        }
+        let filter = self.strip_to(value);
+        let IrExpr::Prim {
+            prim: Prim::Filter(FilterKind::Glb | FilterKind::Plain),
+            args: fargs,
+        } = self.prog.expr(filter)
+        else {
+            return None;
+        };
+        let map = self.strip_to(body);
+        let IrExpr::Prim {
+            prim: Prim::Map(MapKind::Glb(0) | MapKind::Plain),
+            args,
+        } = self.prog.expr(map)
+        else {
+            return None;
+        };
+        if !matches!(self.prog.expr(args[1]), IrExpr::Var(v) if *v == var) || self.uses_var(args[0], var) {
+            return None;
+        }
+        let (_, fbody) = self.lambda(args[0]).ok()?;
+        // Rows of a filter are copied, not staged in registers: they are not fused.
+        let scalar_elems =
+            matches!(self.info.ty(fargs[1]), Type::Array(t, _) if !matches!(**t, Type::Array(..) | Type::Exists(_)));
+        if !scalar_elems || self.contains_parallel(fbody) {
+            return None;
+        }
+        if matches!(self.info.ty(fbody), Type::Array(..) | Type::Exists(_) | Type::Fun(..)) {
+            return None;
+        }
+        Some((filter, fargs[0], fargs[1], args[0]))
+    }
+
+    /// `e` without the `toX` and `pack` around it.
+    fn strip_to(&self, e: ExprId) -> ExprId {
+        match self.prog.expr(e) {
+            IrExpr::Prim {
+                prim: Prim::To(_),
+                args,
+            } => self.strip_to(args[0]),
+            IrExpr::Pack(inner) => self.strip_to(*inner),
+            IrExpr::Var(_)
+            | IrExpr::Lit(_)
+            | IrExpr::Lambda { .. }
+            | IrExpr::Prim { .. }
+            | IrExpr::Op { .. }
+            | IrExpr::If { .. }
+            | IrExpr::Let { .. } => e,
+        }
+    }
+
+    fn uses_var(&self, e: ExprId, var: VarId) -> bool {
+        matches!(self.prog.expr(e), IrExpr::Var(v) if *v == var)
+            || self.prog.children(e).into_iter().any(|c| self.uses_var(c, var))
+    }
+
+    /// `filterGlb p xs` into `dest` (see the module documentation); with `consumer`, the
+    /// function of the `mapGlb` that consumed the result, applied to each kept element as it is
+    /// stored.
+    pub(super) fn filter_glb(
+        &mut self,
+        e: ExprId,
+        p: ExprId,
+        xs: ExprId,
+        consumer: Option<ExprId>,
+        dest: &Dest,
+    ) -> Result<()> {
         let f = Names::new(&mut self.names);
         let n = self.len_of(xs)?;
         let cap = self.capacity(&n);
@@ -189,22 +264,18 @@ impl Gen<'_> {
         let tiles = cap
             .add(&ArithExpr::cst(tile as i64 - 1))
             .div(&ArithExpr::cst(tile as i64));
-        let maxg = FILTER_MAX_GROUPS as i64;
-        let per = tiles.add(&ArithExpr::cst(maxg - 1)).div(&ArithExpr::cst(maxg));
-        let groups = tiles.add(&per).sub(&ArithExpr::cst(1)).div(&per);
-        // Not zeroed: every group writes its count before the scatter launch reads any. (Zeroing
-        // it with clEnqueueFillBuffer also made Oclgrind 21.10 report the counts written by the
-        // first kernel as uninitialized in the second.)
-        let (counts_b, _) = self
+        // Word 0 is the ticket counter; then each tile's aggregate, then each tile's inclusive
+        // prefix, each stored as value + 1 so that the zeroed buffer reads "not published yet".
+        let (status_b, _) = self
             .alloc(
-                "counts",
-                &Type::array(Type::int(), groups.clone()),
+                "status",
+                &Type::array(Type::int(), tiles.add(&tiles).add(&ArithExpr::cst(1))),
                 AddressSpace::Global,
                 &[],
-                Role::Temp,
+                Role::Scratch,
             )
             .map_err(|m| self.err(e, m))?;
-        let counts = self.buf_ident(&self.mem.buffers[counts_b].name.clone());
+        let st = self.buf_ident(&self.mem.buffers[status_b].name.clone());
         let len = dest
             .len
             .clone()
@@ -213,66 +284,6 @@ impl Gen<'_> {
             Loc::Plain(l) => self.access_expr(&l),
             Loc::Vector { .. } => return Err(self.err(e, "internal: vector length")),
         };
-        // `f_t * tile + f_r * wg + f_l`: the element of this work-item in round `f_r` of tile `f_t`
-        let elem_index = || add(add(mul(v(&f.t), int(tile)), mul(v(&f.r), int(wg))), v(&f.l));
-
-        // Kernel 1: count.
-        self.filter_kernel(&f, &groups);
-        self.filter_tile_range(&f, &per, &tiles);
-        self.push(Stmt::decl(CType::INT, &f.c, int(0)));
-        self.open_for(&f.t, v(&f.t0), v(&f.t1), int(1), false);
-        self.open_for(&f.r, int(0), int(rounds), int(1), true);
-        self.push(Stmt::decl(CType::INT, &f.e, elem_index()));
-        let x = self.filter_elem(&f, xs)?;
-        let cond = self.filter_pred(&f, p, x, &n)?;
-        self.push(add_to(v(&f.c), v(&cond)));
-        self.close();
-        self.close();
-        self.reduce_local(&f, &f.c);
-        self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
-        self.push(Stmt::assign(v(&counts).index(v(&f.g)), v(&f.part).index(int(0))));
-        self.close();
-        let k1 = self.k.take().expect("set");
-        self.finish_kernel(k1, e)?;
-
-        // Kernel 2: ordered scatter.
-        self.filter_kernel(&f, &groups);
-        let slots = wg + wg / SCAN_RUN;
-        let runs = wg / SCAN_RUN;
-        {
-            let k = self.k.as_mut().expect("set");
-            // Two of each, alternating between tiles, so the next tile's first writes cannot race
-            // with the last reads of this one and a tile needs three barriers, not four.
-            k.decls.push(local_array(CType::ULONG, &f.scan, 2 * slots));
-            k.decls.push(local_array(CType::ULONG, &f.runsum, 2 * runs));
-            k.decls.push(local_array(CType::ULONG, &f.runpre, 2 * runs));
-            k.decls.push(local_array(CType::INT, &f.roff, 2 * (rounds + 1)));
-        }
-        self.filter_tile_range(&f, &per, &tiles);
-        self.push(Stmt::decl(CType::INT, &f.c, int(0)));
-        self.open(Head::For {
-            var: f.i.clone(),
-            init: v(&f.l),
-            cond: Expr::bin(BinOp::Lt, v(&f.i), v(&f.g)),
-            step: (AssignOp::Add, int(wg)),
-            unroll: false,
-        });
-        self.push(add_to(v(&f.c), v(&counts).index(v(&f.i))));
-        self.close();
-        self.reduce_local(&f, &f.c);
-        self.push(Stmt::decl(CType::INT, &f.base, v(&f.part).index(int(0))));
-        let last_group = Expr::bin(
-            BinOp::Sub,
-            Expr::cast(CType::INT, Expr::call("get_num_groups", vec![int(0)])),
-            int(1),
-        );
-        self.open_if(Expr::bin(
-            BinOp::And,
-            Expr::bin(BinOp::Eq, v(&f.l), int(0)),
-            Expr::bin(BinOp::Eq, v(&f.g), last_group),
-        ));
-        self.push(Stmt::assign(len_loc, add(v(&f.base), v(&counts).index(v(&f.g)))));
-        self.close();
         let elem_ty = match self.cty(xs)? {
             Type::Array(t, _) => *t,
             t @ Type::Scalar(_)
@@ -281,12 +292,43 @@ impl Gen<'_> {
             | t @ Type::Exists(_)
             | t @ Type::Fun(..) => return Err(self.err(xs, format!("internal: filter of {t}"))),
         };
-        // The tile's elements stay in registers (one private array per scalar component, indexed
-        // only in unrolled loops) between the predicate and the store.
-        let x = self.filter_elem(&f, xs)?;
         // Rows (arrays) are too large for registers: the predicate reads the input in place and
         // a kept row is copied from the input again at its place in the output.
         let rows = matches!(elem_ty, Type::Array(..));
+        if rows && consumer.is_some() {
+            return Err(self.err(e, "internal: fused consumer of a filter of rows"));
+        }
+
+        let mut k = KernelCx::new(Level::Item);
+        k.wrg = true;
+        k.global[0] = Some(tiles.clone());
+        k.local[0] = Some(wg);
+        let slots = wg + wg / SCAN_RUN;
+        let runs = wg / SCAN_RUN;
+        k.decls.push(local_array(CType::ULONG, &f.scan, slots));
+        k.decls.push(local_array(CType::ULONG, &f.runsum, runs));
+        k.decls.push(local_array(CType::ULONG, &f.runpre, runs));
+        k.decls.push(local_array(CType::INT, &f.roff, rounds + 1));
+        k.decls.push(local_array(CType::INT, &f.tk, 2));
+        self.k = Some(k);
+        self.push(Stmt::decl(CType::INT, &f.l, Expr::call("get_local_id", vec![int(0)])));
+        // The tile comes from a ticket, not from `get_group_id`: a group only ever waits for
+        // tiles whose groups took their tickets before it, so they are already running.
+        self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
+        self.push(Stmt::assign(
+            v(&f.tk).index(int(0)),
+            Expr::call("atomic_inc", vec![v(&st)]),
+        ));
+        self.close();
+        self.push(Stmt::Barrier(Fence::Local));
+        self.push(Stmt::decl(CType::INT, &f.t, v(&f.tk).index(int(0))));
+        // Tiles are not double-buffered here: the scan's arrays have one half.
+        self.push(Stmt::decl(CType::INT, &f.b, int(0)));
+        // `f_t * tile + f_r * wg + f_l`: the element of this work-item in round `f_r`
+        let elem_index = || add(add(mul(v(&f.t), int(tile)), mul(v(&f.r), int(wg))), v(&f.l));
+        // The tile's elements stay in registers (one private array per scalar component, indexed
+        // only in unrolled loops) between the predicate and the store.
+        let x = self.filter_elem(&f, xs)?;
         let mut decls = vec![];
         let mut loads = vec![];
         let staged = if rows {
@@ -295,9 +337,6 @@ impl Gen<'_> {
             let read = x.read(&[]).map_err(|m| self.err(xs, m.0))?;
             self.stage(&f, &read, &elem_ty, &mut decls, &mut loads)?
         };
-        self.open_for(&f.t, v(&f.t0), v(&f.t1), int(1), false);
-        let parity = Expr::bin(BinOp::BitAnd, Expr::bin(BinOp::Sub, v(&f.t), v(&f.t0)), int(1));
-        self.push(Stmt::decl(CType::INT, &f.b, parity));
         for d in decls {
             self.push(d);
         }
@@ -316,7 +355,7 @@ impl Gen<'_> {
         } else {
             self.read_view(staged.clone(), &elem_ty)
         };
-        let cond = self.filter_pred(&f, p, elem_view, &n)?;
+        let cond = self.filter_pred(&f, p, elem_view.clone(), &n)?;
         let flag = Expr::bin(BinOp::Shl, Expr::cast(CType::ULONG, v(&cond)), mul(int(8), v(&f.r)));
         self.push(Stmt::Assign {
             lhs: v(&f.pk),
@@ -325,6 +364,8 @@ impl Gen<'_> {
         });
         self.close();
         self.scan_tile(&f, slots, runs, rounds);
+        self.look_back(&f, &st, &tiles, rounds, len_loc);
+        self.push(Stmt::decl(CType::INT, &f.base, v(&f.tk).index(int(1))));
         self.open_for(&f.r, int(0), int(rounds), int(1), true);
         let kept = Expr::bin(
             BinOp::BitAnd,
@@ -332,43 +373,82 @@ impl Gen<'_> {
             int(1),
         );
         self.open_if(kept);
-        let roff = |k: Expr| v(&f.roff).index(add(mul(v(&f.b), int(rounds + 1)), k));
-        let pos = add(add(v(&f.base), roff(v(&f.r))), field(&f.ex, &f.r));
+        let pos = add(add(v(&f.base), v(&f.roff).index(v(&f.r))), field(&f.ex, &f.r));
         self.push(Stmt::decl(CType::INT, &f.pos, pos));
         let pos = ArithExpr::var(f.pos.as_str(), Range::upto(cap.clone()));
         if rows {
             self.push(Stmt::decl(CType::INT, &f.e, elem_index()));
             let (dims, _) = dims_of(&elem_ty);
             self.copy_dims(e, &x, &dest.view.access(pos), &dims, vec![], MapKind::Seq)?;
+        } else if let Some(g) = consumer {
+            let (params, body) = self.lambda(g)?;
+            let elem = self.read_view(staged, &elem_ty);
+            self.bind(params[0], Bound::View(elem));
+            let d = Dest {
+                view: dest.view.access(pos),
+                len: None,
+                rows: false,
+            };
+            self.gen_into(body, &d)?;
         } else {
             let loc = dest.view.write(&[pos]).map_err(|m| self.err(e, m.0))?;
             self.store(&loc, &staged, e)?;
         }
         self.close();
         self.close();
-        self.push(add_to(v(&f.base), roff(int(rounds))));
+        let k = self.k.take().expect("set");
+        self.finish_kernel(k, e)
+    }
+
+    /// Decoupled look-back: work-item 0 publishes the tile's aggregate (`f_roff[rounds]`), adds
+    /// up the aggregates of the tiles before it back to the first published inclusive prefix,
+    /// publishes its own inclusive prefix and leaves its exclusive prefix in `f_tk[1]`. The
+    /// last tile writes the length. Status words are only written and read with atomics, so
+    /// no other memory needs ordering: the output positions depend on nothing else.
+    fn look_back(&mut self, f: &Names, st: &Ident, tiles: &ArithExpr, rounds: usize, len_loc: Expr) {
+        let agg_at = |k: Expr| add(v(st), add(int(1), k));
+        let inc_at = |k: Expr| add(v(st), add(add(int(1), arith(tiles)), k));
+        let load = |p: Expr| Expr::call("atomic_or", vec![p, int(0)]);
+        let publish = |p: Expr, x: Expr| Stmt::Call(Expr::call("atomic_xchg", vec![p, add(x, int(1))]));
+        self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
+        self.push(Stmt::decl(CType::INT, &f.c, v(&f.roff).index(int(rounds))));
+        self.push(publish(agg_at(v(&f.t)), v(&f.c)));
+        self.push(Stmt::decl(CType::INT, &f.a, int(0)));
+        // `f_j` walks back one tile per published aggregate and stops (-1) at an inclusive
+        // prefix; an unpublished tile is read again.
+        self.open(Head::For {
+            var: f.j.clone(),
+            init: Expr::bin(BinOp::Sub, v(&f.t), int(1)),
+            cond: Expr::bin(BinOp::Ge, v(&f.j), int(0)),
+            step: (AssignOp::Add, int(0)),
+            unroll: false,
+        });
+        self.push(Stmt::decl(CType::INT, &f.s, load(inc_at(v(&f.j)))));
+        let zero = |x: &Ident| Expr::bin(BinOp::Eq, v(x), int(0));
+        let agg = Expr::select(zero(&f.s), load(agg_at(v(&f.j))), int(0));
+        self.push(Stmt::decl(CType::INT, &f.y, agg));
+        let minus1 = |x: &Ident| Expr::bin(BinOp::Sub, v(x), int(1));
+        let got = Expr::select(zero(&f.s), Expr::select(zero(&f.y), int(0), minus1(&f.y)), minus1(&f.s));
+        self.push(add_to(v(&f.a), got));
+        let next = Expr::select(
+            zero(&f.s),
+            Expr::select(zero(&f.y), v(&f.j), minus1(&f.j)),
+            Expr::Int(-1),
+        );
+        self.push(Stmt::assign(v(&f.j), next));
         self.close();
-        let k2 = self.k.take().expect("set");
-        self.finish_kernel(k2, e)
-    }
-
-    /// Starts a filter kernel of `groups` work-groups of `FILTER_WG` work-items.
-    fn filter_kernel(&mut self, f: &Names, groups: &ArithExpr) {
-        let mut k = KernelCx::new(Level::Item);
-        k.wrg = true;
-        k.global[0] = Some(groups.clone());
-        k.local[0] = Some(FILTER_WG);
-        k.decls.push(local_array(CType::INT, &f.part, FILTER_WG));
-        self.k = Some(k);
-        self.push(Stmt::decl(CType::INT, &f.g, Expr::call("get_group_id", vec![int(0)])));
-        self.push(Stmt::decl(CType::INT, &f.l, Expr::call("get_local_id", vec![int(0)])));
-    }
-
-    /// The tiles `[f_t0, f_t1)` of this work-group: `per` consecutive tiles, fewer in the last group.
-    fn filter_tile_range(&mut self, f: &Names, per: &ArithExpr, tiles: &ArithExpr) {
-        self.push(Stmt::decl(CType::INT, &f.t0, mul(v(&f.g), arith(per))));
-        let end = Expr::call("min", vec![add(v(&f.t0), arith(per)), arith(tiles)]);
-        self.push(Stmt::decl(CType::INT, &f.t1, end));
+        self.push(publish(inc_at(v(&f.t)), add(v(&f.a), v(&f.c))));
+        self.push(Stmt::assign(v(&f.tk).index(int(1)), v(&f.a)));
+        let last = Expr::bin(
+            BinOp::Sub,
+            Expr::cast(CType::INT, Expr::call("get_num_groups", vec![int(0)])),
+            int(1),
+        );
+        self.open_if(Expr::bin(BinOp::Eq, v(&f.t), last));
+        self.push(Stmt::assign(len_loc, add(v(&f.a), v(&f.c))));
+        self.close();
+        self.close();
+        self.push(Stmt::Barrier(Fence::Local));
     }
 
     /// Private arrays holding one element per round: their declarations, the statements loading
@@ -461,27 +541,6 @@ impl Gen<'_> {
             &f.ex,
             add(in_half(&f.runpre, run_of), my_slot()),
         ));
-    }
-
-    /// Sum of `val` over the work-group, left in `f_part[0]` for every work-item.
-    fn reduce_local(&mut self, f: &Names, val: &Ident) {
-        self.push(Stmt::assign(v(&f.part).index(v(&f.l)), v(val)));
-        self.push(Stmt::Barrier(Fence::Local));
-        self.open(Head::For {
-            var: f.s.clone(),
-            init: int(FILTER_WG / 2),
-            cond: Expr::bin(BinOp::Gt, v(&f.s), int(0)),
-            step: (AssignOp::Shr, int(1)),
-            unroll: false,
-        });
-        self.open_if(Expr::bin(BinOp::Lt, v(&f.l), v(&f.s)));
-        self.push(add_to(
-            v(&f.part).index(v(&f.l)),
-            v(&f.part).index(add(v(&f.l), v(&f.s))),
-        ));
-        self.close();
-        self.push(Stmt::Barrier(Fence::Local));
-        self.close();
     }
 
     /// The element `f_e` of `xs` as a view (inside the filter kernels).

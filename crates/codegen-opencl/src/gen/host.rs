@@ -11,6 +11,9 @@ impl Gen<'_> {
         }
         match self.prog.expr(e).clone() {
             Expr::Let { var, value, body, .. } => {
+                if let Some((filter, p, xs, f)) = self.filter_map_fusion(e, var, value, body, dest) {
+                    return self.filter_glb(filter, p, xs, Some(f), dest);
+                }
                 self.host_bind(e, var, value)?;
                 self.host(body, dest)
             }
@@ -22,7 +25,7 @@ impl Gen<'_> {
             Expr::Prim {
                 prim: Prim::Filter(FilterKind::Glb | FilterKind::Plain),
                 args,
-            } => self.filter_glb(e, args[0], args[1], dest),
+            } => self.filter_glb(e, args[0], args[1], None, dest),
             Expr::Prim {
                 prim: Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_),
                 ..
