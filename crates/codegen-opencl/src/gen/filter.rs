@@ -34,7 +34,9 @@ use arith::{ArithExpr, Range};
 use ir::MapKind;
 use ir::{AddressSpace, Expr as IrExpr, ExprId, FilterKind, Prim, Type, VarId};
 use memalloc::Role;
+use std::collections::BTreeSet;
 use std::rc::Rc;
+use typeck::CheckKind;
 
 /// Work-items per work-group of the filter kernel (a multiple of `SCAN_RUN`, at most 256 so
 /// that 8-bit prefix fields cannot overflow).
@@ -222,8 +224,30 @@ impl Gen<'_> {
         Some((filter, fargs[0], fargs[1], args[0]))
     }
 
+    /// `map g ys` (any map kind, `toX` around it) as the filter's input `xs`, with `g` computing a
+    /// scalar without parallel maps: the map node, `g` and `ys`, so that the filter reads
+    /// `g(ys[i])` instead of a materialized `xs`.
+    fn filter_producer(&self, xs: ExprId) -> Option<(ExprId, ExprId, ExprId)> {
+        let map = self.strip_to(xs);
+        let IrExpr::Prim {
+            prim: Prim::Map(_),
+            args,
+        } = self.prog.expr(map)
+        else {
+            return None;
+        };
+        if self.layout_map(map).is_some() {
+            return None;
+        }
+        let (_, body) = self.lambda(args[0]).ok()?;
+        if !matches!(self.info.ty(body), Type::Scalar(_)) || self.contains_parallel(body) {
+            return None;
+        }
+        Some((map, args[0], args[1]))
+    }
+
     /// `e` without the `toX` and `pack` around it.
-    fn strip_to(&self, e: ExprId) -> ExprId {
+    pub(super) fn strip_to(&self, e: ExprId) -> ExprId {
         match self.prog.expr(e) {
             IrExpr::Prim {
                 prim: Prim::To(_),
@@ -256,6 +280,13 @@ impl Gen<'_> {
         consumer: Option<ExprId>,
         dest: &Dest,
     ) -> Result<()> {
+        // A map producing the filter's input is fused into the read; any other computed input
+        // is computed by the kernels before.
+        let producer = self.filter_producer(xs);
+        match producer {
+            Some((map, _, _)) => self.host_prepare(map)?,
+            None => self.host_prepare(e)?,
+        }
         let f = Names::new(&mut self.names);
         let n = self.len_of(xs)?;
         let cap = self.capacity(&n);
@@ -328,11 +359,18 @@ impl Gen<'_> {
         let elem_index = || add(add(mul(v(&f.t), int(tile)), mul(v(&f.r), int(wg))), v(&f.l));
         // The tile's elements stay in registers (one private array per scalar component, indexed
         // only in unrolled loops) between the predicate and the store.
-        let x = self.filter_elem(&f, xs)?;
+        let x = match producer {
+            Some((_, _, ys)) => self.filter_elem(&f, ys)?,
+            None => self.filter_elem(&f, xs)?,
+        };
         let mut decls = vec![];
         let mut loads = vec![];
         let staged = if rows {
             Read::Tuple(vec![])
+        } else if producer.is_some() {
+            // One slot, filled below with the map's function applied to the element.
+            let slot = Read::Expr(Access::Value(int(0)));
+            self.stage(&f, &slot, &elem_ty, &mut decls, &mut vec![])?
         } else {
             let read = x.read(&[]).map_err(|m| self.err(xs, m.0))?;
             self.stage(&f, &read, &elem_ty, &mut decls, &mut loads)?
@@ -343,7 +381,17 @@ impl Gen<'_> {
         self.push(Stmt::decl(CType::ULONG, &f.pk, int(0)));
         self.open_for(&f.r, int(0), int(rounds), int(1), true);
         self.push(Stmt::decl(CType::INT, &f.e, elem_index()));
-        if !loads.is_empty() {
+        if let Some((_, g, _)) = producer {
+            self.open_if(Expr::bin(BinOp::Lt, v(&f.e), arith(&n)));
+            let (params, body) = self.lambda(g)?;
+            self.bind(params[0], Bound::View(x.clone()));
+            let value = self.scalar_expr(body)?;
+            let Read::Expr(Access::Value(slot)) = &staged else {
+                return Err(self.err(g, "internal: staged map result"));
+            };
+            self.push(Stmt::assign(slot.clone(), value));
+            self.close();
+        } else if !loads.is_empty() {
             self.open_if(Expr::bin(BinOp::Lt, v(&f.e), arith(&n)));
             for l in loads {
                 self.push(l);
@@ -562,5 +610,86 @@ impl Gen<'_> {
         self.push(Stmt::assign(v(&flag), Expr::select(c, int(1), int(0))));
         self.close();
         Ok(flag)
+    }
+
+    /// The size conditions of the program (`split #k`, `slide`) on a run-time length held on
+    /// the device that the kernel being finished reads (`used`), as statements of its first
+    /// work-item setting the error flag; each condition is checked by the first kernel reading
+    /// its length. The host reads the flag once, after all launches.
+    pub(super) fn length_checks_in(&mut self, used: &BTreeSet<String>) -> Vec<Stmt> {
+        let mut out = vec![];
+        for (i, c) in self.info.checks.iter().enumerate() {
+            if self.length_checks.iter().any(|(j, _)| *j == i) {
+                continue;
+            }
+            let subst = |e: &ArithExpr| {
+                let mut e = e.clone();
+                for (x, to) in &self.lengths {
+                    if e.mentions(x) {
+                        e = e.subst(x, to);
+                    }
+                }
+                e
+            };
+            let (kind, cond) = match &c.kind {
+                CheckKind::Divisible { len, by, what } => {
+                    let (len, by) = (subst(len), subst(by));
+                    let bad = Expr::bin(BinOp::Ne, Expr::bin(BinOp::Rem, arith(&len), arith(&by)), int(0));
+                    let bad = match by.as_cst() {
+                        Some(k) if k != 0 => bad,
+                        Some(_) | None => Expr::bin(BinOp::Or, Expr::bin(BinOp::Eq, arith(&by), int(0)), bad),
+                    };
+                    let what = what.clone();
+                    (CheckKind::Divisible { len, by, what }, bad)
+                }
+                CheckKind::AtLeast { len, min, what } => {
+                    let (len, min) = (subst(len), subst(min));
+                    let bad = Expr::bin(BinOp::Lt, arith(&len), arith(&min));
+                    let what = what.clone();
+                    (CheckKind::AtLeast { len, min, what }, bad)
+                }
+                CheckKind::Fits { .. } => continue,
+            };
+            let vars = match &kind {
+                CheckKind::Divisible { len, by, .. } => &len.free_vars() | &by.free_vars(),
+                CheckKind::AtLeast { len, min, .. } => &len.free_vars() | &min.free_vars(),
+                CheckKind::Fits { .. } => continue,
+            };
+            // One device length, read by this kernel; every other variable is a size.
+            let device: Vec<&String> = vars.iter().filter(|v| self.length_origins.contains_key(*v)).collect();
+            let sizes_only = vars
+                .iter()
+                .all(|v| self.length_origins.contains_key(v) || self.size_names.iter().any(|(_, c)| c.as_str() == v));
+            let [len_var] = device.as_slice() else { continue };
+            if !sizes_only || !used.contains(len_var.as_str()) {
+                continue;
+            }
+            let (filter, buffer) = self.length_origins[*len_var];
+            let flag = self.checks.len();
+            self.checks.push(c.span);
+            let first = [0, 1, 2].map(|d| Expr::bin(BinOp::Eq, Expr::call("get_global_id", vec![int(d)]), int(0)));
+            let first = first
+                .into_iter()
+                .reduce(|a, b| Expr::bin(BinOp::And, a, b))
+                .expect("three");
+            out.push(Stmt::If {
+                cond: Expr::bin(BinOp::And, first, cond),
+                then: vec![Stmt::Call(Expr::call(
+                    "atomic_max",
+                    vec![Expr::var(&self.error_flag), int(flag + 1)],
+                ))],
+                els: vec![],
+            });
+            self.length_checks.push((
+                i,
+                crate::LengthCheck {
+                    flag,
+                    check: typeck::SizeCheck { span: c.span, kind },
+                    filter,
+                    length: ((*len_var).clone(), buffer),
+                },
+            ));
+        }
+        out
     }
 }

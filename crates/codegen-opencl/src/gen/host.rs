@@ -102,6 +102,8 @@ impl Gen<'_> {
             let c = id.to_string();
             self.caps.insert(c.clone(), cap.clone());
             self.device_lengths.insert(c.clone(), (id, len_expr));
+            let origin = self.prog.span(self.strip_to(value));
+            self.length_origins.insert(c.clone(), (origin, lb));
             self.lengths.insert(
                 x,
                 ArithExpr::var(&c, Range::new(ArithExpr::cst(0), Some(cap.add(&ArithExpr::cst(1))))),
@@ -378,6 +380,8 @@ impl Gen<'_> {
                 body.push(Stmt::decl(CType::INT, id, read.clone()));
             }
         }
+        let checks = self.length_checks_in(&used);
+        body.extend(checks);
         body.extend(root.body);
         let private: Vec<Ident> = (self.mem.buffers.iter())
             .filter(|b| b.space == AddressSpace::Private)
