@@ -43,6 +43,9 @@ use typeck::CheckKind;
 const FILTER_WG: usize = 256;
 /// Elements per work-item per tile, one 8-bit field each of the packed flags (at most 8).
 const FILTER_ROUNDS: usize = 8;
+/// Scans per tile: each orders `FILTER_ROUNDS` elements of every work-item, and one look-back
+/// serves them all, so a tile is `FILTER_WG * FILTER_ROUNDS * FILTER_PARTS` elements.
+const FILTER_PARTS: usize = 2;
 /// Work-items whose packed flags one of the first `FILTER_WG / SCAN_RUN` work-items scans serially.
 const SCAN_RUN: usize = 8;
 
@@ -50,11 +53,13 @@ const SCAN_RUN: usize = 8;
 struct Names {
     a: Ident,
     b: Ident,
-    base: Ident,
     c: Ident,
     e: Ident,
+    h: Ident,
+    ho: Ident,
     ex: Ident,
     j: Ident,
+    k: Ident,
     l: Ident,
     pk: Ident,
     pos: Ident,
@@ -77,11 +82,13 @@ impl Names {
         Names {
             a: f("a"),
             b: f("b"),
-            base: f("base"),
             c: f("c"),
             e: f("e"),
+            h: f("h"),
+            ho: f("ho"),
             ex: f("ex"),
             j: f("j"),
+            k: f("k"),
             l: f("l"),
             pk: f("pk"),
             pos: f("pos"),
@@ -122,8 +129,8 @@ fn mul(a: Expr, b: Expr) -> Expr {
 }
 
 /// `(int)((x >> (8 * f_r)) & 255)`: the 8-bit field of round `f_r` in packed flags.
-fn field(x: &Ident, r: &Ident) -> Expr {
-    let shifted = Expr::bin(BinOp::Shr, v(x), mul(int(8), v(r)));
+fn field(x: Expr, r: &Ident) -> Expr {
+    let shifted = Expr::bin(BinOp::Shr, x, mul(int(8), v(r)));
     Expr::cast(CType::INT, Expr::bin(BinOp::BitAnd, shifted, int(255)))
 }
 
@@ -290,8 +297,8 @@ impl Gen<'_> {
         let f = Names::new(&mut self.names);
         let n = self.len_of(xs)?;
         let cap = self.capacity(&n);
-        let (wg, rounds) = (FILTER_WG, FILTER_ROUNDS);
-        let tile = wg * rounds;
+        let (wg, rounds, parts) = (FILTER_WG, FILTER_ROUNDS, FILTER_PARTS);
+        let tile = wg * rounds * parts;
         let tiles = cap
             .add(&ArithExpr::cst(tile as i64 - 1))
             .div(&ArithExpr::cst(tile as i64));
@@ -336,10 +343,11 @@ impl Gen<'_> {
         k.local[0] = Some(wg);
         let slots = wg + wg / SCAN_RUN;
         let runs = wg / SCAN_RUN;
-        k.decls.push(local_array(CType::ULONG, &f.scan, slots));
-        k.decls.push(local_array(CType::ULONG, &f.runsum, runs));
-        k.decls.push(local_array(CType::ULONG, &f.runpre, runs));
-        k.decls.push(local_array(CType::INT, &f.roff, rounds + 1));
+        // One region of each per part, so no part's scan waits for the reads of the one before.
+        k.decls.push(local_array(CType::ULONG, &f.scan, parts * slots));
+        k.decls.push(local_array(CType::ULONG, &f.runsum, parts * runs));
+        k.decls.push(local_array(CType::ULONG, &f.runpre, parts * runs));
+        k.decls.push(local_array(CType::INT, &f.roff, parts * (rounds + 1)));
         k.decls.push(local_array(CType::INT, &f.tk, 2));
         self.k = Some(k);
         self.push(Stmt::decl(CType::INT, &f.l, Expr::call("get_local_id", vec![int(0)])));
@@ -353,10 +361,18 @@ impl Gen<'_> {
         self.close();
         self.push(Stmt::Barrier(Fence::Local));
         self.push(Stmt::decl(CType::INT, &f.t, v(&f.tk).index(int(0))));
-        // Tiles are not double-buffered here: the scan's arrays have one half.
-        self.push(Stmt::decl(CType::INT, &f.b, int(0)));
-        // `f_t * tile + f_r * wg + f_l`: the element of this work-item in round `f_r`
-        let elem_index = || add(add(mul(v(&f.t), int(tile)), mul(v(&f.r), int(wg))), v(&f.l));
+        // `f_t * tile + f_k * wg + f_l`: the element of this work-item in round `f_r` of part
+        // `f_h`, `f_k = f_h * rounds + f_r`
+        let elem_index = || add(add(mul(v(&f.t), int(tile)), mul(v(&f.k), int(wg))), v(&f.l));
+        let round_k = || Stmt::decl(CType::INT, &f.k, add(mul(v(&f.h), int(rounds)), v(&f.r)));
+        let private = |name: &Ident| Stmt::Decl {
+            ty: CType::ULONG,
+            name: name.clone(),
+            space: None,
+            len: Some(parts),
+            init: None,
+            is_const: false,
+        };
         // The tile's elements stay in registers (one private array per scalar component, indexed
         // only in unrolled loops) between the predicate and the store.
         let x = match producer {
@@ -378,8 +394,12 @@ impl Gen<'_> {
         for d in decls {
             self.push(d);
         }
-        self.push(Stmt::decl(CType::ULONG, &f.pk, int(0)));
+        self.push(private(&f.pk));
+        self.push(private(&f.ex));
+        self.open_for(&f.h, int(0), int(parts), int(1), true);
+        self.push(Stmt::assign(v(&f.pk).index(v(&f.h)), int(0)));
         self.open_for(&f.r, int(0), int(rounds), int(1), true);
+        self.push(round_k());
         self.push(Stmt::decl(CType::INT, &f.e, elem_index()));
         if let Some((_, g, _)) = producer {
             self.open_if(Expr::bin(BinOp::Lt, v(&f.e), arith(&n)));
@@ -406,22 +426,32 @@ impl Gen<'_> {
         let cond = self.filter_pred(&f, p, elem_view.clone(), &n)?;
         let flag = Expr::bin(BinOp::Shl, Expr::cast(CType::ULONG, v(&cond)), mul(int(8), v(&f.r)));
         self.push(Stmt::Assign {
-            lhs: v(&f.pk),
+            lhs: v(&f.pk).index(v(&f.h)),
             op: AssignOp::Or,
             rhs: flag,
         });
         self.close();
+        self.close();
+        self.open_for(&f.b, int(0), int(parts), int(1), true);
         self.scan_tile(&f, slots, runs, rounds);
-        self.look_back(&f, &st, &tiles, rounds, len_loc);
-        self.push(Stmt::decl(CType::INT, &f.base, v(&f.tk).index(int(1))));
+        self.close();
+        self.look_back(&f, &st, &tiles, rounds, parts, len_loc);
+        // `f_ho`: where part `f_h` of the tile starts in the output
+        self.push(Stmt::decl(CType::INT, &f.ho, v(&f.tk).index(int(1))));
+        let roff = |h: Expr, k: Expr| v(&f.roff).index(add(mul(h, int(rounds + 1)), k));
+        self.open_for(&f.h, int(0), int(parts), int(1), true);
         self.open_for(&f.r, int(0), int(rounds), int(1), true);
         let kept = Expr::bin(
             BinOp::BitAnd,
-            Expr::bin(BinOp::Shr, v(&f.pk), mul(int(8), v(&f.r))),
+            Expr::bin(BinOp::Shr, v(&f.pk).index(v(&f.h)), mul(int(8), v(&f.r))),
             int(1),
         );
         self.open_if(kept);
-        let pos = add(add(v(&f.base), v(&f.roff).index(v(&f.r))), field(&f.ex, &f.r));
+        self.push(round_k());
+        let pos = add(
+            add(v(&f.ho), roff(v(&f.h), v(&f.r))),
+            field(v(&f.ex).index(v(&f.h)), &f.r),
+        );
         self.push(Stmt::decl(CType::INT, &f.pos, pos));
         let pos = ArithExpr::var(f.pos.as_str(), Range::upto(cap.clone()));
         if rows {
@@ -444,22 +474,28 @@ impl Gen<'_> {
         }
         self.close();
         self.close();
+        self.push(add_to(v(&f.ho), roff(v(&f.h), int(rounds))));
+        self.close();
         let k = self.k.take().expect("set");
         self.finish_kernel(k, e)
     }
 
-    /// Decoupled look-back: work-item 0 publishes the tile's aggregate (`f_roff[rounds]`), adds
+    /// Decoupled look-back: work-item 0 publishes the tile's aggregate (its parts' totals), adds
     /// up the aggregates of the tiles before it back to the first published inclusive prefix,
     /// publishes its own inclusive prefix and leaves its exclusive prefix in `f_tk[1]`. The
     /// last tile writes the length. Status words are only written and read with atomics, so
     /// no other memory needs ordering: the output positions depend on nothing else.
-    fn look_back(&mut self, f: &Names, st: &Ident, tiles: &ArithExpr, rounds: usize, len_loc: Expr) {
+    fn look_back(&mut self, f: &Names, st: &Ident, tiles: &ArithExpr, rounds: usize, parts: usize, len_loc: Expr) {
         let agg_at = |k: Expr| add(v(st), add(int(1), k));
         let inc_at = |k: Expr| add(v(st), add(add(int(1), arith(tiles)), k));
         let load = |p: Expr| Expr::call("atomic_or", vec![p, int(0)]);
         let publish = |p: Expr, x: Expr| Stmt::Call(Expr::call("atomic_xchg", vec![p, add(x, int(1))]));
         self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
-        self.push(Stmt::decl(CType::INT, &f.c, v(&f.roff).index(int(rounds))));
+        let total = (0..parts)
+            .map(|h| v(&f.roff).index(int(h * (rounds + 1) + rounds)))
+            .reduce(add)
+            .expect("at least one part");
+        self.push(Stmt::decl(CType::INT, &f.c, total));
         self.push(publish(agg_at(v(&f.t)), v(&f.c)));
         self.push(Stmt::decl(CType::INT, &f.a, int(0)));
         // `f_j` walks back one tile per published aggregate and stops (-1) at an inclusive
@@ -516,11 +552,11 @@ impl Gen<'_> {
                     ty,
                     name: name.clone(),
                     space: None,
-                    len: Some(FILTER_ROUNDS),
+                    len: Some(FILTER_ROUNDS * FILTER_PARTS),
                     init: None,
                     is_const: false,
                 });
-                let slot = v(&name).index(v(&f.r));
+                let slot = v(&name).index(v(&f.k));
                 loads.push(Stmt::assign(slot.clone(), self.access_expr(x)));
                 Ok(Read::Expr(Access::Value(slot)))
             }
@@ -531,8 +567,9 @@ impl Gen<'_> {
         }
     }
 
-    /// Exclusive scan of the packed flags `f_pk` over the work-group into `f_ex`, and the offsets
-    /// of each round's run in the tile into `f_roff` (slot `rounds` holds the tile's total).
+    /// Exclusive scan of the packed flags of part `f_b` of the tile (`f_pk[f_b]`) over the
+    /// work-group into `f_ex[f_b]`, and the offsets of each round's run in the part into the
+    /// part's `rounds + 1` slots of `f_roff` (the last holds the part's total).
     /// The first `runs` work-items scan runs of `SCAN_RUN` work-items serially and then the run
     /// totals, so a tile costs three barriers (a Hillis–Steele scan costs 16); runs are padded by
     /// one slot so that those serial reads hit distinct local-memory banks.
@@ -545,7 +582,7 @@ impl Gen<'_> {
             v(&f.scan).index(add(base, Expr::bin(BinOp::Div, v(&f.l), int(run))))
         };
         let in_half = |arr: &Ident, k: Expr| v(arr).index(add(mul(v(&f.b), int(runs)), k));
-        self.push(Stmt::assign(my_slot(), v(&f.pk)));
+        self.push(Stmt::assign(my_slot(), v(&f.pk).index(v(&f.b))));
         self.push(Stmt::Barrier(Fence::Local));
         self.open_if(Expr::bin(BinOp::Lt, v(&f.l), int(runs)));
         self.push(Stmt::decl(CType::ULONG, &f.a, int(0)));
@@ -577,16 +614,15 @@ impl Gen<'_> {
         self.open_for(&f.r, int(0), int(rounds), int(1), false);
         let roff = |k: Expr| v(&f.roff).index(add(mul(v(&f.b), int(rounds + 1)), k));
         self.push(Stmt::assign(roff(v(&f.r)), v(&f.run)));
-        self.push(add_to(v(&f.run), add(field(&f.a, &f.r), field(&f.z, &f.r))));
+        self.push(add_to(v(&f.run), add(field(v(&f.a), &f.r), field(v(&f.z), &f.r))));
         self.close();
         self.push(Stmt::assign(roff(int(rounds)), v(&f.run)));
         self.close();
         self.close();
         self.push(Stmt::Barrier(Fence::Local));
         let run_of = Expr::bin(BinOp::Div, v(&f.l), int(run));
-        self.push(Stmt::decl(
-            CType::ULONG,
-            &f.ex,
+        self.push(Stmt::assign(
+            v(&f.ex).index(v(&f.b)),
             add(in_half(&f.runpre, run_of), my_slot()),
         ));
     }

@@ -54,9 +54,9 @@ const TUPLES_ALONE: &str = "(lift (N) ((array-type float N) (array-type int N)) 
 const VECTORS: &str = "(lift (N) ((array-type (vector-type float 4) N)) (lambda (xs)
   (toGlobal (filterGlb (lambda (v) (> (dot v v) 10.0f)) xs))))";
 
-/// Sizes around the 2048-element tiles: one element, a tile less one, a tile, a tile and one,
-/// two tiles and one (none but the tile a multiple of 4 apart from 2048).
-const SIZES: &[usize] = &[1, 3, 2047, 2048, 2049, 4097, 6143];
+/// Sizes around the tiles (4096 elements, scanned in two parts of 2048): one element, a part
+/// less one and more one, a tile less one, a tile, a tile and one, two tiles and one.
+const SIZES: &[usize] = &[1, 3, 2047, 2049, 4095, 4096, 4097, 8193];
 
 /// A small deterministic generator for the inputs.
 struct Lcg(u64);
