@@ -54,9 +54,11 @@ const FILTER_WG: usize = 256;
 const FILTER_ROUNDS: usize = 8;
 /// Scans per tile: each orders `FILTER_ROUNDS` elements of every work-item, and one look-back
 /// serves them all, so a tile is `FILTER_WG * FILTER_ROUNDS * FILTER_PARTS` elements.
-const FILTER_PARTS: usize = 2;
+const FILTER_PARTS: usize = 4;
 /// Work-items whose packed flags one of the first `FILTER_WG / SCAN_RUN` work-items scans serially.
 const SCAN_RUN: usize = 8;
+/// Tiles whose status the look-back reads at once, one work-item each (at most `FILTER_WG`).
+const LOOKBACK: usize = 32;
 
 /// The filter kernel's locals, by their fixed spellings.
 struct Names {
@@ -70,6 +72,8 @@ struct Names {
     j: Ident,
     k: Ident,
     l: Ident,
+    lbk: Ident,
+    lbv: Ident,
     pk: Ident,
     pos: Ident,
     r: Ident,
@@ -81,6 +85,7 @@ struct Names {
     scan: Ident,
     t: Ident,
     tk: Ident,
+    w: Ident,
     y: Ident,
     z: Ident,
 }
@@ -99,6 +104,8 @@ impl Names {
             j: f("j"),
             k: f("k"),
             l: f("l"),
+            lbk: f("lbk"),
+            lbv: f("lbv"),
             pk: f("pk"),
             pos: f("pos"),
             r: f("r"),
@@ -110,6 +117,7 @@ impl Names {
             scan: f("scan"),
             t: f("t"),
             tk: f("tk"),
+            w: f("w"),
             y: f("y"),
             z: f("z"),
         }
@@ -357,7 +365,9 @@ impl Gen<'_> {
         k.decls.push(local_array(CType::ULONG, &f.runsum, parts * runs));
         k.decls.push(local_array(CType::ULONG, &f.runpre, parts * runs));
         k.decls.push(local_array(CType::INT, &f.roff, parts * (rounds + 1)));
-        k.decls.push(local_array(CType::INT, &f.tk, 2));
+        k.decls.push(local_array(CType::INT, &f.tk, 3));
+        k.decls.push(local_array(CType::INT, &f.lbk, LOOKBACK));
+        k.decls.push(local_array(CType::INT, &f.lbv, LOOKBACK));
         self.k = Some(k);
         self.push(Stmt::decl(CType::INT, &f.l, Expr::call("get_local_id", vec![int(0)])));
         // The tile comes from a ticket, not from `get_group_id`: a group only ever waits for
@@ -489,47 +499,97 @@ impl Gen<'_> {
         self.finish_kernel(k, e)
     }
 
-    /// Decoupled look-back: work-item 0 publishes the tile's aggregate (its parts' totals), adds
-    /// up the aggregates of the tiles before it back to the first published inclusive prefix,
-    /// publishes its own inclusive prefix and leaves its exclusive prefix in `f_tk[1]`. The
-    /// last tile writes the length. Status words are only written and read with atomics, so
-    /// no other memory needs ordering: the output positions depend on nothing else.
+    /// Decoupled look-back with a window: work-item 0 publishes the tile's aggregate (its parts'
+    /// totals) as soon as the scan has counted it; then the first `LOOKBACK` work-items each read
+    /// the status of one of the `LOOKBACK` tiles before the window's top at once, and work-item 0
+    /// adds the window's aggregates from the nearest tile down to the first inclusive prefix
+    /// (done), or to the first unpublished tile (the window's top moves there and is read again),
+    /// or through the whole window (it slides by `LOOKBACK`). It then publishes its inclusive
+    /// prefix and leaves its exclusive prefix in `f_tk[1]`; the last tile writes the length.
+    /// The loop's bound lives in local memory (`f_tk[2]`) so that every work-item runs the same
+    /// trips through its barriers. Status words are only written and read with atomics, so no
+    /// other memory needs ordering: the output positions depend on nothing else.
     fn look_back(&mut self, f: &Names, st: &Ident, tiles: &ArithExpr, rounds: usize, parts: usize, len_loc: Expr) {
+        let w = LOOKBACK;
         let agg_at = |k: Expr| add(v(st), add(int(1), k));
         let inc_at = |k: Expr| add(v(st), add(add(int(1), arith(tiles)), k));
         let load = |p: Expr| Expr::call("atomic_or", vec![p, int(0)]);
         let publish = |p: Expr, x: Expr| Stmt::Call(Expr::call("atomic_xchg", vec![p, add(x, int(1))]));
-        self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
+        let sub = |a: Expr, b: Expr| Expr::bin(BinOp::Sub, a, b);
+        let is0 = |x: &Ident| Expr::bin(BinOp::Eq, v(x), int(0));
         let total = (0..parts)
             .map(|h| v(&f.roff).index(int(h * (rounds + 1) + rounds)))
             .reduce(add)
             .expect("at least one part");
+        // The tile's count and the sum of the counts before it (work-item 0's are the real ones).
         self.push(Stmt::decl(CType::INT, &f.c, total));
-        self.push(publish(agg_at(v(&f.t)), v(&f.c)));
         self.push(Stmt::decl(CType::INT, &f.a, int(0)));
-        // `f_j` walks back one tile per published aggregate and stops (-1) at an inclusive
-        // prefix; an unpublished tile is read again.
+        self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
+        self.push(publish(agg_at(v(&f.t)), v(&f.c)));
+        self.close();
+        // `f_j`: the nearest tile of the window; -1 once the prefix is known.
         self.open(Head::For {
             var: f.j.clone(),
-            init: Expr::bin(BinOp::Sub, v(&f.t), int(1)),
+            init: sub(v(&f.t), int(1)),
             cond: Expr::bin(BinOp::Ge, v(&f.j), int(0)),
             step: (AssignOp::Add, int(0)),
             unroll: false,
         });
-        self.push(Stmt::decl(CType::INT, &f.s, load(inc_at(v(&f.j)))));
-        let zero = |x: &Ident| Expr::bin(BinOp::Eq, v(x), int(0));
-        let agg = Expr::select(zero(&f.s), load(agg_at(v(&f.j))), int(0));
-        self.push(Stmt::decl(CType::INT, &f.y, agg));
-        let minus1 = |x: &Ident| Expr::bin(BinOp::Sub, v(x), int(1));
-        let got = Expr::select(zero(&f.s), Expr::select(zero(&f.y), int(0), minus1(&f.y)), minus1(&f.s));
-        self.push(add_to(v(&f.a), got));
-        let next = Expr::select(
-            zero(&f.s),
-            Expr::select(zero(&f.y), v(&f.j), minus1(&f.j)),
-            Expr::Int(-1),
-        );
-        self.push(Stmt::assign(v(&f.j), next));
+        // Lane `f_l` reads tile `f_w`: kind 2 an inclusive prefix (tiles before the first count
+        // as a prefix of 0), 1 an aggregate, 0 nothing published yet.
+        self.open_if(Expr::bin(BinOp::Lt, v(&f.l), int(w)));
+        self.push(Stmt::decl(CType::INT, &f.w, sub(v(&f.j), v(&f.l))));
+        self.push(Stmt::decl(CType::INT, &f.s, int(0)));
+        self.push(Stmt::decl(CType::INT, &f.y, int(0)));
+        self.open_if(Expr::bin(BinOp::Ge, v(&f.w), int(0)));
+        self.push(Stmt::assign(v(&f.s), load(inc_at(v(&f.w)))));
+        self.open_if(is0(&f.s));
+        self.push(Stmt::assign(v(&f.y), load(agg_at(v(&f.w)))));
         self.close();
+        self.close();
+        let kind = Expr::select(
+            Expr::bin(BinOp::Lt, v(&f.w), int(0)),
+            int(2),
+            Expr::select(is0(&f.s), Expr::select(is0(&f.y), int(0), int(1)), int(2)),
+        );
+        self.push(Stmt::assign(v(&f.lbk).index(v(&f.l)), kind));
+        let value = Expr::select(
+            is0(&f.s),
+            Expr::select(is0(&f.y), int(0), sub(v(&f.y), int(1))),
+            sub(v(&f.s), int(1)),
+        );
+        self.push(Stmt::assign(v(&f.lbv).index(v(&f.l)), value));
+        self.close();
+        self.push(Stmt::Barrier(Fence::Local));
+        // Work-item 0 walks the window from the nearest tile; `f_s` is where it stopped: `w` (the
+        // whole window was aggregates), the first unpublished lane, or -1 at a prefix.
+        self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
+        self.push(Stmt::decl(CType::INT, &f.s, int(w)));
+        self.push(Stmt::decl(CType::INT, &f.y, int(0)));
+        self.open_for(&f.r, int(0), int(w), int(1), false);
+        self.open_if(Expr::bin(BinOp::Eq, v(&f.s), int(w)));
+        self.push(Stmt::decl(CType::INT, &f.k, v(&f.lbk).index(v(&f.r))));
+        let kind_is = |k: usize| Expr::bin(BinOp::Eq, v(&f.k), int(k));
+        self.push(add_to(
+            v(&f.y),
+            Expr::select(kind_is(0), int(0), v(&f.lbv).index(v(&f.r))),
+        ));
+        let stop = Expr::select(kind_is(0), v(&f.r), Expr::select(kind_is(2), Expr::Int(-1), v(&f.s)));
+        self.push(Stmt::assign(v(&f.s), stop));
+        self.close();
+        self.close();
+        self.push(add_to(v(&f.a), v(&f.y)));
+        let next = Expr::select(
+            Expr::bin(BinOp::Lt, v(&f.s), int(0)),
+            Expr::Int(-1),
+            sub(v(&f.j), v(&f.s)),
+        );
+        self.push(Stmt::assign(v(&f.tk).index(int(2)), next));
+        self.close();
+        self.push(Stmt::Barrier(Fence::Local));
+        self.push(Stmt::assign(v(&f.j), v(&f.tk).index(int(2))));
+        self.close();
+        self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
         self.push(publish(inc_at(v(&f.t)), add(v(&f.a), v(&f.c))));
         self.push(Stmt::assign(v(&f.tk).index(int(1)), v(&f.a)));
         let last = Expr::bin(

@@ -1,6 +1,7 @@
 //! The single-pass `filterGlb` (one kernel, decoupled look-back, a consuming or producing map
 //! fused) and the device-side check of its result's length: every form of filter, at the sizes
-//! where its tiles (2048 elements) begin and end, at selectivities 0 %, 100 %, alternating and
+//! where its tiles (8192 elements) and their scanned parts (2048) begin and end, at sizes over
+//! more tiles than the look-back reads at once, at selectivities 0 %, 100 %, alternating and
 //! random, equals the reference interpreter on the OpenCL device; so do random sizes and
 //! predicates (proptest).
 
@@ -54,9 +55,14 @@ const TUPLES_ALONE: &str = "(lift (N) ((array-type float N) (array-type int N)) 
 const VECTORS: &str = "(lift (N) ((array-type (vector-type float 4) N)) (lambda (xs)
   (toGlobal (filterGlb (lambda (v) (> (dot v v) 10.0f)) xs))))";
 
-/// Sizes around the tiles (4096 elements, scanned in two parts of 2048): one element, a part
+/// Sizes around the tiles (8192 elements, scanned in four parts of 2048): one element, a part
 /// less one and more one, a tile less one, a tile, a tile and one, two tiles and one.
-const SIZES: &[usize] = &[1, 3, 2047, 2049, 4095, 4096, 4097, 8193];
+const SIZES: &[usize] = &[1, 3, 2047, 2049, 8191, 8192, 8193, 16385];
+
+/// Tiles of the filter kernel (`gen/filter.rs`: `FILTER_WG * FILTER_ROUNDS * FILTER_PARTS`) and
+/// the look-back's window (`LOOKBACK`), for sizes that make the window slide.
+const TILE: usize = 8192;
+const WINDOW: usize = 32;
 
 /// A small deterministic generator for the inputs.
 struct Lcg(u64);
@@ -163,6 +169,27 @@ fn every_filter_form_at_tile_edges_equals_the_interpreter() {
         let xs = floats(16 * rows, Kept::Random, &mut r);
         if let Err(e) = same_as_interpreter(SEQ_IN_MAPGLB, &json!({ "xs": xs }), &device) {
             failures.push(format!("filterSeq in mapGlb, {rows} rows: {e}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// More tiles than the look-back's window holds: the window slides (twice, and by part of a
+/// window where a tile before it has published nothing yet), and sums aggregates across its
+/// edges; every selectivity, with and without the fused map.
+#[test]
+fn look_back_window_slides_over_many_tiles() {
+    let Some(device) = device() else { return };
+    let mut r = Lcg(11);
+    let mut failures = vec![];
+    for n in [(2 * WINDOW + 3) * TILE + 5, (WINDOW + 1) * TILE] {
+        for kept in [Kept::None, Kept::All, Kept::Random] {
+            let xs = floats(n, kept, &mut r);
+            for (name, src) in [("thesis 6.1", THESIS), ("filterGlb alone", ALONE)] {
+                if let Err(e) = same_as_interpreter(src, &json!({ "xs": xs }), &device) {
+                    failures.push(format!("{name}, N = {n}, {kept:?} kept: {e}"));
+                }
+            }
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
