@@ -3,10 +3,12 @@
 //!
 //! Each work-group takes a ticket (`atomic_inc` on word 0 of a zeroed status buffer) and handles
 //! tile number `ticket`: it evaluates the predicate on the tile's elements, scans their flags in
-//! local memory, publishes the tile's aggregate, then walks back over the tiles before it, adding
-//! their aggregates until it meets a published inclusive prefix, publishes its own inclusive
-//! prefix, and stores its kept elements at their places. The last tile writes the length, which
-//! stays on the device.
+//! local memory, publishes the tile's aggregate, then looks back over the tiles before it in
+//! windows of `LOOKBACK` tiles, one work-item reading each tile's status at once, adding their
+//! aggregates until it meets a published inclusive prefix (a window of aggregates slides by its
+//! width; an unpublished tile is read again, the window's top moved to it), publishes its own
+//! inclusive prefix, and stores its kept elements at their places. The last tile writes the
+//! length, which stays on the device.
 //!
 //! Forward progress: OpenCL 1.2 promises none between the work-groups of a launch, which is why
 //! the tile comes from the ticket and not from `get_group_id`: a group only waits for tiles whose
@@ -22,12 +24,15 @@
 //! stored, so the whole program is one launch (`gen/host.rs` recognizes the form).
 //!
 //! Measured (`lift bench`, NVIDIA H200, median device times; the two-kernel reduce-then-scan this
-//! replaced in brackets): program 6.1 at 10^4 elements 0.0084 ms in one launch (0.0181 ms in three);
-//! at 10^8 0.617 ms (0.380), `filterGlb` alone at 10^8 0.606 ms (0.274) — 2048-, 4096- and
-//! 8192-element tiles took 0.906, 0.617 and 0.603 ms. At large sizes the tiles wait on each
-//! other: work-item 0 walks back one predecessor per pair of dependent atomics, so a tile whose
-//! predecessors have only published aggregates pays one L2 round trip each. On PoCL (10^7
-//! elements) 6.1 took 127 ms (422) and the filter alone 113 ms (147).
+//! replaced in brackets): with a look-back of one predecessor at a time, program 6.1 at 10^4
+//! elements 0.0084 ms in one launch (0.0181 ms in three); at 10^8 0.617 ms (0.380), `filterGlb`
+//! alone at 10^8 0.606 ms (0.274) — 2048-, 4096- and 8192-element tiles took 0.906, 0.617 and
+//! 0.603 ms: work-item 0 walked back one predecessor per pair of dependent atomics, so a tile
+//! whose predecessors had only published aggregates paid one L2 round trip each, which the
+//! window replaces by one round trip per `LOOKBACK` tiles. On PoCL (10^7 elements) 6.1 took
+//! 127 ms (422) and the filter alone 113 ms (147). PoCL and Oclgrind finish tiles nearly in
+//! ticket order, so there the look-back almost always stops at the nearest tile; only a GPU
+//! makes the window slide.
 //!
 //! A tile is `FILTER_WG * FILTER_ROUNDS * FILTER_PARTS` elements; work-item `l` holds elements
 //! `k * FILTER_WG + l` for each round `k` of the tile. Reads are coalesced, and the kept elements
