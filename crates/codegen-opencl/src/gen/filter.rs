@@ -30,9 +30,14 @@
 //! 0.603 ms: work-item 0 walked back one predecessor per pair of dependent atomics, so a tile
 //! whose predecessors had only published aggregates paid one L2 round trip each, which the
 //! window replaces by one round trip per `LOOKBACK` tiles. On PoCL (10^7 elements) 6.1 took
-//! 127 ms (422) and the filter alone 113 ms (147). PoCL and Oclgrind finish tiles nearly in
-//! ticket order, so there the look-back almost always stops at the nearest tile; only a GPU
-//! makes the window slide.
+//! 127 ms (422) and the filter alone 113 ms (147). With the window (32 tiles), measured in one
+//! command on the H200: 6.1 at 10^8 0.390 ms with 4096-element tiles, 0.460 ms with 8192 (main's
+//! three launches 0.380, a copy 0.194); the filter alone 0.379 ms, 0.417 ms (0.275); at 10^7 6.1
+//! 0.0496 ms (0.0548) and the filter alone 0.0475 ms (0.0402); at 10^4 0.0084 and 0.0070 ms
+//! (0.0165, 0.0131). Why 8192-element tiles lose was not profiled (a guess: 32 staged elements a
+//! work-item leave fewer groups resident to hide the look-back's wait). PoCL and Oclgrind finish
+//! tiles nearly in ticket order, so there the look-back almost always stops at the nearest tile;
+//! only a GPU makes the window slide (checked there against the interpreter at 300001 elements).
 //!
 //! A tile is `FILTER_WG * FILTER_ROUNDS * FILTER_PARTS` elements; work-item `l` holds elements
 //! `k * FILTER_WG + l` for each round `k` of the tile. Reads are coalesced, and the kept elements
@@ -59,7 +64,7 @@ const FILTER_WG: usize = 256;
 const FILTER_ROUNDS: usize = 8;
 /// Scans per tile: each orders `FILTER_ROUNDS` elements of every work-item, and one look-back
 /// serves them all, so a tile is `FILTER_WG * FILTER_ROUNDS * FILTER_PARTS` elements.
-const FILTER_PARTS: usize = 4;
+const FILTER_PARTS: usize = 2;
 /// Work-items whose packed flags one of the first `FILTER_WG / SCAN_RUN` work-items scans serially.
 const SCAN_RUN: usize = 8;
 /// Tiles whose status the look-back reads at once, one work-item each (at most `FILTER_WG`).

@@ -1,6 +1,6 @@
 //! The single-pass `filterGlb` (one kernel, decoupled look-back, a consuming or producing map
 //! fused) and the device-side check of its result's length: every form of filter, at the sizes
-//! where its tiles (8192 elements) and their scanned parts (2048) begin and end, at sizes over
+//! where its tiles (4096 elements) and their scanned parts (2048) begin and end, at sizes over
 //! more tiles than the look-back reads at once, at selectivities 0 %, 100 %, alternating and
 //! random, equals the reference interpreter on the OpenCL device; so do random sizes and
 //! predicates (proptest).
@@ -55,13 +55,13 @@ const TUPLES_ALONE: &str = "(lift (N) ((array-type float N) (array-type int N)) 
 const VECTORS: &str = "(lift (N) ((array-type (vector-type float 4) N)) (lambda (xs)
   (toGlobal (filterGlb (lambda (v) (> (dot v v) 10.0f)) xs))))";
 
-/// Sizes around the tiles (8192 elements, scanned in four parts of 2048): one element, a part
+/// Sizes around the tiles (4096 elements, scanned in two parts of 2048): one element, a part
 /// less one and more one, a tile less one, a tile, a tile and one, two tiles and one.
-const SIZES: &[usize] = &[1, 3, 2047, 2049, 8191, 8192, 8193, 16385];
+const SIZES: &[usize] = &[1, 3, 2047, 2049, 4095, 4096, 4097, 8193];
 
 /// Tiles of the filter kernel (`gen/filter.rs`: `FILTER_WG * FILTER_ROUNDS * FILTER_PARTS`) and
 /// the look-back's window (`LOOKBACK`), for sizes that make the window slide.
-const TILE: usize = 8192;
+const TILE: usize = 4096;
 const WINDOW: usize = 32;
 
 /// A small deterministic generator for the inputs.
