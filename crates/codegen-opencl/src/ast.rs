@@ -191,13 +191,12 @@ impl Expr {
     }
 }
 
-/// `=`, `+=`, `|=`, `>>=`.
+/// `=`, `+=`, `|=`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AssignOp {
     Set,
     Add,
     Or,
-    Shr,
 }
 
 /// Which memory a barrier orders.

@@ -5,7 +5,7 @@
 //! rewriting stage chooses better ones.
 //!
 //! Algorithm: destination-passing generation. At host level every computed value becomes one
-//! kernel (two for `filterGlb`, see `gen/filter.rs`); between kernels nothing returns to the host,
+//! kernel (`filterGlb` included, see `gen/filter.rs`); between kernels nothing returns to the host,
 //! and run-time lengths of filter results stay in device buffers that later kernels read. Inside
 //! a kernel, `gen_into(e, dest)` emits the statements computing `e` into the view `dest`: layout
 //! primitives in destination position re-index `dest`, maps become loops over work-items,
@@ -75,6 +75,21 @@ pub struct ResultSpec {
     pub ty: Type,
 }
 
+/// A size condition on a run-time length that only the device knows (`split #4` of a filter
+/// result): the first kernel that reads the length checks it and sets the error flag to
+/// `flag + 1` (as a failed `at` sets it to its index + 1).
+#[derive(Clone, Debug)]
+pub struct LengthCheck {
+    /// Index into `KernelPlan::checks`.
+    pub flag: usize,
+    /// The condition, over C names: size variables and the length `length`.
+    pub check: typeck::SizeCheck,
+    /// The filter whose result has the length.
+    pub filter: Span,
+    /// C name of the length and its buffer (by index into `KernelPlan::memory.buffers`, int 0).
+    pub length: (String, usize),
+}
+
 #[derive(Clone, Debug)]
 pub struct KernelPlan {
     pub source: String,
@@ -87,6 +102,8 @@ pub struct KernelPlan {
     pub result: ResultSpec,
     /// Source places of `at` bounds checks; the error flag holds index + 1.
     pub checks: Vec<Span>,
+    /// The checks among `checks` that are conditions on run-time lengths.
+    pub length_checks: Vec<LengthCheck>,
     /// `--emit views`: one line per bound variable and materialized value.
     pub views: String,
 }

@@ -268,7 +268,6 @@ fn assign_op(op: AssignOp) -> &'static str {
         AssignOp::Set => "=",
         AssignOp::Add => "+=",
         AssignOp::Or => "|=",
-        AssignOp::Shr => ">>=",
     }
 }
 

@@ -236,7 +236,10 @@ pub fn run_measured(
                 }
                 BufferInit::Data(data)
             }
-            Role::OutputLength | Role::TempLength | Role::Scratch => BufferInit::Zeroed,
+            Role::OutputLength | Role::TempLength => BufferInit::Zeroed,
+            // Uploaded rather than filled: Oclgrind 21.10 takes filled memory as uninitialized,
+            // and the filter's status words are small (two ints per tile of 2048 elements).
+            Role::Scratch => BufferInit::Data(vec![0; bytes]),
             Role::Output | Role::Temp => BufferInit::Uninit,
         };
         host_index.insert(i, buffers.len());
@@ -320,6 +323,12 @@ pub fn run_measured(
         // a struct of arrays: every component buffer, `data` first
         (_, None) => reads.extend(result.parts.iter().map(|p| ReadSpec::Whole(host_index[p]))),
     }
+    // The lengths that device-side checks test, for the message (read after all launches).
+    let mut length_reads = vec![];
+    for c in &plan.length_checks {
+        length_reads.push(reads.len());
+        reads.push(ReadSpec::Whole(host_index[&c.length.1]));
+    }
     reads.push(ReadSpec::Whole(err_flag));
     let host_plan = Plan {
         source: plan.source.clone(),
@@ -345,6 +354,14 @@ pub fn run_measured(
             .and_then(|b| b.try_into().ok())
             .unwrap_or([0; 4]),
     );
+    if let Some((c, at)) = (plan.length_checks.iter().zip(&length_reads)).find(|(c, _)| c.flag as i32 + 1 == flag) {
+        let n = out.reads[*at]
+            .get(..4)
+            .and_then(|b| b.try_into().ok())
+            .map(i32::from_le_bytes)
+            .unwrap_or(0);
+        return Err(length_check_error(c, &env, n));
+    }
     if flag > 0 {
         let span = plan.checks[(flag - 1) as usize];
         return Err(Error::Source(Diagnostic::new(
@@ -1373,4 +1390,45 @@ impl Resident {
         }
         Ok(decode_dims(&bytes, &self.out_dims, &self.out_elem))
     }
+}
+
+/// The error of a failed device-side check of a filter result's length `n`: where the length is
+/// consumed, and where the filter is.
+fn length_check_error(c: &codegen_opencl::LengthCheck, env: &Env, n: i32) -> Error {
+    let lookup = |v: &str| {
+        if v == c.length.0 {
+            Some(i64::from(n))
+        } else {
+            env.values.get(v).copied()
+        }
+    };
+    let is_length = |e: &arith::ArithExpr| e.as_var().is_some_and(|(v, _)| v == c.length.0);
+    let (message, label) = match &c.check.kind {
+        typeck::CheckKind::Divisible { len, by, what } => {
+            let b = by.eval(&lookup).unwrap_or(0);
+            let message = if is_length(len) {
+                format!("the result of filterGlb has {n} elements, not a multiple of {b} as {what} needs")
+            } else {
+                let l = len.eval(&lookup).unwrap_or(0);
+                format!("the result of filterGlb has {n} elements, so {what} gets {l}, not a multiple of {b}")
+            };
+            (message, format!("{what} needs a multiple of {b}"))
+        }
+        typeck::CheckKind::AtLeast { len, min, what } => {
+            let m = min.eval(&lookup).unwrap_or(0);
+            let message = if is_length(len) {
+                format!("the result of filterGlb has {n} elements, fewer than the {m} that {what} needs")
+            } else {
+                let l = len.eval(&lookup).unwrap_or(0);
+                format!("the result of filterGlb has {n} elements, so {what} gets {l}, fewer than {m}")
+            };
+            (message, format!("{what} needs at least {m}"))
+        }
+        typeck::CheckKind::Fits { len } => (format!("the length {len} does not fit a 64-bit integer"), String::new()),
+    };
+    Error::Invalid(vec![
+        Diagnostic::new(c.check.span, format!("{message} (detected on the device)")).with_label(label),
+        Diagnostic::new(c.filter, format!("the filterGlb whose result has {n} elements"))
+            .with_label(format!("kept {n} elements")),
+    ])
 }

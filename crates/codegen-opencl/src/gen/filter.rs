@@ -1,58 +1,89 @@
-//! Filters: `filterSeq` inside a work-item (a counter and a guarded store), and the
-//! multi-kernel `filterGlb`: a count kernel, then an ordered scatter kernel.
+//! Filters: `filterSeq` inside a work-item (a counter and a guarded store), and `filterGlb` in
+//! one kernel that reads each input element once (a single-pass scan with decoupled look-back).
 //!
-//! OpenCL 1.2 promises no forward progress between the work-groups of one launch, so no group
-//! may wait for another (no decoupled look-back); the kernel boundary is the only synchronization
-//! between groups. This is therefore reduce-then-scan in two launches:
-//! 1. each work-group counts the elements that its range of tiles keeps;
-//! 2. each work-group adds up the counts of the groups before it (at most `FILTER_MAX_GROUPS`
-//!    ints, read from cache; a separate one-group scan launch took 0.07 ms at 10^8 elements on the
-//!    H200, a third of a copy of the input), then walks its tiles in order, scanning each tile's flags in local memory and storing the
-//!    kept elements; the last group writes the total length.
+//! Each work-group takes a ticket (`atomic_inc` on word 0 of a zeroed status buffer) and handles
+//! tile number `ticket`: it evaluates the predicate on the tile's elements, scans their flags in
+//! local memory, publishes the tile's aggregate, then looks back over the tiles before it in
+//! windows of `LOOKBACK` tiles, one work-item reading each tile's status at once, adding their
+//! aggregates until it meets a published inclusive prefix (a window of aggregates slides by its
+//! width; an unpublished tile is read again, the window's top moved to it), publishes its own
+//! inclusive prefix, and stores its kept elements at their places. The last tile writes the
+//! length, which stays on the device.
 //!
-//! The predicate is evaluated in both kernels instead of storing flags: that reads the input twice
-//! but writes nothing extra, which is cheaper than a flag array on every device we know.
+//! Forward progress: OpenCL 1.2 promises none between the work-groups of a launch, which is why
+//! the tile comes from the ticket and not from `get_group_id`: a group only waits for tiles whose
+//! tickets were taken earlier, by groups that are therefore already running. Every device we run
+//! on keeps a started work-group running until it ends (GPU: resident groups are never evicted for
+//! unstarted ones; PoCL's CPU driver runs each work-group to its end on one thread; Oclgrind runs
+//! groups one after another), so waiting on started groups cannot deadlock there. The status words
+//! are written and read only with atomics, so Oclgrind sees no race, and nothing else is shared
+//! between groups: each group's output places depend only on the counts.
 //!
-//! A tile is `FILTER_WG * FILTER_ROUNDS` elements; work-item `l` holds elements `r * FILTER_WG + l`
-//! for each round `r`. Reads are coalesced, and the kept elements of one round go to one
-//! contiguous run of the output, so stores coalesce too. The flags of all rounds are packed into
-//! one `ulong` (8 bits a round), so one work-group scan orders the whole tile: an exclusive prefix
-//! over at most 255 work-items is at most 255 and never carries into the next round's field.
+//! A `mapGlb` consuming the filter's result at host level (`unpack ys (filterGlb p xs) (mapGlb f
+//! ys)`, the thesis's program 6.1) is fused: `f` is applied to each kept element as it is
+//! stored, so the whole program is one launch (`gen/host.rs` recognizes the form).
+//!
+//! Measured (`lift bench`, NVIDIA H200, median device times; the two-kernel reduce-then-scan this
+//! replaced in brackets): with a look-back of one predecessor at a time, program 6.1 at 10^4
+//! elements 0.0084 ms in one launch (0.0181 ms in three); at 10^8 0.617 ms (0.380), `filterGlb`
+//! alone at 10^8 0.606 ms (0.274) — 2048-, 4096- and 8192-element tiles took 0.906, 0.617 and
+//! 0.603 ms: work-item 0 walked back one predecessor per pair of dependent atomics, so a tile
+//! whose predecessors had only published aggregates paid one L2 round trip each, which the
+//! window replaces by one round trip per `LOOKBACK` tiles. On PoCL (10^7 elements) 6.1 took
+//! 127 ms (422) and the filter alone 113 ms (147). With the window (32 tiles), measured in one
+//! command on the H200: 6.1 at 10^8 0.390 ms with 4096-element tiles, 0.460 ms with 8192 (main's
+//! three launches 0.380, a copy 0.194); the filter alone 0.379 ms, 0.417 ms (0.275); at 10^7 6.1
+//! 0.0496 ms (0.0548) and the filter alone 0.0475 ms (0.0402); at 10^4 0.0084 and 0.0070 ms
+//! (0.0165, 0.0131). Why 8192-element tiles lose was not profiled (a guess: 32 staged elements a
+//! work-item leave fewer groups resident to hide the look-back's wait). PoCL and Oclgrind finish
+//! tiles nearly in ticket order, so there the look-back almost always stops at the nearest tile;
+//! only a GPU makes the window slide (checked there against the interpreter at 300001 elements).
+//!
+//! A tile is `FILTER_WG * FILTER_ROUNDS * FILTER_PARTS` elements; work-item `l` holds elements
+//! `k * FILTER_WG + l` for each round `k` of the tile. Reads are coalesced, and the kept elements
+//! of one round go to one contiguous run of the output, so stores coalesce too. The flags of the
+//! `FILTER_ROUNDS` rounds of a part are packed into one `ulong` (8 bits a round), so one
+//! work-group scan orders a whole part: an exclusive prefix over at most 255 work-items is at
+//! most 255 and never carries into the next round's field.
 
 use super::*;
 use crate::ast::{AssignOp, BinOp, CType, Expr, Fence, Stmt};
 use crate::namer::{Ident, Namer};
 use arith::{ArithExpr, Range};
 use ir::MapKind;
-use ir::{AddressSpace, ExprId, Type};
+use ir::{AddressSpace, Expr as IrExpr, ExprId, FilterKind, Prim, Type, VarId};
 use memalloc::Role;
+use std::collections::BTreeSet;
 use std::rc::Rc;
+use typeck::CheckKind;
 
-/// Work-items per work-group of both filter kernels (a multiple of `SCAN_RUN`, at most 256 so
+/// Work-items per work-group of the filter kernel (a multiple of `SCAN_RUN`, at most 256 so
 /// that 8-bit prefix fields cannot overflow).
 const FILTER_WG: usize = 256;
 /// Elements per work-item per tile, one 8-bit field each of the packed flags (at most 8).
 const FILTER_ROUNDS: usize = 8;
-/// Upper bound of the number of work-groups: large enough to fill a GPU several times over,
-/// small enough that every scatter group can sum the counts before it (1024, 4096 and 8192 timed
-/// within 2% of 2048 on the H200; 4 rounds instead of 8 made the scatter 14% slower).
-const FILTER_MAX_GROUPS: usize = 2048;
+/// Scans per tile: each orders `FILTER_ROUNDS` elements of every work-item, and one look-back
+/// serves them all, so a tile is `FILTER_WG * FILTER_ROUNDS * FILTER_PARTS` elements.
+const FILTER_PARTS: usize = 2;
 /// Work-items whose packed flags one of the first `FILTER_WG / SCAN_RUN` work-items scans serially.
 const SCAN_RUN: usize = 8;
+/// Tiles whose status the look-back reads at once, one work-item each (at most `FILTER_WG`).
+const LOOKBACK: usize = 32;
 
-/// The filter kernels' locals, by their fixed spellings.
+/// The filter kernel's locals, by their fixed spellings.
 struct Names {
     a: Ident,
     b: Ident,
-    base: Ident,
     c: Ident,
     e: Ident,
+    h: Ident,
+    ho: Ident,
     ex: Ident,
-    g: Ident,
-    i: Ident,
     j: Ident,
+    k: Ident,
     l: Ident,
-    part: Ident,
+    lbk: Ident,
+    lbv: Ident,
     pk: Ident,
     pos: Ident,
     r: Ident,
@@ -63,8 +94,8 @@ struct Names {
     s: Ident,
     scan: Ident,
     t: Ident,
-    t0: Ident,
-    t1: Ident,
+    tk: Ident,
+    w: Ident,
     y: Ident,
     z: Ident,
 }
@@ -75,15 +106,16 @@ impl Names {
         Names {
             a: f("a"),
             b: f("b"),
-            base: f("base"),
             c: f("c"),
             e: f("e"),
+            h: f("h"),
+            ho: f("ho"),
             ex: f("ex"),
-            g: f("g"),
-            i: f("i"),
             j: f("j"),
+            k: f("k"),
             l: f("l"),
-            part: f("part"),
+            lbk: f("lbk"),
+            lbv: f("lbv"),
             pk: f("pk"),
             pos: f("pos"),
             r: f("r"),
@@ -94,15 +126,15 @@ impl Names {
             s: f("s"),
             scan: f("scan"),
             t: f("t"),
-            t0: f("t0"),
-            t1: f("t1"),
+            tk: f("tk"),
+            w: f("w"),
             y: f("y"),
             z: f("z"),
         }
     }
 }
 
-/// Reserves the filter kernels' fixed spellings, before any other name is handed out.
+/// Reserves the filter kernel's fixed spellings, before any other name is handed out.
 pub(super) fn reserve(n: &mut Namer) {
     Names::new(n);
 }
@@ -124,8 +156,8 @@ fn mul(a: Expr, b: Expr) -> Expr {
 }
 
 /// `(int)((x >> (8 * f_r)) & 255)`: the 8-bit field of round `f_r` in packed flags.
-fn field(x: &Ident, r: &Ident) -> Expr {
-    let shifted = Expr::bin(BinOp::Shr, v(x), mul(int(8), v(r)));
+fn field(x: Expr, r: &Ident) -> Expr {
+    let shifted = Expr::bin(BinOp::Shr, x, mul(int(8), v(r)));
     Expr::cast(CType::INT, Expr::bin(BinOp::BitAnd, shifted, int(255)))
 }
 
@@ -179,32 +211,136 @@ impl Gen<'_> {
         self.store(&loc, &Read::Expr(Access::Value(Expr::var(&cnt))), e)
     }
 
-    /// `filterGlb p xs` into `dest` (see the module documentation).
-    pub(super) fn filter_glb(&mut self, e: ExprId, p: ExprId, xs: ExprId, dest: &Dest) -> Result<()> {
+    /// `unpack ys (filterGlb p xs) (mapGlb f ys)` at host level, with `ys` used only there
+    /// and `f` computing a non-array value without parallel maps: the filter node, `p`, `xs`
+    /// and `f`, so that one kernel filters and maps (`f` applied to each kept element as it is
+    /// stored). The map keeps the filter's length, so the filter writes the result's length.
+    pub(super) fn filter_map_fusion(
+        &self,
+        letnode: ExprId,
+        var: VarId,
+        value: ExprId,
+        body: ExprId,
+        dest: &Dest,
+    ) -> Option<(ExprId, ExprId, ExprId, ExprId)> {
+        if dest.len.is_none() || dest.rows || !self.info.unpacks.contains_key(&Binder::Let(letnode)) {
+            return None;
+        }
+        let filter = self.strip_to(value);
+        let IrExpr::Prim {
+            prim: Prim::Filter(FilterKind::Glb | FilterKind::Plain),
+            args: fargs,
+        } = self.prog.expr(filter)
+        else {
+            return None;
+        };
+        let map = self.strip_to(body);
+        let IrExpr::Prim {
+            prim: Prim::Map(MapKind::Glb(0) | MapKind::Plain),
+            args,
+        } = self.prog.expr(map)
+        else {
+            return None;
+        };
+        if !matches!(self.prog.expr(args[1]), IrExpr::Var(v) if *v == var) || self.uses_var(args[0], var) {
+            return None;
+        }
+        let (_, fbody) = self.lambda(args[0]).ok()?;
+        // Rows of a filter are copied, not staged in registers: they are not fused.
+        let scalar_elems =
+            matches!(self.info.ty(fargs[1]), Type::Array(t, _) if !matches!(**t, Type::Array(..) | Type::Exists(_)));
+        if !scalar_elems || self.contains_parallel(fbody) {
+            return None;
+        }
+        if matches!(self.info.ty(fbody), Type::Array(..) | Type::Exists(_) | Type::Fun(..)) {
+            return None;
+        }
+        Some((filter, fargs[0], fargs[1], args[0]))
+    }
+
+    /// `map g ys` (any map kind, `toX` around it) as the filter's input `xs`, with `g` computing a
+    /// scalar without parallel maps: the map node, `g` and `ys`, so that the filter reads
+    /// `g(ys[i])` instead of a materialized `xs`.
+    fn filter_producer(&self, xs: ExprId) -> Option<(ExprId, ExprId, ExprId)> {
+        let map = self.strip_to(xs);
+        let IrExpr::Prim {
+            prim: Prim::Map(_),
+            args,
+        } = self.prog.expr(map)
+        else {
+            return None;
+        };
+        if self.layout_map(map).is_some() {
+            return None;
+        }
+        let (_, body) = self.lambda(args[0]).ok()?;
+        if !matches!(self.info.ty(body), Type::Scalar(_)) || self.contains_parallel(body) {
+            return None;
+        }
+        Some((map, args[0], args[1]))
+    }
+
+    /// `e` without the `toX` and `pack` around it.
+    pub(super) fn strip_to(&self, e: ExprId) -> ExprId {
+        match self.prog.expr(e) {
+            IrExpr::Prim {
+                prim: Prim::To(_),
+                args,
+            } => self.strip_to(args[0]),
+            IrExpr::Pack(inner) => self.strip_to(*inner),
+            IrExpr::Var(_)
+            | IrExpr::Lit(_)
+            | IrExpr::Lambda { .. }
+            | IrExpr::Prim { .. }
+            | IrExpr::Op { .. }
+            | IrExpr::If { .. }
+            | IrExpr::Let { .. } => e,
+        }
+    }
+
+    fn uses_var(&self, e: ExprId, var: VarId) -> bool {
+        matches!(self.prog.expr(e), IrExpr::Var(v) if *v == var)
+            || self.prog.children(e).into_iter().any(|c| self.uses_var(c, var))
+    }
+
+    /// `filterGlb p xs` into `dest` (see the module documentation); with `consumer`, the
+    /// function of the `mapGlb` that consumed the result, applied to each kept element as it is
+    /// stored.
+    pub(super) fn filter_glb(
+        &mut self,
+        e: ExprId,
+        p: ExprId,
+        xs: ExprId,
+        consumer: Option<ExprId>,
+        dest: &Dest,
+    ) -> Result<()> {
+        // A map producing the filter's input is fused into the read; any other computed input
+        // is computed by the kernels before.
+        let producer = self.filter_producer(xs);
+        match producer {
+            Some((map, _, _)) => self.host_prepare(map)?,
+            None => self.host_prepare(e)?,
+        }
         let f = Names::new(&mut self.names);
         let n = self.len_of(xs)?;
         let cap = self.capacity(&n);
-        let (wg, rounds) = (FILTER_WG, FILTER_ROUNDS);
-        let tile = wg * rounds;
+        let (wg, rounds, parts) = (FILTER_WG, FILTER_ROUNDS, FILTER_PARTS);
+        let tile = wg * rounds * parts;
         let tiles = cap
             .add(&ArithExpr::cst(tile as i64 - 1))
             .div(&ArithExpr::cst(tile as i64));
-        let maxg = FILTER_MAX_GROUPS as i64;
-        let per = tiles.add(&ArithExpr::cst(maxg - 1)).div(&ArithExpr::cst(maxg));
-        let groups = tiles.add(&per).sub(&ArithExpr::cst(1)).div(&per);
-        // Not zeroed: every group writes its count before the scatter launch reads any. (Zeroing
-        // it with clEnqueueFillBuffer also made Oclgrind 21.10 report the counts written by the
-        // first kernel as uninitialized in the second.)
-        let (counts_b, _) = self
+        // Word 0 is the ticket counter; then each tile's aggregate, then each tile's inclusive
+        // prefix, each stored as value + 1 so that the zeroed buffer reads "not published yet".
+        let (status_b, _) = self
             .alloc(
-                "counts",
-                &Type::array(Type::int(), groups.clone()),
+                "status",
+                &Type::array(Type::int(), tiles.add(&tiles).add(&ArithExpr::cst(1))),
                 AddressSpace::Global,
                 &[],
-                Role::Temp,
+                Role::Scratch,
             )
             .map_err(|m| self.err(e, m))?;
-        let counts = self.buf_ident(&self.mem.buffers[counts_b].name.clone());
+        let st = self.buf_ident(&self.mem.buffers[status_b].name.clone());
         let len = dest
             .len
             .clone()
@@ -213,66 +349,6 @@ impl Gen<'_> {
             Loc::Plain(l) => self.access_expr(&l),
             Loc::Vector { .. } => return Err(self.err(e, "internal: vector length")),
         };
-        // `f_t * tile + f_r * wg + f_l`: the element of this work-item in round `f_r` of tile `f_t`
-        let elem_index = || add(add(mul(v(&f.t), int(tile)), mul(v(&f.r), int(wg))), v(&f.l));
-
-        // Kernel 1: count.
-        self.filter_kernel(&f, &groups);
-        self.filter_tile_range(&f, &per, &tiles);
-        self.push(Stmt::decl(CType::INT, &f.c, int(0)));
-        self.open_for(&f.t, v(&f.t0), v(&f.t1), int(1), false);
-        self.open_for(&f.r, int(0), int(rounds), int(1), true);
-        self.push(Stmt::decl(CType::INT, &f.e, elem_index()));
-        let x = self.filter_elem(&f, xs)?;
-        let cond = self.filter_pred(&f, p, x, &n)?;
-        self.push(add_to(v(&f.c), v(&cond)));
-        self.close();
-        self.close();
-        self.reduce_local(&f, &f.c);
-        self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
-        self.push(Stmt::assign(v(&counts).index(v(&f.g)), v(&f.part).index(int(0))));
-        self.close();
-        let k1 = self.k.take().expect("set");
-        self.finish_kernel(k1, e)?;
-
-        // Kernel 2: ordered scatter.
-        self.filter_kernel(&f, &groups);
-        let slots = wg + wg / SCAN_RUN;
-        let runs = wg / SCAN_RUN;
-        {
-            let k = self.k.as_mut().expect("set");
-            // Two of each, alternating between tiles, so the next tile's first writes cannot race
-            // with the last reads of this one and a tile needs three barriers, not four.
-            k.decls.push(local_array(CType::ULONG, &f.scan, 2 * slots));
-            k.decls.push(local_array(CType::ULONG, &f.runsum, 2 * runs));
-            k.decls.push(local_array(CType::ULONG, &f.runpre, 2 * runs));
-            k.decls.push(local_array(CType::INT, &f.roff, 2 * (rounds + 1)));
-        }
-        self.filter_tile_range(&f, &per, &tiles);
-        self.push(Stmt::decl(CType::INT, &f.c, int(0)));
-        self.open(Head::For {
-            var: f.i.clone(),
-            init: v(&f.l),
-            cond: Expr::bin(BinOp::Lt, v(&f.i), v(&f.g)),
-            step: (AssignOp::Add, int(wg)),
-            unroll: false,
-        });
-        self.push(add_to(v(&f.c), v(&counts).index(v(&f.i))));
-        self.close();
-        self.reduce_local(&f, &f.c);
-        self.push(Stmt::decl(CType::INT, &f.base, v(&f.part).index(int(0))));
-        let last_group = Expr::bin(
-            BinOp::Sub,
-            Expr::cast(CType::INT, Expr::call("get_num_groups", vec![int(0)])),
-            int(1),
-        );
-        self.open_if(Expr::bin(
-            BinOp::And,
-            Expr::bin(BinOp::Eq, v(&f.l), int(0)),
-            Expr::bin(BinOp::Eq, v(&f.g), last_group),
-        ));
-        self.push(Stmt::assign(len_loc, add(v(&f.base), v(&counts).index(v(&f.g)))));
-        self.close();
         let elem_ty = match self.cty(xs)? {
             Type::Array(t, _) => *t,
             t @ Type::Scalar(_)
@@ -281,30 +357,90 @@ impl Gen<'_> {
             | t @ Type::Exists(_)
             | t @ Type::Fun(..) => return Err(self.err(xs, format!("internal: filter of {t}"))),
         };
-        // The tile's elements stay in registers (one private array per scalar component, indexed
-        // only in unrolled loops) between the predicate and the store.
-        let x = self.filter_elem(&f, xs)?;
         // Rows (arrays) are too large for registers: the predicate reads the input in place and
         // a kept row is copied from the input again at its place in the output.
         let rows = matches!(elem_ty, Type::Array(..));
+        if rows && consumer.is_some() {
+            return Err(self.err(e, "internal: fused consumer of a filter of rows"));
+        }
+
+        let mut k = KernelCx::new(Level::Item);
+        k.wrg = true;
+        k.global[0] = Some(tiles.clone());
+        k.local[0] = Some(wg);
+        let slots = wg + wg / SCAN_RUN;
+        let runs = wg / SCAN_RUN;
+        // One region of each per part, so no part's scan waits for the reads of the one before.
+        k.decls.push(local_array(CType::ULONG, &f.scan, parts * slots));
+        k.decls.push(local_array(CType::ULONG, &f.runsum, parts * runs));
+        k.decls.push(local_array(CType::ULONG, &f.runpre, parts * runs));
+        k.decls.push(local_array(CType::INT, &f.roff, parts * (rounds + 1)));
+        k.decls.push(local_array(CType::INT, &f.tk, 3));
+        k.decls.push(local_array(CType::INT, &f.lbk, LOOKBACK));
+        k.decls.push(local_array(CType::INT, &f.lbv, LOOKBACK));
+        self.k = Some(k);
+        self.push(Stmt::decl(CType::INT, &f.l, Expr::call("get_local_id", vec![int(0)])));
+        // The tile comes from a ticket, not from `get_group_id`: a group only ever waits for
+        // tiles whose groups took their tickets before it, so they are already running.
+        self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
+        self.push(Stmt::assign(
+            v(&f.tk).index(int(0)),
+            Expr::call("atomic_inc", vec![v(&st)]),
+        ));
+        self.close();
+        self.push(Stmt::Barrier(Fence::Local));
+        self.push(Stmt::decl(CType::INT, &f.t, v(&f.tk).index(int(0))));
+        // `f_t * tile + f_k * wg + f_l`: the element of this work-item in round `f_r` of part
+        // `f_h`, `f_k = f_h * rounds + f_r`
+        let elem_index = || add(add(mul(v(&f.t), int(tile)), mul(v(&f.k), int(wg))), v(&f.l));
+        let round_k = || Stmt::decl(CType::INT, &f.k, add(mul(v(&f.h), int(rounds)), v(&f.r)));
+        let private = |name: &Ident| Stmt::Decl {
+            ty: CType::ULONG,
+            name: name.clone(),
+            space: None,
+            len: Some(parts),
+            init: None,
+            is_const: false,
+        };
+        // The tile's elements stay in registers (one private array per scalar component, indexed
+        // only in unrolled loops) between the predicate and the store.
+        let x = match producer {
+            Some((_, _, ys)) => self.filter_elem(&f, ys)?,
+            None => self.filter_elem(&f, xs)?,
+        };
         let mut decls = vec![];
         let mut loads = vec![];
         let staged = if rows {
             Read::Tuple(vec![])
+        } else if producer.is_some() {
+            // One slot, filled below with the map's function applied to the element.
+            let slot = Read::Expr(Access::Value(int(0)));
+            self.stage(&f, &slot, &elem_ty, &mut decls, &mut vec![])?
         } else {
             let read = x.read(&[]).map_err(|m| self.err(xs, m.0))?;
             self.stage(&f, &read, &elem_ty, &mut decls, &mut loads)?
         };
-        self.open_for(&f.t, v(&f.t0), v(&f.t1), int(1), false);
-        let parity = Expr::bin(BinOp::BitAnd, Expr::bin(BinOp::Sub, v(&f.t), v(&f.t0)), int(1));
-        self.push(Stmt::decl(CType::INT, &f.b, parity));
         for d in decls {
             self.push(d);
         }
-        self.push(Stmt::decl(CType::ULONG, &f.pk, int(0)));
+        self.push(private(&f.pk));
+        self.push(private(&f.ex));
+        self.open_for(&f.h, int(0), int(parts), int(1), true);
+        self.push(Stmt::assign(v(&f.pk).index(v(&f.h)), int(0)));
         self.open_for(&f.r, int(0), int(rounds), int(1), true);
+        self.push(round_k());
         self.push(Stmt::decl(CType::INT, &f.e, elem_index()));
-        if !loads.is_empty() {
+        if let Some((_, g, _)) = producer {
+            self.open_if(Expr::bin(BinOp::Lt, v(&f.e), arith(&n)));
+            let (params, body) = self.lambda(g)?;
+            self.bind(params[0], Bound::View(x.clone()));
+            let value = self.scalar_expr(body)?;
+            let Read::Expr(Access::Value(slot)) = &staged else {
+                return Err(self.err(g, "internal: staged map result"));
+            };
+            self.push(Stmt::assign(slot.clone(), value));
+            self.close();
+        } else if !loads.is_empty() {
             self.open_if(Expr::bin(BinOp::Lt, v(&f.e), arith(&n)));
             for l in loads {
                 self.push(l);
@@ -316,59 +452,166 @@ impl Gen<'_> {
         } else {
             self.read_view(staged.clone(), &elem_ty)
         };
-        let cond = self.filter_pred(&f, p, elem_view, &n)?;
+        let cond = self.filter_pred(&f, p, elem_view.clone(), &n)?;
         let flag = Expr::bin(BinOp::Shl, Expr::cast(CType::ULONG, v(&cond)), mul(int(8), v(&f.r)));
         self.push(Stmt::Assign {
-            lhs: v(&f.pk),
+            lhs: v(&f.pk).index(v(&f.h)),
             op: AssignOp::Or,
             rhs: flag,
         });
         self.close();
+        self.close();
+        self.open_for(&f.b, int(0), int(parts), int(1), true);
         self.scan_tile(&f, slots, runs, rounds);
+        self.close();
+        self.look_back(&f, &st, &tiles, rounds, parts, len_loc);
+        // `f_ho`: where part `f_h` of the tile starts in the output
+        self.push(Stmt::decl(CType::INT, &f.ho, v(&f.tk).index(int(1))));
+        let roff = |h: Expr, k: Expr| v(&f.roff).index(add(mul(h, int(rounds + 1)), k));
+        self.open_for(&f.h, int(0), int(parts), int(1), true);
         self.open_for(&f.r, int(0), int(rounds), int(1), true);
         let kept = Expr::bin(
             BinOp::BitAnd,
-            Expr::bin(BinOp::Shr, v(&f.pk), mul(int(8), v(&f.r))),
+            Expr::bin(BinOp::Shr, v(&f.pk).index(v(&f.h)), mul(int(8), v(&f.r))),
             int(1),
         );
         self.open_if(kept);
-        let roff = |k: Expr| v(&f.roff).index(add(mul(v(&f.b), int(rounds + 1)), k));
-        let pos = add(add(v(&f.base), roff(v(&f.r))), field(&f.ex, &f.r));
+        self.push(round_k());
+        let pos = add(
+            add(v(&f.ho), roff(v(&f.h), v(&f.r))),
+            field(v(&f.ex).index(v(&f.h)), &f.r),
+        );
         self.push(Stmt::decl(CType::INT, &f.pos, pos));
         let pos = ArithExpr::var(f.pos.as_str(), Range::upto(cap.clone()));
         if rows {
             self.push(Stmt::decl(CType::INT, &f.e, elem_index()));
             let (dims, _) = dims_of(&elem_ty);
             self.copy_dims(e, &x, &dest.view.access(pos), &dims, vec![], MapKind::Seq)?;
+        } else if let Some(g) = consumer {
+            let (params, body) = self.lambda(g)?;
+            let elem = self.read_view(staged, &elem_ty);
+            self.bind(params[0], Bound::View(elem));
+            let d = Dest {
+                view: dest.view.access(pos),
+                len: None,
+                rows: false,
+            };
+            self.gen_into(body, &d)?;
         } else {
             let loc = dest.view.write(&[pos]).map_err(|m| self.err(e, m.0))?;
             self.store(&loc, &staged, e)?;
         }
         self.close();
         self.close();
-        self.push(add_to(v(&f.base), roff(int(rounds))));
+        self.push(add_to(v(&f.ho), roff(v(&f.h), int(rounds))));
         self.close();
-        let k2 = self.k.take().expect("set");
-        self.finish_kernel(k2, e)
+        let k = self.k.take().expect("set");
+        self.finish_kernel(k, e)
     }
 
-    /// Starts a filter kernel of `groups` work-groups of `FILTER_WG` work-items.
-    fn filter_kernel(&mut self, f: &Names, groups: &ArithExpr) {
-        let mut k = KernelCx::new(Level::Item);
-        k.wrg = true;
-        k.global[0] = Some(groups.clone());
-        k.local[0] = Some(FILTER_WG);
-        k.decls.push(local_array(CType::INT, &f.part, FILTER_WG));
-        self.k = Some(k);
-        self.push(Stmt::decl(CType::INT, &f.g, Expr::call("get_group_id", vec![int(0)])));
-        self.push(Stmt::decl(CType::INT, &f.l, Expr::call("get_local_id", vec![int(0)])));
-    }
-
-    /// The tiles `[f_t0, f_t1)` of this work-group: `per` consecutive tiles, fewer in the last group.
-    fn filter_tile_range(&mut self, f: &Names, per: &ArithExpr, tiles: &ArithExpr) {
-        self.push(Stmt::decl(CType::INT, &f.t0, mul(v(&f.g), arith(per))));
-        let end = Expr::call("min", vec![add(v(&f.t0), arith(per)), arith(tiles)]);
-        self.push(Stmt::decl(CType::INT, &f.t1, end));
+    /// Decoupled look-back with a window: work-item 0 publishes the tile's aggregate (its parts'
+    /// totals) as soon as the scan has counted it; then the first `LOOKBACK` work-items each read
+    /// the status of one of the `LOOKBACK` tiles before the window's top at once, and work-item 0
+    /// adds the window's aggregates from the nearest tile down to the first inclusive prefix
+    /// (done), or to the first unpublished tile (the window's top moves there and is read again),
+    /// or through the whole window (it slides by `LOOKBACK`). It then publishes its inclusive
+    /// prefix and leaves its exclusive prefix in `f_tk[1]`; the last tile writes the length.
+    /// The loop's bound lives in local memory (`f_tk[2]`) so that every work-item runs the same
+    /// trips through its barriers. Status words are only written and read with atomics, so no
+    /// other memory needs ordering: the output positions depend on nothing else.
+    fn look_back(&mut self, f: &Names, st: &Ident, tiles: &ArithExpr, rounds: usize, parts: usize, len_loc: Expr) {
+        let w = LOOKBACK;
+        let agg_at = |k: Expr| add(v(st), add(int(1), k));
+        let inc_at = |k: Expr| add(v(st), add(add(int(1), arith(tiles)), k));
+        let load = |p: Expr| Expr::call("atomic_or", vec![p, int(0)]);
+        let publish = |p: Expr, x: Expr| Stmt::Call(Expr::call("atomic_xchg", vec![p, add(x, int(1))]));
+        let sub = |a: Expr, b: Expr| Expr::bin(BinOp::Sub, a, b);
+        let is0 = |x: &Ident| Expr::bin(BinOp::Eq, v(x), int(0));
+        let total = (0..parts)
+            .map(|h| v(&f.roff).index(int(h * (rounds + 1) + rounds)))
+            .reduce(add)
+            .expect("at least one part");
+        // The tile's count and the sum of the counts before it (work-item 0's are the real ones).
+        self.push(Stmt::decl(CType::INT, &f.c, total));
+        self.push(Stmt::decl(CType::INT, &f.a, int(0)));
+        self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
+        self.push(publish(agg_at(v(&f.t)), v(&f.c)));
+        self.close();
+        // `f_j`: the nearest tile of the window; -1 once the prefix is known.
+        self.open(Head::For {
+            var: f.j.clone(),
+            init: sub(v(&f.t), int(1)),
+            cond: Expr::bin(BinOp::Ge, v(&f.j), int(0)),
+            step: (AssignOp::Add, int(0)),
+            unroll: false,
+        });
+        // Lane `f_l` reads tile `f_w`: kind 2 an inclusive prefix (tiles before the first count
+        // as a prefix of 0), 1 an aggregate, 0 nothing published yet.
+        self.open_if(Expr::bin(BinOp::Lt, v(&f.l), int(w)));
+        self.push(Stmt::decl(CType::INT, &f.w, sub(v(&f.j), v(&f.l))));
+        self.push(Stmt::decl(CType::INT, &f.s, int(0)));
+        self.push(Stmt::decl(CType::INT, &f.y, int(0)));
+        self.open_if(Expr::bin(BinOp::Ge, v(&f.w), int(0)));
+        self.push(Stmt::assign(v(&f.s), load(inc_at(v(&f.w)))));
+        self.open_if(is0(&f.s));
+        self.push(Stmt::assign(v(&f.y), load(agg_at(v(&f.w)))));
+        self.close();
+        self.close();
+        let kind = Expr::select(
+            Expr::bin(BinOp::Lt, v(&f.w), int(0)),
+            int(2),
+            Expr::select(is0(&f.s), Expr::select(is0(&f.y), int(0), int(1)), int(2)),
+        );
+        self.push(Stmt::assign(v(&f.lbk).index(v(&f.l)), kind));
+        let value = Expr::select(
+            is0(&f.s),
+            Expr::select(is0(&f.y), int(0), sub(v(&f.y), int(1))),
+            sub(v(&f.s), int(1)),
+        );
+        self.push(Stmt::assign(v(&f.lbv).index(v(&f.l)), value));
+        self.close();
+        self.push(Stmt::Barrier(Fence::Local));
+        // Work-item 0 walks the window from the nearest tile; `f_s` is where it stopped: `w` (the
+        // whole window was aggregates), the first unpublished lane, or -1 at a prefix.
+        self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
+        self.push(Stmt::decl(CType::INT, &f.s, int(w)));
+        self.push(Stmt::decl(CType::INT, &f.y, int(0)));
+        self.open_for(&f.r, int(0), int(w), int(1), false);
+        self.open_if(Expr::bin(BinOp::Eq, v(&f.s), int(w)));
+        self.push(Stmt::decl(CType::INT, &f.k, v(&f.lbk).index(v(&f.r))));
+        let kind_is = |k: usize| Expr::bin(BinOp::Eq, v(&f.k), int(k));
+        self.push(add_to(
+            v(&f.y),
+            Expr::select(kind_is(0), int(0), v(&f.lbv).index(v(&f.r))),
+        ));
+        let stop = Expr::select(kind_is(0), v(&f.r), Expr::select(kind_is(2), Expr::Int(-1), v(&f.s)));
+        self.push(Stmt::assign(v(&f.s), stop));
+        self.close();
+        self.close();
+        self.push(add_to(v(&f.a), v(&f.y)));
+        let next = Expr::select(
+            Expr::bin(BinOp::Lt, v(&f.s), int(0)),
+            Expr::Int(-1),
+            sub(v(&f.j), v(&f.s)),
+        );
+        self.push(Stmt::assign(v(&f.tk).index(int(2)), next));
+        self.close();
+        self.push(Stmt::Barrier(Fence::Local));
+        self.push(Stmt::assign(v(&f.j), v(&f.tk).index(int(2))));
+        self.close();
+        self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
+        self.push(publish(inc_at(v(&f.t)), add(v(&f.a), v(&f.c))));
+        self.push(Stmt::assign(v(&f.tk).index(int(1)), v(&f.a)));
+        let last = Expr::bin(
+            BinOp::Sub,
+            Expr::cast(CType::INT, Expr::call("get_num_groups", vec![int(0)])),
+            int(1),
+        );
+        self.open_if(Expr::bin(BinOp::Eq, v(&f.t), last));
+        self.push(Stmt::assign(len_loc, add(v(&f.a), v(&f.c))));
+        self.close();
+        self.close();
+        self.push(Stmt::Barrier(Fence::Local));
     }
 
     /// Private arrays holding one element per round: their declarations, the statements loading
@@ -388,11 +631,11 @@ impl Gen<'_> {
                     ty,
                     name: name.clone(),
                     space: None,
-                    len: Some(FILTER_ROUNDS),
+                    len: Some(FILTER_ROUNDS * FILTER_PARTS),
                     init: None,
                     is_const: false,
                 });
-                let slot = v(&name).index(v(&f.r));
+                let slot = v(&name).index(v(&f.k));
                 loads.push(Stmt::assign(slot.clone(), self.access_expr(x)));
                 Ok(Read::Expr(Access::Value(slot)))
             }
@@ -403,8 +646,9 @@ impl Gen<'_> {
         }
     }
 
-    /// Exclusive scan of the packed flags `f_pk` over the work-group into `f_ex`, and the offsets
-    /// of each round's run in the tile into `f_roff` (slot `rounds` holds the tile's total).
+    /// Exclusive scan of the packed flags of part `f_b` of the tile (`f_pk[f_b]`) over the
+    /// work-group into `f_ex[f_b]`, and the offsets of each round's run in the part into the
+    /// part's `rounds + 1` slots of `f_roff` (the last holds the part's total).
     /// The first `runs` work-items scan runs of `SCAN_RUN` work-items serially and then the run
     /// totals, so a tile costs three barriers (a Hillis–Steele scan costs 16); runs are padded by
     /// one slot so that those serial reads hit distinct local-memory banks.
@@ -417,7 +661,7 @@ impl Gen<'_> {
             v(&f.scan).index(add(base, Expr::bin(BinOp::Div, v(&f.l), int(run))))
         };
         let in_half = |arr: &Ident, k: Expr| v(arr).index(add(mul(v(&f.b), int(runs)), k));
-        self.push(Stmt::assign(my_slot(), v(&f.pk)));
+        self.push(Stmt::assign(my_slot(), v(&f.pk).index(v(&f.b))));
         self.push(Stmt::Barrier(Fence::Local));
         self.open_if(Expr::bin(BinOp::Lt, v(&f.l), int(runs)));
         self.push(Stmt::decl(CType::ULONG, &f.a, int(0)));
@@ -449,39 +693,17 @@ impl Gen<'_> {
         self.open_for(&f.r, int(0), int(rounds), int(1), false);
         let roff = |k: Expr| v(&f.roff).index(add(mul(v(&f.b), int(rounds + 1)), k));
         self.push(Stmt::assign(roff(v(&f.r)), v(&f.run)));
-        self.push(add_to(v(&f.run), add(field(&f.a, &f.r), field(&f.z, &f.r))));
+        self.push(add_to(v(&f.run), add(field(v(&f.a), &f.r), field(v(&f.z), &f.r))));
         self.close();
         self.push(Stmt::assign(roff(int(rounds)), v(&f.run)));
         self.close();
         self.close();
         self.push(Stmt::Barrier(Fence::Local));
         let run_of = Expr::bin(BinOp::Div, v(&f.l), int(run));
-        self.push(Stmt::decl(
-            CType::ULONG,
-            &f.ex,
+        self.push(Stmt::assign(
+            v(&f.ex).index(v(&f.b)),
             add(in_half(&f.runpre, run_of), my_slot()),
         ));
-    }
-
-    /// Sum of `val` over the work-group, left in `f_part[0]` for every work-item.
-    fn reduce_local(&mut self, f: &Names, val: &Ident) {
-        self.push(Stmt::assign(v(&f.part).index(v(&f.l)), v(val)));
-        self.push(Stmt::Barrier(Fence::Local));
-        self.open(Head::For {
-            var: f.s.clone(),
-            init: int(FILTER_WG / 2),
-            cond: Expr::bin(BinOp::Gt, v(&f.s), int(0)),
-            step: (AssignOp::Shr, int(1)),
-            unroll: false,
-        });
-        self.open_if(Expr::bin(BinOp::Lt, v(&f.l), v(&f.s)));
-        self.push(add_to(
-            v(&f.part).index(v(&f.l)),
-            v(&f.part).index(add(v(&f.l), v(&f.s))),
-        ));
-        self.close();
-        self.push(Stmt::Barrier(Fence::Local));
-        self.close();
     }
 
     /// The element `f_e` of `xs` as a view (inside the filter kernels).
@@ -503,5 +725,86 @@ impl Gen<'_> {
         self.push(Stmt::assign(v(&flag), Expr::select(c, int(1), int(0))));
         self.close();
         Ok(flag)
+    }
+
+    /// The size conditions of the program (`split #k`, `slide`) on a run-time length held on
+    /// the device that the kernel being finished reads (`used`), as statements of its first
+    /// work-item setting the error flag; each condition is checked by the first kernel reading
+    /// its length. The host reads the flag once, after all launches.
+    pub(super) fn length_checks_in(&mut self, used: &BTreeSet<String>) -> Vec<Stmt> {
+        let mut out = vec![];
+        for (i, c) in self.info.checks.iter().enumerate() {
+            if self.length_checks.iter().any(|(j, _)| *j == i) {
+                continue;
+            }
+            let subst = |e: &ArithExpr| {
+                let mut e = e.clone();
+                for (x, to) in &self.lengths {
+                    if e.mentions(x) {
+                        e = e.subst(x, to);
+                    }
+                }
+                e
+            };
+            let (kind, cond) = match &c.kind {
+                CheckKind::Divisible { len, by, what } => {
+                    let (len, by) = (subst(len), subst(by));
+                    let bad = Expr::bin(BinOp::Ne, Expr::bin(BinOp::Rem, arith(&len), arith(&by)), int(0));
+                    let bad = match by.as_cst() {
+                        Some(k) if k != 0 => bad,
+                        Some(_) | None => Expr::bin(BinOp::Or, Expr::bin(BinOp::Eq, arith(&by), int(0)), bad),
+                    };
+                    let what = what.clone();
+                    (CheckKind::Divisible { len, by, what }, bad)
+                }
+                CheckKind::AtLeast { len, min, what } => {
+                    let (len, min) = (subst(len), subst(min));
+                    let bad = Expr::bin(BinOp::Lt, arith(&len), arith(&min));
+                    let what = what.clone();
+                    (CheckKind::AtLeast { len, min, what }, bad)
+                }
+                CheckKind::Fits { .. } => continue,
+            };
+            let vars = match &kind {
+                CheckKind::Divisible { len, by, .. } => &len.free_vars() | &by.free_vars(),
+                CheckKind::AtLeast { len, min, .. } => &len.free_vars() | &min.free_vars(),
+                CheckKind::Fits { .. } => continue,
+            };
+            // One device length, read by this kernel; every other variable is a size.
+            let device: Vec<&String> = vars.iter().filter(|v| self.length_origins.contains_key(*v)).collect();
+            let sizes_only = vars
+                .iter()
+                .all(|v| self.length_origins.contains_key(v) || self.size_names.iter().any(|(_, c)| c.as_str() == v));
+            let [len_var] = device.as_slice() else { continue };
+            if !sizes_only || !used.contains(len_var.as_str()) {
+                continue;
+            }
+            let (filter, buffer) = self.length_origins[*len_var];
+            let flag = self.checks.len();
+            self.checks.push(c.span);
+            let first = [0, 1, 2].map(|d| Expr::bin(BinOp::Eq, Expr::call("get_global_id", vec![int(d)]), int(0)));
+            let first = first
+                .into_iter()
+                .reduce(|a, b| Expr::bin(BinOp::And, a, b))
+                .expect("three");
+            out.push(Stmt::If {
+                cond: Expr::bin(BinOp::And, first, cond),
+                then: vec![Stmt::Call(Expr::call(
+                    "atomic_max",
+                    vec![Expr::var(&self.error_flag), int(flag + 1)],
+                ))],
+                els: vec![],
+            });
+            self.length_checks.push((
+                i,
+                crate::LengthCheck {
+                    flag,
+                    check: typeck::SizeCheck { span: c.span, kind },
+                    filter,
+                    length: ((*len_var).clone(), buffer),
+                },
+            ));
+        }
+        out
     }
 }

@@ -11,6 +11,9 @@ impl Gen<'_> {
         }
         match self.prog.expr(e).clone() {
             Expr::Let { var, value, body, .. } => {
+                if let Some((filter, p, xs, f)) = self.filter_map_fusion(e, var, value, body, dest) {
+                    return self.filter_glb(filter, p, xs, Some(f), dest);
+                }
                 self.host_bind(e, var, value)?;
                 self.host(body, dest)
             }
@@ -36,7 +39,7 @@ impl Gen<'_> {
             Expr::Prim {
                 prim: Prim::Filter(FilterKind::Glb | FilterKind::Plain),
                 args,
-            } => self.filter_glb(e, args[0], args[1], dest),
+            } => self.filter_glb(e, args[0], args[1], None, dest),
             Expr::Prim {
                 prim: Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_),
                 ..
@@ -113,6 +116,8 @@ impl Gen<'_> {
             let c = id.to_string();
             self.caps.insert(c.clone(), cap.clone());
             self.device_lengths.insert(c.clone(), (id, len_expr));
+            let origin = self.prog.span(self.strip_to(value));
+            self.length_origins.insert(c.clone(), (origin, lb));
             self.lengths.insert(
                 x,
                 ArithExpr::var(&c, Range::new(ArithExpr::cst(0), Some(cap.add(&ArithExpr::cst(1))))),
@@ -391,6 +396,8 @@ impl Gen<'_> {
                 body.push(Stmt::decl(CType::INT, id, read.clone()));
             }
         }
+        let checks = self.length_checks_in(&used);
+        body.extend(checks);
         body.extend(root.body);
         let private: Vec<Ident> = (self.mem.buffers.iter())
             .filter(|b| b.space == AddressSpace::Private)

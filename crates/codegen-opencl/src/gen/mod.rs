@@ -129,6 +129,8 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
         rounded_launch,
         error_flag,
         checks: vec![],
+        length_checks: vec![],
+        length_origins: BTreeMap::new(),
         guards: vec![],
         views: String::new(),
         needs_fp64: false,
@@ -248,6 +250,7 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
             ty: prog_result_ty(info),
         },
         checks: g.checks,
+        length_checks: g.length_checks.into_iter().map(|(_, c)| c).collect(),
         views: g.views,
     })
 }
@@ -379,6 +382,10 @@ struct Gen<'a> {
     rounded_launch: Ident,
     error_flag: Ident,
     checks: Vec<Span>,
+    /// Device-side checks of run-time lengths, by the index of the type checker's check.
+    length_checks: Vec<(usize, crate::LengthCheck)>,
+    /// Run-time lengths held on the device: C name -> the filter computing it, its buffer.
+    length_origins: BTreeMap<String, (Span, usize)>,
     /// Conditions of the enclosing `if` branches of the scalar code being generated: both
     /// branches are evaluated (then selected), so a bounds check in one reports only when its
     /// branch is the one taken.

@@ -11,12 +11,15 @@
 //! - `opencl`: every example on an OpenCL device equals the interpreter; under Oclgrind too
 //!   when `LIFT_OCLGRIND=1`.
 //! - `cli`: exit codes and messages of the `lift` binary.
+//! - `filter`: every form of the single-pass filter at its tile edges, random filters (proptest)
+//!   and the device-side check of a filter result's length, against the interpreter.
 //! - `fuzz`: random bytes and mutated examples never make the front end panic.
 
 mod cgo17;
 mod cli;
 mod codegen;
 mod devices;
+mod filter;
 mod fuzz;
 mod host;
 mod interp;
