@@ -1083,10 +1083,12 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 refined += 1;
             }
         }
-        // The device's calibration, refitted with this run's timings.
+        // The device's calibration, refitted with this run's timings: every configuration that
+        // ran and is not known wrong (a timing is a timing whether or not it was checked; with
+        // `--check-steps 0`, as the suite runs, none is).
         let points: Vec<(Features, f64)> = rows
             .iter()
-            .filter(|r| r.device_index == k && r.correct())
+            .filter(|r| r.device_index == k && r.usable())
             .filter_map(|r| {
                 let cost = cands[r.variant].3?;
                 let kernels = defaults[r.variant]?.1;
