@@ -178,11 +178,17 @@ impl Gen<'_> {
             if space == AddressSpace::Private {
                 let buf = self.mem.buffers[b].clone();
                 let ty = self.buffer_ctype(&buf.elem)?;
+                // vectors live in a private array of their scalars (vload/vstore), so it holds
+                // `w` of them per element (a filterSeq of float4 wrote past a 3-float array)
+                let lanes = match buf.elem {
+                    Type::Vector(_, w) => i64::from(w),
+                    _ => 1,
+                };
                 self.push(Stmt::Decl {
                     ty,
                     name: self.buf_ident(&buf.name),
                     space: None,
-                    len: buf.len.as_cst().map(|n| n as usize),
+                    len: buf.len.as_cst().map(|n| (n * lanes) as usize),
                     init: None,
                     is_const: false,
                 });
