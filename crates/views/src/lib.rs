@@ -155,6 +155,13 @@ pub enum Access<V> {
     Field(Box<Access<V>>, usize),
     /// Vector lane `k`.
     Lane(Box<Access<V>>, u8),
+    /// The lane of a `w`-lane vector chosen at run time (`lane` in `0..w`): a vector read
+    /// through a view that is not plain memory (a pad, say) has no address to index.
+    DynLane {
+        vector: Box<Access<V>>,
+        lane: ArithExpr,
+        w: u8,
+    },
     /// `inner` where `0 <= j < n`, else `fill` (a pad).
     Guard {
         j: ArithExpr,
@@ -190,7 +197,11 @@ impl<V> Access<V> {
         match self {
             Access::Elem { buf, .. } | Access::VLoad { buf, .. } | Access::VLoadAt { buf, .. } => Some(buf),
             Access::Field(a, _) | Access::Lane(a, _) => a.buffer(),
-            Access::Value(_) | Access::Guard { .. } | Access::Vector { .. } | Access::Generate { .. } => None,
+            Access::Value(_)
+            | Access::Guard { .. }
+            | Access::Vector { .. }
+            | Access::Generate { .. }
+            | Access::DynLane { .. } => None,
         }
     }
 }
@@ -205,6 +216,7 @@ impl<V: fmt::Display> fmt::Display for Access<V> {
             Access::Value(v) => write!(f, "{v}"),
             Access::Field(a, c) => write!(f, "{a}.c{c}"),
             Access::Lane(a, k) => write!(f, "({a}).{}", vec_component(i64::from(*k))),
+            Access::DynLane { vector, lane, w } => write!(f, "({vector}).lane[{lane} of {w}]"),
             Access::Guard { j, n, fill, inner } => write!(f, "((({j}) < 0 || ({j}) >= ({n})) ? {fill} : {inner})"),
             Access::Vector { scalar, lanes } => {
                 let ls: Vec<String> = lanes.iter().map(|l| l.to_string()).collect();
@@ -495,7 +507,15 @@ impl<V: Clone + fmt::Display> View<V> {
                             return scalars.read_rev(&mut vec![a]);
                         }
                     }
-                    return err("asScalar with a lane index unknown at compile time needs the vectors in memory");
+                    let mut i = vec![a.div(&wc)];
+                    return match inner.read_rev(&mut i)? {
+                        Read::Expr(e) => Ok(Read::Expr(Access::DynLane {
+                            vector: Box::new(e),
+                            lane,
+                            w: *w,
+                        })),
+                        Read::Tuple(_) => err("asScalar of tuples"),
+                    };
                 };
                 let mut i = vec![a.div(&wc)];
                 match inner.read_rev(&mut i)? {

@@ -67,6 +67,7 @@ impl Gen<'_> {
             | Access::VLoadAt { .. }
             | Access::Value(_)
             | Access::Lane(..)
+            | Access::DynLane { .. }
             | Access::Guard { .. }
             | Access::Vector { .. }
             | Access::Generate { .. } => None,

@@ -415,6 +415,18 @@ impl Gen<'_> {
             Access::Value(v) => v.clone(),
             Access::Field(a, c) => self.access_expr(a).component(*c),
             Access::Lane(a, k) => self.access_expr(a).lane(u32::from(*k)),
+            Access::DynLane { vector, lane, w } => {
+                // `lane == 0 ? v.s0 : lane == 1 ? v.s1 : … : v.s(w-1)`: OpenCL C indexes
+                // vector lanes only by constants
+                let v = self.access_expr(vector);
+                let at = arith(lane);
+                (0..u32::from(*w) - 1)
+                    .rev()
+                    .fold(v.clone().lane(u32::from(*w) - 1), |rest, k| {
+                        let is_k = CExpr::bin(BinOp::Eq, at.clone(), CExpr::Int(i64::from(k)));
+                        CExpr::select(is_k, v.clone().lane(k), rest)
+                    })
+            }
             Access::Guard { j, n, fill, inner } => {
                 let out = CExpr::bin(
                     BinOp::Or,
