@@ -183,7 +183,7 @@ impl Gen<'_> {
                 // `w` of them per element (a filterSeq of float4 wrote past a 3-float array)
                 let lanes = match buf.elem {
                     Type::Vector(_, w) => i64::from(w),
-                    _ => 1,
+                    Type::Scalar(_) | Type::Tuple(_) | Type::Array(..) | Type::Exists(_) | Type::Fun(..) => 1,
                 };
                 self.push(Stmt::Decl {
                     ty,
