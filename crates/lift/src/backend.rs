@@ -965,28 +965,7 @@ impl HostExec<'_> {
             .session
             .prepare(&plan.source, "-cl-std=CL1.2", &names)
             .map_err(run_error)?;
-        let mut fixed = BTreeMap::new();
-        let mut zeroed = vec![];
-        let mut out_bytes = 0;
-        for (i, b) in plan.global_buffers() {
-            let n = env.eval(&b.len, &format!("the length of buffer {}", b.name))?;
-            let (esz, _) = layout(&b.elem);
-            let bytes = n
-                .checked_mul(esz)
-                .ok_or_else(|| Error::plain(format!("buffer {} is too large", b.name)))?;
-            match b.role {
-                Role::Input(_) => {}
-                Role::Output => out_bytes = bytes,
-                Role::Temp => {
-                    fixed.insert(i, self.session.alloc(&b.name, bytes).map_err(run_error)?);
-                }
-                Role::OutputLength | Role::TempLength | Role::Scratch => {
-                    let r = self.session.alloc(&b.name, bytes).map_err(run_error)?;
-                    fixed.insert(i, r);
-                    zeroed.push(r);
-                }
-            }
-        }
+        let (fixed, zeroed, out_bytes) = resident_buffers(&mut self.session, plan, &env)?;
         let flag = self.session.alloc("e_flag", 4).map_err(run_error)?;
         self.session.zero(flag).map_err(run_error)?;
         Ok(UnitRt {
@@ -1225,28 +1204,7 @@ impl Resident {
         let prepared = session
             .prepare(&plan.source, "-cl-std=CL1.2", &names)
             .map_err(run_error)?;
-        let mut fixed = BTreeMap::new();
-        let mut zeroed = vec![];
-        let mut out_bytes = 0;
-        for (i, b) in plan.global_buffers() {
-            let n = env.eval(&b.len, &format!("the length of buffer {}", b.name))?;
-            let (esz, _) = layout(&b.elem);
-            let bytes = n
-                .checked_mul(esz)
-                .ok_or_else(|| Error::plain(format!("buffer {} is too large", b.name)))?;
-            match b.role {
-                Role::Input(_) => {}
-                Role::Output => out_bytes = bytes,
-                Role::Temp => {
-                    fixed.insert(i, session.alloc(&b.name, bytes).map_err(run_error)?);
-                }
-                Role::OutputLength | Role::TempLength | Role::Scratch => {
-                    let r = session.alloc(&b.name, bytes).map_err(run_error)?;
-                    fixed.insert(i, r);
-                    zeroed.push(r);
-                }
-            }
-        }
+        let (fixed, zeroed, out_bytes) = resident_buffers(&mut session, plan, &env)?;
         let out = session.alloc("result", out_bytes.max(1)).map_err(run_error)?;
         let flag = session.alloc("e_flag", 4).map_err(run_error)?;
         session.zero(flag).map_err(run_error)?;
@@ -1431,4 +1389,43 @@ fn length_check_error(c: &codegen_opencl::LengthCheck, env: &Env, n: i32) -> Err
         Diagnostic::new(c.filter, format!("the filterGlb whose result has {n} elements"))
             .with_label(format!("kept {n} elements")),
     ])
+}
+
+/// The buffers a plan keeps on the device for a resident run: temporaries, and lengths and
+/// scratch (to be zeroed before every launch) by plan buffer index; and the output's size in bytes
+/// (inputs and the output are bound per launch).
+type ResidentBuffers = (
+    BTreeMap<usize, host_runner::Resident>,
+    Vec<host_runner::Resident>,
+    usize,
+);
+
+fn resident_buffers(
+    session: &mut host_runner::Session,
+    plan: &KernelPlan,
+    env: &Env,
+) -> Result<ResidentBuffers, Error> {
+    let mut fixed = BTreeMap::new();
+    let mut zeroed = vec![];
+    let mut out_bytes = 0;
+    for (i, b) in plan.global_buffers() {
+        let n = env.eval(&b.len, &format!("the length of buffer {}", b.name))?;
+        let (esz, _) = layout(&b.elem);
+        let bytes = n
+            .checked_mul(esz)
+            .ok_or_else(|| Error::plain(format!("buffer {} is too large", b.name)))?;
+        match b.role {
+            Role::Input(_) => {}
+            Role::Output => out_bytes = bytes,
+            Role::Temp => {
+                fixed.insert(i, session.alloc(&b.name, bytes).map_err(run_error)?);
+            }
+            Role::OutputLength | Role::TempLength | Role::Scratch => {
+                let r = session.alloc(&b.name, bytes).map_err(run_error)?;
+                fixed.insert(i, r);
+                zeroed.push(r);
+            }
+        }
+    }
+    Ok((fixed, zeroed, out_bytes))
 }
