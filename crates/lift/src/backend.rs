@@ -257,43 +257,14 @@ pub fn run_measured(
     });
     let mut launches = vec![];
     for k in &plan.kernels {
-        let mut args = vec![];
-        for a in &k.args {
-            args.push(match a {
-                KernelArg::Buffer(b) => host_runner::KernelArg::Buffer(host_index[b]),
-                KernelArg::ErrorFlag => host_runner::KernelArg::Buffer(err_flag),
-                KernelArg::Local(b) => {
-                    let b = &plan.memory.buffers[*b];
-                    let n = env.eval(&b.len, &format!("the length of local array {}", b.name))?;
-                    let (esz, _) = layout(&b.elem);
-                    host_runner::KernelArg::Local(
-                        n.checked_mul(esz)
-                            .ok_or_else(|| Error::plain(format!("local array {} is too large", b.name)))?,
-                    )
-                }
-                KernelArg::Size(c) => host_runner::KernelArg::I32(
-                    i32::try_from(env.values[c]).map_err(|_| Error::plain(format!("size {c} does not fit an int")))?,
-                ),
-                KernelArg::Param(p) => match &inputs.values[*p] {
-                    Value::Float(f) => host_runner::KernelArg::F32(*f),
-                    Value::Double(d) => host_runner::KernelArg::F64(*d),
-                    Value::Int(i) => host_runner::KernelArg::I32(*i),
-                    Value::Bool(b) => host_runner::KernelArg::I32(i32::from(*b)),
-                    v => return Err(Error::plain(format!("internal: parameter value {v:?} is not a scalar"))),
-                },
-            });
-        }
-        let global = k
-            .global
-            .iter()
-            .map(|g| env.eval(g, "the global size"))
-            .collect::<Result<Vec<_>, _>>()?;
-        launches.push(Launch {
-            kernel: k.name.clone(),
-            args,
-            global,
-            local: k.local.clone(),
-        });
+        launches.push(launch_of(
+            plan,
+            k,
+            &env,
+            host_runner::KernelArg::Buffer(err_flag),
+            |b| Ok(host_runner::KernelArg::Buffer(host_index[&b])),
+            |p| scalar_arg(&inputs.values[p]),
+        )?);
     }
     let result = &plan.result;
     let data = host_index[&result.data];
@@ -362,13 +333,7 @@ pub fn run_measured(
             .unwrap_or(0);
         return Err(length_check_error(c, &env, n));
     }
-    if flag > 0 {
-        let span = plan.checks[(flag - 1) as usize];
-        return Err(Error::Source(Diagnostic::new(
-            span,
-            "index out of range in `at` (detected on the device)",
-        )));
-    }
+    at_check(plan, flag)?;
     let value = match (&result.ty, result.lengths) {
         (Type::Exists(e), Some(_)) => {
             let (inner, elem) = shape(e, &inputs.sizes)?;
@@ -1007,53 +972,27 @@ impl HostExec<'_> {
             self.session.zero(*r).map_err(run_error)?;
         }
         for k in &plan.kernels {
-            let mut args = Vec::with_capacity(k.args.len());
-            for a in &k.args {
-                args.push(match a {
-                    KernelArg::Buffer(b) => {
-                        let r = match plan.memory.buffers[*b].role {
-                            Role::Input(p) => self.dev(unit.args[p])?,
-                            Role::Output => out,
-                            _ => *rt.fixed.get(b).ok_or_else(|| {
-                                Error::plain(format!("internal: buffer {b} of a unit has no storage"))
-                            })?,
-                        };
-                        host_runner::KernelArg::Buffer(r.0)
-                    }
-                    KernelArg::ErrorFlag => host_runner::KernelArg::Buffer(rt.flag.0),
-                    KernelArg::Local(b) => {
-                        let b = &plan.memory.buffers[*b];
-                        let n = rt.env.eval(&b.len, &format!("the length of local array {}", b.name))?;
-                        let (esz, _) = layout(&b.elem);
-                        host_runner::KernelArg::Local(
-                            n.checked_mul(esz)
-                                .ok_or_else(|| Error::plain(format!("local array {} is too large", b.name)))?,
-                        )
-                    }
-                    KernelArg::Size(c) => host_runner::KernelArg::I32(
-                        i32::try_from(rt.env.values[c])
-                            .map_err(|_| Error::plain(format!("size {c} does not fit an int")))?,
-                    ),
-                    KernelArg::Param(p) => match self.val(unit.args[*p])? {
-                        HostVal::Scalar(Value::Float(f)) => host_runner::KernelArg::F32(f),
-                        HostVal::Scalar(Value::Double(d)) => host_runner::KernelArg::F64(d),
-                        HostVal::Scalar(Value::Int(i)) => host_runner::KernelArg::I32(i),
-                        HostVal::Scalar(Value::Bool(b)) => host_runner::KernelArg::I32(i32::from(b)),
-                        v => return Err(Error::plain(format!("internal: parameter value {v:?} is not a scalar"))),
-                    },
-                });
-            }
-            let global = k
-                .global
-                .iter()
-                .map(|g| rt.env.eval(g, "the global size"))
-                .collect::<Result<Vec<_>, _>>()?;
-            let launch = Launch {
-                kernel: k.name.clone(),
-                args,
-                global,
-                local: k.local.clone(),
-            };
+            let launch = launch_of(
+                plan,
+                k,
+                &rt.env,
+                host_runner::KernelArg::Buffer(rt.flag.0),
+                |b| {
+                    let r = match plan.memory.buffers[b].role {
+                        Role::Input(p) => self.dev(unit.args[p])?,
+                        Role::Output => out,
+                        _ => *rt
+                            .fixed
+                            .get(&b)
+                            .ok_or_else(|| Error::plain(format!("internal: buffer {b} of a unit has no storage")))?,
+                    };
+                    Ok(host_runner::KernelArg::Buffer(r.0))
+                },
+                |p| match self.val(unit.args[p])? {
+                    HostVal::Scalar(v) => scalar_arg(&v),
+                    v => Err(Error::plain(format!("internal: parameter value {v:?} is not a scalar"))),
+                },
+            )?;
             if !rt.checked {
                 self.session.check_launch(&rt.prepared, &launch).map_err(run_error)?;
             }
@@ -1082,14 +1021,7 @@ impl HostExec<'_> {
                 continue;
             }
             let b = self.session.read_resident(rt.flag, 0, 4).map_err(run_error)?;
-            let flag = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-            if flag > 0 {
-                let span = plan.checks.get((flag - 1) as usize).copied().unwrap_or_default();
-                return Err(Error::Source(Diagnostic::new(
-                    span,
-                    "index out of range in `at` (detected on the device)",
-                )));
-            }
+            at_check(plan, i32::from_le_bytes([b[0], b[1], b[2], b[3]]))?;
         }
         Ok(())
     }
@@ -1272,60 +1204,31 @@ impl Resident {
             self.session.zero(*r).map_err(run_error)?;
         }
         for k in &self.plan.kernels {
-            let mut args = Vec::with_capacity(k.args.len());
-            for a in &k.args {
-                args.push(match a {
-                    KernelArg::Buffer(b) => {
-                        let r = match self.plan.memory.buffers[*b].role {
-                            Role::Input(p) => match &self.params[p] {
-                                HostVal::Dev(r) => *r,
-                                HostVal::Scalar(_) => {
-                                    return Err(Error::plain(format!("internal: input {p} is not on the device")))
-                                }
-                            },
-                            Role::Output => self.out,
-                            _ => *self.fixed.get(b).ok_or_else(|| {
-                                Error::plain(format!("internal: buffer {b} of a resident program has no storage"))
-                            })?,
-                        };
-                        host_runner::KernelArg::Buffer(r.0)
-                    }
-                    KernelArg::ErrorFlag => host_runner::KernelArg::Buffer(self.flag.0),
-                    KernelArg::Local(b) => {
-                        let b = &self.plan.memory.buffers[*b];
-                        let n = self
-                            .env
-                            .eval(&b.len, &format!("the length of local array {}", b.name))?;
-                        let (esz, _) = layout(&b.elem);
-                        host_runner::KernelArg::Local(
-                            n.checked_mul(esz)
-                                .ok_or_else(|| Error::plain(format!("local array {} is too large", b.name)))?,
-                        )
-                    }
-                    KernelArg::Size(c) => host_runner::KernelArg::I32(
-                        i32::try_from(self.env.values[c])
-                            .map_err(|_| Error::plain(format!("size {c} does not fit an int")))?,
-                    ),
-                    KernelArg::Param(p) => match &self.params[*p] {
-                        HostVal::Scalar(Value::Float(f)) => host_runner::KernelArg::F32(*f),
-                        HostVal::Scalar(Value::Double(d)) => host_runner::KernelArg::F64(*d),
-                        HostVal::Scalar(Value::Int(i)) => host_runner::KernelArg::I32(*i),
-                        HostVal::Scalar(Value::Bool(b)) => host_runner::KernelArg::I32(i32::from(*b)),
-                        v => return Err(Error::plain(format!("internal: parameter value {v:?} is not a scalar"))),
-                    },
-                });
-            }
-            let global = k
-                .global
-                .iter()
-                .map(|g| self.env.eval(g, "the global size"))
-                .collect::<Result<Vec<_>, _>>()?;
-            let launch = Launch {
-                kernel: k.name.clone(),
-                args,
-                global,
-                local: k.local.clone(),
-            };
+            let launch = launch_of(
+                &self.plan,
+                k,
+                &self.env,
+                host_runner::KernelArg::Buffer(self.flag.0),
+                |b| {
+                    let r = match self.plan.memory.buffers[b].role {
+                        Role::Input(p) => match &self.params[p] {
+                            HostVal::Dev(r) => *r,
+                            HostVal::Scalar(_) => {
+                                return Err(Error::plain(format!("internal: input {p} is not on the device")))
+                            }
+                        },
+                        Role::Output => self.out,
+                        _ => *self.fixed.get(&b).ok_or_else(|| {
+                            Error::plain(format!("internal: buffer {b} of a resident program has no storage"))
+                        })?,
+                    };
+                    Ok(host_runner::KernelArg::Buffer(r.0))
+                },
+                |p| match &self.params[p] {
+                    HostVal::Scalar(v) => scalar_arg(v),
+                    v => Err(Error::plain(format!("internal: parameter value {v:?} is not a scalar"))),
+                },
+            )?;
             self.session.check_launch(&self.prepared, &launch).map_err(run_error)?;
             self.session
                 .enqueue_resident(&self.prepared, &launch)
@@ -1337,14 +1240,7 @@ impl Resident {
             .map_err(run_error)?;
         if self.plan.uses_error_flag() {
             let b = self.session.read_resident(self.flag, 0, 4).map_err(run_error)?;
-            let flag = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-            if flag > 0 {
-                let span = self.plan.checks.get((flag - 1) as usize).copied().unwrap_or_default();
-                return Err(Error::Source(Diagnostic::new(
-                    span,
-                    "index out of range in `at` (detected on the device)",
-                )));
-            }
+            at_check(&self.plan, i32::from_le_bytes([b[0], b[1], b[2], b[3]]))?;
         }
         Ok(decode_dims(&bytes, &self.out_dims, &self.out_elem))
     }
@@ -1428,4 +1324,72 @@ fn resident_buffers(
         }
     }
     Ok((fixed, zeroed, out_bytes))
+}
+
+/// The launch of kernel `k` at the sizes in `env`: `buffer` binds a plan buffer, `flag` is the
+/// error flag's binding and `param` a scalar parameter's (the one translation of the plan's
+/// arguments, whether the buffers are a run's, a host unit's or a resident program's).
+fn launch_of(
+    plan: &KernelPlan,
+    k: &codegen_opencl::Kernel,
+    env: &Env,
+    flag: host_runner::KernelArg,
+    mut buffer: impl FnMut(usize) -> Result<host_runner::KernelArg, Error>,
+    mut param: impl FnMut(usize) -> Result<host_runner::KernelArg, Error>,
+) -> Result<Launch, Error> {
+    let mut args = Vec::with_capacity(k.args.len());
+    for a in &k.args {
+        args.push(match a {
+            KernelArg::Buffer(b) => buffer(*b)?,
+            KernelArg::ErrorFlag => flag,
+            KernelArg::Local(b) => {
+                let b = &plan.memory.buffers[*b];
+                let n = env.eval(&b.len, &format!("the length of local array {}", b.name))?;
+                let (esz, _) = layout(&b.elem);
+                host_runner::KernelArg::Local(
+                    n.checked_mul(esz)
+                        .ok_or_else(|| Error::plain(format!("local array {} is too large", b.name)))?,
+                )
+            }
+            KernelArg::Size(c) => host_runner::KernelArg::I32(
+                i32::try_from(env.values[c]).map_err(|_| Error::plain(format!("size {c} does not fit an int")))?,
+            ),
+            KernelArg::Param(p) => param(*p)?,
+        });
+    }
+    let global = k
+        .global
+        .iter()
+        .map(|g| env.eval(g, "the global size"))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Launch {
+        kernel: k.name.clone(),
+        args,
+        global,
+        local: k.local.clone(),
+    })
+}
+
+/// A scalar parameter as a kernel argument.
+fn scalar_arg(v: &Value) -> Result<host_runner::KernelArg, Error> {
+    Ok(match v {
+        Value::Float(f) => host_runner::KernelArg::F32(*f),
+        Value::Double(d) => host_runner::KernelArg::F64(*d),
+        Value::Int(i) => host_runner::KernelArg::I32(*i),
+        Value::Bool(b) => host_runner::KernelArg::I32(i32::from(*b)),
+        v => return Err(Error::plain(format!("internal: parameter value {v:?} is not a scalar"))),
+    })
+}
+
+/// The error of a kernel's flag when an `at` bounds check failed (flag `i + 1` names the plan's
+/// check `i`).
+fn at_check(plan: &KernelPlan, flag: i32) -> Result<(), Error> {
+    if flag <= 0 {
+        return Ok(());
+    }
+    let span = plan.checks.get((flag - 1) as usize).copied().unwrap_or_default();
+    Err(Error::Source(Diagnostic::new(
+        span,
+        "index out of range in `at` (detected on the device)",
+    )))
 }
