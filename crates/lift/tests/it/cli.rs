@@ -17,6 +17,16 @@ fn lift(args: &[&str]) -> Output {
         .expect("run the lift binary")
 }
 
+/// `lift` with its tuning cache in `dir`.
+fn lift_cached<S: AsRef<std::ffi::OsStr>>(args: &[S], dir: &std::path::Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lift"))
+        .args(args)
+        .current_dir(repo_root())
+        .env("LIFT_CACHE_DIR", dir)
+        .output()
+        .expect("run the lift binary")
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -288,12 +298,7 @@ fn tune(device: &Option<String>, name: &str, sizes: &[&str], top: usize) -> (Out
     if let Some(d) = device {
         args.extend(["--devices".into(), d.clone()]);
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
-        .args(&args)
-        .current_dir(repo_root())
-        .env("LIFT_CACHE_DIR", &dir)
-        .output()
-        .expect("run the lift binary");
+    let out = lift_cached(&args, &dir);
     let rows = if out.status.success() {
         let rows = parse_json(&std::fs::read_to_string(&table).expect("the table"), "the table");
         rows.as_array().expect("an array of rows").clone()
@@ -700,12 +705,7 @@ fn local_memory_beyond_the_device_is_refused_before_launch() {
         stderr.contains("(4194304 x float)") && stderr.contains("16777216 bytes") && stderr.contains("device limit"),
         "{stderr}"
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
-        .args(&tune)
-        .current_dir(repo_root())
-        .env("LIFT_CACHE_DIR", &dir)
-        .output()
-        .expect("run the lift binary");
+    let out = lift_cached(&tune, &dir);
     let stdout = assert_succeeds(&out);
     let skipped = stdout.matches("[skipped: the local buffer `").count();
     assert!(skipped >= 1, "{stdout}");
@@ -849,12 +849,7 @@ fn a_budgeted_tune_ends_in_time_and_plots_its_sweep() {
         args.extend(["--devices", d.as_str()]);
     }
     let start = std::time::Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
-        .args(&args)
-        .current_dir(repo_root())
-        .env("LIFT_CACHE_DIR", &dir)
-        .output()
-        .expect("run the lift binary");
+    let out = lift_cached(&args, &dir);
     let took = start.elapsed().as_secs_f64();
     let stdout = assert_succeeds(&out);
     assert!(took < 10.0, "a 5 s budget took {took:.1} s:\n{stdout}");
@@ -887,12 +882,7 @@ fn a_budgeted_tune_ends_in_time_and_plots_its_sweep() {
         );
     }
     // A second search starts from every configuration the first one measured.
-    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
-        .args(&args)
-        .current_dir(repo_root())
-        .env("LIFT_CACHE_DIR", &dir)
-        .output()
-        .expect("run the lift binary");
+    let out = lift_cached(&args, &dir);
     let stdout = assert_succeeds(&out);
     assert!(stdout.contains("resumed: "), "{stdout}");
     let _ = std::fs::remove_dir_all(&dir);
@@ -948,14 +938,7 @@ fn the_tuned_work_group_size_changes_the_plan_and_is_reused() {
     let Some(device) = crate::opencl::device() else { return };
     let dir = scratch("tune-wg-reuse");
     let _ = std::fs::remove_file(dir.join("tuning.json"));
-    let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_lift"))
-            .args(args)
-            .current_dir(repo_root())
-            .env("LIFT_CACHE_DIR", &dir)
-            .output()
-            .expect("run the lift binary")
-    };
+    let run = |args: &[&str]| lift_cached(args, &dir);
     let mut tune = vec![
         "tune",
         "examples/hl_scale.lisp",
