@@ -430,6 +430,31 @@ fn run_as_written(
 
 /// The variants in `lift explore`'s output: `;; variant i: ...`, a `;; description` line, then
 /// the program, up to the next variant.
+/// `lift explore --top <top>` of an example at the sizes of its written input `data`: the
+/// variants (description, source), the input's sources and the `--size` flags given.
+type Explored = (Vec<(String, String)>, Vec<lift::data::DataSource>, Vec<String>);
+
+fn explore_at_input(ex: &Example, data: &[String], top: &str, scratch: &Scratch) -> Result<Explored, String> {
+    let typed = lift::compile(
+        &ex.src,
+        &lift::Options {
+            types_only: true,
+            ..lift::Options::default()
+        },
+    )
+    .map_err(|e| e.message())?;
+    let sources = lift::read_sources(data).map_err(|e| e.message())?;
+    let sizes = lift::data::load(&typed.given, &sources, &[])
+        .map_err(|e| e.message)?
+        .sizes;
+    let sizes: Vec<String> = sizes.iter().map(|(k, v)| format!("--size={k}={v}")).collect();
+    let path = ex.path.display().to_string();
+    let mut args = vec!["explore", path.as_str(), "--top", top];
+    args.extend(sizes.iter().map(String::as_str));
+    let variants = explored_variants(&lift_cli(&args, scratch).map_err(|e| format!("lift explore: {e}"))?);
+    Ok((variants, sources, sizes))
+}
+
 fn explored_variants(output: &str) -> Vec<(String, String)> {
     let mut variants: Vec<(String, String)> = vec![];
     let mut lines = output.lines().peekable();
@@ -490,22 +515,7 @@ fn every_explored_variant_equals_the_interpreter() {
         |case| {
             let ex = &case.ex;
             let data = case.write_input(&scratch)?;
-            let typed = lift::compile(
-                &ex.src,
-                &lift::Options {
-                    types_only: true,
-                    ..lift::Options::default()
-                },
-            )
-            .map_err(|e| e.message())?;
-            let prog = typed.given;
-            let sources = lift::read_sources(&data).map_err(|e| e.message())?;
-            let sizes = lift::data::load(&prog, &sources, &[]).map_err(|e| e.message)?.sizes;
-            let sizes: Vec<String> = sizes.iter().map(|(k, v)| format!("--size={k}={v}")).collect();
-            let path = ex.path.display().to_string();
-            let mut args = vec!["explore", path.as_str(), "--top", "8"];
-            args.extend(sizes.iter().map(String::as_str));
-            let variants = explored_variants(&lift_cli(&args, &scratch).map_err(|e| format!("lift explore: {e}"))?);
+            let (variants, sources, _) = explore_at_input(ex, &data, "8", &scratch)?;
             if variants.is_empty() {
                 return Err("lift explore printed no variant".into());
             }
@@ -632,23 +642,7 @@ fn staged_row_variants_equal_the_interpreter() {
         |case| {
             let ex = &case.ex;
             let data = case.write_input(&scratch)?;
-            let typed = lift::compile(
-                &ex.src,
-                &lift::Options {
-                    types_only: true,
-                    ..lift::Options::default()
-                },
-            )
-            .map_err(|e| e.message())?;
-            let sources = lift::read_sources(&data).map_err(|e| e.message())?;
-            let sizes = lift::data::load(&typed.given, &sources, &[])
-                .map_err(|e| e.message)?
-                .sizes;
-            let sizes: Vec<String> = sizes.iter().map(|(k, v)| format!("--size={k}={v}")).collect();
-            let path = ex.path.display().to_string();
-            let mut args = vec!["explore", path.as_str(), "--top", "16"];
-            args.extend(sizes.iter().map(String::as_str));
-            let variants = explored_variants(&lift_cli(&args, &scratch).map_err(|e| format!("lift explore: {e}"))?);
+            let (variants, sources, sizes) = explore_at_input(ex, &data, "16", &scratch)?;
             let staged: Vec<&(String, String)> = variants
                 .iter()
                 .filter(|(description, _)| description.contains("rows staged in local memory"))
