@@ -45,14 +45,8 @@ struct Loaded {
 }
 
 fn load(src: &str, data: &str) -> Result<Loaded, Refusal> {
-    let typed = lift::compile(
-        src,
-        &lift::Options {
-            types_only: true,
-            ..lift::Options::default()
-        },
-    )
-    .map_err(|e| Refusal::new(Stage::Front, full_message(&e)))?;
+    let typed =
+        lift::compile(src, &lift::Options::types_only()).map_err(|e| Refusal::new(Stage::Front, full_message(&e)))?;
     let (prog, info) = (typed.given, &typed.given_info);
     let sources = [lift::data::DataSource::Json(data.to_string(), "data.json".into())];
     let inputs = lift::data::load(&prog, &sources, &[]).map_err(|e| Refusal::new(Stage::Data, e.message))?;

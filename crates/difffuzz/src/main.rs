@@ -103,13 +103,7 @@ fn main_with(cmd: &str, args: &Args) -> Result<ExitCode, String> {
             let (seed, n) = (args.num("seed", 1)?, args.num("cases", 1000)?);
             let mut why: std::collections::BTreeMap<String, (u64, String)> = Default::default();
             for i in 0..n {
-                if let Err(e) = lift::compile(
-                    &Gen::case(seed, i).src,
-                    &lift::Options {
-                        types_only: true,
-                        ..lift::Options::default()
-                    },
-                ) {
+                if let Err(e) = lift::compile(&Gen::case(seed, i).src, &lift::Options::types_only()) {
                     let entry = why
                         .entry(difffuzz::oracle::normalize(&e.message()))
                         .or_insert((0, format!("{seed}:{i}")));

@@ -391,13 +391,7 @@ fn with_outer(t: &Type, len: arith::ArithExpr) -> Type {
 
 /// The text `--emit plan --devices` prints: the split, then the slice program's kernels.
 pub fn describe(src: &str, devices: &[String]) -> Result<String, Error> {
-    let typed = crate::compile(
-        src,
-        &Options {
-            types_only: true,
-            ..Options::default()
-        },
-    )?;
+    let typed = crate::compile(src, &Options::types_only())?;
     let mut out = format!("devices: {}\n", devices.join(", "));
     match decide(&typed.given, &typed.given_info) {
         Decision::Whole(_) if host_loop(&typed.given, &typed.given_info).is_some() => {
@@ -471,13 +465,7 @@ pub fn run(
     if devices.is_empty() {
         return Err(Error::plain("--devices: no device given"));
     }
-    let typed = crate::compile(
-        src,
-        &Options {
-            types_only: true,
-            ..Options::default()
-        },
-    )?;
+    let typed = crate::compile(src, &Options::types_only())?;
     crate::verify_checks(&typed.given_info, inputs)?;
     let ty = typed.given_info.result().clone();
     let split = match decide(&typed.given, &typed.given_info) {
@@ -774,13 +762,7 @@ pub fn run_files(
     devices: &[String],
     time: bool,
 ) -> Result<RunResult, Error> {
-    let typed = crate::compile(
-        src,
-        &Options {
-            types_only: true,
-            ..Options::default()
-        },
-    )?;
+    let typed = crate::compile(src, &Options::types_only())?;
     let sources = crate::read_sources(data)?;
     let given = crate::parse_sizes(sizes)?;
     let inputs = crate::data::load(&typed.given, &sources, &given)?;
@@ -899,13 +881,7 @@ fn kernel_ns(src: &str, inputs: &Inputs, device: &str) -> Result<u64, Error> {
 }
 
 fn compile_for(src: &str, inputs: &Inputs, device: &str) -> Result<crate::Compiled, Error> {
-    let typed = crate::compile(
-        src,
-        &Options {
-            types_only: true,
-            ..Options::default()
-        },
-    )?;
+    let typed = crate::compile(src, &Options::types_only())?;
     let tuned_for = if crate::is_high_level(&typed.given) {
         Some(
             host_runner::Session::open(Some(device))

@@ -57,6 +57,16 @@ pub struct Options {
     pub work_group: Vec<usize>,
 }
 
+impl Options {
+    /// Read and type-check only: what every caller that needs a program's types and sizes asks.
+    pub fn types_only() -> Options {
+        Options {
+            types_only: true,
+            ..Options::default()
+        }
+    }
+}
+
 /// The variant a high-level program was compiled as.
 #[derive(Clone, Debug)]
 pub struct Chosen {
@@ -391,13 +401,7 @@ pub fn verify_checks(info: &TypeInfo, inputs: &data::Inputs) -> Result<(), Error
 
 /// `lift run`: load inputs, check sizes, run on the chosen backend.
 pub fn run_files(src: &str, data: &[String], sizes: &[String], opts: &RunOptions) -> Result<RunResult, Error> {
-    let typed = compile(
-        src,
-        &Options {
-            types_only: true,
-            ..Options::default()
-        },
-    )?;
+    let typed = compile(src, &Options::types_only())?;
     let sources = read_sources(data)?;
     let given = parse_sizes(sizes)?;
     let inputs = data::load(&typed.given, &sources, &given)?;

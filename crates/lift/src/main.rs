@@ -221,10 +221,7 @@ fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Check { program } => {
             let (name, src) = read_program(&program)?;
-            let opts = lift::Options {
-                types_only: true,
-                ..lift::Options::default()
-            };
+            let opts = lift::Options::types_only();
             let c = lift::compile(&src, &opts).map_err(|e| e.render(&name, &src))?;
             to_stdout(&format!("{}\n", lift::signature(&c.given, &c.given_info)))
         }

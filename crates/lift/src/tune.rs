@@ -10,15 +10,8 @@ use std::path::{Path, PathBuf};
 
 /// `lift explore`: the variants found, with their estimated costs and the e-graph statistics.
 pub fn explore_text(src: &str, opts: &rewrite::Options) -> Result<String, Error> {
-    let c = compile(src, &types_only())?;
+    let c = compile(src, &Options::types_only())?;
     Ok(rewrite::explore(&c.given, &c.given_info, opts)?.to_string())
-}
-
-fn types_only() -> Options {
-    Options {
-        types_only: true,
-        ..Options::default()
-    }
 }
 
 /// FNV-1a, 64 bit: stable across Rust releases, so cache keys survive rebuilds.
@@ -318,7 +311,7 @@ type Bounded = Result<Value, Check>;
 /// is wrong; a step limit or an unbounded comparison leaves it unchecked.
 pub fn bounded_eval(src: &str, inputs: &data::Inputs, max_steps: u64) -> Result<Bounded, Error> {
     Ok(bounded_eval_program(
-        &compile(src, &types_only())?.given,
+        &compile(src, &Options::types_only())?.given,
         inputs,
         max_steps,
     ))
@@ -738,7 +731,7 @@ impl Checked {
 /// correct configuration per device in the tuning cache.
 pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOptions) -> Result<String, Error> {
     let start = std::time::Instant::now();
-    let given = compile(src, &types_only())?;
+    let given = compile(src, &Options::types_only())?;
     let (prog, info) = (&given.given, &given.given_info);
     if ir::host::has_sections(prog) {
         return Err(Error::plain(

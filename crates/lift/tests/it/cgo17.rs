@@ -435,14 +435,7 @@ fn run_as_written(
 type Explored = (Vec<(String, String)>, Vec<lift::data::DataSource>, Vec<String>);
 
 fn explore_at_input(ex: &Example, data: &[String], top: &str, scratch: &Scratch) -> Result<Explored, String> {
-    let typed = lift::compile(
-        &ex.src,
-        &lift::Options {
-            types_only: true,
-            ..lift::Options::default()
-        },
-    )
-    .map_err(|e| e.message())?;
+    let typed = lift::compile(&ex.src, &lift::Options::types_only()).map_err(|e| e.message())?;
     let sources = lift::read_sources(data).map_err(|e| e.message())?;
     let sizes = lift::data::load(&typed.given, &sources, &[])
         .map_err(|e| e.message)?

@@ -51,14 +51,7 @@ fn inputs(values: Vec<Value>, sizes: &[(&str, i64)]) -> lift::data::Inputs {
 
 /// Runs `src` over `devices` with `weights` and compares with the interpreter; returns the plan.
 fn check(src: &str, inputs: &lift::data::Inputs, devices: &[String], weights: Option<&[f64]>) {
-    let typed = lift::compile(
-        src,
-        &lift::Options {
-            types_only: true,
-            ..lift::Options::default()
-        },
-    )
-    .expect("types");
+    let typed = lift::compile(src, &lift::Options::types_only()).expect("types");
     let lookup = |n: &str| inputs.sizes.get(n).copied();
     let want = ir::interp::eval(&typed.given, &inputs.values, &lookup).expect("the interpreter runs it");
     let got = lift::devices::run(src, inputs, devices, weights, false).unwrap_or_else(|e| panic!("{}", e.message()));
@@ -71,14 +64,7 @@ fn check(src: &str, inputs: &lift::data::Inputs, devices: &[String], weights: Op
 }
 
 fn split_of(src: &str) -> lift::devices::Decision {
-    let typed = lift::compile(
-        src,
-        &lift::Options {
-            types_only: true,
-            ..lift::Options::default()
-        },
-    )
-    .expect("types");
+    let typed = lift::compile(src, &lift::Options::types_only()).expect("types");
     lift::devices::decide(&typed.given, &typed.given_info)
 }
 
@@ -288,14 +274,7 @@ const SMOOTH: &str = "(lift (N K) ((array-type float N))
 #[test]
 fn a_host_loop_over_two_contexts_exchanges_the_state_each_step() {
     let Some(devs) = twice() else { return };
-    let typed = lift::compile(
-        SMOOTH,
-        &lift::Options {
-            types_only: true,
-            ..lift::Options::default()
-        },
-    )
-    .expect("types");
+    let typed = lift::compile(SMOOTH, &lift::Options::types_only()).expect("types");
     let hl = lift::devices::host_loop(&typed.given, &typed.given_info).expect("the loop's step splits");
     assert_eq!(hl.step.sliced, ["s"]);
     let n = 101;

@@ -258,10 +258,7 @@ fn random_bytes(rng: &mut XorShift) -> String {
 /// Feeds one input to the front end; `Err` carries the panic message.
 fn feed(src: &str) -> Result<(), String> {
     catch_unwind(AssertUnwindSafe(|| {
-        let types_only = lift::Options {
-            types_only: true,
-            ..lift::Options::default()
-        };
+        let types_only = lift::Options::types_only();
         let _ = lift::compile(src, &types_only);
         let _ = lift::compile_text(src, lift::Emit::Types);
     }))
