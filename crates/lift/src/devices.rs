@@ -394,55 +394,52 @@ pub fn describe(src: &str, devices: &[String]) -> Result<String, Error> {
     let typed = crate::compile(src, &Options::types_only())?;
     let mut out = format!("devices: {}\n", devices.join(", "));
     match decide(&typed.given, &typed.given_info) {
-        Decision::Whole(_) if host_loop(&typed.given, &typed.given_info).is_some() => {
-            let hl = host_loop(&typed.given, &typed.given_info).expect("checked by the guard");
-            out.push_str(&format!(
-                "host loop: {} steps, each split over the devices; the gathered state goes to every \
-                 device before the next step\n",
-                hl.steps
-            ));
-            describe_split(&mut out, &hl.step, devices)?;
-        }
-        Decision::Whole(why) => {
-            out.push_str(&format!(
-                "not split: {why}; the whole program runs on the first device ({})\n",
-                devices[0]
-            ));
-            out.push_str(&crate::compile(src, &Options::default())?.text(crate::Emit::Plan)?);
-        }
+        Decision::Whole(why) => match host_loop(&typed.given, &typed.given_info) {
+            Some(hl) => {
+                out.push_str(&format!(
+                    "host loop: {} steps, each split over the devices; the gathered state goes to every \
+                     device before the next step\n",
+                    hl.steps
+                ));
+                describe_split(&mut out, &hl.step, devices)?;
+            }
+            None => {
+                out.push_str(&format!(
+                    "not split: {why}; the whole program runs on the first device ({})\n",
+                    devices[0]
+                ));
+                out.push_str(&crate::compile(src, &Options::default())?.text(crate::Emit::Plan)?);
+            }
+        },
         Decision::Split(s) => describe_split(&mut out, &s, devices)?,
     }
     Ok(out)
 }
 
 fn describe_split(out: &mut String, s: &Split, devices: &[String]) -> Result<(), Error> {
-    {
-        {
-            let n = devices.len();
-            out.push_str(&format!(
-                "split: {size} into {n} contiguous slices of length {part} (in proportion to each \
-                 device's speed: equal for identical devices)\n",
-                size = s.size,
-                part = s.part
-            ));
-            for (i, d) in devices.iter().enumerate() {
-                out.push_str(&format!(
-                    "  slice {i}: device {d}, its own host thread, context and queue\n"
-                ));
-            }
-            out.push_str(&format!("sliced by {}: {}\n", s.size, s.sliced.join(", ")));
-            if !s.whole.is_empty() {
-                out.push_str(&format!("copied whole to every device: {}\n", s.whole.join(", ")));
-            }
-            out.push_str(match &s.gather {
-                Gather::Concat => "gathered: the parts concatenated in slice order\n",
-                Gather::Reduce { .. } => "gathered: one partial per device, reduced on the host\n",
-            });
-            out.push_str("each slice runs:\n");
-            let slice = crate::compile(&s.slice_src, &Options::default())?;
-            out.push_str(&slice.text(crate::Emit::Plan)?);
-        }
+    let n = devices.len();
+    out.push_str(&format!(
+        "split: {size} into {n} contiguous slices of length {part} (in proportion to each \
+         device's speed: equal for identical devices)\n",
+        size = s.size,
+        part = s.part
+    ));
+    for (i, d) in devices.iter().enumerate() {
+        out.push_str(&format!(
+            "  slice {i}: device {d}, its own host thread, context and queue\n"
+        ));
     }
+    out.push_str(&format!("sliced by {}: {}\n", s.size, s.sliced.join(", ")));
+    if !s.whole.is_empty() {
+        out.push_str(&format!("copied whole to every device: {}\n", s.whole.join(", ")));
+    }
+    out.push_str(match &s.gather {
+        Gather::Concat => "gathered: the parts concatenated in slice order\n",
+        Gather::Reduce { .. } => "gathered: one partial per device, reduced on the host\n",
+    });
+    out.push_str("each slice runs:\n");
+    let slice = crate::compile(&s.slice_src, &Options::default())?;
+    out.push_str(&slice.text(crate::Emit::Plan)?);
     Ok(())
 }
 
