@@ -190,6 +190,37 @@ def transpose(r):
     return "PyTorch", timed(f, r), n * n * 4, 0
 
 
+# Programs written independently of the suite's files (bench/indep/): the same rules must
+# give them the same speed-ups.
+def colsum(r):
+    n = 8192
+    a = rand(n, n)
+    f = lambda: a.sum(0)
+    return "PyTorch", timed(f, r), n * n * 4, n * n
+
+
+def rowmax(r):
+    n = 8192
+    a = rand(n, n)
+    f = lambda: a.amax(1)
+    return "PyTorch", timed(f, r), n * n * 4, n * n
+
+
+def sumsq(r):
+    n = 100_000_000
+    xs = rand(n)
+    f = lambda: torch.dot(xs, xs)
+    return "PyTorch (cuBLAS)", timed(f, r), n * 4, 2 * n
+
+
+def mm_nt(r):
+    n = 4096
+    torch.backends.cuda.matmul.allow_tf32 = False
+    a, bt = rand(n, n), rand(n, n)
+    f = lambda: a @ bt.t()
+    return "PyTorch (cuBLAS)", timed(f, r), 2 * n * n * 4, 2 * n**3
+
+
 SUITE = {
     "nn": nn,
     "mri-q": mriq,
@@ -204,6 +235,10 @@ SUITE = {
     "n-body": nbody,
     "sum": sum_,
     "transpose": transpose,
+    "column sums": colsum,
+    "row max": rowmax,
+    "sum of squares": sumsq,
+    "mm (B transposed)": mm_nt,
 }
 
 

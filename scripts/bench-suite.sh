@@ -72,10 +72,9 @@ done < "$SUITE"
 
 if [ "${ANCHORS:-1}" != 0 ]; then
   echo "== anchors (PyTorch, input copies)"
-  ONLY_BENCH=""
-  if [ -n "$ONLY" ]; then
-    ONLY_BENCH=$(awk -F'\t' -v o=",$ONLY," 'index(o, ","$1",") {print $2}' "$SUITE" | sort -u | paste -sd, -)
-  fi
+  # The anchors of the suite's own benchmarks (another suite file names others), or of --only.
+  ONLY_BENCH=$(awk -F'\t' -v o=",$ONLY," '$1 !~ /^#/ && $1 != "" && (o == ",," || index(o, ","$1",")) {print $2}' \
+    "$SUITE" | sort -u | paste -sd, -)
   PYTHONUNBUFFERED=1 "$PYTHON" scripts/anchors.py ${ONLY_BENCH:+--only "$ONLY_BENCH"} > "$RAW/anchors.jsonl" \
     || echo "anchors failed"
 fi
