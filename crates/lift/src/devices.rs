@@ -930,23 +930,6 @@ fn gather(split: &Split, parts: Vec<Value>) -> Result<Value, Error> {
     }
 }
 
-/// Runs `f` on every item marked `pending` at once, one thread per item (`lift tune`'s devices);
-/// `None` for the others, and for all when fewer than two are pending (nothing to overlap).
-/// A thread that panicked leaves `None`, so that the caller runs its item again itself.
-pub fn at_once<I: Sync, T: Send>(items: &[I], pending: &[bool], f: impl Fn(&I) -> T + Sync) -> Vec<Option<T>> {
-    if pending.iter().filter(|p| **p).count() < 2 {
-        return items.iter().map(|_| None).collect();
-    }
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .iter()
-            .zip(pending)
-            .map(|(item, p)| p.then(|| scope.spawn(|| f(item))))
-            .collect();
-        handles.into_iter().map(|h| h.and_then(|h| h.join().ok())).collect()
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -959,21 +942,5 @@ mod tests {
         assert_eq!(slices(100, &[1000.0, 1.0]), vec![0..100, 100..100]);
         assert_eq!(slices(3, &[1.0, 1.0, 1.0, 1.0]), vec![0..1, 1..2, 2..2, 2..3]);
         assert_eq!(slices(0, &[1.0, 1.0]), vec![0..0, 0..0]);
-    }
-
-    #[test]
-    fn pending_items_run_at_once_and_the_others_not_at_all() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        let (now, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
-        let out = at_once(&[10, 20, 30], &[true, false, true], |x| {
-            let n = now.fetch_add(1, Ordering::SeqCst) + 1;
-            most.fetch_max(n, Ordering::SeqCst);
-            std::thread::sleep(std::time::Duration::from_millis(200));
-            now.fetch_sub(1, Ordering::SeqCst);
-            x * 2
-        });
-        assert_eq!(out, vec![Some(20), None, Some(60)]);
-        assert_eq!(most.load(Ordering::SeqCst), 2, "the two pending items overlap");
-        assert_eq!(at_once(&[1, 2], &[false, true], |x| *x), vec![None, None]);
     }
 }

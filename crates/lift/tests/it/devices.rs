@@ -314,3 +314,61 @@ fn a_device_whose_build_fails_mid_run_gives_one_error_naming_it_and_no_result() 
         "the build log is kept: {stderr}"
     );
 }
+
+/// `lift tune --devices D,D`: the two devices sweep at once, one thread each (each device's
+/// first measurement starts before the other's last one ends), every device gets its own
+/// section of the report, and the measurements land in the tuning cache.
+#[test]
+fn tune_sweeps_the_devices_at_once() {
+    let Some(devs) = twice() else { return };
+    let dir = std::env::temp_dir().join(format!("lift-it-devices-tune-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let table = dir.join("t.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .arg("tune")
+        .arg(examples_dir().join("hl_sum.lisp"))
+        .args(["--size", "N=65536", "--top", "2", "--repeats", "1", "--devices"])
+        .arg(devs.join(","))
+        .arg("--out")
+        .arg(&table)
+        .env("LIFT_CACHE_DIR", &dir)
+        .output()
+        .expect("lift runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        !stderr.contains('\r') && !stderr.contains('\x1b'),
+        "progress drawn on a non-terminal stderr:\n{stderr:?}"
+    );
+    assert_eq!(stdout.matches(&format!("({})\n", devs[0])).count(), 2, "{stdout}");
+    let rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&table).expect("the table")).expect("JSON");
+    let span = |k: u64| {
+        let mine: Vec<&serde_json::Value> = rows
+            .as_array()
+            .expect("rows")
+            .iter()
+            .filter(|r| r["device_index"] == k && r["ended_s"].as_f64() > Some(0.0))
+            .collect();
+        assert!(!mine.is_empty(), "device {k} measured nothing: {rows}");
+        let first = mine
+            .iter()
+            .map(|r| r["started_s"].as_f64().unwrap())
+            .fold(f64::INFINITY, f64::min);
+        let last = mine.iter().map(|r| r["ended_s"].as_f64().unwrap()).fold(0.0, f64::max);
+        (first, last)
+    };
+    let ((first0, last0), (first1, last1)) = (span(0), span(1));
+    assert!(
+        first1 < last0 && first0 < last1,
+        "the devices swept one after the other: device 0 {first0:.2}..{last0:.2} s, device 1 {first1:.2}..{last1:.2} s"
+    );
+    let cache = std::fs::read_to_string(dir.join("tuning.json")).expect("the tuning cache");
+    let name = &host_runner::devices().expect("listed above")[0].name;
+    assert!(
+        cache.contains(&format!("|{name}\"")),
+        "no measurement of {name} in the cache:\n{cache}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
