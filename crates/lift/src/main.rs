@@ -160,6 +160,21 @@ const STACK_BYTES: usize = ir::STACK_BYTES;
 fn main() -> ExitCode {
     // Usage errors exit with 2 (clap's convention), before anything else runs.
     let cli = Cli::parse();
+    // The interpreter has no devices to split over: a flag it would silently ignore is a misuse.
+    if let Command::Run {
+        backend: Backend::Interp,
+        devices: Some(_),
+        ..
+    } = &cli.command
+    {
+        use clap::CommandFactory;
+        Cli::command()
+            .error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "--devices splits a run over OpenCL devices; it does not go with --backend interp",
+            )
+            .exit();
+    }
     let worker = std::thread::Builder::new()
         .name("lift".into())
         .stack_size(STACK_BYTES)

@@ -372,3 +372,25 @@ fn tune_sweeps_the_devices_at_once() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The interpreter has no devices: `--devices` with `--backend interp` is a usage error (exit
+/// 2), not silently ignored.
+#[test]
+fn devices_with_the_interpreter_is_a_usage_error() {
+    let ex = examples_dir();
+    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .arg("run")
+        .arg(ex.join("saxpy.lisp"))
+        .arg("--data")
+        .arg(ex.join("saxpy.json"))
+        .args(["--backend", "interp", "--devices", "0:0,0:0"])
+        .output()
+        .expect("lift runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert!(
+        stderr.contains("--devices") && stderr.contains("--backend interp"),
+        "{stderr}"
+    );
+}
