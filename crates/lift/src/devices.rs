@@ -35,21 +35,57 @@ pub enum Gather {
     Reduce { combine: String },
 }
 
+/// What one parameter of a slice program takes from the given program's inputs, for the
+/// slice `lo..hi` of the split range.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Take {
+    /// The given parameter whole.
+    Whole(usize),
+    /// Its rows `lo..hi` (its outer dimension).
+    Rows(usize),
+    /// Columns `lo..hi` of each of its rows: the input of a `transpose` whose columns the map
+    /// goes over.
+    Columns(usize),
+    /// The elements that windows `lo..hi` of a `slide` read (see [`Split::window`]): rows
+    /// `lo*step .. (hi-1)*step + size` of the parameter or, with `pre`, of the array that this
+    /// one-parameter program (`pad`s of it) makes of it on the host first; each slice carries
+    /// its halo, the `size - step` elements it shares with the next.
+    Halo { param: usize, pre: Option<String> },
+}
+
 /// How a program is spread over several devices.
 #[derive(Clone, Debug)]
 pub struct Split {
-    /// The size variable of the split dimension, and the fresh one of a slice.
+    /// The split dimension as the plan shows it, and the fresh size variable of a slice.
     pub size: String,
     pub part: String,
+    /// The length of the split dimension (the outermost map's length), in the program's sizes.
+    pub count: arith::ArithExpr,
+    /// `(size, step)` of the `slide` the outermost map reads (`(1, 1)`: no slide): slice
+    /// `lo..hi` of the map reads `(hi-lo-1)*step + size` elements of a [`Take::Halo`] input,
+    /// the value of `part`.
+    pub window: (usize, usize),
     /// The slice program's source text.
     pub slice_src: String,
-    /// For each parameter of the slice program: the given program's parameter it takes, and
-    /// whether it takes a slice of it (else the whole value).
-    pub params: Vec<(usize, bool)>,
+    /// For each parameter of the slice program: what it takes.
+    pub params: Vec<Take>,
     /// The given program's parameter names: sliced, and copied whole.
     pub sliced: Vec<String>,
     pub whole: Vec<String>,
+    /// How the sliced inputs are cut, for the plan (empty: by rows).
+    pub notes: Vec<String>,
     pub gather: Gather,
+}
+
+impl Split {
+    /// The value of [`Split::part`] for the slice `r` of the split range.
+    pub fn part_len(&self, r: &Range<usize>) -> usize {
+        if self.window == (1, 1) || r.is_empty() {
+            r.len()
+        } else {
+            (r.len() - 1) * self.window.1 + self.window.0
+        }
+    }
 }
 
 /// The decision for a program: split, or run whole on the first device (with the reason).
@@ -180,6 +216,9 @@ fn find_split(prog: &Program, info: &typeck::TypeInfo) -> Result<Split, String> 
                 .into())
         }
     };
+    if let Some(layout) = layout_split(prog, info, &lets, input)? {
+        return finish(prog, info, top, gather, layout);
+    }
     // The leaves of the input: parameters read at the map's index.
     let mut leaves = vec![];
     collect_leaves(prog, &lets, input, &mut leaves)?;
@@ -218,7 +257,7 @@ fn find_split(prog: &Program, info: &typeck::TypeInfo) -> Result<Split, String> 
     let part_len = arith::ArithExpr::size_var(&part);
     sp.sizes.push(part.clone());
     sp.size_spans.push(ir::Span { start: 0, end: 0 });
-    let mut params: Vec<(usize, bool)> = (0..prog.params.len()).map(|k| (k, false)).collect();
+    let mut params: Vec<Take> = (0..prog.params.len()).map(Take::Whole).collect();
     let mut slice_var: BTreeMap<usize, ir::VarId> = BTreeMap::new();
     for &k in &sliced_idx {
         let v = prog.params[k].var;
@@ -231,7 +270,7 @@ fn find_split(prog: &Program, info: &typeck::TypeInfo) -> Result<Split, String> 
         let ty = with_outer(&prog.params[k].ty, part_len.clone());
         if uses == leaf_uses {
             sp.params[k].ty = ty;
-            params[k].1 = true;
+            params[k] = Take::Rows(k);
         } else {
             let name = format!("{}part", prog.var(v).name);
             let nv = sp.new_var(&name, prog.var(v).span);
@@ -240,7 +279,7 @@ fn find_split(prog: &Program, info: &typeck::TypeInfo) -> Result<Split, String> 
                 ty,
                 ty_span: prog.params[k].ty_span,
             });
-            params.push((k, true));
+            params.push(Take::Rows(k));
             slice_var.insert(k, nv);
         }
     }
@@ -249,8 +288,33 @@ fn find_split(prog: &Program, info: &typeck::TypeInfo) -> Result<Split, String> 
             sp.exprs[e.index()] = Expr::Var(*nv);
         }
     }
-    let slice_src = ir::print::program(&sp);
+    let layout = Layout {
+        count: arith::ArithExpr::size_var(&size),
+        size,
+        part,
+        window: (1, 1),
+        slice: sp,
+        params,
+        sliced: sliced_idx,
+        notes: vec![],
+    };
+    finish(prog, info, top, gather, layout)
+}
 
+/// A split before its gather: what [`find_split`] and [`layout_split`] decide.
+struct Layout {
+    size: String,
+    part: String,
+    count: arith::ArithExpr,
+    window: (usize, usize),
+    slice: Program,
+    params: Vec<Take>,
+    /// The given parameters that are cut (the others are copied whole).
+    sliced: Vec<usize>,
+    notes: Vec<String>,
+}
+
+fn finish(prog: &Program, info: &typeck::TypeInfo, top: ExprId, gather: Gather, l: Layout) -> Result<Split, String> {
     let gather = match gather {
         Gather::Concat => Gather::Concat,
         Gather::Reduce { .. } => Gather::Reduce {
@@ -259,17 +323,197 @@ fn find_split(prog: &Program, info: &typeck::TypeInfo) -> Result<Split, String> 
     };
     let name_of = |k: usize| prog.var(prog.params[k].var).name.clone();
     Ok(Split {
-        size,
-        part,
-        slice_src,
-        params,
-        sliced: sliced_idx.iter().map(|&k| name_of(k)).collect(),
+        size: l.size,
+        part: l.part,
+        count: l.count,
+        window: l.window,
+        slice_src: ir::print::program(&l.slice),
+        params: l.params,
+        sliced: l.sliced.iter().map(|&k| name_of(k)).collect(),
         whole: (0..prog.params.len())
-            .filter(|k| !sliced_idx.contains(k))
+            .filter(|k| !l.sliced.contains(k))
             .map(name_of)
             .collect(),
+        notes: l.notes,
         gather,
     })
+}
+
+/// The split of a map over a layout of one parameter `x` that is not read row by row:
+/// `slide #s #t e` (windows `lo..hi` read rows `lo*t .. (hi-1)*t + s` of `e`: each slice gets
+/// its halo), where `e` is `x` or `pad`s of `x` (made on the host first, so that only the
+/// slices at the ends hold padding), `pad`s of `x` alone (windows of one), or
+/// `transpose x` (the map's index is `x`'s column: each row is cut). `None`: the input is
+/// none of these (the row-wise split may apply).
+fn layout_split(
+    prog: &Program,
+    info: &typeck::TypeInfo,
+    lets: &BTreeMap<ir::VarId, ExprId>,
+    input: ExprId,
+) -> Result<Option<Layout>, String> {
+    // A let-bound input read once is its value.
+    let mut input = input;
+    while let Expr::Var(v) = prog.expr(input) {
+        match lets.get(v) {
+            Some(value) if var_uses(prog, *v) == 1 => input = *value,
+            _ => break,
+        }
+    }
+    let (window, e, transposed) = match prog.expr(input) {
+        Expr::Prim {
+            prim: Prim::Slide(s, t),
+            args,
+        } => {
+            let (Some(s), Some(t)) = (s.as_cst(), t.as_cst()) else {
+                return Err("the outermost map reads a `slide` whose window is not a constant".into());
+            };
+            let (Ok(s), Ok(t)) = (usize::try_from(s), usize::try_from(t)) else {
+                return Err("the outermost map reads a `slide` of a negative window".into());
+            };
+            ((s.max(1), t.max(1)), args[0], false)
+        }
+        Expr::Prim {
+            prim: Prim::Pad(..) | Prim::PadClamp(..),
+            ..
+        } => ((1, 1), input, false),
+        Expr::Prim {
+            prim: Prim::Transpose,
+            args,
+        } => ((1, 1), args[0], true),
+        _ => return Ok(None),
+    };
+    // `e`: the parameter under any number of pads.
+    let mut leaf = e;
+    loop {
+        match prog.expr(leaf) {
+            Expr::Prim {
+                prim: Prim::Pad(..) | Prim::PadClamp(..),
+                args,
+            } if !transposed => leaf = *args.last().expect("pad has an array argument"),
+            _ => break,
+        }
+    }
+    let Expr::Var(x) = prog.expr(leaf) else {
+        return Err("the outermost map reads a layout (slide, pad, transpose) of something other than an input".into());
+    };
+    let Some(k) = prog.params.iter().position(|p| p.var == *x) else {
+        return Err("the outermost map reads a layout (slide, pad, transpose) of something other than an input".into());
+    };
+    let xname = prog.var(*x).name.clone();
+    let ty = info.ty(e).clone();
+    let no_size = || format!("input {xname} is not an array whose length is a size variable");
+    let (size, count, slice_ty) = if transposed {
+        let Type::Array(row, m) = &ty else {
+            return Err(no_size());
+        };
+        let Type::Array(elem, n) = &**row else {
+            return Err(format!("`transpose {xname}`: {xname} is not a matrix"));
+        };
+        let size = n
+            .as_var()
+            .map(|(name, _)| name.to_string())
+            .ok_or_else(|| format!("the rows of {xname} have no size variable as length"))?;
+        let sliced_row = Type::Array(elem.clone(), arith::ArithExpr::size_var(&fresh_part(prog, &size)));
+        (size, n.clone(), Type::Array(Box::new(sliced_row), m.clone()))
+    } else {
+        let Type::Array(_, len) = &ty else {
+            return Err(no_size());
+        };
+        let (s, t) = (window.0 as i64, window.1 as i64);
+        let count = len.sub(&arith::ArithExpr::cst(s - t)).div(&arith::ArithExpr::cst(t));
+        let size = outer_size(&prog.params[k].ty).ok_or_else(no_size)?;
+        let slice_ty = with_outer(&ty, arith::ArithExpr::size_var(&fresh_part(prog, &size)));
+        (size, count, slice_ty)
+    };
+    let part = fresh_part(prog, &size);
+    let mut sp = prog.clone();
+    sp.sizes.push(part.clone());
+    sp.size_spans.push(ir::Span { start: 0, end: 0 });
+    let nv = sp.new_var(&format!("{xname}part"), prog.var(*x).span);
+    sp.params.push(Param {
+        var: nv,
+        ty: slice_ty,
+        ty_span: prog.params[k].ty_span,
+    });
+    sp.exprs[e.index()] = Expr::Var(nv);
+    let pre = (e != leaf).then(|| {
+        let param = prog.params[k].clone();
+        ir::print::program(&ir::host::extract(prog, e, vec![param]))
+    });
+    let take = if transposed {
+        Take::Columns(k)
+    } else {
+        Take::Halo {
+            param: k,
+            pre: pre.clone(),
+        }
+    };
+    // `x` read only through this layout is not needed whole on the devices.
+    let inside = subtree_uses(prog, e, *x);
+    let mut params: Vec<Take> = (0..prog.params.len()).map(Take::Whole).collect();
+    if var_uses(prog, *x) == inside {
+        sp.params.remove(k);
+        params.remove(k);
+    }
+    params.push(take);
+    let mut notes = vec![];
+    if transposed {
+        notes.push(format!(
+            "{xname}: the map goes over its columns (`transpose`): each row is cut"
+        ));
+    } else {
+        if window != (1, 1) {
+            notes.push(format!(
+                "{xname}: windows of {} every {}: each slice carries the {} element(s) it shares with the next (its halo)",
+                window.0,
+                window.1,
+                window.0.saturating_sub(window.1)
+            ));
+        }
+        if pre.is_some() {
+            notes.push(format!(
+                "{xname}: its padding is made on the host first, so only the end slices hold it"
+            ));
+        }
+    }
+    Ok(Some(Layout {
+        // (the windows' count, as the map's length reads)
+        size: if window == (1, 1) { size } else { count.to_string() },
+        part,
+        count,
+        window,
+        slice: sp,
+        params,
+        sliced: vec![k],
+        notes,
+    }))
+}
+
+fn fresh_part(prog: &Program, size: &str) -> String {
+    let mut part = format!("{size}part");
+    while prog.sizes.contains(&part) {
+        part.push('_');
+    }
+    part
+}
+
+fn var_uses(prog: &Program, v: ir::VarId) -> usize {
+    prog.exprs
+        .iter()
+        .filter(|e| matches!(e, Expr::Var(x) if *x == v))
+        .count()
+}
+
+fn subtree_uses(prog: &Program, root: ExprId, v: ir::VarId) -> usize {
+    let mut n = 0;
+    let mut work = vec![root];
+    while let Some(e) = work.pop() {
+        if matches!(prog.expr(e), Expr::Var(x) if *x == v) {
+            n += 1;
+        }
+        work.extend(prog.children(e));
+    }
+    n
 }
 
 /// The parameters an input expression reads element by element: a parameter, a `zip` of such
@@ -430,6 +674,9 @@ fn describe_split(out: &mut String, s: &Split, devices: &[String]) -> Result<(),
         ));
     }
     out.push_str(&format!("sliced by {}: {}\n", s.size, s.sliced.join(", ")));
+    for note in &s.notes {
+        out.push_str(&format!("  {note}\n"));
+    }
     if !s.whole.is_empty() {
         out.push_str(&format!("copied whole to every device: {}\n", s.whole.join(", ")));
     }
@@ -548,7 +795,7 @@ fn run_host_loop(
         sizes: inputs.sizes.clone(),
     };
     step_inputs.values.push(inputs.values[hl.init].clone());
-    let n = usize::try_from(*step_inputs.sizes.get(&hl.step.size).unwrap_or(&0)).unwrap_or(0);
+    let n = split_len(&hl.step, &step_inputs.sizes)?;
     // Measured once, on the first state: every step is the same program on the same sizes.
     let measured;
     let weights = match weights {
@@ -593,14 +840,13 @@ fn run_host_loop(
                     return;
                 }
                 while let Ok(state) = rx.recv() {
-                    let set = step.params.iter().enumerate().try_for_each(|(j, &(k, sliced))| {
-                        if k != state_param {
-                            return Ok(());
+                    let given = |k: usize| if k == state_param { &*state } else { &first.values[k] };
+                    let set = step.params.iter().enumerate().try_for_each(|(j, t)| match t {
+                        Take::Whole(k) if *k == state_param => dev.set(j, &state),
+                        Take::Rows(k) | Take::Columns(k) | Take::Halo { param: k, .. } if *k == state_param => {
+                            dev.set(j, &take(step, t, &given, &first.sizes, &r)?)
                         }
-                        match (&*state, sliced) {
-                            (Value::Array(xs), true) => dev.set(j, &Value::Array(xs[r.clone()].to_vec())),
-                            (v, _) => dev.set(j, v),
-                        }
+                        _ => Ok(()),
                     });
                     if !send(set.and_then(|()| dev.launch())) {
                         return;
@@ -657,13 +903,7 @@ fn run_split(
     weights: Option<&[f64]>,
     time: bool,
 ) -> Result<(Value, Option<String>), Error> {
-    let n = usize::try_from(
-        *inputs
-            .sizes
-            .get(&split.size)
-            .ok_or_else(|| Error::plain(format!("internal: the split size {} has no value", split.size)))?,
-    )
-    .map_err(|_| Error::plain(format!("negative size {}", split.size)))?;
+    let n = split_len(split, &inputs.sizes)?;
     let measured;
     let weights = match weights {
         Some(w) => w,
@@ -815,21 +1055,66 @@ fn on_device(i: usize, device: &str, e: Error) -> Error {
 
 /// The inputs of one slice program: sliced parameters cut to `r`, the rest whole.
 fn slice_inputs(split: &Split, inputs: &Inputs, r: Range<usize>) -> Result<Inputs, Error> {
-    let mut values = Vec::with_capacity(split.params.len());
-    for &(k, sliced) in &split.params {
-        let v = &inputs.values[k];
-        values.push(if sliced {
-            match v {
-                Value::Array(xs) => Value::Array(xs[r.clone()].to_vec()),
-                _ => return Err(Error::plain("internal: a sliced input is not an array")),
-            }
-        } else {
-            v.clone()
-        });
-    }
+    let values = split
+        .params
+        .iter()
+        .map(|t| take(split, t, &|k| &inputs.values[k], &inputs.sizes, &r))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut sizes = inputs.sizes.clone();
-    sizes.insert(split.part.clone(), r.len() as i64);
+    sizes.insert(split.part.clone(), split.part_len(&r) as i64);
     Ok(Inputs { values, sizes })
+}
+
+/// The value of one slice program parameter for the slice `r`, from the given program's
+/// inputs (`given(k)`: its parameter `k`).
+fn take<'a>(
+    split: &Split,
+    t: &Take,
+    given: &dyn Fn(usize) -> &'a Value,
+    sizes: &BTreeMap<String, i64>,
+    r: &Range<usize>,
+) -> Result<Value, Error> {
+    let rows = |v: &Value, r: Range<usize>| match v {
+        Value::Array(xs) if r.end <= xs.len() => Ok(Value::Array(xs[r].to_vec())),
+        _ => Err(Error::plain(
+            "internal: a sliced input is not an array of the split's length",
+        )),
+    };
+    match t {
+        Take::Whole(k) => Ok(given(*k).clone()),
+        Take::Rows(k) => rows(given(*k), r.clone()),
+        Take::Columns(k) => match given(*k) {
+            Value::Array(xs) => xs
+                .iter()
+                .map(|row| rows(row, r.clone()))
+                .collect::<Result<_, _>>()
+                .map(Value::Array),
+            _ => Err(Error::plain("internal: a transposed input is not an array")),
+        },
+        Take::Halo { param, pre } => {
+            let lo = r.start * split.window.1;
+            let read = lo..lo + split.part_len(r);
+            match pre {
+                None => rows(given(*param), read),
+                Some(src) => {
+                    let prog = ir::parse(src)?;
+                    let lookup = |n: &str| sizes.get(n).copied();
+                    let made = ir::interp::eval(&prog, std::slice::from_ref(given(*param)), &lookup)
+                        .map_err(|e| Error::plain(format!("padding an input on the host: {}", e.message)))?;
+                    rows(&made, read)
+                }
+            }
+        }
+    }
+}
+
+/// The length of the split range at these sizes.
+fn split_len(split: &Split, sizes: &BTreeMap<String, i64>) -> Result<usize, Error> {
+    let n = split
+        .count
+        .eval(&|name| sizes.get(name).copied())
+        .map_err(|e| Error::plain(format!("internal: the split's length {}: {e}", split.count)))?;
+    Ok(usize::try_from(n).unwrap_or(0))
 }
 
 /// Compiles `src` for `device` at the inputs' sizes (its tuned variant when the cache has one)

@@ -181,7 +181,7 @@ fn a_map_whose_input_is_also_read_whole_gets_a_sliced_copy() {
       (lambda (xs) (join (map (lambda (x) (reduce + 0.0f (map (lambda (y) (* x y)) xs))) xs))))";
     match split_of(src) {
         lift::devices::Decision::Split(s) => {
-            assert_eq!(s.params, [(0, false), (0, true)]);
+            assert_eq!(s.params, [lift::devices::Take::Whole(0), lift::devices::Take::Rows(0)]);
         }
         lift::devices::Decision::Whole(why) => panic!("not split: {why}"),
     }
@@ -393,4 +393,97 @@ fn devices_with_the_interpreter_is_a_usage_error() {
         stderr.contains("--devices") && stderr.contains("--backend interp"),
         "{stderr}"
     );
+}
+
+fn layout_split_of(src: &str) -> lift::devices::Split {
+    match split_of(src) {
+        lift::devices::Decision::Split(s) => s,
+        lift::devices::Decision::Whole(why) => panic!("not split: {why}"),
+    }
+}
+
+const STENCIL: &str = "(lift (N) ((array-type float N))
+  (lambda (xs)
+    (join (mapGlb (lambda (w) (toGlobal (reduceSeq (lambda (a x) (+ (* a 0.5f) x)) 0.0f w)))
+                  (slide #3 #1 (pad-clamp #1 #1 xs))))))";
+
+/// A stencil splits over its windows: each slice takes its rows of the padded input and the
+/// halo it shares with the next slice (the padding made on the host, so only the end slices
+/// hold it); with uneven slices and with one device given nothing too.
+#[test]
+fn a_stencil_splits_with_halos() {
+    let Some(devs) = twice() else { return };
+    let s = layout_split_of(STENCIL);
+    assert_eq!(s.window, (3, 1));
+    assert!(
+        matches!(&s.params[..], [lift::devices::Take::Halo { param: 0, pre: Some(_) }]),
+        "{:?}",
+        s.params
+    );
+    for n in [1001usize, 7, 2] {
+        let ins = inputs(vec![Value::Array(floats(n, 21))], &[("N", n as i64)]);
+        check(STENCIL, &ins, &devs, None);
+        check(STENCIL, &ins, &devs, Some(&[3.0, 1.0]));
+        check(STENCIL, &ins, &devs, Some(&[0.0, 1.0]));
+    }
+    // Windows of 5 every 2 of the input itself, and a constant pad read element by element.
+    let strided = "(lift (N) ((array-type float N))
+      (lambda (xs) (join (mapGlb (lambda (w) (toGlobal (reduceSeq + 0.0f w))) (slide #5 #2 xs)))))";
+    assert!(matches!(
+        &layout_split_of(strided).params[..],
+        [lift::devices::Take::Halo { param: 0, pre: None }]
+    ));
+    let padded = "(lift (N) (float (array-type float N))
+      (lambda (a xs) (toGlobal (mapGlb (lambda (x) (* a x)) (pad #1 #2 -1.0f xs)))))";
+    let n = 1000;
+    check(
+        strided,
+        &inputs(vec![Value::Array(floats(n, 22))], &[("N", n as i64)]),
+        &devs,
+        Some(&[1.0, 2.0]),
+    );
+    check(
+        padded,
+        &inputs(vec![Value::Float(3.0), Value::Array(floats(n, 23))], &[("N", n as i64)]),
+        &devs,
+        Some(&[2.0, 1.0]),
+    );
+}
+
+/// A map over the columns of a matrix (`transpose`) cuts every row.
+#[test]
+fn a_map_over_a_transpose_splits_the_columns() {
+    let Some(devs) = twice() else { return };
+    let src = "(lift (M N) ((array-type (array-type float N) M))
+      (lambda (m) (mapGlb (lambda (col) (toGlobal (reduceSeq + 0.0f col))) (transpose m))))";
+    let s = layout_split_of(src);
+    assert_eq!(
+        (s.size.as_str(), &s.params[..]),
+        ("N", &[lift::devices::Take::Columns(0)][..])
+    );
+    let (m, n) = (13, 101);
+    let ins = inputs(vec![matrix(m, n, 24)], &[("M", m as i64), ("N", n as i64)]);
+    check(src, &ins, &devs, None);
+    check(src, &ins, &devs, Some(&[1.0, 4.0]));
+}
+
+/// A Jacobi-like host loop over a stencil: every step's slices take their halos from the
+/// gathered state of the step before.
+#[test]
+fn a_stencil_host_loop_splits_every_step() {
+    let Some(devs) = twice() else { return };
+    let src = "(lift (N K) ((array-type float N))
+      (lambda (xs)
+        (iterate K
+          (lambda (s)
+            (join (mapGlb (lambda (w) (toGlobal (mapSeq (lambda (t) (* t 0.25f)) (reduceSeq + 0.0f w))))
+                          (slide #3 #1 (pad-clamp #1 #1 s)))))
+          xs)))";
+    let typed = lift::compile(src, &lift::Options::types_only()).expect("types");
+    let hl = lift::devices::host_loop(&typed.given, &typed.given_info).expect("the loop's step splits");
+    assert_eq!(hl.step.window, (3, 1));
+    let n = 301;
+    let ins = inputs(vec![Value::Array(floats(n, 25))], &[("N", n as i64), ("K", 5)]);
+    check(src, &ins, &devs, None);
+    check(src, &ins, &devs, Some(&[1.0, 3.0]));
 }
