@@ -634,9 +634,19 @@ fn with_outer(t: &Type, len: arith::ArithExpr) -> Type {
 }
 
 /// The text `--emit plan --devices` prints: the split, then the slice program's kernels.
-pub fn describe(src: &str, devices: &[String]) -> Result<String, Error> {
+/// With `sizes` (`N=4096`), each device's share at those sizes and why (the estimates of
+/// [`shares`]: cached, or probed on random inputs).
+pub fn describe(src: &str, devices: &[String], sizes: &[String]) -> Result<String, Error> {
     let typed = crate::compile(src, &Options::types_only())?;
     let mut out = format!("devices: {}\n", devices.join(", "));
+    let inputs = if sizes.is_empty() {
+        None
+    } else {
+        let given: BTreeMap<String, i64> = crate::parse_sizes(sizes)?.into_iter().collect();
+        let inputs = crate::data::random_inputs(&typed.given, &given, 42)?;
+        crate::verify_checks(&typed.given_info, &inputs)?;
+        Some(inputs)
+    };
     match decide(&typed.given, &typed.given_info) {
         Decision::Whole(why) => match host_loop(&typed.given, &typed.given_info) {
             Some(hl) => {
@@ -645,7 +655,11 @@ pub fn describe(src: &str, devices: &[String]) -> Result<String, Error> {
                      device before the next step\n",
                     hl.steps
                 ));
-                describe_split(&mut out, &hl.step, devices)?;
+                let step_inputs = inputs.map(|mut ins| {
+                    ins.values.push(ins.values[hl.init].clone());
+                    ins
+                });
+                describe_split(&mut out, None, &hl.step, devices, step_inputs.as_ref())?;
             }
             None => {
                 out.push_str(&format!(
@@ -655,23 +669,46 @@ pub fn describe(src: &str, devices: &[String]) -> Result<String, Error> {
                 out.push_str(&crate::compile(src, &Options::default())?.text(crate::Emit::Plan)?);
             }
         },
-        Decision::Split(s) => describe_split(&mut out, &s, devices)?,
+        Decision::Split(s) => describe_split(&mut out, Some(src), &s, devices, inputs.as_ref())?,
     }
     Ok(out)
 }
 
-fn describe_split(out: &mut String, s: &Split, devices: &[String]) -> Result<(), Error> {
+fn describe_split(
+    out: &mut String,
+    given_src: Option<&str>,
+    s: &Split,
+    devices: &[String],
+    inputs: Option<&Inputs>,
+) -> Result<(), Error> {
     let n = devices.len();
     out.push_str(&format!(
-        "split: {size} into {n} contiguous slices of length {part} (in proportion to each \
-         device's speed: equal for identical devices)\n",
+        "split: {size} into {n} contiguous slices of length {part} (shares: equal for identical \
+         devices; else each device's fixed cost and time per element, from the tuning cache or a \
+         small probe cached per device and program, decide: the devices that end soonest together, \
+         none with less than {min:.0}%)\n",
         size = s.size,
-        part = s.part
+        part = s.part,
+        min = 100.0 * MIN_SHARE
     ));
+    let shared = match inputs {
+        Some(ins) => {
+            let len = split_len(s, &ins.sizes)?;
+            let sh = shares(given_src, s, ins, devices, len)?;
+            Some((slices(len, &sh.weights), sh))
+        }
+        None => None,
+    };
     for (i, d) in devices.iter().enumerate() {
-        out.push_str(&format!(
-            "  slice {i}: device {d}, its own host thread, context and queue\n"
-        ));
+        match &shared {
+            Some((ranges, sh)) => out.push_str(&format!(
+                "  slice {i}: device {d}, {}..{}: {}\n",
+                ranges[i].start, ranges[i].end, sh.why[i]
+            )),
+            None => out.push_str(&format!(
+                "  slice {i}: device {d}, its own host thread, context and queue\n"
+            )),
+        }
     }
     out.push_str(&format!("sliced by {}: {}\n", s.size, s.sliced.join(", ")));
     for note in &s.notes {
@@ -724,7 +761,7 @@ pub fn run(
             return Ok(result(part.value, ty, part.timing));
         }
     };
-    let (value, timing) = run_split(&split, inputs, devices, weights, time)?;
+    let (value, timing) = run_split(src, &split, inputs, devices, weights, time)?;
     Ok(result(value, ty, timing))
 }
 
@@ -796,15 +833,14 @@ fn run_host_loop(
     };
     step_inputs.values.push(inputs.values[hl.init].clone());
     let n = split_len(&hl.step, &step_inputs.sizes)?;
-    // Measured once, on the first state: every step is the same program on the same sizes.
-    let measured;
-    let weights = match weights {
-        Some(w) => w,
-        None => {
-            measured = calibrate(&hl.step, &step_inputs, devices, n)?;
-            &measured
-        }
+    // Estimated once, on the first state: every step is the same program on the same sizes.
+    let chosen = match weights {
+        Some(_) => None,
+        None => Some(shares(None, &hl.step, &step_inputs, devices, n)?),
     };
+    let weights = chosen
+        .as_ref()
+        .map_or_else(|| weights.unwrap_or(&[]), |c| &c.weights[..]);
     let ranges = slices(n, weights);
     let jobs: Vec<(usize, Range<usize>)> = ranges.into_iter().enumerate().filter(|(_, r)| !r.is_empty()).collect();
     let state_param = inputs.values.len();
@@ -886,7 +922,8 @@ fn run_host_loop(
     let state = if k == 0 { inputs.values[hl.init].clone() } else { state? };
     let timing = time.then(|| {
         format!(
-            "host loop over {} device(s): {k} steps in {:.3} ms (wall, with every exchange)\n",
+            "{}host loop over {} device(s): {k} steps in {:.3} ms (wall, with every exchange)\n",
+            shares_text(chosen.as_ref(), devices),
             jobs.len(),
             started.elapsed().as_secs_f64() * 1e3
         )
@@ -897,6 +934,7 @@ fn run_host_loop(
 /// Runs a split program: one thread per device with a non-empty slice, parts gathered in
 /// order; any device's error is the result.
 fn run_split(
+    given_src: &str,
     split: &Split,
     inputs: &Inputs,
     devices: &[String],
@@ -904,14 +942,13 @@ fn run_split(
     time: bool,
 ) -> Result<(Value, Option<String>), Error> {
     let n = split_len(split, &inputs.sizes)?;
-    let measured;
-    let weights = match weights {
-        Some(w) => w,
-        None => {
-            measured = calibrate(split, inputs, devices, n)?;
-            &measured
-        }
+    let chosen = match weights {
+        Some(_) => None,
+        None => Some(shares(Some(given_src), split, inputs, devices, n)?),
     };
+    let weights = chosen
+        .as_ref()
+        .map_or_else(|| weights.unwrap_or(&[]), |c| &c.weights[..]);
     let ranges = slices(n, weights);
     let jobs: Vec<(usize, Range<usize>)> = ranges
         .iter()
@@ -976,16 +1013,15 @@ fn run_split(
         });
     }
     let timing = time.then(|| {
-        parts
-            .iter()
-            .map(|(i, p)| {
-                format!(
-                    "device {i} ({}):\n{}",
-                    devices[*i],
-                    p.timing.clone().unwrap_or_default()
-                )
-            })
-            .collect::<String>()
+        let mut t = shares_text(chosen.as_ref(), devices);
+        for (i, p) in &parts {
+            t.push_str(&format!(
+                "device {i} ({}):\n{}",
+                devices[*i],
+                p.timing.clone().unwrap_or_default()
+            ));
+        }
+        t
     });
     let value = gather(split, parts.into_iter().map(|(_, p)| p.value).collect())?;
     Ok((value, timing))
@@ -1006,11 +1042,62 @@ pub fn run_files(
     run(src, &inputs, devices, None, time)
 }
 
-/// Each device's speed on this program, in slice elements per kernel nanosecond, from the
-/// profiled kernel time of a slice of about 1/64 of the range on it, one device after the
-/// other so that they do not compete. A device named more than once is
-/// measured once; when every device is the same, the split is equal and nothing is measured.
-fn calibrate(split: &Split, inputs: &Inputs, devices: &[String], n: usize) -> Result<Vec<f64>, Error> {
+/// Each device's share and why (nothing when the shares were given).
+fn shares_text(chosen: Option<&Shares>, devices: &[String]) -> String {
+    let Some(c) = chosen else { return String::new() };
+    devices
+        .iter()
+        .zip(&c.why)
+        .enumerate()
+        .map(|(i, (d, why))| format!("share of device {i} ({d}): {why}\n"))
+        .collect()
+}
+
+/// A device's share of the split range is left out below this fraction of it: a sliver costs
+/// its device's fixed costs (build, copies, launch) for next to nothing.
+pub const MIN_SHARE: f64 = 0.02;
+
+/// Below this kernel time a calibration probe is mostly launch overhead: the probe grows (4×)
+/// until its kernels take this long or it reaches 1/8 of the range.
+const PROBE_MS: f64 = 2.0;
+
+/// What one device is expected to take: `fixed_ms` whatever its share (building its kernels,
+/// copying the inputs it reads whole, launching) plus `ns_per_elem` per element of its share.
+#[derive(Clone, Debug)]
+pub struct Estimate {
+    pub ns_per_elem: f64,
+    pub fixed_ms: f64,
+    /// Where it comes from: the tuning cache, the calibration cache, or a probe just run.
+    pub from: String,
+}
+
+impl Estimate {
+    fn ms(&self, elems: f64) -> f64 {
+        self.fixed_ms + elems * self.ns_per_elem / 1e6
+    }
+}
+
+/// How the split range is shared: elements per device (0: nothing) and, per device, why.
+#[derive(Clone, Debug)]
+pub struct Shares {
+    pub weights: Vec<f64>,
+    pub why: Vec<String>,
+}
+
+/// The shares of `n` elements over `devices`: equal when every device is named the same;
+/// otherwise from each device's [`Estimate`] (the tuning cache's time for the given program
+/// `given_src` at these sizes, else a calibration cached per device and program, else a probe
+/// at a small size, then cached), the devices that finish soonest together: the fastest alone,
+/// then each next one while adding it makes the whole end sooner and its share is at least
+/// [`MIN_SHARE`]. Shares make the chosen devices end together (`fixed + share × per-element`
+/// equal).
+pub fn shares(
+    given_src: Option<&str>,
+    split: &Split,
+    inputs: &Inputs,
+    devices: &[String],
+    n: usize,
+) -> Result<Shares, Error> {
     let mut distinct: Vec<&String> = vec![];
     for d in devices {
         if !distinct.contains(&d) {
@@ -1018,19 +1105,169 @@ fn calibrate(split: &Split, inputs: &Inputs, devices: &[String], n: usize) -> Re
         }
     }
     if distinct.len() < 2 || n == 0 {
-        return Ok(vec![1.0; devices.len()]);
+        return Ok(Shares {
+            weights: vec![1.0; devices.len()],
+            why: devices
+                .iter()
+                .map(|_| "an equal share: every device is the same".to_string())
+                .collect(),
+        });
     }
-    let c = (n / 64).clamp(1, n);
-    let probe = slice_inputs(split, inputs, 0..c)?;
-    let mut speed: BTreeMap<&String, f64> = BTreeMap::new();
+    let mut known: BTreeMap<&String, Estimate> = BTreeMap::new();
     for (i, d) in devices.iter().enumerate() {
-        if speed.contains_key(d) {
-            continue;
+        if !known.contains_key(d) {
+            let e = estimate(given_src, split, inputs, d, n).map_err(|e| on_device(i, d, e))?;
+            known.insert(d, e);
         }
-        let ns = kernel_ns(&split.slice_src, &probe, d).map_err(|e| on_device(i, d, e))?;
-        speed.insert(d, c as f64 / ns.max(1) as f64);
     }
-    Ok(devices.iter().map(|d| speed[d]).collect())
+    let est: Vec<Estimate> = devices.iter().map(|d| known[d].clone()).collect();
+    Ok(choose(n, &est))
+}
+
+/// The end time (ms) of `set` sharing `n` elements so that all end together, and the shares;
+/// a share may come out below zero (the device's fixed cost alone ends past the others).
+fn together(n: f64, est: &[Estimate], set: &[usize]) -> (f64, Vec<f64>) {
+    // fixed_i + share_i × c_i = T for all i, Σ share_i = n
+    let speed: f64 = set.iter().map(|&i| 1e6 / est[i].ns_per_elem.max(1e-9)).sum();
+    let lead: f64 = set
+        .iter()
+        .map(|&i| est[i].fixed_ms * 1e6 / est[i].ns_per_elem.max(1e-9))
+        .sum();
+    let t = (n + lead) / speed;
+    let shares = set
+        .iter()
+        .map(|&i| (t - est[i].fixed_ms) * 1e6 / est[i].ns_per_elem.max(1e-9))
+        .collect();
+    (t, shares)
+}
+
+/// [`shares`]' choice from the estimates.
+pub fn choose(n: usize, est: &[Estimate]) -> Shares {
+    let nf = n as f64;
+    let mut order: Vec<usize> = (0..est.len()).collect();
+    order.sort_by(|&a, &b| est[a].ms(nf).total_cmp(&est[b].ms(nf)).then(a.cmp(&b)));
+    let mut set = vec![order[0]];
+    let (mut best_t, mut best_shares) = (est[order[0]].ms(nf), vec![nf]);
+    let mut why: Vec<String> = vec![String::new(); est.len()];
+    for &i in &order[1..] {
+        let mut with = set.clone();
+        with.push(i);
+        let (t, sh) = together(nf, est, &with);
+        let mine = *sh.last().expect("one share per device");
+        // (a positive share always ends the whole sooner; none is left when the device's
+        // fixed cost alone ends after the faster devices would have finished without it)
+        if mine <= 0.0 || t >= best_t {
+            why[i] = format!(
+                "nothing: it would finish later than the faster device(s) alone (its fixed cost alone is \
+                 {:.1} ms; they end at {best_t:.1} ms without it)",
+                est[i].fixed_ms
+            );
+        } else if mine < MIN_SHARE * nf {
+            why[i] = format!(
+                "nothing: its share would be {:.1}% (below {:.0}%)",
+                100.0 * mine / nf,
+                100.0 * MIN_SHARE
+            );
+        } else {
+            set = with;
+            best_t = t;
+            best_shares = sh;
+        }
+    }
+    let mut weights = vec![0.0; est.len()];
+    for (&i, &sh) in set.iter().zip(&best_shares) {
+        weights[i] = sh;
+        why[i] = format!(
+            "{:.1}% of the range: ends at {best_t:.1} ms ({:.3} ns per element, {:.1} ms fixed; {})",
+            100.0 * sh / nf,
+            est[i].ns_per_elem,
+            est[i].fixed_ms,
+            est[i].from
+        );
+    }
+    for i in 0..est.len() {
+        if weights[i] == 0.0 {
+            why[i] = format!(
+                "{} ({:.3} ns per element, {:.1} ms fixed; {})",
+                why[i], est[i].ns_per_elem, est[i].fixed_ms, est[i].from
+            );
+        }
+    }
+    Shares { weights, why }
+}
+
+/// One device's [`Estimate`] for the slice program at these sizes.
+fn estimate(
+    given_src: Option<&str>,
+    split: &Split,
+    inputs: &Inputs,
+    device: &str,
+    n: usize,
+) -> Result<Estimate, Error> {
+    let name = host_runner::Session::open(Some(device))
+        .map_err(|e| Error::plain(e.to_string()))?
+        .info()
+        .name
+        .clone();
+    if let Some(ms) = given_src.and_then(|src| crate::tune::tuned_ms(src, &inputs.sizes, &name)) {
+        return Ok(Estimate {
+            ns_per_elem: ms * 1e6 / n as f64,
+            fixed_ms: 0.0,
+            from: "the tuning cache's time of the whole program".into(),
+        });
+    }
+    // Per program and device; the sizes of the split dimension are left out, as the time per
+    // element does not depend on them.
+    let split_sizes = split.count.free_vars();
+    let sizes: BTreeMap<String, i64> = inputs
+        .sizes
+        .iter()
+        .filter(|(k, _)| !split_sizes.contains(*k))
+        .map(|(k, v)| (k.clone(), *v))
+        .collect();
+    let key = format!("devices|{}|{name}", crate::tune::program_key(&split.slice_src, &sizes));
+    if let Some(v) = crate::tune::cached(&key) {
+        if let (Some(ns), Some(fixed)) = (
+            v.get("ns_per_elem").and_then(|x| x.as_f64()),
+            v.get("fixed_ms").and_then(|x| x.as_f64()),
+        ) {
+            return Ok(Estimate {
+                ns_per_elem: ns,
+                fixed_ms: fixed,
+                from: "calibrated before (tuning cache)".into(),
+            });
+        }
+    }
+    let mut c = (n / 1024).clamp(1, n);
+    let mut fixed_ms = None;
+    let (ns_per_elem, probed) = loop {
+        let probe = slice_inputs(split, inputs, 0..c)?;
+        let started = std::time::Instant::now();
+        let compiled = compile_for(&split.slice_src, &probe, device)?;
+        let plan = compiled
+            .plan
+            .as_ref()
+            .ok_or_else(|| Error::plain("internal: a slice program without kernels"))?;
+        const REPEATS: usize = 3;
+        let m = crate::backend::run_measured(plan, &probe, Some(device), true, REPEATS, false)?;
+        let kernel_ms = m.kernel_ns.iter().map(|(_, ns)| *ns).sum::<u64>() as f64 / 1e6;
+        // The first probe's wall time less its kernels: building, copying, launching.
+        fixed_ms.get_or_insert((started.elapsed().as_secs_f64() * 1e3 - REPEATS as f64 * kernel_ms).max(0.0));
+        if kernel_ms >= PROBE_MS || c >= n / 8 || c >= n {
+            break (kernel_ms * 1e6 / c as f64, c);
+        }
+        c = (c * 4).min(n);
+    };
+    let fixed_ms = fixed_ms.unwrap_or(0.0);
+    crate::tune::store_cached(
+        &key,
+        serde_json::json!({ "ns_per_elem": ns_per_elem, "fixed_ms": fixed_ms, "probe": probed }),
+    );
+    Ok(Estimate {
+        ns_per_elem,
+        fixed_ms,
+        from: format!("a probe of {probed} just now, cached"),
+    })
 }
 
 fn result(value: Value, ty: Type, timing: Option<String>) -> RunResult {
@@ -1151,17 +1388,6 @@ fn run_compiled_on(compiled: &crate::Compiled, inputs: &Inputs, device: &str, ti
     })
 }
 
-/// The kernel time (ns, from profiling events, the median of a few runs) of `src` on `device`.
-fn kernel_ns(src: &str, inputs: &Inputs, device: &str) -> Result<u64, Error> {
-    let compiled = compile_for(src, inputs, device)?;
-    let plan = compiled
-        .plan
-        .as_ref()
-        .ok_or_else(|| Error::plain("internal: a slice program without kernels"))?;
-    let m = crate::backend::run_measured(plan, inputs, Some(device), true, 3, false)?;
-    Ok(m.kernel_ns.iter().map(|(_, ns)| *ns).sum())
-}
-
 fn compile_for(src: &str, inputs: &Inputs, device: &str) -> Result<crate::Compiled, Error> {
     let typed = crate::compile(src, &Options::types_only())?;
     let tuned_for = if crate::is_high_level(&typed.given) {
@@ -1218,6 +1444,49 @@ fn gather(split: &Split, parts: Vec<Value>) -> Result<Value, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn est(ns_per_elem: f64, fixed_ms: f64) -> Estimate {
+        Estimate {
+            ns_per_elem,
+            fixed_ms,
+            from: "test".into(),
+        }
+    }
+
+    #[test]
+    fn a_slow_device_gets_nothing_when_it_would_end_after_the_fast_one_alone() {
+        // mm 4096³'s shape: a GPU row in 1.4 µs, a CPU row in 2 ms, the CPU's build and
+        // copies 300 ms: the GPU alone ends at 56 ms, before the CPU could start.
+        let s = choose(4096, &[est(1_400.0, 50.0), est(2_000_000.0, 300.0)]);
+        assert_eq!(s.weights, vec![4096.0, 0.0]);
+        assert!(s.why[1].starts_with("nothing: it would finish later"), "{}", s.why[1]);
+        // Named the other way round, the GPU is still chosen first.
+        let s = choose(4096, &[est(2_000_000.0, 300.0), est(1_400.0, 50.0)]);
+        assert_eq!(s.weights, vec![0.0, 4096.0]);
+    }
+
+    #[test]
+    fn a_share_below_the_threshold_is_nothing() {
+        // 100× slower without fixed costs: its share would be 1%.
+        let s = choose(10_000, &[est(1_000.0, 0.0), est(100_000.0, 0.0)]);
+        assert_eq!(s.weights[1], 0.0);
+        assert!(s.why[1].contains("below 2%"), "{}", s.why[1]);
+        assert_eq!(s.weights[0], 10_000.0);
+    }
+
+    #[test]
+    fn comparable_devices_share_so_that_they_end_together() {
+        let s = choose(1_000, &[est(1_000_000.0, 10.0), est(3_000_000.0, 10.0)]);
+        assert!(
+            (s.weights[0] - 750.0).abs() < 1e-6 && (s.weights[1] - 250.0).abs() < 1e-6,
+            "{:?}",
+            s.weights
+        );
+        // A fixed cost moves work to the other device: both still end together.
+        let s = choose(1_000, &[est(1_000_000.0, 10.0), est(1_000_000.0, 110.0)]);
+        assert!((s.weights[0] - 550.0).abs() < 1e-6, "{:?}", s.weights);
+        assert_eq!(slices(1_000, &s.weights), vec![0..550, 550..1000]);
+    }
 
     #[test]
     fn slices_cover_the_range_in_proportion() {

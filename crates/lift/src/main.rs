@@ -32,6 +32,9 @@ enum Command {
         /// comma-separated `P:D`).
         #[arg(long)]
         devices: Option<String>,
+        /// With `--devices`: sizes (`N=4096`) at which to show each device's share and why.
+        #[arg(long = "size", value_parser = size_arg, requires = "devices")]
+        devices_size: Vec<String>,
     },
     /// Compile and run a program on its inputs; print the result as JSON.
     Run {
@@ -246,6 +249,7 @@ fn run(cli: Cli) -> Result<(), String> {
             output,
             work_group,
             devices,
+            devices_size,
         } => {
             let (name, src) = read_program(&program)?;
             if let Some(spec) = devices {
@@ -253,7 +257,7 @@ fn run(cli: Cli) -> Result<(), String> {
                     return Err(lift::report::render_plain("--devices goes with --emit plan", &[]));
                 }
                 let text = lift::devices::resolve(&spec)
-                    .and_then(|devs| lift::devices::describe(&src, &devs))
+                    .and_then(|devs| lift::devices::describe(&src, &devs, &devices_size))
                     .map_err(|e| e.render(&name, &src))?;
                 return write_out(output.as_ref(), &text);
             }

@@ -92,6 +92,33 @@ pub fn tuned_entry(src: &str, sizes: &[String], device_name: &str) -> Option<Tun
     })
 }
 
+/// The kernel time (ms) of the tuned best configuration of `src` at `sizes` on the device named
+/// `device_name`, as `lift tune` measured it (`--devices` splits in proportion to it).
+pub fn tuned_ms(src: &str, sizes: &BTreeMap<String, i64>, device_name: &str) -> Option<f64> {
+    let cache = read_cache(&cache_path()?);
+    cache
+        .get(&cache_key(src, sizes, device_name))?
+        .get("median_ms")?
+        .as_f64()
+}
+
+/// An entry of the tuning cache by its whole key (`--devices` keeps its calibrations there).
+pub fn cached(key: &str) -> Option<serde_json::Value> {
+    read_cache(&cache_path()?).get(key).cloned()
+}
+
+/// Stores an entry of the tuning cache under its whole key.
+pub fn store_cached(key: &str, value: serde_json::Value) {
+    update_cache(|cache| {
+        cache.insert(key.to_string(), value);
+    });
+}
+
+/// A key part for a program text (its FNV-1a hash) and sizes.
+pub fn program_key(src: &str, sizes: &BTreeMap<String, i64>) -> String {
+    format!("{:016x}|{}", fnv1a64(src.as_bytes()), sizes_text(sizes))
+}
+
 fn store_best(src: &str, sizes: &BTreeMap<String, i64>, device_name: &str, entry: serde_json::Value) {
     update_cache(|cache| {
         cache.insert(cache_key(src, sizes, device_name), entry);

@@ -487,3 +487,35 @@ fn a_stencil_host_loop_splits_every_step() {
     check(src, &ins, &devs, None);
     check(src, &ins, &devs, Some(&[1.0, 3.0]));
 }
+
+/// With sizes, `--emit plan --devices` shows each device's share and why; the estimate of a
+/// device is probed once at a small size and then comes from the cache.
+#[test]
+fn the_plan_shows_each_devices_share_and_why() {
+    let Some(devs) = twice() else { return };
+    // The same device by id and by name: two specs, so the shares are estimated.
+    let name = host_runner::devices().expect("listed above")[0].name.clone();
+    let dir = std::env::temp_dir().join(format!("lift-it-devices-shares-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let plan = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_lift"))
+            .arg("compile")
+            .arg(examples_dir().join("hl_mm.lisp"))
+            .args(["--emit", "plan", "--devices"])
+            .arg(format!("{},{name}", devs[0]))
+            .args(["--size", "M=256", "--size", "K=64", "--size", "N=64"])
+            .env("LIFT_CACHE_DIR", &dir)
+            .output()
+            .expect("lift runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let first = plan();
+    assert!(first.contains(&format!("slice 0: device {}, 0..", devs[0])), "{first}");
+    assert!(first.contains("% of the range: ends at"), "{first}");
+    assert!(first.contains("just now, cached"), "{first}");
+    let again = plan();
+    assert!(!again.contains("just now"), "probed again: {again}");
+    assert!(again.contains("calibrated before"), "{again}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
