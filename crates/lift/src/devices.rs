@@ -956,6 +956,22 @@ fn run_split(
         .enumerate()
         .filter(|(_, r)| !r.is_empty())
         .collect();
+    // A device given the whole range runs the program as given on the inputs as read: cutting
+    // and copying them for a slice program (mm 4096³: 32 M elements) would be for nothing.
+    if let [(i, r)] = &jobs[..] {
+        if *r == (0..n) && !forced_failure(*i) {
+            let d = &devices[*i];
+            let part = run_on(given_src, inputs, d, time).map_err(|e| on_device(*i, d, e))?;
+            let timing = time.then(|| {
+                format!(
+                    "{}device {i} ({d}), the whole range:\n{}",
+                    shares_text(chosen.as_ref(), devices),
+                    part.timing.clone().unwrap_or_default()
+                )
+            });
+            return Ok((part.value, timing));
+        }
+    }
     let outcomes: Vec<(usize, Result<Part, Error>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = jobs
             .iter()
@@ -1069,6 +1085,9 @@ pub struct Estimate {
     pub fixed_ms: f64,
     /// Where it comes from: the tuning cache, the calibration cache, or a probe just run.
     pub from: String,
+    /// Whether the time per element is measured on kernels long enough to trust (else it is
+    /// the first, small probe's: an overestimate of a fast device, mostly launch overhead).
+    pub settled: bool,
 }
 
 impl Estimate {
@@ -1113,12 +1132,32 @@ pub fn shares(
                 .collect(),
         });
     }
+    // First one small probe per device: a device that gets nothing even against the fast
+    // device's overestimated time per element would get nothing against its true one, and a
+    // device that gets everything needs no more precise time. Only devices that share the
+    // range are probed further.
     let mut known: BTreeMap<&String, Estimate> = BTreeMap::new();
     for (i, d) in devices.iter().enumerate() {
         if !known.contains_key(d) {
-            let e = estimate(given_src, split, inputs, d, n).map_err(|e| on_device(i, d, e))?;
+            let e = estimate(given_src, split, inputs, d, n, false).map_err(|e| on_device(i, d, e))?;
             known.insert(d, e);
         }
+    }
+    let est: Vec<Estimate> = devices.iter().map(|d| known[d].clone()).collect();
+    let first = choose(n, &est);
+    if first.weights.iter().filter(|w| **w > 0.0).count() < 2 {
+        return Ok(first);
+    }
+    let mut settled_any = false;
+    for (i, d) in devices.iter().enumerate() {
+        if first.weights[i] > 0.0 && !known[d].settled {
+            let e = estimate(given_src, split, inputs, d, n, true).map_err(|e| on_device(i, d, e))?;
+            known.insert(d, e);
+            settled_any = true;
+        }
+    }
+    if !settled_any {
+        return Ok(first);
     }
     let est: Vec<Estimate> = devices.iter().map(|d| known[d].clone()).collect();
     Ok(choose(n, &est))
@@ -1196,13 +1235,15 @@ pub fn choose(n: usize, est: &[Estimate]) -> Shares {
     Shares { weights, why }
 }
 
-/// One device's [`Estimate`] for the slice program at these sizes.
+/// One device's [`Estimate`] for the slice program at these sizes; with `settle`, probes grow
+/// until their kernels are long enough to trust (see [`PROBE_MS`]), else one small probe.
 fn estimate(
     given_src: Option<&str>,
     split: &Split,
     inputs: &Inputs,
     device: &str,
     n: usize,
+    settle: bool,
 ) -> Result<Estimate, Error> {
     let name = host_runner::Session::open(Some(device))
         .map_err(|e| Error::plain(e.to_string()))?
@@ -1214,6 +1255,7 @@ fn estimate(
             ns_per_elem: ms * 1e6 / n as f64,
             fixed_ms: 0.0,
             from: "the tuning cache's time of the whole program".into(),
+            settled: true,
         });
     }
     // Per program and device; the sizes of the split dimension are left out, as the time per
@@ -1227,20 +1269,23 @@ fn estimate(
         .collect();
     let key = format!("devices|{}|{name}", crate::tune::program_key(&split.slice_src, &sizes));
     if let Some(v) = crate::tune::cached(&key) {
-        if let (Some(ns), Some(fixed)) = (
+        let settled = v.get("settled").and_then(|x| x.as_bool()).unwrap_or(false);
+        if let (Some(ns), Some(fixed), true) = (
             v.get("ns_per_elem").and_then(|x| x.as_f64()),
             v.get("fixed_ms").and_then(|x| x.as_f64()),
+            settled || !settle,
         ) {
             return Ok(Estimate {
                 ns_per_elem: ns,
                 fixed_ms: fixed,
                 from: "calibrated before (tuning cache)".into(),
+                settled,
             });
         }
     }
     let mut c = (n / 1024).clamp(1, n);
     let mut fixed_ms = None;
-    let (ns_per_elem, probed) = loop {
+    let (ns_per_elem, probed, settled) = loop {
         let probe = slice_inputs(split, inputs, 0..c)?;
         let started = std::time::Instant::now();
         let compiled = compile_for(&split.slice_src, &probe, device)?;
@@ -1253,20 +1298,22 @@ fn estimate(
         let kernel_ms = m.kernel_ns.iter().map(|(_, ns)| *ns).sum::<u64>() as f64 / 1e6;
         // The first probe's wall time less its kernels: building, copying, launching.
         fixed_ms.get_or_insert((started.elapsed().as_secs_f64() * 1e3 - REPEATS as f64 * kernel_ms).max(0.0));
-        if kernel_ms >= PROBE_MS || c >= n / 8 || c >= n {
-            break (kernel_ms * 1e6 / c as f64, c);
+        let settled = kernel_ms >= PROBE_MS || c >= n / 8 || c >= n;
+        if settled || !settle {
+            break (kernel_ms * 1e6 / c as f64, c, settled);
         }
         c = (c * 4).min(n);
     };
     let fixed_ms = fixed_ms.unwrap_or(0.0);
     crate::tune::store_cached(
         &key,
-        serde_json::json!({ "ns_per_elem": ns_per_elem, "fixed_ms": fixed_ms, "probe": probed }),
+        serde_json::json!({ "ns_per_elem": ns_per_elem, "fixed_ms": fixed_ms, "probe": probed, "settled": settled }),
     );
     Ok(Estimate {
         ns_per_elem,
         fixed_ms,
         from: format!("a probe of {probed} just now, cached"),
+        settled,
     })
 }
 
@@ -1450,6 +1497,7 @@ mod tests {
             ns_per_elem,
             fixed_ms,
             from: "test".into(),
+            settled: true,
         }
     }
 

@@ -519,3 +519,27 @@ fn the_plan_shows_each_devices_share_and_why() {
     assert!(again.contains("calibrated before"), "{again}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A device given the whole range runs the program as given, on the inputs as read (no slice
+/// program, no copies of the inputs), and the result is still the interpreter's.
+#[test]
+fn a_device_given_everything_runs_the_program_as_given() {
+    let Some(devs) = twice() else { return };
+    let n = 257;
+    let ins = inputs(
+        vec![
+            Value::Float(-1.5),
+            Value::Array(floats(n, 31)),
+            Value::Array(floats(n, 32)),
+        ],
+        &[("N", n as i64)],
+    );
+    let got =
+        lift::devices::run(SAXPY, &ins, &devs, Some(&[0.0, 1.0]), true).unwrap_or_else(|e| panic!("{}", e.message()));
+    let timing = got.timing.expect("timed");
+    assert!(
+        timing.contains(&format!("device 1 ({}), the whole range", devs[1])),
+        "{timing}"
+    );
+    check(SAXPY, &ins, &devs, Some(&[0.0, 1.0]));
+}
