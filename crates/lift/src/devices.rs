@@ -972,6 +972,13 @@ fn run_split(
             return Ok((part.value, timing));
         }
     }
+    // One compilation per distinct device: the slices of one device (named twice) differ in
+    // length only, which the kernels take at run time; the first of them compiles, the others
+    // wait for it (a slice whose size checks the shared program fails compiles its own).
+    let shared: BTreeMap<&String, std::sync::OnceLock<Result<crate::Compiled, Error>>> = jobs
+        .iter()
+        .map(|(i, _)| (&devices[*i], std::sync::OnceLock::new()))
+        .collect();
     let outcomes: Vec<(usize, Result<Part, Error>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = jobs
             .iter()
@@ -979,19 +986,32 @@ fn run_split(
                 let (i, r) = (*i, r.clone());
                 let split = &split;
                 let device = &devices[i];
+                let shared = &shared[device];
                 let handle = std::thread::Builder::new()
                     .name(format!("lift-device-{i}"))
                     .stack_size(ir::STACK_BYTES)
-                    .spawn_scoped(scope, move || {
+                    .spawn_scoped(scope, move || -> Result<Part, Error> {
                         let slice_inputs = slice_inputs(split, inputs, r)?;
-                        let mut compiled = compile_for(&split.slice_src, &slice_inputs, device)?;
+                        let own;
+                        let compiled = match shared.get_or_init(|| compile_for(&split.slice_src, &slice_inputs, device))
+                        {
+                            Ok(c) if crate::verify_checks(&c.info, &slice_inputs).is_ok() => c,
+                            Ok(_) => {
+                                own = compile_for(&split.slice_src, &slice_inputs, device)?;
+                                &own
+                            }
+                            // (each waiting slice reports the one failure as its own)
+                            Err(e) => return Err(Error::plain(e.message())),
+                        };
                         if forced_failure(i) {
-                            if let Some(plan) = compiled.plan.as_mut() {
+                            let mut failing = compile_for(&split.slice_src, &slice_inputs, device)?;
+                            if let Some(plan) = failing.plan.as_mut() {
                                 plan.source
                                     .push_str("\n#error \"a failure forced by LIFT_DEVICES_FAIL\"\n");
                             }
+                            return run_compiled_on(&failing, &slice_inputs, device, time);
                         }
-                        run_compiled_on(&compiled, &slice_inputs, device, time)
+                        run_compiled_on(compiled, &slice_inputs, device, time)
                     });
                 (i, handle)
             })
