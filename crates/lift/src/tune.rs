@@ -555,22 +555,27 @@ fn progress_display() -> indicatif::MultiProgress {
 }
 
 impl Progress {
+    /// A line of its own (`display`: `None`: the tune's first steps, before the devices'
+    /// lines) or one of the display's lines.
     fn new(
-        display: &indicatif::MultiProgress,
+        display: Option<&indicatif::MultiProgress>,
         label: &str,
         total: usize,
         budget: Option<std::time::Duration>,
     ) -> Progress {
-        let bar = if display.is_hidden() {
-            indicatif::ProgressBar::hidden()
-        } else {
-            let len = budget.map_or(total as u64, |b| b.as_millis() as u64);
-            let bar = display.add(indicatif::ProgressBar::new(len));
+        use std::io::IsTerminal;
+        let len = budget.map_or(total as u64, |b| b.as_millis() as u64);
+        let bar = match display {
+            _ if !std::io::stderr().is_terminal() => indicatif::ProgressBar::hidden(),
+            Some(d) if d.is_hidden() => indicatif::ProgressBar::hidden(),
+            Some(d) => d.add(indicatif::ProgressBar::new(len)),
+            None => indicatif::ProgressBar::with_draw_target(Some(len), indicatif::ProgressDrawTarget::stderr()),
+        };
+        if !bar.is_hidden() {
             if let Ok(style) = indicatif::ProgressStyle::with_template("[{bar:24}] {elapsed:>4} {msg}") {
                 bar.set_style(style.progress_chars("#>-"));
             }
-            bar
-        };
+        }
         Progress {
             bar,
             label: label.to_string(),
@@ -843,8 +848,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
         return Err(Error::plain("no OpenCL device to tune on"));
     }
 
-    let display = progress_display();
-    let mut progress = Progress::new(&display, "", (top_k + 1).min(cands.len()), None);
+    let mut progress = Progress::new(None, "", (top_k + 1).min(cands.len()), None);
     progress.show("generating random inputs");
     // Shared with the thread that measures a variant, which a time limit may abandon.
     let inputs = std::sync::Arc::new(data::random_inputs(prog, &sizes, 42)?);
@@ -859,6 +863,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
 
     let record = Record::new(src, &sizes);
     progress.finish();
+    let display = progress_display();
     // The devices sweep at once, one thread each (issue 14): what they share is the program's
     // own interpreted value (computed once, by whichever device needs it first) and the
     // interpreted values of variants (a variant checked on one device is not interpreted again
@@ -879,11 +884,11 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
     };
     let sweep = |k: usize, dev: &host_runner::DeviceInfo| -> Result<(Vec<Row>, Summary), Error> {
         let label = if chosen.len() > 1 {
-            format!("{}: ", dev.id)
+            format!("device {k} ({}): ", dev.id)
         } else {
             String::new()
         };
-        let mut progress = Progress::new(&display, &label, (top_k + 1).min(cands.len()), opts.budget);
+        let mut progress = Progress::new(Some(&display), &label, (top_k + 1).min(cands.len()), opts.budget);
         let mut rows: Vec<Row> = vec![];
         let mut reference: Option<Bounded> = None;
         let calibration = Calibration::load(&dev.name);
