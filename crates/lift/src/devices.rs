@@ -342,7 +342,8 @@ fn finish(prog: &Program, info: &typeck::TypeInfo, top: ExprId, gather: Gather, 
 /// The split of a map over a layout of one parameter `x` that is not read row by row:
 /// `slide #s #t e` (windows `lo..hi` read rows `lo*t .. (hi-1)*t + s` of `e`: each slice gets
 /// its halo), where `e` is `x` or `pad`s of `x` (made on the host first, so that only the
-/// slices at the ends hold padding), `pad`s of `x` alone (windows of one), or
+/// slices at the ends hold padding), `split #k e` (windows of `k` every `k`: whole chunks, no
+/// halo), `pad`s of `x` alone (windows of one), or
 /// `transpose x` (the map's index is `x`'s column: each row is cut). `None`: the input is
 /// none of these (the row-wise split may apply).
 fn layout_split(
@@ -372,6 +373,14 @@ fn layout_split(
             };
             ((s.max(1), t.max(1)), args[0], false)
         }
+        // chunks: windows of k every k, with no halo
+        Expr::Prim {
+            prim: Prim::Split(k),
+            args,
+        } => match k.as_cst().and_then(|k| usize::try_from(k).ok()) {
+            Some(k) if k > 0 => ((k, k), args[0], false),
+            _ => return Err("the outermost map reads a `split` whose chunk length is not a constant".into()),
+        },
         Expr::Prim {
             prim: Prim::Pad(..) | Prim::PadClamp(..),
             ..
@@ -462,7 +471,12 @@ fn layout_split(
             "{xname}: the map goes over its columns (`transpose`): each row is cut"
         ));
     } else {
-        if window != (1, 1) {
+        if window.0 == window.1 && window.0 > 1 {
+            notes.push(format!(
+                "{xname}: chunks of {} (`split`): each slice takes whole chunks",
+                window.0
+            ));
+        } else if window != (1, 1) {
             notes.push(format!(
                 "{xname}: windows of {} every {}: each slice carries the {} element(s) it shares with the next (its halo)",
                 window.0,

@@ -450,6 +450,20 @@ fn a_stencil_splits_with_halos() {
     );
 }
 
+/// A map over chunks (`split`) gives each device whole chunks, with uneven slices too.
+#[test]
+fn a_map_over_chunks_splits_by_whole_chunks() {
+    let Some(devs) = twice() else { return };
+    let src = "(lift (N) ((array-type float N))
+      (lambda (xs) (join (mapGlb (lambda (c) (toGlobal (reduceSeq + 0.0f c))) (split #4 xs)))))";
+    let s = layout_split_of(src);
+    assert_eq!(s.window, (4, 4));
+    let n = 4 * 251;
+    let ins = inputs(vec![Value::Array(floats(n, 26))], &[("N", n as i64)]);
+    check(src, &ins, &devs, None);
+    check(src, &ins, &devs, Some(&[1.0, 5.0]));
+}
+
 /// A map over the columns of a matrix (`transpose`) cuts every row.
 #[test]
 fn a_map_over_a_transpose_splits_the_columns() {
