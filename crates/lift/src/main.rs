@@ -33,7 +33,7 @@ enum Command {
         #[arg(long)]
         devices: Option<String>,
         /// With `--devices`: sizes (`N=4096`) at which to show each device's share and why.
-        #[arg(long = "size", value_parser = size_arg, requires = "devices")]
+        #[arg(long = "size", value_name = "NAME=VALUE", value_parser = size_arg, requires = "devices")]
         devices_size: Vec<String>,
     },
     /// Compile and run a program on its inputs; print the result as JSON.
