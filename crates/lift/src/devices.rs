@@ -7,10 +7,12 @@
 //! reaches the outermost map: a parameter that *is* the map's input (or one operand of the
 //! `zip` it reads) is read at the map's index and is sliced along its outer dimension; every
 //! other parameter is read whole by each iteration (mm's second operand) and is copied whole to
-//! every device. Each device then compiles and runs the *slice program*: the given program with
-//! the sliced parameters' outer length replaced by a fresh size variable, so that the usual
-//! pipeline (tuning cache, rewrite, validate, codegen) chooses the variant for the slice and
-//! device at hand. The parts are gathered in order:
+//! every device; a map over a layout of one input (`slide`, `pad`, `split`, `transpose`) takes
+//! the rows its slice of windows, chunks or columns reads ([`Take`]). Each device then compiles
+//! and runs the *slice program*: the given program with the sliced parameters' outer length
+//! replaced by a fresh size variable, so that the usual pipeline (tuning cache, rewrite,
+//! validate, codegen) chooses the variant for the slice and device at hand. The slices follow
+//! each device's estimated speed ([`shares`]). The parts are gathered in order:
 //!
 //! - a map (under any number of `join`s) or a filter: the parts are concatenated (a filter's
 //!   parts are existential arrays; their lengths are the parts' lengths);
