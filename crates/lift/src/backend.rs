@@ -546,6 +546,78 @@ pub fn run_host(
     device: Option<&str>,
     time: bool,
 ) -> Result<(Value, Option<String>), Error> {
+    let (value, measured) = run_host_measured(hp, inputs, device, time)?;
+    Ok((value, measured.map(|m| m.text())))
+}
+
+/// What a profiled run of a host program measured (`lift run --time` prints it, `lift bench`
+/// reports it).
+#[derive(Clone, Debug)]
+pub struct HostMeasure {
+    pub device: String,
+    /// Per kernel: launches and their total device time (ms).
+    pub per_kernel: Vec<(String, usize, f64)>,
+    /// Each loop run: its kind, the steps it took and each step's device time (ms; a step
+    /// enqueued while the previous condition was read is not counted).
+    pub loops: Vec<(&'static str, usize, Vec<f64>)>,
+    /// The sum of every kernel's device time (ms).
+    pub kernel_ms: f64,
+    /// From the first kernel's start to the last one's end, on the device (ms).
+    pub span_ms: Option<f64>,
+    /// Host wall time from the upload of the inputs to the read-back of the result (ms).
+    pub wall_ms: f64,
+}
+
+impl HostMeasure {
+    pub fn text(&self) -> String {
+        let mut s = format!("device: {}\n", self.device);
+        for (k, n, ms) in &self.per_kernel {
+            s.push_str(&format!("{k}: {n} launches, {ms:.3} ms\n"));
+        }
+        for (l, (kind, steps, times)) in self.loops.iter().enumerate() {
+            s.push_str(&format!("loop {l} ({kind}): {steps} steps"));
+            if !times.is_empty() {
+                let mut sorted = times.clone();
+                sorted.sort_by(f64::total_cmp);
+                s.push_str(&format!(
+                    ", device time per step: min {:.3} ms, median {:.3} ms, max {:.3} ms\n",
+                    sorted[0],
+                    sorted[sorted.len() / 2],
+                    sorted[sorted.len() - 1]
+                ));
+                let shown: Vec<String> = times
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i < 8 || *i + 2 >= times.len())
+                    .map(|(i, t)| format!("{}: {t:.3}", i + 1))
+                    .collect();
+                s.push_str(&format!("  per step (ms): {}\n", shown.join(", ")));
+            } else {
+                s.push('\n');
+            }
+        }
+        s.push_str(&format!("total kernel time: {:.3} ms\n", self.kernel_ms));
+        if let Some(span) = self.span_ms {
+            s.push_str(&format!(
+                "device span from the first kernel's start to the last one's end: {span:.3} ms ({:.1} % above the kernels' sum)\n",
+                (span / self.kernel_ms.max(1e-6) - 1.0) * 100.0
+            ));
+        }
+        s.push_str(&format!(
+            "host wall time (upload to read-back): {:.3} ms\n",
+            self.wall_ms
+        ));
+        s
+    }
+}
+
+/// [`run_host`] with what it measured (when `time`) as a [`HostMeasure`].
+pub fn run_host_measured(
+    hp: &crate::host::HostProgram,
+    inputs: &Inputs,
+    device: Option<&str>,
+    time: bool,
+) -> Result<(Value, Option<HostMeasure>), Error> {
     match run_host_once(hp, inputs, device, time, true) {
         // A step run ahead of an `iterate-until` condition computes a state the interpreter
         // never reaches; a bounds check failing in it is no error of the program. Such runs are
@@ -562,7 +634,7 @@ fn run_host_once(
     device: Option<&str>,
     time: bool,
     ahead: bool,
-) -> Result<(Value, Option<String>), (Error, bool)> {
+) -> Result<(Value, Option<HostMeasure>), (Error, bool)> {
     let session = host_runner::Session::open(device).map_err(|e| (Error::plain(e.to_string()), false))?;
     let mut x = HostExec {
         units: (0..hp.units.len()).map(|_| None).collect(),
@@ -584,7 +656,7 @@ fn run_host_once(
 }
 
 impl HostExec<'_> {
-    fn run(&mut self) -> Result<(Value, Option<String>), Error> {
+    fn run(&mut self) -> Result<(Value, Option<HostMeasure>), Error> {
         let (hp, inputs, time) = (self.hp, self.inputs, self.profile);
         // Every unit's kernels are built and its buffers made before the run starts.
         for (u, unit) in hp.units.iter().enumerate() {
@@ -1028,9 +1100,8 @@ impl HostExec<'_> {
 
     /// `--time` for a host program: per-kernel totals, each loop's steps and per-step device
     /// times, and the host's wall time against the sum of the kernels'.
-    fn timing(&self, wall: std::time::Duration) -> Result<String, Error> {
+    fn timing(&self, wall: std::time::Duration) -> Result<HostMeasure, Error> {
         let ms = |ns: u64| ns as f64 / 1e6;
-        let mut s = format!("device: {}\n", self.session.info().name);
         let mut per_kernel: BTreeMap<&str, (usize, u64)> = BTreeMap::new();
         let mut total = 0u64;
         let mut per_step: BTreeMap<(usize, usize), u64> = BTreeMap::new();
@@ -1049,47 +1120,25 @@ impl HostExec<'_> {
                 *per_step.entry((*l, *st)).or_default() += ns;
             }
         }
-        for (k, (n, ns)) in &per_kernel {
-            s.push_str(&format!("{k}: {n} launches, {:.3} ms\n", ms(*ns)));
-        }
-        for (l, (kind, steps)) in self.loops.iter().enumerate() {
-            // A step enqueued while the previous condition was read is not counted.
-            let times: Vec<u64> = per_step.range((l, 0)..(l, *steps)).map(|(_, t)| *t).collect();
-            s.push_str(&format!("loop {l} ({kind}): {steps} steps"));
-            if !times.is_empty() {
-                let mut sorted = times.clone();
-                sorted.sort_unstable();
-                s.push_str(&format!(
-                    ", device time per step: min {:.3} ms, median {:.3} ms, max {:.3} ms\n",
-                    ms(sorted[0]),
-                    ms(sorted[sorted.len() / 2]),
-                    ms(sorted[sorted.len() - 1])
-                ));
-                let shown: Vec<String> = times
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| *i < 8 || *i + 2 >= times.len())
-                    .map(|(i, t)| format!("{}: {:.3}", i + 1, ms(*t)))
-                    .collect();
-                s.push_str(&format!("  per step (ms): {}\n", shown.join(", ")));
-            } else {
-                s.push('\n');
-            }
-        }
-        s.push_str(&format!("total kernel time: {:.3} ms\n", ms(total)));
-        if last_end > first_start {
-            let span = last_end - first_start;
-            s.push_str(&format!(
-                "device span from the first kernel's start to the last one's end: {:.3} ms ({:.1} % above the kernels' sum)\n",
-                ms(span),
-                (span as f64 / total.max(1) as f64 - 1.0) * 100.0
-            ));
-        }
-        s.push_str(&format!(
-            "host wall time (upload to read-back): {:.3} ms\n",
-            wall.as_secs_f64() * 1e3
-        ));
-        Ok(s)
+        Ok(HostMeasure {
+            device: self.session.info().name.clone(),
+            per_kernel: per_kernel
+                .iter()
+                .map(|(k, (n, ns))| (k.to_string(), *n, ms(*ns)))
+                .collect(),
+            loops: self
+                .loops
+                .iter()
+                .enumerate()
+                .map(|(l, (kind, steps))| {
+                    let times = per_step.range((l, 0)..(l, *steps)).map(|(_, t)| ms(*t)).collect();
+                    (*kind, *steps, times)
+                })
+                .collect(),
+            kernel_ms: ms(total),
+            span_ms: (last_end > first_start).then(|| ms(last_end - first_start)),
+            wall_ms: wall.as_secs_f64() * 1e3,
+        })
     }
 }
 

@@ -40,6 +40,19 @@ pub struct BenchReport {
     pub copy_ms: Option<f64>,
     /// What was checked, in words (`not checked` when nothing was).
     pub check: String,
+    /// For a program with host sections: its whole run, loops included.
+    pub host: Option<HostBench>,
+}
+
+/// What `lift bench` measured of a program with host sections, in the run of median wall time.
+#[derive(Clone, Debug)]
+pub struct HostBench {
+    /// Host wall time from the upload of the inputs to the read-back of the result (ms).
+    pub wall_ms: f64,
+    /// Each loop: its kind, the steps it took and the median of its steps' summed kernel times.
+    pub loops: Vec<(&'static str, usize, Option<f64>)>,
+    /// Every run's wall time (ms), in order.
+    pub walls_ms: Vec<f64>,
 }
 
 pub fn bench(src: &str, sizes: &[String], opts: &BenchOptions) -> Result<BenchReport, Error> {
@@ -56,10 +69,8 @@ pub fn bench(src: &str, sizes: &[String], opts: &BenchOptions) -> Result<BenchRe
     };
     let compiled = compile(src, &copts)?;
     let codegen_ms = t0.elapsed().as_secs_f64() * 1e3;
-    if compiled.host.is_some() {
-        return Err(Error::plain(
-            "`lift bench` of a program with host sections (a host `iterate`, `iterate-until` or `if`) is not supported yet; `lift run --time` times its kernels and steps",
-        ));
+    if let Some(hp) = &compiled.host {
+        return bench_host(&compiled, hp, sizes, opts, codegen_ms);
     }
     let plan = compiled
         .plan
@@ -109,6 +120,114 @@ pub fn bench(src: &str, sizes: &[String], opts: &BenchOptions) -> Result<BenchRe
         input_bytes: m.input_bytes,
         copy_ms: m.copy_ns.map(|c| c / 1e6),
         check,
+        host: None,
+    })
+}
+
+/// `lift bench` of a program with host sections: the whole program runs `repeats` times (its
+/// kernels built once, before the first), each run profiled; the run of median wall time is
+/// reported: its wall time, each loop's steps, and the kernels' device times, in all and per
+/// step. With check sizes the program first runs at those and is compared with the
+/// interpreter.
+fn bench_host(
+    compiled: &Compiled,
+    hp: &crate::host::HostProgram,
+    sizes: BTreeMap<String, i64>,
+    opts: &BenchOptions,
+    codegen_ms: f64,
+) -> Result<BenchReport, Error> {
+    let device = opts.device.as_deref();
+    // Within float32 error bounds, as `lift tune` checks (a fixed tolerance fails a chaotic
+    // loop such as n-body's 1,000 steps, whose legal float32 results drift apart).
+    let against_interpreter = |inputs: &data::Inputs, got: &ir::interp::Value, at: &str| {
+        let lookup = |n: &str| inputs.sizes.get(n).copied();
+        let expect = ir::interp::eval(&compiled.given, &inputs.values, &lookup)
+            .map_err(|e| Error::Source(Diagnostic::new(e.span, e.message)))?;
+        if values_close(&expect, got, 1e-4) {
+            return Ok(format!("equals the interpreter at {at} (float32, 1e-4)"));
+        }
+        let reference = bounded_eval_program(&compiled.given, inputs, CHECK_STEPS);
+        let c = match &reference {
+            Ok(r) => check_result(r, r, got),
+            Err(e) => e.clone(),
+        };
+        match c {
+            Check::Ok { bound, .. } => Ok(format!(
+                "equals the interpreter at {at} (within float32 error bounds, largest {bound:.1e})"
+            )),
+            Check::Unchecked(why) => Ok(format!(
+                "not checked at {at}: further than 1e-4 from the float32 interpreter, and {why}"
+            )),
+            Check::NotRun => Ok(format!("not checked at {at}")),
+            Check::Wrong(why) => Err(Error::plain(format!(
+                "the OpenCL result differs from the interpreter at {at}: {why}"
+            ))),
+        }
+    };
+    let mut checks = vec![];
+    if !opts.check_sizes.is_empty() {
+        let small: BTreeMap<String, i64> = parse_sizes(&opts.check_sizes)?.into_iter().collect();
+        let inputs = data::random_inputs(&compiled.given, &small, 7)?;
+        verify_checks(&compiled.given_info, &inputs)?;
+        let got = backend::run_host(hp, &inputs, device, false)?.0;
+        checks.push(against_interpreter(&inputs, &got, &sizes_text(&small))?);
+    }
+    let inputs = data::random_inputs(&compiled.given, &sizes, 42)?;
+    verify_checks(&compiled.given_info, &inputs)?;
+    let mut runs = vec![];
+    for _ in 0..opts.repeats.max(1) {
+        let (value, m) = backend::run_host_measured(hp, &inputs, device, true)?;
+        let m = m.ok_or_else(|| Error::plain("internal: a profiled run without its measure"))?;
+        runs.push((value, m));
+    }
+    if opts.check {
+        checks.push(against_interpreter(&inputs, &runs[0].0, &sizes_text(&sizes))?);
+    }
+    let walls_ms: Vec<f64> = runs.iter().map(|(_, m)| m.wall_ms).collect();
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    order.sort_by(|&a, &b| walls_ms[a].total_cmp(&walls_ms[b]));
+    let m = &runs[order[order.len() / 2]].1;
+    let median = |xs: &[f64]| {
+        let mut xs = xs.to_vec();
+        xs.sort_by(f64::total_cmp);
+        xs.get(xs.len() / 2).copied()
+    };
+    let (variant, tuned) = match &compiled.variant {
+        Some(v) => (v.description.clone(), v.tuned),
+        None => (
+            "as written (host sections: each unit its own variant)".to_string(),
+            false,
+        ),
+    };
+    Ok(BenchReport {
+        device: m.device.clone(),
+        sizes,
+        variant,
+        tuned,
+        codegen_ms,
+        kernels: m
+            .per_kernel
+            .iter()
+            .map(|(k, n, ms)| (format!("{k} ({n} launches)"), *ms))
+            .collect(),
+        total_ms: m.kernel_ms,
+        repeats: runs.len(),
+        input_bytes: 0,
+        copy_ms: None,
+        check: if checks.is_empty() {
+            "not checked".into()
+        } else {
+            checks.join("; ")
+        },
+        host: Some(HostBench {
+            wall_ms: m.wall_ms,
+            loops: m
+                .loops
+                .iter()
+                .map(|(kind, steps, times)| (*kind, *steps, median(times)))
+                .collect(),
+            walls_ms,
+        }),
     })
 }
 
@@ -171,10 +290,30 @@ impl BenchReport {
         for (k, t) in &self.kernels {
             out.push_str(&format!("  {k}: {t:.4} ms\n"));
         }
-        out.push_str(&format!(
-            "kernels total (median of {}): {:.4} ms\n",
-            self.repeats, self.total_ms
-        ));
+        if let Some(h) = &self.host {
+            out.push_str(&format!(
+                "kernels total (the run of median wall time of {}): {:.4} ms\n",
+                self.repeats, self.total_ms
+            ));
+            for (l, (kind, steps, per_step)) in h.loops.iter().enumerate() {
+                out.push_str(&format!("loop {l} ({kind}): {steps} steps"));
+                match per_step {
+                    Some(t) => out.push_str(&format!(", kernels per step (median): {t:.4} ms\n")),
+                    None => out.push('\n'),
+                }
+            }
+            out.push_str(&format!(
+                "total time (host wall, upload to read-back; median of {}): {:.4} ms ({:.1} % above the kernels' sum)\n",
+                self.repeats,
+                h.wall_ms,
+                (h.wall_ms / self.total_ms.max(1e-6) - 1.0) * 100.0
+            ));
+        } else {
+            out.push_str(&format!(
+                "kernels total (median of {}): {:.4} ms\n",
+                self.repeats, self.total_ms
+            ));
+        }
         if let Some(c) = self.copy_ms {
             out.push_str(&format!(
                 "baseline copy of {} input bytes: {c:.4} ms\nratio kernels/copy: {:.2}\n",
@@ -201,6 +340,13 @@ impl BenchReport {
             "input_bytes": self.input_bytes,
             "copy_ms": self.copy_ms,
             "check": self.check,
+            "host": self.host.as_ref().map(|h| serde_json::json!({
+                "wall_ms": h.wall_ms,
+                "walls_ms": h.walls_ms,
+                "loops": h.loops.iter().map(|(kind, steps, per_step)| serde_json::json!({
+                    "kind": kind, "steps": steps, "kernels_per_step_ms": per_step,
+                })).collect::<Vec<_>>(),
+            })),
         });
         format!("{v}\n")
     }

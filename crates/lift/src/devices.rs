@@ -7,10 +7,12 @@
 //! reaches the outermost map: a parameter that *is* the map's input (or one operand of the
 //! `zip` it reads) is read at the map's index and is sliced along its outer dimension; every
 //! other parameter is read whole by each iteration (mm's second operand) and is copied whole to
-//! every device. Each device then compiles and runs the *slice program*: the given program with
-//! the sliced parameters' outer length replaced by a fresh size variable, so that the usual
-//! pipeline (tuning cache, rewrite, validate, codegen) chooses the variant for the slice and
-//! device at hand. The parts are gathered in order:
+//! every device; a map over a layout of one input (`slide`, `pad`, `split`, `transpose`) takes
+//! the rows its slice of windows, chunks or columns reads ([`Take`]). Each device then compiles
+//! and runs the *slice program*: the given program with the sliced parameters' outer length
+//! replaced by a fresh size variable, so that the usual pipeline (tuning cache, rewrite,
+//! validate, codegen) chooses the variant for the slice and device at hand. The slices follow
+//! each device's estimated speed ([`shares`]). The parts are gathered in order:
 //!
 //! - a map (under any number of `join`s) or a filter: the parts are concatenated (a filter's
 //!   parts are existential arrays; their lengths are the parts' lengths);
@@ -35,21 +37,57 @@ pub enum Gather {
     Reduce { combine: String },
 }
 
+/// What one parameter of a slice program takes from the given program's inputs, for the
+/// slice `lo..hi` of the split range.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Take {
+    /// The given parameter whole.
+    Whole(usize),
+    /// Its rows `lo..hi` (its outer dimension).
+    Rows(usize),
+    /// Columns `lo..hi` of each of its rows: the input of a `transpose` whose columns the map
+    /// goes over.
+    Columns(usize),
+    /// The elements that windows `lo..hi` of a `slide` read (see [`Split::window`]): rows
+    /// `lo*step .. (hi-1)*step + size` of the parameter or, with `pre`, of the array that this
+    /// one-parameter program (`pad`s of it) makes of it on the host first; each slice carries
+    /// its halo, the `size - step` elements it shares with the next.
+    Halo { param: usize, pre: Option<String> },
+}
+
 /// How a program is spread over several devices.
 #[derive(Clone, Debug)]
 pub struct Split {
-    /// The size variable of the split dimension, and the fresh one of a slice.
+    /// The split dimension as the plan shows it, and the fresh size variable of a slice.
     pub size: String,
     pub part: String,
+    /// The length of the split dimension (the outermost map's length), in the program's sizes.
+    pub count: arith::ArithExpr,
+    /// `(size, step)` of the `slide` the outermost map reads (`(1, 1)`: no slide): slice
+    /// `lo..hi` of the map reads `(hi-lo-1)*step + size` elements of a [`Take::Halo`] input,
+    /// the value of `part`.
+    pub window: (usize, usize),
     /// The slice program's source text.
     pub slice_src: String,
-    /// For each parameter of the slice program: the given program's parameter it takes, and
-    /// whether it takes a slice of it (else the whole value).
-    pub params: Vec<(usize, bool)>,
+    /// For each parameter of the slice program: what it takes.
+    pub params: Vec<Take>,
     /// The given program's parameter names: sliced, and copied whole.
     pub sliced: Vec<String>,
     pub whole: Vec<String>,
+    /// How the sliced inputs are cut, for the plan (empty: by rows).
+    pub notes: Vec<String>,
     pub gather: Gather,
+}
+
+impl Split {
+    /// The value of [`Split::part`] for the slice `r` of the split range.
+    pub fn part_len(&self, r: &Range<usize>) -> usize {
+        if self.window == (1, 1) || r.is_empty() {
+            r.len()
+        } else {
+            (r.len() - 1) * self.window.1 + self.window.0
+        }
+    }
 }
 
 /// The decision for a program: split, or run whole on the first device (with the reason).
@@ -180,6 +218,9 @@ fn find_split(prog: &Program, info: &typeck::TypeInfo) -> Result<Split, String> 
                 .into())
         }
     };
+    if let Some(layout) = layout_split(prog, info, &lets, input)? {
+        return finish(prog, info, top, gather, layout);
+    }
     // The leaves of the input: parameters read at the map's index.
     let mut leaves = vec![];
     collect_leaves(prog, &lets, input, &mut leaves)?;
@@ -218,7 +259,7 @@ fn find_split(prog: &Program, info: &typeck::TypeInfo) -> Result<Split, String> 
     let part_len = arith::ArithExpr::size_var(&part);
     sp.sizes.push(part.clone());
     sp.size_spans.push(ir::Span { start: 0, end: 0 });
-    let mut params: Vec<(usize, bool)> = (0..prog.params.len()).map(|k| (k, false)).collect();
+    let mut params: Vec<Take> = (0..prog.params.len()).map(Take::Whole).collect();
     let mut slice_var: BTreeMap<usize, ir::VarId> = BTreeMap::new();
     for &k in &sliced_idx {
         let v = prog.params[k].var;
@@ -231,7 +272,7 @@ fn find_split(prog: &Program, info: &typeck::TypeInfo) -> Result<Split, String> 
         let ty = with_outer(&prog.params[k].ty, part_len.clone());
         if uses == leaf_uses {
             sp.params[k].ty = ty;
-            params[k].1 = true;
+            params[k] = Take::Rows(k);
         } else {
             let name = format!("{}part", prog.var(v).name);
             let nv = sp.new_var(&name, prog.var(v).span);
@@ -240,7 +281,7 @@ fn find_split(prog: &Program, info: &typeck::TypeInfo) -> Result<Split, String> 
                 ty,
                 ty_span: prog.params[k].ty_span,
             });
-            params.push((k, true));
+            params.push(Take::Rows(k));
             slice_var.insert(k, nv);
         }
     }
@@ -249,8 +290,33 @@ fn find_split(prog: &Program, info: &typeck::TypeInfo) -> Result<Split, String> 
             sp.exprs[e.index()] = Expr::Var(*nv);
         }
     }
-    let slice_src = ir::print::program(&sp);
+    let layout = Layout {
+        count: arith::ArithExpr::size_var(&size),
+        size,
+        part,
+        window: (1, 1),
+        slice: sp,
+        params,
+        sliced: sliced_idx,
+        notes: vec![],
+    };
+    finish(prog, info, top, gather, layout)
+}
 
+/// A split before its gather: what [`find_split`] and [`layout_split`] decide.
+struct Layout {
+    size: String,
+    part: String,
+    count: arith::ArithExpr,
+    window: (usize, usize),
+    slice: Program,
+    params: Vec<Take>,
+    /// The given parameters that are cut (the others are copied whole).
+    sliced: Vec<usize>,
+    notes: Vec<String>,
+}
+
+fn finish(prog: &Program, info: &typeck::TypeInfo, top: ExprId, gather: Gather, l: Layout) -> Result<Split, String> {
     let gather = match gather {
         Gather::Concat => Gather::Concat,
         Gather::Reduce { .. } => Gather::Reduce {
@@ -259,17 +325,211 @@ fn find_split(prog: &Program, info: &typeck::TypeInfo) -> Result<Split, String> 
     };
     let name_of = |k: usize| prog.var(prog.params[k].var).name.clone();
     Ok(Split {
-        size,
-        part,
-        slice_src,
-        params,
-        sliced: sliced_idx.iter().map(|&k| name_of(k)).collect(),
+        size: l.size,
+        part: l.part,
+        count: l.count,
+        window: l.window,
+        slice_src: ir::print::program(&l.slice),
+        params: l.params,
+        sliced: l.sliced.iter().map(|&k| name_of(k)).collect(),
         whole: (0..prog.params.len())
-            .filter(|k| !sliced_idx.contains(k))
+            .filter(|k| !l.sliced.contains(k))
             .map(name_of)
             .collect(),
+        notes: l.notes,
         gather,
     })
+}
+
+/// The split of a map over a layout of one parameter `x` that is not read row by row:
+/// `slide #s #t e` (windows `lo..hi` read rows `lo*t .. (hi-1)*t + s` of `e`: each slice gets
+/// its halo), where `e` is `x` or `pad`s of `x` (made on the host first, so that only the
+/// slices at the ends hold padding), `split #k e` (windows of `k` every `k`: whole chunks, no
+/// halo), `pad`s of `x` alone (windows of one), or
+/// `transpose x` (the map's index is `x`'s column: each row is cut). `None`: the input is
+/// none of these (the row-wise split may apply).
+fn layout_split(
+    prog: &Program,
+    info: &typeck::TypeInfo,
+    lets: &BTreeMap<ir::VarId, ExprId>,
+    input: ExprId,
+) -> Result<Option<Layout>, String> {
+    // A let-bound input read once is its value.
+    let mut input = input;
+    while let Expr::Var(v) = prog.expr(input) {
+        match lets.get(v) {
+            Some(value) if var_uses(prog, *v) == 1 => input = *value,
+            _ => break,
+        }
+    }
+    let (window, e, transposed) = match prog.expr(input) {
+        Expr::Prim {
+            prim: Prim::Slide(s, t),
+            args,
+        } => {
+            let (Some(s), Some(t)) = (s.as_cst(), t.as_cst()) else {
+                return Err("the outermost map reads a `slide` whose window is not a constant".into());
+            };
+            let (Ok(s), Ok(t)) = (usize::try_from(s), usize::try_from(t)) else {
+                return Err("the outermost map reads a `slide` of a negative window".into());
+            };
+            ((s.max(1), t.max(1)), args[0], false)
+        }
+        // chunks: windows of k every k, with no halo
+        Expr::Prim {
+            prim: Prim::Split(k),
+            args,
+        } => match k.as_cst().and_then(|k| usize::try_from(k).ok()) {
+            Some(k) if k > 0 => ((k, k), args[0], false),
+            _ => return Err("the outermost map reads a `split` whose chunk length is not a constant".into()),
+        },
+        Expr::Prim {
+            prim: Prim::Pad(..) | Prim::PadClamp(..),
+            ..
+        } => ((1, 1), input, false),
+        Expr::Prim {
+            prim: Prim::Transpose,
+            args,
+        } => ((1, 1), args[0], true),
+        _ => return Ok(None),
+    };
+    // `e`: the parameter under any number of pads.
+    let mut leaf = e;
+    loop {
+        match prog.expr(leaf) {
+            Expr::Prim {
+                prim: Prim::Pad(..) | Prim::PadClamp(..),
+                args,
+            } if !transposed => leaf = *args.last().expect("pad has an array argument"),
+            _ => break,
+        }
+    }
+    let Expr::Var(x) = prog.expr(leaf) else {
+        return Err("the outermost map reads a layout (slide, pad, transpose) of something other than an input".into());
+    };
+    let Some(k) = prog.params.iter().position(|p| p.var == *x) else {
+        return Err("the outermost map reads a layout (slide, pad, transpose) of something other than an input".into());
+    };
+    let xname = prog.var(*x).name.clone();
+    let ty = info.ty(e).clone();
+    let no_size = || format!("input {xname} is not an array whose length is a size variable");
+    let (size, count, slice_ty) = if transposed {
+        let Type::Array(row, m) = &ty else {
+            return Err(no_size());
+        };
+        let Type::Array(elem, n) = &**row else {
+            return Err(format!("`transpose {xname}`: {xname} is not a matrix"));
+        };
+        let size = n
+            .as_var()
+            .map(|(name, _)| name.to_string())
+            .ok_or_else(|| format!("the rows of {xname} have no size variable as length"))?;
+        let sliced_row = Type::Array(elem.clone(), arith::ArithExpr::size_var(&fresh_part(prog, &size)));
+        (size, n.clone(), Type::Array(Box::new(sliced_row), m.clone()))
+    } else {
+        let Type::Array(_, len) = &ty else {
+            return Err(no_size());
+        };
+        let (s, t) = (window.0 as i64, window.1 as i64);
+        let count = len.sub(&arith::ArithExpr::cst(s - t)).div(&arith::ArithExpr::cst(t));
+        let size = outer_size(&prog.params[k].ty).ok_or_else(no_size)?;
+        let slice_ty = with_outer(&ty, arith::ArithExpr::size_var(&fresh_part(prog, &size)));
+        (size, count, slice_ty)
+    };
+    let part = fresh_part(prog, &size);
+    let mut sp = prog.clone();
+    sp.sizes.push(part.clone());
+    sp.size_spans.push(ir::Span { start: 0, end: 0 });
+    let nv = sp.new_var(&format!("{xname}part"), prog.var(*x).span);
+    sp.params.push(Param {
+        var: nv,
+        ty: slice_ty,
+        ty_span: prog.params[k].ty_span,
+    });
+    sp.exprs[e.index()] = Expr::Var(nv);
+    let pre = (e != leaf).then(|| {
+        let param = prog.params[k].clone();
+        ir::print::program(&ir::host::extract(prog, e, vec![param]))
+    });
+    let take = if transposed {
+        Take::Columns(k)
+    } else {
+        Take::Halo {
+            param: k,
+            pre: pre.clone(),
+        }
+    };
+    // `x` read only through this layout is not needed whole on the devices.
+    let inside = subtree_uses(prog, e, *x);
+    let mut params: Vec<Take> = (0..prog.params.len()).map(Take::Whole).collect();
+    if var_uses(prog, *x) == inside {
+        sp.params.remove(k);
+        params.remove(k);
+    }
+    params.push(take);
+    let mut notes = vec![];
+    if transposed {
+        notes.push(format!(
+            "{xname}: the map goes over its columns (`transpose`): each row is cut"
+        ));
+    } else {
+        if window.0 == window.1 && window.0 > 1 {
+            notes.push(format!(
+                "{xname}: chunks of {} (`split`): each slice takes whole chunks",
+                window.0
+            ));
+        } else if window != (1, 1) {
+            notes.push(format!(
+                "{xname}: windows of {} every {}: each slice carries the {} element(s) it shares with the next (its halo)",
+                window.0,
+                window.1,
+                window.0.saturating_sub(window.1)
+            ));
+        }
+        if pre.is_some() {
+            notes.push(format!(
+                "{xname}: its padding is made on the host first, so only the end slices hold it"
+            ));
+        }
+    }
+    Ok(Some(Layout {
+        // (the windows' count, as the map's length reads)
+        size: if window == (1, 1) { size } else { count.to_string() },
+        part,
+        count,
+        window,
+        slice: sp,
+        params,
+        sliced: vec![k],
+        notes,
+    }))
+}
+
+fn fresh_part(prog: &Program, size: &str) -> String {
+    let mut part = format!("{size}part");
+    while prog.sizes.contains(&part) {
+        part.push('_');
+    }
+    part
+}
+
+fn var_uses(prog: &Program, v: ir::VarId) -> usize {
+    prog.exprs
+        .iter()
+        .filter(|e| matches!(e, Expr::Var(x) if *x == v))
+        .count()
+}
+
+fn subtree_uses(prog: &Program, root: ExprId, v: ir::VarId) -> usize {
+    let mut n = 0;
+    let mut work = vec![root];
+    while let Some(e) = work.pop() {
+        if matches!(prog.expr(e), Expr::Var(x) if *x == v) {
+            n += 1;
+        }
+        work.extend(prog.children(e));
+    }
+    n
 }
 
 /// The parameters an input expression reads element by element: a parameter, a `zip` of such
@@ -390,9 +650,19 @@ fn with_outer(t: &Type, len: arith::ArithExpr) -> Type {
 }
 
 /// The text `--emit plan --devices` prints: the split, then the slice program's kernels.
-pub fn describe(src: &str, devices: &[String]) -> Result<String, Error> {
+/// With `sizes` (`N=4096`), each device's share at those sizes and why (the estimates of
+/// [`shares`]: cached, or probed on random inputs).
+pub fn describe(src: &str, devices: &[String], sizes: &[String]) -> Result<String, Error> {
     let typed = crate::compile(src, &Options::types_only())?;
     let mut out = format!("devices: {}\n", devices.join(", "));
+    let inputs = if sizes.is_empty() {
+        None
+    } else {
+        let given: BTreeMap<String, i64> = crate::parse_sizes(sizes)?.into_iter().collect();
+        let inputs = crate::data::random_inputs(&typed.given, &given, 42)?;
+        crate::verify_checks(&typed.given_info, &inputs)?;
+        Some(inputs)
+    };
     match decide(&typed.given, &typed.given_info) {
         Decision::Whole(why) => match host_loop(&typed.given, &typed.given_info) {
             Some(hl) => {
@@ -401,7 +671,11 @@ pub fn describe(src: &str, devices: &[String]) -> Result<String, Error> {
                      device before the next step\n",
                     hl.steps
                 ));
-                describe_split(&mut out, &hl.step, devices)?;
+                let step_inputs = inputs.map(|mut ins| {
+                    ins.values.push(ins.values[hl.init].clone());
+                    ins
+                });
+                describe_split(&mut out, None, &hl.step, devices, step_inputs.as_ref())?;
             }
             None => {
                 out.push_str(&format!(
@@ -411,25 +685,51 @@ pub fn describe(src: &str, devices: &[String]) -> Result<String, Error> {
                 out.push_str(&crate::compile(src, &Options::default())?.text(crate::Emit::Plan)?);
             }
         },
-        Decision::Split(s) => describe_split(&mut out, &s, devices)?,
+        Decision::Split(s) => describe_split(&mut out, Some(src), &s, devices, inputs.as_ref())?,
     }
     Ok(out)
 }
 
-fn describe_split(out: &mut String, s: &Split, devices: &[String]) -> Result<(), Error> {
+fn describe_split(
+    out: &mut String,
+    given_src: Option<&str>,
+    s: &Split,
+    devices: &[String],
+    inputs: Option<&Inputs>,
+) -> Result<(), Error> {
     let n = devices.len();
     out.push_str(&format!(
-        "split: {size} into {n} contiguous slices of length {part} (in proportion to each \
-         device's speed: equal for identical devices)\n",
+        "split: {size} into {n} contiguous slices of length {part} (shares: equal for identical \
+         devices; else each device's fixed cost and time per element, from the tuning cache or a \
+         small probe cached per device and program, decide: the devices that end soonest together, \
+         none with less than {min:.0}%)\n",
         size = s.size,
-        part = s.part
+        part = s.part,
+        min = 100.0 * MIN_SHARE
     ));
+    let shared = match inputs {
+        Some(ins) => {
+            let len = split_len(s, &ins.sizes)?;
+            let sh = shares(given_src, s, ins, devices, len)?;
+            Some((slices(len, &sh.weights), sh))
+        }
+        None => None,
+    };
     for (i, d) in devices.iter().enumerate() {
-        out.push_str(&format!(
-            "  slice {i}: device {d}, its own host thread, context and queue\n"
-        ));
+        match &shared {
+            Some((ranges, sh)) => out.push_str(&format!(
+                "  slice {i}: device {d}, {}..{}: {}\n",
+                ranges[i].start, ranges[i].end, sh.why[i]
+            )),
+            None => out.push_str(&format!(
+                "  slice {i}: device {d}, its own host thread, context and queue\n"
+            )),
+        }
     }
     out.push_str(&format!("sliced by {}: {}\n", s.size, s.sliced.join(", ")));
+    for note in &s.notes {
+        out.push_str(&format!("  {note}\n"));
+    }
     if !s.whole.is_empty() {
         out.push_str(&format!("copied whole to every device: {}\n", s.whole.join(", ")));
     }
@@ -477,7 +777,7 @@ pub fn run(
             return Ok(result(part.value, ty, part.timing));
         }
     };
-    let (value, timing) = run_split(&split, inputs, devices, weights, time)?;
+    let (value, timing) = run_split(src, &split, inputs, devices, weights, time)?;
     Ok(result(value, ty, timing))
 }
 
@@ -548,16 +848,15 @@ fn run_host_loop(
         sizes: inputs.sizes.clone(),
     };
     step_inputs.values.push(inputs.values[hl.init].clone());
-    let n = usize::try_from(*step_inputs.sizes.get(&hl.step.size).unwrap_or(&0)).unwrap_or(0);
-    // Measured once, on the first state: every step is the same program on the same sizes.
-    let measured;
-    let weights = match weights {
-        Some(w) => w,
-        None => {
-            measured = calibrate(&hl.step, &step_inputs, devices, n)?;
-            &measured
-        }
+    let n = split_len(&hl.step, &step_inputs.sizes)?;
+    // Estimated once, on the first state: every step is the same program on the same sizes.
+    let chosen = match weights {
+        Some(_) => None,
+        None => Some(shares(None, &hl.step, &step_inputs, devices, n)?),
     };
+    let weights = chosen
+        .as_ref()
+        .map_or_else(|| weights.unwrap_or(&[]), |c| &c.weights[..]);
     let ranges = slices(n, weights);
     let jobs: Vec<(usize, Range<usize>)> = ranges.into_iter().enumerate().filter(|(_, r)| !r.is_empty()).collect();
     let state_param = inputs.values.len();
@@ -593,14 +892,13 @@ fn run_host_loop(
                     return;
                 }
                 while let Ok(state) = rx.recv() {
-                    let set = step.params.iter().enumerate().try_for_each(|(j, &(k, sliced))| {
-                        if k != state_param {
-                            return Ok(());
+                    let given = |k: usize| if k == state_param { &*state } else { &first.values[k] };
+                    let set = step.params.iter().enumerate().try_for_each(|(j, t)| match t {
+                        Take::Whole(k) if *k == state_param => dev.set(j, &state),
+                        Take::Rows(k) | Take::Columns(k) | Take::Halo { param: k, .. } if *k == state_param => {
+                            dev.set(j, &take(step, t, &given, &first.sizes, &r)?)
                         }
-                        match (&*state, sliced) {
-                            (Value::Array(xs), true) => dev.set(j, &Value::Array(xs[r.clone()].to_vec())),
-                            (v, _) => dev.set(j, v),
-                        }
+                        _ => Ok(()),
                     });
                     if !send(set.and_then(|()| dev.launch())) {
                         return;
@@ -640,7 +938,8 @@ fn run_host_loop(
     let state = if k == 0 { inputs.values[hl.init].clone() } else { state? };
     let timing = time.then(|| {
         format!(
-            "host loop over {} device(s): {k} steps in {:.3} ms (wall, with every exchange)\n",
+            "{}host loop over {} device(s): {k} steps in {:.3} ms (wall, with every exchange)\n",
+            shares_text(chosen.as_ref(), devices),
             jobs.len(),
             started.elapsed().as_secs_f64() * 1e3
         )
@@ -651,33 +950,50 @@ fn run_host_loop(
 /// Runs a split program: one thread per device with a non-empty slice, parts gathered in
 /// order; any device's error is the result.
 fn run_split(
+    given_src: &str,
     split: &Split,
     inputs: &Inputs,
     devices: &[String],
     weights: Option<&[f64]>,
     time: bool,
 ) -> Result<(Value, Option<String>), Error> {
-    let n = usize::try_from(
-        *inputs
-            .sizes
-            .get(&split.size)
-            .ok_or_else(|| Error::plain(format!("internal: the split size {} has no value", split.size)))?,
-    )
-    .map_err(|_| Error::plain(format!("negative size {}", split.size)))?;
-    let measured;
-    let weights = match weights {
-        Some(w) => w,
-        None => {
-            measured = calibrate(split, inputs, devices, n)?;
-            &measured
-        }
+    let n = split_len(split, &inputs.sizes)?;
+    let chosen = match weights {
+        Some(_) => None,
+        None => Some(shares(Some(given_src), split, inputs, devices, n)?),
     };
+    let weights = chosen
+        .as_ref()
+        .map_or_else(|| weights.unwrap_or(&[]), |c| &c.weights[..]);
     let ranges = slices(n, weights);
     let jobs: Vec<(usize, Range<usize>)> = ranges
         .iter()
         .cloned()
         .enumerate()
         .filter(|(_, r)| !r.is_empty())
+        .collect();
+    // A device given the whole range runs the program as given on the inputs as read: cutting
+    // and copying them for a slice program (mm 4096³: 32 M elements) would be for nothing.
+    if let [(i, r)] = &jobs[..] {
+        if *r == (0..n) && !forced_failure(*i) {
+            let d = &devices[*i];
+            let part = run_on(given_src, inputs, d, time).map_err(|e| on_device(*i, d, e))?;
+            let timing = time.then(|| {
+                format!(
+                    "{}device {i} ({d}), the whole range:\n{}",
+                    shares_text(chosen.as_ref(), devices),
+                    part.timing.clone().unwrap_or_default()
+                )
+            });
+            return Ok((part.value, timing));
+        }
+    }
+    // One compilation per distinct device: the slices of one device (named twice) differ in
+    // length only, which the kernels take at run time; the first of them compiles, the others
+    // wait for it (a slice whose size checks the shared program fails compiles its own).
+    let shared: BTreeMap<&String, std::sync::OnceLock<Result<crate::Compiled, Error>>> = jobs
+        .iter()
+        .map(|(i, _)| (&devices[*i], std::sync::OnceLock::new()))
         .collect();
     let outcomes: Vec<(usize, Result<Part, Error>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = jobs
@@ -686,19 +1002,32 @@ fn run_split(
                 let (i, r) = (*i, r.clone());
                 let split = &split;
                 let device = &devices[i];
+                let shared = &shared[device];
                 let handle = std::thread::Builder::new()
                     .name(format!("lift-device-{i}"))
                     .stack_size(ir::STACK_BYTES)
-                    .spawn_scoped(scope, move || {
+                    .spawn_scoped(scope, move || -> Result<Part, Error> {
                         let slice_inputs = slice_inputs(split, inputs, r)?;
-                        let mut compiled = compile_for(&split.slice_src, &slice_inputs, device)?;
+                        let own;
+                        let compiled = match shared.get_or_init(|| compile_for(&split.slice_src, &slice_inputs, device))
+                        {
+                            Ok(c) if crate::verify_checks(&c.info, &slice_inputs).is_ok() => c,
+                            Ok(_) => {
+                                own = compile_for(&split.slice_src, &slice_inputs, device)?;
+                                &own
+                            }
+                            // (each waiting slice reports the one failure as its own)
+                            Err(e) => return Err(Error::plain(e.message())),
+                        };
                         if forced_failure(i) {
-                            if let Some(plan) = compiled.plan.as_mut() {
+                            let mut failing = compile_for(&split.slice_src, &slice_inputs, device)?;
+                            if let Some(plan) = failing.plan.as_mut() {
                                 plan.source
                                     .push_str("\n#error \"a failure forced by LIFT_DEVICES_FAIL\"\n");
                             }
+                            return run_compiled_on(&failing, &slice_inputs, device, time);
                         }
-                        run_compiled_on(&compiled, &slice_inputs, device, time)
+                        run_compiled_on(compiled, &slice_inputs, device, time)
                     });
                 (i, handle)
             })
@@ -736,16 +1065,15 @@ fn run_split(
         });
     }
     let timing = time.then(|| {
-        parts
-            .iter()
-            .map(|(i, p)| {
-                format!(
-                    "device {i} ({}):\n{}",
-                    devices[*i],
-                    p.timing.clone().unwrap_or_default()
-                )
-            })
-            .collect::<String>()
+        let mut t = shares_text(chosen.as_ref(), devices);
+        for (i, p) in &parts {
+            t.push_str(&format!(
+                "device {i} ({}):\n{}",
+                devices[*i],
+                p.timing.clone().unwrap_or_default()
+            ));
+        }
+        t
     });
     let value = gather(split, parts.into_iter().map(|(_, p)| p.value).collect())?;
     Ok((value, timing))
@@ -766,11 +1094,65 @@ pub fn run_files(
     run(src, &inputs, devices, None, time)
 }
 
-/// Each device's speed on this program, in slice elements per kernel nanosecond, from the
-/// profiled kernel time of a slice of about 1/64 of the range on it, one device after the
-/// other so that they do not compete. A device named more than once is
-/// measured once; when every device is the same, the split is equal and nothing is measured.
-fn calibrate(split: &Split, inputs: &Inputs, devices: &[String], n: usize) -> Result<Vec<f64>, Error> {
+/// Each device's share and why (nothing when the shares were given).
+fn shares_text(chosen: Option<&Shares>, devices: &[String]) -> String {
+    let Some(c) = chosen else { return String::new() };
+    devices
+        .iter()
+        .zip(&c.why)
+        .enumerate()
+        .map(|(i, (d, why))| format!("share of device {i} ({d}): {why}\n"))
+        .collect()
+}
+
+/// A device's share of the split range is left out below this fraction of it: a sliver costs
+/// its device's fixed costs (build, copies, launch) for next to nothing.
+pub const MIN_SHARE: f64 = 0.02;
+
+/// Below this kernel time a calibration probe is mostly launch overhead: the probe grows (4×)
+/// until its kernels take this long or it reaches 1/8 of the range.
+const PROBE_MS: f64 = 2.0;
+
+/// What one device is expected to take: `fixed_ms` whatever its share (building its kernels,
+/// copying the inputs it reads whole, launching) plus `ns_per_elem` per element of its share.
+#[derive(Clone, Debug)]
+pub struct Estimate {
+    pub ns_per_elem: f64,
+    pub fixed_ms: f64,
+    /// Where it comes from: the tuning cache, the calibration cache, or a probe just run.
+    pub from: String,
+    /// Whether the time per element is measured on kernels long enough to trust (else it is
+    /// the first, small probe's: an overestimate of a fast device, mostly launch overhead).
+    pub settled: bool,
+}
+
+impl Estimate {
+    fn ms(&self, elems: f64) -> f64 {
+        self.fixed_ms + elems * self.ns_per_elem / 1e6
+    }
+}
+
+/// How the split range is shared: elements per device (0: nothing) and, per device, why.
+#[derive(Clone, Debug)]
+pub struct Shares {
+    pub weights: Vec<f64>,
+    pub why: Vec<String>,
+}
+
+/// The shares of `n` elements over `devices`: equal when every device is named the same;
+/// otherwise from each device's [`Estimate`] (the tuning cache's time for the given program
+/// `given_src` at these sizes, else a calibration cached per device and program, else a probe
+/// at a small size, then cached), the devices that finish soonest together: the fastest alone,
+/// then each next one while adding it makes the whole end sooner and its share is at least
+/// [`MIN_SHARE`]. Shares make the chosen devices end together (`fixed + share × per-element`
+/// equal).
+pub fn shares(
+    given_src: Option<&str>,
+    split: &Split,
+    inputs: &Inputs,
+    devices: &[String],
+    n: usize,
+) -> Result<Shares, Error> {
     let mut distinct: Vec<&String> = vec![];
     for d in devices {
         if !distinct.contains(&d) {
@@ -778,19 +1160,197 @@ fn calibrate(split: &Split, inputs: &Inputs, devices: &[String], n: usize) -> Re
         }
     }
     if distinct.len() < 2 || n == 0 {
-        return Ok(vec![1.0; devices.len()]);
+        return Ok(Shares {
+            weights: vec![1.0; devices.len()],
+            why: devices
+                .iter()
+                .map(|_| "an equal share: every device is the same".to_string())
+                .collect(),
+        });
     }
-    let c = (n / 64).clamp(1, n);
-    let probe = slice_inputs(split, inputs, 0..c)?;
-    let mut speed: BTreeMap<&String, f64> = BTreeMap::new();
+    // First one small probe per device: a device that gets nothing even against the fast
+    // device's overestimated time per element would get nothing against its true one, and a
+    // device that gets everything needs no more precise time. Only devices that share the
+    // range are probed further.
+    let mut known: BTreeMap<&String, Estimate> = BTreeMap::new();
     for (i, d) in devices.iter().enumerate() {
-        if speed.contains_key(d) {
-            continue;
+        if !known.contains_key(d) {
+            let e = estimate(given_src, split, inputs, d, n, false).map_err(|e| on_device(i, d, e))?;
+            known.insert(d, e);
         }
-        let ns = kernel_ns(&split.slice_src, &probe, d).map_err(|e| on_device(i, d, e))?;
-        speed.insert(d, c as f64 / ns.max(1) as f64);
     }
-    Ok(devices.iter().map(|d| speed[d]).collect())
+    let est: Vec<Estimate> = devices.iter().map(|d| known[d].clone()).collect();
+    let first = choose(n, &est);
+    if first.weights.iter().filter(|w| **w > 0.0).count() < 2 {
+        return Ok(first);
+    }
+    let mut settled_any = false;
+    for (i, d) in devices.iter().enumerate() {
+        if first.weights[i] > 0.0 && !known[d].settled {
+            let e = estimate(given_src, split, inputs, d, n, true).map_err(|e| on_device(i, d, e))?;
+            known.insert(d, e);
+            settled_any = true;
+        }
+    }
+    if !settled_any {
+        return Ok(first);
+    }
+    let est: Vec<Estimate> = devices.iter().map(|d| known[d].clone()).collect();
+    Ok(choose(n, &est))
+}
+
+/// The end time (ms) of `set` sharing `n` elements so that all end together, and the shares;
+/// a share may come out below zero (the device's fixed cost alone ends past the others).
+fn together(n: f64, est: &[Estimate], set: &[usize]) -> (f64, Vec<f64>) {
+    // fixed_i + share_i × c_i = T for all i, Σ share_i = n
+    let speed: f64 = set.iter().map(|&i| 1e6 / est[i].ns_per_elem.max(1e-9)).sum();
+    let lead: f64 = set
+        .iter()
+        .map(|&i| est[i].fixed_ms * 1e6 / est[i].ns_per_elem.max(1e-9))
+        .sum();
+    let t = (n + lead) / speed;
+    let shares = set
+        .iter()
+        .map(|&i| (t - est[i].fixed_ms) * 1e6 / est[i].ns_per_elem.max(1e-9))
+        .collect();
+    (t, shares)
+}
+
+/// [`shares`]' choice from the estimates.
+pub fn choose(n: usize, est: &[Estimate]) -> Shares {
+    let nf = n as f64;
+    let mut order: Vec<usize> = (0..est.len()).collect();
+    order.sort_by(|&a, &b| est[a].ms(nf).total_cmp(&est[b].ms(nf)).then(a.cmp(&b)));
+    let mut set = vec![order[0]];
+    let (mut best_t, mut best_shares) = (est[order[0]].ms(nf), vec![nf]);
+    let mut why: Vec<String> = vec![String::new(); est.len()];
+    for &i in &order[1..] {
+        let mut with = set.clone();
+        with.push(i);
+        let (t, sh) = together(nf, est, &with);
+        let mine = *sh.last().expect("one share per device");
+        // (a positive share always ends the whole sooner; none is left when the device's
+        // fixed cost alone ends after the faster devices would have finished without it)
+        if mine <= 0.0 || t >= best_t {
+            why[i] = format!(
+                "nothing: it would finish later than the faster device(s) alone (its fixed cost alone is \
+                 {:.1} ms; they end at {best_t:.1} ms without it)",
+                est[i].fixed_ms
+            );
+        } else if mine < MIN_SHARE * nf {
+            why[i] = format!(
+                "nothing: its share would be {:.1}% (below {:.0}%)",
+                100.0 * mine / nf,
+                100.0 * MIN_SHARE
+            );
+        } else {
+            set = with;
+            best_t = t;
+            best_shares = sh;
+        }
+    }
+    let mut weights = vec![0.0; est.len()];
+    for (&i, &sh) in set.iter().zip(&best_shares) {
+        weights[i] = sh;
+        why[i] = format!(
+            "{:.1}% of the range: ends at {best_t:.1} ms ({:.3} ns per element, {:.1} ms fixed; {})",
+            100.0 * sh / nf,
+            est[i].ns_per_elem,
+            est[i].fixed_ms,
+            est[i].from
+        );
+    }
+    for i in 0..est.len() {
+        if weights[i] == 0.0 {
+            why[i] = format!(
+                "{} ({:.3} ns per element, {:.1} ms fixed; {})",
+                why[i], est[i].ns_per_elem, est[i].fixed_ms, est[i].from
+            );
+        }
+    }
+    Shares { weights, why }
+}
+
+/// One device's [`Estimate`] for the slice program at these sizes; with `settle`, probes grow
+/// until their kernels are long enough to trust (see [`PROBE_MS`]), else one small probe.
+fn estimate(
+    given_src: Option<&str>,
+    split: &Split,
+    inputs: &Inputs,
+    device: &str,
+    n: usize,
+    settle: bool,
+) -> Result<Estimate, Error> {
+    let name = host_runner::Session::open(Some(device))
+        .map_err(|e| Error::plain(e.to_string()))?
+        .info()
+        .name
+        .clone();
+    if let Some(ms) = given_src.and_then(|src| crate::tune::tuned_ms(src, &inputs.sizes, &name)) {
+        return Ok(Estimate {
+            ns_per_elem: ms * 1e6 / n as f64,
+            fixed_ms: 0.0,
+            from: "the tuning cache's time of the whole program".into(),
+            settled: true,
+        });
+    }
+    // Per program and device; the sizes of the split dimension are left out, as the time per
+    // element does not depend on them.
+    let split_sizes = split.count.free_vars();
+    let sizes: BTreeMap<String, i64> = inputs
+        .sizes
+        .iter()
+        .filter(|(k, _)| !split_sizes.contains(*k))
+        .map(|(k, v)| (k.clone(), *v))
+        .collect();
+    let key = format!("devices|{}|{name}", crate::tune::program_key(&split.slice_src, &sizes));
+    if let Some(v) = crate::tune::cached(&key) {
+        let settled = v.get("settled").and_then(|x| x.as_bool()).unwrap_or(false);
+        if let (Some(ns), Some(fixed), true) = (
+            v.get("ns_per_elem").and_then(|x| x.as_f64()),
+            v.get("fixed_ms").and_then(|x| x.as_f64()),
+            settled || !settle,
+        ) {
+            return Ok(Estimate {
+                ns_per_elem: ns,
+                fixed_ms: fixed,
+                from: "calibrated before (tuning cache)".into(),
+                settled,
+            });
+        }
+    }
+    let mut c = (n / 1024).clamp(1, n);
+    let mut fixed_ms = None;
+    let (ns_per_elem, probed, settled) = loop {
+        let probe = slice_inputs(split, inputs, 0..c)?;
+        let started = std::time::Instant::now();
+        let compiled = compile_for(&split.slice_src, &probe, device)?;
+        let plan = compiled
+            .plan
+            .as_ref()
+            .ok_or_else(|| Error::plain("internal: a slice program without kernels"))?;
+        const REPEATS: usize = 3;
+        let m = crate::backend::run_measured(plan, &probe, Some(device), true, REPEATS, false)?;
+        let kernel_ms = m.kernel_ns.iter().map(|(_, ns)| *ns).sum::<u64>() as f64 / 1e6;
+        // The first probe's wall time less its kernels: building, copying, launching.
+        fixed_ms.get_or_insert((started.elapsed().as_secs_f64() * 1e3 - REPEATS as f64 * kernel_ms).max(0.0));
+        let settled = kernel_ms >= PROBE_MS || c >= n / 8 || c >= n;
+        if settled || !settle {
+            break (kernel_ms * 1e6 / c as f64, c, settled);
+        }
+        c = (c * 4).min(n);
+    };
+    let fixed_ms = fixed_ms.unwrap_or(0.0);
+    crate::tune::store_cached(
+        &key,
+        serde_json::json!({ "ns_per_elem": ns_per_elem, "fixed_ms": fixed_ms, "probe": probed, "settled": settled }),
+    );
+    Ok(Estimate {
+        ns_per_elem,
+        fixed_ms,
+        from: format!("a probe of {probed} just now, cached"),
+        settled,
+    })
 }
 
 fn result(value: Value, ty: Type, timing: Option<String>) -> RunResult {
@@ -815,21 +1375,66 @@ fn on_device(i: usize, device: &str, e: Error) -> Error {
 
 /// The inputs of one slice program: sliced parameters cut to `r`, the rest whole.
 fn slice_inputs(split: &Split, inputs: &Inputs, r: Range<usize>) -> Result<Inputs, Error> {
-    let mut values = Vec::with_capacity(split.params.len());
-    for &(k, sliced) in &split.params {
-        let v = &inputs.values[k];
-        values.push(if sliced {
-            match v {
-                Value::Array(xs) => Value::Array(xs[r.clone()].to_vec()),
-                _ => return Err(Error::plain("internal: a sliced input is not an array")),
-            }
-        } else {
-            v.clone()
-        });
-    }
+    let values = split
+        .params
+        .iter()
+        .map(|t| take(split, t, &|k| &inputs.values[k], &inputs.sizes, &r))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut sizes = inputs.sizes.clone();
-    sizes.insert(split.part.clone(), r.len() as i64);
+    sizes.insert(split.part.clone(), split.part_len(&r) as i64);
     Ok(Inputs { values, sizes })
+}
+
+/// The value of one slice program parameter for the slice `r`, from the given program's
+/// inputs (`given(k)`: its parameter `k`).
+fn take<'a>(
+    split: &Split,
+    t: &Take,
+    given: &dyn Fn(usize) -> &'a Value,
+    sizes: &BTreeMap<String, i64>,
+    r: &Range<usize>,
+) -> Result<Value, Error> {
+    let rows = |v: &Value, r: Range<usize>| match v {
+        Value::Array(xs) if r.end <= xs.len() => Ok(Value::Array(xs[r].to_vec())),
+        _ => Err(Error::plain(
+            "internal: a sliced input is not an array of the split's length",
+        )),
+    };
+    match t {
+        Take::Whole(k) => Ok(given(*k).clone()),
+        Take::Rows(k) => rows(given(*k), r.clone()),
+        Take::Columns(k) => match given(*k) {
+            Value::Array(xs) => xs
+                .iter()
+                .map(|row| rows(row, r.clone()))
+                .collect::<Result<_, _>>()
+                .map(Value::Array),
+            _ => Err(Error::plain("internal: a transposed input is not an array")),
+        },
+        Take::Halo { param, pre } => {
+            let lo = r.start * split.window.1;
+            let read = lo..lo + split.part_len(r);
+            match pre {
+                None => rows(given(*param), read),
+                Some(src) => {
+                    let prog = ir::parse(src)?;
+                    let lookup = |n: &str| sizes.get(n).copied();
+                    let made = ir::interp::eval(&prog, std::slice::from_ref(given(*param)), &lookup)
+                        .map_err(|e| Error::plain(format!("padding an input on the host: {}", e.message)))?;
+                    rows(&made, read)
+                }
+            }
+        }
+    }
+}
+
+/// The length of the split range at these sizes.
+fn split_len(split: &Split, sizes: &BTreeMap<String, i64>) -> Result<usize, Error> {
+    let n = split
+        .count
+        .eval(&|name| sizes.get(name).copied())
+        .map_err(|e| Error::plain(format!("internal: the split's length {}: {e}", split.count)))?;
+    Ok(usize::try_from(n).unwrap_or(0))
 }
 
 /// Compiles `src` for `device` at the inputs' sizes (its tuned variant when the cache has one)
@@ -864,17 +1469,6 @@ fn run_compiled_on(compiled: &crate::Compiled, inputs: &Inputs, device: &str, ti
         value: r.value,
         timing: r.timing,
     })
-}
-
-/// The kernel time (ns, from profiling events, the median of a few runs) of `src` on `device`.
-fn kernel_ns(src: &str, inputs: &Inputs, device: &str) -> Result<u64, Error> {
-    let compiled = compile_for(src, inputs, device)?;
-    let plan = compiled
-        .plan
-        .as_ref()
-        .ok_or_else(|| Error::plain("internal: a slice program without kernels"))?;
-    let m = crate::backend::run_measured(plan, inputs, Some(device), true, 3, false)?;
-    Ok(m.kernel_ns.iter().map(|(_, ns)| *ns).sum())
 }
 
 fn compile_for(src: &str, inputs: &Inputs, device: &str) -> Result<crate::Compiled, Error> {
@@ -930,26 +1524,53 @@ fn gather(split: &Split, parts: Vec<Value>) -> Result<Value, Error> {
     }
 }
 
-/// Runs `f` on every item marked `pending` at once, one thread per item (`lift tune`'s devices);
-/// `None` for the others, and for all when fewer than two are pending (nothing to overlap).
-/// A thread that panicked leaves `None`, so that the caller runs its item again itself.
-pub fn at_once<I: Sync, T: Send>(items: &[I], pending: &[bool], f: impl Fn(&I) -> T + Sync) -> Vec<Option<T>> {
-    if pending.iter().filter(|p| **p).count() < 2 {
-        return items.iter().map(|_| None).collect();
-    }
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .iter()
-            .zip(pending)
-            .map(|(item, p)| p.then(|| scope.spawn(|| f(item))))
-            .collect();
-        handles.into_iter().map(|h| h.and_then(|h| h.join().ok())).collect()
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn est(ns_per_elem: f64, fixed_ms: f64) -> Estimate {
+        Estimate {
+            ns_per_elem,
+            fixed_ms,
+            from: "test".into(),
+            settled: true,
+        }
+    }
+
+    #[test]
+    fn a_slow_device_gets_nothing_when_it_would_end_after_the_fast_one_alone() {
+        // mm 4096³'s shape: a GPU row in 1.4 µs, a CPU row in 2 ms, the CPU's build and
+        // copies 300 ms: the GPU alone ends at 56 ms, before the CPU could start.
+        let s = choose(4096, &[est(1_400.0, 50.0), est(2_000_000.0, 300.0)]);
+        assert_eq!(s.weights, vec![4096.0, 0.0]);
+        assert!(s.why[1].starts_with("nothing: it would finish later"), "{}", s.why[1]);
+        // Named the other way round, the GPU is still chosen first.
+        let s = choose(4096, &[est(2_000_000.0, 300.0), est(1_400.0, 50.0)]);
+        assert_eq!(s.weights, vec![0.0, 4096.0]);
+    }
+
+    #[test]
+    fn a_share_below_the_threshold_is_nothing() {
+        // 100× slower without fixed costs: its share would be 1%.
+        let s = choose(10_000, &[est(1_000.0, 0.0), est(100_000.0, 0.0)]);
+        assert_eq!(s.weights[1], 0.0);
+        assert!(s.why[1].contains("below 2%"), "{}", s.why[1]);
+        assert_eq!(s.weights[0], 10_000.0);
+    }
+
+    #[test]
+    fn comparable_devices_share_so_that_they_end_together() {
+        let s = choose(1_000, &[est(1_000_000.0, 10.0), est(3_000_000.0, 10.0)]);
+        assert!(
+            (s.weights[0] - 750.0).abs() < 1e-6 && (s.weights[1] - 250.0).abs() < 1e-6,
+            "{:?}",
+            s.weights
+        );
+        // A fixed cost moves work to the other device: both still end together.
+        let s = choose(1_000, &[est(1_000_000.0, 10.0), est(1_000_000.0, 110.0)]);
+        assert!((s.weights[0] - 550.0).abs() < 1e-6, "{:?}", s.weights);
+        assert_eq!(slices(1_000, &s.weights), vec![0..550, 550..1000]);
+    }
 
     #[test]
     fn slices_cover_the_range_in_proportion() {
@@ -959,21 +1580,5 @@ mod tests {
         assert_eq!(slices(100, &[1000.0, 1.0]), vec![0..100, 100..100]);
         assert_eq!(slices(3, &[1.0, 1.0, 1.0, 1.0]), vec![0..1, 1..2, 2..2, 2..3]);
         assert_eq!(slices(0, &[1.0, 1.0]), vec![0..0, 0..0]);
-    }
-
-    #[test]
-    fn pending_items_run_at_once_and_the_others_not_at_all() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        let (now, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
-        let out = at_once(&[10, 20, 30], &[true, false, true], |x| {
-            let n = now.fetch_add(1, Ordering::SeqCst) + 1;
-            most.fetch_max(n, Ordering::SeqCst);
-            std::thread::sleep(std::time::Duration::from_millis(200));
-            now.fetch_sub(1, Ordering::SeqCst);
-            x * 2
-        });
-        assert_eq!(out, vec![Some(20), None, Some(60)]);
-        assert_eq!(most.load(Ordering::SeqCst), 2, "the two pending items overlap");
-        assert_eq!(at_once(&[1, 2], &[false, true], |x| *x), vec![None, None]);
     }
 }

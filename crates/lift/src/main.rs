@@ -32,6 +32,9 @@ enum Command {
         /// comma-separated `P:D`).
         #[arg(long)]
         devices: Option<String>,
+        /// With `--devices`: sizes (`N=4096`) at which to show each device's share and why.
+        #[arg(long = "size", value_name = "NAME=VALUE", value_parser = size_arg, requires = "devices")]
+        devices_size: Vec<String>,
     },
     /// Compile and run a program on its inputs; print the result as JSON.
     Run {
@@ -160,6 +163,21 @@ const STACK_BYTES: usize = ir::STACK_BYTES;
 fn main() -> ExitCode {
     // Usage errors exit with 2 (clap's convention), before anything else runs.
     let cli = Cli::parse();
+    // The interpreter has no devices to split over: a flag it would silently ignore is a misuse.
+    if let Command::Run {
+        backend: Backend::Interp,
+        devices: Some(_),
+        ..
+    } = &cli.command
+    {
+        use clap::CommandFactory;
+        Cli::command()
+            .error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "--devices splits a run over OpenCL devices; it does not go with --backend interp",
+            )
+            .exit();
+    }
     let worker = std::thread::Builder::new()
         .name("lift".into())
         .stack_size(STACK_BYTES)
@@ -231,6 +249,7 @@ fn run(cli: Cli) -> Result<(), String> {
             output,
             work_group,
             devices,
+            devices_size,
         } => {
             let (name, src) = read_program(&program)?;
             if let Some(spec) = devices {
@@ -238,7 +257,7 @@ fn run(cli: Cli) -> Result<(), String> {
                     return Err(lift::report::render_plain("--devices goes with --emit plan", &[]));
                 }
                 let text = lift::devices::resolve(&spec)
-                    .and_then(|devs| lift::devices::describe(&src, &devs))
+                    .and_then(|devs| lift::devices::describe(&src, &devs, &devices_size))
                     .map_err(|e| e.render(&name, &src))?;
                 return write_out(output.as_ref(), &text);
             }

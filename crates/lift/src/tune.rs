@@ -92,6 +92,33 @@ pub fn tuned_entry(src: &str, sizes: &[String], device_name: &str) -> Option<Tun
     })
 }
 
+/// The kernel time (ms) of the tuned best configuration of `src` at `sizes` on the device named
+/// `device_name`, as `lift tune` measured it (`--devices` splits in proportion to it).
+pub fn tuned_ms(src: &str, sizes: &BTreeMap<String, i64>, device_name: &str) -> Option<f64> {
+    let cache = read_cache(&cache_path()?);
+    cache
+        .get(&cache_key(src, sizes, device_name))?
+        .get("median_ms")?
+        .as_f64()
+}
+
+/// An entry of the tuning cache by its whole key (`--devices` keeps its calibrations there).
+pub fn cached(key: &str) -> Option<serde_json::Value> {
+    read_cache(&cache_path()?).get(key).cloned()
+}
+
+/// Stores an entry of the tuning cache under its whole key.
+pub fn store_cached(key: &str, value: serde_json::Value) {
+    update_cache(|cache| {
+        cache.insert(key.to_string(), value);
+    });
+}
+
+/// A key part for a program text (its FNV-1a hash) and sizes.
+pub fn program_key(src: &str, sizes: &BTreeMap<String, i64>) -> String {
+    format!("{:016x}|{}", fnv1a64(src.as_bytes()), sizes_text(sizes))
+}
+
 fn store_best(src: &str, sizes: &BTreeMap<String, i64>, device_name: &str, entry: serde_json::Value) {
     update_cache(|cache| {
         cache.insert(cache_key(src, sizes, device_name), entry);
@@ -102,6 +129,10 @@ fn store_best(src: &str, sizes: &BTreeMap<String, i64>, device_name: &str, entry
 /// renamed over it, so a reader, or a run killed half-way through the write, never sees half
 /// a file. Failures are ignored: the cache only saves time.
 fn update_cache(change: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>)) {
+    // The devices of one tune record their measurements from threads of their own: one
+    // read-modify-write at a time, or one would write over what another just added.
+    static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _writing = WRITING.lock().unwrap_or_else(|e| e.into_inner());
     let Some(path) = cache_path() else { return };
     let mut cache = read_cache(&path);
     change(&mut cache);
@@ -123,12 +154,16 @@ fn update_cache(change: impl FnOnce(&mut serde_json::Map<String, serde_json::Val
 struct Record {
     /// `measured|<program key>` without the device part.
     key: String,
+    /// The cache as this run found it: a run resumes what earlier runs measured, not what
+    /// another of its devices (the same device named twice) measured a moment ago.
+    earlier: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Record {
     fn new(src: &str, sizes: &BTreeMap<String, i64>) -> Record {
         Record {
             key: format!("measured|{:016x}|{}", fnv1a64(src.as_bytes()), sizes_text(sizes)),
+            earlier: cache_path().map(|p| read_cache(&p)).unwrap_or_default(),
         }
     }
 
@@ -149,8 +184,7 @@ impl Record {
 
     /// The recorded measurement of a configuration (by [`Record::config_key`]) on the device.
     fn lookup(&self, device_name: &str, key: &str) -> Option<(f64, Check)> {
-        let cache = read_cache(&cache_path()?);
-        let entry = cache.get(&self.slot(device_name))?.get(key)?;
+        let entry = self.earlier.get(&self.slot(device_name))?.get(key)?;
         let ms = entry.get("median_ms")?.as_f64()?;
         Some((ms, check_from_json(entry.get("check")?)?))
     }
@@ -245,6 +279,10 @@ impl Check {
 
 /// One measured configuration (variant and work-group size) on one device.
 struct Row {
+    /// When its measurement started and ended, in seconds from the start of the tune (both 0
+    /// for a result resumed from the cache): the table shows the devices sweeping at once.
+    started_s: f64,
+    ended_s: f64,
     device: String,
     device_index: usize,
     variant: usize,
@@ -493,32 +531,54 @@ impl Compare {
     }
 }
 
-/// The progress of `lift tune` on stderr (`indicatif`), drawn only when stderr is a terminal,
-/// so that redirected output and test logs stay clean: configurations tried, the best time so
-/// far and, with a budget, the time left in it.
+/// The progress of `lift tune` on stderr (`indicatif`): one line per device, all drawn
+/// together by one `MultiProgress` (the devices sweep at once, each in its own thread), and
+/// only when stderr is a terminal, so that redirected output and test logs stay clean:
+/// configurations tried, the best time so far and, with a budget, the time left in it.
 struct Progress {
     bar: indicatif::ProgressBar,
+    label: String,
     budget: Option<std::time::Duration>,
     start: std::time::Instant,
     tried: usize,
     best_ms: Option<f64>,
 }
 
+/// The display all of a tune's lines are drawn in (hidden when stderr is not a terminal).
+fn progress_display() -> indicatif::MultiProgress {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        indicatif::MultiProgress::with_draw_target(indicatif::ProgressDrawTarget::stderr())
+    } else {
+        indicatif::MultiProgress::with_draw_target(indicatif::ProgressDrawTarget::hidden())
+    }
+}
+
 impl Progress {
-    fn new(total: usize, budget: Option<std::time::Duration>) -> Progress {
+    /// A line of its own (`display`: `None`: the tune's first steps, before the devices'
+    /// lines) or one of the display's lines.
+    fn new(
+        display: Option<&indicatif::MultiProgress>,
+        label: &str,
+        total: usize,
+        budget: Option<std::time::Duration>,
+    ) -> Progress {
         use std::io::IsTerminal;
-        let bar = if std::io::stderr().is_terminal() {
-            let len = budget.map_or(total as u64, |b| b.as_millis() as u64);
-            let bar = indicatif::ProgressBar::with_draw_target(Some(len), indicatif::ProgressDrawTarget::stderr());
+        let len = budget.map_or(total as u64, |b| b.as_millis() as u64);
+        let bar = match display {
+            _ if !std::io::stderr().is_terminal() => indicatif::ProgressBar::hidden(),
+            Some(d) if d.is_hidden() => indicatif::ProgressBar::hidden(),
+            Some(d) => d.add(indicatif::ProgressBar::new(len)),
+            None => indicatif::ProgressBar::with_draw_target(Some(len), indicatif::ProgressDrawTarget::stderr()),
+        };
+        if !bar.is_hidden() {
             if let Ok(style) = indicatif::ProgressStyle::with_template("[{bar:24}] {elapsed:>4} {msg}") {
                 bar.set_style(style.progress_chars("#>-"));
             }
-            bar
-        } else {
-            indicatif::ProgressBar::hidden()
-        };
+        }
         Progress {
             bar,
+            label: label.to_string(),
             budget,
             start: std::time::Instant::now(),
             tried: 0,
@@ -544,7 +604,7 @@ impl Progress {
             }
         };
         self.bar
-            .set_message(format!("tried {}, best {best}{left}  {what}", self.tried));
+            .set_message(format!("{}tried {}, best {best}{left}  {what}", self.label, self.tried));
     }
 
     fn tried(&mut self, ms: Option<f64>) {
@@ -698,6 +758,8 @@ pub fn tune(
 /// its value, and only a few are kept alive (each can be as large as the inputs).
 struct Checked {
     values: Vec<(usize, Bounded)>,
+    /// How many are kept: two per device, as each device may go back to its last variant.
+    keep: usize,
 }
 
 impl Checked {
@@ -710,7 +772,7 @@ impl Checked {
             return b.clone();
         }
         let b = bounded_eval_program(program, inputs, steps);
-        if self.values.len() >= 2 {
+        if self.values.len() >= self.keep.max(2) {
             self.values.drain(..1);
         }
         self.values.push((variant, b.clone()));
@@ -763,6 +825,10 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
     let all = host_runner::devices().map_err(|e| Error::plain(e.to_string()))?;
     let chosen: Vec<host_runner::DeviceInfo> = if devices.is_empty() || devices.iter().any(|d| d == "all") {
         all
+    } else if devices.iter().any(|d| d == "gpus") {
+        all.into_iter()
+            .filter(|d| d.kind == host_runner::DeviceKind::Gpu)
+            .collect()
     } else {
         let mut out = vec![];
         for want in devices.iter().flat_map(|d| d.split(',')) {
@@ -782,7 +848,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
         return Err(Error::plain("no OpenCL device to tune on"));
     }
 
-    let mut progress = Progress::new(chosen.len() * (top_k + 1).min(cands.len()), opts.budget);
+    let mut progress = Progress::new(None, "", (top_k + 1).min(cands.len()), None);
     progress.show("generating random inputs");
     // Shared with the thread that measures a variant, which a time limit may abandon.
     let inputs = std::sync::Arc::new(data::random_inputs(prog, &sizes, 42)?);
@@ -796,11 +862,35 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
     let program_key = format!("{:016x}|{}", fnv1a64(src.as_bytes()), sizes_text(&sizes));
 
     let record = Record::new(src, &sizes);
-    let mut rows: Vec<Row> = vec![];
-    let mut reference: Option<Bounded> = None;
-    let mut checked = Checked { values: vec![] };
-    let mut summaries = vec![];
-    for (k, dev) in chosen.iter().enumerate() {
+    progress.finish();
+    let display = progress_display();
+    // The devices sweep at once, one thread each (issue 14): what they share is the program's
+    // own interpreted value (computed once, by whichever device needs it first) and the
+    // interpreted values of variants (a variant checked on one device is not interpreted again
+    // for the other).
+    let shared_reference: std::sync::OnceLock<Bounded> = std::sync::OnceLock::new();
+    let checked = std::sync::Mutex::new(Checked {
+        values: vec![],
+        keep: 2 * chosen.len(),
+    });
+    // (Holding the lock while interpreting: a device that wants the same variant waits for it
+    // rather than interpreting it twice.)
+    let checked_has = |variant: usize| checked.lock().unwrap_or_else(|e| e.into_inner()).has(variant);
+    let checked_get = |variant: usize, program: &ir::Program| {
+        checked
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(variant, program, &inputs, opts.check_steps)
+    };
+    let sweep = |k: usize, dev: &host_runner::DeviceInfo| -> Result<(Vec<Row>, Summary), Error> {
+        let label = if chosen.len() > 1 {
+            format!("device {k} ({}): ", dev.id)
+        } else {
+            String::new()
+        };
+        let mut progress = Progress::new(Some(&display), &label, (top_k + 1).min(cands.len()), opts.budget);
+        let mut rows: Vec<Row> = vec![];
+        let mut reference: Option<Bounded> = None;
         let calibration = Calibration::load(&dev.name);
         // The order variants are seeded and explored in: the model's, or its calibration's.
         let mut order: Vec<usize> = (1..cands.len()).collect();
@@ -813,9 +903,8 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 p(a).total_cmp(&p(b)).then(a.cmp(&b))
             });
         }
-        let device_budget = opts
-            .budget
-            .map(|b| b.saturating_sub(start.elapsed()) / (chosen.len() - k) as u32);
+        // The devices run at once: each has what is left of the whole budget.
+        let device_budget = opts.budget.map(|b| b.saturating_sub(start.elapsed()));
         let device_start = std::time::Instant::now();
         // Whether work expected to take `expected` seconds still ends within `share` of the budget.
         let searching = |share: f64, expected: f64| {
@@ -884,7 +973,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
             tried.push(config.clone());
             // A new variant may need interpreting (when it is competitive): one that would end
             // past the budget is left out, and the search goes on with cheaper ones.
-            let interp = if config.variant != 0 && !checked.has(config.variant) && opts.check_steps > 0 {
+            let interp = if config.variant != 0 && !checked_has(config.variant) && opts.check_steps > 0 {
                 expected(&interp_secs)
             } else {
                 0.0
@@ -921,6 +1010,8 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
             }
             let try_no = rows.iter().filter(|r| r.device_index == k).count() + 1;
             let mut row = Row {
+                started_s: start.elapsed().as_secs_f64(),
+                ended_s: 0.0,
                 device: dev.name.clone(),
                 device_index: k,
                 variant: config.variant,
@@ -938,6 +1029,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 row.median_ms = Some(ms);
                 row.check = check;
                 row.resumed = true;
+                row.started_s = 0.0;
                 progress.tried(row.correct().then_some(ms));
                 rows.push(row);
                 continue;
@@ -958,6 +1050,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 // best, and the device is still busy with it, so this device's search ends here.
                 row.error = format!("did not finish within {} s ({TIME_LIMIT_VAR})", limit.as_secs_f64());
                 progress.tried(None);
+                row.ended_s = start.elapsed().as_secs_f64();
                 rows.push(row);
                 break;
             };
@@ -966,6 +1059,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 Err(e) => {
                     row.error = e.message().lines().next().unwrap_or("").to_string();
                     progress.tried(None);
+                    row.ended_s = start.elapsed().as_secs_f64();
                     rows.push(row);
                     trial_secs.push(trial_start.elapsed().as_secs_f64());
                     continue;
@@ -988,7 +1082,9 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 if reference.is_none() && opts.check_steps > 0 {
                     progress.show("variant 0: interpreting with error bounds");
                     let t = std::time::Instant::now();
-                    let r = bounded_eval_program(cands[0].2, &inputs, opts.check_steps);
+                    let r = shared_reference
+                        .get_or_init(|| bounded_eval_program(cands[0].2, &inputs, opts.check_steps))
+                        .clone();
                     interpreting += t.elapsed().as_secs_f64();
                     if let Err(Check::Wrong(why)) = &r {
                         // The program itself fails on these inputs: the user's error to see.
@@ -1006,8 +1102,8 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 } else {
                     progress.show(&format!("variant {}: interpreting with error bounds", config.variant));
                     let t = std::time::Instant::now();
-                    let fresh = !checked.has(config.variant);
-                    let value = checked.get(config.variant, program, &inputs, opts.check_steps);
+                    let fresh = !checked_has(config.variant);
+                    let value = checked_get(config.variant, program);
                     if fresh {
                         interp_secs.push(t.elapsed().as_secs_f64());
                     }
@@ -1019,6 +1115,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
             drop(got);
             record.store(&dev.name, &key, ms, &row.check);
             progress.tried(row.correct().then_some(row.median_ms).flatten());
+            row.ended_s = start.elapsed().as_secs_f64();
             rows.push(row);
             trial_secs.push(trial_start.elapsed().as_secs_f64() - interpreting);
         }
@@ -1042,7 +1139,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
             });
             for &i in leaders.iter().take(LEADERS) {
                 // (a leader left unchecked may need its variant interpreted)
-                let interp = if rows[i].deferred() && !checked.has(rows[i].variant) {
+                let interp = if rows[i].deferred() && !checked_has(rows[i].variant) {
                     expected(&interp_secs)
                 } else {
                     0.0
@@ -1059,7 +1156,11 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 if rows[i].deferred() {
                     if reference.is_none() && opts.check_steps > 0 {
                         progress.show("variant 0: interpreting with error bounds");
-                        reference = Some(bounded_eval_program(cands[0].2, &inputs, opts.check_steps));
+                        reference = Some(
+                            shared_reference
+                                .get_or_init(|| bounded_eval_program(cands[0].2, &inputs, opts.check_steps))
+                                .clone(),
+                        );
                     }
                     let value = if opts.check_steps == 0 {
                         Err(Check::Unchecked("checking is off (--check-steps 0)".into()))
@@ -1067,7 +1168,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                         Err(e.clone())
                     } else {
                         progress.show(&format!("variant {}: interpreting with error bounds", rows[i].variant));
-                        checked.get(rows[i].variant, program, &inputs, opts.check_steps)
+                        checked_get(rows[i].variant, program)
                     };
                     rows[i].check = judge(&reference, &value, &got);
                 }
@@ -1089,17 +1190,56 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
             })
             .collect();
         let refit = Calibration::refit(&dev.name, &program_key, &points);
-        summaries.push(Summary {
-            void,
-            out_of_time,
-            refined,
-            calibrated_order: calibration.as_ref().is_some_and(|c| c.usable()),
-            refit,
-            order,
-            elapsed: device_start.elapsed(),
-        });
+        progress.finish();
+        Ok((
+            rows,
+            Summary {
+                void,
+                out_of_time,
+                refined,
+                calibrated_order: calibration.as_ref().is_some_and(|c| c.usable()),
+                refit,
+                order,
+                elapsed: device_start.elapsed(),
+            },
+        ))
+    };
+    let outcomes: Vec<Result<(Vec<Row>, Summary), Error>> = if chosen.len() < 2 {
+        chosen.iter().enumerate().map(|(k, dev)| sweep(k, dev)).collect()
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = chosen
+                .iter()
+                .enumerate()
+                .map(|(k, dev)| {
+                    let sweep = &sweep;
+                    std::thread::Builder::new()
+                        .name(format!("lift-tune-{k}"))
+                        .stack_size(ir::STACK_BYTES)
+                        .spawn_scoped(scope, move || sweep(k, dev))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| match h {
+                    Ok(h) => h
+                        .join()
+                        .unwrap_or_else(|_| Err(Error::plain("internal error in a device's sweep (a bug in lift)"))),
+                    Err(e) => Err(Error::plain(format!("cannot start a device's sweep thread: {e}"))),
+                })
+                .collect()
+        })
+    };
+    drop(display);
+    // Every device's rows, in device order; the first device's error, if any, is the run's
+    // (what the others measured is in the tuning cache already).
+    let mut rows: Vec<Row> = vec![];
+    let mut summaries = vec![];
+    for outcome in outcomes {
+        let (mine, summary) = outcome?;
+        rows.extend(mine);
+        summaries.push(summary);
     }
-    progress.finish();
 
     let mut out = String::new();
     let _ = writeln!(
@@ -1631,6 +1771,7 @@ fn write_table(path: &Path, rows: &[Row]) -> Result<(), Error> {
                     "try": r.try_no, "found_by": r.found_by, "median_ms": r.median_ms,
                     "speedup": speedup(r), "correct": r.correct(), "check": r.check.label(),
                     "bound": r.check.bound(), "note": r.note(), "description": r.description,
+                    "device_index": r.device_index, "started_s": r.started_s, "ended_s": r.ended_s,
                 })
             })
             .collect();
@@ -1896,6 +2037,8 @@ mod tests {
     #[test]
     fn mutations_cover_every_configuration_once() {
         let row = |variant: usize, ms: f64| Row {
+            started_s: 0.0,
+            ended_s: 0.0,
             device: "d".into(),
             device_index: 0,
             variant,

@@ -181,7 +181,7 @@ fn a_map_whose_input_is_also_read_whole_gets_a_sliced_copy() {
       (lambda (xs) (join (map (lambda (x) (reduce + 0.0f (map (lambda (y) (* x y)) xs))) xs))))";
     match split_of(src) {
         lift::devices::Decision::Split(s) => {
-            assert_eq!(s.params, [(0, false), (0, true)]);
+            assert_eq!(s.params, [lift::devices::Take::Whole(0), lift::devices::Take::Rows(0)]);
         }
         lift::devices::Decision::Whole(why) => panic!("not split: {why}"),
     }
@@ -313,4 +313,247 @@ fn a_device_whose_build_fails_mid_run_gives_one_error_naming_it_and_no_result() 
         stderr.contains("forced by LIFT_DEVICES_FAIL"),
         "the build log is kept: {stderr}"
     );
+}
+
+/// `lift tune --devices D,D`: the two devices sweep at once, one thread each (each device's
+/// first measurement starts before the other's last one ends), every device gets its own
+/// section of the report, and the measurements land in the tuning cache.
+#[test]
+fn tune_sweeps_the_devices_at_once() {
+    let Some(devs) = twice() else { return };
+    let dir = std::env::temp_dir().join(format!("lift-it-devices-tune-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let table = dir.join("t.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .arg("tune")
+        .arg(examples_dir().join("hl_sum.lisp"))
+        .args(["--size", "N=65536", "--top", "2", "--repeats", "1", "--devices"])
+        .arg(devs.join(","))
+        .arg("--out")
+        .arg(&table)
+        .env("LIFT_CACHE_DIR", &dir)
+        .output()
+        .expect("lift runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        !stderr.contains('\r') && !stderr.contains('\x1b'),
+        "progress drawn on a non-terminal stderr:\n{stderr:?}"
+    );
+    assert_eq!(stdout.matches(&format!("({})\n", devs[0])).count(), 2, "{stdout}");
+    let rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&table).expect("the table")).expect("JSON");
+    let span = |k: u64| {
+        let mine: Vec<&serde_json::Value> = rows
+            .as_array()
+            .expect("rows")
+            .iter()
+            .filter(|r| r["device_index"] == k && r["ended_s"].as_f64() > Some(0.0))
+            .collect();
+        assert!(!mine.is_empty(), "device {k} measured nothing: {rows}");
+        let first = mine
+            .iter()
+            .map(|r| r["started_s"].as_f64().unwrap())
+            .fold(f64::INFINITY, f64::min);
+        let last = mine.iter().map(|r| r["ended_s"].as_f64().unwrap()).fold(0.0, f64::max);
+        (first, last)
+    };
+    let ((first0, last0), (first1, last1)) = (span(0), span(1));
+    assert!(
+        first1 < last0 && first0 < last1,
+        "the devices swept one after the other: device 0 {first0:.2}..{last0:.2} s, device 1 {first1:.2}..{last1:.2} s"
+    );
+    let cache = std::fs::read_to_string(dir.join("tuning.json")).expect("the tuning cache");
+    let name = &host_runner::devices().expect("listed above")[0].name;
+    assert!(
+        cache.contains(&format!("|{name}\"")),
+        "no measurement of {name} in the cache:\n{cache}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The interpreter has no devices: `--devices` with `--backend interp` is a usage error (exit
+/// 2), not silently ignored.
+#[test]
+fn devices_with_the_interpreter_is_a_usage_error() {
+    let ex = examples_dir();
+    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .arg("run")
+        .arg(ex.join("saxpy.lisp"))
+        .arg("--data")
+        .arg(ex.join("saxpy.json"))
+        .args(["--backend", "interp", "--devices", "0:0,0:0"])
+        .output()
+        .expect("lift runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert!(
+        stderr.contains("--devices") && stderr.contains("--backend interp"),
+        "{stderr}"
+    );
+}
+
+fn layout_split_of(src: &str) -> lift::devices::Split {
+    match split_of(src) {
+        lift::devices::Decision::Split(s) => s,
+        lift::devices::Decision::Whole(why) => panic!("not split: {why}"),
+    }
+}
+
+const STENCIL: &str = "(lift (N) ((array-type float N))
+  (lambda (xs)
+    (join (mapGlb (lambda (w) (toGlobal (reduceSeq (lambda (a x) (+ (* a 0.5f) x)) 0.0f w)))
+                  (slide #3 #1 (pad-clamp #1 #1 xs))))))";
+
+/// A stencil splits over its windows: each slice takes its rows of the padded input and the
+/// halo it shares with the next slice (the padding made on the host, so only the end slices
+/// hold it); with uneven slices and with one device given nothing too.
+#[test]
+fn a_stencil_splits_with_halos() {
+    let Some(devs) = twice() else { return };
+    let s = layout_split_of(STENCIL);
+    assert_eq!(s.window, (3, 1));
+    assert!(
+        matches!(&s.params[..], [lift::devices::Take::Halo { param: 0, pre: Some(_) }]),
+        "{:?}",
+        s.params
+    );
+    for n in [1001usize, 7, 2] {
+        let ins = inputs(vec![Value::Array(floats(n, 21))], &[("N", n as i64)]);
+        check(STENCIL, &ins, &devs, None);
+        check(STENCIL, &ins, &devs, Some(&[3.0, 1.0]));
+        check(STENCIL, &ins, &devs, Some(&[0.0, 1.0]));
+    }
+    // Windows of 5 every 2 of the input itself, and a constant pad read element by element.
+    let strided = "(lift (N) ((array-type float N))
+      (lambda (xs) (join (mapGlb (lambda (w) (toGlobal (reduceSeq + 0.0f w))) (slide #5 #2 xs)))))";
+    assert!(matches!(
+        &layout_split_of(strided).params[..],
+        [lift::devices::Take::Halo { param: 0, pre: None }]
+    ));
+    let padded = "(lift (N) (float (array-type float N))
+      (lambda (a xs) (toGlobal (mapGlb (lambda (x) (* a x)) (pad #1 #2 -1.0f xs)))))";
+    let n = 1000;
+    check(
+        strided,
+        &inputs(vec![Value::Array(floats(n, 22))], &[("N", n as i64)]),
+        &devs,
+        Some(&[1.0, 2.0]),
+    );
+    check(
+        padded,
+        &inputs(vec![Value::Float(3.0), Value::Array(floats(n, 23))], &[("N", n as i64)]),
+        &devs,
+        Some(&[2.0, 1.0]),
+    );
+}
+
+/// A map over chunks (`split`) gives each device whole chunks, with uneven slices too.
+#[test]
+fn a_map_over_chunks_splits_by_whole_chunks() {
+    let Some(devs) = twice() else { return };
+    let src = "(lift (N) ((array-type float N))
+      (lambda (xs) (join (mapGlb (lambda (c) (toGlobal (reduceSeq + 0.0f c))) (split #4 xs)))))";
+    let s = layout_split_of(src);
+    assert_eq!(s.window, (4, 4));
+    let n = 4 * 251;
+    let ins = inputs(vec![Value::Array(floats(n, 26))], &[("N", n as i64)]);
+    check(src, &ins, &devs, None);
+    check(src, &ins, &devs, Some(&[1.0, 5.0]));
+}
+
+/// A map over the columns of a matrix (`transpose`) cuts every row.
+#[test]
+fn a_map_over_a_transpose_splits_the_columns() {
+    let Some(devs) = twice() else { return };
+    let src = "(lift (M N) ((array-type (array-type float N) M))
+      (lambda (m) (mapGlb (lambda (col) (toGlobal (reduceSeq + 0.0f col))) (transpose m))))";
+    let s = layout_split_of(src);
+    assert_eq!(
+        (s.size.as_str(), &s.params[..]),
+        ("N", &[lift::devices::Take::Columns(0)][..])
+    );
+    let (m, n) = (13, 101);
+    let ins = inputs(vec![matrix(m, n, 24)], &[("M", m as i64), ("N", n as i64)]);
+    check(src, &ins, &devs, None);
+    check(src, &ins, &devs, Some(&[1.0, 4.0]));
+}
+
+/// A Jacobi-like host loop over a stencil: every step's slices take their halos from the
+/// gathered state of the step before.
+#[test]
+fn a_stencil_host_loop_splits_every_step() {
+    let Some(devs) = twice() else { return };
+    let src = "(lift (N K) ((array-type float N))
+      (lambda (xs)
+        (iterate K
+          (lambda (s)
+            (join (mapGlb (lambda (w) (toGlobal (mapSeq (lambda (t) (* t 0.25f)) (reduceSeq + 0.0f w))))
+                          (slide #3 #1 (pad-clamp #1 #1 s)))))
+          xs)))";
+    let typed = lift::compile(src, &lift::Options::types_only()).expect("types");
+    let hl = lift::devices::host_loop(&typed.given, &typed.given_info).expect("the loop's step splits");
+    assert_eq!(hl.step.window, (3, 1));
+    let n = 301;
+    let ins = inputs(vec![Value::Array(floats(n, 25))], &[("N", n as i64), ("K", 5)]);
+    check(src, &ins, &devs, None);
+    check(src, &ins, &devs, Some(&[1.0, 3.0]));
+}
+
+/// With sizes, `--emit plan --devices` shows each device's share and why; the estimate of a
+/// device is probed once at a small size and then comes from the cache.
+#[test]
+fn the_plan_shows_each_devices_share_and_why() {
+    let Some(devs) = twice() else { return };
+    // The same device by id and by name: two specs, so the shares are estimated.
+    let name = host_runner::devices().expect("listed above")[0].name.clone();
+    let dir = std::env::temp_dir().join(format!("lift-it-devices-shares-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let plan = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_lift"))
+            .arg("compile")
+            .arg(examples_dir().join("hl_mm.lisp"))
+            .args(["--emit", "plan", "--devices"])
+            .arg(format!("{},{name}", devs[0]))
+            .args(["--size", "M=256", "--size", "K=64", "--size", "N=64"])
+            .env("LIFT_CACHE_DIR", &dir)
+            .output()
+            .expect("lift runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let first = plan();
+    assert!(first.contains(&format!("slice 0: device {}, 0..", devs[0])), "{first}");
+    assert!(first.contains("% of the range: ends at"), "{first}");
+    assert!(first.contains("just now, cached"), "{first}");
+    let again = plan();
+    assert!(!again.contains("just now"), "probed again: {again}");
+    assert!(again.contains("calibrated before"), "{again}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A device given the whole range runs the program as given, on the inputs as read (no slice
+/// program, no copies of the inputs), and the result is still the interpreter's.
+#[test]
+fn a_device_given_everything_runs_the_program_as_given() {
+    let Some(devs) = twice() else { return };
+    let n = 257;
+    let ins = inputs(
+        vec![
+            Value::Float(-1.5),
+            Value::Array(floats(n, 31)),
+            Value::Array(floats(n, 32)),
+        ],
+        &[("N", n as i64)],
+    );
+    let got =
+        lift::devices::run(SAXPY, &ins, &devs, Some(&[0.0, 1.0]), true).unwrap_or_else(|e| panic!("{}", e.message()));
+    let timing = got.timing.expect("timed");
+    assert!(
+        timing.contains(&format!("device 1 ({}), the whole range", devs[1])),
+        "{timing}"
+    );
+    check(SAXPY, &ins, &devs, Some(&[0.0, 1.0]));
 }

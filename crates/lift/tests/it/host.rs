@@ -298,3 +298,45 @@ fn tuning_a_host_program_is_refused_cleanly() {
     let msg = err.message();
     assert!(msg.contains("not supported yet") && !msg.contains("internal"), "{msg}");
 }
+
+/// `lift bench` of a host program times the whole program: its wall time, each loop's steps
+/// and the kernels' device times, in all and per step, after checking it against the
+/// interpreter at small sizes (it was refused as not supported).
+#[test]
+fn bench_reports_a_host_programs_steps_and_times() {
+    let Some(device) = crate::opencl::device() else { return };
+    let opts = |check: &str| lift::bench::BenchOptions {
+        device: device.clone(),
+        repeats: 3,
+        check: false,
+        check_sizes: vec![check.to_string()],
+        as_written: false,
+    };
+    let src = std::fs::read_to_string(crate::examples_dir().join("host_jacobi.lisp")).expect("the example");
+    let r = lift::bench::bench(&src, &["N=2048".into()], &opts("N=64")).unwrap_or_else(|e| panic!("{}", e.message()));
+    let h = r.host.as_ref().expect("a host program's report");
+    assert_eq!(h.walls_ms.len(), 3);
+    let [(kind, steps, Some(per_step))] = h.loops[..] else {
+        panic!("one loop with its per-step time: {:?}", h.loops)
+    };
+    assert_eq!(kind, "iterate-until");
+    assert!((1..=500).contains(&steps), "{steps}");
+    assert!(per_step > 0.0 && r.total_ms >= per_step && h.wall_ms > 0.0, "{r:?}");
+    assert!(r.check.starts_with("equals the interpreter at N=64"), "{}", r.check);
+    let text = r.text();
+    assert!(
+        text.contains("steps, kernels per step (median)") && text.contains("total time (host wall"),
+        "{text}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&r.json("host_jacobi.lisp")).expect("JSON");
+    assert_eq!(json["host"]["loops"][0]["steps"], steps);
+
+    // A loop of a size-variable count takes exactly that many steps.
+    let mut o = opts("N=8");
+    o.check_sizes.push("K=3".into());
+    let r =
+        lift::bench::bench(HALVE, &["N=4096".into(), "K=50".into()], &o).unwrap_or_else(|e| panic!("{}", e.message()));
+    let h = r.host.as_ref().expect("a host program's report");
+    assert!(matches!(h.loops[..], [("iterate", 50, Some(_))]), "{:?}", h.loops);
+    assert!(r.check.starts_with("equals the interpreter at K=3 N=8"), "{}", r.check);
+}
