@@ -62,6 +62,12 @@ pub struct Options {
     /// Only the rules whose names contain one of these (all rules when empty): to test rules
     /// one at a time.
     pub only_rules: Vec<String>,
+    /// Columns per work-group of a column-block reduction (`col-reduce-*`): consecutive
+    /// work-items read consecutive columns of a row.
+    pub col_blocks: Vec<i64>,
+    /// Row chunks per work-group of a column-block reduction (`col-reduce-*`): the work-items
+    /// that share a column.
+    pub col_rows: Vec<i64>,
 }
 
 impl Default for Options {
@@ -85,6 +91,8 @@ impl Default for Options {
             wg_sizes: vec![64, 128, 256],
             wg_items: vec![128, 1024],
             transpose_tiles: vec![16, 32],
+            col_blocks: vec![32, 64],
+            col_rows: vec![4, 8],
         }
     }
 }
@@ -184,6 +192,7 @@ pub fn saturate(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> 
         ("work-group reductions", egraph::wg_reduce_rules(opts)),
         ("work-groups", egraph::workgroup_rules(opts)),
         ("sequential", egraph::sequential_rules(opts)),
+        ("column reductions", egraph::col_reduce_rules(opts)),
     ] {
         let rules: Vec<_> = rules
             .into_iter()

@@ -263,7 +263,7 @@ impl Lowerer<'_> {
     /// Whether evaluating `t` runs any computation (as opposed to only rearranging arrays).
     fn computes(&self, t: &Term) -> bool {
         match &t.op {
-            TOp::Map | TOp::Reduce | TOp::App | TOp::Let | TOp::TTile(_) => true,
+            TOp::Map | TOp::Reduce | TOp::App | TOp::Let | TOp::TTile(_) | TOp::ColReduce(..) => true,
             TOp::Other(s) => {
                 let head = s.as_str().split(['|', ' ']).next().unwrap_or("");
                 !LAYOUT.contains(&head) || t.kids.iter().any(|k| self.computes(k))
@@ -441,6 +441,8 @@ impl Lowerer<'_> {
             TOp::Lam | TOp::MapF | TOp::ReduceF | TOp::ReduceFU | TOp::Comp => self.func(t, 1.0),
             // outside a work-group's own body, one work-item does the reduction
             TOp::WgReduce(_) => self.seq(&as_reduce(t)),
+            // inside a work-item there are no work-groups: the map it equals
+            TOp::ColReduce(..) => self.seq(&as_map(t)),
             _ => self.layout(t, false),
         }
     }
@@ -1144,6 +1146,7 @@ impl Lowerer<'_> {
                 let (s, c) = self.layout(t, true);
                 (s, c + LAUNCH + self.len(t) * MEM)
             }
+            TOp::ColReduce(bc, r) => self.host_colreduce(t, *bc, *r),
             _ => self.layout(t, true),
         }
     }
@@ -1346,5 +1349,209 @@ impl Lowerer<'_> {
             .b
             .prim(Prim::Iterate(arith::ArithExpr::cst(steps)), vec![step_fn, partials]);
         (tree, dc + rc + steps as f64 * (2.0 * fc + TREE_STEP))
+    }
+}
+
+/// `colreduce bc r f xs` as the `map f xs` it equals.
+fn as_map(t: &Rc<Term>) -> Rc<Term> {
+    Term::new(TOp::Map, t.kids[2..].to_vec(), t.len.clone(), t.inner.clone())
+}
+
+/// The reductions `t` computes at its own level (not inside its functions).
+fn reductions(t: &Term) -> usize {
+    let own = usize::from(matches!(t.op, TOp::Reduce | TOp::ReduceU | TOp::WgReduce(_)));
+    own + t
+        .kids
+        .iter()
+        .filter(|k| !is_fun(k))
+        .map(|k| reductions(k))
+        .sum::<usize>()
+}
+
+/// The kid indices from `t` down to its one reduction (see [`reductions`]).
+fn reduction_path(t: &Term) -> Option<Vec<usize>> {
+    if matches!(t.op, TOp::Reduce | TOp::ReduceU | TOp::WgReduce(_)) {
+        return Some(vec![]);
+    }
+    t.kids.iter().enumerate().find_map(|(i, k)| {
+        if is_fun(k) {
+            return None;
+        }
+        reduction_path(k).map(|mut p| {
+            p.insert(0, i);
+            p
+        })
+    })
+}
+
+/// `t` with the node at `path` replaced by `by`.
+fn replace_at(t: &Rc<Term>, path: &[usize], by: &Rc<Term>) -> Rc<Term> {
+    let Some((&i, rest)) = path.split_first() else {
+        return by.clone();
+    };
+    let mut kids = t.kids.clone();
+    kids[i] = replace_at(&t.kids[i], rest, by);
+    Term::new(t.op.clone(), kids, t.len.clone(), t.inner.clone())
+}
+
+/// The reduction a column block splits: `reduce f z (map h data)`, or `reduce f z data`.
+struct ColRed<'t> {
+    f: &'t Rc<Term>,
+    z: &'t Rc<Term>,
+    h: Option<&'t Rc<Term>>,
+    data: &'t Rc<Term>,
+}
+
+/// Local memory traffic, a barrier and the index arithmetic of a column block's partial
+/// results, per work-item.
+const COL_PARTIALS: f64 = 4.0;
+
+impl Lowerer<'_> {
+    /// `colreduce bc r (λc. B[reduce f z (map h D)]) xs` (see `egraph::ColReduceRule`), `D` a
+    /// view of the column `c` (no computation; `map h` may be absent):
+    /// `join (mapWrg0 (λblk. join (mapWrg1 (λb.
+    ///    let parts = toLocal (mapLcl0 (λc. lets of B (mapLcl1 (λch. reduceSeq (λa y. f a (h y))
+    ///      z ch) (transpose (split r D)))) b) in
+    ///    toGlobal (mapLcl0 (λq. let c = get 0 q in join (mapLcl1 (λp. B[reduce f z p])
+    ///      (split r (join (get 1 q))))) (zip b parts)))
+    ///  (split bc blk))) (split bc xs))`:
+    /// a work-group of `bc × r` work-items per block of `bc` columns (`mapWrg1` over one chunk
+    /// gives `mapLcl1` its dimension); work-item `(j, i)` reduces elements `i, i + r, …` of
+    /// column `j` (a row of the matrix is read by consecutive work-items), the partial results
+    /// meet in local memory, and work-item `(j, 0)` reduces its column's `r` of them and
+    /// computes the rest of `B` (an epilogue such as gemv's `alpha`/`beta` runs once per
+    /// column). Anything else, the plain map.
+    fn host_colreduce(&mut self, t: &Rc<Term>, bc: i64, r: i64) -> Out {
+        let (f, xs) = (&t.kids[2], &t.kids[3]);
+        let body = &f.kids[1];
+        let split = (f.op == TOp::Lam && t.inner.is_some() && reductions(body) == 1)
+            .then(|| reduction_path(body))
+            .flatten();
+        let Some(path) = split else {
+            return self.host(&as_map(t));
+        };
+        let mut red = body.clone();
+        for &i in &path {
+            red = red.kids[i].clone();
+        }
+        if red.op != TOp::Reduce {
+            return self.host(&as_map(t));
+        }
+        let (fr, z, x) = (&red.kids[0], &red.kids[1], &red.kids[2]);
+        // the column's data, and the element function fused into the chunks' loop
+        let (data, h) = match &x.op {
+            TOp::Map if matches!(x.kids[0].op, TOp::Sym(_)) => (&x.kids[1], Some(&x.kids[0])),
+            _ => (x, None),
+        };
+        if self.computes(data) {
+            return self.host(&as_map(t));
+        }
+        let n = self.len(xs);
+        let c = Self::sym_name(&f.kids[0]);
+        let (xt, xc, bind) = self.kernel_arg(xs);
+        let [blk, b, parts, q, ch, p] = ["blk", "b", "parts", "q", "ch", "p"].map(|n| self.name(n));
+        let blkv = self.b.bind(&blk);
+        let bv = self.b.bind(&b);
+        // phase 1: the chunks of each column
+        let cv = self.b.bind(&c);
+        let (chunks, c1) = self.col_chunks(body, &path, &ColRed { f: fr, z, h, data }, r, &ch);
+        self.b.unbind(cv);
+        let chunks_fn = self.b.lambda(vec![cv], chunks);
+        let be = self.b.var(bv);
+        let phase1 = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![chunks_fn, be]);
+        let phase1 = self.b.to(AddressSpace::Local, phase1);
+        let partsv = self.b.bind(&parts);
+        // phase 2: per column, its partial results and the rest of the body
+        let pt = Term::new(
+            TOp::Sym(Symbol::from(p.as_str())),
+            vec![],
+            Some(arith::ArithExpr::cst(r)),
+            None,
+        );
+        let last = Term::new(TOp::Reduce, vec![fr.clone(), z.clone(), pt], red.len.clone(), None);
+        let epilogue = replace_at(body, &path, &last);
+        let qv = self.b.bind(&q);
+        let cv = self.b.bind(&c);
+        let pv = self.b.bind(&p);
+        let (e2, c2) = self.seq(&epilogue);
+        self.b.unbind(pv);
+        let p_fn = self.b.lambda(vec![pv], e2);
+        let g1 = self.get(1, qv);
+        let col_parts = self.b.prim(Prim::Join, vec![g1]);
+        let col_parts = self.b.prim(Prim::Split(arith::ArithExpr::cst(r)), vec![col_parts]);
+        let one = self.b.prim(Prim::Map(MapKind::Lcl(1)), vec![p_fn, col_parts]);
+        let one = self.b.prim(Prim::Join, vec![one]);
+        self.b.unbind(cv);
+        let g0 = self.get(0, qv);
+        let one = self.b.let_(cv, g0, one);
+        self.b.unbind(qv);
+        let q_fn = self.b.lambda(vec![qv], one);
+        let be = self.b.var(bv);
+        let pe = self.b.var(partsv);
+        let pairs = self.b.prim(Prim::Zip, vec![be, pe]);
+        let phase2 = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![q_fn, pairs]);
+        let phase2 = self.b.to(AddressSpace::Global, phase2);
+        self.b.unbind(partsv);
+        let group = self.b.let_(partsv, phase1, phase2);
+        self.b.unbind(bv);
+        let group_fn = self.b.lambda(vec![bv], group);
+        let blke = self.b.var(blkv);
+        let single = self.b.prim(Prim::Split(arith::ArithExpr::cst(bc)), vec![blke]);
+        let inner = self.b.prim(Prim::Map(MapKind::Wrg(1)), vec![group_fn, single]);
+        let inner = self.b.prim(Prim::Join, vec![inner]);
+        self.b.unbind(blkv);
+        let blk_fn = self.b.lambda(vec![blkv], inner);
+        let blocks = self.b.prim(Prim::Split(arith::ArithExpr::cst(bc)), vec![xt]);
+        let groups = self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![blk_fn, blocks]);
+        let e = self.b.prim(Prim::Join, vec![groups]);
+        self.notes.push(format!(
+            "column blocks: mapWrg {} groups of {bc} columns × {r} row chunks",
+            (n / bc as f64).ceil()
+        ));
+        let threads = n * r as f64;
+        let under = if bc * r < 64 { 1.25 } else { 1.0 };
+        let cost = (threads / self.lanes).ceil() * under * (c1 + c2 + COL_PARTIALS) + threads * MEM;
+        (self.wrap(bind, e), xc + cost + LAUNCH)
+    }
+
+    /// Phase 1 of [`Self::host_colreduce`] for the column bound by the caller: the `let`s of
+    /// `t` on the way to its reduction (at `path`), then `mapLcl1` over the `r` strided chunks
+    /// of the reduction's data, each reduced by one work-item.
+    fn col_chunks(&mut self, t: &Rc<Term>, path: &[usize], red: &ColRed, r: i64, ch: &str) -> Out {
+        let &ColRed { f, z, h, data } = red;
+        let Some((&i, rest)) = path.split_first() else {
+            let chunk_len = data.len.as_ref().map(|l| l.div_assume_exact(&arith::ArithExpr::cst(r)));
+            let chunk = Term::new(TOp::Sym(Symbol::from(ch)), vec![], chunk_len.clone(), None);
+            let elems = match h {
+                Some(h) => Term::new(TOp::Map, vec![h.clone(), chunk], chunk_len, None),
+                None => chunk,
+            };
+            let red = Term::new(
+                TOp::Reduce,
+                vec![f.clone(), z.clone(), elems],
+                Some(arith::ArithExpr::cst(1)),
+                None,
+            );
+            let (d, dc) = self.seq(data);
+            let chv = self.b.bind(ch);
+            let (rd, rc) = self.seq(&red);
+            self.b.unbind(chv);
+            let red_fn = self.b.lambda(vec![chv], rd);
+            let split = self.b.prim(Prim::Split(arith::ArithExpr::cst(r)), vec![d]);
+            let strided = self.b.prim(Prim::Transpose, vec![split]);
+            return (self.b.prim(Prim::Map(MapKind::Lcl(1)), vec![red_fn, strided]), dc + rc);
+        };
+        match t.op {
+            // the value the body binds is needed on the way to the reduction
+            TOp::Let if i == 2 => {
+                let (v, vc) = self.seq(&t.kids[1]);
+                let x = self.b.bind(&Self::sym_name(&t.kids[0]));
+                let (b, bc) = self.col_chunks(&t.kids[2], rest, red, r, ch);
+                self.b.unbind(x);
+                (self.b.let_(x, v, b), vc + bc)
+            }
+            // what the body does with the reduction's result is phase 2's
+            _ => self.col_chunks(&t.kids[i], rest, red, r, ch),
+        }
     }
 }
