@@ -43,10 +43,11 @@ define_language! {
         // `(stage c)` = `c`, chunks of rows each copied into local memory by the work-group
         // that maps it, one row per work-item (`stage-rows`).
         "stage" = Stage(Id),
-        // `(colreduce bc r f xs)` = `map f xs`, `xs` the columns of a stored matrix and `f`'s
+        // `(colreduce bc r g f xs)` = `map f xs`, `xs` the columns of a stored matrix and `f`'s
         // body one reduction along its column: work-groups of `bc` columns × `r` row chunks,
-        // each work-item reducing every `r`-th element of its column (`col-reduce-*`).
-        "colreduce" = ColReduce([Id; 4]),
+        // `g` of them per column block (each over every `g`-th row), each work-item reducing
+        // every `r`-th of those elements of its column (`col-reduce-*`).
+        "colreduce" = ColReduce([Id; 5]),
         Num(i64),
         Sym(Symbol),
         Other(Symbol, Vec<Id>),
@@ -342,7 +343,7 @@ impl LiftAnalysis {
                 }
             }
             // the map it equals, but no fact that would let other rules look inside
-            Lift::ColReduce([_, _, f, x]) => {
+            Lift::ColReduce([_, _, _, f, x]) => {
                 let (f, x) = (d(f), d(x));
                 Data {
                     len: x.len,
@@ -1058,6 +1059,7 @@ pub fn count_matches(eg: &EG, pat: &str) -> usize {
 struct ColReduceRule {
     bc: i64,
     r: i64,
+    g: i64,
 }
 
 /// The matrix whose columns are the rows of `xs`: `transpose m`, or `zip` holding one.
@@ -1144,7 +1146,7 @@ impl Applier<Lift, LiftAnalysis> for ColReduceRule {
         let an = &eg.analysis;
         let splits =
             |len: &Option<ArithExpr>, k: i64| len.as_ref().is_some_and(|n| may_split(n, k, &an.sizes, &an.declared));
-        if !splits(&eg[xs].data.len, self.bc) || !splits(&Some(col_len.clone()), self.r) {
+        if !splits(&eg[xs].data.len, self.bc) || !splits(&Some(col_len.clone()), self.r * self.g) {
             return vec![];
         }
         let params = lam_params(eg);
@@ -1165,8 +1167,12 @@ impl Applier<Lift, LiftAnalysis> for ColReduceRule {
             return vec![];
         }
         let f = eg.add(Lift::Lam([c, b]));
-        let (bc, r) = (eg.add(Lift::Num(self.bc)), eg.add(Lift::Num(self.r)));
-        let res = eg.add(Lift::ColReduce([bc, r, f, xs]));
+        let (bc, r, g) = (
+            eg.add(Lift::Num(self.bc)),
+            eg.add(Lift::Num(self.r)),
+            eg.add(Lift::Num(self.g)),
+        );
+        let res = eg.add(Lift::ColReduce([bc, r, g, f, xs]));
         if eg.union(eclass, res) {
             vec![res]
         } else {
@@ -1175,20 +1181,22 @@ impl Applier<Lift, LiftAnalysis> for ColReduceRule {
     }
 }
 
-/// `col-reduce-{bc}x{r}` for each block of columns and number of row chunks of the options
-/// whose work-group fits.
+/// `col-reduce-{bc}x{r}-g{g}` for each block of columns, number of row chunks (of a work-group
+/// that fits) and number of work-groups per block of columns of the options.
 pub fn col_reduce_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> {
     let mut rules = vec![];
     for &bc in &opts.col_blocks {
         for &r in opts.col_rows.iter().filter(|r| bc * **r <= opts.max_group) {
-            rules.push(
-                Rewrite::new(
-                    format!("col-reduce-{bc}x{r}"),
-                    pat("(map (lam ?c ?b) ?xs)"),
-                    ColReduceRule { bc, r },
-                )
-                .expect("rule"),
-            );
+            for &g in &opts.col_groups {
+                rules.push(
+                    Rewrite::new(
+                        format!("col-reduce-{bc}x{r}-g{g}"),
+                        pat("(map (lam ?c ?b) ?xs)"),
+                        ColReduceRule { bc, r, g },
+                    )
+                    .expect("rule"),
+                );
+            }
         }
     }
     rules

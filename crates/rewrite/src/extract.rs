@@ -40,8 +40,8 @@ pub enum TOp {
     /// `reduce` by a work-group of this many work-items.
     WgReduce(i64),
     /// A map over columns reduced by column blocks of work-groups: columns per work-group, row
-    /// chunks per work-group.
-    ColReduce(i64, i64),
+    /// chunks per work-group, work-groups per block of columns.
+    ColReduce(i64, i64, i64),
 }
 
 /// Hashes an operator by what it means: a symbol by its text, not by egg's interned index,
@@ -111,7 +111,7 @@ impl Term {
             TOp::WgReduce(k) => format!("wgreduce {k}"),
             TOp::TTile(k) => format!("ttile {k}"),
             TOp::Stage => "stage".into(),
-            TOp::ColReduce(bc, r) => format!("colreduce {bc} {r}"),
+            TOp::ColReduce(bc, r, g) => format!("colreduce {bc} {r} {g}"),
             TOp::Num(n) => return n.to_string(),
             TOp::Sym(s) => return s.to_string(),
             TOp::Other(s) => s.as_str().split('|').next().unwrap_or("").to_string(),
@@ -163,7 +163,7 @@ fn op_of(n: &Lift, kids: &[Rc<Term>]) -> TOp {
         Lift::WgReduce(_) => TOp::WgReduce(num(0)),
         Lift::TTile(_) => TOp::TTile(num(0)),
         Lift::Stage(_) => TOp::Stage,
-        Lift::ColReduce(_) => TOp::ColReduce(num(0), num(1)),
+        Lift::ColReduce(_) => TOp::ColReduce(num(0), num(1), num(2)),
         Lift::Num(v) => TOp::Num(*v),
         Lift::Sym(s) => TOp::Sym(*s),
         Lift::Other(s, _) => TOp::Other(*s),

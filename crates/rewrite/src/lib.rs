@@ -68,6 +68,9 @@ pub struct Options {
     /// Row chunks per work-group of a column-block reduction (`col-reduce-*`): the work-items
     /// that share a column.
     pub col_rows: Vec<i64>,
+    /// Work-groups per block of columns of a column-block reduction (`col-reduce-*`), each
+    /// over every `g`-th row; above 1, a second kernel reduces their partial results.
+    pub col_groups: Vec<i64>,
 }
 
 impl Default for Options {
@@ -91,8 +94,12 @@ impl Default for Options {
             wg_sizes: vec![64, 128, 256],
             wg_items: vec![128, 1024],
             transpose_tiles: vec![16, 32],
-            col_blocks: vec![32, 64],
-            col_rows: vec![4, 8],
+            // measured on an H200 (gemv T, 8192²): 32×8 work-items beat 32×4 and 64×4, and
+            // larger work-groups were refused there (256 at most for this kernel); 4 groups per
+            // block of columns beat 8, 2 and 1
+            col_blocks: vec![32],
+            col_rows: vec![8],
+            col_groups: vec![1, 4, 8],
         }
     }
 }
