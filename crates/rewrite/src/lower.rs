@@ -1458,11 +1458,16 @@ impl Lowerer<'_> {
         let Some(path) = split else {
             return plain(self);
         };
+        // every work-item of a column evaluates the `let`s on the way to the reduction, and
+        // the second phase again: only views may be bound there (a computed array would be
+        // computed by all of them, into memory of its own)
         let mut red = body.clone();
+        let mut views = true;
         for &i in &path {
+            views &= !(red.op == TOp::Let && i == 2 && self.computes(&red.kids[1]));
             red = red.kids[i].clone();
         }
-        if red.op != TOp::Reduce {
+        if red.op != TOp::Reduce || !views {
             return plain(self);
         }
         let (fr, z, x) = (&red.kids[0], &red.kids[1], &red.kids[2]);

@@ -485,3 +485,19 @@ fn cost_model_ranks_column_blocks_first_for_gemv_t_and_atax() {
         assert!(per_column.cost > 1.5 * ex.variants[0].cost, "{ex}");
     }
 }
+
+#[test]
+fn col_reduce_lowers_only_views_on_the_way_to_the_reduction() {
+    // the column's scaled copy is a `let` of a computed array: every work-item of the column
+    // would compute all of it, so the map stays a map
+    let src = "(lift (R C) ((array-type (array-type float C) R) (array-type float C))
+      (lambda (m w) (join (map (lambda (cw)
+        (let s (reduce max 0.0f (map (lambda (v) (* v (get #1 cw))) (get #0 cw)))
+          (map (lambda (v) (+ v (get #1 cw))) s)))
+        (zip (transpose m) w)))))";
+    let ex = check_with(src, &[("R", 16), ("C", 32)], 1, col_only);
+    assert!(
+        ex.variants.iter().all(|v| !v.description.contains("column blocks")),
+        "{ex}"
+    );
+}
