@@ -1043,19 +1043,20 @@ pub fn count_matches(eg: &EG, pat: &str) -> usize {
 
 /// Column-block partial reduction (Lift's `partialReduceWithReorder` across the rows of a
 /// matrix, as CLBlast's transposed matrix-vector kernels do):
-/// `map (λc. … reduce f z X(c) …) xs` = `colreduce bc r (λc. … reduce f z X(c) …) xs`, where
+/// `map (λc. … reduce f z X(c) …) xs` = `colreduce bc r g (λc. … reduce f z X(c) …) xs`, where
 /// `xs` is `transpose m` (or a zip holding it), so `c` is a column of the stored row-major `m`;
 /// the body computes exactly one reduction itself (through `let`s, maps' arguments and joins),
-/// over an array `X(c)` of the column's length (made from the column, or else reduced the
-/// same way all the same); `f`
-/// associative and commutative with neutral `z` (`r` chunks are reduced out of order);
-/// `bc | len xs`, `r | len X`; and the map is at host level (it mentions no function's
-/// parameter: the lowering makes a kernel of it). Lowered to work-groups of `bc × r`
-/// work-items: work-item `(j, i)` reduces `X(c_j)[i], X(c_j)[i+r], …` (consecutive work-items
-/// read consecutive addresses of a row of `m`), the `r` partial results of a column meet in
-/// local memory and the first row of work-items reduces them and runs the rest of the body.
-/// Without it, one work-item per column reads its whole column: coalesced, but too few
-/// work-items to keep the memory busy.
+/// over an array `X(c)` of the column's length (made from the column; any other array of that
+/// length is reduced the same way all the same); `f` associative and commutative with neutral
+/// `z` (the chunks are reduced out of order); `bc | len xs`, `r·g | len X`; and the map is at
+/// host level (it mentions no function's parameter: the lowering makes a kernel of it).
+/// Lowered to work-groups of `bc × r` work-items, `g` per block of `bc` columns: work-item
+/// `(j, i)` of group `k` reduces `X(c_j)[k + g·i], X(c_j)[k + g·(i + r)], …` (consecutive
+/// work-items read consecutive addresses of a row of `m`), the `r` partial results of a column
+/// meet in local memory and the first row of work-items reduces them and runs the rest of the
+/// body (for `g > 1` a second kernel reduces the groups' results and runs it). Without it, one
+/// work-item per column reads its whole column: coalesced, but too few work-items to keep the
+/// memory busy.
 struct ColReduceRule {
     bc: i64,
     r: i64,
@@ -1188,6 +1189,9 @@ pub fn col_reduce_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis
     for &bc in &opts.col_blocks {
         for &r in opts.col_rows.iter().filter(|r| bc * **r <= opts.max_group) {
             for &g in &opts.col_groups {
+                // map (lam c b) xs = colreduce bc r g (lam c b) xs, xs columns of a stored
+                // matrix, b one reduction of an associative f from its neutral element over an
+                // array of the columns' length, bc | len xs, r·g | column length, host level
                 rules.push(
                     Rewrite::new(
                         format!("col-reduce-{bc}x{r}-g{g}"),
