@@ -43,6 +43,11 @@ define_language! {
         // `(stage c)` = `c`, chunks of rows each copied into local memory by the work-group
         // that maps it, one row per work-item (`stage-rows`).
         "stage" = Stage(Id),
+        // `(colreduce bc r g f xs)` = `map f xs`, `xs` the columns of a stored matrix and `f`'s
+        // body one reduction along its column: work-groups of `bc` columns × `r` row chunks,
+        // `g` of them per column block (each over every `g`-th row), each work-item reducing
+        // every `r`-th of those elements of its column (`col-reduce-*`).
+        "colreduce" = ColReduce([Id; 5]),
         Num(i64),
         Sym(Symbol),
         Other(Symbol, Vec<Id>),
@@ -337,6 +342,18 @@ impl LiftAnalysis {
                     ..Data::default()
                 }
             }
+            // the map it equals, but no fact that would let other rules look inside
+            Lift::ColReduce([_, _, _, f, x]) => {
+                let (f, x) = (d(f), d(x));
+                Data {
+                    len: x.len,
+                    inner: match &f.ret {
+                        Ret::Const(c) => Some(c.clone()),
+                        Ret::Same | Ret::Unknown => None,
+                    },
+                    ..Data::default()
+                }
+            }
         }
     }
 
@@ -566,6 +583,7 @@ impl WgRows {
                 | Lift::WgReduce(_)
                 | Lift::TTile(_)
                 | Lift::Stage(_)
+                | Lift::ColReduce(_)
                 | Lift::Num(_)
                 | Lift::Sym(_) => {}
             }
@@ -1021,4 +1039,169 @@ pub fn sequential_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis
 pub fn count_matches(eg: &EG, pat: &str) -> usize {
     let p: Pattern<Lift> = pat.parse().expect("pattern");
     p.search(eg).iter().map(|m| m.substs.len()).sum()
+}
+
+/// Column-block partial reduction (Lift's `partialReduceWithReorder` across the rows of a
+/// matrix, as CLBlast's transposed matrix-vector kernels do):
+/// `map (λc. … reduce f z X(c) …) xs` = `colreduce bc r g (λc. … reduce f z X(c) …) xs`, where
+/// `xs` is `transpose m` (or a zip holding it), so `c` is a column of the stored row-major `m`;
+/// the body computes exactly one reduction itself (through `let`s, maps' arguments and joins),
+/// over an array `X(c)` of the column's length (made from the column; any other array of that
+/// length is reduced the same way all the same); `f` associative and commutative with neutral
+/// `z` (the chunks are reduced out of order); `bc | len xs`, `r·g | len X`; and the map is at
+/// host level (it mentions no function's parameter: the lowering makes a kernel of it).
+/// Lowered to work-groups of `bc × r` work-items, `g` per block of `bc` columns: work-item
+/// `(j, i)` of group `k` reduces `X(c_j)[k + g·i], X(c_j)[k + g·(i + r)], …` (consecutive
+/// work-items read consecutive addresses of a row of `m`), the `r` partial results of a column
+/// meet in local memory and the first row of work-items reduces them and runs the rest of the
+/// body (for `g > 1` a second kernel reduces the groups' results and runs it). Without it, one
+/// work-item per column reads its whole column: coalesced, but too few work-items to keep the
+/// memory busy.
+struct ColReduceRule {
+    bc: i64,
+    r: i64,
+    g: i64,
+}
+
+/// The matrix whose columns are the rows of `xs`: `transpose m`, or `zip` holding one.
+fn column_matrix(eg: &EG, xs: Id) -> Option<Id> {
+    transposed_of(eg, xs).or_else(|| {
+        eg[xs].nodes.iter().find_map(|n| match n {
+            Lift::Other(s, kids) if s.as_str().split('|').next() == Some("zip") => {
+                kids.iter().find_map(|k| transposed_of(eg, *k))
+            }
+            _ => None,
+        })
+    })
+}
+
+/// The variables some `lam` of the e-graph binds: a term mentioning one is inside a function.
+fn lam_params(eg: &EG) -> Vec<Symbol> {
+    let mut out: Vec<Symbol> = eg
+        .classes()
+        .flat_map(|c| c.nodes.iter())
+        .filter_map(|n| match n {
+            Lift::Lam([x, _]) => symbol_of(eg, *x),
+            _ => None,
+        })
+        .collect();
+    out.sort_unstable_by(|a, b| a.as_str().cmp(b.as_str()));
+    out.dedup();
+    out
+}
+
+/// The reductions a function body computes at its own level (through `let`s, the array
+/// arguments of maps and other primitives, joins; not inside functions): each class with its
+/// `reduce f z x` nodes.
+fn body_reductions(eg: &EG, class: Id, seen: &mut Vec<Id>, found: &mut Vec<(Id, [Id; 3])>) {
+    let class = eg.find(class);
+    if seen.contains(&class) || seen.len() > 64 {
+        return;
+    }
+    seen.push(class);
+    for node in &eg[class].nodes {
+        match node {
+            Lift::Reduce(kids) => found.push((class, *kids)),
+            Lift::Let([_, v, b]) => {
+                body_reductions(eg, *v, seen, found);
+                body_reductions(eg, *b, seen, found);
+            }
+            Lift::Map([_, x]) | Lift::Join(x) => body_reductions(eg, *x, seen, found),
+            Lift::Other(_, kids) => {
+                for k in kids {
+                    body_reductions(eg, *k, seen, found);
+                }
+            }
+            // a work-group reduction is a reduction too
+            Lift::WgReduce([_, f, z, x]) => found.push((class, [*f, *z, *x])),
+            Lift::Split(_)
+            | Lift::AsVector(_)
+            | Lift::AsScalar(_)
+            | Lift::Lam(_)
+            | Lift::MapF(_)
+            | Lift::ReduceF(_)
+            | Lift::ReduceFU(_)
+            | Lift::Comp(_)
+            | Lift::Transpose(_)
+            | Lift::Local(_)
+            | Lift::KTile(_)
+            | Lift::TTile(_)
+            | Lift::Stage(_)
+            | Lift::ColReduce(_)
+            | Lift::Num(_)
+            | Lift::Sym(_) => {}
+        }
+    }
+}
+
+impl Applier<Lift, LiftAnalysis> for ColReduceRule {
+    fn apply_one(&self, eg: &mut EG, eclass: Id, s: &Subst, _: Option<&PatternAst<Lift>>, _: Symbol) -> Vec<Id> {
+        let (c, b, xs) = (s[var("?c")], s[var("?b")], s[var("?xs")]);
+        if symbol_of(eg, c).is_none() {
+            return vec![];
+        }
+        let Some(m) = column_matrix(eg, xs) else { return vec![] };
+        let Some(col_len) = eg[m].data.len.clone() else {
+            return vec![];
+        };
+        let an = &eg.analysis;
+        let splits =
+            |len: &Option<ArithExpr>, k: i64| len.as_ref().is_some_and(|n| may_split(n, k, &an.sizes, &an.declared));
+        if !splits(&eg[xs].data.len, self.bc) || !splits(&Some(col_len.clone()), self.r * self.g) {
+            return vec![];
+        }
+        let params = lam_params(eg);
+        if eg[eclass].data.free.iter().any(|v| params.contains(v)) {
+            return vec![];
+        }
+        // one reduction, whatever its operator: the rule splits only that one
+        let mut found = vec![];
+        body_reductions(eg, b, &mut vec![], &mut found);
+        let mut classes: Vec<Id> = found.iter().map(|(class, _)| *class).collect();
+        classes.sort();
+        classes.dedup();
+        let along_column = found.iter().any(|(_, [f, z, x])| {
+            let (fd, zd, xd) = (&eg[*f].data, &eg[*z].data, &eg[*x].data);
+            neutral_of(fd, zd) && xd.partial == 0 && xd.len.as_ref() == Some(&col_len)
+        });
+        if classes.len() != 1 || !along_column {
+            return vec![];
+        }
+        let f = eg.add(Lift::Lam([c, b]));
+        let (bc, r, g) = (
+            eg.add(Lift::Num(self.bc)),
+            eg.add(Lift::Num(self.r)),
+            eg.add(Lift::Num(self.g)),
+        );
+        let res = eg.add(Lift::ColReduce([bc, r, g, f, xs]));
+        if eg.union(eclass, res) {
+            vec![res]
+        } else {
+            vec![]
+        }
+    }
+}
+
+/// `col-reduce-{bc}x{r}-g{g}` for each block of columns, number of row chunks (of a work-group
+/// that fits) and number of work-groups per block of columns of the options.
+pub fn col_reduce_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> {
+    let mut rules = vec![];
+    for &bc in &opts.col_blocks {
+        for &r in opts.col_rows.iter().filter(|r| bc * **r <= opts.max_group) {
+            for &g in &opts.col_groups {
+                // map (lam c b) xs = colreduce bc r g (lam c b) xs, xs columns of a stored
+                // matrix, b one reduction of an associative f from its neutral element over an
+                // array of the columns' length, bc | len xs, r·g | column length, host level
+                rules.push(
+                    Rewrite::new(
+                        format!("col-reduce-{bc}x{r}-g{g}"),
+                        pat("(map (lam ?c ?b) ?xs)"),
+                        ColReduceRule { bc, r, g },
+                    )
+                    .expect("rule"),
+                );
+            }
+        }
+    }
+    rules
 }

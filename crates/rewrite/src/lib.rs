@@ -62,6 +62,15 @@ pub struct Options {
     /// Only the rules whose names contain one of these (all rules when empty): to test rules
     /// one at a time.
     pub only_rules: Vec<String>,
+    /// Columns per work-group of a column-block reduction (`col-reduce-*`): consecutive
+    /// work-items read consecutive columns of a row.
+    pub col_blocks: Vec<i64>,
+    /// Row chunks per work-group of a column-block reduction (`col-reduce-*`): the work-items
+    /// that share a column.
+    pub col_rows: Vec<i64>,
+    /// Work-groups per block of columns of a column-block reduction (`col-reduce-*`), each
+    /// over every `g`-th row; above 1, a second kernel reduces their partial results.
+    pub col_groups: Vec<i64>,
 }
 
 impl Default for Options {
@@ -85,6 +94,12 @@ impl Default for Options {
             wg_sizes: vec![64, 128, 256],
             wg_items: vec![128, 1024],
             transpose_tiles: vec![16, 32],
+            // measured on an H200 (gemv T, 8192²): 32×8 work-items beat 32×4 and 64×4, and
+            // larger work-groups were refused there (256 at most for this kernel); 4 groups per
+            // block of columns beat 8, 2 and 1
+            col_blocks: vec![32],
+            col_rows: vec![8],
+            col_groups: vec![1, 4, 8],
         }
     }
 }
@@ -184,6 +199,7 @@ pub fn saturate(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> 
         ("work-group reductions", egraph::wg_reduce_rules(opts)),
         ("work-groups", egraph::workgroup_rules(opts)),
         ("sequential", egraph::sequential_rules(opts)),
+        ("column reductions", egraph::col_reduce_rules(opts)),
     ] {
         let rules: Vec<_> = rules
             .into_iter()

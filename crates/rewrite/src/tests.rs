@@ -372,3 +372,139 @@ fn transpose_tiles_need_divisible_lengths() {
         "{ex}"
     );
 }
+
+/// Only the column-block reductions, with blocks small enough for small test sizes: one
+/// kernel, and two (two work-groups per block of columns).
+fn col_only(o: &mut Options) {
+    o.only_rules = vec!["col-".into()];
+    o.col_blocks = vec![8];
+    o.col_rows = vec![4];
+    o.col_groups = vec![1, 2];
+}
+
+const GEMV_T: &str = include_str!("../../../bench/cgo17/gemv_t.lisp");
+const ATAX: &str = include_str!("../../../bench/cgo17/atax.lisp");
+/// Column sums, written independently of the benchmarks: the reduction reads the column itself.
+const COL_SUMS: &str = "(lift (R C) ((array-type (array-type float C) R))
+  (lambda (m) (join (map (lambda (col) (reduce + 0.0f col)) (transpose m)))))";
+
+#[test]
+fn col_reduce_makes_column_blocks_that_are_sound_and_emit() {
+    for (src, sizes) in [
+        (GEMV_T, [("M", 32), ("N", 32)]),
+        (ATAX, [("M", 16), ("N", 32)]),
+        (COL_SUMS, [("R", 16), ("C", 32)]),
+    ] {
+        let ex = check_with(src, &sizes, 2, col_only);
+        let blocks: Vec<&crate::Variant> = ex
+            .variants
+            .iter()
+            .filter(|v| v.description.contains("column blocks"))
+            .collect();
+        // `8 × 4` work-items in two dimensions, one or two work-groups per block of columns
+        assert_eq!(blocks.len(), 2, "{ex}");
+        for v in &blocks {
+            for part in ["(mapWrg1", "(mapLcl1", "(toLocal", "(split #4 ", "(split #8 "] {
+                assert!(v.source.contains(part), "no `{part}` in\n{}", v.source);
+            }
+            assert!(emits(v), "{}", v.source);
+        }
+        // the two-kernel form: each group of a block takes every other row, a second kernel
+        // reduces the two partial results of a column
+        let two = blocks
+            .iter()
+            .find(|v| v.source.contains("(generate #2"))
+            .unwrap_or_else(|| panic!("no two-kernel variant:\n{ex}"));
+        for part in ["(at ", "(transpose (split #2 ", "(mapGlb", "(let partials"] {
+            assert!(two.source.contains(part), "no `{part}` in\n{}", two.source);
+        }
+    }
+}
+
+#[test]
+fn col_reduce_needs_columns_one_neutral_reduction_and_divisible_lengths() {
+    // the rule's own conditions, in the e-graph: the lowering would fall back to the plain map
+    let blocks = |src: &str, sizes: &[(&str, i64)]| {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        let mut opts = Options {
+            sizes: sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..Options::default()
+        };
+        col_only(&mut opts);
+        let (eg, ..) = crate::saturate(&prog, &info, &opts);
+        crate::egraph::count_matches(&eg, "(colreduce ?bc ?r ?g ?f ?xs)")
+    };
+    let none = |src: &str, sizes: &[(&str, i64)]| assert_eq!(blocks(src, sizes), 0, "{src}");
+    assert_eq!(blocks(COL_SUMS, &[("R", 16), ("C", 32)]), 2);
+    // 20 rows split into 4 chunks, but not into 2 groups of 4
+    assert_eq!(blocks(COL_SUMS, &[("R", 20), ("C", 32)]), 1);
+    // rows of a stored matrix, not columns: a work-group reduction reads them coalesced
+    none(
+        include_str!("../../../examples/hl_matvec.lisp"),
+        &[("M", 32), ("N", 32)],
+    );
+    // no neutral start for `+`
+    none(
+        "(lift (R C) ((array-type (array-type float C) R))
+          (lambda (m) (join (map (lambda (col) (reduce + 2.0f col)) (transpose m)))))",
+        &[("R", 16), ("C", 32)],
+    );
+    // 18 rows do not split into 4 chunks
+    none(COL_SUMS, &[("R", 18), ("C", 32)]);
+    // two reductions per column
+    none(
+        "(lift (R C) ((array-type (array-type float C) R))
+          (lambda (m) (map (lambda (col) (zip (reduce + 0.0f col) (reduce max 0.0f col))) (transpose m))))",
+        &[("R", 16), ("C", 32)],
+    );
+    // inside a function (each row of `a` maps over the columns of `b`): not a kernel of its own
+    none(
+        include_str!("../../../examples/hl_mm.lisp"),
+        &[("M", 8), ("K", 16), ("N", 32)],
+    );
+}
+
+#[test]
+fn cost_model_ranks_column_blocks_first_for_gemv_t_and_atax() {
+    for src in [GEMV_T, ATAX] {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        let opts = Options {
+            sizes: [("M".to_string(), 8192), ("N".to_string(), 8192)].into_iter().collect(),
+            ..Options::default()
+        };
+        let ex = explore(&prog, &info, &opts).expect("explores");
+        // the fastest on an H200 (gemv T 8192²: 0.080 ms against 0.142 with one group per
+        // block of columns and 0.326 for a work-item per column)
+        assert!(
+            ex.variants[0]
+                .description
+                .contains("column blocks: mapWrg1×mapWrg0 4×256 groups of 32 columns × 8 row chunks"),
+            "{ex}"
+        );
+        // one work-item per column (the previous best) costs more
+        let per_column = ex
+            .variants
+            .iter()
+            .find(|v| !v.description.contains("column blocks"))
+            .unwrap_or_else(|| panic!("no other variant:\n{ex}"));
+        assert!(per_column.cost > 1.5 * ex.variants[0].cost, "{ex}");
+    }
+}
+
+#[test]
+fn col_reduce_lowers_only_views_on_the_way_to_the_reduction() {
+    // the column's scaled copy is a `let` of a computed array: every work-item of the column
+    // would compute all of it, so the map stays a map
+    let src = "(lift (R C) ((array-type (array-type float C) R) (array-type float C))
+      (lambda (m w) (join (map (lambda (cw)
+        (let s (reduce max 0.0f (map (lambda (v) (* v (get #1 cw))) (get #0 cw)))
+          (map (lambda (v) (+ v (get #1 cw))) s)))
+        (zip (transpose m) w)))))";
+    let ex = check_with(src, &[("R", 16), ("C", 32)], 1, col_only);
+    assert!(
+        ex.variants.iter().all(|v| !v.description.contains("column blocks")),
+        "{ex}"
+    );
+}

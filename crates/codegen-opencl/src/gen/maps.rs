@@ -183,7 +183,14 @@ impl Gen<'_> {
                     MapKind::Wrg(_) => "wg_id",
                     MapKind::Plain | MapKind::Lcl(_) | MapKind::Seq | MapKind::SeqUnroll | MapKind::Vec => "l_id",
                 });
-                let i = ArithExpr::var(v.as_str(), Range::upto(n.clone()));
+                // the one index of a map of length 1 is 0 (a column block's `mapWrg1` over its
+                // one chunk, the `mapLcl1` of the row of work-items that finishes it): indices
+                // then do not add an id that is always 0
+                let i = if n.as_cst() == Some(1) {
+                    ArithExpr::cst(0)
+                } else {
+                    ArithExpr::var(v.as_str(), Range::upto(n.clone()))
+                };
                 let old = self.set_level(inner_level);
                 let dim = || vec![CExpr::Int(d as i64)];
                 if size == *n {

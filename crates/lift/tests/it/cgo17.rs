@@ -662,3 +662,110 @@ fn staged_row_variants_equal_the_interpreter() {
         },
     );
 }
+
+/// The column-block reductions (`col-reduce-*`) of gemv T, atax and the independently written
+/// `examples/col_sums.lisp`: every such variant that `lift explore` keeps (top 16) at an input
+/// its blocks divide, on OpenCL against the interpreter.
+#[test]
+fn column_block_variants_equal_the_interpreter() {
+    let Some(device) = crate::opencl::device() else { return };
+    let opts = lift::RunOptions {
+        device,
+        time: false,
+        interp: false,
+    };
+    let scratch = Scratch::new("column-blocks");
+    let col_sums = crate::examples()
+        .into_iter()
+        .find(|ex| ex.name == "col_sums.lisp")
+        .expect("examples/col_sums.lisp");
+    let mut cases: Vec<(Example, Vec<String>)> = suite()
+        .iter()
+        .filter(|ex| ["gemv_t.lisp", "atax.lisp"].contains(&ex.name.as_str()))
+        .map(|ex| {
+            let path = scratch.0.join(format!("{}-blocks.json", ex.name));
+            std::fs::write(&path, larger_input(&ex.name, 64, 128, 31).to_string()).expect("writes the input");
+            (clone_example(ex), vec![path.display().to_string()])
+        })
+        .collect();
+    let data = col_sums.data_path().expect("examples/col_sums.lisp has data");
+    cases.push((col_sums, vec![data]));
+    assert_eq!(cases.len(), 3);
+    check_all(
+        &cases,
+        |(ex, _)| &ex.name,
+        |(ex, data)| {
+            let (variants, sources, sizes) = explore_at_input(ex, data, "16", &scratch)?;
+            let blocks: Vec<&(String, String)> = variants
+                .iter()
+                .filter(|(description, _)| description.contains("column blocks"))
+                .collect();
+            if blocks.is_empty() {
+                return Err(format!("no column-block variant among {} ({sizes:?})", variants.len()));
+            }
+            let want = interpreter(ex, data)?;
+            for (description, source) in blocks {
+                let got = run_as_written(source, &sources, &opts)
+                    .map_err(|e| format!("{description} fails on OpenCL: {}\n{source}", e.message()))?;
+                let got = parse_json(&got.json, "the OpenCL result");
+                if !json_close(&want, &got) {
+                    return Err(format!(
+                        "{description} differs from the interpreter ({}):\n{source}",
+                        first_difference(&want, &got)
+                    ));
+                }
+            }
+            Ok(())
+        },
+    );
+}
+
+/// The column-block kernels as the rewriter's best variants at the suite's large sizes
+/// (`lift explore`, variant 0), snapshotted as `cl@colreduce__<file>_<sizes>.snap`.
+#[test]
+fn column_block_kernels() {
+    let scratch = Scratch::new("column-block-kernels");
+    let cases: &[(&str, &[&str])] = &[
+        ("gemv_t.lisp", &["M=8192", "N=8192"]),
+        ("atax.lisp", &["M=8192", "N=8192"]),
+    ];
+    check_all(
+        cases,
+        |(name, _)| name,
+        |(name, sizes)| {
+            let path = suite_dir().join(name).display().to_string();
+            let mut args = vec!["explore".to_string(), path, "--top".into(), "1".into()];
+            args.extend(sizes.iter().map(|s| format!("--size={s}")));
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let out = lift_cli(&args, &scratch).map_err(|e| format!("lift explore: {e}"))?;
+            let (description, source) = explored_variants(&out)
+                .into_iter()
+                .next()
+                .ok_or("lift explore printed no variant")?;
+            if !description.contains("column blocks") {
+                return Err(format!(
+                    "the best variant is not a column-block reduction: {description}"
+                ));
+            }
+            let compiled = lift::compile(
+                &source,
+                &lift::Options {
+                    as_written: true,
+                    ..lift::Options::default()
+                },
+            )
+            .map_err(|e| e.message())?;
+            let cl = compiled.text(lift::Emit::Cl).map_err(|e| e.message())?;
+            let suffix = format!("{}_{}", name.trim_end_matches(".lisp"), sizes.join("_"));
+            insta::with_settings!({
+                snapshot_suffix => format!("colreduce__{suffix}"),
+                prepend_module_to_snapshot => false,
+                omit_expression => true,
+                description => format!("lift explore bench/cgo17/{name} --top 1 {}, then --emit cl", sizes.join(" ")),
+            }, {
+                insta::assert_snapshot!("cl", format!(";; {description}\n{cl}"));
+            });
+            Ok(())
+        },
+    );
+}
