@@ -43,6 +43,10 @@ define_language! {
         // `(stage c)` = `c`, chunks of rows each copied into local memory by the work-group
         // that maps it, one row per work-item (`stage-rows`).
         "stage" = Stage(Id),
+        // `(gridreduce g s f z xs)` = `reduce f z xs`, computed in one launch by `g` work-groups
+        // of `s` work-items reading `xs` a grid apart, the last group to finish combining the
+        // groups' results (`grid-reduce-*`).
+        "gridreduce" = GridReduce([Id; 5]),
         Num(i64),
         Sym(Symbol),
         Other(Symbol, Vec<Id>),
@@ -230,7 +234,7 @@ impl LiftAnalysis {
                     ..Data::default()
                 }
             }
-            Lift::WgReduce([_, _, _, x]) => Data {
+            Lift::WgReduce([_, _, _, x]) | Lift::GridReduce([_, _, _, _, x]) => Data {
                 len: Some(ArithExpr::cst(1)),
                 flags: d(x).flags & FLOAT_ELEMS,
                 ..Data::default()
@@ -496,6 +500,7 @@ pub fn wg_reduce_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>
             );
         }
     }
+    rules.extend(grid_reduce_rules(opts));
     rules
 }
 
@@ -566,6 +571,7 @@ impl WgRows {
                 | Lift::WgReduce(_)
                 | Lift::TTile(_)
                 | Lift::Stage(_)
+                | Lift::GridReduce(_)
                 | Lift::Num(_)
                 | Lift::Sym(_) => {}
             }
@@ -1021,4 +1027,65 @@ pub fn sequential_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis
 pub fn count_matches(eg: &EG, pat: &str) -> usize {
     let p: Pattern<Lift> = pat.parse().expect("pattern");
     p.search(eg).iter().map(|m| m.substs.len()).sum()
+}
+
+/// The whole-array reductions in one launch (issue 11.1): `grid-reduce-{g}x{s}` for each number
+/// of work-groups `g` of `Options::grid_groups`, `s` the largest work-group size.
+pub fn grid_reduce_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> {
+    let Some(s) = opts
+        .wg_sizes
+        .iter()
+        .copied()
+        .filter(|s| s.count_ones() == 1 && *s <= opts.max_group)
+        .max()
+    else {
+        return vec![];
+    };
+    opts.grid_groups
+        .iter()
+        .filter(|g| **g > 0)
+        .map(|&g| {
+            // reduce f z xs = gridreduce g s f z xs, f associative and commutative, z its
+            // neutral element, xs a parameter of floats (read a grid of g·s apart, padded with z
+            // up to a multiple of g·s, so any length), and longer than two elements a work-item
+            // where its length is known
+            Rewrite::new(
+                format!("grid-reduce-{g}x{s}"),
+                pat("(reduce ?f ?z ?x)"),
+                GridPartial { g, s },
+            )
+            .expect("rule")
+        })
+        .collect()
+}
+
+/// See `grid-reduce-*`.
+struct GridPartial {
+    g: i64,
+    s: i64,
+}
+
+impl Applier<Lift, LiftAnalysis> for GridPartial {
+    fn apply_one(&self, eg: &mut EG, eclass: Id, sub: &Subst, _: Option<&PatternAst<Lift>>, _: Symbol) -> Vec<Id> {
+        let (f, z, x) = (sub[var("?f")], sub[var("?z")], sub[var("?x")]);
+        let (fd, zd, xd) = (&eg[f].data, &eg[z].data, &eg[x].data);
+        let an = &eg.analysis;
+        let param = symbol_of(eg, x).is_some_and(|p| an.params.contains(&p));
+        let Some(n) = xd.len.clone() else { return vec![] };
+        let long = match n.eval(&|v| an.sizes.get(v).copied()) {
+            Ok(n) => n >= 2 * self.g * self.s,
+            Err(_) => n.free_vars().iter().all(|v| an.declared.contains(v)),
+        };
+        if !neutral_of(fd, zd) || xd.partial != 0 || xd.flags & FLOAT_ELEMS == 0 || !param || !long {
+            return vec![];
+        }
+        let gn = eg.add(Lift::Num(self.g));
+        let sn = eg.add(Lift::Num(self.s));
+        let grid = eg.add(Lift::GridReduce([gn, sn, f, z, x]));
+        if eg.union(eclass, grid) {
+            vec![grid]
+        } else {
+            vec![]
+        }
+    }
 }

@@ -39,6 +39,8 @@ pub enum TOp {
     Stage,
     /// `reduce` by a work-group of this many work-items.
     WgReduce(i64),
+    /// `reduce` by this many work-groups of this many work-items, in one launch.
+    GridReduce(i64, i64),
 }
 
 /// Hashes an operator by what it means: a symbol by its text, not by egg's interned index,
@@ -108,6 +110,7 @@ impl Term {
             TOp::WgReduce(k) => format!("wgreduce {k}"),
             TOp::TTile(k) => format!("ttile {k}"),
             TOp::Stage => "stage".into(),
+            TOp::GridReduce(g, s) => format!("gridreduce {g} {s}"),
             TOp::Num(n) => return n.to_string(),
             TOp::Sym(s) => return s.to_string(),
             TOp::Other(s) => s.as_str().split('|').next().unwrap_or("").to_string(),
@@ -117,7 +120,12 @@ impl Term {
         for k in &self.kids {
             if matches!(
                 self.op,
-                TOp::Split(_) | TOp::AsVector(_) | TOp::KTile(_) | TOp::WgReduce(_) | TOp::TTile(_)
+                TOp::Split(_)
+                    | TOp::AsVector(_)
+                    | TOp::KTile(_)
+                    | TOp::WgReduce(_)
+                    | TOp::TTile(_)
+                    | TOp::GridReduce(..)
             ) && matches!(k.op, TOp::Num(_))
             {
                 continue;
@@ -154,6 +162,7 @@ fn op_of(n: &Lift, kids: &[Rc<Term>]) -> TOp {
         Lift::WgReduce(_) => TOp::WgReduce(num(0)),
         Lift::TTile(_) => TOp::TTile(num(0)),
         Lift::Stage(_) => TOp::Stage,
+        Lift::GridReduce(_) => TOp::GridReduce(num(0), num(1)),
         Lift::Num(v) => TOp::Num(*v),
         Lift::Sym(s) => TOp::Sym(*s),
         Lift::Other(s, _) => TOp::Other(*s),

@@ -62,6 +62,10 @@ pub struct Options {
     /// Only the rules whose names contain one of these (all rules when empty): to test rules
     /// one at a time.
     pub only_rules: Vec<String>,
+    /// Numbers of work-groups of a whole-array reduction in one launch (`grid-reduce-*`):
+    /// multiples of the compute units of the GPUs we run on (132 on the H200), up to the 8
+    /// groups of 256 work-items that one of its compute units holds at once.
+    pub grid_groups: Vec<i64>,
 }
 
 impl Default for Options {
@@ -85,6 +89,7 @@ impl Default for Options {
             wg_sizes: vec![64, 128, 256],
             wg_items: vec![128, 1024],
             transpose_tiles: vec![16, 32],
+            grid_groups: vec![264, 528, 1056],
         }
     }
 }
