@@ -1429,7 +1429,7 @@ impl Lowerer<'_> {
         self.b.unbind(pv);
         let e = self.b.let_(pv, first, last);
         self.notes.push(format!(
-            "one launch: {g} groups × {s} reading a grid apart, the last group combining the {g} results by {last_s}"
+            "one launch: {g} groups × work-group reduction by {s} reading a grid apart, the last group combining the {g} results by {last_s}"
         ));
         let threads = gs as f64;
         let cost = (threads / self.lanes).ceil() * tc + g as f64 * (MEM + GRID_TICKET) + tc2;
