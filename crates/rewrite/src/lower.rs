@@ -1360,13 +1360,14 @@ impl Lowerer<'_> {
     /// `gridreduce g s f z xs` (see `egraph::GridPartial`):
     /// `let parts = join (mapWrg (λgrp. tree (join (transpose grp)))
     ///                     (split #s (transpose (split #(g·s) (pad #0 #r z xs)))))
-    ///  in join (mapWrg (λc. tree c) (split #g parts))`
+    ///  in join (mapWrg (λc. tree c) (split #g' (pad #0 #(g'-g) z parts)))`
     /// with `r` padding `xs` with the neutral `z` to a multiple of `g·s`: work-item `l` of group
     /// `w` reduces `xs[w·s + l], xs[w·s + l + g·s], …` (every step of every group reads one
     /// contiguous run of `g·s` elements), each group combines its `s` results by the work-group
-    /// tree, and one group of `s'` work-items (`s'` the largest power of 2 dividing `g`, at most
-    /// `s`) combines the `g` results. The code generator runs that last group inside the first
-    /// launch, in whichever group finishes last (`codegen_opencl`'s `gen/host.rs`).
+    /// tree, and one group combines the `g` results, padded with `z` to a multiple of `s` so
+    /// that all its work-items read a few of them at once. The code generator runs that last
+    /// group inside the first launch, in whichever group finishes last (`codegen_opencl`'s
+    /// `gen/reduce.rs`).
     fn host_grid(&mut self, g: i64, s: i64, f: &Rc<Term>, z: &Rc<Term>, x: &Rc<Term>) -> Out {
         use arith::ArithExpr as A;
         let gs = g * s;
@@ -1411,25 +1412,29 @@ impl Lowerer<'_> {
         let first_fn = self.b.lambda(vec![gv], first);
         let first = self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![first_fn, groups]);
         let first = self.b.prim(Prim::Join, vec![first]);
-        // the groups' results, combined by one group
-        let last_s = (1i64 << g.trailing_zeros()).min(s);
+        // the groups' results, padded with `z` to a multiple of `s`, combined by one group of `s`
+        let whole = (g + s - 1) / s * s;
         let parts = self.name("parts");
         let pv = self.b.bind(&parts);
         let c = self.name("c");
-        let c_t = Term::new(TOp::Sym(Symbol::from(c.as_str())), vec![], Some(A::cst(g)), None);
+        let c_t = Term::new(TOp::Sym(Symbol::from(c.as_str())), vec![], Some(A::cst(whole)), None);
         let cv = self.b.bind(&c);
-        let (tree2, tc2) = self.wg_tree(last_s, f, z, &c_t);
+        let (tree2, tc2) = self.wg_tree(s, f, z, &c_t);
         let last = self.group_result(tree2);
         self.b.unbind(cv);
         let last_fn = self.b.lambda(vec![cv], last);
-        let pe = self.b.var(pv);
-        let one = self.b.prim(Prim::Split(A::cst(g)), vec![pe]);
+        let mut pe = self.b.var(pv);
+        if whole > g {
+            let (zl, _) = self.seq(z);
+            pe = self.b.prim(Prim::Pad(A::cst(0), A::cst(whole - g)), vec![zl, pe]);
+        }
+        let one = self.b.prim(Prim::Split(A::cst(whole)), vec![pe]);
         let last = self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![last_fn, one]);
         let last = self.b.prim(Prim::Join, vec![last]);
         self.b.unbind(pv);
         let e = self.b.let_(pv, first, last);
         self.notes.push(format!(
-            "one launch: {g} groups × work-group reduction by {s} reading a grid apart, the last group combining the {g} results by {last_s}"
+            "one launch: {g} groups × work-group reduction by {s} reading a grid apart, the last group combining their results"
         ));
         let threads = gs as f64;
         let cost = (threads / self.lanes).ceil() * tc + g as f64 * (MEM + GRID_TICKET) + tc2;

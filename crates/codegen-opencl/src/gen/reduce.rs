@@ -218,9 +218,9 @@ pub(super) struct LastGroup {
 }
 
 impl Gen<'_> {
-    /// `let parts = join (mapWrg f xs) in join (mapWrg g (split #n parts))`, `n` the length of
-    /// `parts` (so the second map is one work-group) and `g` reading `parts` only through its
-    /// parameter, `parts` an array of 32-bit scalars: the form `rewrite` lowers a whole-array
+    /// `let parts = join (mapWrg f xs) in join (mapWrg g (split #n parts'))`, `parts'` being
+    /// `parts` or `parts` padded, `n` its length (so the second map is one work-group) and `g`
+    /// reading `parts` only through its parameter, `parts` an array of 32-bit scalars: the form `rewrite` lowers a whole-array
     /// reduction to (`gridreduce`), which runs as one launch whose last group runs `g`.
     pub(super) fn last_group_form(&self, var: VarId, value: ExprId, body: ExprId) -> Option<LastGroup> {
         let wrg = |e: ExprId| -> Option<(ExprId, ExprId, ExprId)> {
@@ -253,7 +253,22 @@ impl Gen<'_> {
         let Type::Scalar(elem @ (Scalar::Float | Scalar::Int)) = **t else {
             return None;
         };
-        let reads_parts = matches!(self.prog.expr(args[0]), Expr::Var(v) if *v == var);
+        // `parts`, or `parts` padded with the neutral element up to a multiple of the group
+        let read = match self.prog.expr(args[0]) {
+            Expr::Prim {
+                prim: Prim::Pad(..),
+                args,
+            } => args[1],
+            Expr::Var(_)
+            | Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Let { .. }
+            | Expr::Pack(_) => args[0],
+        };
+        let reads_parts = matches!(self.prog.expr(read), Expr::Var(v) if *v == var);
         if !one || !reads_parts || self.mentions(g, var) || self.mentions(f, var) {
             return None;
         }
