@@ -95,6 +95,10 @@ pub const DOT: u16 = 1024;
 pub const DOT_FN: u16 = 2048;
 /// The class is an array of arrays of scalars or vectors (what `stage-rows` copies).
 pub const SCALAR_ROWS: u16 = 4096;
+/// A one-parameter function whose body is the product of two `float` components of its
+/// argument, `(* (get #i p) (get #j p))`: zero where both components are (`grid-reduce-*`
+/// pads a dot product's vectors with zeros). The top bit, away from the flags added in order.
+pub const ZERO_PRODUCT: u16 = 1 << 15;
 
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Data {
@@ -1047,8 +1051,9 @@ pub fn grid_reduce_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysi
         .map(|&g| {
             // reduce f z xs = gridreduce g s f z xs, f associative and commutative, z its
             // neutral element, xs a parameter of floats (read a grid of g·s apart, padded with z
-            // up to a multiple of g·s, so any length), and longer than two elements a work-item
-            // where its length is known
+            // up to a multiple of g·s, so any length) or a dot product `map h (zip p q)` of
+            // parameters of floats (`h` a product of two components: padded with zeros), and
+            // longer than two elements a work-item where its length is known
             Rewrite::new(
                 format!("grid-reduce-{g}x{s}"),
                 pat("(reduce ?f ?z ?x)"),
@@ -1070,13 +1075,30 @@ impl Applier<Lift, LiftAnalysis> for GridPartial {
         let (f, z, x) = (sub[var("?f")], sub[var("?z")], sub[var("?x")]);
         let (fd, zd, xd) = (&eg[f].data, &eg[z].data, &eg[x].data);
         let an = &eg.analysis;
-        let param = symbol_of(eg, x).is_some_and(|p| an.params.contains(&p));
+        // a parameter of floats, padded with z; or `map h (zip p q …)` of such parameters with
+        // `h` a product of two components and `f` a sum, the parameters padded with zeros
+        let float_param =
+            |id: Id| symbol_of(eg, id).is_some_and(|p| an.params.contains(&p)) && eg[id].data.flags & FLOAT_ELEMS != 0;
+        let products = fd.assoc == Some(Assoc::Add)
+            && eg[x].nodes.iter().any(|n| match n {
+                Lift::Map([h, zs]) => {
+                    eg[*h].data.flags & ZERO_PRODUCT != 0
+                        && eg[*zs].nodes.iter().any(|z| match z {
+                            Lift::Other(head, kids) => {
+                                head.as_str().starts_with("zip|") && kids.iter().all(|k| float_param(*k))
+                            }
+                            _ => false,
+                        })
+                }
+                _ => false,
+            });
+        let param = float_param(x) || products;
         let Some(n) = xd.len.clone() else { return vec![] };
         let long = match n.eval(&|v| an.sizes.get(v).copied()) {
             Ok(n) => n >= 2 * self.g * self.s,
             Err(_) => n.free_vars().iter().all(|v| an.declared.contains(v)),
         };
-        if !neutral_of(fd, zd) || xd.partial != 0 || xd.flags & FLOAT_ELEMS == 0 || !param || !long {
+        if !neutral_of(fd, zd) || xd.partial != 0 || !param || !long {
             return vec![];
         }
         let gn = eg.add(Lift::Num(self.g));

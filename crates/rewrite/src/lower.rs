@@ -1380,9 +1380,24 @@ impl Lowerer<'_> {
         let rows_len = len.add(&A::cst(gs - 1)).div(&A::cst(gs));
         // xs padded by the neutral element up to the next multiple of g·s (nothing when it is one)
         let pad = A::cst(gs - 1).sub(&len.sub(&A::cst(1)).rem(&A::cst(gs)));
-        let (xt, xc, bind) = self.kernel_arg(x);
-        let (zl, _) = self.seq(z);
-        let padded = self.b.prim(Prim::Pad(A::cst(0), pad), vec![zl, xt]);
+        // a dot product `map h (zip p q)`: p and q padded (with z = 0, where h is 0), h fused
+        // into the work-items' loop
+        let (h, padded, xc, bind) = match (&x.op, x.kids.first().map(|h| &h.op)) {
+            (TOp::Map, Some(TOp::Sym(_))) => {
+                let mut comps = vec![];
+                for c in &x.kids[1].kids {
+                    let (ct, _) = self.seq(c);
+                    let (zl, _) = self.seq(z);
+                    comps.push(self.b.prim(Prim::Pad(A::cst(0), pad.clone()), vec![zl, ct]));
+                }
+                (Some(x.kids[0].clone()), self.b.prim(Prim::Zip, comps), 0.0, None)
+            }
+            _ => {
+                let (xt, xc, bind) = self.kernel_arg(x);
+                let (zl, _) = self.seq(z);
+                (None, self.b.prim(Prim::Pad(A::cst(0), pad), vec![zl, xt]), xc, bind)
+            }
+        };
         let split = self.b.prim(Prim::Split(A::cst(gs)), vec![padded]);
         let rows = self.b.prim(Prim::Transpose, vec![split]);
         let groups = self.b.prim(Prim::Split(A::cst(s)), vec![rows]);
@@ -1405,6 +1420,10 @@ impl Lowerer<'_> {
             Some(rows_len.mul(&A::cst(s))),
             None,
         );
+        let chunk = match h {
+            Some(h) => Term::new(TOp::Map, vec![h, chunk], Some(rows_len.mul(&A::cst(s))), None),
+            None => chunk,
+        };
         let gv = self.b.bind(&grp);
         let (tree, tc) = self.wg_tree(s, f, z, &chunk);
         let first = self.group_result(tree);
