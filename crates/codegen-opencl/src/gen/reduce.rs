@@ -1,6 +1,14 @@
 //! Reductions and `iterate`: scalar and tuple accumulators in private variables, array
-//! accumulators in a buffer with a second one for each step, and `iterate` unrolled over two
-//! alternating buffers.
+//! accumulators in a buffer with a second one for each step, `iterate` unrolled over two
+//! alternating buffers, and whole-array reductions in one launch (`last_group`: per-group
+//! results, then the group that finishes last combines them).
+//!
+//! Measured (NVIDIA H200, `lift bench --repeats 20`, sum of 10^8 floats, medians; see
+//! `bench/results/runs/nvidia-h200-2026-11-24-sum-onekernel.md`): 1056 groups of 256 in one
+//! launch 0.1013 ms; the same with the last group's work as a launch of its own 0.1031 ms
+//! (0.0995 and 0.0036); the two kernels this replaced (625 groups, then one work-item summing
+//! 625 results) 0.1108 ms (0.1000 and 0.0108); `torch.sum` in the same command 0.1192 ms. 264
+//! and 528 groups took 0.1965 and 0.1227 ms (too few loads in flight), 2112 groups 0.1016 ms.
 
 use super::*;
 
@@ -272,12 +280,26 @@ impl Gen<'_> {
         if !one || !reads_parts || self.mentions(g, var) || self.mentions(f, var) {
             return None;
         }
+        // results stored and read one scalar at a time (`publish`, `acquire`), not as vectors
+        if self.vectors(f) || self.vectors(g) {
+            return None;
+        }
         // one dimension of work-items: the ticket is taken by local id 0 of dimension 0
         let hints = self.local_hints(value);
         if hints[1].is_some() || hints[2].is_some() || self.local_hints(body)[1..].iter().any(Option::is_some) {
             return None;
         }
         Some(LastGroup { first, last, elem })
+    }
+
+    fn vectors(&self, e: ExprId) -> bool {
+        matches!(
+            self.prog.expr(e),
+            Expr::Prim {
+                prim: Prim::AsVector(_) | Prim::AsScalar,
+                ..
+            }
+        ) || self.prog.children(e).into_iter().any(|c| self.vectors(c))
     }
 
     fn mentions(&self, e: ExprId, var: VarId) -> bool {
@@ -292,8 +314,9 @@ impl Gen<'_> {
     /// ticket (all others have published) reads the partial results with atomic loads and runs
     /// the one-group `mapWrg` over them, then zeroes the counter for the next launch. Partial
     /// results cross groups only through atomics, so Oclgrind sees no race; no group ever waits
-    /// for another, so no forward-progress guarantee is needed. The second launch this
-    /// replaces cost 14.5 µs on the H200 (a `reduceSeq` over 625 partial sums by one work-item).
+    /// for another, so no forward-progress guarantee is needed. The last group's work costs
+    /// about 2 µs on the H200 (module documentation), the launch it replaces 3.6 µs (one group)
+    /// to 10.8 µs (one work-item over 625 results).
     pub(super) fn last_group(&mut self, e: ExprId, var: VarId, stages: LastGroup, dest: &Dest) -> Result<()> {
         let LastGroup { first, last, elem } = stages;
         let Expr::Let { value, .. } = *self.prog.expr(e) else {
