@@ -60,7 +60,8 @@ pub fn float_text(f: f64) -> String {
 fn size_text(e: &arith::ArithExpr) -> String {
     match e.as_cst() {
         Some(c) if c >= 0 => format!("#{c}"),
-        _ => e.to_string(),
+        // in the reader's prefix syntax, so that a printed variant reads back (the tuning cache)
+        _ => size_source(e),
     }
 }
 

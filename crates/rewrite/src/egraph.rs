@@ -48,6 +48,10 @@ define_language! {
         // `g` of them per column block (each over every `g`-th row), each work-item reducing
         // every `r`-th of those elements of its column (`col-reduce-*`).
         "colreduce" = ColReduce([Id; 5]),
+        // `(gridreduce g s f z xs)` = `reduce f z xs`, computed in one launch by `g` work-groups
+        // of `s` work-items reading `xs` a grid apart, the last group to finish combining the
+        // groups' results (`grid-reduce-*`).
+        "gridreduce" = GridReduce([Id; 5]),
         Num(i64),
         Sym(Symbol),
         Other(Symbol, Vec<Id>),
@@ -96,6 +100,10 @@ pub const DOT: u16 = 1024;
 pub const DOT_FN: u16 = 2048;
 /// The class is an array of arrays of scalars or vectors (what `stage-rows` copies).
 pub const SCALAR_ROWS: u16 = 4096;
+/// A one-parameter function whose body is the product of two `float` components of its
+/// argument, `(* (get #i p) (get #j p))`: zero where both components are (`grid-reduce-*`
+/// pads a dot product's vectors with zeros). The top bit, away from the flags added in order.
+pub const ZERO_PRODUCT: u16 = 1 << 15;
 
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Data {
@@ -235,7 +243,7 @@ impl LiftAnalysis {
                     ..Data::default()
                 }
             }
-            Lift::WgReduce([_, _, _, x]) => Data {
+            Lift::WgReduce([_, _, _, x]) | Lift::GridReduce([_, _, _, _, x]) => Data {
                 len: Some(ArithExpr::cst(1)),
                 flags: d(x).flags & FLOAT_ELEMS,
                 ..Data::default()
@@ -513,6 +521,7 @@ pub fn wg_reduce_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>
             );
         }
     }
+    rules.extend(grid_reduce_rules(opts));
     rules
 }
 
@@ -584,6 +593,7 @@ impl WgRows {
                 | Lift::TTile(_)
                 | Lift::Stage(_)
                 | Lift::ColReduce(_)
+                | Lift::GridReduce(_)
                 | Lift::Num(_)
                 | Lift::Sym(_) => {}
             }
@@ -1114,6 +1124,7 @@ fn body_reductions(eg: &EG, class: Id, seen: &mut Vec<Id>, found: &mut Vec<(Id, 
             }
             // a work-group reduction is a reduction too
             Lift::WgReduce([_, f, z, x]) => found.push((class, [*f, *z, *x])),
+            Lift::GridReduce([_, _, f, z, x]) => found.push((class, [*f, *z, *x])),
             Lift::Split(_)
             | Lift::AsVector(_)
             | Lift::AsScalar(_)
@@ -1204,4 +1215,83 @@ pub fn col_reduce_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis
         }
     }
     rules
+}
+
+/// The whole-array reductions in one launch (issue 11.1): `grid-reduce-{g}x{s}` for each number
+/// of work-groups `g` of `Options::grid_groups`, `s` the largest work-group size.
+pub fn grid_reduce_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> {
+    let Some(s) = opts
+        .wg_sizes
+        .iter()
+        .copied()
+        .filter(|s| s.count_ones() == 1 && *s <= opts.max_group)
+        .max()
+    else {
+        return vec![];
+    };
+    opts.grid_groups
+        .iter()
+        .filter(|g| **g > 0)
+        .map(|&g| {
+            // reduce f z xs = gridreduce g s f z xs, f associative and commutative, z its
+            // neutral element, xs a parameter of floats (read a grid of g·s apart, padded with z
+            // up to a multiple of g·s, so any length) or a dot product `map h (zip p q)` of
+            // parameters of floats (`h` a product of two components: padded with zeros), and
+            // longer than two elements a work-item where its length is known
+            Rewrite::new(
+                format!("grid-reduce-{g}x{s}"),
+                pat("(reduce ?f ?z ?x)"),
+                GridPartial { g, s },
+            )
+            .expect("rule")
+        })
+        .collect()
+}
+
+/// See `grid-reduce-*`.
+struct GridPartial {
+    g: i64,
+    s: i64,
+}
+
+impl Applier<Lift, LiftAnalysis> for GridPartial {
+    fn apply_one(&self, eg: &mut EG, eclass: Id, sub: &Subst, _: Option<&PatternAst<Lift>>, _: Symbol) -> Vec<Id> {
+        let (f, z, x) = (sub[var("?f")], sub[var("?z")], sub[var("?x")]);
+        let (fd, zd, xd) = (&eg[f].data, &eg[z].data, &eg[x].data);
+        let an = &eg.analysis;
+        // a parameter of floats, padded with z; or `map h (zip p q …)` of such parameters with
+        // `h` a product of two components and `f` a sum, the parameters padded with zeros
+        let float_param =
+            |id: Id| symbol_of(eg, id).is_some_and(|p| an.params.contains(&p)) && eg[id].data.flags & FLOAT_ELEMS != 0;
+        let products = fd.assoc == Some(Assoc::Add)
+            && eg[x].nodes.iter().any(|n| match n {
+                Lift::Map([h, zs]) => {
+                    eg[*h].data.flags & ZERO_PRODUCT != 0
+                        && eg[*zs].nodes.iter().any(|z| match z {
+                            Lift::Other(head, kids) => {
+                                head.as_str().starts_with("zip|") && kids.iter().all(|k| float_param(*k))
+                            }
+                            _ => false,
+                        })
+                }
+                _ => false,
+            });
+        let param = float_param(x) || products;
+        let Some(n) = xd.len.clone() else { return vec![] };
+        let long = match n.eval(&|v| an.sizes.get(v).copied()) {
+            Ok(n) => n >= 2 * self.g * self.s,
+            Err(_) => n.free_vars().iter().all(|v| an.declared.contains(v)),
+        };
+        if !neutral_of(fd, zd) || xd.partial != 0 || !param || !long {
+            return vec![];
+        }
+        let gn = eg.add(Lift::Num(self.g));
+        let sn = eg.add(Lift::Num(self.s));
+        let grid = eg.add(Lift::GridReduce([gn, sn, f, z, x]));
+        if eg.union(eclass, grid) {
+            vec![grid]
+        } else {
+            vec![]
+        }
+    }
 }

@@ -2,7 +2,9 @@
 //! text kept in a table), one-parameter lambdas with array primitives inside become `lam` nodes,
 //! everything the rules do not look at is an `Other` node or an opaque leaf.
 
-use crate::egraph::{Assoc, Data, LeafInfo, Lift, Ret, FLOAT_ELEMS, FLOAT_ROWS, LANEWISE, SCALAR_ROWS, ZIP2};
+use crate::egraph::{
+    Assoc, Data, LeafInfo, Lift, Ret, FLOAT_ELEMS, FLOAT_ROWS, LANEWISE, SCALAR_ROWS, ZERO_PRODUCT, ZIP2,
+};
 use arith::ArithExpr;
 use egg::{Id, RecExpr, Symbol};
 use ir::{Expr, ExprId, LetKind, Lit, MapKind, Op, Prim, Program, ReduceKind, Scalar, Type};
@@ -215,6 +217,9 @@ impl Enc<'_> {
         if params.len() == 1 && self.lanewise(body) {
             d.flags |= LANEWISE;
         }
+        if params.len() == 1 && self.product_of_components(params[0], body) {
+            d.flags |= ZERO_PRODUCT;
+        }
         if params.len() == 2 {
             if let Expr::Op { op, args } = self.prog.expr(body) {
                 let vars: Vec<_> = args
@@ -240,6 +245,18 @@ impl Enc<'_> {
             }
         }
         self.opaque(id, d)
+    }
+
+    /// `(* (get #i p) (get #j p))` with `float` components: zero where both components are.
+    fn product_of_components(&self, p: ir::VarId, body: ExprId) -> bool {
+        let component = |a: &ExprId| match self.prog.expr(*a) {
+            Expr::Op { op: Op::Get(_), args } => {
+                matches!(self.prog.expr(args[0]), Expr::Var(v) if *v == p)
+                    && matches!(self.info.types[a.index()], Some(Type::Scalar(Scalar::Float)))
+            }
+            _ => false,
+        };
+        matches!(self.prog.expr(body), Expr::Op { op: Op::Mul, args } if args.len() == 2 && args.iter().all(component))
     }
 
     /// Only float arithmetic on float variables and literals: the same code works on `float4`.

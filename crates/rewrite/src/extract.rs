@@ -42,6 +42,8 @@ pub enum TOp {
     /// A map over columns reduced by column blocks of work-groups: columns per work-group, row
     /// chunks per work-group, work-groups per block of columns.
     ColReduce(i64, i64, i64),
+    /// `reduce` by this many work-groups of this many work-items, in one launch.
+    GridReduce(i64, i64),
 }
 
 /// Hashes an operator by what it means: a symbol by its text, not by egg's interned index,
@@ -112,6 +114,7 @@ impl Term {
             TOp::TTile(k) => format!("ttile {k}"),
             TOp::Stage => "stage".into(),
             TOp::ColReduce(bc, r, g) => format!("colreduce {bc} {r} {g}"),
+            TOp::GridReduce(g, s) => format!("gridreduce {g} {s}"),
             TOp::Num(n) => return n.to_string(),
             TOp::Sym(s) => return s.to_string(),
             TOp::Other(s) => s.as_str().split('|').next().unwrap_or("").to_string(),
@@ -127,6 +130,7 @@ impl Term {
                     | TOp::WgReduce(_)
                     | TOp::TTile(_)
                     | TOp::ColReduce(..)
+                    | TOp::GridReduce(..)
             ) && matches!(k.op, TOp::Num(_))
             {
                 continue;
@@ -164,6 +168,7 @@ fn op_of(n: &Lift, kids: &[Rc<Term>]) -> TOp {
         Lift::TTile(_) => TOp::TTile(num(0)),
         Lift::Stage(_) => TOp::Stage,
         Lift::ColReduce(_) => TOp::ColReduce(num(0), num(1), num(2)),
+        Lift::GridReduce(_) => TOp::GridReduce(num(0), num(1)),
         Lift::Num(v) => TOp::Num(*v),
         Lift::Sym(s) => TOp::Sym(*s),
         Lift::Other(s, _) => TOp::Other(*s),

@@ -71,6 +71,10 @@ pub struct Options {
     /// Work-groups per block of columns of a column-block reduction (`col-reduce-*`), each
     /// over every `g`-th row; above 1, a second kernel reduces their partial results.
     pub col_groups: Vec<i64>,
+    /// Numbers of work-groups of a whole-array reduction in one launch (`grid-reduce-*`):
+    /// multiples of the compute units of the GPUs we run on (132 on the H200), up to the 8
+    /// groups of 256 work-items that one of its compute units holds at once.
+    pub grid_groups: Vec<i64>,
 }
 
 impl Default for Options {
@@ -100,6 +104,7 @@ impl Default for Options {
             col_blocks: vec![32],
             col_rows: vec![8],
             col_groups: vec![1, 4, 8],
+            grid_groups: vec![264, 528, 1056],
         }
     }
 }

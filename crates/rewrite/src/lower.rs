@@ -441,6 +441,7 @@ impl Lowerer<'_> {
             TOp::Lam | TOp::MapF | TOp::ReduceF | TOp::ReduceFU | TOp::Comp => self.func(t, 1.0),
             // outside a work-group's own body, one work-item does the reduction
             TOp::WgReduce(_) => self.seq(&as_reduce(t)),
+            TOp::GridReduce(..) => self.seq(&Term::new(TOp::Reduce, t.kids[2..].to_vec(), t.len.clone(), None)),
             // inside a work-item there are no work-groups: the map it equals
             TOp::ColReduce(..) => self.seq(&as_map(t)),
             _ => self.layout(t, false),
@@ -1055,6 +1056,7 @@ impl Lowerer<'_> {
         match &t.op {
             TOp::Map if k[0].op == TOp::Lam && has_wg(&k[0].kids[1]) => self.host_wg(&k[0], &k[1]),
             TOp::WgReduce(_) => self.host(&as_reduce(t)),
+            TOp::GridReduce(g, s) => self.host_grid(*g, *s, &k[2], &k[3], &k[4]),
             TOp::Map if k[0].op == TOp::MapF && k[1].op == TOp::Stage && matches!(k[1].kids[0].op, TOp::Split(_)) => {
                 self.host_staged_rows(&k[0].kids[0], &k[1].kids[0])
             }
@@ -1676,5 +1678,125 @@ impl Lowerer<'_> {
             // what the body does with the reduction's result is phase 2's
             _ => self.col_chunks(&t.kids[i], rest, red, r, rows, ch),
         }
+    }
+}
+
+/// Per-group cost of the one-launch whole-array reduction beyond its tree: the groups' tickets
+/// are atomics on one global word, which the device serializes (a thousand of them about a
+/// quarter of a launch).
+const GRID_TICKET: f64 = 0.5;
+
+impl Lowerer<'_> {
+    /// `gridreduce g s f z xs` (see `egraph::GridPartial`):
+    /// `let parts = join (mapWrg (λgrp. tree (join (transpose grp)))
+    ///                     (split #s (transpose (split #(g·s) (pad #0 #r z xs)))))
+    ///  in join (mapWrg (λc. tree c) (split #g' (pad #0 #(g'-g) z parts)))`
+    /// with `r` padding `xs` with the neutral `z` to a multiple of `g·s`: work-item `l` of group
+    /// `w` reduces `xs[w·s + l], xs[w·s + l + g·s], …` (every step of every group reads one
+    /// contiguous run of `g·s` elements), each group combines its `s` results by the work-group
+    /// tree, and one group combines the `g` results, padded with `z` to a multiple of `s` so
+    /// that all its work-items read a few of them at once. The code generator runs that last
+    /// group inside the first launch, in whichever group finishes last (`codegen_opencl`'s
+    /// `gen/reduce.rs`).
+    fn host_grid(&mut self, g: i64, s: i64, f: &Rc<Term>, z: &Rc<Term>, x: &Rc<Term>) -> Out {
+        use arith::ArithExpr as A;
+        let gs = g * s;
+        let Some(len) = x.len.clone() else {
+            self.b
+                .broken
+                .get_or_insert_with(|| "a grid reduction of unknown length".into());
+            return (self.b.int(0), 0.0);
+        };
+        let rows_len = len.add(&A::cst(gs - 1)).div(&A::cst(gs));
+        // xs padded by the neutral element up to the next multiple of g·s (nothing when it is one)
+        let pad = A::cst(gs - 1).sub(&len.sub(&A::cst(1)).rem(&A::cst(gs)));
+        // a dot product `map h (zip p q)`: p and q padded (with z = 0, where h is 0), h fused
+        // into the work-items' loop
+        let (h, padded, xc, bind) = match (&x.op, x.kids.first().map(|h| &h.op)) {
+            (TOp::Map, Some(TOp::Sym(_))) => {
+                let mut comps = vec![];
+                for c in &x.kids[1].kids {
+                    let (ct, _) = self.seq(c);
+                    let (zl, _) = self.seq(z);
+                    comps.push(self.b.prim(Prim::Pad(A::cst(0), pad.clone()), vec![zl, ct]));
+                }
+                (Some(x.kids[0].clone()), self.b.prim(Prim::Zip, comps), 0.0, None)
+            }
+            _ => {
+                let (xt, xc, bind) = self.kernel_arg(x);
+                let (zl, _) = self.seq(z);
+                (None, self.b.prim(Prim::Pad(A::cst(0), pad), vec![zl, xt]), xc, bind)
+            }
+        };
+        let split = self.b.prim(Prim::Split(A::cst(gs)), vec![padded]);
+        let rows = self.b.prim(Prim::Transpose, vec![split]);
+        let groups = self.b.prim(Prim::Split(A::cst(s)), vec![rows]);
+        // a group's rows, as the flat chunk the work-group tree reads back as rows
+        let grp = self.name("grp");
+        let grp_t = Term::new(
+            TOp::Sym(Symbol::from(grp.as_str())),
+            vec![],
+            Some(A::cst(s)),
+            Some(rows_len.clone()),
+        );
+        let chunk = Term::new(
+            TOp::Join,
+            vec![Term::new(
+                TOp::Transpose,
+                vec![grp_t],
+                Some(rows_len.clone()),
+                Some(A::cst(s)),
+            )],
+            Some(rows_len.mul(&A::cst(s))),
+            None,
+        );
+        let chunk = match h {
+            Some(h) => Term::new(TOp::Map, vec![h, chunk], Some(rows_len.mul(&A::cst(s))), None),
+            None => chunk,
+        };
+        let gv = self.b.bind(&grp);
+        let (tree, tc) = self.wg_tree(s, f, z, &chunk);
+        let first = self.group_result(tree);
+        self.b.unbind(gv);
+        let first_fn = self.b.lambda(vec![gv], first);
+        let first = self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![first_fn, groups]);
+        let first = self.b.prim(Prim::Join, vec![first]);
+        // the groups' results, padded with `z` to a multiple of `s`, combined by one group of `s`
+        let whole = (g + s - 1) / s * s;
+        let parts = self.name("parts");
+        let pv = self.b.bind(&parts);
+        let c = self.name("c");
+        let c_t = Term::new(TOp::Sym(Symbol::from(c.as_str())), vec![], Some(A::cst(whole)), None);
+        let cv = self.b.bind(&c);
+        let (tree2, tc2) = self.wg_tree(s, f, z, &c_t);
+        let last = self.group_result(tree2);
+        self.b.unbind(cv);
+        let last_fn = self.b.lambda(vec![cv], last);
+        let mut pe = self.b.var(pv);
+        if whole > g {
+            let (zl, _) = self.seq(z);
+            pe = self.b.prim(Prim::Pad(A::cst(0), A::cst(whole - g)), vec![zl, pe]);
+        }
+        let one = self.b.prim(Prim::Split(A::cst(whole)), vec![pe]);
+        let last = self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![last_fn, one]);
+        let last = self.b.prim(Prim::Join, vec![last]);
+        self.b.unbind(pv);
+        let e = self.b.let_(pv, first, last);
+        self.notes.push(format!(
+            "one launch: {g} groups × work-group reduction by {s} reading a grid apart, the last group combining their results"
+        ));
+        let threads = gs as f64;
+        let cost = (threads / self.lanes).ceil() * tc + g as f64 * (MEM + GRID_TICKET) + tc2;
+        (self.wrap(bind, e), xc + cost + LAUNCH)
+    }
+
+    /// A work-group's value in local memory written to global memory by a `mapLcl`.
+    fn group_result(&mut self, e: ExprId) -> ExprId {
+        let x = self.b.bind("x");
+        let xe = self.b.var(x);
+        self.b.unbind(x);
+        let id = self.b.lambda(vec![x], xe);
+        let copy = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![id, e]);
+        self.b.to(AddressSpace::Global, copy)
     }
 }

@@ -108,7 +108,8 @@ fn cost_model_prefers_partial_reductions_for_large_sums() {
         ..Options::default()
     };
     let ex = explore(&prog, &info, &opts).expect("explores");
-    assert!(ex.variants[0].source.contains("(let tmp"), "{ex}");
+    // partial results per work-group, combined by the last group (`grid-reduce-*`)
+    assert!(ex.variants[0].description.contains("one launch"), "{ex}");
     assert!(
         !ex.variants.last().expect("variants").source.contains("mapGlb1"),
         "{ex}"
@@ -507,4 +508,48 @@ fn col_reduce_lowers_only_views_on_the_way_to_the_reduction() {
         ex.variants.iter().all(|v| !v.description.contains("column blocks")),
         "{ex}"
     );
+}
+
+#[test]
+fn grid_reduce_fires_for_whole_array_reductions_of_parameters() {
+    let grids = |src: &str, sizes: &[(&str, i64)]| {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        let opts = Options {
+            sizes: sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            only_rules: vec!["grid-reduce".into()],
+            ..Options::default()
+        };
+        let (eg, _, _, _) = crate::saturate(&prog, &info, &opts);
+        crate::egraph::count_matches(&eg, "(gridreduce ?g ?s ?f ?z ?x)")
+    };
+    let sum = include_str!("../../../examples/hl_sum.lisp");
+    let groups = Options::default().grid_groups.len();
+    assert_eq!(grids(sum, &[]), groups);
+    assert_eq!(grids(sum, &[("N", 100_000_000)]), groups);
+    // too short for two elements a work-item of the smallest grid
+    assert_eq!(grids(sum, &[("N", 1000)]), 0);
+    // a dot product: its vectors padded with zeros, where the product of components is zero
+    let dot = include_str!("../../../examples/hl_dot.lisp");
+    assert_eq!(grids(dot, &[]), groups);
+    // only a product of components is known to be zero at the padding, and zero is neutral
+    // only for a sum
+    assert_eq!(grids(&dot.replace("(* (get #0 p)", "(+ (get #0 p)"), &[]), 0);
+    assert_eq!(grids(&dot.replace("(reduce + 0.0f", "(reduce max 0.0f"), &[]), 0);
+}
+
+#[test]
+fn grid_reduce_variants_equal_the_interpreter_at_any_length() {
+    for n in [2048, 2049, 3000, 4095] {
+        let ex = check_with(include_str!("../../../examples/hl_sum.lisp"), &[("N", n)], 1, |o| {
+            o.grid_groups = vec![4];
+            o.only_rules = vec!["grid-reduce".into()];
+        });
+        let v = ex
+            .variants
+            .iter()
+            .find(|v| v.description.contains("one launch"))
+            .unwrap_or_else(|| panic!("no grid variant at N={n}:\n{ex}"));
+        assert!(emits(v), "{}", v.source);
+    }
 }

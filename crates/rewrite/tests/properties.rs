@@ -38,6 +38,9 @@ const WG_ITEMS: [i64; 1] = [4];
 /// A transpose tile that the generated lengths (8 to 64) admit (a tile must be shorter than
 /// both lengths).
 const TRANSPOSE_TILES: [i64; 1] = [4];
+/// Work-groups of the one-launch whole-array reductions: few, so that the generated lengths
+/// (8 to 64) are at least two elements a work-item.
+const GRID_GROUPS: [i64; 1] = [2];
 
 /// The shared generator, with weighted choices.
 struct Rng(XorShift);
@@ -551,6 +554,7 @@ impl Case {
             wg_sizes: WG_SIZES.to_vec(),
             wg_items: WG_ITEMS.to_vec(),
             transpose_tiles: TRANSPOSE_TILES.to_vec(),
+            grid_groups: GRID_GROUPS.to_vec(),
             sizes: self.sizes.clone(),
             top_k: 1000,
             only_rules,
@@ -677,6 +681,7 @@ fn rule_names() -> RuleSet {
         wg_sizes: WG_SIZES.to_vec(),
         wg_items: WG_ITEMS.to_vec(),
         transpose_tiles: TRANSPOSE_TILES.to_vec(),
+        grid_groups: GRID_GROUPS.to_vec(),
         ..Options::default()
     };
     let rules = [

@@ -14,6 +14,9 @@ impl Gen<'_> {
                 if let Some((filter, p, xs, f)) = self.filter_map_fusion(e, var, value, body, dest) {
                     return self.filter_glb(filter, p, xs, Some(f), dest);
                 }
+                if let Some(stages) = self.last_group_form(var, value, body) {
+                    return self.last_group(e, var, stages, dest);
+                }
                 self.host_bind(e, var, value)?;
                 self.host(body, dest)
             }

@@ -160,6 +160,7 @@ impl Gen<'_> {
                             _ => ArithExpr::size_var(self.rounded_launch.as_str()),
                         }
                     }
+                    MapKind::Wrg(_) if k.one_group && n.as_cst() == Some(1) => n.clone(),
                     MapKind::Wrg(_) => {
                         k.wrg = true;
                         k.global[d] = Some(cap.clone());
@@ -193,7 +194,13 @@ impl Gen<'_> {
                 };
                 let old = self.set_level(inner_level);
                 let dim = || vec![CExpr::Int(d as i64)];
-                if size == *n {
+                let one_group = self.k.as_ref().is_some_and(|k| k.one_group)
+                    && matches!(kind, MapKind::Wrg(_))
+                    && n.as_cst() == Some(1);
+                if size == *n && one_group {
+                    self.open_block();
+                    self.push(Stmt::decl(CType::INT, &v, CExpr::Int(0)));
+                } else if size == *n {
                     self.open_block();
                     self.push(Stmt::decl(CType::INT, &v, CExpr::call(getid, dim())));
                 } else if n.prove_le(&size) || cap == size || matches!(kind, MapKind::Glb(_) | MapKind::Wrg(_)) {

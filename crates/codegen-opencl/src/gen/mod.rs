@@ -345,6 +345,10 @@ struct KernelCx {
     level: Level,
     /// Parallel maps being generated, outermost first.
     active: Vec<MapKind>,
+    /// A `mapWrg` of one group here runs in whichever group of the launch gets there (the last
+    /// group of a one-launch reduction, `reduce::last_group`): its group index is 0 and it
+    /// leaves the launch size to the kernel's other `mapWrg`.
+    one_group: bool,
 }
 
 struct Gen<'a> {
@@ -625,6 +629,7 @@ impl KernelCx {
             loops: vec![],
             level,
             active: vec![],
+            one_group: false,
         }
     }
 }

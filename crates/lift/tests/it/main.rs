@@ -23,6 +23,7 @@ mod filter;
 mod fuzz;
 mod host;
 mod interp;
+mod onekernel;
 mod opencl;
 mod snapshots;
 
