@@ -58,6 +58,9 @@ impl Gen<'_> {
         if acc_ty.has_existential() {
             return Err(self.err(z, "a reduction accumulator cannot hold filter results"));
         }
+        if self.gen_reduce_in_place(e, kind, params, body, z, xs, dest, &acc_ty)? {
+            return Ok(());
+        }
         let level = self.level();
         let constant = dims_of(&acc_ty).0.iter().all(|d| d.as_cst().is_some());
         let space = match level {
