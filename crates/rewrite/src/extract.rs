@@ -39,6 +39,8 @@ pub enum TOp {
     Stage,
     /// `reduce` by a work-group of this many work-items.
     WgReduce(i64),
+    /// A register-blocked matrix product (`egraph::RegBlockSizes::pack`).
+    RBlock(i64),
 }
 
 /// Hashes an operator by what it means: a symbol by its text, not by egg's interned index,
@@ -107,6 +109,7 @@ impl Term {
             TOp::KTile(k) => format!("ktile {k}"),
             TOp::WgReduce(k) => format!("wgreduce {k}"),
             TOp::TTile(k) => format!("ttile {k}"),
+            TOp::RBlock(c) => format!("rblock {}", crate::egraph::RegBlockSizes::unpack(*c).name()),
             TOp::Stage => "stage".into(),
             TOp::Num(n) => return n.to_string(),
             TOp::Sym(s) => return s.to_string(),
@@ -117,7 +120,7 @@ impl Term {
         for k in &self.kids {
             if matches!(
                 self.op,
-                TOp::Split(_) | TOp::AsVector(_) | TOp::KTile(_) | TOp::WgReduce(_) | TOp::TTile(_)
+                TOp::Split(_) | TOp::AsVector(_) | TOp::KTile(_) | TOp::WgReduce(_) | TOp::TTile(_) | TOp::RBlock(_)
             ) && matches!(k.op, TOp::Num(_))
             {
                 continue;
@@ -154,6 +157,7 @@ fn op_of(n: &Lift, kids: &[Rc<Term>]) -> TOp {
         Lift::WgReduce(_) => TOp::WgReduce(num(0)),
         Lift::TTile(_) => TOp::TTile(num(0)),
         Lift::Stage(_) => TOp::Stage,
+        Lift::RBlock(_) => TOp::RBlock(num(0)),
         Lift::Num(v) => TOp::Num(*v),
         Lift::Sym(s) => TOp::Sym(*s),
         Lift::Other(s, _) => TOp::Other(*s),

@@ -62,6 +62,8 @@ pub struct Options {
     /// Only the rules whose names contain one of these (all rules when empty): to test rules
     /// one at a time.
     pub only_rules: Vec<String>,
+    /// Tile and block sizes of register-blocked matrix products (`reg-block-*`).
+    pub reg_blocks: Vec<egraph::RegBlockSizes>,
 }
 
 impl Default for Options {
@@ -85,6 +87,9 @@ impl Default for Options {
             wg_sizes: vec![64, 128, 256],
             wg_items: vec![128, 1024],
             transpose_tiles: vec![16, 32],
+            reg_blocks: [(64, 64, 4, 4, 16), (128, 128, 8, 8, 8), (64, 64, 4, 4, 8)]
+                .map(|(tm, tn, rm, rn, tk)| egraph::RegBlockSizes { tm, tn, rm, rn, tk })
+                .to_vec(),
         }
     }
 }
