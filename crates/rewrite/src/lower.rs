@@ -1404,7 +1404,13 @@ impl Lowerer<'_> {
     }
 
     /// `map kind (λv. body v) e` with `body` building the function's body from its parameter.
-    fn map_with(&mut self, kind: MapKind, hint: &str, e: ExprId, body: impl FnOnce(&mut Self, VarId) -> ExprId) -> ExprId {
+    fn map_with(
+        &mut self,
+        kind: MapKind,
+        hint: &str,
+        e: ExprId,
+        body: impl FnOnce(&mut Self, VarId) -> ExprId,
+    ) -> ExprId {
         let n = self.name(hint);
         let v = self.b.bind(&n);
         let inner = body(self, v);

@@ -60,7 +60,9 @@ impl Gen<'_> {
         let (acc, own) = match level {
             Level::Group if per_item => {
                 let Type::Array(row, _) = acc_ty else { return Ok(false) };
-                let Type::Array(block, _) = &**row else { return Ok(false) };
+                let Type::Array(block, _) = &**row else {
+                    return Ok(false);
+                };
                 let buf = self.temp_buffer("acc", block, AddressSpace::Private, z)?;
                 let view = Rc::new(View::Nested {
                     skip: 0,
@@ -167,7 +169,13 @@ impl Gen<'_> {
     /// the accumulator itself (element-wise in the map's function), scalars, and `join (reduce
     /// g acc ys)`, which reads the whole of `acc` into its own accumulator before writing.
     fn elementwise(&self, e: ExprId, acc: AccPath) -> bool {
-        self.elementwise_in(e, &Acc { paths: vec![acc], bound: vec![] })
+        self.elementwise_in(
+            e,
+            &Acc {
+                paths: vec![acc],
+                bound: vec![],
+            },
+        )
     }
 
     fn elementwise_in(&self, e: ExprId, acc: &Acc) -> bool {
@@ -187,7 +195,10 @@ impl Gen<'_> {
                 }
                 self.elementwise_in(*body, &inner)
             }
-            Expr::Prim { prim: Prim::To(_), args } => self.elementwise_in(args[0], acc),
+            Expr::Prim {
+                prim: Prim::To(_),
+                args,
+            } => self.elementwise_in(args[0], acc),
             Expr::Prim {
                 prim: Prim::Map(_),
                 args,
@@ -203,7 +214,11 @@ impl Gen<'_> {
                 let path = if self.is_path(xs, acc) {
                     AccPath::Var(params[0])
                 } else {
-                    let Expr::Prim { prim: Prim::Zip, args: zs } = self.prog.expr(xs) else {
+                    let Expr::Prim {
+                        prim: Prim::Zip,
+                        args: zs,
+                    } = self.prog.expr(xs)
+                    else {
                         return false;
                     };
                     let at: Vec<usize> = (0..zs.len()).filter(|&c| self.is_path(zs[c], acc)).collect();
@@ -225,19 +240,20 @@ impl Gen<'_> {
             }
             Expr::Prim { prim: Prim::Join, args } => match self.resolve(args[0], acc) {
                 (r, acc) => match self.prog.expr(r) {
-                Expr::Prim {
-                    prim: Prim::Reduce(_),
-                    args: r,
-                } => self.is_path(r[1], &acc) && !self.mentions(r[0], &acc) && !self.mentions(r[2], &acc),
-                Expr::Var(_)
-                | Expr::Lit(_)
-                | Expr::Lambda { .. }
-                | Expr::Prim { .. }
-                | Expr::Op { .. }
-                | Expr::If { .. }
-                | Expr::Let { .. }
-                | Expr::Pack(_) => false,
-            }},
+                    Expr::Prim {
+                        prim: Prim::Reduce(_),
+                        args: r,
+                    } => self.is_path(r[1], &acc) && !self.mentions(r[0], &acc) && !self.mentions(r[2], &acc),
+                    Expr::Var(_)
+                    | Expr::Lit(_)
+                    | Expr::Lambda { .. }
+                    | Expr::Prim { .. }
+                    | Expr::Op { .. }
+                    | Expr::If { .. }
+                    | Expr::Let { .. }
+                    | Expr::Pack(_) => false,
+                },
+            },
             // a scalar (or tuple, vector) result is the element at the place written, and so
             // is the accumulator's part that it reads
             Expr::Op { .. } | Expr::If { .. } | Expr::Lit(_) => {
@@ -292,7 +308,10 @@ impl Gen<'_> {
     fn mentions(&self, e: ExprId, acc: &Acc) -> bool {
         let var = |v: VarId| {
             acc.bound.iter().any(|(b, _)| *b == v)
-                || acc.paths.iter().any(|p| matches!(p, AccPath::Var(a) | AccPath::Get(a, _) if *a == v))
+                || acc
+                    .paths
+                    .iter()
+                    .any(|p| matches!(p, AccPath::Var(a) | AccPath::Get(a, _) if *a == v))
         };
         match self.prog.expr(e) {
             Expr::Var(v) => var(*v),
@@ -334,7 +353,10 @@ impl Gen<'_> {
         let strip = |mut e: ExprId| loop {
             match self.prog.expr(e) {
                 Expr::Let { body, .. } => e = *body,
-                Expr::Prim { prim: Prim::To(_), args } => e = args[0],
+                Expr::Prim {
+                    prim: Prim::To(_),
+                    args,
+                } => e = args[0],
                 Expr::Var(_)
                 | Expr::Lit(_)
                 | Expr::Lambda { .. }
@@ -371,7 +393,10 @@ impl Gen<'_> {
         if covers(1, &dims[0]) && covers(0, &dims[1]) {
             Ok(())
         } else {
-            Err(self.err(e, "internal: a per-work-item accumulator has more blocks than work-items"))
+            Err(self.err(
+                e,
+                "internal: a per-work-item accumulator has more blocks than work-items",
+            ))
         }
     }
 }

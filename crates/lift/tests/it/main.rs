@@ -23,6 +23,7 @@ mod filter;
 mod fuzz;
 mod host;
 mod interp;
+mod mmrb_regblock;
 mod opencl;
 mod snapshots;
 
