@@ -238,8 +238,9 @@ impl Gen<'_> {
                     },
                 )
             }
-            Expr::Prim { prim: Prim::Join, args } => match self.resolve(args[0], acc) {
-                (r, acc) => match self.prog.expr(r) {
+            Expr::Prim { prim: Prim::Join, args } => {
+                let (r, acc) = self.resolve(args[0], acc);
+                match self.prog.expr(r) {
                     Expr::Prim {
                         prim: Prim::Reduce(_),
                         args: r,
@@ -252,8 +253,8 @@ impl Gen<'_> {
                     | Expr::If { .. }
                     | Expr::Let { .. }
                     | Expr::Pack(_) => false,
-                },
-            },
+                }
+            }
             // a scalar (or tuple, vector) result is the element at the place written, and so
             // is the accumulator's part that it reads
             Expr::Op { .. } | Expr::If { .. } | Expr::Lit(_) => {
@@ -306,24 +307,25 @@ impl Gen<'_> {
     /// Whether the accumulator occurs in `e`: a path to it, or a variable bound to a value
     /// reading it (a tuple variable's other components do not count).
     fn mentions(&self, e: ExprId, acc: &Acc) -> bool {
-        let var = |v: VarId| {
-            acc.bound.iter().any(|(b, _)| *b == v)
-                || acc
-                    .paths
-                    .iter()
-                    .any(|p| matches!(p, AccPath::Var(a) | AccPath::Get(a, _) if *a == v))
-        };
+        let bound = |v: VarId| acc.bound.iter().any(|(b, _)| *b == v);
+        let whole = |v: VarId| acc.paths.contains(&AccPath::Var(v)) || bound(v);
+        let tuple = |v: VarId| acc.paths.iter().any(|p| matches!(p, AccPath::Get(a, _) if *a == v));
         match self.prog.expr(e) {
-            Expr::Var(v) => var(*v),
-            Expr::Op { op: Op::Get(i), args } => match self.prog.expr(args[0]) {
-                Expr::Var(v) if acc.paths.iter().any(|p| matches!(p, AccPath::Get(a, _) if a == v)) => {
-                    acc.paths.iter().any(|p| *p == AccPath::Get(*v, *i))
-                        || acc.paths.contains(&AccPath::Var(*v))
-                        || acc.bound.iter().any(|(b, _)| b == v)
-                }
-                _ => self.mentions(args[0], acc),
-            },
-            _ => self.prog.children(e).iter().any(|c| self.mentions(*c, acc)),
+            Expr::Var(v) => whole(*v) || tuple(*v),
+            // `get #i t` of a tuple `t` one of whose components is the accumulator
+            Expr::Op { op: Op::Get(i), args } if matches!(self.prog.expr(args[0]), Expr::Var(v) if tuple(*v)) => {
+                let Expr::Var(v) = self.prog.expr(args[0]) else {
+                    unreachable!("matched")
+                };
+                acc.paths.contains(&AccPath::Get(*v, *i)) || whole(*v)
+            }
+            Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Let { .. }
+            | Expr::Pack(_) => self.prog.children(e).iter().any(|c| self.mentions(*c, acc)),
         }
     }
 
