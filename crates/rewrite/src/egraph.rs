@@ -1063,6 +1063,8 @@ impl RegBlockSizes {
             && self.rn < 1 << 8
             && self.tm % self.rm == 0
             && self.tn % self.rn == 0
+            // the tile of `x` is copied in rows of one element per work-item of a row
+            && (self.tm * self.tk) % (self.tn / self.rn) == 0
     }
 }
 

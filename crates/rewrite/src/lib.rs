@@ -87,9 +87,14 @@ impl Default for Options {
             wg_sizes: vec![64, 128, 256],
             wg_items: vec![128, 1024],
             transpose_tiles: vec![16, 32],
-            reg_blocks: [(64, 64, 4, 4, 16), (128, 128, 8, 8, 8), (64, 64, 4, 4, 8)]
-                .map(|(tm, tn, rm, rn, tk)| egraph::RegBlockSizes { tm, tn, rm, rn, tk })
-                .to_vec(),
+            reg_blocks: [
+                (128, 128, 8, 8, 16),
+                (128, 128, 8, 8, 8),
+                (64, 64, 4, 4, 16),
+                (128, 64, 8, 4, 16),
+            ]
+            .map(|(tm, tn, rm, rn, tk)| egraph::RegBlockSizes { tm, tn, rm, rn, tk })
+            .to_vec(),
         }
     }
 }

@@ -1394,6 +1394,18 @@ impl Lowerer<'_> {
         Some((*fs, *zs, *hs, swapped))
     }
 
+    /// `split row (join (toLocal (mapLcl1 (λr. mapLcl0 (λx. x) r) (split w (join tile)))))`: a
+    /// tile copied into local memory as one run of `w`-element rows, one element per work-item
+    /// of a row (`w` the work-items along dimension 0), seen as rows of `row` elements again.
+    fn flat_local_copy(&mut self, tile: ExprId, w: i64, row: i64) -> ExprId {
+        let flat = self.b.prim(Prim::Join, vec![tile]);
+        let rows = self.b.prim(Prim::Split(arith::ArithExpr::cst(w)), vec![flat]);
+        let copied = self.tile_copy(rows);
+        let staged = self.b.to(AddressSpace::Local, copied);
+        let flat = self.b.prim(Prim::Join, vec![staged]);
+        self.b.prim(Prim::Split(arith::ArithExpr::cst(row)), vec![flat])
+    }
+
     /// `λx. x`.
     fn id_fn(&mut self) -> ExprId {
         let x = self.name("x");
@@ -1424,10 +1436,13 @@ impl Lowerer<'_> {
     /// (reduceSeq step init (zip (transpose (map (split tk) rows)) (transpose (map (split tk)
     /// cols)))))) (split tn (transpose m))))) (split tm x))`, where `init` is zeros made by
     /// `mapLcl1 (λ. mapLcl0 …)` one `rm × rn` block per work-item, and `step` copies the tile of
-    /// `x` (transposed: a step's column of it is a row of local memory) and the tile of `m`
-    /// into local memory, then updates each work-item's block with `tk` rank-1 updates from
-    /// `rm` and `rn` values copied into private memory. Code generation keeps each block in
-    /// registers (`codegen_opencl` `gen/regblock.rs`).
+    /// `x` and the tile of `m` into local memory (each as one contiguous run), then updates
+    /// each work-item's block with `tk` rank-1 updates from `rm` and `rn` values copied into
+    /// private memory. Work-item `(i, j)` owns rows `i, wi1 + i, …` and columns `j, wi0 + j,
+    /// …` of the tile (Lift's register blocking with reordering): neighbouring work-items read
+    /// neighbouring elements of local memory (distinct banks) and write neighbouring elements
+    /// of the result. Code generation keeps each block in registers (`codegen_opencl`
+    /// `gen/regblock.rs`).
     fn host_rblock(&mut self, t: &Rc<Term>, rb: crate::egraph::RegBlockSizes) -> Out {
         let (r, g, x, m) = (&t.kids[1], &t.kids[2], &t.kids[3], &t.kids[4]);
         let r_name = match &r.op {
@@ -1488,25 +1503,35 @@ impl Lowerer<'_> {
         let (accn, tilesn, lan, lbn) = (self.name("acc"), self.name("tiles"), self.name("la"), self.name("lb"));
         let accv = self.b.bind(&accn);
         let tilesv = self.b.bind(&tilesn);
+        // each tile copied as one run, consecutive work-items at consecutive addresses:
+        // la = split tk (join (toLocal (copy (split wi0 (join (get 0 tiles)))))), lb alike
         let ta = self.get(0, tilesv);
-        let copied = self.tile_copy(ta);
-        let copied = self.b.prim(Prim::Transpose, vec![copied]);
-        let la_val = self.b.to(AddressSpace::Local, copied);
+        let la_val = self.flat_local_copy(ta, wi0, rb.tk);
         let lav = self.b.bind(&lan);
         let tb = self.get(1, tilesv);
         let tb = self.b.prim(Prim::Transpose, vec![tb]);
-        let copied = self.tile_copy(tb);
-        let lb_val = self.b.to(AddressSpace::Local, copied);
+        let lb_val = self.flat_local_copy(tb, wi0, rb.tn);
         let lbv = self.b.bind(&lbn);
+        // work-item (i, j) owns rows i, wi1 + i, … and columns j, wi0 + j, … of the tile:
+        // a_blocks = map transpose (transpose (split wi1 la)) : [wi1][tk][rm]
         let acce = self.b.var(accv);
         let lae = self.b.var(lav);
-        let a_blocks = self.map_split(rb.rm, lae);
+        let a_blocks = self.b.prim(Prim::Split(cst(wi1)), vec![lae]);
         let a_blocks = self.b.prim(Prim::Transpose, vec![a_blocks]);
+        let a_blocks = self.map_with(MapKind::Plain, "ar", a_blocks, |l, v| {
+            let e = l.b.var(v);
+            l.b.prim(Prim::Transpose, vec![e])
+        });
         let acc_rows = self.b.prim(Prim::Zip, vec![acce, a_blocks]);
         let block = self.map_with(MapKind::Lcl(1), "ia", acc_rows, |l, iav| {
             let acc_row = l.get(0, iav);
+            // b_blocks = transpose (map (λrow. transpose (split wi0 row)) lb) : [wi0][tk][rn]
             let lbe = l.b.var(lbv);
-            let b_blocks = l.map_split(rb.rn, lbe);
+            let b_blocks = l.map_with(MapKind::Plain, "br", lbe, |l, v| {
+                let e = l.b.var(v);
+                let e = l.b.prim(Prim::Split(cst(wi0)), vec![e]);
+                l.b.prim(Prim::Transpose, vec![e])
+            });
             let b_blocks = l.b.prim(Prim::Transpose, vec![b_blocks]);
             let pairs = l.b.prim(Prim::Zip, vec![acc_row, b_blocks]);
             l.map_with(MapKind::Lcl(0), "jb", pairs, |l, jbv| {
@@ -1547,7 +1572,6 @@ impl Lowerer<'_> {
                 })
             })
         });
-        // the work-group's tile of the result: join (map (λbr. map join (transpose br)) blocks)
         let (rows_n_, cols_n_) = (self.name("rows"), self.name("cols"));
         let rowsv = self.b.bind(&rows_n_);
         let colsv = self.b.bind(&cols_n_);
@@ -1560,12 +1584,18 @@ impl Lowerer<'_> {
         let pairs = self.b.prim(Prim::Zip, vec![rs, cs]);
         let acc = self.b.prim(Prim::Reduce(ReduceKind::Seq), vec![step, init, pairs]);
         let blocks = self.b.prim(Prim::Join, vec![acc]);
-        let tile = self.map_with(MapKind::Plain, "br", blocks, |l, brv| {
+        // block element [i][j][r][c] is the tile's (r·wi1 + i, c·wi0 + j):
+        // tile = join (transpose (map (λbr. map (λq. join (transpose q)) (transpose br)) blocks))
+        let tile = self.map_with(MapKind::Plain, "bl", blocks, |l, brv| {
             let br = l.b.var(brv);
             let tr = l.b.prim(Prim::Transpose, vec![br]);
-            let jf = l.join_fn();
-            l.b.prim(Prim::Map(MapKind::Plain), vec![jf, tr])
+            l.map_with(MapKind::Plain, "q", tr, |l, qv| {
+                let q = l.b.var(qv);
+                let q = l.b.prim(Prim::Transpose, vec![q]);
+                l.b.prim(Prim::Join, vec![q])
+            })
         });
+        let tile = self.b.prim(Prim::Transpose, vec![tile]);
         let tile = self.b.prim(Prim::Join, vec![tile]);
         self.b.unbind(colsv);
         let cols_fn = self.b.lambda(vec![colsv], tile);
