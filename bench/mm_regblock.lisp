@@ -6,10 +6,19 @@
 ;; (i, j) owns the tile's rows i, 16 + i, 32 + i, 48 + i and columns j, 16 + j, ...: the 16
 ;; work-items of a row read 16 consecutive elements of B's tile (distinct local memory banks)
 ;; and write 16 consecutive elements of C. K is walked in steps of 16: the work-group copies
-;; the 64 x 16 tile of A and the 16 x 64 tile of B into local memory, each as one run of 1024
-;; elements, consecutive work-items at consecutive addresses, then each work-item does 16
-;; rank-1 updates of its block from 4 values of A and 4 of B copied into registers.
+;; the 64 x 16 tile of A and the 16 x 64 tile of B into local memory (`staged`), then each
+;; work-item does 16 rank-1 updates of its block from 4 values of A and 4 of B copied into
+;; registers.
 ;; Needs 64 | M, 64 | N, 16 | K.
+
+;; A tile of 1024 elements copied by the 16 x 16 work-items, 4 each: step t of work-item (a, b)
+;; moves element 256 t + 16 a + b, so consecutive work-items read and write consecutive
+;; addresses and each work-item's 4 loads are independent.
+(define (staged flat)
+  (join (transpose (join
+    (mapLcl1 (lambda (r) (mapLcl0 (lambda (e) (mapSeqUnroll (lambda (x) x) e)) r))
+             (split #16 (transpose (split #256 flat))))))))
+
 (lift
   (M K N)
   ((array-type (array-type float K) M) (array-type (array-type float N) K))
@@ -27,10 +36,8 @@
                       (reduceSeq
                         (lambda (acc tiles)
                           ;; la: [64][16], the step's tile of A; lb: [16][64], its tile of B
-                          (let la (split #16 (join (toLocal (mapLcl1 (lambda (r) (mapLcl0 (lambda (x) x) r))
-                                                                     (split #16 (join (get #0 tiles)))))))
-                            (let lb (split #64 (join (toLocal (mapLcl1 (lambda (r) (mapLcl0 (lambda (x) x) r))
-                                                                       (split #16 (join (transpose (get #1 tiles))))))))
+                          (let la (split #16 (toLocal (staged (join (get #0 tiles)))))
+                            (let lb (split #64 (toLocal (staged (join (transpose (get #1 tiles))))))
                               (mapLcl1
                                 (lambda (ia)
                                   (mapLcl0

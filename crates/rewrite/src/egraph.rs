@@ -1063,8 +1063,9 @@ impl RegBlockSizes {
             && self.rn < 1 << 8
             && self.tm % self.rm == 0
             && self.tn % self.rn == 0
-            // the tile of `x` is copied in rows of one element per work-item of a row
-            && (self.tm * self.tk) % (self.tn / self.rn) == 0
+            // each work-item copies the same number of elements of each tile
+            && (self.tm * self.tk) % self.items() == 0
+            && (self.tk * self.tn) % self.items() == 0
     }
 }
 

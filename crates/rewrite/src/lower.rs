@@ -1394,16 +1394,33 @@ impl Lowerer<'_> {
         Some((*fs, *zs, *hs, swapped))
     }
 
-    /// `split row (join (toLocal (mapLcl1 (λr. mapLcl0 (λx. x) r) (split w (join tile)))))`: a
-    /// tile copied into local memory as one run of `w`-element rows, one element per work-item
-    /// of a row (`w` the work-items along dimension 0), seen as rows of `row` elements again.
-    fn flat_local_copy(&mut self, tile: ExprId, w: i64, row: i64) -> ExprId {
+    /// A tile copied into local memory by a work-group of `wi1 × wi0` work-items, each moving
+    /// `s = |tile| / (wi1·wi0)` elements: step `t` of work-item `(a, b)` moves element
+    /// `t·wi1·wi0 + a·wi0 + b` of the tile read row after row, so consecutive work-items read and
+    /// write consecutive addresses, and each work-item's `s` loads are independent (unrolled, all
+    /// in flight at once). The local copy is one flat array (no padding: its reads are along
+    /// rows or broadcasts), seen as rows of `row` elements:
+    /// `split row (toLocal (join (transpose (join (mapLcl1 (λr. mapLcl0 (λe. mapSeqUnroll (λx. x)
+    /// e) r) (split wi0 (transpose (split (wi1·wi0) (join tile)))))))))`.
+    fn flat_local_copy(&mut self, tile: ExprId, wi1: i64, wi0: i64, row: i64) -> ExprId {
+        let cst = arith::ArithExpr::cst;
         let flat = self.b.prim(Prim::Join, vec![tile]);
-        let rows = self.b.prim(Prim::Split(arith::ArithExpr::cst(w)), vec![flat]);
-        let copied = self.tile_copy(rows);
-        let staged = self.b.to(AddressSpace::Local, copied);
-        let flat = self.b.prim(Prim::Join, vec![staged]);
-        self.b.prim(Prim::Split(arith::ArithExpr::cst(row)), vec![flat])
+        let steps = self.b.prim(Prim::Split(cst(wi1 * wi0)), vec![flat]);
+        let per_item = self.b.prim(Prim::Transpose, vec![steps]);
+        let per_item = self.b.prim(Prim::Split(cst(wi0)), vec![per_item]);
+        let copied = self.map_with(MapKind::Lcl(1), "cr", per_item, |l, rv| {
+            let r = l.b.var(rv);
+            l.map_with(MapKind::Lcl(0), "ce", r, |l, ev| {
+                let e = l.b.var(ev);
+                let id = l.id_fn();
+                l.b.prim(Prim::Map(MapKind::SeqUnroll), vec![id, e])
+            })
+        });
+        let back = self.b.prim(Prim::Join, vec![copied]);
+        let back = self.b.prim(Prim::Transpose, vec![back]);
+        let back = self.b.prim(Prim::Join, vec![back]);
+        let staged = self.b.to(AddressSpace::Local, back);
+        self.b.prim(Prim::Split(cst(row)), vec![staged])
     }
 
     /// `λx. x`.
@@ -1503,14 +1520,13 @@ impl Lowerer<'_> {
         let (accn, tilesn, lan, lbn) = (self.name("acc"), self.name("tiles"), self.name("la"), self.name("lb"));
         let accv = self.b.bind(&accn);
         let tilesv = self.b.bind(&tilesn);
-        // each tile copied as one run, consecutive work-items at consecutive addresses:
-        // la = split tk (join (toLocal (copy (split wi0 (join (get 0 tiles)))))), lb alike
+        // each tile copied as one run, consecutive work-items at consecutive addresses
         let ta = self.get(0, tilesv);
-        let la_val = self.flat_local_copy(ta, wi0, rb.tk);
+        let la_val = self.flat_local_copy(ta, wi1, wi0, rb.tk);
         let lav = self.b.bind(&lan);
         let tb = self.get(1, tilesv);
         let tb = self.b.prim(Prim::Transpose, vec![tb]);
-        let lb_val = self.flat_local_copy(tb, wi0, rb.tn);
+        let lb_val = self.flat_local_copy(tb, wi1, wi0, rb.tn);
         let lbv = self.b.bind(&lbn);
         // work-item (i, j) owns rows i, wi1 + i, … and columns j, wi0 + j, … of the tile:
         // a_blocks = map transpose (transpose (split wi1 la)) : [wi1][tk][rm]
