@@ -43,10 +43,10 @@ define_language! {
         // `(stage c)` = `c`, chunks of rows each copied into local memory by the work-group
         // that maps it, one row per work-item (`stage-rows`).
         "stage" = Stage(Id),
-        // `(rblock c r g x m)` = `map (λr. join (map g (transpose m))) x`, `g` a dot product of
-        // `r` and its argument: a matrix product whose work-groups compute tiles of the result
-        // and whose work-items compute register blocks of a tile (`c` packs the tile and
-        // block sizes, see `RegBlock`).
+        // `(rblock c r g x ys)` = `map (λr. join (map g ys)) x`, `g` a dot product of `r` and
+        // its argument: a matrix product whose work-groups compute tiles of the result and
+        // whose work-items compute register blocks of a tile (`c` packs the tile and block
+        // sizes, see `RegBlock`).
         "rblock" = RBlock([Id; 5]),
         Num(i64),
         Sym(Symbol),
@@ -333,11 +333,11 @@ impl LiftAnalysis {
                     ..Data::default()
                 }
             }
-            Lift::RBlock([_, _, _, x, m]) => {
-                let (x, m) = (d(x), d(m));
+            Lift::RBlock([_, _, _, x, ys]) => {
+                let (x, ys) = (d(x), d(ys));
                 Data {
                     len: x.len,
-                    inner: m.inner,
+                    inner: ys.len,
                     ..Data::default()
                 }
             }
@@ -1070,11 +1070,12 @@ impl RegBlockSizes {
 }
 
 /// Register-blocked matrix product:
-/// `map (λr. join (map g (transpose m))) x` = `rblock c r g x m`
-/// when `g = λc. reduce f z (map h (zip r c))` is a dot product (`DOT_FN`), `x` and `m` are
-/// matrices of floats, `tm` divides the rows of `x`, `tk` its rows' length (that of `m`'s
-/// columns), `tn` the rows of `m`, and a work-group of one work-item per `rm × rn` block of a
-/// `tm × tn` tile fits `Options::max_group`.
+/// `map (λr. join (map g ys)) x` = `rblock c r g x ys`
+/// when `g = λc. reduce f z (map h (zip r c))` is a dot product (`DOT_FN`), `x` and `ys` are
+/// matrices of floats, `tm` divides the rows of `x`, `tk` its rows' length (that of the rows
+/// of `ys`), `tn` the rows of `ys`, and a work-group of one work-item per `rm × rn` block of a
+/// `tm × tn` tile fits `Options::max_group`. `ys` is usually `transpose m` (`m` the right
+/// operand, whose rows the work-groups then copy along); any matrix of floats is sound.
 struct RegBlock {
     c: RegBlockSizes,
     max_group: i64,
@@ -1082,9 +1083,8 @@ struct RegBlock {
 
 impl Applier<Lift, LiftAnalysis> for RegBlock {
     fn apply_one(&self, eg: &mut EG, eclass: Id, s: &Subst, _: Option<&PatternAst<Lift>>, _: Symbol) -> Vec<Id> {
-        let (r, g, c, x) = (s[var("?r")], s[var("?g")], s[var("?c")], s[var("?x")]);
-        let Some(m) = transposed_of(eg, c) else { return vec![] };
-        let (xd, md) = (&eg[x].data, &eg[m].data);
+        let (r, g, ys, x) = (s[var("?r")], s[var("?g")], s[var("?c")], s[var("?x")]);
+        let (xd, yd) = (&eg[x].data, &eg[ys].data);
         let splits = |e: &Option<ArithExpr>, k: i64| {
             e.as_ref()
                 .is_some_and(|n| may_split(n, k, &eg.analysis.sizes, &eg.analysis.declared))
@@ -1093,16 +1093,16 @@ impl Applier<Lift, LiftAnalysis> for RegBlock {
         if !rb.valid()
             || eg[g].data.flags & DOT_FN == 0
             || xd.flags & FLOAT_ROWS == 0
-            || md.flags & FLOAT_ROWS == 0
+            || yd.flags & FLOAT_ROWS == 0
             || !splits(&xd.len, rb.tm)
             || !splits(&xd.inner, rb.tk)
-            || !splits(&md.inner, rb.tn)
+            || !splits(&yd.len, rb.tn)
             || rb.items() > self.max_group
         {
             return vec![];
         }
         let cfg = eg.add(Lift::Num(rb.pack()));
-        let res = eg.add(Lift::RBlock([cfg, r, g, x, m]));
+        let res = eg.add(Lift::RBlock([cfg, r, g, x, ys]));
         if eg.union(eclass, res) {
             vec![res]
         } else {

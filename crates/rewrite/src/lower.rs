@@ -1354,12 +1354,11 @@ impl Lowerer<'_> {
     }
 }
 
-/// `rblock c r g x m` as the product it stands for: `map (λr. join (map g (transpose m))) x`.
+/// `rblock c r g x ys` as the product it stands for: `map (λr. join (map g ys)) x`.
 fn rblock_as_map(t: &Rc<Term>) -> Rc<Term> {
-    let (r, g, x, m) = (&t.kids[1], &t.kids[2], &t.kids[3], &t.kids[4]);
-    let cols = Term::new(TOp::Transpose, vec![m.clone()], m.inner.clone(), m.len.clone());
-    let row = Term::new(TOp::Map, vec![g.clone(), cols], m.inner.clone(), None);
-    let row = Term::new(TOp::Join, vec![row], m.inner.clone(), None);
+    let (r, g, x, ys) = (&t.kids[1], &t.kids[2], &t.kids[3], &t.kids[4]);
+    let row = Term::new(TOp::Map, vec![g.clone(), ys.clone()], ys.len.clone(), None);
+    let row = Term::new(TOp::Join, vec![row], ys.len.clone(), None);
     let f = Term::new(TOp::Lam, vec![r.clone(), row], None, None);
     Term::new(TOp::Map, vec![f, x.clone()], t.len.clone(), t.inner.clone())
 }
@@ -1448,12 +1447,13 @@ impl Lowerer<'_> {
         self.b.prim(Prim::Map(kind), vec![f, e])
     }
 
-    /// `rblock c r g x m` (see `egraph::RegBlock`), as `bench/mm_regblock.lisp` is written:
+    /// `rblock c r g x ys` (see `egraph::RegBlock`), as `bench/mm_regblock.lisp` is written:
     /// `join (mapWrg1 (λrows. map (λz. join z) (transpose (mapWrg0 (λcols. tile (join
     /// (reduceSeq step init (zip (transpose (map (split tk) rows)) (transpose (map (split tk)
-    /// cols)))))) (split tn (transpose m))))) (split tm x))`, where `init` is zeros made by
+    /// cols)))))) (split tn ys)))) (split tm x))`, where `init` is zeros made by
     /// `mapLcl1 (λ. mapLcl0 …)` one `rm × rn` block per work-item, and `step` copies the tile of
-    /// `x` and the tile of `m` into local memory (each as one contiguous run), then updates
+    /// `x` and the tile of `ys` (transposed: along the rows of `m` when `ys = transpose m`)
+    /// into local memory (each as one contiguous run), then updates
     /// each work-item's block with `tk` rank-1 updates from `rm` and `rn` values copied into
     /// private memory. Work-item `(i, j)` owns rows `i, wi1 + i, …` and columns `j, wi0 + j,
     /// …` of the tile (Lift's register blocking with reordering): neighbouring work-items read
@@ -1461,7 +1461,7 @@ impl Lowerer<'_> {
     /// of the result. Code generation keeps each block in registers (`codegen_opencl`
     /// `gen/regblock.rs`).
     fn host_rblock(&mut self, t: &Rc<Term>, rb: crate::egraph::RegBlockSizes) -> Out {
-        let (r, g, x, m) = (&t.kids[1], &t.kids[2], &t.kids[3], &t.kids[4]);
+        let (r, g, x, ys) = (&t.kids[1], &t.kids[2], &t.kids[3], &t.kids[4]);
         let r_name = match &r.op {
             TOp::Sym(s) => s.to_string(),
             _ => String::new(),
@@ -1469,9 +1469,9 @@ impl Lowerer<'_> {
         let Some((fs, zs, hs, swapped)) = self.dot_parts(g, &r_name) else {
             return self.host(&rblock_as_map(t));
         };
-        let (rows_n, cols_n, k_len) = (self.len(x), self.eval(m.inner.as_ref()), self.eval(x.inner.as_ref()));
+        let (rows_n, cols_n, k_len) = (self.len(x), self.len(ys), self.eval(x.inner.as_ref()));
         let (xt, xc, xbind) = self.kernel_arg(x);
-        let (mt, mc, mbind) = self.kernel_arg(m);
+        let (yt, yc, ybind) = self.kernel_arg(ys);
         let (wi1, wi0) = (rb.tm / rb.rm, rb.tn / rb.rn);
         let cst = arith::ArithExpr::cst;
         // the rank-1 update of a block: λc kp. let ap = toPrivate (copy (get 0 kp)) in
@@ -1615,8 +1615,7 @@ impl Lowerer<'_> {
         let tile = self.b.prim(Prim::Join, vec![tile]);
         self.b.unbind(colsv);
         let cols_fn = self.b.lambda(vec![colsv], tile);
-        let mtr = self.b.prim(Prim::Transpose, vec![mt]);
-        let col_tiles = self.b.prim(Prim::Split(cst(rb.tn)), vec![mtr]);
+        let col_tiles = self.b.prim(Prim::Split(cst(rb.tn)), vec![yt]);
         let groups = self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![cols_fn, col_tiles]);
         let groups = self.b.prim(Prim::Transpose, vec![groups]);
         let jf = self.join_fn();
@@ -1627,7 +1626,7 @@ impl Lowerer<'_> {
         let e = self.b.prim(Prim::Map(MapKind::Wrg(1)), vec![rows_fn, row_tiles]);
         let e = self.b.prim(Prim::Join, vec![e]);
         let e = self.b.to(AddressSpace::Global, e);
-        let e = self.wrap(mbind, e);
+        let e = self.wrap(ybind, e);
         let e = self.wrap(xbind, e);
         self.notes.push(format!(
             "mapWrg1×mapWrg0 tiles of {}×{}, {}×{} work-items each computing a {}×{} block in registers, K in steps of {} staged in local memory",
@@ -1639,6 +1638,6 @@ impl Lowerer<'_> {
         let (rm, rn, tk) = (rb.rm as f64, rb.rn as f64, rb.tk as f64);
         let per_item = k_len * (rm * rn + 0.5 * (rm + rn)) + (k_len / tk) * ((rm + rn) * tk * STAGED_COPY + 4.0);
         let cost = (items / self.lanes).ceil() * per_item + items * rm * rn * MEM + LAUNCH;
-        (e, xc + mc + cost)
+        (e, xc + yc + cost)
     }
 }

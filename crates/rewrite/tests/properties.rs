@@ -38,6 +38,17 @@ const WG_ITEMS: [i64; 1] = [4];
 /// A transpose tile that the generated lengths (8 to 64) admit (a tile must be shorter than
 /// both lengths).
 const TRANSPOSE_TILES: [i64; 1] = [4];
+/// A register-blocked product's tiles that the generated lengths admit: 4 × 4 tiles of 2 × 2
+/// blocks over steps of 2.
+fn reg_blocks() -> Vec<rewrite::egraph::RegBlockSizes> {
+    vec![rewrite::egraph::RegBlockSizes {
+        tm: 4,
+        tn: 4,
+        rm: 2,
+        rn: 2,
+        tk: 2,
+    }]
+}
 
 /// The shared generator, with weighted choices.
 struct Rng(XorShift);
@@ -551,6 +562,7 @@ impl Case {
             wg_sizes: WG_SIZES.to_vec(),
             wg_items: WG_ITEMS.to_vec(),
             transpose_tiles: TRANSPOSE_TILES.to_vec(),
+            reg_blocks: reg_blocks(),
             sizes: self.sizes.clone(),
             top_k: 1000,
             only_rules,
@@ -677,6 +689,7 @@ fn rule_names() -> RuleSet {
         wg_sizes: WG_SIZES.to_vec(),
         wg_items: WG_ITEMS.to_vec(),
         transpose_tiles: TRANSPOSE_TILES.to_vec(),
+        reg_blocks: reg_blocks(),
         ..Options::default()
     };
     let rules = [

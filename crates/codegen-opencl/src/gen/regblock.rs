@@ -295,13 +295,29 @@ impl Gen<'_> {
     }
 
     fn is_path(&self, e: ExprId, acc: &Acc) -> bool {
-        acc.paths.iter().any(|p| match (self.prog.expr(e), *p) {
-            (Expr::Var(v), AccPath::Var(a)) => *v == a,
-            (Expr::Op { op: Op::Get(i), args }, AccPath::Get(a, c)) => {
-                *i == c && matches!(self.prog.expr(args[0]), Expr::Var(v) if *v == a)
-            }
-            _ => false,
-        })
+        let here = match (self.prog.expr(e), self.get_of_var(e)) {
+            (Expr::Var(v), _) => AccPath::Var(*v),
+            (_, Some((i, v))) => AccPath::Get(v, i),
+            (_, None) => return false,
+        };
+        acc.paths.contains(&here)
+    }
+
+    /// `(i, t)` when `e` is `get #i t` of a variable `t`.
+    fn get_of_var(&self, e: ExprId) -> Option<(u8, VarId)> {
+        let Expr::Op { op: Op::Get(i), args } = self.prog.expr(e) else {
+            return None;
+        };
+        match self.prog.expr(args[0]) {
+            Expr::Var(v) => Some((*i, *v)),
+            Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Let { .. }
+            | Expr::Pack(_) => None,
+        }
     }
 
     /// Whether the accumulator occurs in `e`: a path to it, or a variable bound to a value
@@ -310,15 +326,12 @@ impl Gen<'_> {
         let bound = |v: VarId| acc.bound.iter().any(|(b, _)| *b == v);
         let whole = |v: VarId| acc.paths.contains(&AccPath::Var(v)) || bound(v);
         let tuple = |v: VarId| acc.paths.iter().any(|p| matches!(p, AccPath::Get(a, _) if *a == v));
+        // `get #i t` of a tuple `t` one of whose components is the accumulator
+        if let Some((i, v)) = self.get_of_var(e).filter(|(_, v)| tuple(*v)) {
+            return acc.paths.contains(&AccPath::Get(v, i)) || whole(v);
+        }
         match self.prog.expr(e) {
             Expr::Var(v) => whole(*v) || tuple(*v),
-            // `get #i t` of a tuple `t` one of whose components is the accumulator
-            Expr::Op { op: Op::Get(i), args } if matches!(self.prog.expr(args[0]), Expr::Var(v) if tuple(*v)) => {
-                let Expr::Var(v) = self.prog.expr(args[0]) else {
-                    unreachable!("matched")
-                };
-                acc.paths.contains(&AccPath::Get(*v, *i)) || whole(*v)
-            }
             Expr::Lit(_)
             | Expr::Lambda { .. }
             | Expr::Prim { .. }
