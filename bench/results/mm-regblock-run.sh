@@ -1,5 +1,6 @@
 #!/bin/bash
 # mm-regblock: one GPU measurement of register-blocked mm at 4096^3 (see the branch's report)
+# The programs other than mm_regblock.lisp and mm.lisp are `lift explore` variants saved to .devcarry (see mm-regblock-nvidia-h200-2026-11-24.md).
 D=.devcarry/mm-regblock; L=$D/lift; S="--size M=4096 --size K=4096 --size N=4096"
 export LIFT_CACHE_DIR=/tmp/liftcache; mkdir -p $LIFT_CACHE_DIR
 $L devices

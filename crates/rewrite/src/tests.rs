@@ -403,4 +403,3 @@ fn register_blocked_mm_is_found_and_sound() {
         assert!(emits(v), "{}", v.source);
     }
 }
-

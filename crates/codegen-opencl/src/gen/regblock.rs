@@ -19,6 +19,10 @@
 
 use super::*;
 
+/// Most elements an accumulator's copy unrolls: the most `memory::scalarize` turns into
+/// registers.
+const MAX_UNROLLED_COPY: i64 = 64;
+
 /// Where a step's argument holds the accumulator's element at the place being written: the
 /// variable itself, or a component of a tuple variable (the accumulator zipped with data).
 #[derive(Clone, Copy, PartialEq)]
@@ -122,8 +126,8 @@ impl Gen<'_> {
         Ok(true)
     }
 
-    /// Copies the elements `idx ++ [..dims]` of `src` to `dst` in fully unrolled loops (the
-    /// dimensions of a private accumulator are known at compile time).
+    /// Copies the elements `idx ++ [..dims]` of `src` to `dst`, in unrolled loops where they are
+    /// few enough for `memory::scalarize` to make a private array registers.
     fn copy_unrolled(
         &mut self,
         e: ExprId,
@@ -137,10 +141,12 @@ impl Gen<'_> {
             return self.write(dst, &idx, &r, e);
         }
         let (n, rest) = (dims[0].clone(), dims[1..].to_vec());
-        let kind = if n.as_cst().is_some() {
-            MapKind::SeqUnroll
-        } else {
-            MapKind::Seq
+        let elems = dims
+            .iter()
+            .try_fold(1i64, |p, d| d.as_cst().map(|c| p.saturating_mul(c)));
+        let kind = match elems {
+            Some(c) if c <= MAX_UNROLLED_COPY => MapKind::SeqUnroll,
+            Some(_) | None => MapKind::Seq,
         };
         self.emit_loop(e, kind, &n, |g, i| {
             let mut idx = idx.clone();
@@ -353,12 +359,16 @@ impl Gen<'_> {
             return false;
         };
         let Some(k) = self.k.as_ref() else { return false };
-        let fits = |d: usize, n: i64| k.local[d].is_none_or(|l| n as usize <= l);
+        // a dimension whose size no `mapLcl` fixed yet gets the length of the initial value's
+        // `mapLcl` in it, as long as the work-group stays within its limit
+        let l1 = k.local[1].map_or(d0, |l| l as i64);
+        let l0 = k.local[0].map_or(d1, |l| l as i64);
+        let l2 = k.local[2].map_or(1, |l| l as i64);
         d0 >= 1
             && d1 >= 1
-            && (d0 * d1) as usize <= MAX_WORK_GROUP
-            && fits(1, d0)
-            && fits(0, d1)
+            && d0 <= l1
+            && d1 <= l0
+            && l1 * l0 * l2 <= MAX_WORK_GROUP as i64
             && self.lcl_2d(z)
             && self.lcl_2d(body)
     }

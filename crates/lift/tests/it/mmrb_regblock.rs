@@ -105,3 +105,24 @@ fn derived_register_blocked_mm_equals_the_interpreter() {
     let (_dir, data) = matrices("mmrb-derived", 256, 16, 128);
     equals_interpreter(&best.source, &data);
 }
+
+/// A step that reads its accumulator in another order than it writes it (`reverse acc`) must
+/// keep the second buffer: updated in place, element 3 would read the new element 0.
+#[test]
+fn accumulators_read_out_of_place_are_not_updated_in_place() {
+    let src = "(lift (N) ((array-type (array-type float 4) N))
+      (lambda (xs) (join (mapGlb (lambda (chunk)
+        (reduceSeq (lambda (acc row) (mapSeq (lambda (p) (+ (get #0 p) (get #1 p))) (zip (reverse acc) row)))
+                   (generate #4 (lambda (i) 0.0f)) chunk))
+        (split #3 xs)))))";
+    let c = lift::compile(src, &lift::Options::default()).expect("compiles");
+    let cl = c.text(lift::Emit::Cl).expect("emits");
+    assert!(cl.contains("nxt"), "{cl}");
+    let dir = tempfile_free::Scratch::new("mmrb-reverse");
+    let path = dir.path.join("data.json");
+    let xs: Vec<Vec<f64>> = (0..6)
+        .map(|r| (0..4).map(|c| (r * 4 + c) as f64 * 0.25).collect())
+        .collect();
+    std::fs::write(&path, serde_json::json!({ "xs": xs }).to_string()).expect("writes data");
+    equals_interpreter(src, &path.to_string_lossy());
+}
