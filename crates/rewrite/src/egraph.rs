@@ -52,6 +52,11 @@ define_language! {
         // of `s` work-items reading `xs` a grid apart, the last group to finish combining the
         // groups' results (`grid-reduce-*`).
         "gridreduce" = GridReduce([Id; 5]),
+        // `(rblock c r g x ys)` = `map (λr. join (map g ys)) x`, `g` a dot product of `r` and
+        // its argument: a matrix product whose work-groups compute tiles of the result and
+        // whose work-items compute register blocks of a tile (`c` packs the tile and block
+        // sizes, see `RegBlock`).
+        "rblock" = RBlock([Id; 5]),
         Num(i64),
         Sym(Symbol),
         Other(Symbol, Vec<Id>),
@@ -341,6 +346,14 @@ impl LiftAnalysis {
                     ..Data::default()
                 }
             }
+            Lift::RBlock([_, _, _, x, ys]) => {
+                let (x, ys) = (d(x), d(ys));
+                Data {
+                    len: x.len,
+                    inner: ys.len,
+                    ..Data::default()
+                }
+            }
             Lift::Local(x) | Lift::Stage(x) => {
                 let x = d(x);
                 Data {
@@ -594,6 +607,7 @@ impl WgRows {
                 | Lift::Stage(_)
                 | Lift::ColReduce(_)
                 | Lift::GridReduce(_)
+                | Lift::RBlock(_)
                 | Lift::Num(_)
                 | Lift::Sym(_) => {}
             }
@@ -1015,7 +1029,114 @@ pub fn workgroup_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>
             float_tile(x) && matches!((elems(&x.len), elems(&x.inner)), (Some(a), Some(b)) if a * b * 4 <= STAGE_BYTES)
         },
     ));
+    for &c in &opts.reg_blocks {
+        rules.push(
+            Rewrite::new(
+                format!("reg-block-{}", c.name()),
+                pat("(map (lam ?r (join (map ?g ?c))) ?x)"),
+                RegBlock {
+                    c,
+                    max_group: opts.max_group,
+                },
+            )
+            .expect("rule"),
+        );
+    }
     rules
+}
+
+/// The sizes of a register-blocked matrix product (`rblock`): work-groups compute `tm × tn`
+/// tiles of the result, each work-item an `rm × rn` block of its tile, over steps of `tk`
+/// along the dot products (Lift's `tileMapMap`, `finishTiling` and `apply2DRegisterBlocking`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegBlockSizes {
+    pub tm: i64,
+    pub tn: i64,
+    pub rm: i64,
+    pub rn: i64,
+    pub tk: i64,
+}
+
+impl RegBlockSizes {
+    /// `tm`, `tn`, `tk` below 2^12, `rm`, `rn` below 2^8: one number for the e-graph node.
+    pub fn pack(self) -> i64 {
+        self.tm | self.tn << 12 | self.tk << 24 | self.rm << 36 | self.rn << 44
+    }
+
+    pub fn unpack(c: i64) -> RegBlockSizes {
+        RegBlockSizes {
+            tm: c & 0xfff,
+            tn: (c >> 12) & 0xfff,
+            tk: (c >> 24) & 0xfff,
+            rm: (c >> 36) & 0xff,
+            rn: (c >> 44) & 0xff,
+        }
+    }
+
+    pub fn name(self) -> String {
+        format!("{}x{}-{}x{}-k{}", self.tm, self.tn, self.rm, self.rn, self.tk)
+    }
+
+    /// Work-items of a work-group: one per block of its tile.
+    pub fn items(self) -> i64 {
+        (self.tm / self.rm) * (self.tn / self.rn)
+    }
+
+    fn valid(self) -> bool {
+        [self.tm, self.tn, self.rm, self.rn, self.tk].iter().all(|&x| x >= 1)
+            && self.tm < 1 << 12
+            && self.tn < 1 << 12
+            && self.tk < 1 << 12
+            && self.rm < 1 << 8
+            && self.rn < 1 << 8
+            && self.tm % self.rm == 0
+            && self.tn % self.rn == 0
+            // each work-item copies the same number of elements of each tile
+            && (self.tm * self.tk) % self.items() == 0
+            && (self.tk * self.tn) % self.items() == 0
+    }
+}
+
+/// Register-blocked matrix product:
+/// `map (λr. join (map g ys)) x` = `rblock c r g x ys`
+/// when `g = λc. reduce f z (map h (zip r c))` is a dot product (`DOT_FN`), `x` and `ys` are
+/// matrices of floats, `tm` divides the rows of `x`, `tk` its rows' length (that of the rows
+/// of `ys`), `tn` the rows of `ys`, and a work-group of one work-item per `rm × rn` block of a
+/// `tm × tn` tile fits `Options::max_group`. `ys` is usually `transpose m` (`m` the right
+/// operand, whose rows the work-groups then copy along); any matrix of floats is sound.
+struct RegBlock {
+    c: RegBlockSizes,
+    max_group: i64,
+}
+
+impl Applier<Lift, LiftAnalysis> for RegBlock {
+    fn apply_one(&self, eg: &mut EG, eclass: Id, s: &Subst, _: Option<&PatternAst<Lift>>, _: Symbol) -> Vec<Id> {
+        let (r, g, ys, x) = (s[var("?r")], s[var("?g")], s[var("?c")], s[var("?x")]);
+        let (xd, yd) = (&eg[x].data, &eg[ys].data);
+        let splits = |e: &Option<ArithExpr>, k: i64| {
+            e.as_ref()
+                .is_some_and(|n| may_split(n, k, &eg.analysis.sizes, &eg.analysis.declared))
+        };
+        let rb = self.c;
+        if !rb.valid()
+            || eg[g].data.flags & DOT_FN == 0
+            || xd.flags & FLOAT_ROWS == 0
+            || yd.flags & FLOAT_ROWS == 0
+            || !splits(&xd.len, rb.tm)
+            || !splits(&xd.inner, rb.tk)
+            || !splits(&yd.len, rb.tn)
+            || rb.items() > self.max_group
+        {
+            return vec![];
+        }
+        let cfg = eg.add(Lift::Num(rb.pack()));
+        let res = eg.add(Lift::RBlock([cfg, r, g, x, ys]));
+        if eg.union(eclass, res) {
+            vec![res]
+        } else {
+            vec![]
+        }
+    }
 }
 
 /// The value of a length with the known sizes, other size variables taken as `default`.
@@ -1138,6 +1259,7 @@ fn body_reductions(eg: &EG, class: Id, seen: &mut Vec<Id>, found: &mut Vec<(Id, 
             | Lift::KTile(_)
             | Lift::TTile(_)
             | Lift::Stage(_)
+            | Lift::RBlock(_)
             | Lift::ColReduce(_)
             | Lift::Num(_)
             | Lift::Sym(_) => {}

@@ -44,6 +44,8 @@ pub enum TOp {
     ColReduce(i64, i64, i64),
     /// `reduce` by this many work-groups of this many work-items, in one launch.
     GridReduce(i64, i64),
+    /// A register-blocked matrix product (`egraph::RegBlockSizes::pack`).
+    RBlock(i64),
 }
 
 /// Hashes an operator by what it means: a symbol by its text, not by egg's interned index,
@@ -112,6 +114,7 @@ impl Term {
             TOp::KTile(k) => format!("ktile {k}"),
             TOp::WgReduce(k) => format!("wgreduce {k}"),
             TOp::TTile(k) => format!("ttile {k}"),
+            TOp::RBlock(c) => format!("rblock {}", crate::egraph::RegBlockSizes::unpack(*c).name()),
             TOp::Stage => "stage".into(),
             TOp::ColReduce(bc, r, g) => format!("colreduce {bc} {r} {g}"),
             TOp::GridReduce(g, s) => format!("gridreduce {g} {s}"),
@@ -131,6 +134,7 @@ impl Term {
                     | TOp::TTile(_)
                     | TOp::ColReduce(..)
                     | TOp::GridReduce(..)
+                    | TOp::RBlock(_)
             ) && matches!(k.op, TOp::Num(_))
             {
                 continue;
@@ -169,6 +173,7 @@ fn op_of(n: &Lift, kids: &[Rc<Term>]) -> TOp {
         Lift::Stage(_) => TOp::Stage,
         Lift::ColReduce(_) => TOp::ColReduce(num(0), num(1), num(2)),
         Lift::GridReduce(_) => TOp::GridReduce(num(0), num(1)),
+        Lift::RBlock(_) => TOp::RBlock(num(0)),
         Lift::Num(v) => TOp::Num(*v),
         Lift::Sym(s) => TOp::Sym(*s),
         Lift::Other(s, _) => TOp::Other(*s),

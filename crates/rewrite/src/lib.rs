@@ -75,6 +75,8 @@ pub struct Options {
     /// multiples of the compute units of the GPUs we run on (132 on the H200), up to the 8
     /// groups of 256 work-items that one of its compute units holds at once.
     pub grid_groups: Vec<i64>,
+    /// Tile and block sizes of register-blocked matrix products (`reg-block-*`).
+    pub reg_blocks: Vec<egraph::RegBlockSizes>,
 }
 
 impl Default for Options {
@@ -105,6 +107,14 @@ impl Default for Options {
             col_rows: vec![8],
             col_groups: vec![1, 4, 8],
             grid_groups: vec![264, 528, 1056],
+            reg_blocks: [
+                (128, 128, 8, 8, 16),
+                (128, 128, 8, 8, 8),
+                (64, 64, 4, 4, 16),
+                (128, 64, 8, 4, 16),
+            ]
+            .map(|(tm, tn, rm, rn, tk)| egraph::RegBlockSizes { tm, tn, rm, rn, tk })
+            .to_vec(),
         }
     }
 }

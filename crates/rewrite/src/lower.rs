@@ -263,7 +263,7 @@ impl Lowerer<'_> {
     /// Whether evaluating `t` runs any computation (as opposed to only rearranging arrays).
     fn computes(&self, t: &Term) -> bool {
         match &t.op {
-            TOp::Map | TOp::Reduce | TOp::App | TOp::Let | TOp::TTile(_) | TOp::ColReduce(..) => true,
+            TOp::Map | TOp::Reduce | TOp::App | TOp::Let | TOp::TTile(_) | TOp::ColReduce(..) | TOp::RBlock(_) => true,
             TOp::Other(s) => {
                 let head = s.as_str().split(['|', ' ']).next().unwrap_or("");
                 !LAYOUT.contains(&head) || t.kids.iter().any(|k| self.computes(k))
@@ -436,6 +436,8 @@ impl Lowerer<'_> {
                 let map = Term::new(TOp::Map, vec![mf, tr], t.len.clone(), t.inner.clone());
                 self.seq(&map)
             }
+            // inside a work-item there are no work-groups: the plain product
+            TOp::RBlock(_) => self.seq(&rblock_as_map(t)),
             TOp::Sym(s) => (self.leaf(s), 0.0),
             TOp::Num(n) => (self.b.int(*n), 0.0),
             TOp::Lam | TOp::MapF | TOp::ReduceF | TOp::ReduceFU | TOp::Comp => self.func(t, 1.0),
@@ -444,6 +446,9 @@ impl Lowerer<'_> {
             TOp::GridReduce(..) => self.seq(&Term::new(TOp::Reduce, t.kids[2..].to_vec(), t.len.clone(), None)),
             // inside a work-item there are no work-groups: the map it equals
             TOp::ColReduce(..) => self.seq(&as_map(t)),
+            // a K-tiling annotation: inside a work-item, the product it marks (seq and layout
+            // would otherwise hand it to each other forever)
+            TOp::KTile(_) => self.seq(&t.kids[1]),
             _ => self.layout(t, false),
         }
     }
@@ -1052,6 +1057,9 @@ impl Lowerer<'_> {
         }
         if let TOp::TTile(tk) = t.op {
             return self.host_ttile(t, tk);
+        }
+        if let TOp::RBlock(c) = t.op {
+            return self.host_rblock(t, crate::egraph::RegBlockSizes::unpack(c));
         }
         match &t.op {
             TOp::Map if k[0].op == TOp::Lam && has_wg(&k[0].kids[1]) => self.host_wg(&k[0], &k[1]),
@@ -1798,5 +1806,293 @@ impl Lowerer<'_> {
         let id = self.b.lambda(vec![x], xe);
         let copy = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![id, e]);
         self.b.to(AddressSpace::Global, copy)
+    }
+}
+
+/// `rblock c r g x ys` as the product it stands for: `map (λr. join (map g ys)) x`.
+fn rblock_as_map(t: &Rc<Term>) -> Rc<Term> {
+    let (r, g, x, ys) = (&t.kids[1], &t.kids[2], &t.kids[3], &t.kids[4]);
+    let row = Term::new(TOp::Map, vec![g.clone(), ys.clone()], ys.len.clone(), None);
+    let row = Term::new(TOp::Join, vec![row], ys.len.clone(), None);
+    let f = Term::new(TOp::Lam, vec![r.clone(), row], None, None);
+    Term::new(TOp::Map, vec![f, x.clone()], t.len.clone(), t.inner.clone())
+}
+
+impl Lowerer<'_> {
+    /// The parts of a dot product `λc. reduce f z (map h (zip r c))` (or `zip c r`): `f`, `z`,
+    /// `h`, and whether `h` takes the column's element first.
+    fn dot_parts(&self, g: &Rc<Term>, r: &str) -> Option<(Symbol, Symbol, Symbol, bool)> {
+        let (c, red) = (g.kids.first()?, g.kids.get(1)?);
+        if g.op != TOp::Lam || red.op != TOp::Reduce || red.kids[2].op != TOp::Map {
+            return None;
+        }
+        let (f, z, m) = (&red.kids[0], &red.kids[1], &red.kids[2]);
+        let (h, zipped) = (&m.kids[0], &m.kids[1]);
+        let name_of = |t: &Rc<Term>| match &t.op {
+            TOp::Sym(s) => Some(s.to_string()),
+            _ => None,
+        };
+        let (TOp::Sym(fs), TOp::Sym(zs), TOp::Sym(hs), TOp::Other(zip)) = (&f.op, &z.op, &h.op, &zipped.op) else {
+            return None;
+        };
+        if self.leaf_text(zip) != "zip" || zipped.kids.len() != 2 {
+            return None;
+        }
+        let (a, b) = (name_of(&zipped.kids[0])?, name_of(&zipped.kids[1])?);
+        let c = name_of(c)?;
+        let swapped = match (a == r, b == c) {
+            (true, true) => false,
+            _ if a == c && b == r => true,
+            _ => return None,
+        };
+        Some((*fs, *zs, *hs, swapped))
+    }
+
+    /// A tile copied into local memory by a work-group of `wi1 × wi0` work-items, each moving
+    /// `s = |tile| / (wi1·wi0)` elements: step `t` of work-item `(a, b)` moves element
+    /// `t·wi1·wi0 + a·wi0 + b` of the tile read row after row, so consecutive work-items read and
+    /// write consecutive addresses, and each work-item's `s` loads are independent (unrolled, all
+    /// in flight at once). The local copy is one flat array (no padding: its reads are along
+    /// rows or broadcasts), seen as rows of `row` elements:
+    /// `split row (toLocal (join (transpose (join (mapLcl1 (λr. mapLcl0 (λe. mapSeqUnroll (λx. x)
+    /// e) r) (split wi0 (transpose (split (wi1·wi0) (join tile)))))))))`.
+    fn flat_local_copy(&mut self, tile: ExprId, wi1: i64, wi0: i64, row: i64) -> ExprId {
+        let cst = arith::ArithExpr::cst;
+        let flat = self.b.prim(Prim::Join, vec![tile]);
+        let steps = self.b.prim(Prim::Split(cst(wi1 * wi0)), vec![flat]);
+        let per_item = self.b.prim(Prim::Transpose, vec![steps]);
+        let per_item = self.b.prim(Prim::Split(cst(wi0)), vec![per_item]);
+        let copied = self.map_with(MapKind::Lcl(1), "cr", per_item, |l, rv| {
+            let r = l.b.var(rv);
+            l.map_with(MapKind::Lcl(0), "ce", r, |l, ev| {
+                let e = l.b.var(ev);
+                let id = l.id_fn();
+                l.b.prim(Prim::Map(MapKind::SeqUnroll), vec![id, e])
+            })
+        });
+        let back = self.b.prim(Prim::Join, vec![copied]);
+        let back = self.b.prim(Prim::Transpose, vec![back]);
+        let back = self.b.prim(Prim::Join, vec![back]);
+        let staged = self.b.to(AddressSpace::Local, back);
+        self.b.prim(Prim::Split(cst(row)), vec![staged])
+    }
+
+    /// `λx. x`.
+    fn id_fn(&mut self) -> ExprId {
+        let x = self.name("x");
+        let xv = self.b.bind(&x);
+        let xe = self.b.var(xv);
+        self.b.unbind(xv);
+        self.b.lambda(vec![xv], xe)
+    }
+
+    /// `map kind (λv. body v) e` with `body` building the function's body from its parameter.
+    fn map_with(
+        &mut self,
+        kind: MapKind,
+        hint: &str,
+        e: ExprId,
+        body: impl FnOnce(&mut Self, VarId) -> ExprId,
+    ) -> ExprId {
+        let n = self.name(hint);
+        let v = self.b.bind(&n);
+        let inner = body(self, v);
+        self.b.unbind(v);
+        let f = self.b.lambda(vec![v], inner);
+        self.b.prim(Prim::Map(kind), vec![f, e])
+    }
+
+    /// `rblock c r g x ys` (see `egraph::RegBlock`), as `bench/mm_regblock.lisp` is written:
+    /// `join (mapWrg1 (λrows. map (λz. join z) (transpose (mapWrg0 (λcols. tile (join
+    /// (reduceSeq step init (zip (transpose (map (split tk) rows)) (transpose (map (split tk)
+    /// cols)))))) (split tn ys)))) (split tm x))`, where `init` is zeros made by
+    /// `mapLcl1 (λ. mapLcl0 …)` one `rm × rn` block per work-item, and `step` copies the tile of
+    /// `x` and the tile of `ys` (transposed: along the rows of `m` when `ys = transpose m`)
+    /// into local memory (each as one contiguous run), then updates
+    /// each work-item's block with `tk` rank-1 updates from `rm` and `rn` values copied into
+    /// private memory. Work-item `(i, j)` owns rows `i, wi1 + i, …` and columns `j, wi0 + j,
+    /// …` of the tile (Lift's register blocking with reordering): neighbouring work-items read
+    /// neighbouring elements of local memory (distinct banks) and write neighbouring elements
+    /// of the result. Code generation keeps each block in registers (`codegen_opencl`
+    /// `gen/regblock.rs`).
+    fn host_rblock(&mut self, t: &Rc<Term>, rb: crate::egraph::RegBlockSizes) -> Out {
+        let (r, g, x, ys) = (&t.kids[1], &t.kids[2], &t.kids[3], &t.kids[4]);
+        let r_name = match &r.op {
+            TOp::Sym(s) => s.to_string(),
+            _ => String::new(),
+        };
+        let Some((fs, zs, hs, swapped)) = self.dot_parts(g, &r_name) else {
+            return self.host(&rblock_as_map(t));
+        };
+        let (rows_n, cols_n, k_len) = (self.len(x), self.len(ys), self.eval(x.inner.as_ref()));
+        let (xt, xc, xbind) = self.kernel_arg(x);
+        let (yt, yc, ybind) = self.kernel_arg(ys);
+        let (wi1, wi0) = (rb.tm / rb.rm, rb.tn / rb.rn);
+        let cst = arith::ArithExpr::cst;
+        // the rank-1 update of a block: λc kp. let ap = toPrivate (copy (get 0 kp)) in
+        //   let bp = toPrivate (copy (get 1 kp)) in
+        //   mapSeqUnroll (λcr. mapSeqUnroll (λp. f (get 0 p) (h (get 1 cr, get 1 p))) (zip (get 0 cr) bp)) (zip c ap)
+        let (cn, kpn, apn, bpn) = (self.name("c"), self.name("kp"), self.name("ap"), self.name("bp"));
+        let cv = self.b.bind(&cn);
+        let kpv = self.b.bind(&kpn);
+        let mut privates = vec![];
+        for (i, name) in [(0u8, &apn), (1u8, &bpn)] {
+            let part = self.get(i, kpv);
+            let id = self.id_fn();
+            let copy = self.b.prim(Prim::Map(MapKind::SeqUnroll), vec![id, part]);
+            let copy = self.b.to(AddressSpace::Private, copy);
+            let v = self.b.bind(name);
+            privates.push((v, copy));
+        }
+        let (apv, bpv) = (privates[0].0, privates[1].0);
+        let ce = self.b.var(cv);
+        let ape = self.b.var(apv);
+        let rows_of_c = self.b.prim(Prim::Zip, vec![ce, ape]);
+        let update = self.map_with(MapKind::SeqUnroll, "cr", rows_of_c, |l, crv| {
+            let row = l.get(0, crv);
+            let bpe = l.b.var(bpv);
+            let elems = l.b.prim(Prim::Zip, vec![row, bpe]);
+            l.map_with(MapKind::SeqUnroll, "p", elems, |l, pv| {
+                let s = l.get(0, pv);
+                let (av, bv) = (l.get(1, crv), l.get(1, pv));
+                let pair = if swapped { vec![bv, av] } else { vec![av, bv] };
+                let pair = l.b.op(Op::Tuple, pair);
+                let prod = l.call(&hs, &[Arg::Expr(pair)]);
+                l.call(&fs, &[Arg::Expr(s), Arg::Expr(prod)])
+            })
+        });
+        let mut update = update;
+        for (v, value) in privates.into_iter().rev() {
+            self.b.unbind(v);
+            update = self.b.let_(v, value, update);
+        }
+        self.b.unbind(kpv);
+        self.b.unbind(cv);
+        let rank1 = self.b.lambda(vec![cv, kpv], update);
+        // step = λacc tiles. let la = … in let lb = … in mapLcl1 (λia. mapLcl0 (λjb. join
+        //   (reduceSeqUnroll rank1 (get 0 jb) (zip (get 1 ia) (get 1 jb)))) (zip (get 0 ia)
+        //   (transpose (map (split rn) lb)))) (zip acc (transpose (map (split rm) la)))
+        let (accn, tilesn, lan, lbn) = (self.name("acc"), self.name("tiles"), self.name("la"), self.name("lb"));
+        let accv = self.b.bind(&accn);
+        let tilesv = self.b.bind(&tilesn);
+        // each tile copied as one run, consecutive work-items at consecutive addresses
+        let ta = self.get(0, tilesv);
+        let la_val = self.flat_local_copy(ta, wi1, wi0, rb.tk);
+        let lav = self.b.bind(&lan);
+        let tb = self.get(1, tilesv);
+        let tb = self.b.prim(Prim::Transpose, vec![tb]);
+        let lb_val = self.flat_local_copy(tb, wi1, wi0, rb.tn);
+        let lbv = self.b.bind(&lbn);
+        // work-item (i, j) owns rows i, wi1 + i, … and columns j, wi0 + j, … of the tile:
+        // a_blocks = map transpose (transpose (split wi1 la)) : [wi1][tk][rm]
+        let acce = self.b.var(accv);
+        let lae = self.b.var(lav);
+        let a_blocks = self.b.prim(Prim::Split(cst(wi1)), vec![lae]);
+        let a_blocks = self.b.prim(Prim::Transpose, vec![a_blocks]);
+        let a_blocks = self.map_with(MapKind::Plain, "ar", a_blocks, |l, v| {
+            let e = l.b.var(v);
+            l.b.prim(Prim::Transpose, vec![e])
+        });
+        let acc_rows = self.b.prim(Prim::Zip, vec![acce, a_blocks]);
+        let block = self.map_with(MapKind::Lcl(1), "ia", acc_rows, |l, iav| {
+            let acc_row = l.get(0, iav);
+            // b_blocks = transpose (map (λrow. transpose (split wi0 row)) lb) : [wi0][tk][rn]
+            let lbe = l.b.var(lbv);
+            let b_blocks = l.map_with(MapKind::Plain, "br", lbe, |l, v| {
+                let e = l.b.var(v);
+                let e = l.b.prim(Prim::Split(cst(wi0)), vec![e]);
+                l.b.prim(Prim::Transpose, vec![e])
+            });
+            let b_blocks = l.b.prim(Prim::Transpose, vec![b_blocks]);
+            let pairs = l.b.prim(Prim::Zip, vec![acc_row, b_blocks]);
+            l.map_with(MapKind::Lcl(0), "jb", pairs, |l, jbv| {
+                let init = l.get(0, jbv);
+                let (av, bv) = (l.get(1, iav), l.get(1, jbv));
+                let ks = l.b.prim(Prim::Zip, vec![av, bv]);
+                let red = l.b.prim(Prim::Reduce(ReduceKind::SeqUnroll), vec![rank1, init, ks]);
+                l.b.prim(Prim::Join, vec![red])
+            })
+        });
+        self.b.unbind(lbv);
+        let block = self.b.let_(lbv, lb_val, block);
+        self.b.unbind(lav);
+        let block = self.b.let_(lav, la_val, block);
+        self.b.unbind(tilesv);
+        self.b.unbind(accv);
+        let step = self.b.lambda(vec![accv, tilesv], block);
+        // init = mapLcl1 (λr. mapLcl0 (λblk. mapSeqUnroll (λrow. copy row) blk) r)
+        //   (split wi0 (split rm (split rn (generate (tm·tn) (λi. z)))))
+        let i_name = self.name("i");
+        let iv = self.b.bind(&i_name);
+        let zero = self.leaf(&zs);
+        self.b.unbind(iv);
+        let gen_fn = self.b.lambda(vec![iv], zero);
+        let zeros = self.b.prim(Prim::Generate(cst(rb.tm * rb.tn)), vec![gen_fn]);
+        let zeros = self.b.prim(Prim::Split(cst(rb.rn)), vec![zeros]);
+        let zeros = self.b.prim(Prim::Split(cst(rb.rm)), vec![zeros]);
+        let zeros = self.b.prim(Prim::Split(cst(wi0)), vec![zeros]);
+        let rowe = |l: &mut Self, v: VarId| l.b.var(v);
+        let init = self.map_with(MapKind::Lcl(1), "zr", zeros, |l, zrv| {
+            let zr = rowe(l, zrv);
+            l.map_with(MapKind::Lcl(0), "blk", zr, |l, blkv| {
+                let blk = rowe(l, blkv);
+                l.map_with(MapKind::SeqUnroll, "row", blk, |l, rowv| {
+                    let row = rowe(l, rowv);
+                    let id = l.id_fn();
+                    l.b.prim(Prim::Map(MapKind::SeqUnroll), vec![id, row])
+                })
+            })
+        });
+        let (rows_n_, cols_n_) = (self.name("rows"), self.name("cols"));
+        let rowsv = self.b.bind(&rows_n_);
+        let colsv = self.b.bind(&cols_n_);
+        let rs = self.b.var(rowsv);
+        let rs = self.map_split(rb.tk, rs);
+        let rs = self.b.prim(Prim::Transpose, vec![rs]);
+        let cs = self.b.var(colsv);
+        let cs = self.map_split(rb.tk, cs);
+        let cs = self.b.prim(Prim::Transpose, vec![cs]);
+        let pairs = self.b.prim(Prim::Zip, vec![rs, cs]);
+        let acc = self.b.prim(Prim::Reduce(ReduceKind::Seq), vec![step, init, pairs]);
+        let blocks = self.b.prim(Prim::Join, vec![acc]);
+        // block element [i][j][r][c] is the tile's (r·wi1 + i, c·wi0 + j):
+        // tile = join (transpose (map (λbr. map (λq. join (transpose q)) (transpose br)) blocks))
+        let tile = self.map_with(MapKind::Plain, "bl", blocks, |l, brv| {
+            let br = l.b.var(brv);
+            let tr = l.b.prim(Prim::Transpose, vec![br]);
+            l.map_with(MapKind::Plain, "q", tr, |l, qv| {
+                let q = l.b.var(qv);
+                let q = l.b.prim(Prim::Transpose, vec![q]);
+                l.b.prim(Prim::Join, vec![q])
+            })
+        });
+        let tile = self.b.prim(Prim::Transpose, vec![tile]);
+        let tile = self.b.prim(Prim::Join, vec![tile]);
+        self.b.unbind(colsv);
+        let cols_fn = self.b.lambda(vec![colsv], tile);
+        let col_tiles = self.b.prim(Prim::Split(cst(rb.tn)), vec![yt]);
+        let groups = self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![cols_fn, col_tiles]);
+        let groups = self.b.prim(Prim::Transpose, vec![groups]);
+        let jf = self.join_fn();
+        let out_rows = self.b.prim(Prim::Map(MapKind::Plain), vec![jf, groups]);
+        self.b.unbind(rowsv);
+        let rows_fn = self.b.lambda(vec![rowsv], out_rows);
+        let row_tiles = self.b.prim(Prim::Split(cst(rb.tm)), vec![xt]);
+        let e = self.b.prim(Prim::Map(MapKind::Wrg(1)), vec![rows_fn, row_tiles]);
+        let e = self.b.prim(Prim::Join, vec![e]);
+        let e = self.b.to(AddressSpace::Global, e);
+        let e = self.wrap(ybind, e);
+        let e = self.wrap(xbind, e);
+        self.notes.push(format!(
+            "mapWrg1×mapWrg0 tiles of {}×{}, {}×{} work-items each computing a {}×{} block in registers, K in steps of {} staged in local memory",
+            rb.tm, rb.tn, wi1, wi0, rb.rm, rb.rn, rb.tk
+        ));
+        // per work-item and element of K: rm·rn multiply-adds and rm + rn reads of local
+        // memory; per step of K its share of the two tiles' copies and two barriers
+        let items = rows_n * cols_n / (rb.rm * rb.rn) as f64;
+        let (rm, rn, tk) = (rb.rm as f64, rb.rn as f64, rb.tk as f64);
+        let per_item = k_len * (rm * rn + 0.5 * (rm + rn)) + (k_len / tk) * ((rm + rn) * tk * STAGED_COPY + 4.0);
+        let cost = (items / self.lanes).ceil() * per_item + items * rm * rn * MEM + LAUNCH;
+        (e, xc + yc + cost)
     }
 }

@@ -553,3 +553,34 @@ fn grid_reduce_variants_equal_the_interpreter_at_any_length() {
         assert!(emits(v), "{}", v.source);
     }
 }
+
+#[test]
+fn register_blocked_mm_is_found_and_sound() {
+    // small tiles so that the interpreter checks several work-groups and steps of K
+    let blocks = vec![crate::egraph::RegBlockSizes {
+        tm: 8,
+        tn: 8,
+        rm: 2,
+        rn: 4,
+        tk: 4,
+    }];
+    let ex = check_with(
+        include_str!("../../../bench/cgo17/mm.lisp"),
+        &[("M", 16), ("K", 8), ("N", 16)],
+        1,
+        |o| {
+            o.reg_blocks = blocks;
+            o.only_rules = vec!["reg-block".into()];
+        },
+    );
+    let blocked: Vec<&crate::Variant> = ex
+        .variants
+        .iter()
+        .filter(|v| v.description.contains("block in registers"))
+        .collect();
+    assert!(!blocked.is_empty(), "{ex}");
+    for v in blocked {
+        assert!(v.description.contains("rblock 8x8-2x4-k4"), "{}", v.description);
+        assert!(emits(v), "{}", v.source);
+    }
+}

@@ -41,6 +41,17 @@ const TRANSPOSE_TILES: [i64; 1] = [4];
 /// Work-groups of the one-launch whole-array reductions: few, so that the generated lengths
 /// (8 to 64) are at least two elements a work-item.
 const GRID_GROUPS: [i64; 1] = [2];
+/// A register-blocked product's tiles that the generated lengths admit: 4 × 4 tiles of 2 × 2
+/// blocks over steps of 2.
+fn reg_blocks() -> Vec<rewrite::egraph::RegBlockSizes> {
+    vec![rewrite::egraph::RegBlockSizes {
+        tm: 4,
+        tn: 4,
+        rm: 2,
+        rn: 2,
+        tk: 2,
+    }]
+}
 
 /// The shared generator, with weighted choices.
 struct Rng(XorShift);
@@ -555,6 +566,7 @@ impl Case {
             wg_items: WG_ITEMS.to_vec(),
             transpose_tiles: TRANSPOSE_TILES.to_vec(),
             grid_groups: GRID_GROUPS.to_vec(),
+            reg_blocks: reg_blocks(),
             sizes: self.sizes.clone(),
             top_k: 1000,
             only_rules,
@@ -682,6 +694,7 @@ fn rule_names() -> RuleSet {
         wg_items: WG_ITEMS.to_vec(),
         transpose_tiles: TRANSPOSE_TILES.to_vec(),
         grid_groups: GRID_GROUPS.to_vec(),
+        reg_blocks: reg_blocks(),
         ..Options::default()
     };
     let rules = [

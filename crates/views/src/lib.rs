@@ -83,6 +83,9 @@ pub enum Layout {
     Split(ArithExpr),
     Join(ArithExpr),
     Transpose,
+    /// The first `n` indices name the work-item that owns the element, which keeps its part
+    /// in private memory: they are dropped (a register block of a matrix product).
+    PerItem(usize),
 }
 
 impl Layout {
@@ -92,6 +95,13 @@ impl Layout {
             Layout::Split(k) => split_index(k, idx),
             Layout::Join(m) => join_index(m, idx),
             Layout::Transpose => transpose_index(idx),
+            Layout::PerItem(n) => {
+                if idx.len() < *n {
+                    return err("internal: a view was read with too few indices");
+                }
+                idx.drain(..*n);
+                Ok(())
+            }
         }
     }
 }
@@ -700,6 +710,7 @@ impl<V: Clone + fmt::Display> View<V> {
                     Layout::Split(k) => format!("split({k})"),
                     Layout::Join(m) => format!("join({m})"),
                     Layout::Transpose => "transpose".into(),
+                    Layout::PerItem(n) => format!("per-item({n})"),
                 };
                 format!("map^{skip} {op}({})", inner.describe())
             }

@@ -35,6 +35,7 @@ mod layout;
 mod maps;
 mod memory;
 mod reduce;
+mod regblock;
 mod scalar;
 mod types;
 

@@ -66,6 +66,9 @@ impl Gen<'_> {
         if acc_ty.has_existential() {
             return Err(self.err(z, "a reduction accumulator cannot hold filter results"));
         }
+        if self.gen_reduce_in_place(e, kind, params, body, z, xs, dest, &acc_ty)? {
+            return Ok(());
+        }
         let level = self.level();
         let constant = dims_of(&acc_ty).0.iter().all(|d| d.as_cst().is_some());
         let space = match level {
@@ -277,7 +280,7 @@ impl Gen<'_> {
             | Expr::Pack(_) => args[0],
         };
         let reads_parts = matches!(self.prog.expr(read), Expr::Var(v) if *v == var);
-        if !one || !reads_parts || self.mentions(g, var) || self.mentions(f, var) {
+        if !one || !reads_parts || self.mentions_var(g, var) || self.mentions_var(f, var) {
             return None;
         }
         // results stored and read one scalar at a time (`publish`, `acquire`), not as vectors
@@ -302,9 +305,9 @@ impl Gen<'_> {
         ) || self.prog.children(e).into_iter().any(|c| self.vectors(c))
     }
 
-    fn mentions(&self, e: ExprId, var: VarId) -> bool {
+    fn mentions_var(&self, e: ExprId, var: VarId) -> bool {
         matches!(self.prog.expr(e), Expr::Var(v) if *v == var)
-            || self.prog.children(e).into_iter().any(|c| self.mentions(c, var))
+            || self.prog.children(e).into_iter().any(|c| self.mentions_var(c, var))
     }
 
     /// The one-launch whole-array reduction (issue 11.1; the "threadfence reduction" of CUDA's

@@ -24,6 +24,7 @@ mod fuzz;
 mod host;
 mod interp;
 mod onekernel;
+mod mmrb_regblock;
 mod opencl;
 mod snapshots;
 
