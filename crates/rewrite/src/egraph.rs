@@ -43,6 +43,9 @@ define_language! {
         // `(stage c)` = `c`, chunks of rows each copied into local memory by the work-group
         // that maps it, one row per work-item (`stage-rows`).
         "stage" = Stage(Id),
+        // `(tiles T w)` = `w`, an array that every work-item of a work-group reads whole, read
+        // by the group in tiles of `T` elements staged in local memory (`reuse-tiles-T`).
+        "tiles" = Tiles([Id; 2]),
         Num(i64),
         Sym(Symbol),
         Other(Symbol, Vec<Id>),
@@ -337,6 +340,15 @@ impl LiftAnalysis {
                     ..Data::default()
                 }
             }
+            Lift::Tiles([_, x]) => {
+                let x = d(x);
+                Data {
+                    len: x.len,
+                    inner: x.inner,
+                    flags: x.flags & (FLOAT_ROWS | FLOAT_ELEMS),
+                    ..Data::default()
+                }
+            }
         }
     }
 
@@ -566,6 +578,7 @@ impl WgRows {
                 | Lift::WgReduce(_)
                 | Lift::TTile(_)
                 | Lift::Stage(_)
+                | Lift::Tiles(_)
                 | Lift::Num(_)
                 | Lift::Sym(_) => {}
             }
@@ -987,6 +1000,7 @@ pub fn workgroup_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>
             float_tile(x) && matches!((elems(&x.len), elems(&x.inner)), (Some(a), Some(b)) if a * b * 4 <= STAGE_BYTES)
         },
     ));
+    rules.extend(reuse_rules(opts));
     rules
 }
 
@@ -1021,4 +1035,46 @@ pub fn sequential_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis
 pub fn count_matches(eg: &EG, pat: &str) -> usize {
     let p: Pattern<Lift> = pat.parse().expect("pattern");
     p.search(eg).iter().map(|m| m.substs.len()).sum()
+}
+
+/// Whether the class holds a `tiles` node (an array already read in tiles).
+fn tiled_reads(eg: &EG, id: Id) -> bool {
+    eg[id].nodes.iter().any(|n| matches!(n, Lift::Tiles(_)))
+}
+
+/// Local-memory reuse of an array that every work-item reads whole (Lift's
+/// `introduceReuseFromMap`, the classic GPU n-body): one rule per tile length `T` of
+/// `Options::reuse_tiles`. Lowering gives `tiles` its meaning only where the reduction is
+/// a row function's of a `mapWrg` over chunks (`Lowerer::host_reuse`): the group walks `w`
+/// tile by tile, each work-item copying its share of the tile into local memory, and every
+/// work-item folds the tile from there. The fold visits the elements in the same order, so no
+/// algebraic property of `f` is needed.
+pub fn reuse_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> {
+    let mut rules = vec![];
+    for &t in &opts.reuse_tiles {
+        // reduce f z (map g w) = reduce f z (map g (tiles T w)), w an array of scalars or
+        // vectors of the program's parameters only (the same for every work-item), not read in
+        // tiles already, T | len(w); g reads something else (the work-item's own element)
+        rules.push(conditional(
+            format!("reuse-tiles-{t}"),
+            "(reduce ?f ?z (map ?g ?w))",
+            format!("(reduce ?f ?z (map ?g (tiles {t} ?w)))"),
+            move |eg: &mut EG, _: Id, s: &Subst| {
+                let (g, w) = (s[var("?g")], s[var("?w")]);
+                let params = &eg.analysis.params;
+                let wd = &eg[w].data;
+                let whole = !wd.free.is_empty() && wd.free.iter().all(|v| params.contains(v));
+                let per_item = eg[g].data.free.iter().any(|v| !params.contains(v));
+                whole
+                    && per_item
+                    && wd.inner.is_none()
+                    && !tiled_reads(eg, w)
+                    && wd
+                        .len
+                        .as_ref()
+                        .is_some_and(|n| may_split(n, t, &eg.analysis.sizes, &eg.analysis.declared))
+            },
+        ));
+    }
+    rules
 }

@@ -39,6 +39,8 @@ pub enum TOp {
     Stage,
     /// `reduce` by a work-group of this many work-items.
     WgReduce(i64),
+    /// An array read whole by every work-item, in tiles of this length staged in local memory.
+    Tiles(i64),
 }
 
 /// Hashes an operator by what it means: a symbol by its text, not by egg's interned index,
@@ -73,9 +75,12 @@ impl Term {
         }
         // Staging adds no node to the size that extraction ranks by: a staged map would
         // otherwise lose its place among a class's smallest terms to the unstaged maps and
-        // never reach the cost model.
+        // never reach the cost model. Reading in tiles counts one node less than the array
+        // read (its tile length and itself not counted): among terms of one size the hash
+        // order would otherwise drop the tiled row functions of the useful chunk sizes.
         let own = u32::from(op != TOp::Stage);
         let size = own + kids.iter().map(|k| k.size).sum::<u32>();
+        let size = if matches!(op, TOp::Tiles(_)) { size - 3 } else { size };
         Rc::new(Term {
             op,
             key: h.finish(),
@@ -108,6 +113,7 @@ impl Term {
             TOp::WgReduce(k) => format!("wgreduce {k}"),
             TOp::TTile(k) => format!("ttile {k}"),
             TOp::Stage => "stage".into(),
+            TOp::Tiles(t) => format!("tiles {t}"),
             TOp::Num(n) => return n.to_string(),
             TOp::Sym(s) => return s.to_string(),
             TOp::Other(s) => s.as_str().split('|').next().unwrap_or("").to_string(),
@@ -117,7 +123,7 @@ impl Term {
         for k in &self.kids {
             if matches!(
                 self.op,
-                TOp::Split(_) | TOp::AsVector(_) | TOp::KTile(_) | TOp::WgReduce(_) | TOp::TTile(_)
+                TOp::Split(_) | TOp::AsVector(_) | TOp::KTile(_) | TOp::WgReduce(_) | TOp::TTile(_) | TOp::Tiles(_)
             ) && matches!(k.op, TOp::Num(_))
             {
                 continue;
@@ -154,6 +160,7 @@ fn op_of(n: &Lift, kids: &[Rc<Term>]) -> TOp {
         Lift::WgReduce(_) => TOp::WgReduce(num(0)),
         Lift::TTile(_) => TOp::TTile(num(0)),
         Lift::Stage(_) => TOp::Stage,
+        Lift::Tiles(_) => TOp::Tiles(num(0)),
         Lift::Num(v) => TOp::Num(*v),
         Lift::Sym(s) => TOp::Sym(*s),
         Lift::Other(s, _) => TOp::Other(*s),

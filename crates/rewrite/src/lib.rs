@@ -62,6 +62,9 @@ pub struct Options {
     /// Only the rules whose names contain one of these (all rules when empty): to test rules
     /// one at a time.
     pub only_rules: Vec<String>,
+    /// Tile lengths of an array every work-item of a group reads whole, staged in local
+    /// memory tile by tile (`reuse-tiles-*`).
+    pub reuse_tiles: Vec<i64>,
 }
 
 impl Default for Options {
@@ -85,6 +88,7 @@ impl Default for Options {
             wg_sizes: vec![64, 128, 256],
             wg_items: vec![128, 1024],
             transpose_tiles: vec![16, 32],
+            reuse_tiles: vec![64, 256],
         }
     }
 }

@@ -372,3 +372,89 @@ fn transpose_tiles_need_divisible_lengths() {
         "{ex}"
     );
 }
+
+const NBODY: &str = include_str!("../../../bench/cgo17/nbody.lisp");
+
+fn reuse_only(o: &mut Options) {
+    o.only_rules = vec![
+        "reuse-tiles".into(),
+        "split-join".into(),
+        "join-split".into(),
+        "split-map".into(),
+    ];
+    o.reuse_tiles = vec![4, 8];
+}
+
+/// Each `x` against every `w` (the shape of n-body and mri-q), then a map of the result.
+const ALL_PAIRS: &str = "(lift (N M) ((array-type float N) (array-type float M))
+  (lambda (xs ws)
+    (join (map (lambda (x) (map (lambda (s) (* s x))
+                 (reduce + 0.0f (map (lambda (w) (* (- w x) (- w x))) ws)))) xs))))";
+
+#[test]
+fn reuse_tiles_stage_the_array_every_work_item_reads_and_are_sound() {
+    // M = 16: tiles of 4 (a group's own size when N is split by 4) and 8 (two elements copied
+    // per work-item)
+    let ex = check_with(ALL_PAIRS, &[("N", 16), ("M", 16)], 2, reuse_only);
+    let tiled: Vec<&crate::Variant> = ex
+        .variants
+        .iter()
+        .filter(|v| v.description.contains("ws read in tiles of"))
+        .collect();
+    assert!(!tiled.is_empty(), "{ex}");
+    for v in &tiled {
+        // the tile loop runs at work-group level, each tile copied into local memory
+        assert!(
+            v.source.contains("(reduceSeq") && v.source.contains("(toLocal (mapLcl"),
+            "{}",
+            v.source
+        );
+        assert!(emits(v), "{}", v.source);
+    }
+}
+
+#[test]
+fn reuse_tiles_fire_only_on_whole_arrays_of_parameters_in_divisible_tiles() {
+    let prog = ir::parse(NBODY).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    let tiles_in = |n: i64, only: &[&str]| {
+        let opts = Options {
+            sizes: [("N".to_string(), n)].into_iter().collect(),
+            only_rules: only.iter().map(|s| s.to_string()).collect(),
+            reuse_tiles: vec![64],
+            ..Options::default()
+        };
+        let (eg, ..) = crate::saturate(&prog, &info, &opts);
+        crate::egraph::count_matches(&eg, "(tiles ?t ?w)")
+    };
+    assert_eq!(tiles_in(256, &["reuse-tiles"]), 1);
+    // 96 is not a multiple of 64, and a tile as long as the array is no tile
+    assert_eq!(tiles_in(96, &["reuse-tiles"]), 0);
+    assert_eq!(tiles_in(64, &["reuse-tiles"]), 0);
+    // matrix product: each row's dot product reads the row itself, not a whole parameter
+    let mm = ir::parse(include_str!("../../../bench/cgo17/mm.lisp")).expect("parses");
+    let mm_info = typeck::infer(&mm).expect("types");
+    let opts = Options {
+        sizes: [("M", 256), ("K", 256), ("N", 256)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        only_rules: vec!["reuse-tiles".into()],
+        reuse_tiles: vec![64],
+        ..Options::default()
+    };
+    let (eg, ..) = crate::saturate(&mm, &mm_info, &opts);
+    assert_eq!(crate::egraph::count_matches(&eg, "(tiles ?t ?w)"), 0);
+}
+
+#[test]
+fn cost_model_ranks_the_tiled_n_body_first_at_the_benchmark_size() {
+    let prog = ir::parse(NBODY).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    let opts = Options {
+        sizes: [("N".to_string(), 131072)].into_iter().collect(),
+        ..Options::default()
+    };
+    let ex = explore(&prog, &info, &opts).expect("explores");
+    assert!(ex.variants[0].description.contains("pos read in tiles of"), "{ex}");
+}
