@@ -478,7 +478,40 @@ pub fn algorithmic_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysi
             },
         ));
     }
+    rules.extend(let_rules());
     rules
+}
+
+/// Whether the variable `x` may occur free in none of `ids`.
+fn not_free_in(eg: &EG, x: Id, ids: &[Id]) -> bool {
+    symbol_of(eg, x).is_some_and(|x| ids.iter().all(|i| !eg[*i].data.free.contains(&x)))
+}
+
+/// A `let` whose body only reduces or maps its variable (what the reader's K-normalization
+/// makes of `reduce f z (map g xs)` where `xs` is a component of a tuple, as md's neighbour
+/// list): the value moves into the body, so that `reduce ∘ map` fuses into one loop instead
+/// of an array of the mapped values stored and read back.
+pub fn let_rules() -> Vec<Rewrite<Lift, LiftAnalysis>> {
+    vec![
+        // let x v (reduce f z x) = reduce f z v, x free in neither f nor z
+        conditional(
+            "let-reduce".into(),
+            "(let ?x ?v (reduce ?f ?z ?x))",
+            "(reduce ?f ?z ?v)".into(),
+            |eg: &mut EG, _: Id, s: &Subst| not_free_in(eg, s[var("?x")], &[s[var("?f")], s[var("?z")]]),
+        ),
+        // let x v (map g x) = map g v, x not free in g, v a leaf (a value computed elsewhere
+        // or a view: moving a computation would only duplicate terms)
+        conditional(
+            "let-map".into(),
+            "(let ?x ?v (map ?g ?x))",
+            "(map ?g ?v)".into(),
+            |eg: &mut EG, _: Id, s: &Subst| {
+                let leaf = eg[s[var("?v")]].nodes.iter().any(|n| matches!(n, Lift::Sym(_)));
+                leaf && not_free_in(eg, s[var("?x")], &[s[var("?g")]])
+            },
+        ),
+    ]
 }
 
 /// The cooperative reductions: a reduction spread over the work-items of a work-group.

@@ -357,6 +357,7 @@ impl Lowerer<'_> {
                 let (x, xc) = self.seq(&k[1]);
                 (self.b.prim(Prim::Map(MapKind::Seq), vec![f, x]), xc + n * (fc + 1.0))
             }
+            TOp::Reduce if self.folds_pieces(t) => self.seq_fold_join(t),
             TOp::Reduce | TOp::ReduceU => {
                 // reduce f z (map g ys) with leaf functions = reduceSeq (λ acc y. f acc (g y)) z ys
                 let fused = match (&k[0].op, &k[2].op) {
@@ -1506,5 +1507,48 @@ impl Lowerer<'_> {
         let per_tile = tl as f64 / tc as f64 * STAGED_COPY + TILE_STEP + fold_cost - tl as f64 * REUSED_READ;
         let cost = under * (threads / self.lanes).ceil() * (tiles_n * per_tile + rest_cost) + threads * MEM;
         Some((e, xc + cost + LAUNCH))
+    }
+}
+
+impl Lowerer<'_> {
+    /// Whether `t` is `reduce f z (join (map (λx. b) xs))` with `b` of one element: what
+    /// [`Self::seq_fold_join`] folds without the joined array (k-means' argmin over the
+    /// centres, each centre's distance a one-element reduction).
+    fn folds_pieces(&self, t: &Term) -> bool {
+        let j = &t.kids[2];
+        if j.op != TOp::Join || j.kids[0].op != TOp::Map {
+            return false;
+        }
+        let h = &j.kids[0].kids[0];
+        h.op == TOp::Lam && h.kids[1].len.as_ref().and_then(|l| l.as_cst()) == Some(1)
+    }
+
+    /// `reduce f z (join (map h xs))`, `h` giving one element, in one work-item:
+    /// `reduceSeq (λacc x. at 0 (reduceSeq f acc (h x))) z xs`. Folding a concatenation is
+    /// folding its pieces in order, so this is the same fold; the pieces are never stored
+    /// (as a sequential `join` of them would be, in a temporary array in global memory).
+    fn seq_fold_join(&mut self, t: &Rc<Term>) -> Out {
+        let (f, z, m) = (&t.kids[0], &t.kids[1], &t.kids[2].kids[0]);
+        let (h, xs) = (&m.kids[0], &m.kids[1]);
+        let n = self.len(xs);
+        let (ze, _) = self.seq(z);
+        let (xe, xc) = self.seq(xs);
+        let (acc, x) = (self.name("acc"), self.name("x"));
+        let accv = self.b.bind(&acc);
+        let xv = self.b.bind(&x);
+        let x_term = Term::new(TOp::Sym(Symbol::from(x.as_str())), vec![], xs.inner.clone(), None);
+        let piece = self.apply(h, x_term);
+        let fold = Term::new(TOp::Reduce, vec![f.clone(), sym(&acc), piece], t.len.clone(), None);
+        let (fold, fc) = self.seq(&fold);
+        let first = self.b.int(0);
+        let step = self.b.op(Op::At, vec![first, fold]);
+        self.b.unbind(xv);
+        self.b.unbind(accv);
+        let step = self.b.lambda(vec![accv, xv], step);
+        self.notes.push("reduce∘join fused".into());
+        (
+            self.b.prim(Prim::Reduce(ReduceKind::Seq), vec![step, ze, xe]),
+            xc + n * (fc + 1.0),
+        )
     }
 }

@@ -458,3 +458,59 @@ fn cost_model_ranks_the_tiled_n_body_first_at_the_benchmark_size() {
     let ex = explore(&prog, &info, &opts).expect("explores");
     assert!(ex.variants[0].description.contains("pos read in tiles of"), "{ex}");
 }
+
+#[test]
+fn let_rules_fuse_md_s_reduction_of_its_neighbour_list() {
+    // the reader binds the neighbour list and the mapped forces by `let`s, between which
+    // `reduce ∘ map` does not fuse: every variant stored the 128 forces of a particle in a
+    // temporary array in global memory and read them back
+    for src in [
+        include_str!("../../../bench/cgo17/md_nmajor.lisp"),
+        include_str!("../../../bench/cgo17/md_rows.lisp"),
+    ] {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        let opts = Options {
+            sizes: [("N".to_string(), 73728), ("M".to_string(), 128)].into_iter().collect(),
+            ..Options::default()
+        };
+        let ex = explore(&prog, &info, &opts).expect("explores");
+        let best = &ex.variants[0];
+        assert!(best.description.contains("reduce∘map fused"), "{ex}");
+        let cl = codegen_opencl::emit(&best.program, &best.info).expect("emits").source;
+        assert!(!cl.contains("v_gt_"), "a global temporary:\n{cl}");
+    }
+}
+
+#[test]
+fn let_rules_keep_a_let_whose_variable_the_function_reads() {
+    // `x` is read by the mapped function itself: the value cannot move into the map
+    let src = "(lift (N) ((array-type float N))
+      (lambda (xs) (map (lambda (r) (let x r (map (lambda (b) (+ b (at 0 x))) x))) (split #4 xs))))";
+    let prog = ir::parse(src).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    let opts = Options {
+        only_rules: vec!["let-".into()],
+        ..Options::default()
+    };
+    let (eg, ..) = crate::saturate(&prog, &info, &opts);
+    assert_eq!(crate::egraph::count_matches(&eg, "(let ?x ?v (map ?g ?x))"), 1);
+    assert_eq!(crate::egraph::count_matches(&eg, "(map ?g r)"), 0);
+}
+
+const KMEANS: &str = include_str!("../../../bench/cgo17/kmeans_fmajor.lisp");
+
+#[test]
+fn k_means_argmin_folds_each_centre_s_distance_without_a_temporary() {
+    // the argmin over the centres is a fold over `join` of one-element distances: folded
+    // piece by piece, nothing is stored
+    let ex = check(KMEANS, &[("P", 16), ("F", 4), ("C", 3)], 2);
+    for v in &ex.variants {
+        assert!(v.description.contains("reduce∘join fused"), "{}", v.description);
+        let cl = codegen_opencl::emit(&v.program, &v.info).expect("emits").source;
+        // (a partial reduction of a distance may store its products; a fused one, nothing)
+        if v.description.contains("reduce∘map fused") {
+            assert!(!cl.contains("v_gt_"), "{}\n{cl}", v.source);
+        }
+    }
+}

@@ -736,11 +736,16 @@ fn loc_reuse_tile_variants_equal_the_interpreter() {
 /// The kernels of the rewriter's best variants of the programs this work made faster, at the
 /// suite's large sizes (`lift explore`, variant 0), snapshotted as
 /// `cl@loc_best__<file>_<sizes>.snap`: n-body reading its positions in tiles through local
-/// memory.
+/// memory, md folding its forces as it gathers them, k-means folding the argmin over the
+/// centres as it computes each distance (neither through a temporary in global memory).
 #[test]
 fn loc_best_kernels() {
     let scratch = Scratch::new("loc-kernels");
-    let cases: &[(&str, &[&str], &str)] = &[("nbody.lisp", &["N=131072"], "pos read in tiles of")];
+    let cases: &[(&str, &[&str], &str)] = &[
+        ("nbody.lisp", &["N=131072"], "pos read in tiles of"),
+        ("md_nmajor.lisp", &["N=73728", "M=128"], "reduce∘map fused"),
+        ("kmeans_fmajor.lisp", &["P=819200", "F=34", "C=5"], "reduce∘join fused"),
+    ];
     check_all(
         cases,
         |(name, ..)| name,
