@@ -490,7 +490,8 @@ fn not_free_in(eg: &EG, x: Id, ids: &[Id]) -> bool {
 /// A `let` whose body only reduces or maps its variable (what the reader's K-normalization
 /// makes of `reduce f z (map g xs)` where `xs` is a component of a tuple, as md's neighbour
 /// list): the value moves into the body, so that `reduce ∘ map` fuses into one loop instead
-/// of an array of the mapped values stored and read back.
+/// of an array of the mapped values stored and read back (md at N = 73728, M = 128 on an H200:
+/// 0.052 ms against 0.460).
 pub fn let_rules() -> Vec<Rewrite<Lift, LiftAnalysis>> {
     vec![
         // let x v (reduce f z x) = reduce f z v, x free in neither f nor z
@@ -1081,7 +1082,10 @@ fn tiled_reads(eg: &EG, id: Id) -> bool {
 /// a row function's of a `mapWrg` over chunks (`Lowerer::host_reuse`): the group walks `w`
 /// tile by tile, each work-item copying its share of the tile into local memory, and every
 /// work-item folds the tile from there. The fold visits the elements in the same order, so no
-/// algebraic property of `f` is needed.
+/// algebraic property of `f` is needed. Measured on an H200 (`bench/results/runs/
+/// nvidia-h200-2026-11-24-local-reuse.md`): n-body at N = 131072 17.1 ms against 18.8 read from
+/// global memory (its pairs' IEEE square roots and divisions bound it, not its reads), mri-q
+/// 1.18 ms against 1.48.
 pub fn reuse_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> {
     let mut rules = vec![];
     for &t in &opts.reuse_tiles {

@@ -1471,11 +1471,14 @@ impl Lowerer<'_> {
         let reduced = self.b.prim(Prim::Join, vec![reduced]);
         // the rest of the row function, on the reduction's result
         let accv = self.b.bind(&acc);
+        let ap = self.name("ap");
         let apv = self.b.bind(&ap);
         let r_val = self.get(0, apv);
         let rv = self.b.bind(&r);
         let p_val = self.get(1, apv);
-        let pv = self.b.bind(&p);
+        // the step bound `p` already: this binder gets a name of its own
+        let p2 = self.name(&p);
+        let pv = self.b.bind_alias(&p, &p2);
         let rest = replace(&row_fn.kids[1], &red, &sym(&r));
         let (rest, rest_cost) = self.seq(&rest);
         self.b.unbind(pv);
@@ -1526,7 +1529,8 @@ impl Lowerer<'_> {
     /// `reduce f z (join (map h xs))`, `h` giving one element, in one work-item:
     /// `reduceSeq (λacc x. at 0 (reduceSeq f acc (h x))) z xs`. Folding a concatenation is
     /// folding its pieces in order, so this is the same fold; the pieces are never stored
-    /// (as a sequential `join` of them would be, in a temporary array in global memory).
+    /// (as a sequential `join` of them would be, in a temporary array in global memory: k-means
+    /// features-major at P = 819200 on an H200, 0.067 ms against 0.100).
     fn seq_fold_join(&mut self, t: &Rc<Term>) -> Out {
         let (f, z, m) = (&t.kids[0], &t.kids[1], &t.kids[2].kids[0]);
         let (h, xs) = (&m.kids[0], &m.kids[1]);

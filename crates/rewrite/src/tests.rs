@@ -500,6 +500,42 @@ fn let_rules_keep_a_let_whose_variable_the_function_reads() {
 
 const KMEANS: &str = include_str!("../../../bench/cgo17/kmeans_fmajor.lisp");
 
+/// Whether a variant's text (what the tuning cache keeps) compiles to the kernels of the
+/// variant itself (binders of one name would be renamed by the printer).
+fn same_from_text(v: &crate::Variant) -> bool {
+    let again = ir::parse(&v.source).expect("the text parses");
+    let info = typeck::infer(&again).expect("the text types");
+    let from_text = codegen_opencl::emit(&again, &info).expect("the text emits").source;
+    from_text == codegen_opencl::emit(&v.program, &v.info).expect("emits").source
+}
+
+#[test]
+fn fused_and_tiled_suite_variants_compile_alike_from_their_text() {
+    for (src, sizes) in [
+        (NBODY, &[("N", 131072)][..]),
+        (KMEANS, &[("P", 819200), ("F", 34), ("C", 5)][..]),
+        (
+            include_str!("../../../bench/cgo17/md_nmajor.lisp"),
+            &[("N", 73728), ("M", 128)][..],
+        ),
+        (
+            include_str!("../../../bench/cgo17/mriq.lisp"),
+            &[("X", 262144), ("K", 2048)][..],
+        ),
+    ] {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        let opts = Options {
+            sizes: sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..Options::default()
+        };
+        let ex = explore(&prog, &info, &opts).expect("explores");
+        for v in &ex.variants {
+            assert!(same_from_text(v), "{}\n{}", v.description, v.source);
+        }
+    }
+}
+
 #[test]
 fn k_means_argmin_folds_each_centre_s_distance_without_a_temporary() {
     // the argmin over the centres is a fold over `join` of one-element distances: folded
