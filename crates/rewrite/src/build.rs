@@ -109,6 +109,15 @@ impl<'a> Builder<'a> {
         v
     }
 
+    /// A new variable named `name` that lookups of `alias` find (until [`Builder::unbind`]):
+    /// for a second binder of a source variable in one program, which the printer would
+    /// otherwise rename (and the program read back from its text would then differ).
+    pub fn bind_alias(&mut self, alias: &str, name: &str) -> VarId {
+        let v = self.out.new_var(name, self.span);
+        self.scope.push((alias.to_string(), v));
+        v
+    }
+
     pub fn unbind(&mut self, v: VarId) {
         if let Some(i) = self.scope.iter().rposition(|(_, x)| *x == v) {
             self.scope.remove(i);

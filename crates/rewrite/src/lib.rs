@@ -62,6 +62,9 @@ pub struct Options {
     /// Only the rules whose names contain one of these (all rules when empty): to test rules
     /// one at a time.
     pub only_rules: Vec<String>,
+    /// Tile lengths of an array every work-item of a group reads whole, staged in local
+    /// memory tile by tile (`reuse-tiles-*`).
+    pub reuse_tiles: Vec<i64>,
     /// Columns per work-group of a column-block reduction (`col-reduce-*`): consecutive
     /// work-items read consecutive columns of a row.
     pub col_blocks: Vec<i64>,
@@ -100,6 +103,7 @@ impl Default for Options {
             wg_sizes: vec![64, 128, 256],
             wg_items: vec![128, 1024],
             transpose_tiles: vec![16, 32],
+            reuse_tiles: vec![64, 256],
             // measured on an H200 (gemv T, 8192²): 32×8 work-items beat 32×4 and 64×4, and
             // larger work-groups were refused there (256 at most for this kernel); 4 groups per
             // block of columns beat 8, 2 and 1

@@ -584,3 +584,181 @@ fn register_blocked_mm_is_found_and_sound() {
         assert!(emits(v), "{}", v.source);
     }
 }
+
+const NBODY: &str = include_str!("../../../bench/cgo17/nbody.lisp");
+
+fn reuse_only(o: &mut Options) {
+    o.only_rules = vec![
+        "reuse-tiles".into(),
+        "split-join".into(),
+        "join-split".into(),
+        "split-map".into(),
+    ];
+    o.reuse_tiles = vec![4, 8];
+}
+
+/// Each `x` against every `w` (the shape of n-body and mri-q), then a map of the result.
+const ALL_PAIRS: &str = "(lift (N M) ((array-type float N) (array-type float M))
+  (lambda (xs ws)
+    (join (map (lambda (x) (map (lambda (s) (* s x))
+                 (reduce + 0.0f (map (lambda (w) (* (- w x) (- w x))) ws)))) xs))))";
+
+#[test]
+fn reuse_tiles_stage_the_array_every_work_item_reads_and_are_sound() {
+    // M = 16: tiles of 4 (a group's own size when N is split by 4) and 8 (two elements copied
+    // per work-item)
+    let ex = check_with(ALL_PAIRS, &[("N", 16), ("M", 16)], 2, reuse_only);
+    let tiled: Vec<&crate::Variant> = ex
+        .variants
+        .iter()
+        .filter(|v| v.description.contains("ws read in tiles of"))
+        .collect();
+    assert!(!tiled.is_empty(), "{ex}");
+    for v in &tiled {
+        // the tile loop runs at work-group level, each tile copied into local memory
+        assert!(
+            v.source.contains("(reduceSeq") && v.source.contains("(toLocal (mapLcl"),
+            "{}",
+            v.source
+        );
+        assert!(emits(v), "{}", v.source);
+    }
+}
+
+#[test]
+fn reuse_tiles_fire_only_on_whole_arrays_of_parameters_in_divisible_tiles() {
+    let prog = ir::parse(NBODY).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    let tiles_in = |n: i64, only: &[&str]| {
+        let opts = Options {
+            sizes: [("N".to_string(), n)].into_iter().collect(),
+            only_rules: only.iter().map(|s| s.to_string()).collect(),
+            reuse_tiles: vec![64],
+            ..Options::default()
+        };
+        let (eg, ..) = crate::saturate(&prog, &info, &opts);
+        crate::egraph::count_matches(&eg, "(tiles ?t ?w)")
+    };
+    assert_eq!(tiles_in(256, &["reuse-tiles"]), 1);
+    // 96 is not a multiple of 64, and a tile as long as the array is no tile
+    assert_eq!(tiles_in(96, &["reuse-tiles"]), 0);
+    assert_eq!(tiles_in(64, &["reuse-tiles"]), 0);
+    // matrix product: each row's dot product reads the row itself, not a whole parameter
+    let mm = ir::parse(include_str!("../../../bench/cgo17/mm.lisp")).expect("parses");
+    let mm_info = typeck::infer(&mm).expect("types");
+    let opts = Options {
+        sizes: [("M", 256), ("K", 256), ("N", 256)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        only_rules: vec!["reuse-tiles".into()],
+        reuse_tiles: vec![64],
+        ..Options::default()
+    };
+    let (eg, ..) = crate::saturate(&mm, &mm_info, &opts);
+    assert_eq!(crate::egraph::count_matches(&eg, "(tiles ?t ?w)"), 0);
+}
+
+#[test]
+fn cost_model_ranks_the_tiled_n_body_first_at_the_benchmark_size() {
+    let prog = ir::parse(NBODY).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    let opts = Options {
+        sizes: [("N".to_string(), 131072)].into_iter().collect(),
+        ..Options::default()
+    };
+    let ex = explore(&prog, &info, &opts).expect("explores");
+    assert!(ex.variants[0].description.contains("pos read in tiles of"), "{ex}");
+}
+
+#[test]
+fn let_rules_fuse_md_s_reduction_of_its_neighbour_list() {
+    // the reader binds the neighbour list and the mapped forces by `let`s, between which
+    // `reduce ∘ map` does not fuse: every variant stored the 128 forces of a particle in a
+    // temporary array in global memory and read them back
+    for src in [
+        include_str!("../../../bench/cgo17/md_nmajor.lisp"),
+        include_str!("../../../bench/cgo17/md_rows.lisp"),
+    ] {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        let opts = Options {
+            sizes: [("N".to_string(), 73728), ("M".to_string(), 128)].into_iter().collect(),
+            ..Options::default()
+        };
+        let ex = explore(&prog, &info, &opts).expect("explores");
+        let best = &ex.variants[0];
+        assert!(best.description.contains("reduce∘map fused"), "{ex}");
+        let cl = codegen_opencl::emit(&best.program, &best.info).expect("emits").source;
+        assert!(!cl.contains("v_gt_"), "a global temporary:\n{cl}");
+    }
+}
+
+#[test]
+fn let_rules_keep_a_let_whose_variable_the_function_reads() {
+    // `x` is read by the mapped function itself: the value cannot move into the map
+    let src = "(lift (N) ((array-type float N))
+      (lambda (xs) (map (lambda (r) (let x r (map (lambda (b) (+ b (at 0 x))) x))) (split #4 xs))))";
+    let prog = ir::parse(src).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    let opts = Options {
+        only_rules: vec!["let-".into()],
+        ..Options::default()
+    };
+    let (eg, ..) = crate::saturate(&prog, &info, &opts);
+    assert_eq!(crate::egraph::count_matches(&eg, "(let ?x ?v (map ?g ?x))"), 1);
+    assert_eq!(crate::egraph::count_matches(&eg, "(map ?g r)"), 0);
+}
+
+const KMEANS: &str = include_str!("../../../bench/cgo17/kmeans_fmajor.lisp");
+
+/// Whether a variant's text (what the tuning cache keeps) compiles to the kernels of the
+/// variant itself (binders of one name would be renamed by the printer).
+fn same_from_text(v: &crate::Variant) -> bool {
+    let again = ir::parse(&v.source).expect("the text parses");
+    let info = typeck::infer(&again).expect("the text types");
+    let from_text = codegen_opencl::emit(&again, &info).expect("the text emits").source;
+    from_text == codegen_opencl::emit(&v.program, &v.info).expect("emits").source
+}
+
+#[test]
+fn fused_and_tiled_suite_variants_compile_alike_from_their_text() {
+    for (src, sizes) in [
+        (NBODY, &[("N", 131072)][..]),
+        (KMEANS, &[("P", 819200), ("F", 34), ("C", 5)][..]),
+        (
+            include_str!("../../../bench/cgo17/md_nmajor.lisp"),
+            &[("N", 73728), ("M", 128)][..],
+        ),
+        (
+            include_str!("../../../bench/cgo17/mriq.lisp"),
+            &[("X", 262144), ("K", 2048)][..],
+        ),
+    ] {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        let opts = Options {
+            sizes: sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..Options::default()
+        };
+        let ex = explore(&prog, &info, &opts).expect("explores");
+        for v in &ex.variants {
+            assert!(same_from_text(v), "{}\n{}", v.description, v.source);
+        }
+    }
+}
+
+#[test]
+fn k_means_argmin_folds_each_centre_s_distance_without_a_temporary() {
+    // the argmin over the centres is a fold over `join` of one-element distances: folded
+    // piece by piece, nothing is stored
+    let ex = check(KMEANS, &[("P", 16), ("F", 4), ("C", 3)], 2);
+    for v in &ex.variants {
+        assert!(v.description.contains("reduce∘join fused"), "{}", v.description);
+        let cl = codegen_opencl::emit(&v.program, &v.info).expect("emits").source;
+        // (a partial reduction of a distance may store its products; a fused one, nothing)
+        if v.description.contains("reduce∘map fused") {
+            assert!(!cl.contains("v_gt_"), "{}\n{cl}", v.source);
+        }
+    }
+}

@@ -38,6 +38,29 @@ const WG_ITEMS: [i64; 1] = [4];
 /// A transpose tile that the generated lengths (8 to 64) admit (a tile must be shorter than
 /// both lengths).
 const TRANSPOSE_TILES: [i64; 1] = [4];
+/// Tiles of an array read whole by every work-item (`reuse-tiles-*`) that the generated
+/// lengths admit.
+const REUSE_TILES: [i64; 1] = [4];
+
+/// Shapes the generator does not draw, checked after its programs (so that its draws, and the
+/// programs every other rule is exercised on, stay as they were): each element against a whole
+/// vector, reduced (`reuse-tiles-*`); a reduction of a row that is a tuple's component, which the
+/// reader binds by `let`s (`let-reduce`, `let-map`).
+const FIXED: [(&str, i64, i64); 2] = [
+    (
+        "(lift (N M) ((array-type float N) (array-type float M))
+  (lambda (xs ws) (join (map (lambda (x) (reduce + 0.0f (map (lambda (w) (* (- w x) (- w x))) ws))) xs))))",
+        32,
+        16,
+    ),
+    (
+        "(lift (N M) ((array-type float N) (array-type (array-type float M) N))
+  (lambda (xs rows)
+    (join (map (lambda (t) (reduce + 0.0f (map (lambda (v) (* v (get #0 t))) (get #1 t)))) (zip xs rows)))))",
+        32,
+        16,
+    ),
+];
 /// Work-groups of the one-launch whole-array reductions: few, so that the generated lengths
 /// (8 to 64) are at least two elements a work-item.
 const GRID_GROUPS: [i64; 1] = [2];
@@ -565,6 +588,7 @@ impl Case {
             wg_sizes: WG_SIZES.to_vec(),
             wg_items: WG_ITEMS.to_vec(),
             transpose_tiles: TRANSPOSE_TILES.to_vec(),
+            reuse_tiles: REUSE_TILES.to_vec(),
             grid_groups: GRID_GROUPS.to_vec(),
             reg_blocks: reg_blocks(),
             sizes: self.sizes.clone(),
@@ -633,8 +657,12 @@ impl Case {
 fn cases() -> Vec<Case> {
     let mut out = vec![];
     let mut rejected = vec![];
-    for seed in 0..PROGRAMS as u64 {
-        let (src, sizes) = program(seed);
+    let fixed = FIXED.iter().map(|(src, n, m)| {
+        let sizes: BTreeMap<String, i64> = [("N".to_string(), *n), ("M".to_string(), *m)].into();
+        (src.to_string(), sizes)
+    });
+    for (seed, (src, sizes)) in (0..PROGRAMS as u64).map(program).chain(fixed).enumerate() {
+        let seed = seed as u64;
         let prog = match ir::parse(&src) {
             Ok(p) => p,
             Err(d) => {
@@ -693,6 +721,7 @@ fn rule_names() -> RuleSet {
         wg_sizes: WG_SIZES.to_vec(),
         wg_items: WG_ITEMS.to_vec(),
         transpose_tiles: TRANSPOSE_TILES.to_vec(),
+        reuse_tiles: REUSE_TILES.to_vec(),
         grid_groups: GRID_GROUPS.to_vec(),
         reg_blocks: reg_blocks(),
         ..Options::default()

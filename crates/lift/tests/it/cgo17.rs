@@ -769,3 +769,127 @@ fn column_block_kernels() {
         },
     );
 }
+
+/// The variants that read an array every work-item reads whole in tiles staged in local
+/// memory (`reuse-tiles-*`): n-body's positions and mri-q's k-space samples, at sizes where
+/// tiles of 64 divide them (N = 512 bodies; K = 512 samples), on OpenCL against the
+/// interpreter.
+#[test]
+fn loc_reuse_tile_variants_equal_the_interpreter() {
+    let Some(device) = crate::opencl::device() else { return };
+    let opts = lift::RunOptions {
+        device,
+        time: false,
+        interp: false,
+    };
+    let scratch = Scratch::new("loc-reuse-tiles");
+    let cases: Vec<Case> = suite()
+        .iter()
+        .filter_map(|ex| {
+            let (m, n) = match ex.name.as_str() {
+                "nbody.lisp" => (512, 1),
+                "mriq.lisp" => (16, 512),
+                _ => return None,
+            };
+            Some(Case {
+                label: ex.name.clone(),
+                ex: clone_example(ex),
+                shape: "reuse",
+                m,
+                n,
+                seed: 31,
+            })
+        })
+        .collect();
+    assert_eq!(cases.len(), 2, "nbody.lisp and mriq.lisp");
+    check_all(
+        &cases,
+        |case| &case.label,
+        |case| {
+            let ex = &case.ex;
+            let data = case.write_input(&scratch)?;
+            let (variants, sources, sizes) = explore_at_input(ex, &data, "16", &scratch)?;
+            let tiled: Vec<&(String, String)> = variants
+                .iter()
+                .filter(|(description, _)| description.contains("staged in local memory"))
+                .collect();
+            if tiled.len() < 2 {
+                return Err(format!(
+                    "{} tiled variants among {} ({sizes:?})",
+                    tiled.len(),
+                    variants.len()
+                ));
+            }
+            let want = interpreter(ex, &data)?;
+            for (description, source) in tiled {
+                if !source.contains("(toLocal") {
+                    return Err(format!("{description}: nothing is copied to local memory:\n{source}"));
+                }
+                let got = run_as_written(source, &sources, &opts)
+                    .map_err(|e| format!("{description} fails on OpenCL: {}\n{source}", e.message()))?;
+                let got = parse_json(&got.json, "the OpenCL result");
+                if !json_close(&want, &got) {
+                    return Err(format!(
+                        "{description} differs from the interpreter ({}):\n{source}",
+                        first_difference(&want, &got)
+                    ));
+                }
+            }
+            Ok(())
+        },
+    );
+}
+
+/// The kernels of the rewriter's best variants of the programs this work made faster, at the
+/// suite's large sizes (`lift explore`, variant 0), snapshotted as
+/// `cl@loc_best__<file>_<sizes>.snap`: n-body reading its positions in tiles through local
+/// memory, md folding its forces as it gathers them, k-means folding the argmin over the
+/// centres as it computes each distance (neither through a temporary in global memory).
+#[test]
+fn loc_best_kernels() {
+    let scratch = Scratch::new("loc-kernels");
+    let cases: &[(&str, &[&str], &str)] = &[
+        ("nbody.lisp", &["N=131072"], "pos read in tiles of"),
+        ("md_nmajor.lisp", &["N=73728", "M=128"], "reduce∘map fused"),
+        ("kmeans_fmajor.lisp", &["P=819200", "F=34", "C=5"], "reduce∘join fused"),
+    ];
+    check_all(
+        cases,
+        |(name, ..)| name,
+        |(name, sizes, want)| {
+            let path = suite_dir().join(name).display().to_string();
+            let mut args = vec!["explore".to_string(), path, "--top".into(), "1".into()];
+            args.extend(sizes.iter().map(|s| format!("--size={s}")));
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let out = lift_cli(&args, &scratch).map_err(|e| format!("lift explore: {e}"))?;
+            let (description, source) = explored_variants(&out)
+                .into_iter()
+                .next()
+                .ok_or("lift explore printed no variant")?;
+            if !description.contains(want) {
+                return Err(format!(
+                    "the best variant is not the expected one ({want}): {description}"
+                ));
+            }
+            let compiled = lift::compile(
+                &source,
+                &lift::Options {
+                    as_written: true,
+                    ..lift::Options::default()
+                },
+            )
+            .map_err(|e| e.message())?;
+            let cl = compiled.text(lift::Emit::Cl).map_err(|e| e.message())?;
+            let suffix = format!("{}_{}", name.trim_end_matches(".lisp"), sizes.join("_"));
+            insta::with_settings!({
+                snapshot_suffix => format!("loc_best__{suffix}"),
+                prepend_module_to_snapshot => false,
+                omit_expression => true,
+                description => format!("lift explore bench/cgo17/{name} --top 1 {}, then --emit cl", sizes.join(" ")),
+            }, {
+                insta::assert_snapshot!("cl", format!(";; {description}\n{cl}"));
+            });
+            Ok(())
+        },
+    );
+}
