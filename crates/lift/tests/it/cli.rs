@@ -223,6 +223,70 @@ fn run_writes_npy() {
     assert_eq!(values, vec![2.0, 4.0, 6.0, 8.0, 10.0, 12.0]);
 }
 
+/// `-o` picks the format from the extension (LANGUAGE.md: `out.json|out.npy`, in any case); a
+/// name with another extension, or none, is a usage error that names the accepted ones, and no
+/// file is written.
+#[test]
+fn run_output_format_follows_the_extension() {
+    let dir = scratch("out-ext");
+    let run = |file: &std::path::Path| {
+        lift(&[
+            "run",
+            "examples/thesis_2_1.lisp",
+            "--data",
+            "examples/thesis_2_1.json",
+            "--backend",
+            "interp",
+            "-o",
+            &file.display().to_string(),
+        ])
+    };
+    for bad in ["out.txt", "out", "out.json.bak"] {
+        let file = dir.join(bad);
+        let out = run(&file);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", text(&out.stderr));
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains("`.json`") && stderr.contains("`.npy`"),
+            "{bad}: {stderr}"
+        );
+        assert!(!file.exists(), "{bad} was written");
+    }
+    let upper = dir.join("OUT.JSON");
+    assert_succeeds(&run(&upper));
+    let written = std::fs::read_to_string(&upper).expect("OUT.JSON was written");
+    assert!(written.trim_start().starts_with('['), "{written}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A `--size` naming no size variable of the program is the same usage error (2) for every
+/// command that takes sizes; `explore` used to ignore it and report on other sizes.
+#[test]
+fn unknown_size_names_are_usage_errors_everywhere() {
+    for args in [
+        &[
+            "run",
+            "examples/hl_sum.lisp",
+            "--data",
+            "examples/hl_sum.json",
+            "--size",
+            "Q=3",
+        ][..],
+        &["explore", "examples/hl_sum.lisp", "--size", "Q=3"][..],
+        &["tune", "examples/hl_sum.lisp", "--size", "Q=3"][..],
+        &["bench", "examples/hl_sum.lisp", "--size", "N=64", "--check-size", "Q=3"][..],
+    ] {
+        let out = lift(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
+        assert!(out.stdout.is_empty(), "{args:?}");
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains("has no size variable `Q`") && stderr.contains("did you mean `N`?"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
 /// `.npy` input per parameter: write program 2.1's input as an .npy file and run on it.
 #[test]
 fn run_reads_npy() {
