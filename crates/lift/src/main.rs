@@ -244,7 +244,7 @@ fn check_size_names(src: &str, flag: &str, sizes: &[String]) -> Result<(), Failu
         return Ok(());
     };
     for (name, v) in given {
-        if prog.sizes.iter().any(|d| *d == name) {
+        if prog.sizes.contains(&name) {
             continue;
         }
         let mut notes = vec![];
