@@ -287,6 +287,39 @@ fn unknown_size_names_are_usage_errors_everywhere() {
     }
 }
 
+/// A check on a filter result's length that fails inside a host `iterate` is decoded as such
+/// (it was reported as an `at` out of range): the same place and count as the interpreter's
+/// error, the count of the step that failed rather than of the last step, exit 1. Skipped
+/// without a device.
+#[test]
+fn host_loops_report_failed_length_checks_like_the_interpreter() {
+    let Some(device) = crate::opencl::device() else { return };
+    let prog = "examples/errors/host_split_count.lisp";
+    let data = "examples/errors/host_split_count.json";
+    let mut args = vec!["run", prog, "--data", data];
+    if let Some(d) = &device {
+        args.extend(["--device", d.as_str()]);
+    }
+    let cl = lift(&args);
+    let interp = lift(&["run", prog, "--data", data, "--backend", "interp"]);
+    let first_place = |stderr: &str| {
+        let at = stderr.find(&format!("{prog}:")).expect("a place");
+        stderr[at..].split_whitespace().next().unwrap_or("").to_string()
+    };
+    let (cl_err, interp_err) = (
+        assert_fails(&cl, "not a multiple of 4"),
+        assert_fails(&interp, "not a multiple of 4"),
+    );
+    assert_eq!(cl.status.code(), Some(1), "{cl_err}");
+    assert_eq!(interp.status.code(), Some(1), "{interp_err}");
+    assert_eq!(first_place(&cl_err), first_place(&interp_err), "{cl_err}\n{interp_err}");
+    assert!(interp_err.contains("length 7"), "{interp_err}");
+    assert!(
+        cl_err.contains("has 7 elements") && !cl_err.contains("`at`"),
+        "{cl_err}"
+    );
+}
+
 /// `.npy` input per parameter: write program 2.1's input as an .npy file and run on it.
 #[test]
 fn run_reads_npy() {
