@@ -1115,22 +1115,10 @@ fn malformed_size_values_are_usage_errors() {
 #[test]
 fn device_limits_below_a_variants_needs_are_clean_errors() {
     let Some(device) = crate::opencl::device() else { return };
-    let dir = scratch("device-limits");
-    let prog = dir.join("wg.lisp");
-    std::fs::write(
-        &prog,
-        "(lift (N) ((array-type float N)) (lambda (xs) (join (mapWrg (lambda (c) \
-         (toGlobal (mapLcl (lambda (x) (* x 2.0f)) c))) (split #128 xs)))))",
-    )
-    .unwrap();
-    let data = dir.join("wg.json");
-    let xs: Vec<String> = (0..256).map(|i| format!("{i}.0")).collect();
-    std::fs::write(&data, format!("{{\"xs\": [{}]}}", xs.join(", "))).unwrap();
-    let (prog, data) = (prog.to_str().unwrap(), data.to_str().unwrap());
     let cases = [
         (
-            prog,
-            data,
+            "examples/filter_glb.lisp",
+            "examples/filter_glb.json",
             host_runner::MAX_WORK_GROUP_VAR,
             "64",
             "more work-items than the device maximum of 64",
@@ -1161,6 +1149,68 @@ fn device_limits_below_a_variants_needs_are_clean_errors() {
         assert_eq!(out.status.code(), Some(1), "{prog} with {var}={limit}");
         let stderr = assert_fails(&out, want);
         assert!(!stderr.contains("bug"), "{stderr}");
+    }
+}
+
+/// The device's work-group limit is known before code generation (the queried
+/// `CL_DEVICE_MAX_WORK_GROUP_SIZE`, lowered by `LIFT_MAX_WORK_GROUP_SIZE`): `mapLcl` of 128 in
+/// a work-group, and two nested `mapLcl` of 72 (5,184 work-items), stride within a limit of 64
+/// and give the unlimited run's result; `mapGlb` kernels take groups of 64 instead of 256. They
+/// were refused at launch. Skipped without a device.
+#[test]
+fn work_groups_are_generated_within_the_devices_limit() {
+    let Some(device) = crate::opencl::device() else { return };
+    let dir = scratch("device-wg-limit");
+    let progs = [
+        (
+            "(lift (N) ((array-type float N)) (lambda (xs) (join (mapWrg (lambda (c) \
+             (toGlobal (mapLcl (lambda (x) (* x 2.0f)) c))) (split #128 xs)))))",
+            (0..256).map(|i| format!("{i}.0")).collect::<Vec<_>>().join(", "),
+        ),
+        (
+            "(lift (N) ((array-type (array-type float 72) N)) (lambda (xs) \
+             (join (join (join (mapWrg1 (lambda (band) (mapWrg (lambda (tile) \
+             (mapLcl1 (lambda (row) (mapLcl (lambda (x) (+ x 1.0f)) row)) tile)) band)) \
+             (split #1 (split #72 xs))))))))",
+            (0..144)
+                .map(|r| {
+                    format!(
+                        "[{}]",
+                        (0..72)
+                            .map(|c| format!("{}.0", (r * 72 + c) % 97))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+        (
+            "(lift (N) ((array-type float N)) (lambda (xs) (toGlobal (mapGlb (lambda (x) (* x 3.0f)) xs))))",
+            (0..1000).map(|i| format!("{i}.0")).collect::<Vec<_>>().join(", "),
+        ),
+    ];
+    for (i, (src, xs)) in progs.iter().enumerate() {
+        let prog = dir.join(format!("p{i}.lisp"));
+        let data = dir.join(format!("p{i}.json"));
+        std::fs::write(&prog, src).unwrap();
+        std::fs::write(&data, format!("{{\"xs\": [{xs}]}}")).unwrap();
+        let (prog, data) = (prog.display().to_string(), data.display().to_string());
+        let mut args = vec!["run", prog.as_str(), "--data", data.as_str()];
+        if let Some(d) = &device {
+            args.extend(["--device", d.as_str()]);
+        }
+        let run = |forced: bool| {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_lift"));
+            c.args(&args).current_dir(repo_root());
+            if forced {
+                c.env(host_runner::MAX_WORK_GROUP_VAR, "64");
+            }
+            c.output().expect("run the lift binary")
+        };
+        let free = assert_succeeds(&run(false));
+        let limited = assert_succeeds(&run(true));
+        assert_eq!(free, limited, "{src}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
