@@ -992,10 +992,22 @@ impl Validator<'_> {
                     } else if self.is_array(body) {
                         self.err(args[0], "generate of arrays is not supported yet");
                     } else if self.has_statements(body) {
-                        self.err(
-                            args[0],
-                            "the function of `generate` must be a scalar expression without local bindings here",
-                        );
+                        // With statements (`let`s, deep expressions) the function becomes a C
+                        // function of the index alone, called where an element is read: it may
+                        // read nothing else, and compute only scalars.
+                        let captured = ir::host::free_vars(self.prog, args[0]);
+                        if let Some(v) = captured.first() {
+                            let name = self.prog.var(*v).name.clone();
+                            self.err(
+                                args[0],
+                                format!("the function of `generate` binds names with `let`, so it may read only its index, not `{name}`; compute `{name}` into the generated values some other way, or bind nothing"),
+                            );
+                        } else if self.has_array_work(body) {
+                            self.err(
+                                args[0],
+                                "the function of `generate` must compute its element from scalars: array primitives inside it are not supported yet",
+                            );
+                        }
                     }
                 }
                 Prim::Filter(FilterKind::Seq) if matches!(self.ty(args[1]), Some(Type::Array(el, _)) if matches!(**el, Type::Array(..))) =>
@@ -1214,6 +1226,15 @@ impl Validator<'_> {
     }
 
     /// Whether a scalar expression needs statements in C (a binding, a loop, a temporary).
+    /// Whether `e` holds an array primitive or a `pack` (work beyond scalar operators, `if`
+    /// and `let`).
+    fn has_array_work(&self, e: ExprId) -> bool {
+        match self.prog.expr(e) {
+            Expr::Prim { .. } | Expr::Pack(_) => true,
+            _ => self.prog.children(e).iter().any(|c| self.has_array_work(*c)),
+        }
+    }
+
     fn has_statements(&self, e: ExprId) -> bool {
         match self.prog.expr(e) {
             Expr::Let { .. } | Expr::Prim { .. } | Expr::Pack(_) => true,

@@ -60,6 +60,77 @@ impl Gen<'_> {
         Ok((xs, idx))
     }
 
+    /// The view of `generate n f`: `f`'s body as an expression of its index, substituted where
+    /// an element is read. A body that needs statements (`let` bindings, temporaries of deep
+    /// expressions) becomes a C function of the index, called there instead: `validate` admits
+    /// such a body only when it reads nothing but its index and computes only scalars, so the
+    /// function needs no other argument.
+    pub(super) fn generate_view(&mut self, e: ExprId, f: ExprId) -> Result<Rc<View>> {
+        let Expr::Lambda { params, body } = self.prog.expr(f).clone() else {
+            return Err(self.err(e, "internal: generate"));
+        };
+        let param = CExpr::var(&self.fresh("g"));
+        self.bind(
+            params[0],
+            Bound::View(Rc::new(View::Value {
+                expr: param.clone(),
+                ty: Type::int(),
+            })),
+        );
+        // The body is generated on a kernel context of its own, so that any statements it
+        // needs land nowhere else (a `generate` may also be read outside every kernel).
+        let outer = self.k.replace(KernelCx::new(Level::Item));
+        let buffers = self.mem.buffers.len();
+        let r = self.scalar_val(body);
+        let emitted = self.emitted();
+        let cx = std::mem::replace(&mut self.k, outer).expect("set above");
+        let result = match r? {
+            Val::E(x) => x,
+            Val::T(_) => return Err(self.err(f, "generate of tuples is not supported yet")),
+        };
+        if emitted == 0 {
+            return Ok(Rc::new(View::Generate { param, body: result }));
+        }
+        let CExpr::Var(g) = &param else {
+            unreachable!("made a variable above")
+        };
+        let mut stmts = cx.stack.into_iter().flat_map(|fr| fr.body).collect::<Vec<_>>();
+        let declared = ast::idents(&stmts);
+        let mut used = ast::idents(&[Stmt::Call(result.clone())]);
+        let mut all = declared.clone();
+        all.append(&mut used);
+        let foreign = all
+            .iter()
+            .find(|n| n.as_str() != g.as_str() && !declares(&stmts, n.as_str()))
+            .cloned();
+        if let Some(n) =
+            foreign.or_else(|| (self.mem.buffers.len() != buffers || !cx.decls.is_empty()).then(String::new))
+        {
+            return Err(self.err(
+                f,
+                format!("internal: the function of `generate` reads `{n}`, which its C function cannot see"),
+            ));
+        }
+        let ty = self.cty(body)?;
+        let ret = self.ctype(&ty)?;
+        let name = self.names.fresh("v_generate");
+        let text = print::function_text(
+            &ret,
+            &name,
+            &[ast::Param {
+                ty: CType::INT,
+                name: g.clone(),
+            }],
+            &std::mem::take(&mut stmts),
+            &result,
+        );
+        self.source.push_str(&text);
+        Ok(Rc::new(View::Generate {
+            param: param.clone(),
+            body: CExpr::call(name.to_string(), vec![param]),
+        }))
+    }
+
     /// The value of a scalar, vector or tuple expression, as C text (see `scalar_val`).
     pub(super) fn scalar(&mut self, e: ExprId) -> Result<Read> {
         Ok(self.scalar_val(e)?.into_read())
@@ -346,6 +417,17 @@ pub(super) fn select(c: &CExpr, a: Val, b: Val) -> Val {
                 .collect(),
         ),
     }
+}
+
+/// Whether `stmts` declare `name` (a variable or a loop index).
+fn declares(stmts: &[Stmt], name: &str) -> bool {
+    stmts.iter().any(|s| match s {
+        Stmt::Decl { name: n, .. } => n.as_str() == name,
+        Stmt::For { var, body, .. } => var.as_str() == name || declares(body, name),
+        Stmt::If { then, els, .. } => declares(then, name) || declares(els, name),
+        Stmt::Block(b) => declares(b, name),
+        Stmt::Assign { .. } | Stmt::Call(_) | Stmt::Barrier(_) | Stmt::VStore { .. } => false,
+    })
 }
 
 #[cfg(test)]
