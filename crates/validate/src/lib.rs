@@ -992,15 +992,19 @@ impl Validator<'_> {
                     } else if self.is_array(body) {
                         self.err(args[0], "generate of arrays is not supported yet");
                     } else if self.has_statements(body) {
-                        // With statements (`let`s, deep expressions) the function becomes a C
-                        // function of the index alone, called where an element is read: it may
-                        // read nothing else, and compute only scalars.
+                        // With statements (`let`s) the function becomes a C function of the
+                        // index, called where an element is read, with the scalars and vectors
+                        // it reads from outside as arguments: it may read nothing else, and
+                        // compute only scalars.
                         let captured = ir::host::free_vars(self.prog, args[0]);
-                        if let Some(v) = captured.first() {
+                        let array = captured
+                            .iter()
+                            .find(|v| !matches!(self.info.var_ty(**v), Type::Scalar(_) | Type::Vector(..)));
+                        if let Some(v) = array {
                             let name = self.prog.var(*v).name.clone();
                             self.err(
                                 args[0],
-                                format!("the function of `generate` binds names with `let`, so it may read only its index, not `{name}`; compute `{name}` into the generated values some other way, or bind nothing"),
+                                format!("the function of `generate` binds names with `let`, so it may read only its index and scalars or vectors from outside, not `{name}` of type {}", self.info.var_ty(*v)),
                             );
                         } else if self.has_array_work(body) {
                             self.err(

@@ -318,9 +318,14 @@ fn primitives_the_back_end_cannot_emit() {
     // `let` in the function: it becomes a C function of the index, so it reads nothing else
     let src = vec1("(toGlobal (mapGlb (lambda (x) x) (generate N (lambda (i) (let y (to-float i) (* y y))))))");
     assert_eq!(check(&src), vec![]);
+    // scalars from outside become arguments of that function; arrays cannot
     let src =
         vec1("(toGlobal (mapGlb (lambda (x) (at 0 (generate #2 (lambda (i) (let y (to-float i) (* y x)))))) xs))");
-    one_error(&src, "may read only its index, not `x`", "(lambda (i)");
+    assert_eq!(check(&src), vec![]);
+    let src = vec1(
+        "(toGlobal (mapGlb (lambda (x) (at 0 (generate #2 (lambda (i) (let y (to-float i) (* y (at 0 xs))))))) xs))",
+    );
+    one_error(&src, "not `xs` of type", "(lambda (i)");
     let src = vec1(
         "(toGlobal (mapGlb (lambda (x) x) (generate N (lambda (i) (let y (to-float i) (at 0 (generate #1 (lambda (j) y))))))))",
     );
