@@ -312,10 +312,7 @@ impl Gen {
                 _ => Len::lit(16),
             });
             let i = self.name("i");
-            let ienv = vec![Var {
-                name: i.clone(),
-                ty: Ty::Int,
-            }];
+            let ienv = generate_env(env, &i);
             let f = self.scalar(&Ty::Float, &ienv, 2);
             (
                 format!("(generate {} (lambda ({i}) {f}))", n.size_arg()),
@@ -471,10 +468,7 @@ impl Gen {
                     }
                     let (pe, pt) = if partners.is_empty() || (plain && self.chance(30)) {
                         let i = self.name("i");
-                        let ienv = vec![Var {
-                            name: i.clone(),
-                            ty: Ty::Int,
-                        }];
+                        let ienv = generate_env(env, &i);
                         let f = self.scalar(&Ty::Int, &ienv, 1);
                         (format!("(generate {} (lambda ({i}) {f}))", n.size_arg()), Ty::Int)
                     } else {
@@ -1497,6 +1491,21 @@ fn paths(name: &str, ty: &Ty, want: &Ty, out: &mut Vec<String>, depth: usize) {
         }
         _ => {}
     }
+}
+
+/// The scope of a `generate`'s function: the scalars and vectors in scope (which a function
+/// with `let`s receives as arguments of its C function) and, innermost, its index `i`.
+fn generate_env(env: &[Var], i: &str) -> Vec<Var> {
+    let mut out: Vec<Var> = env
+        .iter()
+        .filter(|v| v.ty.is_scalar() || matches!(v.ty, Ty::Vector(_)))
+        .cloned()
+        .collect();
+    out.push(Var {
+        name: i.to_string(),
+        ty: Ty::Int,
+    });
+    out
 }
 
 /// The value of size variable `name`, from the length of some array in scope.
