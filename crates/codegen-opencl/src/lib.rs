@@ -29,7 +29,7 @@ mod gen;
 mod namer;
 mod print;
 
-pub use gen::{emit, emit_with, storage_parts, EmitOptions, BUG_NOTE};
+pub use gen::{emit, emit_with, storage_parts, EmitOptions, WorkGroupLimit, BUG_NOTE};
 
 use arith::ArithExpr;
 use ir::{AddressSpace, Span, Type};

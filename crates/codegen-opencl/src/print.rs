@@ -424,6 +424,36 @@ pub fn kernel_text(k: &Kernel) -> String {
     s
 }
 
+/// A helper function's text, followed by a blank line: `T name(params) { body return result; }`.
+pub fn function_text(
+    ret: &CType,
+    name: &crate::namer::Ident,
+    params: &[crate::ast::Param],
+    body: &[Stmt],
+    result: &Expr,
+) -> String {
+    let params = Doc::intersperse(
+        params.iter().map(|p| Doc::text(format!("{} {}", ctype(&p.ty), p.name))),
+        Doc::text(", "),
+    );
+    let head = Doc::text(format!("{} {name}(", ctype(ret)))
+        .append(params)
+        .append(Doc::text(") {"));
+    let ret = Doc::text("return ").append(edoc(result)).append(Doc::text(";"));
+    let inner = if body.is_empty() {
+        ret
+    } else {
+        stmts(body).append(Doc::hardline()).append(ret)
+    };
+    let mut s = render(
+        head.append(Doc::hardline().append(inner).nest(2))
+            .append(Doc::hardline())
+            .append(Doc::text("}")),
+    );
+    s.push_str("\n\n");
+    s
+}
+
 /// The module's text: the fp64 pragma, typedefs, kernels, each followed by a blank line.
 pub fn module(m: &Module) -> String {
     let mut parts = vec![];

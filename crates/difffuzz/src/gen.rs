@@ -172,6 +172,9 @@ pub struct Gen {
     defs: Vec<String>,
     /// Deliberately break a placement rule somewhere in this program.
     unruly: bool,
+    /// The step count of host loops given at run time, `K`, once a loop uses it (its value is
+    /// the length of an extra parameter, so that the data gives it).
+    run_time_steps: Option<usize>,
 }
 
 const FLOAT_LITS: &[&str] = &[
@@ -188,6 +191,7 @@ impl Gen {
             fresh: 0,
             defs: vec![],
             unruly: false,
+            run_time_steps: None,
         };
         g.unruly = g.chance(6);
         g.program(format!("{seed}:{index}"), seed ^ index.rotate_left(17))
@@ -259,6 +263,21 @@ impl Gen {
             0 | 1 => self.high_level(&env),
             _ => self.host(&env, 2),
         };
+        if let Some(k) = self.run_time_steps {
+            // Only its length matters: `K` is a size of the program that no other data gives.
+            params.push((
+                "steps".into(),
+                Ty::arr(
+                    Ty::Int,
+                    Len {
+                        text: "K".into(),
+                        val: k,
+                    },
+                ),
+            ));
+            sizes.push(("K".into(), k));
+            sizes.sort();
+        }
         let mut src = String::new();
         for d in &self.defs {
             src.push_str(d);
@@ -293,10 +312,7 @@ impl Gen {
                 _ => Len::lit(16),
             });
             let i = self.name("i");
-            let ienv = vec![Var {
-                name: i.clone(),
-                ty: Ty::Int,
-            }];
+            let ienv = generate_env(env, &i);
             let f = self.scalar(&Ty::Float, &ienv, 2);
             (
                 format!("(generate {} (lambda ({i}) {f}))", n.size_arg()),
@@ -326,7 +342,14 @@ impl Gen {
                 0 if !divisors.is_empty() => {
                     let k = self.pick(&divisors);
                     let out = Len::op("/", &n, k, n.val / k);
-                    return (format!("(split #{k} {e})"), Ty::arr(Ty::arr(*elem, Len::lit(k)), out));
+                    let t = Ty::arr(Ty::arr(*elem, Len::lit(k)), out);
+                    if self.chance(15) {
+                        // through a definition that takes the size literal
+                        let (def, sz, xs) = (self.name("chunks"), self.name("k"), self.name("xs"));
+                        self.defs.push(format!("(define ({def} {sz} {xs}) (split {sz} {xs}))"));
+                        return (format!("({def} #{k} {e})"), t);
+                    }
+                    return (format!("(split #{k} {e})"), t);
                 }
                 1 => {
                     if let Ty::Array(inner, m) = *elem.clone() {
@@ -445,10 +468,7 @@ impl Gen {
                     }
                     let (pe, pt) = if partners.is_empty() || (plain && self.chance(30)) {
                         let i = self.name("i");
-                        let ienv = vec![Var {
-                            name: i.clone(),
-                            ty: Ty::Int,
-                        }];
+                        let ienv = generate_env(env, &i);
                         let f = self.scalar(&Ty::Int, &ienv, 1);
                         (format!("(generate {} (lambda ({i}) {f}))", n.size_arg()), Ty::Int)
                     } else {
@@ -479,7 +499,7 @@ impl Gen {
         let Ty::Array(elem, n) = at.clone() else {
             unreachable!("sources are arrays")
         };
-        match self.rng.below(12) {
+        match self.rng.below(15) {
             // One work-item per element.
             0..=3 => {
                 let (f, rt) = self.seq_fn(&elem, env, 3);
@@ -570,40 +590,14 @@ impl Gen {
                 let second = self.host(&env2, depth - 1);
                 format!("(let {t} {first} {second})")
             }
-            // Host control flow: a branch or a loop whose condition is computed on the device
-            // as a `[bool]1` (a fold of the whole array by one work-item).
-            11 if matches!(*elem, Ty::Float | Ty::Int) && n.text.chars().all(|c| c.is_ascii_alphanumeric()) => {
-                let x = self.name("x");
-                let mut inner = env.to_vec();
-                inner.push(Var {
-                    name: x.clone(),
-                    ty: (*elem).clone(),
-                });
-                let test = self.scalar(&Ty::Bool, &inner, 1);
-                let any = |arr: &str, n: &Len| {
-                    format!(
-                        "(join (mapGlb (lambda (c) (toGlobal (reduceSeq (lambda (acc {x}) (or acc {test})) false c))) (split {} {arr})))",
-                        n.size_arg()
-                    )
-                };
-                let step = self.value(&elem, &inner, 2);
-                let kernel = |arr: &str| format!("(toGlobal (mapGlb (lambda ({x}) {step}) {arr}))");
-                if self.chance(50) {
-                    let other = self.value(&elem, &inner, 2);
-                    let c = any(&a, &n);
-                    format!("(if {c} {} (toGlobal (mapGlb (lambda ({x}) {other}) {a})))", kernel(&a))
-                } else {
-                    let (prev, next) = (self.name("prev"), self.name("next"));
-                    let s = self.name("s");
-                    let max = self.pick(&[2, 3, 5]);
-                    format!(
-                        "(iterate-until #{max} (lambda ({prev} {next}) {}) (lambda ({s}) {}) {a})",
-                        any(&next, &n),
-                        kernel(&s)
-                    )
-                }
+            // Host control flow: a branch, a loop with a condition computed on the device as a
+            // `[bool]1`, or a loop of a fixed or run-time number of steps, over kernels that
+            // keep the state's type; their bodies may hold further sections.
+            10 | 11 | 14
+                if matches!(*elem, Ty::Float | Ty::Int) && n.text.chars().all(|c| c.is_ascii_alphanumeric()) =>
+            {
+                self.host_flow(env, &a, &elem, &n, depth)
             }
-            // A host loop over a kernel.
             10 if elem.flat() => {
                 let k = self.pick(&[1, 2, 3]);
                 let x = self.name("x");
@@ -616,11 +610,125 @@ impl Gen {
                 let s = self.name("s");
                 format!("(iterate #{k} (lambda ({s}) (toGlobal (mapGlb (lambda ({x}) {body}) {s}))) {a})")
             }
+            // An existential array made explicitly (`pack`), then taken apart again.
+            12 if elem.flat() => {
+                let ys = self.name("ys");
+                let mut inner = env.to_vec();
+                inner.push(Var {
+                    name: ys.clone(),
+                    ty: Ty::Exists(elem.clone(), n.clone()),
+                });
+                let (f, _) = self.seq_fn(&elem, &inner, 1);
+                format!("(unpack {ys} (pack {a}) (toGlobal (mapGlb {f} {ys})))")
+            }
             _ => {
                 let (f, _) = self.seq_fn(&elem, env, 2);
                 let g = self.wrap_fn_body(&f, "toGlobal");
                 format!("(mapGlb {g} {a})")
             }
+        }
+    }
+
+    /// A host section over `a : [elem]n` (`elem` a float or an int): `if`, `iterate` (a literal
+    /// or run-time count, up to 60 steps) or `iterate-until`, whose parts are kernels that map
+    /// the state to the same type, and at `depth > 0` may hold sections of their own.
+    fn host_flow(&mut self, env: &[Var], a: &str, elem: &Ty, n: &Len, depth: usize) -> String {
+        match self.rng.below(3) {
+            0 => {
+                let c = self.any_test(env, a, elem, n);
+                let yes = self.state_step(env, a, elem, n, depth);
+                let no = if self.chance(25) {
+                    a.to_string()
+                } else {
+                    self.state_step(env, a, elem, n, depth)
+                };
+                format!("(if {c} {yes} {no})")
+            }
+            1 => {
+                let count = if self.chance(40) {
+                    if self.run_time_steps.is_none() {
+                        self.run_time_steps = Some(self.pick(&[4, 17, 40]));
+                    }
+                    "K".to_string()
+                } else {
+                    format!("#{}", self.pick(&[1, 2, 3, 8, 25, 60]))
+                };
+                let s = self.name("s");
+                let body = self.state_step(env, &s, elem, n, depth);
+                format!("(iterate {count} (lambda ({s}) {body}) {a})")
+            }
+            _ => {
+                let (prev, next) = (self.name("prev"), self.name("next"));
+                let cond = if self.chance(50) {
+                    self.any_test(env, &next, elem, n)
+                } else {
+                    // converged: every element changed by less than some amount
+                    let (acc, pq) = (self.name("acc"), self.name("pq"));
+                    let eps = if *elem == Ty::Float { "0.5f" } else { "1" };
+                    let diff = format!("(abs (- (get #0 {pq}) (get #1 {pq})))");
+                    format!(
+                        "(join (mapGlb (lambda (all) (toGlobal (reduceSeq (lambda ({acc} {pq}) (and {acc} (< {diff} {eps}))) true all))) (split {} (zip {prev} {next}))))",
+                        n.size_arg()
+                    )
+                };
+                let s = self.name("s");
+                let body = self.state_step(env, &s, elem, n, depth);
+                let max = self.pick(&[2, 3, 5, 20, 60]);
+                format!("(iterate-until #{max} (lambda ({prev} {next}) {cond}) (lambda ({s}) {body}) {a})")
+            }
+        }
+    }
+
+    /// `[bool]1`: whether some element of `arr` passes a random test (a fold by one work-item).
+    fn any_test(&mut self, env: &[Var], arr: &str, elem: &Ty, n: &Len) -> String {
+        let (acc, x) = (self.name("acc"), self.name("x"));
+        let mut inner = env.to_vec();
+        inner.push(Var {
+            name: x.clone(),
+            ty: elem.clone(),
+        });
+        let test = self.scalar(&Ty::Bool, &inner, 1);
+        let op = self.pick(&["or", "and"]);
+        let z = if op == "or" { "false" } else { "true" };
+        format!(
+            "(join (mapGlb (lambda (c) (toGlobal (reduceSeq (lambda ({acc} {x}) ({op} {acc} {test})) {z} c))) (split {} {arr})))",
+            n.size_arg()
+        )
+    }
+
+    /// One step of a host loop or a branch: `[elem]n` to `[elem]n` in one kernel, two kernels
+    /// (a `let` between them), or (at `depth > 0`) a nested section. Elements are clamped to
+    /// [-64, 64], so that many steps neither overflow nor lose all precision.
+    fn state_step(&mut self, env: &[Var], s: &str, elem: &Ty, n: &Len, depth: usize) -> String {
+        let kernel = |g: &mut Gen, arr: &str, env: &[Var]| {
+            let x = g.name("x");
+            let mut inner = env.to_vec();
+            inner.push(Var {
+                name: x.clone(),
+                ty: elem.clone(),
+            });
+            let v = g.value(elem, &inner, 2);
+            let clamped = if *elem == Ty::Float {
+                format!("(min 64.0f (max -64.0f {v}))")
+            } else {
+                format!("(min 64 (max -64 {v}))")
+            };
+            format!("(toGlobal (mapGlb (lambda ({x}) {clamped}) {arr}))")
+        };
+        match self.rng.below(4) {
+            0 if depth > 0 => self.host_flow(env, s, elem, n, depth - 1),
+            1 => {
+                let t = self.name("t");
+                let first = kernel(self, s, env);
+                let mut env2 = env.to_vec();
+                env2.push(Var {
+                    name: t.clone(),
+                    ty: Ty::arr(elem.clone(), n.clone()),
+                });
+                let second = kernel(self, &t, &env2);
+                format!("(let {t} {first} {second})")
+            }
+            _ => kernel(self, s, env),
         }
     }
 
@@ -636,8 +744,9 @@ impl Gen {
             unreachable!("an array")
         };
         if let Ty::Array(inner, m) = &**elem {
-            if inner.flat() && n.val % 2 == 0 && m.val % 2 == 0 && self.chance(30) {
-                // 2-D work-groups of 2x2 tiles (as examples/tile_2d.lisp).
+            if inner.flat() && n.val % 2 == 0 && m.val % 2 == 0 && self.chance(45) {
+                // 2-D work-groups of 2x2 tiles (as examples/tile_2d.lisp), in dimensions 0 and 1
+                // or 0 and 2.
                 let (rows, tile, col) = (self.name("rows"), self.name("tile"), self.name("col"));
                 let (f, rt) = self.seq_fn(inner, env, 1);
                 let f = if rt.flat() {
@@ -645,8 +754,9 @@ impl Gen {
                 } else {
                     self.wrap_fn_body(&f, "toGlobal")
                 };
+                let d = if self.chance(30) { 2 } else { 1 };
                 return format!(
-                    "(mapWrg1 (lambda ({rows}) (mapWrg (lambda ({tile}) (toGlobal (mapLcl1 (lambda ({col}) (mapLcl {f} {col})) {tile}))) (split #2 (transpose {rows})))) (split #2 {a}))"
+                    "(mapWrg{d} (lambda ({rows}) (mapWrg (lambda ({tile}) (toGlobal (mapLcl{d} (lambda ({col}) (mapLcl {f} {col})) {tile}))) (split #2 (transpose {rows})))) (split #2 {a}))"
                 );
             }
         }
@@ -740,7 +850,12 @@ impl Gen {
                     0 | 1 => {
                         let (f, rt) = self.seq_fn(&e, env, depth - 1);
                         let map = self.pick(&["mapSeq", "mapSeq", "mapSeqUnroll"]);
-                        let mut out = format!("({map} {f} {x})");
+                        let mut out = if self.chance(15) {
+                            // partially applied, then applied to the array
+                            format!("(({map} {f}) {x})")
+                        } else {
+                            format!("({map} {f} {x})")
+                        };
                         if rt.flat() && self.chance(30) {
                             out = format!("(toPrivate {out})");
                             let (g, gt) = self.seq_fn(&rt, env, 0);
@@ -755,6 +870,9 @@ impl Gen {
                         let (z, zt) = self.accumulator(&e);
                         let f = self.fold_fn(&zt, &e, env);
                         let red = self.pick(&["reduceSeq", "reduceSeq", "reduceSeqUnroll"]);
+                        if self.chance(15) {
+                            return (format!("(({red} {f} {z}) {x})"), Ty::arr(zt, Len::lit(1)));
+                        }
                         (format!("({red} {f} {z} {x})"), Ty::arr(zt, Len::lit(1)))
                     }
                     4 if e.flat() => {
@@ -1141,6 +1259,24 @@ impl Gen {
         if self.chance(4) {
             return self.call_definition(t, env, d);
         }
+        if self.chance(3) {
+            // a function applied where it is written, or through a definition that takes it
+            let v = self.name("v");
+            let vt = if self.chance(60) { Ty::Float } else { Ty::Int };
+            let arg = self.scalar(&vt, env, d);
+            let mut inner = env.to_vec();
+            inner.push(Var {
+                name: v.clone(),
+                ty: vt,
+            });
+            let body = self.scalar(t, &inner, d);
+            if self.chance(50) {
+                return format!("((lambda ({v}) {body}) {arg})");
+            }
+            let (app, f, x) = (self.name("apply"), self.name("f"), self.name("a"));
+            self.defs.push(format!("(define ({app} {f} {x}) ({f} {x}))"));
+            return format!("({app} (lambda ({v}) {body}) {arg})");
+        }
         if self.chance(4) {
             if let Some(e) = self.element_at(t, env, d) {
                 return e;
@@ -1355,6 +1491,21 @@ fn paths(name: &str, ty: &Ty, want: &Ty, out: &mut Vec<String>, depth: usize) {
         }
         _ => {}
     }
+}
+
+/// The scope of a `generate`'s function: the scalars and vectors in scope (which a function
+/// with `let`s receives as arguments of its C function) and, innermost, its index `i`.
+fn generate_env(env: &[Var], i: &str) -> Vec<Var> {
+    let mut out: Vec<Var> = env
+        .iter()
+        .filter(|v| v.ty.is_scalar() || matches!(v.ty, Ty::Vector(_)))
+        .cloned()
+        .collect();
+    out.push(Var {
+        name: i.to_string(),
+        ty: Ty::Int,
+    });
+    out
 }
 
 /// The value of size variable `name`, from the length of some array in scope.

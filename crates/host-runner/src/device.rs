@@ -146,6 +146,14 @@ fn lowered<T: Copy + Ord + std::str::FromStr>(queried: T, var: &str) -> T {
     forced.map_or(queried, |f| f.min(queried))
 }
 
+/// The description of the device `Session::open(wanted)` would open, without opening it: what
+/// the compiler needs to know of its target before generating code (its work-group limits).
+pub fn device_info(wanted: Option<&str>) -> Result<DeviceInfo, Error> {
+    let mut found = enumerate()?;
+    let index = select(&found, wanted)?;
+    Ok(found.swap_remove(index).info)
+}
+
 /// Picks the device for `Session::open`.
 ///
 /// `None` (or an empty string) prefers the first GPU, then the first device of any kind.

@@ -325,15 +325,18 @@ pub fn run_measured(
             .and_then(|b| b.try_into().ok())
             .unwrap_or([0; 4]),
     );
-    if let Some((c, at)) = (plan.length_checks.iter().zip(&length_reads)).find(|(c, _)| c.flag as i32 + 1 == flag) {
-        let n = out.reads[*at]
-            .get(..4)
+    flag_error(plan, flag, &env, |b| {
+        let at = plan
+            .length_checks
+            .iter()
+            .position(|c| c.length.1 == b)
+            .map(|i| length_reads[i]);
+        Ok(at
+            .and_then(|at| out.reads[at].get(..4))
             .and_then(|b| b.try_into().ok())
             .map(i32::from_le_bytes)
-            .unwrap_or(0);
-        return Err(length_check_error(c, &env, n));
-    }
-    at_check(plan, flag)?;
+            .unwrap_or(0))
+    })?;
     let value = match (&result.ty, result.lengths) {
         (Type::Exists(e), Some(_)) => {
             let (inner, elem) = shape(e, &inputs.sizes)?;
@@ -532,8 +535,10 @@ struct HostExec<'a> {
     loops: Vec<(&'static str, usize)>,
     /// Whether an `iterate-until` enqueues its next step before its condition is read.
     ahead: bool,
-    /// Whether a step ran that the loop's condition then made unnecessary.
-    ran_ahead: bool,
+    /// Whether every unit's flag is read right after its launch (`run_host`'s second run).
+    check_each: bool,
+    /// Whether a device-side check failed (read at the end of the run).
+    flag_failed: bool,
     /// Each loop's state buffers, by its state slot.
     loop_bufs: BTreeMap<usize, [host_runner::Resident; 2]>,
 }
@@ -618,22 +623,26 @@ pub fn run_host_measured(
     device: Option<&str>,
     time: bool,
 ) -> Result<(Value, Option<HostMeasure>), Error> {
-    match run_host_once(hp, inputs, device, time, true) {
-        // A step run ahead of an `iterate-until` condition computes a state the interpreter
-        // never reaches; a bounds check failing in it is no error of the program. Such runs are
-        // rare: the program runs again with every condition waited for before the next step.
-        Err((Error::Source(_), true)) => run_host_once(hp, inputs, device, time, false).map_err(|(e, _)| e),
+    match run_host_once(hp, inputs, device, time, false) {
+        // The flags are read once, at the end. A step run ahead of an `iterate-until`
+        // condition computes a state the interpreter never reaches, and a check failing in it
+        // is no error of the program; and a loop's later steps overwrite the length that a
+        // failed check names. Such runs are rare: the program runs again with every condition
+        // waited for before the next step and every unit's flag read after its launch, which
+        // stops at the first failure, with its own values.
+        Err((_, true)) => run_host_once(hp, inputs, device, time, true).map_err(|(e, _)| e),
         r => r.map_err(|(e, _)| e),
     }
 }
 
-/// One run; on failure, also whether any step ran ahead of its loop's condition.
+/// One run (`checked`: each step after its condition, each unit's checks read after its
+/// launch); on failure, also whether a device-side check failed.
 fn run_host_once(
     hp: &crate::host::HostProgram,
     inputs: &Inputs,
     device: Option<&str>,
     time: bool,
-    ahead: bool,
+    checked: bool,
 ) -> Result<(Value, Option<HostMeasure>), (Error, bool)> {
     let session = host_runner::Session::open(device).map_err(|e| (Error::plain(e.to_string()), false))?;
     let mut x = HostExec {
@@ -646,13 +655,14 @@ fn run_host_once(
         events: vec![],
         at: (usize::MAX, usize::MAX),
         loops: vec![],
-        ahead,
-        ran_ahead: false,
+        ahead: !checked,
+        check_each: checked,
+        flag_failed: false,
         loop_bufs: BTreeMap::new(),
     };
     let r = x.run();
-    let ran_ahead = x.ran_ahead;
-    r.map_err(|e| (e, ran_ahead))
+    let flag_failed = x.flag_failed;
+    r.map_err(|e| (e, flag_failed))
 }
 
 impl HostExec<'_> {
@@ -854,7 +864,6 @@ impl HostExec<'_> {
                 if let Some((j, p)) = pending.take() {
                     if p.wait().map_err(run_error)?.iter().any(|b| *b != 0) {
                         done = Some(j);
-                        self.ran_ahead = true;
                         break;
                     }
                 }
@@ -974,6 +983,9 @@ impl HostExec<'_> {
         let mut rt = self.units[u].take().expect("made above");
         let r = self.launch_with(u, plan, &mut rt, dest);
         self.units[u] = Some(rt);
+        if self.check_each && r.is_ok() {
+            self.check_unit_flag(u)?;
+        }
         r
     }
 
@@ -1083,19 +1095,34 @@ impl HostExec<'_> {
         Ok(out)
     }
 
-    /// The `at` bounds checks of every unit, read once at the end.
-    fn check_flags(&self) -> Result<(), Error> {
-        for (u, rt) in self.units.iter().enumerate() {
-            let (Some(rt), Some(plan)) = (rt, self.hp.units[u].compiled.plan.as_ref()) else {
-                continue;
-            };
-            if !plan.uses_error_flag() {
-                continue;
+    /// The device-side checks of every unit, read once at the end (when `check_each` is not
+    /// set). A failure sets `flag_failed`: the length it names may be a later step's, so
+    /// `run_host` runs again checking every launch for the first failure and its own length.
+    fn check_flags(&mut self) -> Result<(), Error> {
+        for u in 0..self.units.len() {
+            let r = self.check_unit_flag(u);
+            if r.is_err() {
+                self.flag_failed = true;
             }
-            let b = self.session.read_resident(rt.flag, 0, 4).map_err(run_error)?;
-            at_check(plan, i32::from_le_bytes([b[0], b[1], b[2], b[3]]))?;
+            r?;
         }
         Ok(())
+    }
+
+    /// Decodes unit `u`'s error flag (every check `lift run` decodes), reading the failing
+    /// length from the unit's buffer as it is now.
+    fn check_unit_flag(&mut self, u: usize) -> Result<(), Error> {
+        let (Some(rt), Some(plan)) = (&self.units[u], self.hp.units[u].compiled.plan.as_ref()) else {
+            return Ok(());
+        };
+        if !plan.uses_error_flag() {
+            return Ok(());
+        }
+        let b = self.session.read_resident(rt.flag, 0, 4).map_err(run_error)?;
+        let flag = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        flag_error(plan, flag, &rt.env, |b| {
+            read_int(&self.session, rt.fixed.get(&b).copied())
+        })
     }
 
     /// `--time` for a host program: per-kernel totals, each loop's steps and per-step device
@@ -1289,7 +1316,10 @@ impl Resident {
             .map_err(run_error)?;
         if self.plan.uses_error_flag() {
             let b = self.session.read_resident(self.flag, 0, 4).map_err(run_error)?;
-            at_check(&self.plan, i32::from_le_bytes([b[0], b[1], b[2], b[3]]))?;
+            let flag = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            flag_error(&self.plan, flag, &self.env, |b| {
+                read_int(&self.session, self.fixed.get(&b).copied())
+            })?;
         }
         Ok(decode_dims(&bytes, &self.out_dims, &self.out_elem))
     }
@@ -1419,6 +1449,19 @@ fn launch_of(
     })
 }
 
+/// The int at the start of a resident buffer (a filter result's length); `None`: the plan has
+/// no storage for it, which is our bug.
+fn read_int(session: &host_runner::Session, r: Option<host_runner::Resident>) -> Result<i32, Error> {
+    let r = r.ok_or_else(|| {
+        Error::plain(format!(
+            "internal: a checked length has no buffer\n{}",
+            codegen_opencl::BUG_NOTE
+        ))
+    })?;
+    let b = session.read_resident(r, 0, 4).map_err(run_error)?;
+    Ok(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
 /// A scalar parameter as a kernel argument.
 fn scalar_arg(v: &Value) -> Result<host_runner::KernelArg, Error> {
     Ok(match v {
@@ -1428,6 +1471,23 @@ fn scalar_arg(v: &Value) -> Result<host_runner::KernelArg, Error> {
         Value::Bool(b) => host_runner::KernelArg::I32(i32::from(*b)),
         v => return Err(Error::plain(format!("internal: parameter value {v:?} is not a scalar"))),
     })
+}
+
+/// The error a kernel's flag reports, whichever check set it: a condition on a filter result's
+/// length (`read_length` reads that length from the plan buffer, by index, that holds it) or an
+/// `at` bounds check. Every path that runs kernels decodes its flag here, so a check fails with
+/// the same message in `lift run`, a host section and a resident program.
+fn flag_error(
+    plan: &KernelPlan,
+    flag: i32,
+    env: &Env,
+    read_length: impl FnOnce(usize) -> Result<i32, Error>,
+) -> Result<(), Error> {
+    if let Some(c) = plan.length_checks.iter().find(|c| c.flag as i32 + 1 == flag) {
+        let n = read_length(c.length.1)?;
+        return Err(length_check_error(c, env, n));
+    }
+    at_check(plan, flag)
 }
 
 /// The error of a kernel's flag when an `at` bounds check failed (flag `i + 1` names the plan's

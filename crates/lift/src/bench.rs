@@ -57,14 +57,13 @@ pub struct HostBench {
 
 pub fn bench(src: &str, sizes: &[String], opts: &BenchOptions) -> Result<BenchReport, Error> {
     let sizes: BTreeMap<String, i64> = parse_sizes(sizes)?.into_iter().collect();
-    let device_name = host_runner::Session::open(opts.device.as_deref())
-        .map(|s| s.info().name.clone())
-        .map_err(|e| Error::plain(e.to_string()))?;
+    let device = host_runner::device_info(opts.device.as_deref()).map_err(|e| Error::plain(e.to_string()))?;
     let t0 = std::time::Instant::now();
     let copts = Options {
         as_written: opts.as_written,
         sizes: sizes.clone(),
-        tuned_for: Some(device_name),
+        tuned_for: Some(device.name.clone()),
+        work_group_limit: Some(crate::work_group_limit(&device)),
         ..Options::default()
     };
     let compiled = compile(src, &copts)?;

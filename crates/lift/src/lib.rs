@@ -55,6 +55,9 @@ pub struct Options {
     /// Work-group size of `mapGlb` kernels per dimension (a tuning parameter; empty: the
     /// tuned one when the tuning cache gives the variant, else the default 256).
     pub work_group: Vec<usize>,
+    /// The work-group limits of the device the code is for ([`work_group_limit`]); `None`:
+    /// no device is known (`lift compile`), the common GPU limit of 1024 work-items.
+    pub work_group_limit: Option<codegen_opencl::WorkGroupLimit>,
 }
 
 impl Options {
@@ -178,7 +181,11 @@ fn compile_from(given: Program, source: Option<&str>, opts: &Options) -> Result<
         Some(c) if opts.work_group.is_empty() => c.work_group.clone(),
         _ => opts.work_group.clone(),
     };
-    let plan = codegen_opencl::emit_with(&program, &info, &codegen_opencl::EmitOptions { glb_work_group })?;
+    let eopts = codegen_opencl::EmitOptions {
+        glb_work_group,
+        work_group_limit: opts.work_group_limit.clone().unwrap_or_default(),
+    };
+    let plan = codegen_opencl::emit_with(&program, &info, &eopts)?;
     Ok(Compiled {
         given,
         given_info,
@@ -412,18 +419,28 @@ pub fn run_files(src: &str, data: &[String], sizes: &[String], opts: &RunOptions
         return run_compiled(&typed, &inputs, opts);
     }
     // A high-level program runs as its tuned variant for these sizes and this device, else as
-    // the cost model's best variant.
-    let device = is_high_level(&typed.given)
-        .then(|| host_runner::Session::open(opts.device.as_deref()).ok())
-        .flatten()
-        .map(|s| s.info().name.clone());
+    // the cost model's best variant; every program is generated within the device's limits.
+    // Without a device, running fails later with the reason.
+    let device = host_runner::device_info(opts.device.as_deref()).ok();
     let copts = Options {
         sizes: inputs.sizes.clone(),
-        tuned_for: device,
+        tuned_for: device
+            .as_ref()
+            .filter(|_| is_high_level(&typed.given))
+            .map(|d| d.name.clone()),
+        work_group_limit: device.as_ref().map(work_group_limit),
         ..Options::default()
     };
     let compiled = compile(src, &copts)?;
     run_compiled(&compiled, &inputs, opts)
+}
+
+/// A device's work-group limits as code generation takes them: the queried
+/// `CL_DEVICE_MAX_WORK_GROUP_SIZE` and `CL_DEVICE_MAX_WORK_ITEM_SIZES`, already lowered by
+/// `LIFT_MAX_WORK_GROUP_SIZE` where it is set (`host_runner::MAX_WORK_GROUP_VAR`), so that the
+/// kernels fit the device rather than being refused at launch.
+pub fn work_group_limit(d: &host_runner::DeviceInfo) -> codegen_opencl::WorkGroupLimit {
+    codegen_opencl::WorkGroupLimit::new(d.max_work_group_size, &d.max_work_item_sizes)
 }
 
 /// Whether a program still holds high-level `map`, `reduce` or `filter`.

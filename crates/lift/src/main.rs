@@ -184,16 +184,20 @@ fn main() -> ExitCode {
         .spawn(move || run(cli));
     let outcome = match worker {
         Ok(handle) => handle.join(),
-        Err(e) => Ok(Err(lift::report::render_plain(
+        Err(e) => Ok(Err(Failure::User(lift::report::render_plain(
             &format!("cannot start the compiler thread: {e}"),
             &[],
-        ))),
+        )))),
     };
     match outcome {
         Ok(Ok(())) => ExitCode::SUCCESS,
-        Ok(Err(msg)) => {
+        Ok(Err(Failure::User(msg))) => {
             let _ = std::io::stderr().write_all(msg.as_bytes());
             ExitCode::FAILURE
+        }
+        Ok(Err(Failure::Usage(msg))) => {
+            let _ = std::io::stderr().write_all(msg.as_bytes());
+            ExitCode::from(2)
         }
         // The panic message is already on stderr; a bug still exits like any other error
         // rather than with Rust's 101.
@@ -209,22 +213,22 @@ fn main() -> ExitCode {
 
 /// Writes to stdout or stderr. A reader that stops early (`lift run ... | head -c 1`) closes
 /// the pipe: like `cat`, the command then ends quietly with what was already written.
-fn emit(mut to: impl Write, text: &str) -> Result<(), String> {
+fn emit(mut to: impl Write, text: &str) -> Result<(), Failure> {
     match to.write_all(text.as_bytes()).and_then(|()| to.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
-        Err(e) => Err(lift::report::render_plain(
+        Err(e) => Err(Failure::User(lift::report::render_plain(
             &format!("cannot write the output: {e}"),
             &[],
-        )),
+        ))),
     }
 }
 
-fn to_stdout(text: &str) -> Result<(), String> {
+fn to_stdout(text: &str) -> Result<(), Failure> {
     emit(std::io::stdout().lock(), text)
 }
 
-fn err_out(text: &str) -> Result<(), String> {
+fn err_out(text: &str) -> Result<(), Failure> {
     emit(std::io::stderr().lock(), text)
 }
 
@@ -235,7 +239,74 @@ fn read_program(path: &PathBuf) -> Result<(String, String), String> {
         .map_err(|e| lift::report::render_plain(&format!("cannot read {name}: {e}"), &[]))
 }
 
-fn run(cli: Cli) -> Result<(), String> {
+/// How a command fails: an error of the program or its data (exit 1), or of the command line
+/// (exit 2, as clap's own usage errors) found only once the program is read.
+enum Failure {
+    User(String),
+    Usage(String),
+}
+
+impl From<String> for Failure {
+    fn from(msg: String) -> Failure {
+        Failure::User(msg)
+    }
+}
+
+/// A `--size` (or `--check-size`) naming no size variable of the program is a mistake on the
+/// command line, the same for every command: `explore` and `tune` would otherwise ignore it and
+/// report on sizes the user did not mean. A program that does not read is left to the command,
+/// which reports it with its place.
+fn check_size_names(src: &str, flag: &str, sizes: &[String]) -> Result<(), Failure> {
+    let Ok(prog) = ir::parse(src) else { return Ok(()) };
+    let Ok(given) = lift::parse_sizes(sizes) else {
+        return Ok(());
+    };
+    for (name, v) in given {
+        if prog.sizes.contains(&name) {
+            continue;
+        }
+        let mut notes = vec![];
+        if let Some(c) = ir::diag::closest(&name, prog.sizes.iter().map(String::as_str)) {
+            notes.push(format!("did you mean `{c}`?"));
+        }
+        let list = if prog.sizes.is_empty() {
+            "none".to_string()
+        } else {
+            prog.sizes.join(", ")
+        };
+        notes.push(format!("its size variables are: {list}"));
+        return Err(Failure::Usage(lift::report::render_plain(
+            &format!("{flag} {name}={v}: the program has no size variable `{name}`"),
+            &notes,
+        )));
+    }
+    Ok(())
+}
+
+/// The format of `lift run -o`, from the file's extension (LANGUAGE.md: `out.json|out.npy`); any
+/// other name is a usage error rather than JSON under a name that promises something else.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum OutFormat {
+    Json,
+    Npy,
+}
+
+fn out_format(path: &std::path::Path) -> Result<OutFormat, Failure> {
+    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("json") => Ok(OutFormat::Json),
+        Some("npy") => Ok(OutFormat::Npy),
+        _ => Err(Failure::Usage(lift::report::render_plain(
+            &format!(
+                "-o {}: the result is written as JSON (`.json`) or numpy (`.npy`); name the file with one of these extensions",
+                path.display()
+            ),
+            &[],
+        ))),
+    }
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::Check { program } => {
             let (name, src) = read_program(&program)?;
@@ -254,7 +325,10 @@ fn run(cli: Cli) -> Result<(), String> {
             let (name, src) = read_program(&program)?;
             if let Some(spec) = devices {
                 if !matches!(emit, Some(Emit::Plan)) {
-                    return Err(lift::report::render_plain("--devices goes with --emit plan", &[]));
+                    return Err(Failure::Usage(lift::report::render_plain(
+                        "--devices goes with --emit plan",
+                        &[],
+                    )));
                 }
                 let text = lift::devices::resolve(&spec)
                     .and_then(|devs| lift::devices::describe(&src, &devs, &devices_size))
@@ -295,6 +369,8 @@ fn run(cli: Cli) -> Result<(), String> {
             devices,
         } => {
             let (name, src) = read_program(&program)?;
+            check_size_names(&src, "--size", &size)?;
+            let format = output.as_deref().map(out_format).transpose()?;
             let result = match devices {
                 Some(spec) if backend == Backend::Opencl => lift::devices::resolve(&spec)
                     .and_then(|devs| lift::devices::run_files(&src, &data, &size, &devs, time)),
@@ -311,10 +387,10 @@ fn run(cli: Cli) -> Result<(), String> {
             if let Some(report) = &result.timing {
                 err_out(report)?;
             }
-            match output {
-                Some(path) if path.extension().is_some_and(|e| e == "npy") => std::fs::write(&path, &result.npy()?)
-                    .map_err(|e| lift::report::render_plain(&format!("cannot write {}: {e}", path.display()), &[])),
-                other => write_out(other.as_ref(), &format!("{}\n", result.json)),
+            match (output, format) {
+                (Some(path), Some(OutFormat::Npy)) => Ok(std::fs::write(&path, &result.npy()?)
+                    .map_err(|e| lift::report::render_plain(&format!("cannot write {}: {e}", path.display()), &[]))?),
+                (other, _) => write_out(other.as_ref(), &format!("{}\n", result.json)),
             }
         }
         Command::Bench {
@@ -328,6 +404,8 @@ fn run(cli: Cli) -> Result<(), String> {
             json,
         } => {
             let (name, src) = read_program(&program)?;
+            check_size_names(&src, "--size", &size)?;
+            check_size_names(&src, "--check-size", &check_size)?;
             let opts = lift::bench::BenchOptions {
                 device,
                 repeats,
@@ -340,6 +418,7 @@ fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Explore { program, size, top } => {
             let (name, src) = read_program(&program)?;
+            check_size_names(&src, "--size", &size)?;
             let sizes: std::collections::BTreeMap<String, i64> = lift::parse_sizes(&size)
                 .map_err(|e| e.render(&name, &src))?
                 .into_iter()
@@ -365,6 +444,7 @@ fn run(cli: Cli) -> Result<(), String> {
             out,
         } => {
             let (name, src) = read_program(&program)?;
+            check_size_names(&src, "--size", &size)?;
             let devs: Vec<String> = devices.split(',').map(str::to_string).collect();
             let opts = lift::tune::TuneOptions {
                 top_k: top,
@@ -422,10 +502,14 @@ fn parse_work_group(text: &str) -> Result<WorkGroup, String> {
         .ok_or_else(|| format!("`{text}`: expected a work-group size such as `128` or `16x16`"))
 }
 
-fn write_out(path: Option<&PathBuf>, text: &str) -> Result<(), String> {
+fn write_out(path: Option<&PathBuf>, text: &str) -> Result<(), Failure> {
     match path {
-        Some(p) => std::fs::write(p, text)
-            .map_err(|e| lift::report::render_plain(&format!("cannot write {}: {e}", p.display()), &[])),
+        Some(p) => std::fs::write(p, text).map_err(|e| {
+            Failure::User(lift::report::render_plain(
+                &format!("cannot write {}: {e}", p.display()),
+                &[],
+            ))
+        }),
         None => to_stdout(text),
     }
 }

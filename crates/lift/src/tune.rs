@@ -1864,7 +1864,13 @@ fn measure(
     device: &str,
     repeats: usize,
 ) -> Result<(Value, f64), Error> {
-    let c = compile_program(prog.clone(), &measure_options(work_group))?;
+    // Generated within the device's work-group limits, as `lift run` on it would.
+    let limit = host_runner::device_info(Some(device)).map_err(|e| Error::plain(e.to_string()))?;
+    let opts = Options {
+        work_group_limit: Some(crate::work_group_limit(&limit)),
+        ..measure_options(work_group)
+    };
+    let c = compile_program(prog.clone(), &opts)?;
     verify_checks(&c.info, inputs)?;
     let plan = c.plan.as_ref().ok_or_else(|| Error::plain("internal: no kernels"))?;
     let m = backend::run_measured(plan, inputs, Some(device), true, repeats.max(1), false)?;

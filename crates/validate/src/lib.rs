@@ -992,10 +992,26 @@ impl Validator<'_> {
                     } else if self.is_array(body) {
                         self.err(args[0], "generate of arrays is not supported yet");
                     } else if self.has_statements(body) {
-                        self.err(
-                            args[0],
-                            "the function of `generate` must be a scalar expression without local bindings here",
-                        );
+                        // With statements (`let`s) the function becomes a C function of the
+                        // index, called where an element is read, with the scalars and vectors
+                        // it reads from outside as arguments: it may read nothing else, and
+                        // compute only scalars.
+                        let captured = ir::host::free_vars(self.prog, args[0]);
+                        let array = captured
+                            .iter()
+                            .find(|v| !matches!(self.info.var_ty(**v), Type::Scalar(_) | Type::Vector(..)));
+                        if let Some(v) = array {
+                            let name = self.prog.var(*v).name.clone();
+                            self.err(
+                                args[0],
+                                format!("the function of `generate` binds names with `let`, so it may read only its index and scalars or vectors from outside, not `{name}` of type {}", self.info.var_ty(*v)),
+                            );
+                        } else if self.has_array_work(body) {
+                            self.err(
+                                args[0],
+                                "the function of `generate` must compute its element from scalars: array primitives inside it are not supported yet",
+                            );
+                        }
                     }
                 }
                 Prim::Filter(FilterKind::Seq) if matches!(self.ty(args[1]), Some(Type::Array(el, _)) if matches!(**el, Type::Array(..))) =>
@@ -1214,6 +1230,15 @@ impl Validator<'_> {
     }
 
     /// Whether a scalar expression needs statements in C (a binding, a loop, a temporary).
+    /// Whether `e` holds an array primitive or a `pack` (work beyond scalar operators, `if`
+    /// and `let`).
+    fn has_array_work(&self, e: ExprId) -> bool {
+        match self.prog.expr(e) {
+            Expr::Prim { .. } | Expr::Pack(_) => true,
+            _ => self.prog.children(e).iter().any(|c| self.has_array_work(*c)),
+        }
+    }
+
     fn has_statements(&self, e: ExprId) -> bool {
         match self.prog.expr(e) {
             Expr::Let { .. } | Expr::Prim { .. } | Expr::Pack(_) => true,

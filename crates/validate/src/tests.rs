@@ -315,12 +315,21 @@ fn primitives_the_back_end_cannot_emit() {
     let src = vec1("(toGlobal (mapGlb (lambda (t) (get #0 t)) (generate N (lambda (i) (tuple 1.0f 2.0f)))))");
     let errs = check(&src);
     assert!(errs.iter().any(|(m, _)| m.contains("generate of tuples")), "{errs:?}");
+    // `let` in the function: it becomes a C function of the index, so it reads nothing else
     let src = vec1("(toGlobal (mapGlb (lambda (x) x) (generate N (lambda (i) (let y (to-float i) (* y y))))))");
-    one_error(
-        &src,
-        "the function of `generate` must be a scalar expression",
-        "(lambda (i)",
+    assert_eq!(check(&src), vec![]);
+    // scalars from outside become arguments of that function; arrays cannot
+    let src =
+        vec1("(toGlobal (mapGlb (lambda (x) (at 0 (generate #2 (lambda (i) (let y (to-float i) (* y x)))))) xs))");
+    assert_eq!(check(&src), vec![]);
+    let src = vec1(
+        "(toGlobal (mapGlb (lambda (x) (at 0 (generate #2 (lambda (i) (let y (to-float i) (* y (at 0 xs))))))) xs))",
     );
+    one_error(&src, "not `xs` of type", "(lambda (i)");
+    let src = vec1(
+        "(toGlobal (mapGlb (lambda (x) x) (generate N (lambda (i) (let y (to-float i) (at 0 (generate #1 (lambda (j) y))))))))",
+    );
+    one_error(&src, "array primitives inside it are not supported yet", "(lambda (i)");
     let src = vec1("(toGlobal (mapGlb (lambda (x) (* x 2.0f)) (generate N (lambda (i) (to-float i)))))");
     assert_eq!(check(&src), vec![]);
 }

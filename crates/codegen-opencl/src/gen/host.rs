@@ -353,7 +353,7 @@ impl Gen<'_> {
         for d in (0..3).rev() {
             let others: usize = (0..3).filter(|&o| o != d).filter_map(|o| hints[o]).product();
             if let Some(h) = &mut hints[d] {
-                *h = (*h).min((MAX_WORK_GROUP / others.max(1)).max(1));
+                *h = (*h).min(self.wg_limit.room(d, others));
             }
         }
         hints
@@ -464,7 +464,7 @@ impl Gen<'_> {
     /// ([`super::EmitOptions::glb_work_group`]) where that is safe. `mapGlb` decided its bounds
     /// check with its default size: a tuned size that divides it launches no work-item the check
     /// does not cover (a run-time length is always checked); any other size must divide a
-    /// constant launch exactly. Groups beyond `MAX_WORK_GROUP` keep the defaults.
+    /// constant launch exactly. Groups beyond the device's limits keep the defaults.
     fn tuned_glb_local(&self, k: &KernelCx, dims: usize) -> Vec<usize> {
         let own: Vec<usize> = (0..dims).map(|d| k.local[d].unwrap_or(1)).collect();
         if !k.glb || k.wrg || self.glb_work_group.is_empty() {
@@ -489,7 +489,7 @@ impl Gen<'_> {
                 _ => l,
             })
             .collect();
-        if tuned.iter().product::<usize>() <= MAX_WORK_GROUP {
+        if self.wg_limit.admits(&tuned) {
             tuned
         } else {
             own
@@ -611,6 +611,7 @@ mod tests {
         let info = typeck::infer(&prog).expect("types");
         let opts = crate::EmitOptions {
             glb_work_group: wg.to_vec(),
+            ..crate::EmitOptions::default()
         };
         let p = crate::emit_with(&prog, &info, &opts).expect("generates");
         p.kernels.iter().map(|k| k.local.clone()).collect()
@@ -636,6 +637,39 @@ mod tests {
         assert_eq!(locals(rows, &[8, 256]), [Some(vec![256, 1])]);
         let groups = "(lift () ((array-type float 1024)) (lambda (xs) (join (mapWrg (lambda (c)                       (toGlobal (mapLcl (lambda (x) (* x 2.0f)) c))) (split #64 xs)))))";
         assert_eq!(locals(groups, &[32]), [Some(vec![64])]);
+    }
+
+    /// With a device's limits (as NVIDIA's: 1024 in all, 64 along dimension 2; or a device of
+    /// 64 work-items) every work-group fits them: the maps stride over the rest, and tuned sizes
+    /// beyond them are not taken.
+    #[test]
+    fn work_groups_stay_within_the_devices_limits() {
+        let with = |src: &str, wg: &[usize], limit: crate::WorkGroupLimit| {
+            let prog = ir::parse(src).expect("parses");
+            let info = typeck::infer(&prog).expect("types");
+            let opts = crate::EmitOptions {
+                glb_work_group: wg.to_vec(),
+                work_group_limit: limit,
+            };
+            let p = crate::emit_with(&prog, &info, &opts).expect("generates");
+            p.kernels.iter().map(|k| k.local.clone()).collect::<Vec<_>>()
+        };
+        let small = || crate::WorkGroupLimit::new(64, &[64, 64, 64]);
+        let glb = "(lift (N) ((array-type float N)) (lambda (xs) (toGlobal (mapGlb (lambda (x) (* x 2.0f)) xs))))";
+        assert_eq!(with(glb, &[], small()), [Some(vec![64])]);
+        assert_eq!(with(glb, &[128], small()), [Some(vec![64])]);
+        let lcl = "(lift () ((array-type float 1024)) (lambda (xs) (join (mapWrg (lambda (c) \
+                   (toGlobal (mapLcl (lambda (x) (* x 2.0f)) c))) (split #128 xs)))))";
+        assert_eq!(with(lcl, &[], small()), [Some(vec![64])]);
+        // rows in dimension 1, columns in dimension 0, as `examples/maplcl_72x72.lisp`
+        let tiles = "(lift (N) ((array-type (array-type float 72) N)) (lambda (xs) \
+                     (join (join (join (mapWrg1 (lambda (band) (mapWrg (lambda (tile) \
+                     (mapLcl1 (lambda (row) (mapLcl (lambda (x) (* x 2.0f)) row)) tile)) band)) \
+                     (split #1 (split #72 xs))))))))";
+        assert_eq!(with(tiles, &[], crate::WorkGroupLimit::default()), [Some(vec![72, 14])]);
+        let narrow = crate::WorkGroupLimit::new(1024, &[1024, 4, 4]);
+        assert_eq!(with(tiles, &[], narrow), [Some(vec![72, 4])]);
+        assert_eq!(with(tiles, &[], small()), [Some(vec![64, 1])]);
     }
 
     #[test]

@@ -347,31 +347,7 @@ impl Gen<'_> {
                         w: self.vector_width(args[0])?,
                         inner: self.value(args[0])?,
                     }),
-                    Prim::Generate(_) => {
-                        let Expr::Lambda { params, body } = self.prog.expr(args[0]).clone() else {
-                            return Err(self.err(e, "internal: generate"));
-                        };
-                        let param = CExpr::var(&self.fresh("g"));
-                        self.bind(
-                            params[0],
-                            Bound::View(Rc::new(View::Value {
-                                expr: param.clone(),
-                                ty: Type::int(),
-                            })),
-                        );
-                        let before = self.emitted();
-                        let r = self.scalar_val(body)?;
-                        if self.emitted() != before {
-                            return Err(self.err(
-                                args[0],
-                                "the function of `generate` must be a scalar expression without local bindings here",
-                            ));
-                        }
-                        match r {
-                            Val::E(body) => Rc::new(View::Generate { param, body }),
-                            Val::T(_) => return Err(self.err(args[0], "generate of tuples is not supported yet")),
-                        }
-                    }
+                    Prim::Generate(_) => self.generate_view(e, args[0])?,
                     Prim::To(space) if !self.is_view(args[0]) => self.materialize(args[0], Some(space))?,
                     Prim::To(_) => self.value(args[0])?,
                     Prim::Map(_) => match self.layout_map(e) {

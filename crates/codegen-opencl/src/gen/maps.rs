@@ -151,9 +151,10 @@ impl Gen<'_> {
                             }
                         }
                         k.global[d] = Some(cap.clone());
-                        // Work-groups of 256 along dimension 0 (coalesced), 1 elsewhere; the launch
-                        // is rounded up to whole groups, so only an exact fit needs no guard.
-                        let l = if d == 0 { GLB_LOCAL } else { 1 };
+                        // Work-groups of 256 along dimension 0 (coalesced; fewer where the device
+                        // allows fewer), 1 elsewhere; the launch is rounded up to whole groups, so
+                        // only an exact fit needs no guard.
+                        let l = self.wg_limit.glb_local(d);
                         k.local[d] = Some(l);
                         match cap.as_cst() {
                             Some(c) if c % l as i64 == 0 => cap.clone(),
@@ -168,10 +169,10 @@ impl Gen<'_> {
                     }
                     MapKind::Plain | MapKind::Lcl(_) | MapKind::Seq | MapKind::SeqUnroll | MapKind::Vec => {
                         // The work-group is the product of the mapLcl sizes of all dimensions:
-                        // kept within MAX_WORK_GROUP (a limit every device we target meets), the
-                        // loops stride over what one work-item per index would exceed.
+                        // kept within the device's limits, the loops stride over what one
+                        // work-item per index would exceed.
                         let others: usize = (0..3).filter(|&o| o != d).filter_map(|o| k.local[o]).product();
-                        let room = (MAX_WORK_GROUP / others.max(1)).max(1);
+                        let room = self.wg_limit.room(d, others);
                         let l = *k.local[d].get_or_insert_with(|| match cap.as_cst() {
                             Some(c) if c >= 1 && c as usize <= room => c as usize,
                             _ => room.min(128),
@@ -243,7 +244,7 @@ impl Gen<'_> {
             let k = self.k.as_mut().expect("in kernel");
             k.glb = true;
             k.global[0] = Some(cap.add(&ArithExpr::cst(c - 1)).div(&ArithExpr::cst(c)));
-            k.local[0] = Some(GLB_LOCAL);
+            k.local[0] = Some(self.wg_limit.glb_local(0));
         }
         let gid = self.fresh("gl_id");
         let rep = self.fresh("c");

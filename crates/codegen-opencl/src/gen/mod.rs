@@ -46,8 +46,9 @@ use memory::scalarize;
 use scalar::Val;
 use types::arith;
 
-/// Most work-items of one work-group that `mapLcl` launches: the common limit of GPUs (NVIDIA
-/// and Intel allow 1024; devices that allow less would reject larger `mapLcl` sizes anyway).
+/// Most work-items of one work-group when no device is known (`lift compile`): the common limit
+/// of GPUs (NVIDIA and Intel allow 1024). A run knows its device and passes its own limit
+/// ([`WorkGroupLimit`]).
 const MAX_WORK_GROUP: usize = 1024;
 /// Work-group size along dimension 0 of `mapGlb` kernels.
 const GLB_LOCAL: usize = 256;
@@ -77,6 +78,56 @@ pub struct EmitOptions {
     /// the others). A size is taken only where it keeps the launch covered by the kernel's
     /// bounds checks (see `Gen::launch_sizes`); elsewhere the default stays.
     pub glb_work_group: Vec<usize>,
+    /// The target device's work-group limits: every work-group size chosen or tuned stays
+    /// within them (maps stride over the rest), so no launch is refused for its shape.
+    pub work_group_limit: WorkGroupLimit,
+}
+
+/// The most work-items of one work-group: in all (`CL_DEVICE_MAX_WORK_GROUP_SIZE`) and along
+/// each dimension (`CL_DEVICE_MAX_WORK_ITEM_SIZES`). The default is [`MAX_WORK_GROUP`] for both.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkGroupLimit {
+    pub total: usize,
+    pub per_dim: [usize; 3],
+}
+
+impl Default for WorkGroupLimit {
+    fn default() -> WorkGroupLimit {
+        WorkGroupLimit {
+            total: MAX_WORK_GROUP,
+            per_dim: [MAX_WORK_GROUP; 3],
+        }
+    }
+}
+
+impl WorkGroupLimit {
+    /// A device's limits; a zero (no answer) counts as 1, and the first dimension's limit is
+    /// repeated for dimensions a device does not list.
+    pub fn new(total: usize, per_dim: &[usize]) -> WorkGroupLimit {
+        let at = |d: usize| per_dim.get(d).or(per_dim.first()).copied().unwrap_or(total).max(1);
+        WorkGroupLimit {
+            total: total.max(1),
+            per_dim: [at(0), at(1), at(2)],
+        }
+    }
+
+    /// The most work-items along dimension `d` when the other dimensions hold `others`.
+    fn room(&self, d: usize, others: usize) -> usize {
+        (self.total / others.max(1)).clamp(1, self.per_dim[d.min(2)])
+    }
+
+    /// The work-group size of `mapGlb` kernels along dimension `d` (`GLB_LOCAL` along 0).
+    fn glb_local(&self, d: usize) -> usize {
+        if d == 0 {
+            GLB_LOCAL.min(self.room(0, 1))
+        } else {
+            1
+        }
+    }
+
+    fn admits(&self, local: &[usize]) -> bool {
+        local.iter().product::<usize>() <= self.total && local.iter().zip(self.per_dim).all(|(&l, m)| l <= m)
+    }
 }
 
 /// [`emit`] with tuning parameters.
@@ -136,6 +187,7 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
         views: String::new(),
         needs_fp64: false,
         glb_work_group: opts.glb_work_group.clone(),
+        wg_limit: opts.work_group_limit.clone(),
     };
     let mut sizes = vec![];
     for s in &prog.sizes {
@@ -399,6 +451,8 @@ struct Gen<'a> {
     needs_fp64: bool,
     /// [`EmitOptions::glb_work_group`].
     glb_work_group: Vec<usize>,
+    /// [`EmitOptions::work_group_limit`].
+    wg_limit: WorkGroupLimit,
 }
 
 fn is_parallel_map(k: MapKind) -> bool {

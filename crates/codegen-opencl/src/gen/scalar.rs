@@ -60,6 +60,107 @@ impl Gen<'_> {
         Ok((xs, idx))
     }
 
+    /// The view of `generate n f`: `f`'s body as an expression of its index, substituted where
+    /// an element is read. A body with `let` bindings (or temporaries of deep expressions)
+    /// needs statements, so it becomes a C function of the index, called there instead; the
+    /// scalars and vectors it reads from outside are passed to it as arguments (`validate`
+    /// admits no other reads, and no array work, in such a body).
+    pub(super) fn generate_view(&mut self, e: ExprId, f: ExprId) -> Result<Rc<View>> {
+        let Expr::Lambda { params, body } = self.prog.expr(f).clone() else {
+            return Err(self.err(e, "internal: generate"));
+        };
+        let param = CExpr::var(&self.fresh("g"));
+        let CExpr::Var(g) = param.clone() else {
+            unreachable!("made a variable above")
+        };
+        self.bind(
+            params[0],
+            Bound::View(Rc::new(View::Value {
+                expr: param.clone(),
+                ty: Type::int(),
+            })),
+        );
+        // With `let`s, every value read from outside becomes a parameter of the C function:
+        // read here, where the view is made, as an inline body would read it.
+        let mut fn_params = vec![ast::Param {
+            ty: CType::INT,
+            name: g.clone(),
+        }];
+        let mut args = vec![param.clone()];
+        let mut outside = vec![];
+        if has_let(self.prog, body) {
+            for v in ir::host::free_vars(self.prog, f) {
+                let ty = self.info.var_ty(v).clone();
+                let (Type::Scalar(_) | Type::Vector(..), Some(Bound::View(view))) = (&ty, self.env[v.index()].clone())
+                else {
+                    return Err(self.err(
+                        f,
+                        format!("internal: `generate` reads `{}` from outside", self.prog.var(v).name),
+                    ));
+                };
+                let read = view.read(&[]).map_err(|m| self.err(f, m.0))?;
+                let Val::E(arg) = self.val_of(read) else {
+                    return Err(self.err(f, "internal: a scalar read as a tuple"));
+                };
+                let name = self.fresh(&self.prog.var(v).name.clone());
+                fn_params.push(ast::Param {
+                    ty: self.ctype(&ty)?,
+                    name: name.clone(),
+                });
+                args.push(arg);
+                outside.push((v, self.env[v.index()].take()));
+                self.bind(
+                    v,
+                    Bound::View(Rc::new(View::Value {
+                        expr: CExpr::var(&name),
+                        ty,
+                    })),
+                );
+            }
+        }
+        // The body is generated on a kernel context of its own, so that any statements it
+        // needs land nowhere else (a `generate` may also be read outside every kernel).
+        let outer = self.k.replace(KernelCx::new(Level::Item));
+        let buffers = self.mem.buffers.len();
+        let r = self.scalar_val(body);
+        let emitted = self.emitted();
+        let cx = std::mem::replace(&mut self.k, outer).expect("set above");
+        for (v, b) in outside.iter().rev() {
+            self.env[v.index()] = b.clone();
+        }
+        let result = match r? {
+            Val::E(x) => x,
+            Val::T(_) => return Err(self.err(f, "generate of tuples is not supported yet")),
+        };
+        if emitted == 0 && outside.is_empty() {
+            return Ok(Rc::new(View::Generate { param, body: result }));
+        }
+        let mut stmts = cx.stack.into_iter().flat_map(|fr| fr.body).collect::<Vec<_>>();
+        let mut all = ast::idents(&stmts);
+        all.append(&mut ast::idents(&[Stmt::Call(result.clone())]));
+        let foreign = all
+            .iter()
+            .find(|n| !fn_params.iter().any(|p| p.name.as_str() == n.as_str()) && !declares(&stmts, n.as_str()))
+            .cloned();
+        if let Some(n) =
+            foreign.or_else(|| (self.mem.buffers.len() != buffers || !cx.decls.is_empty()).then(String::new))
+        {
+            return Err(self.err(
+                f,
+                format!("internal: the function of `generate` reads `{n}`, which its C function cannot see"),
+            ));
+        }
+        let ty = self.cty(body)?;
+        let ret = self.ctype(&ty)?;
+        let name = self.names.fresh("v_generate");
+        let text = print::function_text(&ret, &name, &fn_params, &std::mem::take(&mut stmts), &result);
+        self.source.push_str(&text);
+        Ok(Rc::new(View::Generate {
+            param,
+            body: CExpr::call(name.to_string(), args),
+        }))
+    }
+
     /// The value of a scalar, vector or tuple expression, as C text (see `scalar_val`).
     pub(super) fn scalar(&mut self, e: ExprId) -> Result<Read> {
         Ok(self.scalar_val(e)?.into_read())
@@ -346,6 +447,22 @@ pub(super) fn select(c: &CExpr, a: Val, b: Val) -> Val {
                 .collect(),
         ),
     }
+}
+
+/// Whether `e` holds a `let`.
+fn has_let(prog: &Program, e: ExprId) -> bool {
+    matches!(prog.expr(e), Expr::Let { .. }) || prog.children(e).iter().any(|c| has_let(prog, *c))
+}
+
+/// Whether `stmts` declare `name` (a variable or a loop index).
+fn declares(stmts: &[Stmt], name: &str) -> bool {
+    stmts.iter().any(|s| match s {
+        Stmt::Decl { name: n, .. } => n.as_str() == name,
+        Stmt::For { var, body, .. } => var.as_str() == name || declares(body, name),
+        Stmt::If { then, els, .. } => declares(then, name) || declares(els, name),
+        Stmt::Block(b) => declares(b, name),
+        Stmt::Assign { .. } | Stmt::Call(_) | Stmt::Barrier(_) | Stmt::VStore { .. } => false,
+    })
 }
 
 #[cfg(test)]

@@ -223,6 +223,103 @@ fn run_writes_npy() {
     assert_eq!(values, vec![2.0, 4.0, 6.0, 8.0, 10.0, 12.0]);
 }
 
+/// `-o` picks the format from the extension (LANGUAGE.md: `out.json|out.npy`, in any case); a
+/// name with another extension, or none, is a usage error that names the accepted ones, and no
+/// file is written.
+#[test]
+fn run_output_format_follows_the_extension() {
+    let dir = scratch("out-ext");
+    let run = |file: &std::path::Path| {
+        lift(&[
+            "run",
+            "examples/thesis_2_1.lisp",
+            "--data",
+            "examples/thesis_2_1.json",
+            "--backend",
+            "interp",
+            "-o",
+            &file.display().to_string(),
+        ])
+    };
+    for bad in ["out.txt", "out", "out.json.bak"] {
+        let file = dir.join(bad);
+        let out = run(&file);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", text(&out.stderr));
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains("`.json`") && stderr.contains("`.npy`"),
+            "{bad}: {stderr}"
+        );
+        assert!(!file.exists(), "{bad} was written");
+    }
+    let upper = dir.join("OUT.JSON");
+    assert_succeeds(&run(&upper));
+    let written = std::fs::read_to_string(&upper).expect("OUT.JSON was written");
+    assert!(written.trim_start().starts_with('['), "{written}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A `--size` naming no size variable of the program is the same usage error (2) for every
+/// command that takes sizes; `explore` used to ignore it and report on other sizes.
+#[test]
+fn unknown_size_names_are_usage_errors_everywhere() {
+    for args in [
+        &[
+            "run",
+            "examples/hl_sum.lisp",
+            "--data",
+            "examples/hl_sum.json",
+            "--size",
+            "Q=3",
+        ][..],
+        &["explore", "examples/hl_sum.lisp", "--size", "Q=3"][..],
+        &["tune", "examples/hl_sum.lisp", "--size", "Q=3"][..],
+        &["bench", "examples/hl_sum.lisp", "--size", "N=64", "--check-size", "Q=3"][..],
+    ] {
+        let out = lift(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
+        assert!(out.stdout.is_empty(), "{args:?}");
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains("has no size variable `Q`") && stderr.contains("did you mean `N`?"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+/// A check on a filter result's length that fails inside a host `iterate` is decoded as such
+/// (it was reported as an `at` out of range): the same place and count as the interpreter's
+/// error, the count of the step that failed rather than of the last step, exit 1. Skipped
+/// without a device.
+#[test]
+fn host_loops_report_failed_length_checks_like_the_interpreter() {
+    let Some(device) = crate::opencl::device() else { return };
+    let prog = "examples/errors/host_split_count.lisp";
+    let data = "examples/errors/host_split_count.json";
+    let mut args = vec!["run", prog, "--data", data];
+    if let Some(d) = &device {
+        args.extend(["--device", d.as_str()]);
+    }
+    let cl = lift(&args);
+    let interp = lift(&["run", prog, "--data", data, "--backend", "interp"]);
+    let first_place = |stderr: &str| {
+        let at = stderr.find(&format!("{prog}:")).expect("a place");
+        stderr[at..].split_whitespace().next().unwrap_or("").to_string()
+    };
+    let (cl_err, interp_err) = (
+        assert_fails(&cl, "not a multiple of 4"),
+        assert_fails(&interp, "not a multiple of 4"),
+    );
+    assert_eq!(cl.status.code(), Some(1), "{cl_err}");
+    assert_eq!(interp.status.code(), Some(1), "{interp_err}");
+    assert_eq!(first_place(&cl_err), first_place(&interp_err), "{cl_err}\n{interp_err}");
+    assert!(interp_err.contains("length 7"), "{interp_err}");
+    assert!(
+        cl_err.contains("has 7 elements") && !cl_err.contains("`at`"),
+        "{cl_err}"
+    );
+}
+
 /// `.npy` input per parameter: write program 2.1's input as an .npy file and run on it.
 #[test]
 fn run_reads_npy() {
@@ -1018,22 +1115,10 @@ fn malformed_size_values_are_usage_errors() {
 #[test]
 fn device_limits_below_a_variants_needs_are_clean_errors() {
     let Some(device) = crate::opencl::device() else { return };
-    let dir = scratch("device-limits");
-    let prog = dir.join("wg.lisp");
-    std::fs::write(
-        &prog,
-        "(lift (N) ((array-type float N)) (lambda (xs) (join (mapWrg (lambda (c) \
-         (toGlobal (mapLcl (lambda (x) (* x 2.0f)) c))) (split #128 xs)))))",
-    )
-    .unwrap();
-    let data = dir.join("wg.json");
-    let xs: Vec<String> = (0..256).map(|i| format!("{i}.0")).collect();
-    std::fs::write(&data, format!("{{\"xs\": [{}]}}", xs.join(", "))).unwrap();
-    let (prog, data) = (prog.to_str().unwrap(), data.to_str().unwrap());
     let cases = [
         (
-            prog,
-            data,
+            "examples/filter_glb.lisp",
+            "examples/filter_glb.json",
             host_runner::MAX_WORK_GROUP_VAR,
             "64",
             "more work-items than the device maximum of 64",
@@ -1064,6 +1149,68 @@ fn device_limits_below_a_variants_needs_are_clean_errors() {
         assert_eq!(out.status.code(), Some(1), "{prog} with {var}={limit}");
         let stderr = assert_fails(&out, want);
         assert!(!stderr.contains("bug"), "{stderr}");
+    }
+}
+
+/// The device's work-group limit is known before code generation (the queried
+/// `CL_DEVICE_MAX_WORK_GROUP_SIZE`, lowered by `LIFT_MAX_WORK_GROUP_SIZE`): `mapLcl` of 128 in
+/// a work-group, and two nested `mapLcl` of 72 (5,184 work-items), stride within a limit of 64
+/// and give the unlimited run's result; `mapGlb` kernels take groups of 64 instead of 256. They
+/// were refused at launch. Skipped without a device.
+#[test]
+fn work_groups_are_generated_within_the_devices_limit() {
+    let Some(device) = crate::opencl::device() else { return };
+    let dir = scratch("device-wg-limit");
+    let progs = [
+        (
+            "(lift (N) ((array-type float N)) (lambda (xs) (join (mapWrg (lambda (c) \
+             (toGlobal (mapLcl (lambda (x) (* x 2.0f)) c))) (split #128 xs)))))",
+            (0..256).map(|i| format!("{i}.0")).collect::<Vec<_>>().join(", "),
+        ),
+        (
+            "(lift (N) ((array-type (array-type float 72) N)) (lambda (xs) \
+             (join (join (join (mapWrg1 (lambda (band) (mapWrg (lambda (tile) \
+             (mapLcl1 (lambda (row) (mapLcl (lambda (x) (+ x 1.0f)) row)) tile)) band)) \
+             (split #1 (split #72 xs))))))))",
+            (0..144)
+                .map(|r| {
+                    format!(
+                        "[{}]",
+                        (0..72)
+                            .map(|c| format!("{}.0", (r * 72 + c) % 97))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+        (
+            "(lift (N) ((array-type float N)) (lambda (xs) (toGlobal (mapGlb (lambda (x) (* x 3.0f)) xs))))",
+            (0..1000).map(|i| format!("{i}.0")).collect::<Vec<_>>().join(", "),
+        ),
+    ];
+    for (i, (src, xs)) in progs.iter().enumerate() {
+        let prog = dir.join(format!("p{i}.lisp"));
+        let data = dir.join(format!("p{i}.json"));
+        std::fs::write(&prog, src).unwrap();
+        std::fs::write(&data, format!("{{\"xs\": [{xs}]}}")).unwrap();
+        let (prog, data) = (prog.display().to_string(), data.display().to_string());
+        let mut args = vec!["run", prog.as_str(), "--data", data.as_str()];
+        if let Some(d) = &device {
+            args.extend(["--device", d.as_str()]);
+        }
+        let run = |forced: bool| {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_lift"));
+            c.args(&args).current_dir(repo_root());
+            if forced {
+                c.env(host_runner::MAX_WORK_GROUP_VAR, "64");
+            }
+            c.output().expect("run the lift binary")
+        };
+        let free = assert_succeeds(&run(false));
+        let limited = assert_succeeds(&run(true));
+        assert_eq!(free, limited, "{src}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
