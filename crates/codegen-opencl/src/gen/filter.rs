@@ -1,14 +1,20 @@
 //! Filters: `filterSeq` inside a work-item (a counter and a guarded store), and `filterGlb` in
 //! one kernel that reads each input element once (a single-pass scan with decoupled look-back).
 //!
-//! Each work-group takes a ticket (`atomic_inc` on word 0 of a zeroed status buffer) and handles
+//! The grid is persistent: at most `FILTER_GROUPS` work-groups, each looping while tickets are
+//! left. A group takes a ticket (`atomic_inc` on word 0 of a zeroed status buffer) and handles
 //! tile number `ticket`: it evaluates the predicate on the tile's elements, scans their flags in
-//! local memory, publishes the tile's aggregate, then looks back over the tiles before it in
-//! windows of `LOOKBACK` tiles, one work-item reading each tile's status at once, adding their
-//! aggregates until it meets a published inclusive prefix (a window of aggregates slides by its
-//! width; an unpublished tile is read again, the window's top moved to it), publishes its own
-//! inclusive prefix, and stores its kept elements at their places. The last tile writes the
-//! length, which stays on the device.
+//! local memory (every part through one set of three barriers), publishes the tile's aggregate,
+//! then looks back over the tiles before it in windows of `LOOKBACK` tiles, one work-item reading
+//! both status words of each tile at once; the window is reduced in parallel through two local
+//! words (`atomic_min` finds the nearest tile that is not an aggregate, `atomic_add` sums the
+//! tiles up to it) until it meets a published inclusive prefix (a window of aggregates slides by
+//! its width; an unpublished tile is read again, the window's top moved to it). The group then
+//! publishes its own inclusive prefix, takes its next ticket and stores its kept elements at
+//! their places. The last tile writes the length, which stays on the device. On a GPU the next
+//! tile's elements are loaded into a second set of registers before this tile's stores, so loads
+//! stay in flight across the stores and the ticket; the host defines `LIFT_GPU` (0 elsewhere),
+//! and the compiler folds the other path away.
 //!
 //! Forward progress: OpenCL 1.2 promises none between the work-groups of a launch, which is why
 //! the tile comes from the ticket and not from `get_group_id`: a group only waits for tiles whose
@@ -23,21 +29,21 @@
 //! ys)`, the thesis's program 6.1) is fused: `f` is applied to each kept element as it is
 //! stored, so the whole program is one launch (`gen/host.rs` recognizes the form).
 //!
-//! Measured (`lift bench`, NVIDIA H200, median device times; the two-kernel reduce-then-scan this
-//! replaced in brackets): with a look-back of one predecessor at a time, program 6.1 at 10^4
-//! elements 0.0084 ms in one launch (0.0181 ms in three); at 10^8 0.617 ms (0.380), `filterGlb`
-//! alone at 10^8 0.606 ms (0.274) — 2048-, 4096- and 8192-element tiles took 0.906, 0.617 and
-//! 0.603 ms: work-item 0 walked back one predecessor per pair of dependent atomics, so a tile
-//! whose predecessors had only published aggregates paid one L2 round trip each, which the
-//! window replaces by one round trip per `LOOKBACK` tiles. On PoCL (10^7 elements) 6.1 took
-//! 127 ms (422) and the filter alone 113 ms (147). With the window (32 tiles), measured in one
-//! command on the H200: 6.1 at 10^8 0.390 ms with 4096-element tiles, 0.460 ms with 8192 (main's
-//! three launches 0.380, a copy 0.194); the filter alone 0.379 ms, 0.417 ms (0.275); at 10^7 6.1
-//! 0.0496 ms (0.0548) and the filter alone 0.0475 ms (0.0402); at 10^4 0.0084 and 0.0070 ms
-//! (0.0165, 0.0131). Why 8192-element tiles lose was not profiled (a guess: 32 staged elements a
-//! work-item leave fewer groups resident to hide the look-back's wait). PoCL and Oclgrind finish
-//! tiles nearly in ticket order, so there the look-back almost always stops at the nearest tile;
-//! only a GPU makes the window slide (checked there against the interpreter at 300001 elements).
+//! Measured (`lift bench`, NVIDIA H200, median device times, one command; a copy of the input
+//! took 0.195 ms): at 10^8 elements the filter alone / program 6.1 took 0.379 / 0.390 ms before
+//! this design (one tile a group, the window reduced serially by work-item 0, two scans of three
+//! barriers each), 0.313 / 0.313 ms with the parallel window and one scan, 0.294 / 0.297 ms with
+//! persistent groups, and 0.274 / 0.272 ms with the GPU's prefetch (this kernel). Taking the next
+//! ticket before the scan, to prefetch earlier, made it slower (0.412 / 0.429 ms, and 0.427 /
+//! 0.408 ms with 6144-element tiles): a tile ticketed early publishes nothing until its group has
+//! finished the tile before it, and every later tile's look-back waits on it. All variants
+//! equalled the interpreter at 300001 elements there. On PoCL the prefetch made the kernel
+//! several times slower (its second register set lives in per-work-item context arrays across the
+//! barriers), hence `LIFT_GPU`; the loop itself still costs PoCL about a quarter over the one-tile
+//! kernel at 10^7 elements (interleaved runs on a loaded machine, 124–153 ms before, 156–188 ms
+//! now), not yet recovered (a kernel without the loop for CPUs needs a grid chosen by device).
+//! The older history: a look-back of one predecessor at a time took 0.617 ms for 6.1 at 10^8, the
+//! two-kernel reduce-then-scan before it 0.380 ms in three launches.
 //!
 //! A tile is `FILTER_WG * FILTER_ROUNDS * FILTER_PARTS` elements; work-item `l` holds elements
 //! `k * FILTER_WG + l` for each round `k` of the tile. Reads are coalesced, and the kept elements
@@ -73,6 +79,9 @@ const LOOKBACK: usize = 32;
 /// only be at least as many as a device runs at once (an H200 holds at most 132 * 8 groups of
 /// 256 work-items).
 const FILTER_GROUPS: usize = 1024;
+/// The macro that the host defines to 1 when it builds a program for a GPU and to 0 otherwise
+/// (`host_runner::Session`); the program's text defaults it to 0 for other compilers.
+const GPU_MACRO: &str = "LIFT_GPU";
 
 /// The filter kernel's locals, by their fixed spellings.
 struct Names {
@@ -435,9 +444,13 @@ impl Gen<'_> {
             let read = x.read(&[]).map_err(|m| self.err(xs, m.0))?;
             self.stage(&f, &read, &elem_ty, &mut decls, &mut loads)?
         };
-        // Plain reads are prefetched: the next tile's elements are loaded into a second set of
-        // registers while this tile is scanned, looked back on and stored, so that the group's
-        // loads stay in flight through the latency of its barriers and status reads.
+        // On a GPU, plain reads are prefetched: the next tile's elements are loaded into a second
+        // set of registers before this tile's kept elements are stored, so that the group has
+        // loads in flight through its stores and the next tile's ticket. A CPU gains nothing
+        // from it and PoCL loses much (see the module doc), so the choice is `LIFT_GPU`'s, a
+        // constant the compiler folds.
+        let gpu = || Expr::Sym(GPU_MACRO.to_string());
+        let not_gpu = || Expr::un(crate::ast::UnOp::Not, gpu());
         let mut next_decls = vec![];
         let mut next_loads = vec![];
         if !loads.is_empty() {
@@ -473,7 +486,9 @@ impl Gen<'_> {
             g.close();
         };
         if !next_loads.is_empty() {
+            self.open_if(gpu());
             load_tile(self, &f.tn, &loads);
+            self.close();
         }
         self.open(Head::For {
             var: f.t.clone(),
@@ -497,8 +512,12 @@ impl Gen<'_> {
             };
             self.push(Stmt::assign(slot.clone(), value));
             self.close();
-        } else if next_loads.is_empty() && !loads.is_empty() {
-            self.open_if(Expr::bin(BinOp::Lt, v(&f.e), arith(&n)));
+        } else if !loads.is_empty() {
+            self.open_if(Expr::bin(
+                BinOp::And,
+                not_gpu(),
+                Expr::bin(BinOp::Lt, v(&f.e), arith(&n)),
+            ));
             for l in &loads {
                 self.push(l.clone());
             }
@@ -518,20 +537,25 @@ impl Gen<'_> {
         });
         self.close();
         self.close();
-        // The next ticket is taken before this tile's scan, read after its first barrier.
+        self.scan_tile(&f, slots, runs, rounds, parts);
+        self.look_back(&f, &st, &tiles, rounds, parts, len_loc.clone());
+        // The next ticket is taken only once this tile has published its prefix: a ticket taken
+        // earlier (to prefetch during the scan) leaves its tile unpublished for a whole tile's
+        // time, and every later tile's look-back waits on it (measured slower on the H200,
+        // and PoCL's two threads then mostly wait on each other).
         self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
         self.push(Stmt::assign(
             v(&f.tk).index(int(1)),
             Expr::call("atomic_inc", vec![v(&st)]),
         ));
         self.close();
-        self.scan_tile(&f, slots, runs, rounds, parts, |g| {
-            g.push(Stmt::assign(v(&f.tn), v(&f.tk).index(int(1))));
-            if !next_loads.is_empty() {
-                load_tile(g, &f.tn, &next_loads);
-            }
-        });
-        self.look_back(&f, &st, &tiles, rounds, parts, len_loc.clone());
+        self.push(Stmt::Barrier(Fence::Local));
+        self.push(Stmt::assign(v(&f.tn), v(&f.tk).index(int(1))));
+        if !next_loads.is_empty() {
+            self.open_if(gpu());
+            load_tile(self, &f.tn, &next_loads);
+            self.close();
+        }
         // `f_ho`: where part `f_h` of the tile starts in the output
         self.push(Stmt::decl(CType::INT, &f.ho, v(&f.a)));
         let roff = |h: Expr, k: Expr| v(&f.roff).index(add(mul(h, int(rounds + 1)), k));
@@ -573,11 +597,22 @@ impl Gen<'_> {
         self.push(add_to(v(&f.ho), roff(v(&f.h), int(rounds))));
         self.close();
         if !moves.is_empty() {
+            self.open_if(gpu());
             self.open_for(&f.k, int(0), int(rounds * parts), int(1), true);
             for (cur, next) in &moves {
                 self.push(Stmt::assign(v(cur).index(v(&f.k)), v(next).index(v(&f.k))));
             }
             self.close();
+            self.close();
+            if let Some(k) = self.k.as_mut() {
+                k.notes.push(format!(
+                    "filterGlb: on a GPU ({GPU_MACRO} = 1) each group loads its next tile before storing this one; elsewhere it loads a tile when it starts it"
+                ));
+            }
+            let default = format!("#ifndef {GPU_MACRO}\n#define {GPU_MACRO} 0\n#endif\n");
+            if !self.source.starts_with(&default) {
+                self.source.insert_str(0, &default);
+            }
         }
         // The next tile's scan overwrites the local arrays this one has just read.
         self.push(Stmt::Barrier(Fence::Local));
@@ -733,16 +768,7 @@ impl Gen<'_> {
     /// through the same three barriers. The first `runs` work-items scan runs of `SCAN_RUN`
     /// work-items serially and then the run totals (a Hillis–Steele scan costs 16 barriers); runs
     /// are padded by one slot so that those serial reads hit distinct local-memory banks.
-    /// `after_first` is emitted right after the first barrier (the prefetch of the next tile).
-    fn scan_tile(
-        &mut self,
-        f: &Names,
-        slots: usize,
-        runs: usize,
-        rounds: usize,
-        parts: usize,
-        after_first: impl FnOnce(&mut Self),
-    ) {
+    fn scan_tile(&mut self, f: &Names, slots: usize, runs: usize, rounds: usize, parts: usize) {
         let run = SCAN_RUN;
         let pad = run + 1;
         // slot of work-item `f_l` in part `f_b`'s region of `f_scan`, one pad slot per run
@@ -757,7 +783,6 @@ impl Gen<'_> {
         self.push(Stmt::assign(my_slot(), v(&f.pk).index(v(&f.b))));
         self.close();
         self.push(Stmt::Barrier(Fence::Local));
-        after_first(self);
         self.open_if(Expr::bin(BinOp::Lt, v(&f.l), int(runs)));
         each_part(self);
         self.push(Stmt::decl(CType::ULONG, &f.a, int(0)));

@@ -345,6 +345,8 @@ struct KernelCx {
     level: Level,
     /// Parallel maps being generated, outermost first.
     active: Vec<MapKind>,
+    /// Choices of the kernel that `--emit plan` names ([`crate::Kernel::notes`]).
+    notes: Vec<String>,
 }
 
 struct Gen<'a> {
@@ -625,6 +627,7 @@ impl KernelCx {
             loops: vec![],
             level,
             active: vec![],
+            notes: vec![],
         }
     }
 }
