@@ -60,6 +60,8 @@ pub struct Kernel {
     pub global: Vec<ArithExpr>,
     /// Local work size, when the kernel uses work-groups.
     pub local: Option<Vec<usize>>,
+    /// Code paths of the kernel chosen where it runs, one line each for `--emit plan`.
+    pub notes: Vec<String>,
 }
 
 /// What the program returns and where it is.
@@ -167,6 +169,9 @@ impl KernelPlan {
                 g.join(", "),
                 args.join(", ")
             );
+            for n in &k.notes {
+                let _ = writeln!(s, "    {n}");
+            }
         }
         let _ = writeln!(
             s,

@@ -393,6 +393,10 @@ impl Session {
         if self.programs.contains_key(&key) {
             return Ok(true);
         }
+        // Kernels that choose a code path by the kind of device read `LIFT_GPU` (the filter
+        // prefetches its next tile only on GPUs).
+        let gpu = u8::from(matches!(self.info.kind, crate::DeviceKind::Gpu));
+        let options = &format!("{options} -D LIFT_GPU={gpu}");
         let disk_key = cache::Key::new(&[
             &self.info.name,
             &self.info.driver_version,

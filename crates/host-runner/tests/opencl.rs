@@ -430,3 +430,20 @@ fn copy_baseline_measures_something() {
     assert!(ns > 0.0, "{ns}");
     assert!(s.copy_baseline(0, 1).unwrap() >= 0.0);
 }
+
+/// `LIFT_GPU` is defined for every program: 1 on a GPU, 0 on any other device (the filter
+/// kernel picks its loads by it).
+#[test]
+fn programs_see_whether_their_device_is_a_gpu() {
+    let Some(mut s) = session(None) else { return };
+    let p = Plan {
+        source: "kernel void kind(global int* o) { o[0] = LIFT_GPU; }".into(),
+        build_options: "-cl-std=CL1.2".into(),
+        buffers: vec![buf("o", 4, BufferInit::Zeroed)],
+        launches: vec![launch("kind", vec![KernelArg::Buffer(0)], 1, None)],
+        reads: vec![ReadSpec::Whole(0)],
+    };
+    let out = s.run(&p, &ONCE).expect("runs");
+    let gpu = i32::from(matches!(s.info().kind, DeviceKind::Gpu));
+    assert_eq!(to_ints(&out.reads[0]), vec![gpu]);
+}

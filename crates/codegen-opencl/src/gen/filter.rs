@@ -1,14 +1,20 @@
 //! Filters: `filterSeq` inside a work-item (a counter and a guarded store), and `filterGlb` in
 //! one kernel that reads each input element once (a single-pass scan with decoupled look-back).
 //!
-//! Each work-group takes a ticket (`atomic_inc` on word 0 of a zeroed status buffer) and handles
+//! The grid is persistent: at most `FILTER_GROUPS` work-groups, each looping while tickets are
+//! left. A group takes a ticket (`atomic_inc` on word 0 of a zeroed status buffer) and handles
 //! tile number `ticket`: it evaluates the predicate on the tile's elements, scans their flags in
-//! local memory, publishes the tile's aggregate, then looks back over the tiles before it in
-//! windows of `LOOKBACK` tiles, one work-item reading each tile's status at once, adding their
-//! aggregates until it meets a published inclusive prefix (a window of aggregates slides by its
-//! width; an unpublished tile is read again, the window's top moved to it), publishes its own
-//! inclusive prefix, and stores its kept elements at their places. The last tile writes the
-//! length, which stays on the device.
+//! local memory (every part through one set of three barriers), publishes the tile's aggregate,
+//! then looks back over the tiles before it in windows of `LOOKBACK` tiles, one work-item reading
+//! both status words of each tile at once; the window is reduced in parallel through two local
+//! words (`atomic_min` finds the nearest tile that is not an aggregate, `atomic_add` sums the
+//! tiles up to it) until it meets a published inclusive prefix (a window of aggregates slides by
+//! its width; an unpublished tile is read again, the window's top moved to it). The group then
+//! publishes its own inclusive prefix, takes its next ticket and stores its kept elements at
+//! their places. The last tile writes the length, which stays on the device. On a GPU the next
+//! tile's elements are loaded into a second set of registers before this tile's stores, so loads
+//! stay in flight across the stores and the ticket; the host defines `LIFT_GPU` (0 elsewhere),
+//! and the compiler folds the other path away.
 //!
 //! Forward progress: OpenCL 1.2 promises none between the work-groups of a launch, which is why
 //! the tile comes from the ticket and not from `get_group_id`: a group only waits for tiles whose
@@ -23,21 +29,21 @@
 //! ys)`, the thesis's program 6.1) is fused: `f` is applied to each kept element as it is
 //! stored, so the whole program is one launch (`gen/host.rs` recognizes the form).
 //!
-//! Measured (`lift bench`, NVIDIA H200, median device times; the two-kernel reduce-then-scan this
-//! replaced in brackets): with a look-back of one predecessor at a time, program 6.1 at 10^4
-//! elements 0.0084 ms in one launch (0.0181 ms in three); at 10^8 0.617 ms (0.380), `filterGlb`
-//! alone at 10^8 0.606 ms (0.274) — 2048-, 4096- and 8192-element tiles took 0.906, 0.617 and
-//! 0.603 ms: work-item 0 walked back one predecessor per pair of dependent atomics, so a tile
-//! whose predecessors had only published aggregates paid one L2 round trip each, which the
-//! window replaces by one round trip per `LOOKBACK` tiles. On PoCL (10^7 elements) 6.1 took
-//! 127 ms (422) and the filter alone 113 ms (147). With the window (32 tiles), measured in one
-//! command on the H200: 6.1 at 10^8 0.390 ms with 4096-element tiles, 0.460 ms with 8192 (main's
-//! three launches 0.380, a copy 0.194); the filter alone 0.379 ms, 0.417 ms (0.275); at 10^7 6.1
-//! 0.0496 ms (0.0548) and the filter alone 0.0475 ms (0.0402); at 10^4 0.0084 and 0.0070 ms
-//! (0.0165, 0.0131). Why 8192-element tiles lose was not profiled (a guess: 32 staged elements a
-//! work-item leave fewer groups resident to hide the look-back's wait). PoCL and Oclgrind finish
-//! tiles nearly in ticket order, so there the look-back almost always stops at the nearest tile;
-//! only a GPU makes the window slide (checked there against the interpreter at 300001 elements).
+//! Measured (`lift bench`, NVIDIA H200, median device times, one command; a copy of the input
+//! took 0.195 ms): at 10^8 elements the filter alone / program 6.1 took 0.379 / 0.390 ms before
+//! this design (one tile a group, the window reduced serially by work-item 0, two scans of three
+//! barriers each), 0.313 / 0.313 ms with the parallel window and one scan, 0.294 / 0.297 ms with
+//! persistent groups, and 0.274 / 0.272 ms with the GPU's prefetch (this kernel). Taking the next
+//! ticket before the scan, to prefetch earlier, made it slower (0.412 / 0.429 ms, and 0.427 /
+//! 0.408 ms with 6144-element tiles): a tile ticketed early publishes nothing until its group has
+//! finished the tile before it, and every later tile's look-back waits on it. All variants
+//! equalled the interpreter at 300001 elements there. On PoCL the prefetch made the kernel
+//! several times slower (its second register set lives in per-work-item context arrays across the
+//! barriers), hence `LIFT_GPU`; the loop itself still costs PoCL about a quarter over the one-tile
+//! kernel at 10^7 elements (interleaved runs on a loaded machine, 124–153 ms before, 156–188 ms
+//! now), not yet recovered (a kernel without the loop for CPUs needs a grid chosen by device).
+//! The older history: a look-back of one predecessor at a time took 0.617 ms for 6.1 at 10^8, the
+//! two-kernel reduce-then-scan before it 0.380 ms in three launches.
 //!
 //! A tile is `FILTER_WG * FILTER_ROUNDS * FILTER_PARTS` elements; work-item `l` holds elements
 //! `k * FILTER_WG + l` for each round `k` of the tile. Reads are coalesced, and the kept elements
@@ -69,6 +75,13 @@ const FILTER_PARTS: usize = 2;
 const SCAN_RUN: usize = 8;
 /// Tiles whose status the look-back reads at once, one work-item each (at most `FILTER_WG`).
 const LOOKBACK: usize = 32;
+/// Work-groups launched at most: each loops over tiles while tickets are left, so this need
+/// only be at least as many as a device runs at once (an H200 holds at most 132 * 8 groups of
+/// 256 work-items).
+const FILTER_GROUPS: usize = 1024;
+/// The macro that the host defines to 1 when it builds a program for a GPU and to 0 otherwise
+/// (`host_runner::Session`); the program's text defaults it to 0 for other compilers.
+const GPU_MACRO: &str = "LIFT_GPU";
 
 /// The filter kernel's locals, by their fixed spellings.
 struct Names {
@@ -82,10 +95,10 @@ struct Names {
     j: Ident,
     k: Ident,
     l: Ident,
-    lbk: Ident,
-    lbv: Ident,
+    lb: Ident,
     pk: Ident,
     pos: Ident,
+    q: Ident,
     r: Ident,
     roff: Ident,
     run: Ident,
@@ -95,6 +108,7 @@ struct Names {
     scan: Ident,
     t: Ident,
     tk: Ident,
+    tn: Ident,
     w: Ident,
     y: Ident,
     z: Ident,
@@ -114,10 +128,10 @@ impl Names {
             j: f("j"),
             k: f("k"),
             l: f("l"),
-            lbk: f("lbk"),
-            lbv: f("lbv"),
+            lb: f("lb"),
             pk: f("pk"),
             pos: f("pos"),
+            q: f("q"),
             r: f("r"),
             roff: f("roff"),
             run: f("run"),
@@ -127,6 +141,7 @@ impl Names {
             scan: f("scan"),
             t: f("t"),
             tk: f("tk"),
+            tn: f("tn"),
             w: f("w"),
             y: f("y"),
             z: f("z"),
@@ -366,33 +381,42 @@ impl Gen<'_> {
 
         let mut k = KernelCx::new(Level::Item);
         k.wrg = true;
-        k.global[0] = Some(tiles.clone());
+        // A persistent grid: each group loops over tickets until none is left, so launching
+        // more groups than the device holds at once only adds groups that find no ticket.
+        k.global[0] = Some(ArithExpr::min(&tiles, &ArithExpr::cst(FILTER_GROUPS as i64)));
         k.local[0] = Some(wg);
         let slots = wg + wg / SCAN_RUN;
         let runs = wg / SCAN_RUN;
-        // One region of each per part, so no part's scan waits for the reads of the one before.
         k.decls.push(local_array(CType::ULONG, &f.scan, parts * slots));
         k.decls.push(local_array(CType::ULONG, &f.runsum, parts * runs));
         k.decls.push(local_array(CType::ULONG, &f.runpre, parts * runs));
         k.decls.push(local_array(CType::INT, &f.roff, parts * (rounds + 1)));
-        k.decls.push(local_array(CType::INT, &f.tk, 3));
-        k.decls.push(local_array(CType::INT, &f.lbk, LOOKBACK));
-        k.decls.push(local_array(CType::INT, &f.lbv, LOOKBACK));
+        k.decls.push(local_array(CType::INT, &f.tk, 2));
+        k.decls.push(local_array(CType::INT, &f.lb, 4));
         self.k = Some(k);
+        let lb_none = int(2 * LOOKBACK);
         self.push(Stmt::decl(CType::INT, &f.l, Expr::call("get_local_id", vec![int(0)])));
         // The tile comes from a ticket, not from `get_group_id`: a group only ever waits for
-        // tiles whose groups took their tickets before it, so they are already running.
+        // tiles whose tickets were taken before its own, by groups therefore already running.
         self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
         self.push(Stmt::assign(
             v(&f.tk).index(int(0)),
             Expr::call("atomic_inc", vec![v(&st)]),
         ));
+        for (i, x) in [lb_none.clone(), lb_none.clone(), int(0), int(0)]
+            .into_iter()
+            .enumerate()
+        {
+            self.push(Stmt::assign(v(&f.lb).index(int(i)), x));
+        }
         self.close();
         self.push(Stmt::Barrier(Fence::Local));
-        self.push(Stmt::decl(CType::INT, &f.t, v(&f.tk).index(int(0))));
+        // `f_tn`: the ticket of the next tile, the first one here.
+        self.push(Stmt::decl(CType::INT, &f.tn, v(&f.tk).index(int(0))));
+        self.push(Stmt::decl(CType::INT, &f.q, int(0)));
         // `f_t * tile + f_k * wg + f_l`: the element of this work-item in round `f_r` of part
-        // `f_h`, `f_k = f_h * rounds + f_r`
-        let elem_index = || add(add(mul(v(&f.t), int(tile)), mul(v(&f.k), int(wg))), v(&f.l));
+        // `f_h` of tile `f_t`, `f_k = f_h * rounds + f_r`
+        let elem_index = |t: &Ident| add(add(mul(v(t), int(tile)), mul(v(&f.k), int(wg))), v(&f.l));
         let round_k = || Stmt::decl(CType::INT, &f.k, add(mul(v(&f.h), int(rounds)), v(&f.r)));
         let private = |name: &Ident| Stmt::Decl {
             ty: CType::ULONG,
@@ -420,16 +444,64 @@ impl Gen<'_> {
             let read = x.read(&[]).map_err(|m| self.err(xs, m.0))?;
             self.stage(&f, &read, &elem_ty, &mut decls, &mut loads)?
         };
-        for d in decls {
+        // On a GPU, plain reads are prefetched: the next tile's elements are loaded into a second
+        // set of registers before this tile's kept elements are stored, so that the group has
+        // loads in flight through its stores and the next tile's ticket. A CPU gains nothing
+        // from it and PoCL loses much (see the module doc), so the choice is `LIFT_GPU`'s, a
+        // constant the compiler folds.
+        let gpu = || Expr::Sym(GPU_MACRO.to_string());
+        let not_gpu = || Expr::un(crate::ast::UnOp::Not, gpu());
+        let mut next_decls = vec![];
+        let mut next_loads = vec![];
+        if !loads.is_empty() {
+            let read = x.read(&[]).map_err(|m| self.err(xs, m.0))?;
+            self.stage(&f, &read, &elem_ty, &mut next_decls, &mut next_loads)?;
+        }
+        let names_of = |ds: &[Stmt]| -> Vec<Ident> {
+            ds.iter()
+                .filter_map(|d| {
+                    if let Stmt::Decl { name, .. } = d {
+                        Some(name.clone())
+                    } else {
+                        None
+                    }
+                })
+                .collect()
+        };
+        let moves: Vec<(Ident, Ident)> = names_of(&decls).into_iter().zip(names_of(&next_decls)).collect();
+        for d in decls.into_iter().chain(next_decls) {
             self.push(d);
         }
         self.push(private(&f.pk));
         self.push(private(&f.ex));
+        // Loads of the elements of tile `t` into `loads`' registers.
+        let load_tile = |g: &mut Self, t: &Ident, loads: &[Stmt]| {
+            g.open_for(&f.k, int(0), int(rounds * parts), int(1), true);
+            g.push(Stmt::decl(CType::INT, &f.e, elem_index(t)));
+            g.open_if(Expr::bin(BinOp::Lt, v(&f.e), arith(&n)));
+            for l in loads {
+                g.push(l.clone());
+            }
+            g.close();
+            g.close();
+        };
+        if !next_loads.is_empty() {
+            self.open_if(gpu());
+            load_tile(self, &f.tn, &loads);
+            self.close();
+        }
+        self.open(Head::For {
+            var: f.t.clone(),
+            init: v(&f.tn),
+            cond: Expr::bin(BinOp::Lt, v(&f.t), arith(&tiles)),
+            step: (AssignOp::Set, v(&f.tn)),
+            unroll: false,
+        });
         self.open_for(&f.h, int(0), int(parts), int(1), true);
         self.push(Stmt::assign(v(&f.pk).index(v(&f.h)), int(0)));
         self.open_for(&f.r, int(0), int(rounds), int(1), true);
         self.push(round_k());
-        self.push(Stmt::decl(CType::INT, &f.e, elem_index()));
+        self.push(Stmt::decl(CType::INT, &f.e, elem_index(&f.t)));
         if let Some((_, g, _)) = producer {
             self.open_if(Expr::bin(BinOp::Lt, v(&f.e), arith(&n)));
             let (params, body) = self.lambda(g)?;
@@ -441,9 +513,13 @@ impl Gen<'_> {
             self.push(Stmt::assign(slot.clone(), value));
             self.close();
         } else if !loads.is_empty() {
-            self.open_if(Expr::bin(BinOp::Lt, v(&f.e), arith(&n)));
-            for l in loads {
-                self.push(l);
+            self.open_if(Expr::bin(
+                BinOp::And,
+                not_gpu(),
+                Expr::bin(BinOp::Lt, v(&f.e), arith(&n)),
+            ));
+            for l in &loads {
+                self.push(l.clone());
             }
             self.close();
         }
@@ -461,12 +537,27 @@ impl Gen<'_> {
         });
         self.close();
         self.close();
-        self.open_for(&f.b, int(0), int(parts), int(1), true);
-        self.scan_tile(&f, slots, runs, rounds);
+        self.scan_tile(&f, slots, runs, rounds, parts);
+        self.look_back(&f, &st, &tiles, rounds, parts, len_loc.clone());
+        // The next ticket is taken only once this tile has published its prefix: a ticket taken
+        // earlier (to prefetch during the scan) leaves its tile unpublished for a whole tile's
+        // time, and every later tile's look-back waits on it (measured slower on the H200,
+        // and PoCL's two threads then mostly wait on each other).
+        self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
+        self.push(Stmt::assign(
+            v(&f.tk).index(int(1)),
+            Expr::call("atomic_inc", vec![v(&st)]),
+        ));
         self.close();
-        self.look_back(&f, &st, &tiles, rounds, parts, len_loc);
+        self.push(Stmt::Barrier(Fence::Local));
+        self.push(Stmt::assign(v(&f.tn), v(&f.tk).index(int(1))));
+        if !next_loads.is_empty() {
+            self.open_if(gpu());
+            load_tile(self, &f.tn, &next_loads);
+            self.close();
+        }
         // `f_ho`: where part `f_h` of the tile starts in the output
-        self.push(Stmt::decl(CType::INT, &f.ho, v(&f.tk).index(int(1))));
+        self.push(Stmt::decl(CType::INT, &f.ho, v(&f.a)));
         let roff = |h: Expr, k: Expr| v(&f.roff).index(add(mul(h, int(rounds + 1)), k));
         self.open_for(&f.h, int(0), int(parts), int(1), true);
         self.open_for(&f.r, int(0), int(rounds), int(1), true);
@@ -484,12 +575,12 @@ impl Gen<'_> {
         self.push(Stmt::decl(CType::INT, &f.pos, pos));
         let pos = ArithExpr::var(f.pos.as_str(), Range::upto(cap.clone()));
         if rows {
-            self.push(Stmt::decl(CType::INT, &f.e, elem_index()));
+            self.push(Stmt::decl(CType::INT, &f.e, elem_index(&f.t)));
             let (dims, _) = dims_of(&elem_ty);
             self.copy_dims(e, &x, &dest.view.access(pos), &dims, vec![], MapKind::Seq)?;
         } else if let Some(g) = consumer {
             let (params, body) = self.lambda(g)?;
-            let elem = self.read_view(staged, &elem_ty);
+            let elem = self.read_view(staged.clone(), &elem_ty);
             self.bind(params[0], Bound::View(elem));
             let d = Dest {
                 view: dest.view.access(pos),
@@ -505,33 +596,58 @@ impl Gen<'_> {
         self.close();
         self.push(add_to(v(&f.ho), roff(v(&f.h), int(rounds))));
         self.close();
+        if !moves.is_empty() {
+            self.open_if(gpu());
+            self.open_for(&f.k, int(0), int(rounds * parts), int(1), true);
+            for (cur, next) in &moves {
+                self.push(Stmt::assign(v(cur).index(v(&f.k)), v(next).index(v(&f.k))));
+            }
+            self.close();
+            self.close();
+            if let Some(k) = self.k.as_mut() {
+                k.notes.push(format!(
+                    "filterGlb: on a GPU ({GPU_MACRO} = 1) each group loads its next tile before storing this one; elsewhere it loads a tile when it starts it"
+                ));
+            }
+            let default = format!("#ifndef {GPU_MACRO}\n#define {GPU_MACRO} 0\n#endif\n");
+            if !self.source.starts_with(&default) {
+                self.source.insert_str(0, &default);
+            }
+        }
+        // The next tile's scan overwrites the local arrays this one has just read.
+        self.push(Stmt::Barrier(Fence::Local));
+        self.close();
         let k = self.k.take().expect("set");
         self.finish_kernel(k, e)
     }
 
-    /// Decoupled look-back with a window: work-item 0 publishes the tile's aggregate (its parts'
-    /// totals) as soon as the scan has counted it; then the first `LOOKBACK` work-items each read
-    /// the status of one of the `LOOKBACK` tiles before the window's top at once, and work-item 0
-    /// adds the window's aggregates from the nearest tile down to the first inclusive prefix
-    /// (done), or to the first unpublished tile (the window's top moves there and is read again),
-    /// or through the whole window (it slides by `LOOKBACK`). It then publishes its inclusive
-    /// prefix and leaves its exclusive prefix in `f_tk[1]`; the last tile writes the length.
-    /// The loop's bound lives in local memory (`f_tk[2]`) so that every work-item runs the same
-    /// trips through its barriers. Status words are only written and read with atomics, so no
-    /// other memory needs ordering: the output positions depend on nothing else.
+    /// Decoupled look-back with a window, leaving the tile's exclusive prefix in `f_a` (the same
+    /// in every work-item). Work-item 0 publishes the tile's aggregate (its parts' totals) as
+    /// soon as the scan has counted it; then each of the first `LOOKBACK` work-items reads the
+    /// status of one of the `LOOKBACK` tiles below the window's top at once, and the window is
+    /// reduced in parallel through two local words: the nearest lane that is not an aggregate
+    /// (`atomic_min` over `2 * lane + inclusive`), then the sum of the lanes before it and of
+    /// that lane if it holds an inclusive prefix (`atomic_add`). The loop stops at an inclusive
+    /// prefix, re-reads from the first unpublished tile, or slides past a window of aggregates.
+    /// The two words alternate between trips (`f_q`): a trip resets the pair the trip before
+    /// read, after the barrier that ends those reads. The last tile writes the length. Status
+    /// words are only written and read with atomics, so no other memory needs ordering: the
+    /// output positions depend on nothing else.
     fn look_back(&mut self, f: &Names, st: &Ident, tiles: &ArithExpr, rounds: usize, parts: usize, len_loc: Expr) {
         let w = LOOKBACK;
+        let none = int(2 * w);
         let agg_at = |k: Expr| add(v(st), add(int(1), k));
         let inc_at = |k: Expr| add(v(st), add(add(int(1), arith(tiles)), k));
         let load = |p: Expr| Expr::call("atomic_or", vec![p, int(0)]);
         let publish = |p: Expr, x: Expr| Stmt::Call(Expr::call("atomic_xchg", vec![p, add(x, int(1))]));
         let sub = |a: Expr, b: Expr| Expr::bin(BinOp::Sub, a, b);
-        let is0 = |x: &Ident| Expr::bin(BinOp::Eq, v(x), int(0));
+        let ne0 = |x: &Ident| Expr::bin(BinOp::Ne, v(x), int(0));
+        let stop_of = |q: Expr| v(&f.lb).index(q);
+        let sum_of = |q: Expr| v(&f.lb).index(add(int(2), q));
         let total = (0..parts)
             .map(|h| v(&f.roff).index(int(h * (rounds + 1) + rounds)))
             .reduce(add)
             .expect("at least one part");
-        // The tile's count and the sum of the counts before it (work-item 0's are the real ones).
         self.push(Stmt::decl(CType::INT, &f.c, total));
         self.push(Stmt::decl(CType::INT, &f.a, int(0)));
         self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
@@ -545,77 +661,77 @@ impl Gen<'_> {
             step: (AssignOp::Add, int(0)),
             unroll: false,
         });
-        // Lane `f_l` reads tile `f_w`: kind 2 an inclusive prefix (tiles before the first count
-        // as a prefix of 0), 1 an aggregate, 0 nothing published yet.
+        // Lane `f_l` reads tile `f_w` (tiles before the first count as a prefix of 0); both
+        // words are read at once: each only ever changes from 0 to its value.
+        self.push(Stmt::decl(CType::INT, &f.y, int(0)));
         self.open_if(Expr::bin(BinOp::Lt, v(&f.l), int(w)));
         self.push(Stmt::decl(CType::INT, &f.w, sub(v(&f.j), v(&f.l))));
         self.push(Stmt::decl(CType::INT, &f.s, int(0)));
-        self.push(Stmt::decl(CType::INT, &f.y, int(0)));
+        self.push(Stmt::decl(CType::INT, &f.z, int(0)));
         self.open_if(Expr::bin(BinOp::Ge, v(&f.w), int(0)));
         self.push(Stmt::assign(v(&f.s), load(inc_at(v(&f.w)))));
-        self.open_if(is0(&f.s));
-        self.push(Stmt::assign(v(&f.y), load(agg_at(v(&f.w)))));
+        self.push(Stmt::assign(v(&f.z), load(agg_at(v(&f.w)))));
         self.close();
-        self.close();
-        let kind = Expr::select(
-            Expr::bin(BinOp::Lt, v(&f.w), int(0)),
-            int(2),
-            Expr::select(is0(&f.s), Expr::select(is0(&f.y), int(0), int(1)), int(2)),
-        );
-        self.push(Stmt::assign(v(&f.lbk).index(v(&f.l)), kind));
+        let incl = Expr::bin(BinOp::Or, Expr::bin(BinOp::Lt, v(&f.w), int(0)), ne0(&f.s));
         let value = Expr::select(
-            is0(&f.s),
-            Expr::select(is0(&f.y), int(0), sub(v(&f.y), int(1))),
-            sub(v(&f.s), int(1)),
+            Expr::bin(BinOp::Lt, v(&f.w), int(0)),
+            int(0),
+            Expr::select(ne0(&f.s), sub(v(&f.s), int(1)), sub(v(&f.z), int(1))),
         );
-        self.push(Stmt::assign(v(&f.lbv).index(v(&f.l)), value));
-        self.close();
-        self.push(Stmt::Barrier(Fence::Local));
-        // Work-item 0 walks the window from the nearest tile; `f_s` is where it stopped: `w` (the
-        // whole window was aggregates), the first unpublished lane, or -1 at a prefix.
-        self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
-        self.push(Stmt::decl(CType::INT, &f.s, int(w)));
-        self.push(Stmt::decl(CType::INT, &f.y, int(0)));
-        self.open_for(&f.r, int(0), int(w), int(1), false);
-        self.open_if(Expr::bin(BinOp::Eq, v(&f.s), int(w)));
-        self.push(Stmt::decl(CType::INT, &f.k, v(&f.lbk).index(v(&f.r))));
-        let kind_is = |k: usize| Expr::bin(BinOp::Eq, v(&f.k), int(k));
-        self.push(add_to(
-            v(&f.y),
-            Expr::select(kind_is(0), int(0), v(&f.lbv).index(v(&f.r))),
+        self.push(Stmt::assign(v(&f.y), value));
+        self.open_if(Expr::bin(
+            BinOp::Or,
+            incl.clone(),
+            Expr::bin(BinOp::Eq, v(&f.z), int(0)),
         ));
-        let stop = Expr::select(kind_is(0), v(&f.r), Expr::select(kind_is(2), Expr::Int(-1), v(&f.s)));
-        self.push(Stmt::assign(v(&f.s), stop));
+        let code = add(mul(int(2), v(&f.l)), Expr::select(incl, int(1), int(0)));
+        self.push(Stmt::Call(Expr::call("atomic_min", vec![add(v(&f.lb), v(&f.q)), code])));
         self.close();
-        self.close();
-        self.push(add_to(v(&f.a), v(&f.y)));
-        let next = Expr::select(
-            Expr::bin(BinOp::Lt, v(&f.s), int(0)),
-            Expr::Int(-1),
-            sub(v(&f.j), v(&f.s)),
-        );
-        self.push(Stmt::assign(v(&f.tk).index(int(2)), next));
         self.close();
         self.push(Stmt::Barrier(Fence::Local));
-        self.push(Stmt::assign(v(&f.j), v(&f.tk).index(int(2))));
+        let other = sub(int(1), v(&f.q));
+        self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
+        self.push(Stmt::assign(stop_of(other.clone()), none.clone()));
+        self.push(Stmt::assign(sum_of(other), int(0)));
+        self.close();
+        self.push(Stmt::decl(CType::INT, &f.s, stop_of(v(&f.q))));
+        let adds = Expr::bin(
+            BinOp::And,
+            Expr::bin(BinOp::Lt, mul(int(2), v(&f.l)), v(&f.s)),
+            Expr::bin(BinOp::Gt, v(&f.y), int(0)),
+        );
+        self.open_if(Expr::bin(BinOp::And, Expr::bin(BinOp::Lt, v(&f.l), int(w)), adds));
+        self.push(Stmt::Call(Expr::call(
+            "atomic_add",
+            vec![add(v(&f.lb), add(int(2), v(&f.q))), v(&f.y)],
+        )));
+        self.close();
+        self.push(Stmt::Barrier(Fence::Local));
+        self.push(add_to(v(&f.a), sum_of(v(&f.q))));
+        self.push(Stmt::assign(v(&f.s), stop_of(v(&f.q))));
+        let next = Expr::select(
+            Expr::bin(BinOp::Eq, v(&f.s), none),
+            sub(v(&f.j), int(w)),
+            Expr::select(
+                Expr::bin(BinOp::BitAnd, v(&f.s), int(1)),
+                Expr::Int(-1),
+                sub(v(&f.j), Expr::bin(BinOp::Div, v(&f.s), int(2))),
+            ),
+        );
+        self.push(Stmt::assign(v(&f.j), next));
+        self.push(Stmt::assign(v(&f.q), sub(int(1), v(&f.q))));
         self.close();
         self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
         self.push(publish(inc_at(v(&f.t)), add(v(&f.a), v(&f.c))));
-        self.push(Stmt::assign(v(&f.tk).index(int(1)), v(&f.a)));
-        let last = Expr::bin(
-            BinOp::Sub,
-            Expr::cast(CType::INT, Expr::call("get_num_groups", vec![int(0)])),
-            int(1),
-        );
+        let last = sub(arith(tiles), int(1));
         self.open_if(Expr::bin(BinOp::Eq, v(&f.t), last));
         self.push(Stmt::assign(len_loc, add(v(&f.a), v(&f.c))));
         self.close();
         self.close();
-        self.push(Stmt::Barrier(Fence::Local));
     }
 
     /// Private arrays holding one element per round: their declarations, the statements loading
-    /// element `f_e` into slot `f_r`, and the element as read from slot `f_r`.
+    /// element `f_e` into slot `f_k`, and the element as read from slot `f_k`.
     fn stage(&mut self, f: &Names, r: &Read, ty: &Type, decls: &mut Vec<Stmt>, loads: &mut Vec<Stmt>) -> Result<Read> {
         match (r, ty) {
             (Read::Tuple(rs), Type::Tuple(ts)) if rs.len() == ts.len() => Ok(Read::Tuple(
@@ -646,24 +762,29 @@ impl Gen<'_> {
         }
     }
 
-    /// Exclusive scan of the packed flags of part `f_b` of the tile (`f_pk[f_b]`) over the
+    /// Exclusive scan of the packed flags of every part `f_b` of the tile (`f_pk[f_b]`) over the
     /// work-group into `f_ex[f_b]`, and the offsets of each round's run in the part into the
-    /// part's `rounds + 1` slots of `f_roff` (the last holds the part's total).
-    /// The first `runs` work-items scan runs of `SCAN_RUN` work-items serially and then the run
-    /// totals, so a tile costs three barriers (a Hillis–Steele scan costs 16); runs are padded by
-    /// one slot so that those serial reads hit distinct local-memory banks.
-    fn scan_tile(&mut self, f: &Names, slots: usize, runs: usize, rounds: usize) {
+    /// part's `rounds + 1` slots of `f_roff` (the last holds the part's total). All parts go
+    /// through the same three barriers. The first `runs` work-items scan runs of `SCAN_RUN`
+    /// work-items serially and then the run totals (a Hillis–Steele scan costs 16 barriers); runs
+    /// are padded by one slot so that those serial reads hit distinct local-memory banks.
+    fn scan_tile(&mut self, f: &Names, slots: usize, runs: usize, rounds: usize, parts: usize) {
         let run = SCAN_RUN;
         let pad = run + 1;
-        // slot of work-item `f_l` in this tile's half of `f_scan`, one pad slot per run
+        // slot of work-item `f_l` in part `f_b`'s region of `f_scan`, one pad slot per run
         let my_slot = || {
             let base = add(mul(v(&f.b), int(slots)), v(&f.l));
             v(&f.scan).index(add(base, Expr::bin(BinOp::Div, v(&f.l), int(run))))
         };
-        let in_half = |arr: &Ident, k: Expr| v(arr).index(add(mul(v(&f.b), int(runs)), k));
+        let in_part = |arr: &Ident, k: Expr| v(arr).index(add(mul(v(&f.b), int(runs)), k));
+        let each_part_unrolled = |g: &mut Self, unroll: bool| g.open_for(&f.b, int(0), int(parts), int(1), unroll);
+        let each_part = |g: &mut Self| each_part_unrolled(g, true);
+        each_part(self);
         self.push(Stmt::assign(my_slot(), v(&f.pk).index(v(&f.b))));
+        self.close();
         self.push(Stmt::Barrier(Fence::Local));
         self.open_if(Expr::bin(BinOp::Lt, v(&f.l), int(runs)));
+        each_part(self);
         self.push(Stmt::decl(CType::ULONG, &f.a, int(0)));
         self.open_for(&f.j, int(0), int(run), int(1), true);
         let s = add(add(mul(v(&f.b), int(slots)), mul(v(&f.l), int(pad))), v(&f.j));
@@ -672,23 +793,27 @@ impl Gen<'_> {
         self.push(Stmt::assign(v(&f.scan).index(v(&f.s)), v(&f.a)));
         self.push(add_to(v(&f.a), v(&f.y)));
         self.close();
-        self.push(Stmt::assign(in_half(&f.runsum, v(&f.l)), v(&f.a)));
+        self.push(Stmt::assign(in_part(&f.runsum, v(&f.l)), v(&f.a)));
+        self.close();
         self.close();
         self.push(Stmt::Barrier(Fence::Local));
         self.open_if(Expr::bin(BinOp::Lt, v(&f.l), int(runs)));
+        // Not unrolled: PoCL's and Oclgrind's Clang drop the last run's stores of `f_roff`
+        // when this loop is (measured: every tile counted 0).
+        each_part_unrolled(self, false);
         self.push(Stmt::decl(CType::ULONG, &f.a, int(0)));
         self.open_for(&f.j, int(0), int(runs), int(1), true);
         let before = Expr::select(
             Expr::bin(BinOp::Lt, v(&f.j), v(&f.l)),
-            in_half(&f.runsum, v(&f.j)),
+            in_part(&f.runsum, v(&f.j)),
             int(0),
         );
         self.push(add_to(v(&f.a), before));
         self.close();
-        self.push(Stmt::assign(in_half(&f.runpre, v(&f.l)), v(&f.a)));
+        self.push(Stmt::assign(in_part(&f.runpre, v(&f.l)), v(&f.a)));
         // The totals are added unpacked: a round's total can be 256, one more than a field holds.
         self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(runs - 1)));
-        self.push(Stmt::decl(CType::ULONG, &f.z, in_half(&f.runsum, v(&f.l))));
+        self.push(Stmt::decl(CType::ULONG, &f.z, in_part(&f.runsum, v(&f.l))));
         self.push(Stmt::decl(CType::INT, &f.run, int(0)));
         self.open_for(&f.r, int(0), int(rounds), int(1), false);
         let roff = |k: Expr| v(&f.roff).index(add(mul(v(&f.b), int(rounds + 1)), k));
@@ -698,12 +823,15 @@ impl Gen<'_> {
         self.push(Stmt::assign(roff(int(rounds)), v(&f.run)));
         self.close();
         self.close();
+        self.close();
         self.push(Stmt::Barrier(Fence::Local));
         let run_of = Expr::bin(BinOp::Div, v(&f.l), int(run));
+        each_part(self);
         self.push(Stmt::assign(
             v(&f.ex).index(v(&f.b)),
-            add(in_half(&f.runpre, run_of), my_slot()),
+            add(in_part(&f.runpre, run_of), my_slot()),
         ));
+        self.close();
     }
 
     /// The element `f_e` of `xs` as a view (inside the filter kernels).

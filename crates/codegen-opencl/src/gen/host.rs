@@ -433,6 +433,7 @@ impl Gen<'_> {
             args,
             global,
             local,
+            notes: std::mem::take(&mut k.notes),
         });
         Ok(())
     }

@@ -402,6 +402,8 @@ struct KernelCx {
     /// group of a one-launch reduction, `reduce::last_group`): its group index is 0 and it
     /// leaves the launch size to the kernel's other `mapWrg`.
     one_group: bool,
+    /// Choices of the kernel that `--emit plan` names ([`crate::Kernel::notes`]).
+    notes: Vec<String>,
 }
 
 struct Gen<'a> {
@@ -685,6 +687,7 @@ impl KernelCx {
             level,
             active: vec![],
             one_group: false,
+            notes: vec![],
         }
     }
 }

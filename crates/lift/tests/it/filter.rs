@@ -257,3 +257,14 @@ proptest! {
         prop_assert!(res.is_ok(), "{}: {:?}", src, res);
     }
 }
+
+/// `--emit plan` says which loads the filter kernel makes on which kind of device.
+#[test]
+fn the_plan_names_the_filters_choice_by_device() {
+    let compiled = lift::compile(THESIS, &lift::Options::default()).expect("compiles");
+    let plan = compiled.plan.expect("a kernel plan").describe();
+    assert!(
+        plan.contains("filterGlb: on a GPU (LIFT_GPU = 1) each group loads its next tile before storing this one"),
+        "{plan}"
+    );
+}
