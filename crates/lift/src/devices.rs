@@ -1658,7 +1658,9 @@ pub fn measure(src: &str, inputs: &Inputs, devices: &[String], repeats: usize) -
         names.push(s.info().name.clone());
     }
     type Reply = (usize, Result<Option<(Value, PhaseTimes)>, Error>);
-    let (mut runs, setup_ms) = std::thread::scope(|scope| -> Result<(Vec<(Value, MeasuredRun)>, Vec<f64>), Error> {
+    /// Every timed run (its gathered value and times) and each device's setup time.
+    type Runs = (Vec<(Value, MeasuredRun)>, Vec<f64>);
+    let (mut runs, setup_ms) = std::thread::scope(|scope| -> Result<Runs, Error> {
         let (reply_tx, reply_rx) = std::sync::mpsc::channel::<Reply>();
         let mut to_workers = vec![];
         for (slot, (i, r)) in jobs.iter().enumerate() {
@@ -1673,6 +1675,13 @@ pub fn measure(src: &str, inputs: &Inputs, devices: &[String], repeats: usize) -
                         (Some(plan), None) => plan,
                         _ => return Err(Error::plain("its slice program is not one kernel plan")),
                     };
+                    if plan.result.lengths.is_some() {
+                        // Its buffers are sized by the run's outcome, not once before it.
+                        return Err(Error::plain(
+                            "`lift bench --devices` does not time a program whose result is a filter's \
+                             (its length is known only after each run); `lift run --devices --time` runs it",
+                        ));
+                    }
                     crate::verify_checks(&c.info, &ins)?;
                     let dev = crate::backend::Resident::new(plan, c.info.result(), &ins, Some(device))?;
                     let bytes = ins
