@@ -1613,10 +1613,10 @@ pub fn measure(src: &str, inputs: &Inputs, devices: &[String], repeats: usize) -
     }
     let typed = crate::compile(src, &Options::types_only())?;
     crate::verify_checks(&typed.given_info, inputs)?;
-    let mut step_inputs = Inputs {
-        values: inputs.values.clone(),
-        sizes: inputs.sizes.clone(),
-    };
+    // A host loop's step reads its state as one more input; a split program reads the inputs
+    // as given (not copied: mm 8192³'s are 134 M values).
+    let with_state;
+    let mut step_inputs = inputs;
     let (split, steps, state_param, given_src) = match decide(&typed.given, &typed.given_info) {
         Decision::Split(s) => (s, 1, None, Some(src)),
         Decision::Whole(why) => {
@@ -1633,7 +1633,13 @@ pub fn measure(src: &str, inputs: &Inputs, devices: &[String], repeats: usize) -
             if k == 0 {
                 return Err(Error::plain("the host loop takes no step: there is nothing to measure"));
             }
-            step_inputs.values.push(inputs.values[hl.init].clone());
+            let mut values = inputs.values.clone();
+            values.push(inputs.values[hl.init].clone());
+            with_state = Inputs {
+                values,
+                sizes: inputs.sizes.clone(),
+            };
+            step_inputs = &with_state;
             (hl.step, k, Some(inputs.values.len()), None)
         }
     };
@@ -1644,7 +1650,7 @@ pub fn measure(src: &str, inputs: &Inputs, devices: &[String], repeats: usize) -
             why: vec!["the whole range: the only device".into()],
         }
     } else {
-        shares(given_src, &split, &step_inputs, devices, n)?
+        shares(given_src, &split, step_inputs, devices, n)?
     };
     let jobs: Vec<(usize, Range<usize>)> = slices(n, &chosen.weights)
         .into_iter()
@@ -1659,14 +1665,14 @@ pub fn measure(src: &str, inputs: &Inputs, devices: &[String], repeats: usize) -
     }
     type Reply = (usize, Result<Option<(Value, PhaseTimes)>, Error>);
     /// Every timed run (its gathered value and times) and each device's setup time.
-    type Runs = (Vec<(Value, MeasuredRun)>, Vec<f64>);
-    let (mut runs, setup_ms) = std::thread::scope(|scope| -> Result<Runs, Error> {
+    type Runs = (Value, Vec<MeasuredRun>, Vec<f64>);
+    let (value, runs, setup_ms) = std::thread::scope(|scope| -> Result<Runs, Error> {
         let (reply_tx, reply_rx) = std::sync::mpsc::channel::<Reply>();
         let mut to_workers = vec![];
         for (slot, (i, r)) in jobs.iter().enumerate() {
             let (tx, rx) = std::sync::mpsc::channel::<Order>();
             to_workers.push(tx);
-            let (reply_tx, r, device, first, split) = (reply_tx.clone(), r.clone(), &devices[*i], &step_inputs, &split);
+            let (reply_tx, r, device, first, split) = (reply_tx.clone(), r.clone(), &devices[*i], step_inputs, &split);
             let worker = move || {
                 let send = |v: Result<Option<(Value, PhaseTimes)>, Error>| reply_tx.send((slot, v)).is_ok();
                 let made = slice_inputs(split, first, r.clone()).and_then(|ins| {
@@ -1770,7 +1776,8 @@ pub fn measure(src: &str, inputs: &Inputs, devices: &[String], repeats: usize) -
             setup_ms[slot] = setup_clock.elapsed().as_secs_f64() * 1e3;
         }
         let mut runs = vec![];
-        for _ in 0..=repeats.max(1) {
+        let mut value = None;
+        for run in 0..=repeats.max(1) {
             let started = std::time::Instant::now();
             let mut per = vec![PhaseTimes::default(); jobs.len()];
             let mut gather_ms = 0.0;
@@ -1811,26 +1818,27 @@ pub fn measure(src: &str, inputs: &Inputs, devices: &[String], repeats: usize) -
                     times,
                 })
                 .collect();
-            runs.push((
-                state,
-                MeasuredRun {
+            // The first run warmed up; one result is kept (mm 8192³'s is 67 M values).
+            if run == 1 {
+                value = Some(state);
+            }
+            if run > 0 {
+                runs.push(MeasuredRun {
                     devices,
                     gather_ms,
                     wall_ms,
-                },
-            ));
+                });
+            }
         }
         // Closing the channels ends the workers.
         drop(to_workers);
-        // The first run warmed up.
-        runs.remove(0);
-        Ok((runs, setup_ms))
+        let value = value.ok_or_else(|| Error::plain("internal: no timed run"))?;
+        Ok((value, runs, setup_ms))
     })?;
-    let walls_ms: Vec<f64> = runs.iter().map(|(_, m)| m.wall_ms).collect();
+    let walls_ms: Vec<f64> = runs.iter().map(|m| m.wall_ms).collect();
     let mut order: Vec<usize> = (0..runs.len()).collect();
     order.sort_by(|&a, &b| walls_ms[a].total_cmp(&walls_ms[b]));
-    let median = runs[order[order.len() / 2]].1.clone();
-    let value = runs.swap_remove(0).0;
+    let median = runs[order[order.len() / 2]].clone();
     Ok(Measured {
         value,
         median,
