@@ -1644,10 +1644,25 @@ pub fn measure(src: &str, inputs: &Inputs, devices: &[String], repeats: usize) -
         }
     };
     let n = split_len(&split, &step_inputs.sizes)?;
+    let mut all_names = vec![];
+    for (i, d) in devices.iter().enumerate() {
+        let s = host_runner::Session::open(Some(d)).map_err(|e| on_device(i, d, Error::plain(e.to_string())))?;
+        all_names.push(s.info().name.clone());
+    }
     let chosen = if devices.len() == 1 {
         Shares {
             weights: vec![1.0],
             why: vec!["the whole range: the only device".into()],
+        }
+    } else if all_names.iter().all(|n| *n == all_names[0]) {
+        // Devices of one model (two H200s) share equally: calibrating them would only add
+        // its noise to the split (a few rows more on one than on the other), and cost probes.
+        Shares {
+            weights: vec![1.0; devices.len()],
+            why: devices
+                .iter()
+                .map(|_| format!("an equal share: every device is a {}", all_names[0]))
+                .collect(),
         }
     } else {
         shares(given_src, &split, step_inputs, devices, n)?
@@ -1657,12 +1672,7 @@ pub fn measure(src: &str, inputs: &Inputs, devices: &[String], repeats: usize) -
         .enumerate()
         .filter(|(_, r)| !r.is_empty())
         .collect();
-    let mut names = vec![];
-    for (i, _) in &jobs {
-        let d = &devices[*i];
-        let s = host_runner::Session::open(Some(d)).map_err(|e| on_device(*i, d, Error::plain(e.to_string())))?;
-        names.push(s.info().name.clone());
-    }
+    let names: Vec<String> = jobs.iter().map(|(i, _)| all_names[*i].clone()).collect();
     type Reply = (usize, Result<Option<(Value, PhaseTimes)>, Error>);
     /// Every timed run (its gathered value and times) and each device's setup time.
     type Runs = (Value, Vec<MeasuredRun>, Vec<f64>);
