@@ -146,9 +146,11 @@ print(f"Made by `scripts/multi-gpu.sh` ({repeats} timed runs after a warm-up, th
 print("time). Kernel times are profiling events (summed over kernels and steps); upload (inputs,")
 print("bytes made beforehand), download (results read back, every step), exchange (a host loop's")
 print("state sent to each device after each step), decode (bytes to values) and gather (parts put")
-print("together) are host times around blocking calls. Per-device columns list the devices in order.\n")
-print("| program | sizes | run | shares | upload ms | kernels ms | download ms | exchange ms | decode ms | gather ms | wall ms | speed-up wall / kernels |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("together) are host times around blocking calls. Wall: from the first upload to the last part's bytes")
+print("on the host (a host loop's earlier steps include their decode and gather); total: to the gathered")
+print("values. Per-device columns list the devices in order.\n")
+print("| program | sizes | run | shares | upload ms | kernels ms | download ms | exchange ms | decode ms | gather ms | wall ms | total ms | speed-up wall / kernels / total |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 raw = []
 fmt = lambda xs: " / ".join(f"{x:.2f}" for x in xs)
 for key in ["mm", "nbody", "mriq"]:
@@ -156,7 +158,7 @@ for key in ["mm", "nbody", "mriq"]:
     if not os.path.exists(path):
         err = os.path.join(tmp, key + ".err")
         why = open(err).read().strip().replace("\n", " ")[:300] if os.path.exists(err) else "no output"
-        print(f"| {names[key]} | | failed: {why} | | | | | | | | | |")
+        print(f"| {names[key]} | | failed: {why} | | | | | | | | | | |")
         continue
     r = json.load(open(path))
     raw.append(r)
@@ -167,11 +169,12 @@ for key in ["mm", "nbody", "mriq"]:
         ds = m["devices"]
         col = lambda f: fmt([d[f] for d in ds])
         shares = " / ".join(f"{d['share'][0]}..{d['share'][1]}" for d in ds)
-        speed = f"{r['speedup_wall']:.2f}× / {r['speedup_kernels']:.2f}×" if m is r["split"] else ""
+        speed = (f"{r['speedup_wall']:.2f}× / {r['speedup_kernels']:.2f}× / {r['speedup_total']:.2f}×"
+                 if m is r["split"] else "")
         print(f"| {names[key]} | {sizes} | {what} | {shares} | {col('upload_ms')} | {col('kernel_ms')} | "
               f"{col('download_ms')} | {col('exchange_ms')} | {col('decode_ms')} | {m['gather_ms']:.2f} | "
-              f"{m['wall_ms']:.2f} | {speed} |")
-    print(f"| | | check | {r['check']} | | | | | | | | |")
+              f"{m['wall_ms']:.2f} | {m['total_ms']:.2f} | {speed} |")
+    print(f"| | | check | {r['check']} | | | | | | | | | |")
 anchor = os.path.join(tmp, "anchor.json")
 if os.path.exists(anchor) and os.path.getsize(anchor) > 0:
     a = json.load(open(anchor))

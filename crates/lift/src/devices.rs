@@ -1568,8 +1568,11 @@ pub struct MeasuredRun {
     pub devices: Vec<MeasuredDevice>,
     /// Putting the parts together on the host (every step's, in a host loop).
     pub gather_ms: f64,
-    /// Host wall time from the first upload to the gathered result.
+    /// Host wall time from the first upload to the last part's bytes read back (a host loop's
+    /// steps before the last include their decoding and gather: the next step needs them).
     pub wall_ms: f64,
+    /// Host wall time from the first upload to the gathered result (values).
+    pub total_ms: f64,
 }
 
 /// [`measure`]'s result: the run of median wall time of `repeats`, after a warm-up run.
@@ -1673,7 +1676,9 @@ pub fn measure(src: &str, inputs: &Inputs, devices: &[String], repeats: usize) -
         .filter(|(_, r)| !r.is_empty())
         .collect();
     let names: Vec<String> = jobs.iter().map(|(i, _)| all_names[*i].clone()).collect();
-    type Reply = (usize, Result<Option<(Value, PhaseTimes)>, Error>);
+    /// A part, its times and when its bytes were on the host.
+    type Got = (Value, PhaseTimes, std::time::Instant);
+    type Reply = (usize, Result<Option<Got>, Error>);
     /// Every timed run (its gathered value and times) and each device's setup time.
     type Runs = (Value, Vec<MeasuredRun>, Vec<f64>);
     let (value, runs, setup_ms) = std::thread::scope(|scope| -> Result<Runs, Error> {
@@ -1684,7 +1689,7 @@ pub fn measure(src: &str, inputs: &Inputs, devices: &[String], repeats: usize) -
             to_workers.push(tx);
             let (reply_tx, r, device, first, split) = (reply_tx.clone(), r.clone(), &devices[*i], step_inputs, &split);
             let worker = move || {
-                let send = |v: Result<Option<(Value, PhaseTimes)>, Error>| reply_tx.send((slot, v)).is_ok();
+                let send = |v: Result<Option<Got>, Error>| reply_tx.send((slot, v)).is_ok();
                 let made = slice_inputs(split, first, r.clone()).and_then(|ins| {
                     let c = compile_for(&split.slice_src, &ins, device)?;
                     let plan = match (&c.plan, &c.host) {
@@ -1749,7 +1754,8 @@ pub fn measure(src: &str, inputs: &Inputs, devices: &[String], repeats: usize) -
                         t.kernel_ms = rt.kernel_ns as f64 / 1e6;
                         t.download_ms = rt.download_ms;
                         t.decode_ms = rt.decode_ms;
-                        Some((v, t))
+                        let read = std::time::Instant::now() - std::time::Duration::from_secs_f64(rt.decode_ms / 1e3);
+                        Some((v, t, read))
                     });
                     if !send(out) {
                         return;
@@ -1765,8 +1771,8 @@ pub fn measure(src: &str, inputs: &Inputs, devices: &[String], repeats: usize) -
         drop(reply_tx);
         let setup_clock = std::time::Instant::now();
         let mut setup_ms = vec![0.0; jobs.len()];
-        let receive = |want: usize| -> Result<Vec<Option<(Value, PhaseTimes)>>, Error> {
-            let mut got: Vec<Option<Option<(Value, PhaseTimes)>>> = vec![None; want];
+        let receive = |want: usize| -> Result<Vec<Option<Got>>, Error> {
+            let mut got: Vec<Option<Option<Got>>> = vec![None; want];
             for _ in 0..want {
                 let (slot, r) = reply_rx
                     .recv()
@@ -1791,6 +1797,7 @@ pub fn measure(src: &str, inputs: &Inputs, devices: &[String], repeats: usize) -
             let started = std::time::Instant::now();
             let mut per = vec![PhaseTimes::default(); jobs.len()];
             let mut gather_ms = 0.0;
+            let mut last_read = None;
             let mut state = Value::Array(vec![]);
             for step in 0..steps {
                 let order = if step == 0 {
@@ -1807,15 +1814,18 @@ pub fn measure(src: &str, inputs: &Inputs, devices: &[String], repeats: usize) -
                 }
                 let mut parts = vec![];
                 for (slot, p) in receive(jobs.len())?.into_iter().enumerate() {
-                    let (v, t) = p.ok_or_else(|| Error::plain("internal: a device answered a run with no part"))?;
+                    let (v, t, read) =
+                        p.ok_or_else(|| Error::plain("internal: a device answered a run with no part"))?;
                     per[slot].add(&t);
                     parts.push(v);
+                    last_read = last_read.max(Some(read));
                 }
                 let clock = std::time::Instant::now();
                 state = gather(&split, parts)?;
                 gather_ms += clock.elapsed().as_secs_f64() * 1e3;
             }
-            let wall_ms = started.elapsed().as_secs_f64() * 1e3;
+            let total_ms = started.elapsed().as_secs_f64() * 1e3;
+            let wall_ms = last_read.map_or(total_ms, |t| (t - started).as_secs_f64() * 1e3);
             let devices = jobs
                 .iter()
                 .zip(per)
@@ -1837,6 +1847,7 @@ pub fn measure(src: &str, inputs: &Inputs, devices: &[String], repeats: usize) -
                     devices,
                     gather_ms,
                     wall_ms,
+                    total_ms,
                 });
             }
         }

@@ -610,6 +610,7 @@ fn assert_report(r: &serde_json::Value, devices: usize, steps: u64) {
         assert_eq!(next, n, "{what}: the shares cover 0..{n}: {r}");
         assert_eq!(m["walls_ms"].as_array().map(Vec::len), Some(3), "{what}: {r}");
         assert!(m["wall_ms"].as_f64() > Some(0.0), "{what}: {r}");
+        assert!(m["total_ms"].as_f64() >= m["wall_ms"].as_f64(), "{what}: {r}");
         assert!(m["gather_ms"].as_f64() >= Some(0.0), "{what}: {r}");
         assert_eq!(m["setup_ms"].as_array().map(Vec::len), Some(count), "{what}: {r}");
     }
