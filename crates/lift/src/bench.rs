@@ -377,9 +377,10 @@ pub fn bench_devices(src: &str, sizes: &[String], opts: &BenchOptions) -> Result
         let inputs = data::random_inputs(&typed.given, &small, 7)?;
         verify_checks(&typed.given_info, &inputs)?;
         let at = sizes_text(&small);
+        let reference = Reference::new(&typed.given, &inputs)?;
         for (what, devs) in [("split", &devices[..]), ("first device alone", &devices[..1])] {
             let m = crate::devices::measure(src, &inputs, devs, 1)?;
-            let c = against_interpreter(&typed.given, &inputs, &m.value, &at)?;
+            let c = reference.against(&m.value, &at)?;
             checks.push(format!("{what}: {c}"));
         }
     }
@@ -389,8 +390,9 @@ pub fn bench_devices(src: &str, sizes: &[String], opts: &BenchOptions) -> Result
     let single = crate::devices::measure(src, &inputs, &devices[..1], opts.repeats)?;
     if opts.check {
         let at = sizes_text(&sizes);
+        let reference = Reference::new(&typed.given, &inputs)?;
         for (what, m) in [("split", &split), ("first device alone", &single)] {
-            let c = against_interpreter(&typed.given, &inputs, &m.value, &at)?;
+            let c = reference.against(&m.value, &at)?;
             checks.push(format!("{what}: {c}"));
         }
     }
@@ -408,25 +410,48 @@ pub fn bench_devices(src: &str, sizes: &[String], opts: &BenchOptions) -> Result
     })
 }
 
-/// `got` against the interpreter of `given` on `inputs`: within 1e-4, else within float32
-/// error bounds (as `lift tune` checks: a chaotic host loop's legal float32 results drift
-/// apart); an error when it differs.
-fn against_interpreter(
-    given: &ir::Program,
-    inputs: &data::Inputs,
-    got: &ir::interp::Value,
-    at: &str,
-) -> Result<String, Error> {
-    let lookup = |n: &str| inputs.sizes.get(n).copied();
-    let expect = ir::interp::eval(given, &inputs.values, &lookup)
-        .map_err(|e| Error::Source(Diagnostic::new(e.span, e.message)))?;
-    if values_close(&expect, got, 1e-4) {
-        return Ok(format!("equals the interpreter at {at} (float32, 1e-4)"));
+/// The interpreter's result of `given` on `inputs`, computed once for the split and the
+/// one-device run (mm at 256³ takes seconds), and its error bounds when they are needed.
+struct Reference<'a> {
+    given: &'a ir::Program,
+    inputs: &'a data::Inputs,
+    expect: ir::interp::Value,
+    /// The bounded interpreter's result (or why there is none), once needed.
+    bounded: std::cell::OnceCell<Result<ir::interp::Value, Check>>,
+}
+
+impl<'a> Reference<'a> {
+    fn new(given: &'a ir::Program, inputs: &'a data::Inputs) -> Result<Reference<'a>, Error> {
+        let lookup = |n: &str| inputs.sizes.get(n).copied();
+        let expect = ir::interp::eval(given, &inputs.values, &lookup)
+            .map_err(|e| Error::Source(Diagnostic::new(e.span, e.message)))?;
+        Ok(Reference {
+            given,
+            inputs,
+            expect,
+            bounded: std::cell::OnceCell::new(),
+        })
     }
-    let c = match bounded_eval_program(given, inputs, CHECK_STEPS) {
-        Ok(r) => check_result(&r, &r, got),
-        Err(e) => e,
-    };
+
+    /// `got` against the interpreter: within 1e-4, else within float32 error bounds (as
+    /// `lift tune` checks: a chaotic host loop's legal float32 results drift apart); an error
+    /// when it differs.
+    fn against(&self, got: &ir::interp::Value, at: &str) -> Result<String, Error> {
+        if values_close(&self.expect, got, 1e-4) {
+            return Ok(format!("equals the interpreter at {at} (float32, 1e-4)"));
+        }
+        let c = match self
+            .bounded
+            .get_or_init(|| bounded_eval_program(self.given, self.inputs, CHECK_STEPS))
+        {
+            Ok(r) => check_result(r, r, got),
+            Err(e) => e.clone(),
+        };
+        verdict(c, at)
+    }
+}
+
+fn verdict(c: Check, at: &str) -> Result<String, Error> {
     match c {
         Check::Ok { bound, .. } => Ok(format!(
             "equals the interpreter at {at} (within float32 error bounds, largest {bound:.1e})"
