@@ -632,6 +632,36 @@ fn bench_devices_times_each_phase_of_a_map() {
     let r = bench_devices(&examples_dir().join("saxpy.lisp"), &devs, &["N=4096"], &["N=100"]);
     assert_report(&r, 2, 1);
     assert_eq!(r["split"]["devices"][0]["share"], serde_json::json!([0, 2048]), "{r}");
+    // The text report: each device's phases, both runs, the speed-ups and the check.
+    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .arg("bench")
+        .arg(examples_dir().join("saxpy.lisp"))
+        .args([
+            "--devices",
+            &devs.join(","),
+            "--size",
+            "N=4096",
+            "--repeats",
+            "1",
+            "--check",
+        ])
+        .output()
+        .expect("lift runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for needle in [
+        "share 0..2048: upload ",
+        "share 2048..4096: upload ",
+        "first device alone:\n  device 0 ",
+        "share 0..4096: upload ",
+        ", kernels ",
+        ", download ",
+        ", exchange ",
+        "speed-up over the first device alone: wall ",
+        "check: split: equals the interpreter at N=4096",
+    ] {
+        assert!(text.contains(needle), "{needle:?} in\n{text}");
+    }
 }
 
 #[test]
