@@ -1325,6 +1325,104 @@ impl Resident {
     }
 }
 
+/// What one profiled launch of a [`Resident`] program took: its kernels on the device's
+/// clock, and on the host the blocking read of its result and the decoding of those bytes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ResidentTimes {
+    pub kernel_ns: u64,
+    pub download_ms: f64,
+    pub decode_ms: f64,
+}
+
+/// Measured runs (`lift bench --devices`): an input's bytes are made once, before the timed
+/// runs, so that a timed upload is the blocking write alone.
+impl Resident {
+    /// Parameter `k`'s value as the bytes of its buffer (`None`: a scalar argument).
+    pub fn encode_param(&self, k: usize, v: &Value) -> Result<Option<Vec<u8>>, Error> {
+        match self.params.get(k) {
+            Some(HostVal::Dev(r)) => {
+                let elem = self.param_type(k).expect("a buffer parameter has a type");
+                let mut data = Vec::with_capacity(self.session.bytes_of(*r));
+                encode(v, &elem, &mut data)?;
+                Ok(Some(data))
+            }
+            Some(HostVal::Scalar(_)) => Ok(None),
+            None => Err(Error::plain(format!(
+                "internal: a resident program has no parameter {k}"
+            ))),
+        }
+    }
+
+    /// Blocking upload of bytes made by [`Resident::encode_param`] into parameter `k`'s buffer.
+    pub fn upload_param(&mut self, k: usize, data: &[u8]) -> Result<(), Error> {
+        match self.params.get(k) {
+            Some(HostVal::Dev(r)) => self.session.upload(*r, data).map_err(run_error),
+            _ => Err(Error::plain(format!("internal: parameter {k} has no buffer"))),
+        }
+    }
+
+    /// [`Resident::launch`] with each phase timed: the queue is drained after the kernels so
+    /// that the read that follows is the transfer alone.
+    pub fn launch_profiled(&mut self) -> Result<(Value, ResidentTimes), Error> {
+        for r in &self.zeroed {
+            self.session.zero(*r).map_err(run_error)?;
+        }
+        let mut events = vec![];
+        for k in &self.plan.kernels {
+            let launch = launch_of(
+                &self.plan,
+                k,
+                &self.env,
+                host_runner::KernelArg::Buffer(self.flag.0),
+                |b| {
+                    let r = match self.plan.memory.buffers[b].role {
+                        Role::Input(p) => match &self.params[p] {
+                            HostVal::Dev(r) => *r,
+                            HostVal::Scalar(_) => {
+                                return Err(Error::plain(format!("internal: input {p} is not on the device")))
+                            }
+                        },
+                        Role::Output => self.out,
+                        _ => *self.fixed.get(&b).ok_or_else(|| {
+                            Error::plain(format!("internal: buffer {b} of a resident program has no storage"))
+                        })?,
+                    };
+                    Ok(host_runner::KernelArg::Buffer(r.0))
+                },
+                |p| match &self.params[p] {
+                    HostVal::Scalar(v) => scalar_arg(v),
+                    v => Err(Error::plain(format!("internal: parameter value {v:?} is not a scalar"))),
+                },
+            )?;
+            self.session.check_launch(&self.prepared, &launch).map_err(run_error)?;
+            events.extend(
+                self.session
+                    .enqueue_resident(&self.prepared, &launch)
+                    .map_err(run_error)?,
+            );
+        }
+        self.session.finish().map_err(run_error)?;
+        let mut times = ResidentTimes::default();
+        for e in &events {
+            times.kernel_ns += e.ns().map_err(run_error)?;
+        }
+        let t = std::time::Instant::now();
+        let bytes = self
+            .session
+            .read_resident(self.out, 0, self.session.bytes_of(self.out))
+            .map_err(run_error)?;
+        times.download_ms = t.elapsed().as_secs_f64() * 1e3;
+        if self.plan.uses_error_flag() {
+            let b = self.session.read_resident(self.flag, 0, 4).map_err(run_error)?;
+            at_check(&self.plan, i32::from_le_bytes([b[0], b[1], b[2], b[3]]))?;
+        }
+        let t = std::time::Instant::now();
+        let value = decode_dims(&bytes, &self.out_dims, &self.out_elem);
+        times.decode_ms = t.elapsed().as_secs_f64() * 1e3;
+        Ok((value, times))
+    }
+}
+
 /// The error of a failed device-side check of a filter result's length `n`: where the length is
 /// consumed, and where the filter is.
 fn length_check_error(c: &codegen_opencl::LengthCheck, env: &Env, n: i32) -> Error {

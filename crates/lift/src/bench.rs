@@ -21,6 +21,8 @@ pub struct BenchOptions {
     pub check_sizes: Vec<String>,
     /// Time the program as written (the default lowering of a high-level program).
     pub as_written: bool,
+    /// Split over these devices (`lift bench --devices`), next to the first of them alone.
+    pub devices: Option<String>,
 }
 
 /// What one `lift bench` measured.
@@ -346,6 +348,247 @@ impl BenchReport {
                     "kind": kind, "steps": steps, "kernels_per_step_ms": per_step,
                 })).collect::<Vec<_>>(),
             })),
+        });
+        format!("{v}\n")
+    }
+}
+
+/// `lift bench --devices`: the program split over several devices and, in the same invocation,
+/// on the first of them alone, each phase of each device timed (see [`crate::devices::measure`]).
+#[derive(Clone, Debug)]
+pub struct DevicesReport {
+    pub devices: Vec<String>,
+    pub sizes: BTreeMap<String, i64>,
+    pub repeats: usize,
+    pub split: crate::devices::Measured,
+    pub single: crate::devices::Measured,
+    pub check: String,
+}
+
+pub fn bench_devices(src: &str, sizes: &[String], opts: &BenchOptions) -> Result<DevicesReport, Error> {
+    let spec = opts.devices.as_deref().unwrap_or("gpus");
+    let devices = crate::devices::resolve(spec)?;
+    let sizes: BTreeMap<String, i64> = parse_sizes(sizes)?.into_iter().collect();
+    let typed = compile(src, &Options::types_only())?;
+    let mut checks = vec![];
+    if !opts.check_sizes.is_empty() {
+        let small: BTreeMap<String, i64> = parse_sizes(&opts.check_sizes)?.into_iter().collect();
+        let inputs = data::random_inputs(&typed.given, &small, 7)?;
+        verify_checks(&typed.given_info, &inputs)?;
+        let at = sizes_text(&small);
+        let reference = Reference::new(&typed.given, &inputs)?;
+        for (what, devs) in [("split", &devices[..]), ("first device alone", &devices[..1])] {
+            let m = crate::devices::measure(src, &inputs, devs, 1)?;
+            let c = reference.against(&m.value, &at)?;
+            checks.push(format!("{what}: {c}"));
+        }
+    }
+    let inputs = data::random_inputs(&typed.given, &sizes, 42)?;
+    verify_checks(&typed.given_info, &inputs)?;
+    let split = crate::devices::measure(src, &inputs, &devices, opts.repeats)?;
+    let single = crate::devices::measure(src, &inputs, &devices[..1], opts.repeats)?;
+    if opts.check {
+        let at = sizes_text(&sizes);
+        let reference = Reference::new(&typed.given, &inputs)?;
+        for (what, m) in [("split", &split), ("first device alone", &single)] {
+            let c = reference.against(&m.value, &at)?;
+            checks.push(format!("{what}: {c}"));
+        }
+    }
+    Ok(DevicesReport {
+        devices,
+        sizes,
+        repeats: opts.repeats.max(1),
+        split,
+        single,
+        check: if checks.is_empty() {
+            "not checked".into()
+        } else {
+            checks.join("; ")
+        },
+    })
+}
+
+/// The interpreter's result of `given` on `inputs`, computed once for the split and the
+/// one-device run (mm at 256³ takes seconds), and its error bounds when they are needed.
+struct Reference<'a> {
+    given: &'a ir::Program,
+    inputs: &'a data::Inputs,
+    expect: ir::interp::Value,
+    /// The bounded interpreter's result (or why there is none), once needed.
+    bounded: std::cell::OnceCell<Result<ir::interp::Value, Check>>,
+}
+
+impl<'a> Reference<'a> {
+    fn new(given: &'a ir::Program, inputs: &'a data::Inputs) -> Result<Reference<'a>, Error> {
+        let lookup = |n: &str| inputs.sizes.get(n).copied();
+        let expect = ir::interp::eval(given, &inputs.values, &lookup)
+            .map_err(|e| Error::Source(Diagnostic::new(e.span, e.message)))?;
+        Ok(Reference {
+            given,
+            inputs,
+            expect,
+            bounded: std::cell::OnceCell::new(),
+        })
+    }
+
+    /// `got` against the interpreter: within 1e-4, else within float32 error bounds (as
+    /// `lift tune` checks: a chaotic host loop's legal float32 results drift apart); an error
+    /// when it differs.
+    fn against(&self, got: &ir::interp::Value, at: &str) -> Result<String, Error> {
+        if values_close(&self.expect, got, 1e-4) {
+            return Ok(format!("equals the interpreter at {at} (float32, 1e-4)"));
+        }
+        let c = match self
+            .bounded
+            .get_or_init(|| bounded_eval_program(self.given, self.inputs, CHECK_STEPS))
+        {
+            Ok(r) => check_result(r, r, got),
+            Err(e) => e.clone(),
+        };
+        verdict(c, at)
+    }
+}
+
+fn verdict(c: Check, at: &str) -> Result<String, Error> {
+    match c {
+        Check::Ok { bound, .. } => Ok(format!(
+            "equals the interpreter at {at} (within float32 error bounds, largest {bound:.1e})"
+        )),
+        Check::Unchecked(why) => Ok(format!(
+            "not checked at {at}: further than 1e-4 from the float32 interpreter, and {why}"
+        )),
+        Check::NotRun => Ok(format!("not checked at {at}")),
+        Check::Wrong(why) => Err(Error::plain(format!(
+            "the OpenCL result differs from the interpreter at {at}: {why}"
+        ))),
+    }
+}
+
+fn kernel_ms(m: &crate::devices::MeasuredRun) -> f64 {
+    // The devices run side by side: the run's kernel time is the slowest device's.
+    m.devices.iter().map(|d| d.times.kernel_ms).fold(0.0, f64::max)
+}
+
+fn device_json(d: &crate::devices::MeasuredDevice) -> serde_json::Value {
+    serde_json::json!({
+        "index": d.index,
+        "device": d.device,
+        "name": d.name,
+        "share": [d.range.start, d.range.end],
+        "upload_ms": d.times.upload_ms,
+        "kernel_ms": d.times.kernel_ms,
+        "download_ms": d.times.download_ms,
+        "decode_ms": d.times.decode_ms,
+        "exchange_ms": d.times.exchange_ms,
+    })
+}
+
+fn measured_json(m: &crate::devices::Measured) -> serde_json::Value {
+    serde_json::json!({
+        "devices": m.median.devices.iter().map(device_json).collect::<Vec<_>>(),
+        "shares": m.shares,
+        "setup_ms": m.setup_ms,
+        "gather_ms": m.median.gather_ms,
+        "kernel_ms": kernel_ms(&m.median),
+        "wall_ms": m.median.wall_ms,
+        "total_ms": m.median.total_ms,
+        "walls_ms": m.walls_ms,
+    })
+}
+
+impl DevicesReport {
+    /// The one-device time over the split one: wall (to the bytes read back), kernels only
+    /// (the slowest device's), and total (to the gathered values).
+    pub fn speedup(&self) -> (f64, f64, f64) {
+        let (one, split) = (&self.single.median, &self.split.median);
+        (
+            one.wall_ms / split.wall_ms.max(1e-9),
+            kernel_ms(one) / kernel_ms(split).max(1e-9),
+            one.total_ms / split.total_ms.max(1e-9),
+        )
+    }
+
+    pub fn text(&self) -> String {
+        let s = &self.split;
+        let mut out = format!(
+            "devices: {}\nsizes: {}\nsplit: {} = {} ({} sliced; {} copied whole to every device){}\n",
+            self.devices.join(","),
+            sizes_text(&self.sizes),
+            s.size,
+            s.n,
+            if s.sliced.is_empty() {
+                "nothing".into()
+            } else {
+                s.sliced.join(", ")
+            },
+            if s.whole.is_empty() {
+                "nothing".into()
+            } else {
+                s.whole.join(", ")
+            },
+            if s.steps > 1 || s.median.devices.iter().any(|d| d.times.exchange_ms > 0.0) {
+                format!("; a host loop of {} steps, its state exchanged every step", s.steps)
+            } else {
+                String::new()
+            }
+        );
+        for why in &s.shares {
+            out.push_str(&format!("share of {why}\n"));
+        }
+        out.push_str(&format!(
+            "times in ms, the run of median wall time of {} after a warm-up run; kernels from profiling \
+             events (summed over kernels and steps), every other phase on the host around blocking \
+             calls; inputs sliced and made into bytes before the timed runs; wall: the first upload to \
+             the last part's bytes read back; total: to the gathered values\n",
+            self.repeats
+        ));
+        for (what, m) in [("split", s), ("first device alone", &self.single)] {
+            out.push_str(&format!("{what}:\n"));
+            for (d, setup) in m.median.devices.iter().zip(&m.setup_ms) {
+                let t = &d.times;
+                out.push_str(&format!(
+                    "  device {} ({}, {}): share {}..{}: upload {:.3}, kernels {:.3}, download {:.3}, decode {:.3}, exchange {:.3} (setup {:.1})\n",
+                    d.index, d.device, d.name, d.range.start, d.range.end, t.upload_ms, t.kernel_ms,
+                    t.download_ms, t.decode_ms, t.exchange_ms, setup
+                ));
+            }
+            out.push_str(&format!(
+                "  gather {:.3}, kernels (slowest device) {:.3}, wall {:.3}, total {:.3}\n",
+                m.median.gather_ms,
+                kernel_ms(&m.median),
+                m.median.wall_ms,
+                m.median.total_ms
+            ));
+        }
+        let (wall, kernels, total) = self.speedup();
+        out.push_str(&format!(
+            "speed-up over the first device alone: wall {wall:.2}x, kernels {kernels:.2}x, total {total:.2}x\n"
+        ));
+        out.push_str(&format!("check: {}\n", self.check));
+        out
+    }
+
+    /// One JSON object.
+    pub fn json(&self, program: &str) -> String {
+        let (wall, kernels, total) = self.speedup();
+        let v = serde_json::json!({
+            "program": program,
+            "devices": self.devices,
+            "sizes": self.sizes,
+            "repeats": self.repeats,
+            "split_size": self.split.size,
+            "split_length": self.split.n,
+            "steps": self.split.steps,
+            "sliced": self.split.sliced,
+            "whole": self.split.whole,
+            "split": measured_json(&self.split),
+            "single": measured_json(&self.single),
+            "speedup_wall": wall,
+            "speedup_kernels": kernels,
+            "speedup_total": total,
+            "timing": "kernels: profiling events summed over kernels and steps; other phases: host clock around blocking calls; wall: first upload to the last part's bytes on the host; total: to the gathered values",
+            "check": self.check,
         });
         format!("{v}\n")
     }

@@ -128,6 +128,10 @@ enum Command {
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
+        /// Split over these devices (`gpus`, `all` or `P:D,P:D`) and time each phase of each
+        /// device, next to the first device alone in the same invocation.
+        #[arg(long, conflicts_with_all = ["device", "as_written"])]
+        devices: Option<String>,
     },
 }
 
@@ -402,6 +406,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             check_size,
             as_written,
             json,
+            devices,
         } => {
             let (name, src) = read_program(&program)?;
             check_size_names(&src, "--size", &size)?;
@@ -412,7 +417,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 check,
                 check_sizes: check_size,
                 as_written,
+                devices,
             };
+            if opts.devices.is_some() {
+                let report = lift::bench::bench_devices(&src, &size, &opts).map_err(|e| e.render(&name, &src))?;
+                return to_stdout(&if json { report.json(&name) } else { report.text() });
+            }
             let report = lift::bench::bench(&src, &size, &opts).map_err(|e| e.render(&name, &src))?;
             to_stdout(&if json { report.json(&name) } else { report.text() })
         }

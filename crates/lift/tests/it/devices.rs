@@ -557,3 +557,174 @@ fn a_device_given_everything_runs_the_program_as_given() {
     );
     check(SAXPY, &ins, &devs, Some(&[0.0, 1.0]));
 }
+
+/// `lift bench PROG --devices D,D --json` (issue 17): runs the CLI and returns its one object.
+fn bench_devices(program: &std::path::Path, devs: &[String], sizes: &[&str], check: &[&str]) -> serde_json::Value {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lift"));
+    cmd.arg("bench")
+        .arg(program)
+        .args(["--devices", &devs.join(","), "--repeats", "3", "--json"]);
+    for s in sizes {
+        cmd.args(["--size", s]);
+    }
+    for s in check {
+        cmd.args(["--check-size", s]);
+    }
+    let out = cmd.output().expect("lift runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    crate::parse_json(&String::from_utf8_lossy(&out.stdout), "lift bench --devices --json")
+}
+
+/// Every field of a `bench --devices` report: per device its share (the shares cover the split
+/// range in order), upload, kernel, download, decode and exchange times; per run the gather
+/// and wall times; both the split and the first device alone, each checked equal to the
+/// interpreter; and the speed-ups.
+fn assert_report(r: &serde_json::Value, devices: usize, steps: u64) {
+    let n = r["split_length"].as_u64().expect("split_length");
+    assert_eq!(r["steps"].as_u64(), Some(steps), "{r}");
+    for (what, m, count) in [("split", &r["split"], devices), ("single", &r["single"], 1)] {
+        let ds = m["devices"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{what}: devices in {r}"));
+        assert_eq!(ds.len(), count, "{what}: {r}");
+        let mut next = 0;
+        for d in ds {
+            let share = d["share"].as_array().expect("share");
+            assert_eq!(share[0].as_u64(), Some(next), "{what}: shares in order: {r}");
+            next = share[1].as_u64().expect("share end");
+            for f in ["upload_ms", "kernel_ms", "download_ms", "decode_ms", "exchange_ms"] {
+                let t = d[f].as_f64().unwrap_or_else(|| panic!("{what}: {f} in {d}"));
+                assert!(t >= 0.0, "{what}: {f} in {d}");
+            }
+            assert!(d["kernel_ms"].as_f64() > Some(0.0), "{what}: no kernel time in {d}");
+            assert!(d["upload_ms"].as_f64() > Some(0.0), "{what}: no upload time in {d}");
+            // A host loop sends the new state every step after the first; a program without
+            // one sends nothing.
+            assert_eq!(
+                d["exchange_ms"].as_f64() > Some(0.0),
+                steps > 1,
+                "{what}: exchange in {d}"
+            );
+            assert!(d["name"].is_string() && d["device"].is_string(), "{d}");
+        }
+        assert_eq!(next, n, "{what}: the shares cover 0..{n}: {r}");
+        assert_eq!(m["walls_ms"].as_array().map(Vec::len), Some(3), "{what}: {r}");
+        assert!(m["wall_ms"].as_f64() > Some(0.0), "{what}: {r}");
+        assert!(m["total_ms"].as_f64() >= m["wall_ms"].as_f64(), "{what}: {r}");
+        assert!(m["gather_ms"].as_f64() >= Some(0.0), "{what}: {r}");
+        assert_eq!(m["setup_ms"].as_array().map(Vec::len), Some(count), "{what}: {r}");
+    }
+    assert!(
+        r["speedup_wall"].as_f64() > Some(0.0) && r["speedup_kernels"].as_f64() > Some(0.0),
+        "{r}"
+    );
+    let check = r["check"].as_str().expect("check");
+    assert!(
+        check.starts_with("split: equals the interpreter")
+            && check.contains("; first device alone: equals the interpreter"),
+        "{check}"
+    );
+}
+
+#[test]
+fn bench_devices_times_each_phase_of_a_map() {
+    let Some(devs) = twice() else { return };
+    let r = bench_devices(&examples_dir().join("saxpy.lisp"), &devs, &["N=4096"], &["N=100"]);
+    assert_report(&r, 2, 1);
+    assert_eq!(r["split"]["devices"][0]["share"], serde_json::json!([0, 2048]), "{r}");
+    // The text report: each device's phases, both runs, the speed-ups and the check.
+    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .arg("bench")
+        .arg(examples_dir().join("saxpy.lisp"))
+        .args([
+            "--devices",
+            &devs.join(","),
+            "--size",
+            "N=4096",
+            "--repeats",
+            "1",
+            "--check",
+        ])
+        .output()
+        .expect("lift runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for needle in [
+        "share 0..2048: upload ",
+        "share 2048..4096: upload ",
+        "first device alone:\n  device 0 ",
+        "share 0..4096: upload ",
+        ", kernels ",
+        ", download ",
+        ", exchange ",
+        "speed-up over the first device alone: wall ",
+        "check: split: equals the interpreter at N=4096",
+    ] {
+        assert!(text.contains(needle), "{needle:?} in\n{text}");
+    }
+}
+
+#[test]
+fn bench_devices_times_each_phase_of_mm() {
+    let Some(devs) = twice() else { return };
+    let r = bench_devices(
+        &examples_dir().join("hl_mm.lisp"),
+        &devs,
+        &["M=64", "K=32", "N=16"],
+        &["M=8", "K=4", "N=4"],
+    );
+    assert_report(&r, 2, 1);
+    assert_eq!(r["sliced"], serde_json::json!(["a"]), "{r}");
+}
+
+/// A host loop: the state goes to every device each step, so each has exchange time, and the
+/// whole run (every step) equals the interpreter.
+#[test]
+fn bench_devices_times_each_phase_of_a_host_loop() {
+    let Some(devs) = twice() else { return };
+    let src = std::fs::read_to_string(examples_dir().join("host_nbody.lisp")).expect("the example");
+    assert!(src.contains("(iterate #1000"), "the example's loop changed");
+    let dir = std::env::temp_dir().join(format!("lift-it-bench-devices-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let file = dir.join("host_nbody_5.lisp");
+    std::fs::write(&file, src.replace("(iterate #1000", "(iterate #5")).expect("written");
+    let r = bench_devices(&file, &devs, &["N=96"], &["N=12"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_report(&r, 2, 5);
+}
+
+/// The measured run's value itself, at the timed sizes, is the interpreter's (split unevenly:
+/// 3 rows over two devices of one).
+#[test]
+fn a_measured_split_equals_the_interpreter() {
+    let Some(devs) = twice() else { return };
+    let ins = inputs(
+        vec![matrix(3, 5, 41), matrix(5, 2, 42)],
+        &[("M", 3), ("K", 5), ("N", 2)],
+    );
+    let typed = lift::compile(MM, &lift::Options::types_only()).expect("types");
+    let lookup = |n: &str| ins.sizes.get(n).copied();
+    let want = ir::interp::eval(&typed.given, &ins.values, &lookup).expect("the interpreter runs it");
+    let m = lift::devices::measure(MM, &ins, &devs, 2).unwrap_or_else(|e| panic!("{}", e.message()));
+    assert!(lift::values_close(&want, &m.value, 1e-4), "{:?}", m.value);
+    let ranges: Vec<_> = m.median.devices.iter().map(|d| d.range.clone()).collect();
+    assert_eq!(ranges, vec![0..2, 2..3]);
+}
+
+/// A program that is not split is one clear error (nothing to compare), not a panic.
+#[test]
+fn bench_devices_of_a_program_that_does_not_split_says_why() {
+    let Some(devs) = twice() else { return };
+    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .arg("bench")
+        .arg(examples_dir().join("reverse.lisp"))
+        .args(["--devices", &devs.join(","), "--size", "N=64"])
+        .output()
+        .expect("lift runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("is not split over devices") && !err.contains("panicked"),
+        "{err}"
+    );
+}
