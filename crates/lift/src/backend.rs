@@ -1414,7 +1414,10 @@ impl Resident {
         times.download_ms = t.elapsed().as_secs_f64() * 1e3;
         if self.plan.uses_error_flag() {
             let b = self.session.read_resident(self.flag, 0, 4).map_err(run_error)?;
-            at_check(&self.plan, i32::from_le_bytes([b[0], b[1], b[2], b[3]]))?;
+            let flag = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            flag_error(&self.plan, flag, &self.env, |b| {
+                read_int(&self.session, self.fixed.get(&b).copied())
+            })?;
         }
         let t = std::time::Instant::now();
         let value = decode_dims(&bytes, &self.out_dims, &self.out_elem);
