@@ -48,6 +48,8 @@ struct State {
     clean: BTreeMap<String, (u64, String)>,
     /// (class, signature) -> case ids, and the folder of the shrunk repro.
     defects: BTreeMap<(Class, String), (Vec<String>, Option<String>)>,
+    /// The first case that differed only where no error bound exists.
+    first_unbounded: Option<String>,
 }
 
 /// A file-name-safe, stable name for a signature.
@@ -147,6 +149,9 @@ fn resume(cfg: &Config, state: &mut State, claimed: &mut BTreeSet<(Class, String
         if class == Class::CleanError {
             state.clean.entry(sig.to_string()).or_insert((0, id.clone())).0 += 1;
         }
+        if class == Class::Unbounded && state.first_unbounded.is_none() {
+            state.first_unbounded = Some(id.clone());
+        }
         if class.is_defect() {
             let key = (class, sig.to_string());
             let dir = cfg.out.join(slug(class, sig));
@@ -239,6 +244,9 @@ pub fn run(cfg: &Config) -> Result<String, String> {
                     if v.class == Class::CleanError {
                         s.clean.entry(v.signature.clone()).or_insert((0, case.id.clone())).0 += 1;
                     }
+                    if v.class == Class::Unbounded && s.first_unbounded.is_none() {
+                        s.first_unbounded = Some(case.id.clone());
+                    }
                     if v.class.is_defect() {
                         s.defects.entry(key.clone()).or_default().0.push(case.id.clone());
                     }
@@ -327,6 +335,14 @@ fn summary(s: &State, cfg: &Config, took: Duration) -> String {
     for (msg, (n, first)) in clean {
         let _ = writeln!(out, "  {n:6}  {msg}  (first {first})");
     }
+    let unbounded = count(Class::Unbounded);
+    let _ = writeln!(
+        out,
+        "different only where no float32 error bound exists (ill-conditioned, not a defect): {unbounded}{}",
+        s.first_unbounded
+            .as_ref()
+            .map_or(String::new(), |f| format!("  (first {f})"))
+    );
     for class in Class::ALL.into_iter().filter(|c| c.is_defect()) {
         let _ = writeln!(out, "{}: {}", class.name(), count(class));
         let mut sigs: Vec<_> = s.defects.iter().filter(|((c, _), _)| *c == class).collect();

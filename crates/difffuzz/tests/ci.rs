@@ -140,3 +140,33 @@ fn fixed_seed_has_only_known_failures() {
         problems.join("\n\n")
     );
 }
+
+/// A chaotic loop (found by seed 17, case 5715): `x ↦ (-2 - x) sin x`, 136 times. An ulp of
+/// difference in `sin` (OpenCL allows four) grows until the results share nothing, yet nothing
+/// was miscompiled (one step agrees exactly). The interpreter's error analysis bounds none of
+/// the elements, so the verdict is `unbounded`, not `wrong`.
+#[test]
+fn chaotic_loops_are_unbounded_not_wrong() {
+    if !difffuzz::api::has_device() {
+        eprintln!("skipping: no OpenCL device");
+        return;
+    }
+    let src = "(lift (K N) ((array-type float N) float (array-type int N) (array-type int K))
+  (lambda (xs ys zs steps)
+    (iterate #8 (lambda (s1) (iterate K (lambda (s2) (toGlobal (mapGlb (lambda (x3) (min 64.0f (max -64.0f (* (- -2.0f x3) (sin x3))))) s2))) s1)) xs)))";
+    let data = |k: usize| {
+        format!(
+            "{{\"steps\":{:?},\"xs\":[1.0,3.0,-1.0,3.0,2.5,-3.5,1.75,-1.5,-0.25,0.5,1.75,3.75,-3.0,-4.0,0.0,0.0],\"ys\":1.25,\"zs\":[-6,4,3,1,4,3,2,7,5,-6,7,-8,7,0,3,-6]}}",
+            vec![1; k]
+        )
+    };
+    let one = oracle::evaluate(src, &data(1), None);
+    assert_eq!(one.class, Class::Agree, "{}", one.detail);
+    let many = oracle::evaluate(src, &data(17), None);
+    assert!(
+        matches!(many.class, Class::Unbounded | Class::Agree),
+        "{:?}: {}",
+        many.class,
+        many.detail
+    );
+}

@@ -23,8 +23,8 @@ mod filter;
 mod fuzz;
 mod host;
 mod interp;
-mod onekernel;
 mod mmrb_regblock;
+mod onekernel;
 mod opencl;
 mod snapshots;
 
