@@ -1276,9 +1276,21 @@ impl Resident {
 
     /// Runs every kernel once and reads the result back.
     pub fn launch(&mut self) -> Result<Value, Error> {
+        self.enqueue_kernels()?;
+        let bytes = self
+            .session
+            .read_resident(self.out, 0, self.session.bytes_of(self.out))
+            .map_err(run_error)?;
+        self.check_flag()?;
+        Ok(decode_dims(&bytes, &self.out_dims, &self.out_elem))
+    }
+
+    /// Zeroes what must start at zero and enqueues every kernel once: their events.
+    fn enqueue_kernels(&mut self) -> Result<Vec<host_runner::LaunchEvent>, Error> {
         for r in &self.zeroed {
             self.session.zero(*r).map_err(run_error)?;
         }
+        let mut events = vec![];
         for k in &self.plan.kernels {
             let launch = launch_of(
                 &self.plan,
@@ -1306,14 +1318,17 @@ impl Resident {
                 },
             )?;
             self.session.check_launch(&self.prepared, &launch).map_err(run_error)?;
-            self.session
-                .enqueue_resident(&self.prepared, &launch)
-                .map_err(run_error)?;
+            events.extend(
+                self.session
+                    .enqueue_resident(&self.prepared, &launch)
+                    .map_err(run_error)?,
+            );
         }
-        let bytes = self
-            .session
-            .read_resident(self.out, 0, self.session.bytes_of(self.out))
-            .map_err(run_error)?;
+        Ok(events)
+    }
+
+    /// The error of the device-side checks, read after the kernels ran.
+    fn check_flag(&self) -> Result<(), Error> {
         if self.plan.uses_error_flag() {
             let b = self.session.read_resident(self.flag, 0, 4).map_err(run_error)?;
             let flag = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
@@ -1321,7 +1336,7 @@ impl Resident {
                 read_int(&self.session, self.fixed.get(&b).copied())
             })?;
         }
-        Ok(decode_dims(&bytes, &self.out_dims, &self.out_elem))
+        Ok(())
     }
 }
 
@@ -1364,43 +1379,7 @@ impl Resident {
     /// [`Resident::launch`] with each phase timed: the queue is drained after the kernels so
     /// that the read that follows is the transfer alone.
     pub fn launch_profiled(&mut self) -> Result<(Value, ResidentTimes), Error> {
-        for r in &self.zeroed {
-            self.session.zero(*r).map_err(run_error)?;
-        }
-        let mut events = vec![];
-        for k in &self.plan.kernels {
-            let launch = launch_of(
-                &self.plan,
-                k,
-                &self.env,
-                host_runner::KernelArg::Buffer(self.flag.0),
-                |b| {
-                    let r = match self.plan.memory.buffers[b].role {
-                        Role::Input(p) => match &self.params[p] {
-                            HostVal::Dev(r) => *r,
-                            HostVal::Scalar(_) => {
-                                return Err(Error::plain(format!("internal: input {p} is not on the device")))
-                            }
-                        },
-                        Role::Output => self.out,
-                        _ => *self.fixed.get(&b).ok_or_else(|| {
-                            Error::plain(format!("internal: buffer {b} of a resident program has no storage"))
-                        })?,
-                    };
-                    Ok(host_runner::KernelArg::Buffer(r.0))
-                },
-                |p| match &self.params[p] {
-                    HostVal::Scalar(v) => scalar_arg(v),
-                    v => Err(Error::plain(format!("internal: parameter value {v:?} is not a scalar"))),
-                },
-            )?;
-            self.session.check_launch(&self.prepared, &launch).map_err(run_error)?;
-            events.extend(
-                self.session
-                    .enqueue_resident(&self.prepared, &launch)
-                    .map_err(run_error)?,
-            );
-        }
+        let events = self.enqueue_kernels()?;
         self.session.finish().map_err(run_error)?;
         let mut times = ResidentTimes::default();
         for e in &events {
@@ -1412,13 +1391,7 @@ impl Resident {
             .read_resident(self.out, 0, self.session.bytes_of(self.out))
             .map_err(run_error)?;
         times.download_ms = t.elapsed().as_secs_f64() * 1e3;
-        if self.plan.uses_error_flag() {
-            let b = self.session.read_resident(self.flag, 0, 4).map_err(run_error)?;
-            let flag = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-            flag_error(&self.plan, flag, &self.env, |b| {
-                read_int(&self.session, self.fixed.get(&b).copied())
-            })?;
-        }
+        self.check_flag()?;
         let t = std::time::Instant::now();
         let value = decode_dims(&bytes, &self.out_dims, &self.out_elem);
         times.decode_ms = t.elapsed().as_secs_f64() * 1e3;
