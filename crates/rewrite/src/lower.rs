@@ -573,30 +573,8 @@ impl Lowerer<'_> {
     /// work-item), starting from `z`; `None` when `g` is not `λc. reduce f z (map h (zip r c))`.
     /// `R` and `C` (the tiles) and the row variable `r` must be in scope.
     fn ktiled_body(&mut self, p: &Tiled, kt: i64) -> Option<ExprId> {
-        let g = &p.g;
-        let (c, red) = (g.kids.first()?, g.kids.get(1)?);
-        if g.op != TOp::Lam || red.op != TOp::Reduce || red.kids[2].op != TOp::Map {
-            return None;
-        }
-        let (f, z, m) = (&red.kids[0], &red.kids[1], &red.kids[2]);
-        let (h, zipped) = (&m.kids[0], &m.kids[1]);
-        let name_of = |t: &Rc<Term>| match &t.op {
-            TOp::Sym(s) => Some(s.to_string()),
-            _ => None,
-        };
-        let (TOp::Sym(fs), TOp::Sym(zs), TOp::Sym(hs), TOp::Other(zip)) = (&f.op, &z.op, &h.op, &zipped.op) else {
-            return None;
-        };
-        if self.leaf_text(zip) != "zip" || zipped.kids.len() != 2 {
-            return None;
-        }
-        let (a, b) = (name_of(&zipped.kids[0])?, name_of(&zipped.kids[1])?);
-        let c = name_of(c)?;
-        let swapped = match (a == p.r, b == c) {
-            (true, true) => false,
-            _ if a == c && b == p.r => true,
-            _ => return None,
-        };
+        let (fs, zs, hs, swapped) = self.dot_parts(&p.g, &p.r)?;
+        let (fs, zs, hs) = (&fs, &zs, &hs);
         let [acc, tiles, la, lb, ar, ab, s, q, _v, _x, i] =
             ["acc", "tiles", "la", "lb", "ar", "ab", "s", "q", "v", "x", "i"].map(|n| self.name(n));
         // step = λacc tiles. let la = toLocal (copy (get 0 tiles)) in

@@ -561,37 +561,14 @@ fn work_group_reduction_kernels() {
         cases,
         |(name, _)| name,
         |(name, sizes)| {
-            let path = suite_dir().join(name).display().to_string();
-            let mut args = vec!["explore".to_string(), path, "--top".into(), "1".into()];
-            args.extend(sizes.iter().map(|s| format!("--size={s}")));
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let out = lift_cli(&args, &scratch).map_err(|e| format!("lift explore: {e}"))?;
-            let (description, source) = explored_variants(&out)
-                .into_iter()
-                .next()
-                .ok_or("lift explore printed no variant")?;
-            if !description.contains("work-group reduction") {
-                return Err(format!("the best variant is not a work-group reduction: {description}"));
-            }
-            let compiled = lift::compile(
-                &source,
-                &lift::Options {
-                    as_written: true,
-                    ..lift::Options::default()
-                },
+            snapshot_best_kernel(
+                name,
+                sizes,
+                "work-group reduction",
+                "a work-group reduction",
+                "cgo17_best",
+                &scratch,
             )
-            .map_err(|e| e.message())?;
-            let cl = compiled.text(lift::Emit::Cl).map_err(|e| e.message())?;
-            let suffix = format!("{}_{}", name.trim_end_matches(".lisp"), sizes.join("_"));
-            insta::with_settings!({
-                snapshot_suffix => format!("cgo17_best__{suffix}"),
-                prepend_module_to_snapshot => false,
-                omit_expression => true,
-                description => format!("lift explore bench/cgo17/{name} --top 1 {}, then --emit cl", sizes.join(" ")),
-            }, {
-                insta::assert_snapshot!("cl", format!(";; {description}\n{cl}"));
-            });
-            Ok(())
         },
     );
 }
@@ -733,39 +710,14 @@ fn column_block_kernels() {
         cases,
         |(name, _)| name,
         |(name, sizes)| {
-            let path = suite_dir().join(name).display().to_string();
-            let mut args = vec!["explore".to_string(), path, "--top".into(), "1".into()];
-            args.extend(sizes.iter().map(|s| format!("--size={s}")));
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let out = lift_cli(&args, &scratch).map_err(|e| format!("lift explore: {e}"))?;
-            let (description, source) = explored_variants(&out)
-                .into_iter()
-                .next()
-                .ok_or("lift explore printed no variant")?;
-            if !description.contains("column blocks") {
-                return Err(format!(
-                    "the best variant is not a column-block reduction: {description}"
-                ));
-            }
-            let compiled = lift::compile(
-                &source,
-                &lift::Options {
-                    as_written: true,
-                    ..lift::Options::default()
-                },
+            snapshot_best_kernel(
+                name,
+                sizes,
+                "column blocks",
+                "a column-block reduction",
+                "colreduce",
+                &scratch,
             )
-            .map_err(|e| e.message())?;
-            let cl = compiled.text(lift::Emit::Cl).map_err(|e| e.message())?;
-            let suffix = format!("{}_{}", name.trim_end_matches(".lisp"), sizes.join("_"));
-            insta::with_settings!({
-                snapshot_suffix => format!("colreduce__{suffix}"),
-                prepend_module_to_snapshot => false,
-                omit_expression => true,
-                description => format!("lift explore bench/cgo17/{name} --top 1 {}, then --emit cl", sizes.join(" ")),
-            }, {
-                insta::assert_snapshot!("cl", format!(";; {description}\n{cl}"));
-            });
-            Ok(())
         },
     );
 }
@@ -857,39 +809,58 @@ fn loc_best_kernels() {
         cases,
         |(name, ..)| name,
         |(name, sizes, want)| {
-            let path = suite_dir().join(name).display().to_string();
-            let mut args = vec!["explore".to_string(), path, "--top".into(), "1".into()];
-            args.extend(sizes.iter().map(|s| format!("--size={s}")));
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let out = lift_cli(&args, &scratch).map_err(|e| format!("lift explore: {e}"))?;
-            let (description, source) = explored_variants(&out)
-                .into_iter()
-                .next()
-                .ok_or("lift explore printed no variant")?;
-            if !description.contains(want) {
-                return Err(format!(
-                    "the best variant is not the expected one ({want}): {description}"
-                ));
-            }
-            let compiled = lift::compile(
-                &source,
-                &lift::Options {
-                    as_written: true,
-                    ..lift::Options::default()
-                },
+            snapshot_best_kernel(
+                name,
+                sizes,
+                want,
+                &format!("the expected one ({want})"),
+                "loc_best",
+                &scratch,
             )
-            .map_err(|e| e.message())?;
-            let cl = compiled.text(lift::Emit::Cl).map_err(|e| e.message())?;
-            let suffix = format!("{}_{}", name.trim_end_matches(".lisp"), sizes.join("_"));
-            insta::with_settings!({
-                snapshot_suffix => format!("loc_best__{suffix}"),
-                prepend_module_to_snapshot => false,
-                omit_expression => true,
-                description => format!("lift explore bench/cgo17/{name} --top 1 {}, then --emit cl", sizes.join(" ")),
-            }, {
-                insta::assert_snapshot!("cl", format!(";; {description}\n{cl}"));
-            });
-            Ok(())
         },
     );
+}
+
+/// Snapshots the OpenCL of the rewriter's best variant of suite program `name` at `sizes`
+/// (`lift explore --top 1`, variant 0) as `cl@<prefix>__<file>_<sizes>.snap`, after checking
+/// that its description contains `want` (else the error names it as `what`).
+fn snapshot_best_kernel(
+    name: &str,
+    sizes: &[&str],
+    want: &str,
+    what: &str,
+    prefix: &str,
+    scratch: &Scratch,
+) -> Result<(), String> {
+    let path = suite_dir().join(name).display().to_string();
+    let mut args = vec!["explore".to_string(), path, "--top".into(), "1".into()];
+    args.extend(sizes.iter().map(|s| format!("--size={s}")));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = lift_cli(&args, scratch).map_err(|e| format!("lift explore: {e}"))?;
+    let (description, source) = explored_variants(&out)
+        .into_iter()
+        .next()
+        .ok_or("lift explore printed no variant")?;
+    if !description.contains(want) {
+        return Err(format!("the best variant is not {what}: {description}"));
+    }
+    let compiled = lift::compile(
+        &source,
+        &lift::Options {
+            as_written: true,
+            ..lift::Options::default()
+        },
+    )
+    .map_err(|e| e.message())?;
+    let cl = compiled.text(lift::Emit::Cl).map_err(|e| e.message())?;
+    let suffix = format!("{}_{}", name.trim_end_matches(".lisp"), sizes.join("_"));
+    insta::with_settings!({
+        snapshot_suffix => format!("{prefix}__{suffix}"),
+        prepend_module_to_snapshot => false,
+        omit_expression => true,
+        description => format!("lift explore bench/cgo17/{name} --top 1 {}, then --emit cl", sizes.join(" ")),
+    }, {
+        insta::assert_snapshot!("cl", format!(";; {description}\n{cl}"));
+    });
+    Ok(())
 }
