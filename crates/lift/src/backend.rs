@@ -150,6 +150,24 @@ struct Env {
 }
 
 impl Env {
+    /// The plan's C-level sizes from the user's (`inputs.sizes`), then the capacities of its
+    /// run-time lengths, which are expressions of those.
+    fn of_plan(plan: &KernelPlan, sizes: &BTreeMap<String, i64>) -> Result<Env, Error> {
+        let mut env = Env {
+            values: BTreeMap::new(),
+        };
+        for (user, c) in &plan.sizes {
+            if let Some(v) = sizes.get(user) {
+                env.values.insert(c.clone(), *v);
+            }
+        }
+        for (c, cap) in &plan.capacities {
+            let v = env.eval(cap, "the capacity")?;
+            env.values.insert(c.clone(), v as i64);
+        }
+        Ok(env)
+    }
+
     fn eval(&self, e: &arith::ArithExpr, what: &str) -> Result<usize, Error> {
         let v = e
             .eval(&|n| self.values.get(n).copied())
@@ -203,18 +221,7 @@ pub fn run_measured(
     repeats: usize,
     baseline: bool,
 ) -> Result<Measured, Error> {
-    let mut env = Env {
-        values: BTreeMap::new(),
-    };
-    for (user, c) in &plan.sizes {
-        if let Some(v) = inputs.sizes.get(user) {
-            env.values.insert(c.clone(), *v);
-        }
-    }
-    for (c, cap) in &plan.capacities {
-        let v = env.eval(cap, "the capacity")?;
-        env.values.insert(c.clone(), v as i64);
-    }
+    let env = Env::of_plan(plan, &inputs.sizes)?;
     let mut host_index = BTreeMap::new();
     let mut buffers = vec![];
     for (i, b) in plan.global_buffers() {
@@ -990,18 +997,7 @@ impl HostExec<'_> {
     }
 
     fn make_unit(&mut self, plan: &KernelPlan) -> Result<UnitRt, Error> {
-        let mut env = Env {
-            values: BTreeMap::new(),
-        };
-        for (user, c) in &plan.sizes {
-            if let Some(v) = self.inputs.sizes.get(user) {
-                env.values.insert(c.clone(), *v);
-            }
-        }
-        for (c, cap) in &plan.capacities {
-            let v = env.eval(cap, "the capacity")?;
-            env.values.insert(c.clone(), v as i64);
-        }
+        let env = Env::of_plan(plan, &self.inputs.sizes)?;
         if plan.result.lengths.is_some() {
             // `validate` refuses filter results that cross a section.
             return Err(Error::plain(format!(
@@ -1196,18 +1192,7 @@ impl Resident {
         if plan.result.lengths.is_some() {
             return Err(Error::plain("internal: a resident program returning a filter result"));
         }
-        let mut env = Env {
-            values: BTreeMap::new(),
-        };
-        for (user, c) in &plan.sizes {
-            if let Some(v) = inputs.sizes.get(user) {
-                env.values.insert(c.clone(), *v);
-            }
-        }
-        for (c, cap) in &plan.capacities {
-            let v = env.eval(cap, "the capacity")?;
-            env.values.insert(c.clone(), v as i64);
-        }
+        let env = Env::of_plan(plan, &inputs.sizes)?;
         let names: Vec<&str> = plan.kernels.iter().map(|k| k.name.as_str()).collect();
         let prepared = session
             .prepare(&plan.source, "-cl-std=CL1.2", &names)

@@ -152,18 +152,7 @@ fn bench_host(
             Ok(r) => check_result(r, r, got),
             Err(e) => e.clone(),
         };
-        match c {
-            Check::Ok { bound, .. } => Ok(format!(
-                "equals the interpreter at {at} (within float32 error bounds, largest {bound:.1e})"
-            )),
-            Check::Unchecked(why) => Ok(format!(
-                "not checked at {at}: further than 1e-4 from the float32 interpreter, and {why}"
-            )),
-            Check::NotRun => Ok(format!("not checked at {at}")),
-            Check::Wrong(why) => Err(Error::plain(format!(
-                "the OpenCL result differs from the interpreter at {at}: {why}"
-            ))),
-        }
+        verdict(c, at)
     };
     let mut checks = vec![];
     if !opts.check_sizes.is_empty() {
