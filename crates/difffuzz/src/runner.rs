@@ -157,6 +157,9 @@ impl Drop for Runner {
 pub fn serve(device: Option<&str>) {
     // Panics are caught and reported as verdicts; the default hook would only add noise.
     std::panic::set_hook(Box::new(|_| {}));
+    // One context per device for the worker's life, not one per case: context creation is
+    // serialised by NVIDIA's driver across processes and capped the fuzzer at ~5 cases/s.
+    host_runner::keep_sessions();
     let stdin = std::io::stdin();
     let mut out = std::io::stdout();
     for line in stdin.lock().lines() {

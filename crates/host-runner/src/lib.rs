@@ -23,7 +23,7 @@ pub use cache::default_cache_dir;
 pub use device::{describe_devices, device_info, devices, DeviceInfo, DeviceKind, LOCAL_MEM_VAR, MAX_WORK_GROUP_VAR};
 pub use error::Error;
 pub use plan::{BufferInit, BufferSpec, KernelArg, Launch, Plan, ReadSpec, RunOptions, RunResult};
-pub use session::{LaunchEvent, PendingRead, Prepared, Resident, Session};
+pub use session::{keep_sessions, LaunchEvent, PendingRead, Prepared, Resident, Session};
 
 /// The variable that makes a missing OpenCL device a test failure (CI sets it).
 pub const REQUIRE_OPENCL_VAR: &str = "LIFT_REQUIRE_OPENCL";

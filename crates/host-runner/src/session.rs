@@ -23,6 +23,19 @@ const CL_BUILD_PROGRAM_FAILURE: i32 = -11;
 const CL_INVALID_BUILD_OPTIONS: i32 = -43;
 const CL_INVALID_KERNEL_NAME: i32 = -46;
 
+/// Sessions kept between runs when [`keep_sessions`] was called (`None`: every run opens its
+/// own). Opening a context costs NVIDIA's driver about a fifth of a second under a lock that
+/// serialises the processes of a machine: a process running thousands of small programs (the
+/// differential fuzzer's worker) keeps one per device instead.
+static POOL: std::sync::Mutex<Option<HashMap<String, Session>>> = std::sync::Mutex::new(None);
+
+/// Makes [`Session::keep`] keep sessions for [`Session::reuse`], for the rest of the process.
+pub fn keep_sessions() {
+    POOL.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert_with(HashMap::new);
+}
+
 pub struct Session {
     // Field order is drop order: buffers, programs and the queue go before their context.
     resident: Vec<(Buffer<u8>, usize)>,
@@ -70,6 +83,35 @@ impl Session {
 
     pub fn info(&self) -> &DeviceInfo {
         &self.info
+    }
+
+    /// A session for `device`: one kept by [`Session::keep`] if [`keep_sessions`] is on and one
+    /// was kept for the same device string, else a newly opened one.
+    pub fn reuse(device: Option<&str>) -> Result<Session, Error> {
+        let key = device.unwrap_or("").to_string();
+        let kept = POOL
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+            .and_then(|p| p.remove(&key));
+        match kept {
+            Some(s) => Ok(s),
+            None => Session::open(device),
+        }
+    }
+
+    /// Hands a session back after a run that succeeded, for [`Session::reuse`]: its buffers
+    /// and programs are released, its context and queue kept. Without [`keep_sessions`] (or
+    /// if the queue cannot be drained) the session is simply dropped.
+    pub fn keep(mut self, device: Option<&str>) {
+        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = pool.as_mut() {
+            if self.finish().is_ok() {
+                self.resident.clear();
+                self.programs.clear();
+                p.insert(device.unwrap_or("").to_string(), self);
+            }
+        }
     }
 
     pub fn cache_dir(&self) -> Option<&Path> {

@@ -315,7 +315,7 @@ pub fn run_measured(
         launches,
         reads,
     };
-    let mut session = host_runner::Session::open(device).map_err(|e| Error::plain(e.to_string()))?;
+    let mut session = host_runner::Session::reuse(device).map_err(|e| Error::plain(e.to_string()))?;
     let out = session
         .run(
             &host_plan,
@@ -418,10 +418,12 @@ pub fn run_measured(
     } else {
         None
     };
+    let device_name = session.info().name.clone();
+    session.keep(device);
     Ok(Measured {
         value,
         timing,
-        device: session.info().name.clone(),
+        device: device_name,
         kernel_ns: out.kernel_times_ns,
         input_bytes,
         copy_ns,
@@ -651,7 +653,7 @@ fn run_host_once(
     time: bool,
     checked: bool,
 ) -> Result<(Value, Option<HostMeasure>), (Error, bool)> {
-    let session = host_runner::Session::open(device).map_err(|e| (Error::plain(e.to_string()), false))?;
+    let session = host_runner::Session::reuse(device).map_err(|e| (Error::plain(e.to_string()), false))?;
     let mut x = HostExec {
         units: (0..hp.units.len()).map(|_| None).collect(),
         session,
@@ -669,6 +671,15 @@ fn run_host_once(
     };
     let r = x.run();
     let flag_failed = x.flag_failed;
+    if r.is_ok() {
+        // The units' buffers go before their session is kept (or dropped).
+        let HostExec {
+            session, units, events, ..
+        } = x;
+        drop(events);
+        drop(units);
+        session.keep(device);
+    }
     r.map_err(|e| (e, flag_failed))
 }
 
