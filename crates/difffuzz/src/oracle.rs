@@ -187,6 +187,21 @@ fn evaluate_unguarded(src: &str, data: &str, device: Option<&str>) -> Verdict {
                         ),
                     )
                 }
+                // A decision (`to-int`, a comparison steering `if` or a loop) that rounding
+                // can change: no order-independent answer exists, as with an element that
+                // has no bound.
+                Err(r) if r.message.starts_with("unbounded: ") => {
+                    return Verdict::new(
+                        Class::Unbounded,
+                        "no float32 error bound",
+                        format!(
+                            "expected (interpreter) {}\nobserved (OpenCL)      {}\n({})",
+                            short(&api::json(&want)),
+                            short(&api::json(&got)),
+                            r.message
+                        ),
+                    )
+                }
                 Err(r) => format!("no bounded evaluation ({})", r.message),
             };
             Verdict::new(

@@ -170,3 +170,27 @@ fn chaotic_loops_are_unbounded_not_wrong() {
         many.detail
     );
 }
+
+/// Seed 20, case 39448: an `iterate-until` whose condition compares values of a chaotic
+/// iteration. The bounded interpretation stops at that comparison (rounding can change it), so
+/// no element has a bound; the verdict is `unbounded`, not `wrong` (it was `wrong` before).
+#[test]
+fn a_decision_rounding_can_change_is_unbounded_not_wrong() {
+    if !difffuzz::api::has_device() {
+        eprintln!("skipping: no OpenCL device");
+        return;
+    }
+    let src = r#"(lift
+  (K N)
+  ((array-type float N) int (array-type float N) (array-type int K))
+  (lambda (xs ys zs steps)
+    (iterate-until #20 (lambda (prev1 next2) (join (mapGlb (lambda (c) (toGlobal (reduceSeq (lambda (acc3 x4) (and acc3 (> x4 x4))) true c))) (split N next2)))) (lambda (s5) (iterate K (lambda (s6) (toGlobal (mapGlb (lambda (x7) (min 64.0f (max -64.0f ((lambda (v8) (cos v8)) (dot (vec x7 0.25f x7 x7) (vec x7 x7 x7 3.0f)))))) s6))) s5)) zs)))"#;
+    let data = r#"{"steps":[-7,6,-2,0,1,-3,-8,4,3,-7,4,8,-3,-2,0,-2,0],"xs":[3.75,-1.0,-1.25,0.0,2.5,3.5,0.75,1.0,3.25,-3.25,2.5,-3.5,-2.25,2.75,-2.25,-3.5,0.5,-3.25,0.75,2.5,-3.75,1.5,1.25,3.75,-3.5,-1.75,1.25,2.5,2.75,1.5,1.5,-2.75,-0.25,-2.25,0.75,2.5,-3.75,2.0,4.0,-1.5,4.0,1.25,1.5,-3.25,-3.5,-0.25,0.25,-2.25],"ys":-3,"zs":[-1.5,0.0,-2.25,1.75,-3.25,1.25,-3.5,-2.0,0.5,0.75,-1.0,-2.25,0.75,3.25,-2.75,3.0,1.5,0.5,-0.25,-4.0,-0.25,1.25,-1.5,-0.25,0.75,-2.25,-3.5,2.5,-1.0,2.25,-1.5,-1.75,0.25,0.25,3.0,-0.75,1.5,1.5,3.75,-2.25,4.0,-3.0,-1.25,3.75,0.5,-0.25,0.75,-2.25]}"#;
+    let v = oracle::evaluate(src, data, None);
+    assert!(
+        matches!(v.class, Class::Unbounded | Class::Agree),
+        "{:?}: {}",
+        v.class,
+        v.detail
+    );
+}
