@@ -1159,6 +1159,11 @@ fn shares_text(chosen: Option<&Shares>, devices: &[String]) -> String {
 /// its device's fixed costs (build, copies, launch) for next to nothing.
 pub const MIN_SHARE: f64 = 0.02;
 
+/// A device whose kernels take less than this for the whole range keeps it: any other device
+/// needs about as long to open its context and build its kernels (PoCL: 0.1–1 s), so it could
+/// not end sooner.
+pub const MIN_GAIN_MS: f64 = 50.0;
+
 /// Below this kernel time a calibration probe is mostly launch overhead: the probe grows (4×)
 /// until its kernels take this long or it reaches 1/8 of the range.
 const PROBE_MS: f64 = 2.0;
@@ -1218,11 +1223,57 @@ pub fn shares(
                 .collect(),
         });
     }
-    // First one small probe per device: a device that gets nothing even against the fast
+    // A GPU first: when its kernels for the whole range take less than any other device
+    // needs just to build its own (`MIN_GAIN_MS`), no other device can end sooner, and it is
+    // not probed at all (mri-q on the H200 beside PoCL: a 1.2 ms kernel, and PoCL's probe,
+    // building and opening cost the run 0.4–1.8 s for a device that then got nothing).
+    // (every device is looked up, so that one that does not exist is an error even when it
+    // would get nothing)
+    let mut gpus = vec![];
+    for (i, d) in devices.iter().enumerate() {
+        let info = host_runner::device_info(Some(d)).map_err(|e| on_device(i, d, Error::plain(e.to_string())))?;
+        if info.kind == host_runner::DeviceKind::Gpu {
+            gpus.push(d);
+        }
+    }
+    distinct.sort_by_key(|d| !gpus.contains(d));
+    let lead = distinct[0];
+    let li = devices.iter().position(|d| d == lead).expect("a named device");
+    let first_est = estimate(given_src, split, inputs, lead, n, false).map_err(|e| on_device(li, lead, e))?;
+    let lead_kernel_ms = n as f64 * first_est.ns_per_elem / 1e6;
+    if lead_kernel_ms < MIN_GAIN_MS {
+        let mut weights = vec![0.0; devices.len()];
+        weights[li] = n as f64;
+        let why = devices
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                if i == li {
+                    format!(
+                        "100.0% of the range: ends at {:.1} ms ({:.3} ns per element, {:.1} ms fixed; {})",
+                        first_est.ms(n as f64),
+                        first_est.ns_per_elem,
+                        first_est.fixed_ms,
+                        first_est.from
+                    )
+                } else if d == lead {
+                    "nothing: the range goes to the first slice of this device".to_string()
+                } else {
+                    format!(
+                        "nothing, not probed: device {li} ({lead}) takes about {lead_kernel_ms:.1} ms for the whole \
+                         range, less than another device needs to build its kernels ({MIN_GAIN_MS:.0} ms)"
+                    )
+                }
+            })
+            .collect();
+        return Ok(Shares { weights, why });
+    }
+    // Then one small probe per device: a device that gets nothing even against the fast
     // device's overestimated time per element would get nothing against its true one, and a
     // device that gets everything needs no more precise time. Only devices that share the
     // range are probed further.
     let mut known: BTreeMap<&String, Estimate> = BTreeMap::new();
+    known.insert(lead, first_est);
     for (i, d) in devices.iter().enumerate() {
         if !known.contains_key(d) {
             let e = estimate(given_src, split, inputs, d, n, false).map_err(|e| on_device(i, d, e))?;

@@ -570,6 +570,12 @@ fn the_plan_shows_each_devices_share_and_why() {
     assert!(first.contains(&format!("slice 0: device {}, 0..", devs[0])), "{first}");
     assert!(first.contains("% of the range: ends at"), "{first}");
     assert!(first.contains("just now, cached"), "{first}");
+    // 256 rows take the first device far less than another needs to build its kernels: the
+    // second is not probed, and gets nothing.
+    assert!(
+        first.contains(&format!("slice 1: device {name}, 256..256: nothing, not probed")),
+        "{first}"
+    );
     let again = plan();
     assert!(!again.contains("just now"), "probed again: {again}");
     assert!(again.contains("calibrated before"), "{again}");
