@@ -1580,22 +1580,18 @@ fn run_compiled_on(compiled: &crate::Compiled, inputs: &Inputs, device: &str, ti
     })
 }
 
+/// Compiled as `lift run --device` compiles: the tuned variant for this device when the cache
+/// has one, and kernels within the device's work-group limits (without them a variant could
+/// be refused at launch, and it could differ from the one-device run's).
 fn compile_for(src: &str, inputs: &Inputs, device: &str) -> Result<crate::Compiled, Error> {
     let typed = crate::compile(src, &Options::types_only())?;
-    let tuned_for = if crate::is_high_level(&typed.given) {
-        Some(
-            host_runner::device_info(Some(device))
-                .map_err(|e| Error::plain(e.to_string()))?
-                .name,
-        )
-    } else {
-        None
-    };
+    let info = host_runner::device_info(Some(device)).map_err(|e| Error::plain(e.to_string()))?;
     crate::compile(
         src,
         &Options {
             sizes: inputs.sizes.clone(),
-            tuned_for,
+            tuned_for: crate::is_high_level(&typed.given).then(|| info.name.clone()),
+            work_group_limit: Some(crate::work_group_limit(&info)),
             ..Options::default()
         },
     )

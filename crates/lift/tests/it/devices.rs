@@ -997,3 +997,35 @@ fn the_plan_says_why_a_host_loop_runs_whole() {
         None,
     );
 }
+
+/// `lift run --devices` compiles for each device within its work-group limits, as `lift run
+/// --device` does: a 72×72 `mapLcl` tile runs at a limit of 64 work-items (it was refused at
+/// launch).
+#[test]
+fn a_run_over_devices_compiles_within_the_device_limits() {
+    let Some(devs) = twice() else { return };
+    let ex = examples_dir();
+    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .arg("run")
+        .arg(ex.join("maplcl_72x72.lisp"))
+        .arg("--data")
+        .arg(ex.join("maplcl_72x72.json"))
+        .args(["--devices", &devs.join(",")])
+        .env(host_runner::MAX_WORK_GROUP_VAR, "64")
+        .output()
+        .expect("lift runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let interp = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .arg("run")
+        .arg(ex.join("maplcl_72x72.lisp"))
+        .arg("--data")
+        .arg(ex.join("maplcl_72x72.json"))
+        .args(["--backend", "interp"])
+        .output()
+        .expect("lift runs");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&interp.stdout)
+    );
+}
