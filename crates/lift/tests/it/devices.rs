@@ -1029,3 +1029,18 @@ fn a_run_over_devices_compiles_within_the_device_limits() {
         String::from_utf8_lossy(&interp.stdout)
     );
 }
+
+/// `lift bench --devices` of a lowered reduction: each device's partials, the final group on
+/// the host, and both runs equal the interpreter.
+#[test]
+fn bench_devices_times_a_lowered_reduction() {
+    let Some(devs) = twice() else { return };
+    let r = bench_devices(
+        &examples_dir().join("onekernel_sum.lisp"),
+        &devs,
+        &["N=4096"],
+        &["N=100"],
+    );
+    assert_report(&r, 2, 1);
+    assert_eq!(r["split"]["devices"][1]["share"], serde_json::json!([2, 4]), "{r}");
+}
