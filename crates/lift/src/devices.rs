@@ -423,7 +423,7 @@ fn slice_program(prog: &Program, info: &typeck::TypeInfo, leaves: &[Leaf]) -> Re
         }
     }
     let mut notes = vec![];
-    let mut named = 0;
+    let mut named: Vec<usize> = vec![];
     for l in leaves.iter().filter(|l| !in_place.contains(&l.param)) {
         let x = prog.params[l.param].var;
         let xname = prog.var(x).name.clone();
@@ -431,11 +431,13 @@ fn slice_program(prog: &Program, info: &typeck::TypeInfo, leaves: &[Leaf]) -> Re
         let len = part_e.mul(&arith::ArithExpr::cst(t)).add(&arith::ArithExpr::cst(s - t));
         let ty = with_dim(info.ty(l.root), l.dim, len)
             .ok_or_else(|| format!("input {xname} is not an array along the dimension the map goes over"))?;
-        named += 1;
-        let name = if named == 1 {
+        // (`xspart`, then `xspart2` for a second cut of `xs`)
+        let nth = named.iter().filter(|k| **k == l.param).count() + 1;
+        named.push(l.param);
+        let name = if nth == 1 {
             format!("{xname}part")
         } else {
-            format!("{xname}part{named}")
+            format!("{xname}part{nth}")
         };
         let nv = sp.new_var(&name, prog.var(x).span);
         sp.params.push(Param {

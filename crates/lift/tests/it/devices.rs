@@ -846,6 +846,38 @@ fn a_layout_zipped_with_an_input_read_by_rows_splits() {
         check_with_one(ZIP_STENCIL, &ins, &devs, None);
         check_with_one(ZIP_STENCIL, &ins, &devs, Some(&[1.0, 3.0]));
     }
+    // Two stencils of one input zipped: two cuts of it (each its own halo and padding), and
+    // the input itself is needed nowhere else.
+    let two = "(lift (N) ((array-type float N))
+      (lambda (xs)
+        (join (mapGlb (lambda (p) (toGlobal (join (mapSeq (lambda (a) (mapSeq (lambda (b) (+ a b))
+                                                                              (reduceSeq + 0.0f (get #1 p))))
+                                                          (reduceSeq + 0.0f (get #0 p))))))
+                      (zip (slide #3 #1 (pad #1 #1 0.0f xs)) (slide #5 #1 (pad #2 #2 0.0f xs)))))))";
+    let s = layout_split_of(two);
+    assert!(
+        matches!(
+            &s.params[..],
+            [
+                lift::devices::Take::Cut {
+                    param: 0,
+                    window: (3, 1),
+                    ..
+                },
+                lift::devices::Take::Cut {
+                    param: 0,
+                    window: (5, 1),
+                    ..
+                },
+            ]
+        ),
+        "{:?}",
+        s.params
+    );
+    assert!(plan_of(two, &devs).contains("v_xspart2 : (v_Npart+4) x float"));
+    let n = 401;
+    let ins = inputs(vec![Value::Array(floats(n, 58))], &[("N", n as i64)]);
+    check_with_one(two, &ins, &devs, Some(&[2.0, 1.0]));
 }
 
 /// Layouts of layouts: chunks of a stencil's windows (their windows compose: chunks of 2
