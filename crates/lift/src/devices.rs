@@ -503,6 +503,19 @@ fn slice_program(prog: &Program, info: &typeck::TypeInfo, leaves: &[Leaf]) -> Re
 /// parts that concatenate (per-group partial results of a lowered reduction): each device
 /// computes its slice of `P`, and `F` (the final group) runs on the host on the gathered `P`.
 fn combine_at_end(prog: &Program, info: &typeck::TypeInfo) -> Option<Split> {
+    // Only a combination: its result has a constant size (a reduction's one value), so the
+    // host's share is small; anything bigger runs whole on a device rather than on the host.
+    fn constant(t: &Type) -> bool {
+        match t {
+            Type::Array(e, n) => n.as_cst().is_some() && constant(e),
+            Type::Tuple(ts) => ts.iter().all(constant),
+            Type::Scalar(_) | Type::Vector(..) => true,
+            Type::Exists(_) | Type::Fun(..) => false,
+        }
+    }
+    if !constant(info.result()) {
+        return None;
+    }
     let mut e = prog.body;
     let (var, value, body) = loop {
         match prog.expr(e) {

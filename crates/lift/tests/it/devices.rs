@@ -974,6 +974,13 @@ fn a_lowered_reduction_splits_its_partials_and_combines_them_at_the_end() {
         check_with_one(&src, &ins, &devs, None);
         check_with_one(&src, &ins, &devs, Some(&[3.0, 1.0]));
     }
+    // What follows a split `let` is run on the host only when it is a combination (a result
+    // of constant size): a whole array after it runs whole on a device.
+    let after = "(lift (N) ((array-type float N))
+      (lambda (xs)
+        (let a (toGlobal (mapGlb (lambda (x) (* x 2.0f)) xs))
+          (toGlobal (mapGlb (lambda (x) (+ x 1.0f)) (reverse a))))))";
+    assert!(matches!(split_of(after), lift::devices::Decision::Whole(_)));
 }
 
 /// A host loop whose step is a reduction of an input (the state, one value, read whole by
