@@ -7,8 +7,9 @@
 //! reaches the outermost map: a parameter that *is* the map's input (or one operand of the
 //! `zip` it reads) is read at the map's index and is sliced along its outer dimension; every
 //! other parameter is read whole by each iteration (mm's second operand) and is copied whole to
-//! every device; a map over a layout of one input (`slide`, `pad`, `split`, `transpose`) takes
-//! the rows its slice of windows, chunks or columns reads ([`Take`]). Each device then compiles
+//! every device; a map over layouts of inputs (`slide`, `pad`, `split`, `transpose`, nested, each
+//! operand of a `zip` its own) takes the rows or columns its slice of windows or chunks reads
+//! ([`Take`]). Each device then compiles
 //! and runs the *slice program*: the given program with the sliced parameters' outer length
 //! replaced by a fresh size variable, so that the usual pipeline (tuning cache, rewrite,
 //! validate, codegen) chooses the variant for the slice and device at hand. The slices follow
@@ -18,6 +19,9 @@
 //!   parts are existential arrays; their lengths are the parts' lengths);
 //! - `reduce op init xs` whose `init` is the identity of `op` (`+` with 0, `*` with 1): one
 //!   partial per device, combined by the same reduction on the host;
+//! - `let parts = P in F` whose `P` splits into concatenated parts (a lowered reduction's
+//!   per-group partial results): each device computes its slice of `P`, and `F` (the final
+//!   group) runs on the host on the gathered partials;
 //! - anything else runs whole on the first device, and the plan says why.
 
 use crate::data::Inputs;
@@ -35,6 +39,10 @@ pub enum Gather {
     /// One partial result per device (each an array of one element), reduced on the host by
     /// this program (`(lift (P) ([T]P) (lambda (ps) (reduce op init ps)))`).
     Reduce { combine: String },
+    /// The parts are consecutive pieces of a `let`-bound value `name` (a lowered reduction's
+    /// per-group partial results); `rest`, the given program with `name` as its last
+    /// parameter (the final group), makes the result from them on the host.
+    Finish { rest: String, name: String },
 }
 
 /// What one parameter of a slice program takes from the given program's inputs, for the
@@ -43,30 +51,29 @@ pub enum Gather {
 pub enum Take {
     /// The given parameter whole.
     Whole(usize),
-    /// Its rows `lo..hi` (its outer dimension).
-    Rows(usize),
-    /// Columns `lo..hi` of each of its rows: the input of a `transpose` whose columns the map
-    /// goes over.
-    Columns(usize),
-    /// The elements that windows `lo..hi` of a `slide` read (see [`Split::window`]): rows
-    /// `lo*step .. (hi-1)*step + size` of the parameter or, with `pre`, of the array that this
-    /// one-parameter program (`pad`s of it) makes of it on the host first; each slice carries
-    /// its halo, the `size - step` elements it shares with the next.
-    Halo { param: usize, pre: Option<String> },
+    /// The given parameter `param` or, with `pre`, the array this one-parameter program (a
+    /// layout of it: pads, splits, ...) makes of it on the host first, cut along dimension `dim`
+    /// (0: its rows; 1: the columns of each row, under a `transpose`): windows `lo..hi` of
+    /// `window = (size, step)` read its elements `lo*step .. (hi-1)*step + size` (`(1, 1)`:
+    /// `lo..hi`; a `slide`'s slices carry their halo, the `size - step` elements each shares
+    /// with the next; `split #k` is windows of k every k).
+    Cut {
+        param: usize,
+        dim: usize,
+        window: (usize, usize),
+        pre: Option<String>,
+    },
 }
 
 /// How a program is spread over several devices.
 #[derive(Clone, Debug)]
 pub struct Split {
-    /// The split dimension as the plan shows it, and the fresh size variable of a slice.
+    /// The split dimension as the plan shows it, and the fresh size variable of a slice: the
+    /// number of the outermost map's elements it computes.
     pub size: String,
     pub part: String,
     /// The length of the split dimension (the outermost map's length), in the program's sizes.
     pub count: arith::ArithExpr,
-    /// `(size, step)` of the `slide` the outermost map reads (`(1, 1)`: no slide): slice
-    /// `lo..hi` of the map reads `(hi-lo-1)*step + size` elements of a [`Take::Halo`] input,
-    /// the value of `part`.
-    pub window: (usize, usize),
     /// The slice program's source text.
     pub slice_src: String,
     /// For each parameter of the slice program: what it takes.
@@ -77,17 +84,6 @@ pub struct Split {
     /// How the sliced inputs are cut, for the plan (empty: by rows).
     pub notes: Vec<String>,
     pub gather: Gather,
-}
-
-impl Split {
-    /// The value of [`Split::part`] for the slice `r` of the split range.
-    pub fn part_len(&self, r: &Range<usize>) -> usize {
-        if self.window == (1, 1) || r.is_empty() {
-            r.len()
-        } else {
-            (r.len() - 1) * self.window.1 + self.window.0
-        }
-    }
 }
 
 /// The decision for a program: split, or run whole on the first device (with the reason).
@@ -165,6 +161,15 @@ pub fn decide(prog: &Program, info: &typeck::TypeInfo) -> Decision {
 }
 
 fn find_split(prog: &Program, info: &typeck::TypeInfo) -> Result<Split, String> {
+    match split_top(prog, info) {
+        Ok(s) => Ok(s),
+        // A reduction lowered by hand or by the rewrite (`let parts = <per-group partials> in
+        // <final group>`): the partials split, the final combination runs on the host.
+        Err(why) => combine_at_end(prog, info).ok_or(why),
+    }
+}
+
+fn split_top(prog: &Program, info: &typeck::TypeInfo) -> Result<Split, String> {
     if prog.params.is_empty() {
         return Err("the program has no input to split".into());
     }
@@ -218,97 +223,342 @@ fn find_split(prog: &Program, info: &typeck::TypeInfo) -> Result<Split, String> 
                 .into())
         }
     };
-    if let Some(layout) = layout_split(prog, info, &lets, input)? {
-        return finish(prog, info, top, gather, layout);
-    }
-    // The leaves of the input: parameters read at the map's index.
     let mut leaves = vec![];
-    collect_leaves(prog, &lets, input, &mut leaves)?;
-    let param_of = |v: ir::VarId| prog.params.iter().position(|p| p.var == v);
-    let mut sliced_idx: Vec<usize> = vec![];
-    for &(_, v) in &leaves {
-        let k = param_of(v).ok_or("the map's input is not built from the program's parameters")?;
-        if !sliced_idx.contains(&k) {
-            sliced_idx.push(k);
-        }
-    }
-    let mut size: Option<String> = None;
-    for &k in &sliced_idx {
-        let name = outer_size(&prog.params[k].ty).ok_or_else(|| {
-            format!(
-                "input {} is not an array whose length is a size variable",
-                prog.var(prog.params[k].var).name
-            )
-        })?;
-        match &size {
-            None => size = Some(name),
-            Some(s) if *s == name => {}
-            Some(s) => return Err(format!("the sliced inputs have different lengths ({s} and {name})")),
-        }
-    }
-    let size = size.ok_or("the map's input is not built from the program's parameters")?;
-    let mut part = format!("{size}part");
-    while prog.sizes.contains(&part) {
-        part.push('_');
-    }
-
-    // The slice program: every leaf reads a sliced parameter whose outer length is `part`.
-    // A parameter also read elsewhere (n-body's positions) stays whole there, and a sliced copy
-    // of it becomes a new parameter.
-    let mut sp = prog.clone();
-    let part_len = arith::ArithExpr::size_var(&part);
-    sp.sizes.push(part.clone());
-    sp.size_spans.push(ir::Span { start: 0, end: 0 });
-    let mut params: Vec<Take> = (0..prog.params.len()).map(Take::Whole).collect();
-    let mut slice_var: BTreeMap<usize, ir::VarId> = BTreeMap::new();
-    for &k in &sliced_idx {
-        let v = prog.params[k].var;
-        let uses = prog
-            .exprs
-            .iter()
-            .filter(|e| matches!(e, Expr::Var(x) if *x == v))
-            .count();
-        let leaf_uses = leaves.iter().filter(|(_, x)| *x == v).count();
-        let ty = with_outer(&prog.params[k].ty, part_len.clone());
-        if uses == leaf_uses {
-            sp.params[k].ty = ty;
-            params[k] = Take::Rows(k);
-        } else {
-            let name = format!("{}part", prog.var(v).name);
-            let nv = sp.new_var(&name, prog.var(v).span);
-            sp.params.push(Param {
-                var: nv,
-                ty,
-                ty_span: prog.params[k].ty_span,
-            });
-            params.push(Take::Rows(k));
-            slice_var.insert(k, nv);
-        }
-    }
-    for &(e, v) in &leaves {
-        if let Some(nv) = slice_var.get(&param_of(v).expect("checked above")) {
-            sp.exprs[e.index()] = Expr::Var(*nv);
-        }
-    }
-    let layout = Layout {
-        count: arith::ArithExpr::size_var(&size),
-        size,
-        part,
-        window: (1, 1),
-        slice: sp,
-        params,
-        sliced: sliced_idx,
-        notes: vec![],
-    };
+    cut_leaves(prog, &lets, input, 0, (1, 1), &mut leaves)?;
+    let layout = slice_program(prog, info, &leaves)?;
     finish(prog, info, top, gather, layout)
 }
 
-/// A split before its gather: what [`find_split`] and [`layout_split`] decide.
+/// Where the slice program cuts one input: the expression `root` of the given program, which
+/// is parameter `param` or (`pre`) a layout of it made on the host first, is cut along its
+/// dimension `dim` (0: rows, 1: the columns of every row), windows `lo..hi` of the split range
+/// reading its elements `lo*t .. (hi-1)*t + s` for `window = (s, t)`.
+struct Leaf {
+    root: ExprId,
+    param: usize,
+    dim: usize,
+    window: (usize, usize),
+    pre: bool,
+}
+
+/// The cuts of the inputs that the outermost map's input `e` reads, with `e`'s dimension `dim`
+/// being cut in windows `window`. Going down: a `zip` passes the cut to each operand; a map or a
+/// copy keeps it (element i of `map f x` reads element i of `x`, whatever the windows); a filter
+/// keeps a plain cut (its parts concatenate); `slide #s #t` and `split #k` (windows of k every
+/// k) of the cut dimension compose with the windows above (windows `(s1, t1)` over a slide
+/// `(s2, t2)` read `((s1-1)·t2 + s2, t1·t2)` of its input); `transpose` moves the cut to the
+/// other dimension; any other layout of one parameter (pads, a split of the uncut dimension,
+/// ...) is made on the host first and cut there.
+fn cut_leaves(
+    prog: &Program,
+    lets: &BTreeMap<ir::VarId, ExprId>,
+    e: ExprId,
+    dim: usize,
+    window: (usize, usize),
+    out: &mut Vec<Leaf>,
+) -> Result<(), String> {
+    let param_of = |v: &ir::VarId| prog.params.iter().position(|p| p.var == *v);
+    let windows = |s: &arith::ArithExpr, t: &arith::ArithExpr, what: &str| -> Result<(usize, usize), String> {
+        match (
+            s.as_cst().and_then(|s| usize::try_from(s).ok()),
+            t.as_cst().and_then(|t| usize::try_from(t).ok()),
+        ) {
+            (Some(s), Some(t)) if s > 0 && t > 0 => Ok(((window.0 - 1) * t + s, window.1 * t)),
+            _ => Err(format!(
+                "the outermost map reads a `{what}` whose window is not a positive constant"
+            )),
+        }
+    };
+    match prog.expr(e) {
+        Expr::Var(v) if lets.contains_key(v) => {
+            if var_uses(prog, *v) != 1 {
+                return Err(format!(
+                    "`{}` is both the outermost map's input and read elsewhere",
+                    prog.var(*v).name
+                ));
+            }
+            cut_leaves(prog, lets, lets[v], dim, window, out)
+        }
+        Expr::Var(v) => {
+            let param = param_of(v).ok_or("the outermost map's input is not built from the program's parameters")?;
+            out.push(Leaf {
+                root: e,
+                param,
+                dim,
+                window,
+                pre: false,
+            });
+            Ok(())
+        }
+        Expr::Prim { prim: Prim::Zip, args } if dim == 0 => args
+            .iter()
+            .try_for_each(|a| cut_leaves(prog, lets, *a, dim, window, out)),
+        Expr::Prim {
+            prim: Prim::Map(ir::MapKind::Plain | ir::MapKind::Glb(_) | ir::MapKind::Seq) | Prim::To(_),
+            args,
+        } if dim == 0 => cut_leaves(prog, lets, *args.last().expect("an array argument"), dim, window, out),
+        Expr::Prim {
+            prim: Prim::Filter(_),
+            args,
+        } if dim == 0 && window == (1, 1) => {
+            cut_leaves(prog, lets, *args.last().expect("an array argument"), dim, window, out)
+        }
+        Expr::Prim {
+            prim: Prim::Slide(s, t),
+            args,
+        } if dim == 0 => cut_leaves(prog, lets, args[0], dim, windows(s, t, "slide")?, out),
+        Expr::Prim {
+            prim: Prim::Split(k),
+            args,
+        } if dim == 0 => cut_leaves(prog, lets, args[0], dim, windows(k, k, "split")?, out),
+        Expr::Prim {
+            prim: Prim::Transpose,
+            args,
+        } if dim < 2 => cut_leaves(prog, lets, args[0], 1 - dim, window, out),
+        _ => match layout_param(prog, e) {
+            Some(param) => {
+                out.push(Leaf {
+                    root: e,
+                    param,
+                    dim,
+                    window,
+                    pre: true,
+                });
+                Ok(())
+            }
+            None => Err(
+                "the outermost map's input is not made of the program's parameters by zips, maps, \
+                         filters and layouts (slide, split, pad, transpose)"
+                    .into(),
+            ),
+        },
+    }
+}
+
+/// The one parameter that `e` is a layout of (pads, splits, joins, slides, transposes and
+/// literals only), which the host can make before cutting it.
+fn layout_param(prog: &Program, e: ExprId) -> Option<usize> {
+    let mut param = None;
+    let mut work = vec![e];
+    while let Some(x) = work.pop() {
+        match prog.expr(x) {
+            Expr::Var(v) => {
+                let k = prog.params.iter().position(|p| p.var == *v)?;
+                if param.replace(k).is_some_and(|old| old != k) {
+                    return None;
+                }
+            }
+            Expr::Lit(_) => {}
+            Expr::Prim {
+                prim:
+                    Prim::Pad(..) | Prim::PadClamp(..) | Prim::Split(_) | Prim::Join | Prim::Transpose | Prim::Slide(..),
+                args,
+            } => work.extend(args.iter().copied()),
+            _ => return None,
+        }
+    }
+    param
+}
+
+/// `t` with the length of its dimension `dim` (0 or 1) replaced by `len`.
+fn with_dim(t: &Type, dim: usize, len: arith::ArithExpr) -> Option<Type> {
+    match (t, dim) {
+        (Type::Array(e, _), 0) => Some(Type::Array(e.clone(), len)),
+        (Type::Array(e, n), 1) => Some(Type::Array(Box::new(with_dim(e, 0, len)?), n.clone())),
+        _ => None,
+    }
+}
+
+/// The slice program of the cuts `leaves` of the outermost map's input: each cut is a
+/// parameter whose cut dimension has the length its slice of `part` windows reads,
+/// `part·t + (s - t)`, so that the map above goes over exactly `part` elements. A parameter
+/// read only as plain rows keeps its place (retyped); any other cut is a new parameter, and a
+/// given parameter then read nowhere else is dropped.
+fn slice_program(prog: &Program, info: &typeck::TypeInfo, leaves: &[Leaf]) -> Result<Layout, String> {
+    // The count is the first cut's (a filter's existential length above it is no size).
+    let first = leaves.first().ok_or("the outermost map's input reads no parameter")?;
+    let dim_len = |t: &Type, dim: usize| match (t, dim) {
+        (Type::Array(_, n), 0) => Some(n.clone()),
+        (Type::Array(e, _), 1) => match &**e {
+            Type::Array(_, n) => Some(n.clone()),
+            _ => None,
+        },
+        _ => None,
+    };
+    let len = dim_len(info.ty(first.root), first.dim).ok_or("the outermost map's input is not an array")?;
+    let (s, t) = (first.window.0 as i64, first.window.1 as i64);
+    let count = len.sub(&arith::ArithExpr::cst(s - t)).div(&arith::ArithExpr::cst(t));
+    // (named after the split dimension's size variable: `N` for the `N-2` windows of a stencil)
+    let base = count
+        .free_vars()
+        .into_iter()
+        .next()
+        .or_else(|| leaves.iter().find_map(|l| outer_size(&prog.params[l.param].ty)))
+        .unwrap_or_else(|| "N".into());
+    let part = fresh_part(prog, &base);
+    let part_e = arith::ArithExpr::size_var(&part);
+    let mut sp = prog.clone();
+    sp.sizes.push(part.clone());
+    sp.size_spans.push(ir::Span { start: 0, end: 0 });
+    let mut params: Vec<Take> = (0..prog.params.len()).map(Take::Whole).collect();
+    let mut sliced: Vec<usize> = vec![];
+    for l in leaves {
+        if !sliced.contains(&l.param) {
+            sliced.push(l.param);
+        }
+    }
+    let plain = |l: &Leaf| !l.pre && l.dim == 0 && l.window == (1, 1);
+    let mut in_place = vec![];
+    for &k in &sliced {
+        let mine: Vec<&Leaf> = leaves.iter().filter(|l| l.param == k).collect();
+        if mine.iter().all(|l| plain(l)) && var_uses(prog, prog.params[k].var) == mine.len() {
+            sp.params[k].ty = with_outer(&prog.params[k].ty, part_e.clone());
+            params[k] = Take::Cut {
+                param: k,
+                dim: 0,
+                window: (1, 1),
+                pre: None,
+            };
+            in_place.push(k);
+        }
+    }
+    let mut notes = vec![];
+    let mut named: Vec<usize> = vec![];
+    for l in leaves.iter().filter(|l| !in_place.contains(&l.param)) {
+        let x = prog.params[l.param].var;
+        let xname = prog.var(x).name.clone();
+        let (s, t) = (l.window.0 as i64, l.window.1 as i64);
+        let len = part_e.mul(&arith::ArithExpr::cst(t)).add(&arith::ArithExpr::cst(s - t));
+        let ty = with_dim(info.ty(l.root), l.dim, len)
+            .ok_or_else(|| format!("input {xname} is not an array along the dimension the map goes over"))?;
+        // (`xspart`, then `xspart2` for a second cut of `xs`)
+        let nth = named.iter().filter(|k| **k == l.param).count() + 1;
+        named.push(l.param);
+        let name = if nth == 1 {
+            format!("{xname}part")
+        } else {
+            format!("{xname}part{nth}")
+        };
+        let nv = sp.new_var(&name, prog.var(x).span);
+        sp.params.push(Param {
+            var: nv,
+            ty,
+            ty_span: prog.params[l.param].ty_span,
+        });
+        sp.exprs[l.root.index()] = Expr::Var(nv);
+        let pre = l.pre.then(|| {
+            let param = prog.params[l.param].clone();
+            ir::print::program(&ir::host::extract(prog, l.root, vec![param]))
+        });
+        if l.dim == 1 {
+            notes.push(format!(
+                "{xname}: the map goes over its columns (`transpose`): each row is cut"
+            ));
+        }
+        if l.window.0 == l.window.1 && l.window.0 > 1 {
+            notes.push(format!(
+                "{xname}: chunks of {} (`split`): each slice takes whole chunks",
+                l.window.0
+            ));
+        } else if l.window != (1, 1) {
+            notes.push(format!(
+                "{xname}: windows of {} every {}: each slice carries the {} element(s) it shares with the next (its halo)",
+                l.window.0,
+                l.window.1,
+                l.window.0.saturating_sub(l.window.1)
+            ));
+        }
+        if pre.is_some() {
+            notes.push(format!(
+                "{xname}: its layout below the cut (pads, splits, ...) is made on the host first and cut there \
+                 (only the end slices hold its padding)"
+            ));
+        }
+        params.push(Take::Cut {
+            param: l.param,
+            dim: l.dim,
+            window: l.window,
+            pre,
+        });
+    }
+    // A given parameter now read only through its cuts is not needed whole on the devices.
+    for k in (0..prog.params.len()).rev() {
+        if sliced.contains(&k) && !in_place.contains(&k) && reachable_uses(&sp, prog.params[k].var) == 0 {
+            sp.params.remove(k);
+            params.remove(k);
+        }
+    }
+    Ok(Layout {
+        size: count.as_var().map_or_else(|| count.to_string(), |(n, _)| n.to_string()),
+        part,
+        count,
+        slice: sp,
+        params,
+        sliced,
+        notes,
+    })
+}
+
+/// `let v = P in F` at the top of `prog` (below `join`s and copies) where `P` splits into
+/// parts that concatenate (per-group partial results of a lowered reduction): each device
+/// computes its slice of `P`, and `F` (the final group) runs on the host on the gathered `P`.
+fn combine_at_end(prog: &Program, info: &typeck::TypeInfo) -> Option<Split> {
+    // Only a combination: its result has a constant size (a reduction's one value), so the
+    // host's share is small; anything bigger runs whole on a device rather than on the host.
+    fn constant(t: &Type) -> bool {
+        match t {
+            Type::Array(e, n) => n.as_cst().is_some() && constant(e),
+            Type::Tuple(ts) => ts.iter().all(constant),
+            Type::Scalar(_) | Type::Vector(..) => true,
+            Type::Exists(_) | Type::Fun(..) => false,
+        }
+    }
+    if !constant(info.result()) {
+        return None;
+    }
+    let mut e = prog.body;
+    let (var, value, body) = loop {
+        match prog.expr(e) {
+            Expr::Prim {
+                prim: Prim::Join | Prim::To(_),
+                args,
+            } => e = args[0],
+            Expr::Let { var, value, body, .. } => break (*var, *value, *body),
+            _ => return None,
+        }
+    };
+    let partials = ir::parse(&ir::print::program(&ir::host::extract(
+        prog,
+        value,
+        prog.params.clone(),
+    )))
+    .ok()?;
+    let partials_info = typeck::infer(&partials).ok()?;
+    let Decision::Split(mut split) = decide(&partials, &partials_info) else {
+        return None;
+    };
+    if split.gather != Gather::Concat {
+        return None;
+    }
+    let mut rest = prog.clone();
+    rest.exprs[e.index()] = prog.expr(body).clone();
+    rest.params.push(Param {
+        var,
+        ty: info.ty(value).clone(),
+        ty_span: ir::Span { start: 0, end: 0 },
+    });
+    split.gather = Gather::Finish {
+        rest: ir::print::program(&rest),
+        name: prog.var(var).name.clone(),
+    };
+    Some(split)
+}
+
+/// A split before its gather: what [`split_top`] decides.
 struct Layout {
     size: String,
     part: String,
     count: arith::ArithExpr,
-    window: (usize, usize),
     slice: Program,
     params: Vec<Take>,
     /// The given parameters that are cut (the others are copied whole).
@@ -318,17 +568,16 @@ struct Layout {
 
 fn finish(prog: &Program, info: &typeck::TypeInfo, top: ExprId, gather: Gather, l: Layout) -> Result<Split, String> {
     let gather = match gather {
-        Gather::Concat => Gather::Concat,
         Gather::Reduce { .. } => Gather::Reduce {
             combine: combine_program(prog, info, top)?,
         },
+        other => other,
     };
     let name_of = |k: usize| prog.var(prog.params[k].var).name.clone();
     Ok(Split {
         size: l.size,
         part: l.part,
         count: l.count,
-        window: l.window,
         slice_src: ir::print::program(&l.slice),
         params: l.params,
         sliced: l.sliced.iter().map(|&k| name_of(k)).collect(),
@@ -339,170 +588,6 @@ fn finish(prog: &Program, info: &typeck::TypeInfo, top: ExprId, gather: Gather, 
         notes: l.notes,
         gather,
     })
-}
-
-/// The split of a map over a layout of one parameter `x` that is not read row by row:
-/// `slide #s #t e` (windows `lo..hi` read rows `lo*t .. (hi-1)*t + s` of `e`: each slice gets
-/// its halo), where `e` is `x` or `pad`s of `x` (made on the host first, so that only the
-/// slices at the ends hold padding), `split #k e` (windows of `k` every `k`: whole chunks, no
-/// halo), `pad`s of `x` alone (windows of one), or
-/// `transpose x` (the map's index is `x`'s column: each row is cut). `None`: the input is
-/// none of these (the row-wise split may apply).
-fn layout_split(
-    prog: &Program,
-    info: &typeck::TypeInfo,
-    lets: &BTreeMap<ir::VarId, ExprId>,
-    input: ExprId,
-) -> Result<Option<Layout>, String> {
-    // A let-bound input read once is its value.
-    let mut input = input;
-    while let Expr::Var(v) = prog.expr(input) {
-        match lets.get(v) {
-            Some(value) if var_uses(prog, *v) == 1 => input = *value,
-            _ => break,
-        }
-    }
-    let (window, e, transposed) = match prog.expr(input) {
-        Expr::Prim {
-            prim: Prim::Slide(s, t),
-            args,
-        } => {
-            let (Some(s), Some(t)) = (s.as_cst(), t.as_cst()) else {
-                return Err("the outermost map reads a `slide` whose window is not a constant".into());
-            };
-            let (Ok(s), Ok(t)) = (usize::try_from(s), usize::try_from(t)) else {
-                return Err("the outermost map reads a `slide` of a negative window".into());
-            };
-            ((s.max(1), t.max(1)), args[0], false)
-        }
-        // chunks: windows of k every k, with no halo
-        Expr::Prim {
-            prim: Prim::Split(k),
-            args,
-        } => match k.as_cst().and_then(|k| usize::try_from(k).ok()) {
-            Some(k) if k > 0 => ((k, k), args[0], false),
-            _ => return Err("the outermost map reads a `split` whose chunk length is not a constant".into()),
-        },
-        Expr::Prim {
-            prim: Prim::Pad(..) | Prim::PadClamp(..),
-            ..
-        } => ((1, 1), input, false),
-        Expr::Prim {
-            prim: Prim::Transpose,
-            args,
-        } => ((1, 1), args[0], true),
-        _ => return Ok(None),
-    };
-    // `e`: the parameter under any number of pads.
-    let mut leaf = e;
-    loop {
-        match prog.expr(leaf) {
-            Expr::Prim {
-                prim: Prim::Pad(..) | Prim::PadClamp(..),
-                args,
-            } if !transposed => leaf = *args.last().expect("pad has an array argument"),
-            _ => break,
-        }
-    }
-    let Expr::Var(x) = prog.expr(leaf) else {
-        return Err("the outermost map reads a layout (slide, pad, transpose) of something other than an input".into());
-    };
-    let Some(k) = prog.params.iter().position(|p| p.var == *x) else {
-        return Err("the outermost map reads a layout (slide, pad, transpose) of something other than an input".into());
-    };
-    let xname = prog.var(*x).name.clone();
-    let ty = info.ty(e).clone();
-    let no_size = || format!("input {xname} is not an array whose length is a size variable");
-    let (size, count, slice_ty) = if transposed {
-        let Type::Array(row, m) = &ty else {
-            return Err(no_size());
-        };
-        let Type::Array(elem, n) = &**row else {
-            return Err(format!("`transpose {xname}`: {xname} is not a matrix"));
-        };
-        let size = n
-            .as_var()
-            .map(|(name, _)| name.to_string())
-            .ok_or_else(|| format!("the rows of {xname} have no size variable as length"))?;
-        let sliced_row = Type::Array(elem.clone(), arith::ArithExpr::size_var(&fresh_part(prog, &size)));
-        (size, n.clone(), Type::Array(Box::new(sliced_row), m.clone()))
-    } else {
-        let Type::Array(_, len) = &ty else {
-            return Err(no_size());
-        };
-        let (s, t) = (window.0 as i64, window.1 as i64);
-        let count = len.sub(&arith::ArithExpr::cst(s - t)).div(&arith::ArithExpr::cst(t));
-        let size = outer_size(&prog.params[k].ty).ok_or_else(no_size)?;
-        let slice_ty = with_outer(&ty, arith::ArithExpr::size_var(&fresh_part(prog, &size)));
-        (size, count, slice_ty)
-    };
-    let part = fresh_part(prog, &size);
-    let mut sp = prog.clone();
-    sp.sizes.push(part.clone());
-    sp.size_spans.push(ir::Span { start: 0, end: 0 });
-    let nv = sp.new_var(&format!("{xname}part"), prog.var(*x).span);
-    sp.params.push(Param {
-        var: nv,
-        ty: slice_ty,
-        ty_span: prog.params[k].ty_span,
-    });
-    sp.exprs[e.index()] = Expr::Var(nv);
-    let pre = (e != leaf).then(|| {
-        let param = prog.params[k].clone();
-        ir::print::program(&ir::host::extract(prog, e, vec![param]))
-    });
-    let take = if transposed {
-        Take::Columns(k)
-    } else {
-        Take::Halo {
-            param: k,
-            pre: pre.clone(),
-        }
-    };
-    // `x` read only through this layout is not needed whole on the devices.
-    let inside = subtree_uses(prog, e, *x);
-    let mut params: Vec<Take> = (0..prog.params.len()).map(Take::Whole).collect();
-    if var_uses(prog, *x) == inside {
-        sp.params.remove(k);
-        params.remove(k);
-    }
-    params.push(take);
-    let mut notes = vec![];
-    if transposed {
-        notes.push(format!(
-            "{xname}: the map goes over its columns (`transpose`): each row is cut"
-        ));
-    } else {
-        if window.0 == window.1 && window.0 > 1 {
-            notes.push(format!(
-                "{xname}: chunks of {} (`split`): each slice takes whole chunks",
-                window.0
-            ));
-        } else if window != (1, 1) {
-            notes.push(format!(
-                "{xname}: windows of {} every {}: each slice carries the {} element(s) it shares with the next (its halo)",
-                window.0,
-                window.1,
-                window.0.saturating_sub(window.1)
-            ));
-        }
-        if pre.is_some() {
-            notes.push(format!(
-                "{xname}: its padding is made on the host first, so only the end slices hold it"
-            ));
-        }
-    }
-    Ok(Some(Layout {
-        // (the windows' count, as the map's length reads)
-        size: if window == (1, 1) { size } else { count.to_string() },
-        part,
-        count,
-        window,
-        slice: sp,
-        params,
-        sliced: vec![k],
-        notes,
-    }))
 }
 
 fn fresh_part(prog: &Program, size: &str) -> String {
@@ -520,9 +605,10 @@ fn var_uses(prog: &Program, v: ir::VarId) -> usize {
         .count()
 }
 
-fn subtree_uses(prog: &Program, root: ExprId, v: ir::VarId) -> usize {
+/// The reads of `v` in what `prog`'s body reaches (its arena may hold replaced nodes).
+fn reachable_uses(prog: &Program, v: ir::VarId) -> usize {
     let mut n = 0;
-    let mut work = vec![root];
+    let mut work = vec![prog.body];
     while let Some(e) = work.pop() {
         if matches!(prog.expr(e), Expr::Var(x) if *x == v) {
             n += 1;
@@ -530,48 +616,6 @@ fn subtree_uses(prog: &Program, root: ExprId, v: ir::VarId) -> usize {
         work.extend(prog.children(e));
     }
     n
-}
-
-/// The parameters an input expression reads element by element: a parameter, a `zip` of such
-/// inputs, a map or filter of one (its function may read anything whole), or a copy (`toX`):
-/// each of these maps a concatenation of slices to the concatenation of its results.
-fn collect_leaves(
-    prog: &Program,
-    lets: &BTreeMap<ir::VarId, ExprId>,
-    e: ExprId,
-    out: &mut Vec<(ExprId, ir::VarId)>,
-) -> Result<(), String> {
-    match prog.expr(e) {
-        Expr::Var(v) if lets.contains_key(v) => {
-            let uses = prog
-                .exprs
-                .iter()
-                .filter(|x| matches!(x, Expr::Var(y) if y == v))
-                .count();
-            if uses != 1 {
-                return Err(format!(
-                    "`{}` is both the outermost map's input and read elsewhere",
-                    prog.var(*v).name
-                ));
-            }
-            collect_leaves(prog, lets, lets[v], out)
-        }
-        Expr::Var(v) => {
-            out.push((e, *v));
-            Ok(())
-        }
-        Expr::Prim { prim: Prim::Zip, args } => args.iter().try_for_each(|a| collect_leaves(prog, lets, *a, out)),
-        Expr::Prim {
-            prim: Prim::Map(ir::MapKind::Plain | ir::MapKind::Glb(_) | ir::MapKind::Seq) | Prim::Filter(_) | Prim::To(_),
-            args,
-        } => collect_leaves(
-            prog,
-            lets,
-            *args.last().expect("a primitive with an array argument"),
-            out,
-        ),
-        _ => Err("the outermost map's input is not a parameter, a zip of parameters or a map or filter of one".into()),
-    }
 }
 
 /// `op` is `+` with init 0 or `*` with init 1 (so any number of partials may each start from
@@ -664,8 +708,8 @@ pub fn describe(src: &str, devices: &[String], sizes: &[String]) -> Result<Strin
         Some(inputs)
     };
     match decide(&typed.given, &typed.given_info) {
-        Decision::Whole(why) => match host_loop(&typed.given, &typed.given_info) {
-            Some(hl) => {
+        Decision::Whole(why) => match host_loop_or_why(&typed.given, &typed.given_info) {
+            Ok(hl) => {
                 out.push_str(&format!(
                     "host loop: {} steps, each split over the devices; the gathered state goes to every \
                      device before the next step\n",
@@ -677,9 +721,10 @@ pub fn describe(src: &str, devices: &[String], sizes: &[String]) -> Result<Strin
                 });
                 describe_split(&mut out, None, &hl.step, devices, step_inputs.as_ref())?;
             }
-            None => {
+            Err(looped) => {
                 out.push_str(&format!(
-                    "not split: {why}; the whole program runs on the first device ({})\n",
+                    "not split: {}; the whole program runs on the first device ({})\n",
+                    looped.map_or(why, |w| format!("a host loop whose step is not split ({w})")),
                     devices[0]
                 ));
                 out.push_str(&crate::compile(src, &Options::default())?.text(crate::Emit::Plan)?);
@@ -733,10 +778,14 @@ fn describe_split(
     if !s.whole.is_empty() {
         out.push_str(&format!("copied whole to every device: {}\n", s.whole.join(", ")));
     }
-    out.push_str(match &s.gather {
-        Gather::Concat => "gathered: the parts concatenated in slice order\n",
-        Gather::Reduce { .. } => "gathered: one partial per device, reduced on the host\n",
-    });
+    match &s.gather {
+        Gather::Concat => out.push_str("gathered: the parts concatenated in slice order\n"),
+        Gather::Reduce { .. } => out.push_str("gathered: one partial per device, reduced on the host\n"),
+        Gather::Finish { name, .. } => out.push_str(&format!(
+            "gathered: the parts of `{name}` (each device's partial results) concatenated in slice order; \
+             the rest of the program (the final combination) runs on the host on them\n"
+        )),
+    }
     out.push_str("each slice runs:\n");
     let slice = crate::compile(&s.slice_src, &Options::default())?;
     out.push_str(&slice.text(crate::Emit::Plan)?);
@@ -794,24 +843,33 @@ pub struct HostLoop {
 
 /// The host loop at the top of `prog`, when its step splits.
 pub fn host_loop(prog: &Program, info: &typeck::TypeInfo) -> Option<HostLoop> {
+    host_loop_or_why(prog, info).ok()
+}
+
+/// [`host_loop`], or why the program is not such a loop (`None`: it is no host loop at all).
+pub fn host_loop_or_why(prog: &Program, info: &typeck::TypeInfo) -> Result<HostLoop, Option<String>> {
     let Expr::Prim {
         prim: Prim::Iterate(k),
         args,
     } = prog.expr(prog.body)
     else {
-        return None;
+        return Err(None);
     };
     let Expr::Lambda { params, body } = prog.expr(args[0]) else {
-        return None;
+        return Err(Some("the loop's step is not a function of its state".into()));
     };
-    let [st] = params.as_slice() else { return None };
-    let Expr::Var(x) = prog.expr(args[1]) else {
-        return None;
+    let [st] = params.as_slice() else {
+        return Err(Some("the loop's step is not a function of its state".into()));
     };
-    let init = prog.params.iter().position(|p| p.var == *x)?;
+    let Some(init) = (match prog.expr(args[1]) {
+        Expr::Var(x) => prog.params.iter().position(|p| p.var == *x),
+        _ => None,
+    }) else {
+        return Err(Some("the loop does not start from an input".into()));
+    };
     // The state keeps its type from step to step, so every step is the same program.
     if info.var_ty(*st) != &prog.params[init].ty {
-        return None;
+        return Err(Some("the loop's state changes type from step to step".into()));
     }
     let mut sp = prog.clone();
     sp.params.push(Param {
@@ -820,15 +878,22 @@ pub fn host_loop(prog: &Program, info: &typeck::TypeInfo) -> Option<HostLoop> {
         ty_span: prog.params[init].ty_span,
     });
     sp.body = *body;
-    let step_prog = ir::parse(&ir::print::program(&sp)).ok()?;
-    let step_info = typeck::infer(&step_prog).ok()?;
+    let step_prog =
+        ir::parse(&ir::print::program(&sp)).map_err(|e| Some(format!("internal: its step: {}", e.message)))?;
+    let step_info = typeck::infer(&step_prog).map_err(|e| Some(format!("its step alone: {}", e.message)))?;
     match decide(&step_prog, &step_info) {
-        Decision::Split(step) if step.gather == Gather::Concat => Some(HostLoop {
+        // A reduction's combined partials are the next state as a map's concatenated parts are.
+        Decision::Split(step) if matches!(step.gather, Gather::Concat | Gather::Reduce { .. }) => Ok(HostLoop {
             steps: k.clone(),
             init,
             step,
         }),
-        _ => None,
+        Decision::Split(_) => Err(Some(
+            "its step ends in a combination on the host (a lowered reduction's final group), which a \
+             loop would run every step"
+                .into(),
+        )),
+        Decision::Whole(why) => Err(Some(format!("its step does not split: {why}"))),
     }
 }
 
@@ -895,8 +960,8 @@ fn run_host_loop(
                     let given = |k: usize| if k == state_param { &*state } else { &first.values[k] };
                     let set = step.params.iter().enumerate().try_for_each(|(j, t)| match t {
                         Take::Whole(k) if *k == state_param => dev.set(j, &state),
-                        Take::Rows(k) | Take::Columns(k) | Take::Halo { param: k, .. } if *k == state_param => {
-                            dev.set(j, &take(step, t, &given, &first.sizes, &r)?)
+                        Take::Cut { param: k, .. } if *k == state_param => {
+                            dev.set(j, &take(t, &given, &first.sizes, &r)?)
                         }
                         _ => Ok(()),
                     });
@@ -929,7 +994,7 @@ fn run_host_loop(
                 let i = jobs[slot].0;
                 parts[slot] = Some(part.map_err(|e| on_device(i, &devices[i], e))?);
             }
-            state = gather(&hl.step, parts.into_iter().flatten().collect())?;
+            state = gather(&hl.step, parts.into_iter().flatten().collect(), &step_inputs)?;
         }
         // Closing the channels ends the workers.
         drop(to_workers);
@@ -1075,7 +1140,7 @@ fn run_split(
         }
         t
     });
-    let value = gather(split, parts.into_iter().map(|(_, p)| p.value).collect())?;
+    let value = gather(split, parts.into_iter().map(|(_, p)| p.value).collect(), inputs)?;
     Ok((value, timing))
 }
 
@@ -1108,6 +1173,11 @@ fn shares_text(chosen: Option<&Shares>, devices: &[String]) -> String {
 /// A device's share of the split range is left out below this fraction of it: a sliver costs
 /// its device's fixed costs (build, copies, launch) for next to nothing.
 pub const MIN_SHARE: f64 = 0.02;
+
+/// A device whose kernels take less than this for the whole range keeps it: any other device
+/// needs about as long to open its context and build its kernels (PoCL: 0.1–1 s), so it could
+/// not end sooner.
+pub const MIN_GAIN_MS: f64 = 50.0;
 
 /// Below this kernel time a calibration probe is mostly launch overhead: the probe grows (4×)
 /// until its kernels take this long or it reaches 1/8 of the range.
@@ -1168,11 +1238,57 @@ pub fn shares(
                 .collect(),
         });
     }
-    // First one small probe per device: a device that gets nothing even against the fast
+    // A GPU first: when its kernels for the whole range take less than any other device
+    // needs just to build its own (`MIN_GAIN_MS`), no other device can end sooner, and it is
+    // not probed at all (mri-q on the H200 beside PoCL: a 1.2 ms kernel, and PoCL's probe,
+    // building and opening cost the run 0.4–1.8 s for a device that then got nothing).
+    // (every device is looked up, so that one that does not exist is an error even when it
+    // would get nothing)
+    let mut gpus = vec![];
+    for (i, d) in devices.iter().enumerate() {
+        let info = host_runner::device_info(Some(d)).map_err(|e| on_device(i, d, Error::plain(e.to_string())))?;
+        if info.kind == host_runner::DeviceKind::Gpu {
+            gpus.push(d);
+        }
+    }
+    distinct.sort_by_key(|d| !gpus.contains(d));
+    let lead = distinct[0];
+    let li = devices.iter().position(|d| d == lead).expect("a named device");
+    let first_est = estimate(given_src, split, inputs, lead, n, false).map_err(|e| on_device(li, lead, e))?;
+    let lead_kernel_ms = n as f64 * first_est.ns_per_elem / 1e6;
+    if lead_kernel_ms < MIN_GAIN_MS {
+        let mut weights = vec![0.0; devices.len()];
+        weights[li] = n as f64;
+        let why = devices
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                if i == li {
+                    format!(
+                        "100.0% of the range: ends at {:.1} ms ({:.3} ns per element, {:.1} ms fixed; {})",
+                        first_est.ms(n as f64),
+                        first_est.ns_per_elem,
+                        first_est.fixed_ms,
+                        first_est.from
+                    )
+                } else if d == lead {
+                    "nothing: the range goes to the first slice of this device".to_string()
+                } else {
+                    format!(
+                        "nothing, not probed: device {li} ({lead}) takes about {lead_kernel_ms:.1} ms for the whole \
+                         range, less than another device needs to build its kernels ({MIN_GAIN_MS:.0} ms)"
+                    )
+                }
+            })
+            .collect();
+        return Ok(Shares { weights, why });
+    }
+    // Then one small probe per device: a device that gets nothing even against the fast
     // device's overestimated time per element would get nothing against its true one, and a
     // device that gets everything needs no more precise time. Only devices that share the
     // range are probed further.
     let mut known: BTreeMap<&String, Estimate> = BTreeMap::new();
+    known.insert(lead, first_est);
     for (i, d) in devices.iter().enumerate() {
         if !known.contains_key(d) {
             let e = estimate(given_src, split, inputs, d, n, false).map_err(|e| on_device(i, d, e))?;
@@ -1378,17 +1494,16 @@ fn slice_inputs(split: &Split, inputs: &Inputs, r: Range<usize>) -> Result<Input
     let values = split
         .params
         .iter()
-        .map(|t| take(split, t, &|k| &inputs.values[k], &inputs.sizes, &r))
+        .map(|t| take(t, &|k| &inputs.values[k], &inputs.sizes, &r))
         .collect::<Result<Vec<_>, _>>()?;
     let mut sizes = inputs.sizes.clone();
-    sizes.insert(split.part.clone(), split.part_len(&r) as i64);
+    sizes.insert(split.part.clone(), r.len() as i64);
     Ok(Inputs { values, sizes })
 }
 
 /// The value of one slice program parameter for the slice `r`, from the given program's
 /// inputs (`given(k)`: its parameter `k`).
 fn take<'a>(
-    split: &Split,
     t: &Take,
     given: &dyn Fn(usize) -> &'a Value,
     sizes: &BTreeMap<String, i64>,
@@ -1402,27 +1517,36 @@ fn take<'a>(
     };
     match t {
         Take::Whole(k) => Ok(given(*k).clone()),
-        Take::Rows(k) => rows(given(*k), r.clone()),
-        Take::Columns(k) => match given(*k) {
-            Value::Array(xs) => xs
-                .iter()
-                .map(|row| rows(row, r.clone()))
-                .collect::<Result<_, _>>()
-                .map(Value::Array),
-            _ => Err(Error::plain("internal: a transposed input is not an array")),
-        },
-        Take::Halo { param, pre } => {
-            let lo = r.start * split.window.1;
-            let read = lo..lo + split.part_len(r);
-            match pre {
-                None => rows(given(*param), read),
+        Take::Cut {
+            param,
+            dim,
+            window: (size, step),
+            pre,
+        } => {
+            let made;
+            let whole = match pre {
+                None => given(*param),
                 Some(src) => {
                     let prog = ir::parse(src)?;
                     let lookup = |n: &str| sizes.get(n).copied();
-                    let made = ir::interp::eval(&prog, std::slice::from_ref(given(*param)), &lookup)
-                        .map_err(|e| Error::plain(format!("padding an input on the host: {}", e.message)))?;
-                    rows(&made, read)
+                    made = ir::interp::eval(&prog, std::slice::from_ref(given(*param)), &lookup)
+                        .map_err(|e| Error::plain(format!("making an input's layout on the host: {}", e.message)))?;
+                    &made
                 }
+            };
+            let read = if r.is_empty() {
+                0..0
+            } else {
+                r.start * step..r.start * step + (r.len() - 1) * step + size
+            };
+            match (dim, whole) {
+                (0, v) => rows(v, read),
+                (_, Value::Array(xs)) => xs
+                    .iter()
+                    .map(|row| rows(row, read.clone()))
+                    .collect::<Result<_, _>>()
+                    .map(Value::Array),
+                _ => Err(Error::plain("internal: a transposed input is not an array")),
             }
         }
     }
@@ -1471,39 +1595,45 @@ fn run_compiled_on(compiled: &crate::Compiled, inputs: &Inputs, device: &str, ti
     })
 }
 
+/// Compiled as `lift run --device` compiles: the tuned variant for this device when the cache
+/// has one, and kernels within the device's work-group limits (without them a variant could
+/// be refused at launch, and it could differ from the one-device run's).
 fn compile_for(src: &str, inputs: &Inputs, device: &str) -> Result<crate::Compiled, Error> {
     let typed = crate::compile(src, &Options::types_only())?;
-    let tuned_for = if crate::is_high_level(&typed.given) {
-        Some(
-            host_runner::device_info(Some(device))
-                .map_err(|e| Error::plain(e.to_string()))?
-                .name,
-        )
-    } else {
-        None
-    };
+    let info = host_runner::device_info(Some(device)).map_err(|e| Error::plain(e.to_string()))?;
     crate::compile(
         src,
         &Options {
             sizes: inputs.sizes.clone(),
-            tuned_for,
+            tuned_for: crate::is_high_level(&typed.given).then(|| info.name.clone()),
+            work_group_limit: Some(crate::work_group_limit(&info)),
             ..Options::default()
         },
     )
 }
 
-/// Puts the parts together in slice order.
-fn gather(split: &Split, parts: Vec<Value>) -> Result<Value, Error> {
-    match &split.gather {
-        Gather::Concat => {
-            let mut all = vec![];
-            for p in parts {
-                match p {
-                    Value::Array(xs) => all.extend(xs),
-                    _ => return Err(Error::plain("internal: a part of the result is not an array")),
-                }
+/// Puts the parts together in slice order (`inputs`: the given program's, which the rest of a
+/// [`Gather::Finish`] may read).
+fn gather(split: &Split, parts: Vec<Value>, inputs: &Inputs) -> Result<Value, Error> {
+    let concat = |parts: Vec<Value>| {
+        let mut all = vec![];
+        for p in parts {
+            match p {
+                Value::Array(xs) => all.extend(xs),
+                _ => return Err(Error::plain("internal: a part of the result is not an array")),
             }
-            Ok(Value::Array(all))
+        }
+        Ok(Value::Array(all))
+    };
+    match &split.gather {
+        Gather::Concat => concat(parts),
+        Gather::Finish { rest, .. } => {
+            let prog = ir::parse(rest)?;
+            let mut values = inputs.values.clone();
+            values.push(concat(parts)?);
+            let lookup = |n: &str| inputs.sizes.get(n).copied();
+            ir::interp::eval(&prog, &values, &lookup)
+                .map_err(|e| Error::plain(format!("the final combination on the host: {}", e.message)))
         }
         Gather::Reduce { combine } => {
             let mut partials = vec![];
@@ -1739,8 +1869,8 @@ pub fn measure(src: &str, inputs: &Inputs, devices: &[String], repeats: usize) -
                             let given = |k: usize| if k == sp { &*state } else { &first.values[k] };
                             let set = split.params.iter().enumerate().try_for_each(|(j, tk)| match tk {
                                 Take::Whole(k) if *k == sp => dev.set(j, &state),
-                                Take::Rows(k) | Take::Columns(k) | Take::Halo { param: k, .. } if *k == sp => {
-                                    dev.set(j, &take(split, tk, &given, &first.sizes, &r)?)
+                                Take::Cut { param: k, .. } if *k == sp => {
+                                    dev.set(j, &take(tk, &given, &first.sizes, &r)?)
                                 }
                                 _ => Ok(()),
                             });
@@ -1819,7 +1949,7 @@ pub fn measure(src: &str, inputs: &Inputs, devices: &[String], repeats: usize) -
                     last_read = last_read.max(Some(read));
                 }
                 let clock = std::time::Instant::now();
-                state = gather(&split, parts)?;
+                state = gather(&split, parts, step_inputs)?;
                 gather_ms += clock.elapsed().as_secs_f64() * 1e3;
             }
             let total_ms = started.elapsed().as_secs_f64() * 1e3;

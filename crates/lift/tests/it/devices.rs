@@ -181,7 +181,18 @@ fn a_map_whose_input_is_also_read_whole_gets_a_sliced_copy() {
       (lambda (xs) (join (map (lambda (x) (reduce + 0.0f (map (lambda (y) (* x y)) xs))) xs))))";
     match split_of(src) {
         lift::devices::Decision::Split(s) => {
-            assert_eq!(s.params, [lift::devices::Take::Whole(0), lift::devices::Take::Rows(0)]);
+            assert_eq!(
+                s.params,
+                [
+                    lift::devices::Take::Whole(0),
+                    lift::devices::Take::Cut {
+                        param: 0,
+                        dim: 0,
+                        window: (1, 1),
+                        pre: None
+                    }
+                ]
+            );
         }
         lift::devices::Decision::Whole(why) => panic!("not split: {why}"),
     }
@@ -414,9 +425,16 @@ const STENCIL: &str = "(lift (N) ((array-type float N))
 fn a_stencil_splits_with_halos() {
     let Some(devs) = twice() else { return };
     let s = layout_split_of(STENCIL);
-    assert_eq!(s.window, (3, 1));
     assert!(
-        matches!(&s.params[..], [lift::devices::Take::Halo { param: 0, pre: Some(_) }]),
+        matches!(
+            &s.params[..],
+            [lift::devices::Take::Cut {
+                param: 0,
+                dim: 0,
+                window: (3, 1),
+                pre: Some(_)
+            }]
+        ),
         "{:?}",
         s.params
     );
@@ -431,7 +449,12 @@ fn a_stencil_splits_with_halos() {
       (lambda (xs) (join (mapGlb (lambda (w) (toGlobal (reduceSeq + 0.0f w))) (slide #5 #2 xs)))))";
     assert!(matches!(
         &layout_split_of(strided).params[..],
-        [lift::devices::Take::Halo { param: 0, pre: None }]
+        [lift::devices::Take::Cut {
+            param: 0,
+            dim: 0,
+            window: (5, 2),
+            pre: None
+        }]
     ));
     let padded = "(lift (N) (float (array-type float N))
       (lambda (a xs) (toGlobal (mapGlb (lambda (x) (* a x)) (pad #1 #2 -1.0f xs)))))";
@@ -457,7 +480,11 @@ fn a_map_over_chunks_splits_by_whole_chunks() {
     let src = "(lift (N) ((array-type float N))
       (lambda (xs) (join (mapGlb (lambda (c) (toGlobal (reduceSeq + 0.0f c))) (split #4 xs)))))";
     let s = layout_split_of(src);
-    assert_eq!(s.window, (4, 4));
+    assert!(
+        matches!(&s.params[..], [lift::devices::Take::Cut { window: (4, 4), .. }]),
+        "{:?}",
+        s.params
+    );
     let n = 4 * 251;
     let ins = inputs(vec![Value::Array(floats(n, 26))], &[("N", n as i64)]);
     check(src, &ins, &devs, None);
@@ -473,7 +500,15 @@ fn a_map_over_a_transpose_splits_the_columns() {
     let s = layout_split_of(src);
     assert_eq!(
         (s.size.as_str(), &s.params[..]),
-        ("N", &[lift::devices::Take::Columns(0)][..])
+        (
+            "N",
+            &[lift::devices::Take::Cut {
+                param: 0,
+                dim: 1,
+                window: (1, 1),
+                pre: None
+            }][..]
+        )
     );
     let (m, n) = (13, 101);
     let ins = inputs(vec![matrix(m, n, 24)], &[("M", m as i64), ("N", n as i64)]);
@@ -495,7 +530,14 @@ fn a_stencil_host_loop_splits_every_step() {
           xs)))";
     let typed = lift::compile(src, &lift::Options::types_only()).expect("types");
     let hl = lift::devices::host_loop(&typed.given, &typed.given_info).expect("the loop's step splits");
-    assert_eq!(hl.step.window, (3, 1));
+    assert!(
+        matches!(
+            &hl.step.params[..],
+            [.., lift::devices::Take::Cut { window: (3, 1), .. }]
+        ),
+        "{:?}",
+        hl.step.params
+    );
     let n = 301;
     let ins = inputs(vec![Value::Array(floats(n, 25))], &[("N", n as i64), ("K", 5)]);
     check(src, &ins, &devs, None);
@@ -528,6 +570,12 @@ fn the_plan_shows_each_devices_share_and_why() {
     assert!(first.contains(&format!("slice 0: device {}, 0..", devs[0])), "{first}");
     assert!(first.contains("% of the range: ends at"), "{first}");
     assert!(first.contains("just now, cached"), "{first}");
+    // 256 rows take the first device far less than another needs to build its kernels: the
+    // second is not probed, and gets nothing.
+    assert!(
+        first.contains(&format!("slice 1: device {name}, 256..256: nothing, not probed")),
+        "{first}"
+    );
     let again = plan();
     assert!(!again.contains("just now"), "probed again: {again}");
     assert!(again.contains("calibrated before"), "{again}");
@@ -727,4 +775,311 @@ fn bench_devices_of_a_program_that_does_not_split_says_why() {
         err.contains("is not split over devices") && !err.contains("panicked"),
         "{err}"
     );
+}
+
+/// [`check`], and the split also equals the program run on the first device alone.
+fn check_with_one(src: &str, inputs: &lift::data::Inputs, devices: &[String], weights: Option<&[f64]>) {
+    check(src, inputs, devices, weights);
+    let one = lift::devices::run(src, inputs, &devices[..1], None, false).unwrap_or_else(|e| panic!("{}", e.message()));
+    let got = lift::devices::run(src, inputs, devices, weights, false).unwrap_or_else(|e| panic!("{}", e.message()));
+    assert!(
+        lift::values_close(&one.value, &got.value, 1e-4),
+        "{devices:?} {weights:?}: split {}\none device {}",
+        got.json,
+        one.json
+    );
+}
+
+/// `lift compile --emit plan --devices D,D` of a program text.
+fn plan_of(src: &str, devs: &[String]) -> String {
+    lift::devices::describe(src, devs, &[]).unwrap_or_else(|e| panic!("{}", e.message()))
+}
+
+/// A stencil's windows zipped with an input read row by row (and, through `at`, whole): each
+/// operand of the `zip` is cut its own way (the windows with their halo, the other by rows),
+/// and the input also read whole is copied whole beside its slice.
+const ZIP_STENCIL: &str = "(lift (N) ((array-type float N) (array-type float N))
+  (lambda (xs ws)
+    (join (mapGlb (lambda (p) (toGlobal (mapSeq (lambda (s) (+ (* s (get #1 p)) (at 0 ws)))
+                                                (reduceSeq + 0.0f (get #0 p)))))
+                  (zip (slide #3 #1 (pad-clamp #1 #1 xs)) ws)))))";
+
+#[test]
+fn a_layout_zipped_with_an_input_read_by_rows_splits() {
+    let Some(devs) = twice() else { return };
+    let s = layout_split_of(ZIP_STENCIL);
+    assert_eq!(
+        (s.sliced.as_slice(), s.whole.as_slice()),
+        (&["xs".to_string(), "ws".to_string()][..], &[][..])
+    );
+    assert!(
+        matches!(
+            &s.params[..],
+            [
+                lift::devices::Take::Whole(1),
+                lift::devices::Take::Cut {
+                    param: 0,
+                    dim: 0,
+                    window: (3, 1),
+                    pre: Some(_)
+                },
+                lift::devices::Take::Cut {
+                    param: 1,
+                    dim: 0,
+                    window: (1, 1),
+                    pre: None
+                },
+            ]
+        ),
+        "{:?}",
+        s.params
+    );
+    let plan = plan_of(ZIP_STENCIL, &devs);
+    assert!(plan.contains("sliced by N: xs, ws\n"), "{plan}");
+    assert!(plan.contains("xs: windows of 3 every 1"), "{plan}");
+    assert!(plan.contains("v_xspart : (v_Npart+2) x float"), "{plan}");
+    for n in [1000usize, 3] {
+        let ins = inputs(
+            vec![Value::Array(floats(n, 51)), Value::Array(floats(n, 52))],
+            &[("N", n as i64)],
+        );
+        check_with_one(ZIP_STENCIL, &ins, &devs, None);
+        check_with_one(ZIP_STENCIL, &ins, &devs, Some(&[1.0, 3.0]));
+    }
+    // Two stencils of one input zipped: two cuts of it (each its own halo and padding), and
+    // the input itself is needed nowhere else.
+    let two = "(lift (N) ((array-type float N))
+      (lambda (xs)
+        (join (mapGlb (lambda (p) (toGlobal (join (mapSeq (lambda (a) (mapSeq (lambda (b) (+ a b))
+                                                                              (reduceSeq + 0.0f (get #1 p))))
+                                                          (reduceSeq + 0.0f (get #0 p))))))
+                      (zip (slide #3 #1 (pad #1 #1 0.0f xs)) (slide #5 #1 (pad #2 #2 0.0f xs)))))))";
+    let s = layout_split_of(two);
+    assert!(
+        matches!(
+            &s.params[..],
+            [
+                lift::devices::Take::Cut {
+                    param: 0,
+                    window: (3, 1),
+                    ..
+                },
+                lift::devices::Take::Cut {
+                    param: 0,
+                    window: (5, 1),
+                    ..
+                },
+            ]
+        ),
+        "{:?}",
+        s.params
+    );
+    assert!(plan_of(two, &devs).contains("v_xspart2 : (v_Npart+4) x float"));
+    let n = 401;
+    let ins = inputs(vec![Value::Array(floats(n, 58))], &[("N", n as i64)]);
+    check_with_one(two, &ins, &devs, Some(&[2.0, 1.0]));
+}
+
+/// Layouts of layouts: chunks of a stencil's windows (their windows compose: chunks of 2
+/// windows of 3 are windows of 4 every 2 of the padded input), and a stencil over the columns of
+/// a matrix (each row's columns cut, with their halo).
+#[test]
+fn nested_layouts_split() {
+    let Some(devs) = twice() else { return };
+    let chunked = "(lift (N) ((array-type float N))
+      (lambda (xs)
+        (join (mapGlb (lambda (c) (toGlobal (mapSeq (lambda (w) (reduceSeq + 0.0f w)) c)))
+                      (split #2 (slide #3 #1 (pad-clamp #1 #1 xs)))))))";
+    assert!(
+        matches!(
+            &layout_split_of(chunked).params[..],
+            [lift::devices::Take::Cut {
+                param: 0,
+                dim: 0,
+                window: (4, 2),
+                pre: Some(_)
+            }]
+        ),
+        "{:?}",
+        layout_split_of(chunked).params
+    );
+    let plan = plan_of(chunked, &devs);
+    assert!(plan.contains("xs: windows of 4 every 2"), "{plan}");
+    for n in [1000usize, 2] {
+        let ins = inputs(vec![Value::Array(floats(n, 53))], &[("N", n as i64)]);
+        check_with_one(chunked, &ins, &devs, None);
+        check_with_one(chunked, &ins, &devs, Some(&[3.0, 1.0]));
+    }
+    let columns = "(lift (M N) ((array-type (array-type float N) M))
+      (lambda (m)
+        (join (mapGlb (lambda (w) (toGlobal (reduceSeq + 0.0f (join w))))
+                      (slide #3 #1 (transpose m))))))";
+    let s = layout_split_of(columns);
+    assert_eq!((s.size.as_str(), s.part.as_str()), ("(N-2)", "Npart"));
+    assert_eq!(
+        s.params,
+        [lift::devices::Take::Cut {
+            param: 0,
+            dim: 1,
+            window: (3, 1),
+            pre: None
+        }]
+    );
+    let plan = plan_of(columns, &devs);
+    assert!(
+        plan.contains("m: the map goes over its columns") && plan.contains("m: windows of 3 every 1"),
+        "{plan}"
+    );
+    let (m, n) = (7, 45);
+    let ins = inputs(vec![matrix(m, n, 54)], &[("M", m as i64), ("N", n as i64)]);
+    check_with_one(columns, &ins, &devs, None);
+    check_with_one(columns, &ins, &devs, Some(&[1.0, 5.0]));
+}
+
+/// A whole-array sum as the rewrite lowers it (`grid-reduce`: per-group partial results over a
+/// padded, transposed layout of the input, then one final group): each device computes its
+/// groups' partials from its columns of the layout, made on the host, and the final group
+/// combines them on the host.
+#[test]
+fn a_lowered_reduction_splits_its_partials_and_combines_them_at_the_end() {
+    let Some(devs) = twice() else { return };
+    let src = std::fs::read_to_string(examples_dir().join("onekernel_sum.lisp")).expect("the example");
+    let s = layout_split_of(&src);
+    assert!(
+        matches!(&s.gather, lift::devices::Gather::Finish { name, .. } if name == "parts"),
+        "{:?}",
+        s.gather
+    );
+    assert!(
+        matches!(
+            &s.params[..],
+            [lift::devices::Take::Cut {
+                param: 0,
+                dim: 1,
+                window: (8, 8),
+                pre: Some(_)
+            }]
+        ),
+        "{:?}",
+        s.params
+    );
+    let plan = plan_of(&src, &devs);
+    assert!(plan.contains("split: 4 into 2 contiguous slices"), "{plan}");
+    assert!(
+        plan.contains("gathered: the parts of `parts` (each device's partial results) concatenated in slice order; the rest of the program (the final combination) runs on the host on them"),
+        "{plan}"
+    );
+    for n in [1000usize, 37, 1] {
+        let ins = inputs(vec![Value::Array(floats(n, 55))], &[("N", n as i64)]);
+        check_with_one(&src, &ins, &devs, None);
+        check_with_one(&src, &ins, &devs, Some(&[3.0, 1.0]));
+    }
+    // What follows a split `let` is run on the host only when it is a combination (a result
+    // of constant size): a whole array after it runs whole on a device.
+    let after = "(lift (N) ((array-type float N))
+      (lambda (xs)
+        (let a (toGlobal (mapGlb (lambda (x) (* x 2.0f)) xs))
+          (toGlobal (mapGlb (lambda (x) (+ x 1.0f)) (reverse a))))))";
+    assert!(matches!(split_of(after), lift::devices::Decision::Whole(_)));
+}
+
+/// A host loop whose step is a reduction of an input (the state, one value, read whole by
+/// every element): every step's partials are combined on the host into the next state, which
+/// goes to every device.
+#[test]
+fn a_host_loop_whose_step_is_a_reduction_splits_every_step() {
+    let Some(devs) = twice() else { return };
+    let src = "(lift (N K) ((array-type float N) (array-type float 1))
+      (lambda (xs s0)
+        (iterate K
+          (lambda (s) (reduce + 0.0f (map (lambda (x) (* 0.001f (+ x (at 0 s)))) xs)))
+          s0)))";
+    let typed = lift::compile(src, &lift::Options::types_only()).expect("types");
+    let hl = lift::devices::host_loop(&typed.given, &typed.given_info).expect("the loop's step splits");
+    assert!(
+        matches!(hl.step.gather, lift::devices::Gather::Reduce { .. }),
+        "{:?}",
+        hl.step.gather
+    );
+    assert_eq!(hl.step.sliced, ["xs"]);
+    let plan = plan_of(src, &devs);
+    assert!(
+        plan.contains("host loop: K steps, each split over the devices")
+            && plan.contains("gathered: one partial per device, reduced on the host"),
+        "{plan}"
+    );
+    let n = 999;
+    let ins = inputs(
+        vec![Value::Array(floats(n, 56)), Value::Array(vec![Value::Float(0.5)])],
+        &[("N", n as i64), ("K", 4)],
+    );
+    check_with_one(src, &ins, &devs, None);
+    check_with_one(src, &ins, &devs, Some(&[1.0, 2.0]));
+}
+
+/// A host loop whose step does not split runs whole, and the plan says why.
+#[test]
+fn the_plan_says_why_a_host_loop_runs_whole() {
+    let Some(devs) = twice() else { return };
+    let src = "(lift (N K) ((array-type float N))
+      (lambda (xs) (iterate K (lambda (s) (toGlobal (mapGlb (lambda (x) (* x 0.5f)) (reverse s)))) xs)))";
+    let plan = plan_of(src, &devs);
+    assert!(
+        plan.contains("not split: a host loop whose step is not split (its step does not split: "),
+        "{plan}"
+    );
+    let n = 50;
+    check(
+        src,
+        &inputs(vec![Value::Array(floats(n, 57))], &[("N", n as i64), ("K", 3)]),
+        &devs,
+        None,
+    );
+}
+
+/// `lift run --devices` compiles for each device within its work-group limits, as `lift run
+/// --device` does: a 72×72 `mapLcl` tile runs at a limit of 64 work-items (it was refused at
+/// launch).
+#[test]
+fn a_run_over_devices_compiles_within_the_device_limits() {
+    let Some(devs) = twice() else { return };
+    let ex = examples_dir();
+    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .arg("run")
+        .arg(ex.join("maplcl_72x72.lisp"))
+        .arg("--data")
+        .arg(ex.join("maplcl_72x72.json"))
+        .args(["--devices", &devs.join(",")])
+        .env(host_runner::MAX_WORK_GROUP_VAR, "64")
+        .output()
+        .expect("lift runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let interp = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .arg("run")
+        .arg(ex.join("maplcl_72x72.lisp"))
+        .arg("--data")
+        .arg(ex.join("maplcl_72x72.json"))
+        .args(["--backend", "interp"])
+        .output()
+        .expect("lift runs");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&interp.stdout)
+    );
+}
+
+/// `lift bench --devices` of a lowered reduction: each device's partials, the final group on
+/// the host, and both runs equal the interpreter.
+#[test]
+fn bench_devices_times_a_lowered_reduction() {
+    let Some(devs) = twice() else { return };
+    let r = bench_devices(
+        &examples_dir().join("onekernel_sum.lisp"),
+        &devs,
+        &["N=4096"],
+        &["N=100"],
+    );
+    assert_report(&r, 2, 1);
+    assert_eq!(r["split"]["devices"][1]["share"], serde_json::json!([2, 4]), "{r}");
 }
