@@ -244,7 +244,7 @@ impl Builder<'_> {
                         "the condition of `iterate-until` cannot itself hold a host section (not supported yet)",
                     )));
                 }
-                let cond = self.unit(cbody)?;
+                let cond = self.cond_unit(cbody)?;
                 let out = self.slot(t);
                 steps.push(Step::Until {
                     out,
@@ -260,7 +260,14 @@ impl Builder<'_> {
                 Ok(out)
             }
             Expr::If { cond, then, els } => {
-                let cond = self.value(cond, steps)?;
+                let cond = if self.device_bool(cond) {
+                    let unit = self.cond_unit(cond)?;
+                    let out = self.slot(Type::array(Type::bool(), ArithExpr::cst(1)));
+                    steps.push(Step::Kernels { out, unit });
+                    out
+                } else {
+                    self.value(cond, steps)?
+                };
                 let then = self.block(then)?;
                 let els = self.block(els)?;
                 let out = self.slot(t);
@@ -447,6 +454,65 @@ impl Builder<'_> {
         Ok(Some(result))
     }
 
+    /// Whether `c` is a `bool` that kernels compute (not a scalar parameter's function).
+    fn device_bool(&self, c: ExprId) -> bool {
+        *self.info.ty(c) == Type::bool() && !self.contains_section(c) && ir::host::launches_kernels(self.prog, c)
+    }
+
+    /// The unit computing a host condition: a `[bool]1` as it is, a `bool` computed from
+    /// arrays as a one-element buffer, since a kernel program's value outside every map cannot
+    /// be a scalar that needs kernels: `c` becomes `(let a1 A1 … (mapGlb (lambda (i) c') (generate
+    /// #1 …)))`, each array `Ak` of `c` that kernels compute bound outside the one-work-item map
+    /// that reads it.
+    fn cond_unit(&mut self, c: ExprId) -> Result<usize, Error> {
+        if !self.device_bool(c) {
+            return self.unit(c);
+        }
+        let info = self.info;
+        self.unit_of(|b| {
+            let mut lifted = vec![];
+            let scalar = b.lift_arrays(info, c, &mut lifted);
+            let span = b.prog.span(c);
+            let i = b.prog.new_var("i", span);
+            let j = b.prog.new_var("j", span);
+            let index = b.prog.push(Expr::Var(j), span);
+            let ident = b.prog.push(
+                Expr::Lambda {
+                    params: vec![j],
+                    body: index,
+                },
+                span,
+            );
+            let one = b.prog.push(
+                Expr::Prim {
+                    prim: Prim::Generate(ArithExpr::cst(1)),
+                    args: vec![ident],
+                },
+                span,
+            );
+            let f = b.prog.push(
+                Expr::Lambda {
+                    params: vec![i],
+                    body: scalar,
+                },
+                span,
+            );
+            let mut e = b.push_map(ir::MapKind::Glb(0), f, one);
+            for (v, a) in lifted.into_iter().rev() {
+                e = b.prog.push(
+                    Expr::Let {
+                        kind: ir::LetKind::Let,
+                        var: v,
+                        value: a,
+                        body: e,
+                    },
+                    span,
+                );
+            }
+            e
+        })
+    }
+
     /// Compiles an expression built on a copy of the program (a fused map) as a unit.
     fn unit_of(&mut self, build: impl FnOnce(&mut Fuser) -> ExprId) -> Result<usize, Error> {
         let mut f = Fuser {
@@ -523,6 +589,53 @@ impl Fuser {
             span,
         );
         self.prog.push(Expr::Lambda { params: ip, body }, span)
+    }
+
+    /// `e` (a scalar at host level) with every array in it that kernels compute replaced by a
+    /// fresh variable, pushed with that array onto `lifted` (the arrays stay as they are:
+    /// variables of the copy are the original's).
+    fn lift_arrays(&mut self, info: &TypeInfo, e: ExprId, lifted: &mut Vec<(VarId, ExprId)>) -> ExprId {
+        let ty = info.ty(e);
+        if matches!(ty, Type::Array(..) | Type::Exists(_)) && ir::host::launches_kernels(&self.prog, e) {
+            let span = self.prog.span(e);
+            let v = self.prog.new_var("a", span);
+            lifted.push((v, e));
+            return self.prog.push(Expr::Var(v), span);
+        }
+        if !ir::host::launches_kernels(&self.prog, e) {
+            return e;
+        }
+        let span = self.prog.span(e);
+        let rebuilt = match self.prog.expr(e).clone() {
+            Expr::Op { op, args } => Expr::Op {
+                op,
+                args: args.iter().map(|a| self.lift_arrays(info, *a, lifted)).collect(),
+            },
+            Expr::If { cond, then, els } => Expr::If {
+                cond: self.lift_arrays(info, cond, lifted),
+                then: self.lift_arrays(info, then, lifted),
+                els: self.lift_arrays(info, els, lifted),
+            },
+            Expr::Let { kind, var, value, body } => Expr::Let {
+                kind,
+                var,
+                value: self.lift_arrays(info, value, lifted),
+                body: self.lift_arrays(info, body, lifted),
+            },
+            // A scalar primitive's data arguments, its functions kept.
+            Expr::Prim { prim, args } => Expr::Prim {
+                prim,
+                args: args
+                    .iter()
+                    .map(|a| match self.prog.expr(*a) {
+                        Expr::Lambda { .. } => *a,
+                        _ => self.lift_arrays(info, *a, lifted),
+                    })
+                    .collect(),
+            },
+            other @ (Expr::Var(_) | Expr::Lit(_) | Expr::Lambda { .. } | Expr::Pack(_)) => other,
+        };
+        self.prog.push(rebuilt, span)
     }
 
     fn push_map(&mut self, kind: ir::MapKind, f: ExprId, xs: ExprId) -> ExprId {

@@ -391,7 +391,7 @@ impl Validator<'_> {
         self.section_values(e);
         if let Some(parts) = self.section_parts(e) {
             for p in parts {
-                self.host_bind(p);
+                self.section_part(p);
             }
             return;
         }
@@ -499,6 +499,23 @@ impl Validator<'_> {
                     *value,
                     "a filter result bound at host level and used across a host section is not supported yet",
                 );
+            }
+        }
+    }
+
+    /// A part of a host section. A `bool` condition that kernels compute runs as a one-element
+    /// buffer (the driver binds each array it reads outside the one work-item computing it):
+    /// those arrays are host-level values; the unit is validated again on its own.
+    fn section_part(&mut self, p: ExprId) {
+        if self.ty(p) != Some(&Type::bool()) || !self.computes(p) {
+            return self.host_bind(p);
+        }
+        let mut work = vec![p];
+        while let Some(x) = work.pop() {
+            match self.ty(x) {
+                Some(Type::Array(..) | Type::Exists(_)) if self.computes(x) => self.host_bind(x),
+                _ if matches!(self.prog.expr(x), Expr::Lambda { .. }) => {}
+                _ => work.extend(self.prog.children(x)),
             }
         }
     }
