@@ -92,6 +92,11 @@ pub struct HostProgram {
     pub units: Vec<Unit>,
     /// The type of each slot.
     pub slots: Vec<Type>,
+    /// The capacity of each slot holding a filter result (`{∃X. [T]X}`), over the program's
+    /// sizes: its buffer holds that many elements, its length is on the device. A loop's two
+    /// state buffers have the capacity of its initial state, since its step may not return
+    /// a longer one ([`Builder::check_capacity`]).
+    pub caps: Vec<Option<ArithExpr>>,
     /// The slot of each program parameter, in order.
     pub params: Vec<Slot>,
     pub main: Block,
@@ -120,6 +125,7 @@ pub fn build(prog: &Program, info: &TypeInfo, opts: &Options) -> Result<HostProg
         var_slot: HashMap::new(),
         units: vec![],
         slots: vec![],
+        caps: vec![],
     };
     let mut params = vec![];
     for p in &prog.params {
@@ -131,6 +137,7 @@ pub fn build(prog: &Program, info: &TypeInfo, opts: &Options) -> Result<HostProg
     Ok(HostProgram {
         units: b.units,
         slots: b.slots,
+        caps: b.caps,
         params,
         main,
     })
@@ -144,12 +151,67 @@ struct Builder<'a> {
     var_slot: HashMap<VarId, Slot>,
     units: Vec<Unit>,
     slots: Vec<Type>,
+    caps: Vec<Option<ArithExpr>>,
 }
 
 impl Builder<'_> {
     fn slot(&mut self, t: Type) -> Slot {
         self.slots.push(t);
+        self.caps.push(None);
         self.slots.len() - 1
+    }
+
+    /// The capacity of a filter result that unit `u` returns, over the program's sizes: the
+    /// length of its output buffer, whose C names are the unit's sizes and the capacities of
+    /// its filter-result parameters (`codegen_opencl::capacity_size`).
+    fn unit_cap(&self, u: usize) -> Result<Option<ArithExpr>, Error> {
+        let unit = &self.units[u];
+        let Some(plan) = &unit.compiled.plan else {
+            return Ok(None);
+        };
+        if !matches!(plan.result.ty, Type::Exists(_)) {
+            return Ok(None);
+        }
+        let mut cap = plan.memory.buffers[plan.result.data].len.clone();
+        for (user, c) in &plan.sizes {
+            let by = match (0..unit.args.len()).find(|k| codegen_opencl::capacity_size(*k) == *user) {
+                Some(k) => self.caps[unit.args[k]]
+                    .clone()
+                    .ok_or_else(|| internal(Span::default(), "a filter-result argument without a capacity"))?,
+                None => ArithExpr::size_var(user),
+            };
+            cap = cap.subst(c, &by);
+        }
+        Ok(Some(cap))
+    }
+
+    /// The capacity of a loop's state starting from slot `init`: a filter result's, or the
+    /// length of an array whose step returns filter results (`backend` gives it a length).
+    fn init_cap(&self, init: Slot, state: &Type) -> Option<ArithExpr> {
+        if !matches!(state, Type::Exists(_)) {
+            return None;
+        }
+        match &self.slots[init] {
+            Type::Array(_, n) => Some(n.clone()),
+            Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) | Type::Exists(_) | Type::Fun(..) => {
+                self.caps[init].clone()
+            }
+        }
+    }
+
+    /// A loop's step or a branch returns a filter result into buffers of capacity `have`
+    /// (the loop's initial state's): refused where its own capacity `need` may be larger. A
+    /// filter never grows its input, but a step can (`(filter p (join (map (lambda (x) (tuple
+    /// x x)) …)))` has twice its state's capacity).
+    fn check_capacity(&self, need: &Option<ArithExpr>, have: &Option<ArithExpr>, span: Span) -> Result<(), Error> {
+        match (need, have) {
+            (Some(n), Some(h)) if !n.prove_le(h) => Err(Error::Source(Diagnostic::new(
+                span,
+                format!("this step may return a longer filter result (up to {n} elements) than the state it starts from (up to {h}), which is not supported yet"),
+            )
+            .with_note("a host loop keeps its state in two buffers of its initial state's capacity: a step may keep fewer elements, not more"))),
+            _ => Ok(()),
+        }
     }
 
     fn contains_section(&self, e: ExprId) -> bool {
@@ -194,6 +256,7 @@ impl Builder<'_> {
             }
             let unit = self.unit(e)?;
             let out = self.slot(self.info.ty(e).clone());
+            self.caps[out] = self.unit_cap(unit)?;
             steps.push(Step::Kernels { out, unit });
             return Ok(out);
         }
@@ -214,8 +277,12 @@ impl Builder<'_> {
                 let init = self.value(args[1], steps)?;
                 let (ps, fbody) = self.lambda(args[0])?;
                 let state = self.state_slot(ps[0], &t);
+                self.caps[state] = self.init_cap(init, &t);
                 let body = self.block(fbody)?;
+                self.check_capacity(&self.caps[body.result], &self.caps[state], self.prog.span(fbody))?;
+                let cap = self.init_cap(init, &t);
                 let out = self.slot(t);
+                self.caps[out] = cap;
                 steps.push(Step::Iterate {
                     out,
                     count,
@@ -234,10 +301,14 @@ impl Builder<'_> {
                 let init = self.value(args[2], steps)?;
                 let (ps, fbody) = self.lambda(args[1])?;
                 let state = self.state_slot(ps[0], &t);
+                self.caps[state] = self.init_cap(init, &t);
                 let body = self.block(fbody)?;
+                self.check_capacity(&self.caps[body.result], &self.caps[state], self.prog.span(fbody))?;
                 let (cs, cbody) = self.lambda(args[0])?;
                 let prev = self.state_slot(cs[0], &t);
                 let next = self.state_slot(cs[1], &t);
+                self.caps[prev] = self.init_cap(init, &t);
+                self.caps[next] = self.init_cap(init, &t);
                 if self.contains_section(cbody) {
                     return Err(Error::Source(Diagnostic::new(
                         self.prog.span(cbody),
@@ -245,7 +316,9 @@ impl Builder<'_> {
                     )));
                 }
                 let cond = self.cond_unit(cbody)?;
+                let cap = self.init_cap(init, &t);
                 let out = self.slot(t);
+                self.caps[out] = cap;
                 steps.push(Step::Until {
                     out,
                     max,
@@ -271,6 +344,17 @@ impl Builder<'_> {
                 let then = self.block(then)?;
                 let els = self.block(els)?;
                 let out = self.slot(t);
+                // Either branch's buffers hold the value: a loop copies it into its state.
+                let (a, b) = (self.caps[then.result].clone(), self.caps[els.result].clone());
+                if let (Some(x), Some(y)) = (&a, &b) {
+                    if !(x.prove_le(y) && y.prove_le(x)) {
+                        return Err(Error::Source(Diagnostic::new(
+                            span,
+                            format!("the branches of this `if` return filter results of different capacities ({x} and {y}), which is not supported yet"),
+                        )));
+                    }
+                }
+                self.caps[out] = a;
                 steps.push(Step::If { out, cond, then, els });
                 Ok(out)
             }
@@ -283,6 +367,7 @@ impl Builder<'_> {
                 let root = self.lift_sections(&mut copy, e, steps)?;
                 let unit = self.unit_in(&copy.prog, root)?;
                 let out = self.slot(t);
+                self.caps[out] = self.unit_cap(unit)?;
                 steps.push(Step::Kernels { out, unit });
                 Ok(out)
             }
@@ -379,7 +464,8 @@ impl Builder<'_> {
         else {
             return Ok(None);
         };
-        if !ir::host::is_host_loop(prog, lp) {
+        // A filter result's length lives in a buffer of its own: maps over it are not fused.
+        if !ir::host::is_host_loop(prog, lp) || self.info.ty(lp).has_existential() {
             return Ok(None);
         }
         let (ps, fbody) = self.lambda(args[0])?;
@@ -541,9 +627,20 @@ impl Builder<'_> {
                 .copied()
                 .ok_or_else(|| internal(vspan, "a host variable without a value"))?;
             let ty = self.slots[slot].clone();
-            if ty.has_existential() {
-                // `validate` refuses filter results that cross a section.
-                return Err(internal(vspan, "a filter result crosses a host section"));
+            match &ty {
+                Type::Exists(elem) if !elem.has_existential() && !matches!(**elem, Type::Array(..)) => {}
+                // A filter result of rows would need a capacity per row.
+                Type::Exists(_) => {
+                    return Err(Error::Source(Diagnostic::new(
+                        vspan,
+                        format!("a filter result of arrays ({ty}) crossing a host section is not supported yet"),
+                    )))
+                }
+                // `validate` refuses the others.
+                t if t.has_existential() => {
+                    return Err(internal(vspan, "arrays of filter results cross a host section"))
+                }
+                _ => {}
             }
             params.push(Param {
                 var: v,
@@ -698,6 +795,14 @@ impl HostProgram {
     pub fn describe(&self) -> String {
         let mut s = String::from("host program\n");
         describe_block(&self.main, 1, &mut s);
+        for (i, cap) in self.caps.iter().enumerate() {
+            if let Some(cap) = cap {
+                s.push_str(&format!(
+                    "  s{i} : {} in a buffer of {cap} elements, its length on the device\n",
+                    self.slots[i]
+                ));
+            }
+        }
         for (i, u) in self.units.iter().enumerate() {
             if let Some(p) = &u.compiled.plan {
                 s.push_str(&format!("unit {i} (parameters: {:?}):\n", u.args));

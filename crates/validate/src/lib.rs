@@ -58,8 +58,9 @@ pub fn validate(prog: &Program, info: &TypeInfo) -> Result<(), Vec<Diagnostic>> 
     };
     for p in &prog.params {
         match &p.ty {
-            Type::Scalar(_) | Type::Array(..) => {}
-            Type::Vector(..) | Type::Tuple(_) | Type::Exists(_) | Type::Fun(..) => v.errs.push(Diagnostic::new(
+            // A filter result: only the driver's units over a host loop's state have one.
+            Type::Scalar(_) | Type::Array(..) | Type::Exists(_) => {}
+            Type::Vector(..) | Type::Tuple(_) | Type::Fun(..) => v.errs.push(Diagnostic::new(
                 p.ty_span,
                 format!(
                     "parameters of type {} are not supported yet by the OpenCL back end (scalars and arrays are)",
@@ -480,24 +481,28 @@ impl Validator<'_> {
         }
     }
 
-    /// Values that cross a host section live in plain device buffers: a filter result (its
-    /// length on the device) cannot be one yet.
+    /// Values that cross a host section live in device buffers: a filter result is one with
+    /// its length in a buffer of its own, but arrays or tuples of them cannot be one yet.
     fn section_values(&mut self, e: ExprId) {
-        let exist = |v: &Self, x: ExprId| v.ty(x).is_some_and(Type::has_existential);
+        let exist = |v: &Self, x: ExprId| match v.ty(x) {
+            Some(Type::Exists(elem)) => elem.has_existential(),
+            Some(t) => t.has_existential(),
+            None => false,
+        };
         if !self.has_section(e) {
             return;
         }
         if exist(self, e) {
             self.err(
                 e,
-                "a filter result computed from a host section's value is not supported yet",
+                "arrays or tuples of filter results computed from a host section's value are not supported yet",
             );
         }
         if let Expr::Let { value, .. } = self.prog.expr(e) {
             if exist(self, *value) {
                 self.err(
                     *value,
-                    "a filter result bound at host level and used across a host section is not supported yet",
+                    "arrays or tuples of filter results bound at host level and used across a host section are not supported yet",
                 );
             }
         }
@@ -1090,7 +1095,9 @@ impl Validator<'_> {
     /// carry it.
     fn capacities(&mut self) {
         let body = self.prog.body;
+        // A host section's values are bounded by the driver (`lift::host`), unit by unit.
         let res = match self.ty(body) {
+            _ if self.has_section(body) => Ok(()),
             Some(Type::Exists(_)) => self.cap(body, 0),
             Some(Type::Array(el, _)) if matches!(**el, Type::Exists(_)) => self.row_cap(body, 0),
             _ => Ok(()),
@@ -1107,6 +1114,9 @@ impl Validator<'_> {
             .collect();
         for l in lets {
             if let Expr::Let { value, .. } = self.prog.expr(l) {
+                if self.has_section(*value) {
+                    continue;
+                }
                 if let Err(f) = self.cap(*value, 0) {
                     found.push(f);
                 }
