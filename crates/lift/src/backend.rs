@@ -1239,8 +1239,14 @@ impl HostExec<'_> {
         }
         let b = self.session.read_resident(rt.flag, 0, 4).map_err(run_error)?;
         let flag = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        let args = &self.hp.units[u].args;
         flag_error(plan, flag, &rt.env, |b| {
-            read_int(&self.session, rt.fixed.get(&b).copied())
+            // A checked length of a filter-result argument is in that argument's buffers.
+            let r = match plan.memory.buffers[b].role {
+                Role::InputLength(p) => Some(self.len_buf(args[p])?),
+                _ => rt.fixed.get(&b).copied(),
+            };
+            read_int(&self.session, r)
         })
     }
 

@@ -491,3 +491,23 @@ fn scalar_bool_conditions_computed_by_kernels() {
     let xs = || vec![floats(&[1.0, 2.0, 3.0, 4.0])];
     assert_eq!(both(until, xs, &[("N", 4)]), "[10.0,11.0,12.0,13.0]");
 }
+
+/// A size condition on the state's length (`split #2` of it) is checked on the device by the
+/// step that reads it, and reported with the length it found (it was "internal: a checked
+/// length has no buffer": the state's length is an argument's buffer, not the unit's own).
+#[test]
+fn a_size_check_on_a_filter_result_state_reports_its_length() {
+    let src = "(lift (N K) ((array-type float N))
+      (lambda (xs)
+        (iterate K (lambda (s) (filter (lambda (x) (> x 1.0f)) (join (map (lambda (r) (map (lambda (x) (* x 0.9f)) r)) (split #2 s))))) xs)))";
+    let xs = || vec![floats(&[0.5, 2.0, 3.0, 0.25, 4.0, 5.0, 1.5, 0.1])];
+    let sizes = [("N", 8), ("K", 2)];
+    let err = run(src, xs(), &sizes, None).expect_err("interpreter");
+    assert!(err.contains("length 5: 5 is not a multiple of 2"), "{err}");
+    let Some(device) = crate::opencl::device() else { return };
+    let err = run(src, xs(), &sizes, Some(&device)).expect_err("OpenCL");
+    assert!(
+        err.contains("has 5 elements, not a multiple of 2") && !err.contains("internal"),
+        "{err}"
+    );
+}
