@@ -521,8 +521,10 @@ struct UnitRt {
     prepared: host_runner::Prepared,
     /// Per plan buffer: its resident buffer (inputs and the output are bound per launch).
     fixed: BTreeMap<usize, host_runner::Resident>,
-    /// Buffers zeroed before every launch (counters of filters, lengths).
-    zeroed: Vec<host_runner::Resident>,
+    /// Buffers zeroed before every launch (counters of filters, lengths), each with a buffer of
+    /// zeros of its size, uploaded once and copied from: Oclgrind 21.10 takes filled memory as
+    /// uninitialized, and a blocking upload per launch would stall a host loop.
+    zeroed: Vec<(host_runner::Resident, host_runner::Resident)>,
     /// Two output buffers used in turn, so that a launch never overwrites the value the
     /// previous one produced (a loop reads it).
     /// Made on first use: a unit that always writes a loop's state buffer needs neither, one
@@ -530,6 +532,8 @@ struct UnitRt {
     outs: [Option<host_runner::Resident>; 2],
     /// The lengths of `outs` when the unit returns a filter result.
     out_lens: [Option<host_runner::Resident>; 2],
+    /// Four zero bytes copied into the output's length before each launch.
+    len_zeros: Option<host_runner::Resident>,
     exist_out: bool,
     out_bytes: usize,
     turn: usize,
@@ -1110,12 +1114,25 @@ impl HostExec<'_> {
             .prepare(&plan.source, "-cl-std=CL1.2", &names)
             .map_err(run_error)?;
         let (fixed, zeroed, out_bytes) = resident_buffers(&mut self.session, plan, &env)?;
+        let mut zeroed_from = vec![];
+        // The output's length (a filter result's) is zeroed too, whichever buffer holds it.
+        let sized: Vec<(Option<host_runner::Resident>, usize)> = zeroed
+            .iter()
+            .map(|r| (Some(*r), self.session.bytes_of(*r)))
+            .chain(exist_out.then_some((None, 4)))
+            .collect();
+        for (r, bytes) in sized {
+            let zeros = self.session.alloc("zeros", bytes).map_err(run_error)?;
+            self.session.upload(zeros, &vec![0; bytes]).map_err(run_error)?;
+            zeroed_from.push((r, zeros));
+        }
         let flag = self.session.alloc("e_flag", 4).map_err(run_error)?;
         self.session.zero(flag).map_err(run_error)?;
         Ok(UnitRt {
             prepared,
             fixed,
-            zeroed,
+            zeroed: zeroed_from.iter().filter_map(|(r, z)| r.map(|r| (r, *z))).collect(),
+            len_zeros: zeroed_from.iter().find(|(r, _)| r.is_none()).map(|(_, z)| *z),
             outs: [None, None],
             out_lens: [None, None],
             exist_out,
@@ -1166,8 +1183,9 @@ impl HostExec<'_> {
                 "internal: unit {u}'s result and its destination disagree on being a filter result"
             )));
         }
-        for r in rt.zeroed.iter().chain(&out_len) {
-            self.session.zero(*r).map_err(run_error)?;
+        let len_zeroed = out_len.zip(rt.len_zeros);
+        for (r, zeros) in rt.zeroed.iter().chain(&len_zeroed) {
+            self.session.copy(*zeros, *r).map_err(run_error)?;
         }
         for k in &plan.kernels {
             let launch = launch_of(
