@@ -266,7 +266,17 @@ impl Builder<'_> {
         }
         match self.prog.expr(e).clone() {
             Expr::Let { var, value, body, .. } => {
-                let s = self.value(value, steps)?;
+                let s = if self.device_bool(value)
+                    && ir::host::only_section_conditions(self.prog, var, body, |i| {
+                        self.level[i.index()] && is_section(self.prog, self.info, i)
+                    }) {
+                    let unit = self.cond_unit(value)?;
+                    let out = self.slot(Type::array(Type::bool(), ArithExpr::cst(1)));
+                    steps.push(Step::Kernels { out, unit });
+                    out
+                } else {
+                    self.value(value, steps)?
+                };
                 self.var_slot.insert(var, s);
                 self.value(body, steps)
             }

@@ -398,7 +398,12 @@ impl Validator<'_> {
         }
         match self.prog.expr(e).clone() {
             Expr::Let { var, value, body, .. } => {
-                self.host_bind(value);
+                // A `bool` read only by host `if`s is computed like their conditions.
+                if ir::host::only_section_conditions(self.prog, var, body, |i| self.section_parts(i).is_some()) {
+                    self.section_part(value);
+                } else {
+                    self.host_bind(value);
+                }
                 if self.is_rows(value) && !self.is_view(value) {
                     self.rows_only_mapped(var, body);
                 }

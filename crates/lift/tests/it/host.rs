@@ -482,6 +482,14 @@ fn scalar_bool_conditions_computed_by_kernels() {
     for (xs, want) in [(vec![1.0, 2.0], "[2.0,4.0]"), (vec![1.0, -2.0], "[-1.0,2.0]")] {
         assert_eq!(both(&branch, || vec![floats(&xs)], &[("N", 2)]), want);
     }
+    // Bound by a `let` and read only by host `if`s, it is computed the same way.
+    let bound = "(lift (N) ((array-type float N))
+      (lambda (xs)
+        (let pos (at 0 (join (mapGlb (lambda (all) (reduceSeq (lambda (a x) (and a (> x 0.0f))) true all)) (split N xs))))
+          (if pos (mapGlb (lambda (x) (* x 2.0f)) xs) (mapGlb (lambda (x) (- 0.0f x)) xs)))))";
+    for (xs, want) in [(vec![1.0, 2.0], "[2.0,4.0]"), (vec![1.0, -2.0], "[-1.0,2.0]")] {
+        assert_eq!(both(bound, || vec![floats(&xs)], &[("N", 2)]), want);
+    }
     let until = "(lift (N) ((array-type float N))
       (lambda (xs)
         (iterate-until #20
