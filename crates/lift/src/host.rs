@@ -550,8 +550,18 @@ impl Builder<'_> {
         Ok(Some(result))
     }
 
-    /// Whether `c` is a `bool` that kernels compute (not a scalar parameter's function).
+    /// Whether `c` is a `bool` that kernels compute (not a scalar parameter's function) from
+    /// arrays that can be bound outside it: no `let` of its own scalar code names a value they
+    /// read (such a `c` stays a unit of its own, which `validate` refuses clearly).
     fn device_bool(&self, c: ExprId) -> bool {
+        let mut work = vec![c];
+        while let Some(e) = work.pop() {
+            match (self.prog.expr(e), self.info.types[e.index()].as_ref()) {
+                (Expr::Let { .. }, _) => return false,
+                (Expr::Lambda { .. }, _) | (_, Some(Type::Array(..) | Type::Exists(_))) => {}
+                _ => work.extend(self.prog.children(e)),
+            }
+        }
         *self.info.ty(c) == Type::bool() && !self.contains_section(c) && ir::host::launches_kernels(self.prog, c)
     }
 
@@ -723,6 +733,7 @@ impl Fuser {
                 then: self.lift_arrays(info, then, lifted),
                 els: self.lift_arrays(info, els, lifted),
             },
+            // `Builder::device_bool` keeps `let`s out of the scalar code.
             Expr::Let { kind, var, value, body } => Expr::Let {
                 kind,
                 var,
