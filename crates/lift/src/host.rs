@@ -95,7 +95,7 @@ pub struct HostProgram {
     /// The capacity of each slot holding a filter result (`{∃X. [T]X}`), over the program's
     /// sizes: its buffer holds that many elements, its length is on the device. A loop's two
     /// state buffers have the capacity of its initial state, since its step may not return
-    /// a longer one ([`Builder::check_capacity`]).
+    /// a longer one (`Builder::check_capacity`).
     pub caps: Vec<Option<ArithExpr>>,
     /// The slot of each program parameter, in order.
     pub params: Vec<Slot>,
