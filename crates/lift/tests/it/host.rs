@@ -455,6 +455,19 @@ fn filter_results_cross_host_sections() {
     let xs = || vec![floats(&[0.5, 2.0, 3.0, 0.25])];
     assert_eq!(both(across, xs, &[("N", 4), ("K", 3)]), "[15.5,17.0,18.0,15.25]");
     assert_eq!(both(state, xs, &[("N", 4)]), "[1.0460349]");
+    // A loop over a filter result inside a loop over an array, read after it: its buffers are
+    // made once and reused every outer step.
+    let nested = "(lift (N K) ((array-type float N))
+      (lambda (xs)
+        (iterate #3
+          (lambda (s)
+            (let big (iterate K (lambda (t) (filter (lambda (x) (> x 1.0f)) (map (lambda (x) (* x 0.8f)) t))) s)
+              (map (lambda (x) (+ x (at 0 (reduce + 0.0f big)))) s)))
+          xs)))";
+    let ys = || vec![floats(&[1.5, 2.0, 4.0, 8.0, 16.0, 200.0, 0.5, 3.0])];
+    for k in [1, 2] {
+        both(nested, ys, &[("N", 8), ("K", k)]);
+    }
 }
 
 /// A step whose filter result may be longer than its state (the state's buffers have the
