@@ -564,6 +564,8 @@ struct HostExec<'a> {
     flag_failed: bool,
     /// Each loop's state buffers, by its state slot.
     loop_bufs: BTreeMap<usize, [HostVal; 2]>,
+    /// The length buffers of arrays used as filter results, by the array's slot.
+    array_lens: BTreeMap<usize, host_runner::Resident>,
 }
 
 /// Runs a host program (`crate::host`): uploads the parameters once, launches units as the
@@ -682,6 +684,7 @@ fn run_host_once(
         check_each: checked,
         flag_failed: false,
         loop_bufs: BTreeMap::new(),
+        array_lens: BTreeMap::new(),
     };
     let r = x.run();
     let flag_failed = x.flag_failed;
@@ -871,7 +874,8 @@ impl HostExec<'_> {
                         }
                     };
                     let v = self.block(if c { then } else { els }, None)?;
-                    self.vals[*out] = Some(self.val(v)?);
+                    let value = self.val(v)?;
+                    self.vals[*out] = Some(self.existential(v, value, *out)?);
                 }
             }
         }
@@ -963,25 +967,31 @@ impl HostExec<'_> {
         Ok(bufs[last % 2].clone())
     }
 
-    /// A loop's two state buffers, made on its first run: a loop inside another one runs
-    /// again every outer step, on the same buffers (its previous value is dead by then).
-    /// The initial value `v` (of slot `init`) of the loop whose state is slot `state`: an array
-    /// `[T]n` starting a loop whose state is a filter result gets a length buffer holding `n`.
-    fn existential(&mut self, init: usize, v: HostVal, state: usize) -> Result<HostVal, Error> {
-        match (&v, &self.hp.slots[init], &self.hp.slots[state]) {
+    /// The value `v` of slot `from` as a value of slot `to`'s type: an array `[T]n` where a
+    /// filter result is wanted (a loop's initial state, a branch of an `if`) gets a length
+    /// buffer holding `n`, made and uploaded once per slot, so a loop reaching it again neither
+    /// allocates nor waits.
+    fn existential(&mut self, from: usize, v: HostVal, to: usize) -> Result<HostVal, Error> {
+        match (&v, &self.hp.slots[from], &self.hp.slots[to]) {
             (HostVal::Dev(data), Type::Array(_, n), Type::Exists(_)) => {
+                if let Some(len) = self.array_lens.get(&from) {
+                    return Ok(HostVal::Exist(*data, *len));
+                }
                 let n = self.eval_cap(n)?;
                 let n = i32::try_from(n).map_err(|_| Error::plain(format!("the length {n} does not fit an int")))?;
-                let len = self.session.alloc("state length", 4).map_err(run_error)?;
+                let len = self.session.alloc("length", 4).map_err(run_error)?;
                 self.session.upload(len, &n.to_le_bytes()).map_err(run_error)?;
+                self.array_lens.insert(from, len);
                 Ok(HostVal::Exist(*data, len))
             }
             _ => Ok(v),
         }
     }
 
-    /// A filter result's buffers have the capacity of the loop's initial state, and a
-    /// length each.
+    /// A loop's two state buffers, made on its first run: a loop inside another one runs
+    /// again every outer step, on the same buffers (its previous value is dead by then). A
+    /// filter result's buffers have the capacity of the loop's initial state, and a length
+    /// each.
     fn state_buffers(&mut self, state: usize) -> Result<[HostVal; 2], Error> {
         if let Some(b) = self.loop_bufs.get(&state) {
             return Ok(b.clone());

@@ -111,7 +111,8 @@ pub fn is_host_program(prog: &Program, info: &TypeInfo) -> bool {
 fn is_section(prog: &Program, info: &TypeInfo, e: ExprId) -> bool {
     ir::host::is_host_loop(prog, e)
         || ir::host::is_host_if(prog, e)
-        || matches!(prog.expr(e), Expr::If { .. }) && matches!(info.types[e.index()], Some(Type::Array(..)))
+        || matches!(prog.expr(e), Expr::If { .. })
+            && matches!(info.types[e.index()], Some(Type::Array(..) | Type::Exists(_)))
 }
 
 /// Splits a typed host program into units and steps, compiling every unit once.
@@ -156,7 +157,7 @@ struct Builder<'a> {
 
 impl Builder<'_> {
     fn slot(&mut self, t: Type) -> Slot {
-        self.slots.push(t);
+        self.slots.push(device_type(t));
         self.caps.push(None);
         self.slots.len() - 1
     }
@@ -183,6 +184,19 @@ impl Builder<'_> {
             cap = cap.subst(c, &by);
         }
         Ok(Some(cap))
+    }
+
+    /// The slot of unit `u`'s value, `e`'s: a unit over a filter-result state that returns an
+    /// array of the state's length (`[T]X`, `X` bound by the loop's function) returns it packed.
+    fn unit_slot(&mut self, u: usize, e: ExprId) -> Result<Slot, Error> {
+        let cap = self.unit_cap(u)?;
+        let ty = match (&cap, &self.units[u].compiled.plan) {
+            (Some(_), Some(plan)) => plan.result.ty.clone(),
+            _ => self.info.ty(e).clone(),
+        };
+        let out = self.slot(ty);
+        self.caps[out] = cap;
+        Ok(out)
     }
 
     /// The capacity of a loop's state starting from slot `init`: a filter result's, or the
@@ -255,12 +269,11 @@ impl Builder<'_> {
                     .ok_or_else(|| internal(span, "a host variable without a value"));
             }
             let unit = self.unit(e)?;
-            let out = self.slot(self.info.ty(e).clone());
-            self.caps[out] = self.unit_cap(unit)?;
+            let out = self.unit_slot(unit, e)?;
             steps.push(Step::Kernels { out, unit });
             return Ok(out);
         }
-        let t = self.info.ty(e).clone();
+        let t = device_type(self.info.ty(e).clone());
         if let Some(out) = self.fused(e, steps)? {
             return Ok(out);
         }
@@ -353,9 +366,10 @@ impl Builder<'_> {
                 };
                 let then = self.block(then)?;
                 let els = self.block(els)?;
+                // Either branch's buffers hold the value: a loop copies it into its state. An
+                // array branch where the other returns a filter result is packed.
+                let (a, b) = (self.init_cap(then.result, &t), self.init_cap(els.result, &t));
                 let out = self.slot(t);
-                // Either branch's buffers hold the value: a loop copies it into its state.
-                let (a, b) = (self.caps[then.result].clone(), self.caps[els.result].clone());
                 if let (Some(x), Some(y)) = (&a, &b) {
                     if !(x.prove_le(y) && y.prove_le(x)) {
                         return Err(Error::Source(Diagnostic::new(
@@ -376,8 +390,7 @@ impl Builder<'_> {
                 };
                 let root = self.lift_sections(&mut copy, e, steps)?;
                 let unit = self.unit_in(&copy.prog, root)?;
-                let out = self.slot(t);
-                self.caps[out] = self.unit_cap(unit)?;
+                let out = self.unit_slot(unit, e)?;
                 steps.push(Step::Kernels { out, unit });
                 Ok(out)
             }
@@ -677,6 +690,20 @@ impl Builder<'_> {
         let compiled = crate::compile_program(sub, &opts)?;
         self.units.push(Unit { compiled, args });
         Ok(self.units.len() - 1)
+    }
+}
+
+/// The type of a host value of type `t`: an array whose length only the device knows (`[T]X`,
+/// a loop over an unpacked filter result keeping its length) is a filter result, its length
+/// in a buffer of its own.
+fn device_type(t: Type) -> Type {
+    match t {
+        Type::Array(elem, n)
+            if !n.free_vars_of_kind(arith::VarKind::Existential).is_empty() && !elem.has_existential() =>
+        {
+            Type::Exists(elem)
+        }
+        t => t,
     }
 }
 

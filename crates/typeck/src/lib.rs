@@ -444,6 +444,20 @@ impl Checker<'_> {
                 }
                 let ta = self.infer(then)?;
                 let tb = self.infer(els)?;
+                // At host level an array branch beside a filter result is packed, as a binder
+                // would pack it (the driver gives it a length buffer).
+                let packed = match (&ta, &tb) {
+                    (Type::Exists(e), Type::Array(a, _)) | (Type::Array(a, _), Type::Exists(e))
+                        if host && self.same(e, a) =>
+                    {
+                        Some(Type::Exists(e.clone()))
+                    }
+                    _ => None,
+                };
+                let (ta, tb) = match packed {
+                    Some(t) => (t.clone(), t),
+                    None => (ta, tb),
+                };
                 if !self.same(&ta, &tb) {
                     return Err(Diagnostic::new(
                         self.span(e),

@@ -372,7 +372,9 @@ impl Validator<'_> {
 
     /// A host-level value written to a destination seen through `vec_dest` (see [`Cx`]).
     fn host(&mut self, e: ExprId, vec_dest: Option<ExprId>) {
-        if self.info.packs.contains(&e) {
+        // A host section packed by its binder (a loop over an unpacked filter result) keeps
+        // its length on the device by itself (`lift::host`).
+        if self.info.packs.contains(&e) && self.section_parts(e).is_none() {
             // a value packed with its run-time length is one kernel, computed arguments included
             self.in_kernel(e, |v| {
                 let cx = Cx {

@@ -222,7 +222,12 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
         };
         g.bind(p.var, Bound::View(view));
     }
-    let result_ty = g.cty(prog.body)?;
+    // A body of the length of a filter-result parameter is packed by the program itself.
+    let result_ty = if info.packs.contains(&prog.body) {
+        g.c_type_of(info.result())?
+    } else {
+        g.cty(prog.body)?
+    };
     // The host reads back one length per filter result at most one array level deep.
     if let Type::Array(row, _) = &result_ty {
         if let Type::Array(inner, _) = &**row {

@@ -437,6 +437,23 @@ fn a_host_if_chooses_between_filter_results() {
         both(src, || vec![floats(&[1.0, 2.0])], &[("N", 2), ("K", 1)]),
         "[3.0,6.0]"
     );
+    // Without the `pack`, the array branch is packed as LANGUAGE.md lets `pack` be omitted
+    // (it was "the branches of `if` have different types").
+    let implicit = src.replace(
+        "(pack (map (lambda (x) (* x 3.0f)) s))",
+        "(map (lambda (x) (* x 3.0f)) s)",
+    );
+    assert_eq!(both(&implicit, xs, &[("N", 8), ("K", 4)]), "[12.5]");
+    assert_eq!(
+        both(&implicit, || vec![floats(&[1.0, 2.0])], &[("N", 2), ("K", 2)]),
+        "[9.0,18.0]"
+    );
+    // An array parameter as a branch: the driver gives it a length.
+    let top = "(lift (N) ((array-type float N) float)
+      (lambda (xs t) (if (> t 1.0f) (filter (lambda (x) (> x 1.0f)) xs) xs)))";
+    let args = |t: f32| move || vec![floats(&[0.5, 2.0, 3.0, 0.25]), Value::Float(t)];
+    assert_eq!(both(top, args(3.0), &[("N", 4)]), "[2.0,3.0]");
+    assert_eq!(both(top, args(0.5), &[("N", 4)]), "[0.5,2.0,3.0,0.25]");
 }
 
 /// A filter result computed before a loop and read by every step (it was refused), and a
@@ -455,6 +472,14 @@ fn filter_results_cross_host_sections() {
     let xs = || vec![floats(&[0.5, 2.0, 3.0, 0.25])];
     assert_eq!(both(across, xs, &[("N", 4), ("K", 3)]), "[15.5,17.0,18.0,15.25]");
     assert_eq!(both(state, xs, &[("N", 4)]), "[1.0460349]");
+    // A map-only step over a filter result keeps its (device-side) length: the reader unpacks
+    // the initial filter result, and the state `[float]X` is carried as one (it was refused by
+    // `validate` as a kernel nested in a kernel).
+    let kept = "(lift (N K) ((array-type float N))
+      (lambda (xs) (iterate K (lambda (s) (mapGlb (lambda (x) (* x 2.0f)) s)) (filterGlb (lambda (x) (> x 1.0f)) xs))))";
+    let zs = || vec![floats(&[0.5, 2.0, 3.0, 0.25, 4.0, 5.0, 1.5, 0.1])];
+    assert_eq!(both(kept, zs, &[("N", 8), ("K", 3)]), "[16.0,24.0,32.0,40.0,12.0]");
+    assert_eq!(both(kept, zs, &[("N", 8), ("K", 0)]), "[2.0,3.0,4.0,5.0,1.5]");
     // A loop over a filter result inside a loop over an array, read after it: its buffers are
     // made once and reused every outer step.
     let nested = "(lift (N K) ((array-type float N))
