@@ -29,7 +29,7 @@ mod gen;
 mod namer;
 mod print;
 
-pub use gen::{emit, emit_with, storage_parts, EmitOptions, WorkGroupLimit, BUG_NOTE};
+pub use gen::{capacity_size, emit, emit_with, storage_parts, EmitOptions, WorkGroupLimit, BUG_NOTE};
 
 use arith::ArithExpr;
 use ir::{AddressSpace, Span, Type};
@@ -135,6 +135,7 @@ impl KernelPlan {
                 Role::Temp => "temporary".into(),
                 Role::TempLength => "temporary length".into(),
                 Role::Scratch => "scratch".into(),
+                Role::InputLength(k) => format!("length of input {k}"),
             };
             let _ = writeln!(s, "  {} : {} x {} ({role})", b.name, b.len, views::c_type(&b.elem));
         }

@@ -108,6 +108,23 @@ pub fn is_host_if(prog: &Program, e: ExprId) -> bool {
     }
 }
 
+/// Whether every use of `v` in `body` (one at least) is the condition of an `if` that
+/// `section` says runs on the host: a `bool` bound to `v` is then only read on the host, and
+/// kernels may compute it into a one-element buffer.
+pub fn only_section_conditions(prog: &Program, v: VarId, body: ExprId, section: impl Fn(ExprId) -> bool) -> bool {
+    let (mut uses, mut conds) = (0, 0);
+    let mut work = vec![body];
+    while let Some(e) = work.pop() {
+        match prog.expr(e) {
+            Expr::Var(x) if *x == v => uses += 1,
+            Expr::If { cond, .. } if matches!(prog.expr(*cond), Expr::Var(x) if *x == v) && section(e) => conds += 1,
+            _ => {}
+        }
+        work.extend(prog.children(e));
+    }
+    uses > 0 && uses == conds
+}
+
 /// The variables `root` uses but does not bind, in order of their ids.
 pub fn free_vars(prog: &Program, root: ExprId) -> Vec<VarId> {
     let mut used = std::collections::BTreeSet::new();

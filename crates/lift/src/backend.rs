@@ -244,6 +244,12 @@ pub fn run_measured(
                 BufferInit::Data(data)
             }
             Role::OutputLength | Role::TempLength => BufferInit::Zeroed,
+            Role::InputLength(_) => {
+                return Err(Error::plain(format!(
+                    "internal: a program run on its own has a filter-result parameter\n{}",
+                    codegen_opencl::BUG_NOTE
+                )))
+            }
             // Uploaded rather than filled: Oclgrind 21.10 takes filled memory as uninitialized,
             // and the filter's status words are small (two ints per tile of 2048 elements).
             Role::Scratch => BufferInit::Data(vec![0; bytes]),
@@ -505,6 +511,9 @@ mod tests {
 #[derive(Clone, Debug)]
 enum HostVal {
     Dev(host_runner::Resident),
+    /// A filter result: its data (at its slot's capacity, `host::HostProgram::caps`) and its
+    /// length (one int), both on the device.
+    Exist(host_runner::Resident, host_runner::Resident),
     /// A scalar parameter, passed to kernels by value.
     Scalar(Value),
 }
@@ -514,13 +523,20 @@ struct UnitRt {
     prepared: host_runner::Prepared,
     /// Per plan buffer: its resident buffer (inputs and the output are bound per launch).
     fixed: BTreeMap<usize, host_runner::Resident>,
-    /// Buffers zeroed before every launch (counters of filters, lengths).
-    zeroed: Vec<host_runner::Resident>,
+    /// Buffers zeroed before every launch (counters of filters, lengths), each with a buffer of
+    /// zeros of its size, uploaded once and copied from: Oclgrind 21.10 takes filled memory as
+    /// uninitialized, and a blocking upload per launch would stall a host loop.
+    zeroed: Vec<(host_runner::Resident, host_runner::Resident)>,
     /// Two output buffers used in turn, so that a launch never overwrites the value the
     /// previous one produced (a loop reads it).
     /// Made on first use: a unit that always writes a loop's state buffer needs neither, one
     /// that runs once needs one.
     outs: [Option<host_runner::Resident>; 2],
+    /// The lengths of `outs` when the unit returns a filter result.
+    out_lens: [Option<host_runner::Resident>; 2],
+    /// Four zero bytes copied into the output's length before each launch.
+    len_zeros: Option<host_runner::Resident>,
+    exist_out: bool,
     out_bytes: usize,
     turn: usize,
     flag: host_runner::Resident,
@@ -549,7 +565,9 @@ struct HostExec<'a> {
     /// Whether a device-side check failed (read at the end of the run).
     flag_failed: bool,
     /// Each loop's state buffers, by its state slot.
-    loop_bufs: BTreeMap<usize, [host_runner::Resident; 2]>,
+    loop_bufs: BTreeMap<usize, [HostVal; 2]>,
+    /// The length buffers of arrays used as filter results, by the array's slot.
+    array_lens: BTreeMap<usize, host_runner::Resident>,
 }
 
 /// Runs a host program (`crate::host`): uploads the parameters once, launches units as the
@@ -668,6 +686,7 @@ fn run_host_once(
         check_each: checked,
         flag_failed: false,
         loop_bufs: BTreeMap::new(),
+        array_lens: BTreeMap::new(),
     };
     let r = x.run();
     let flag_failed = x.flag_failed;
@@ -693,7 +712,7 @@ impl HostExec<'_> {
                 .plan
                 .as_ref()
                 .ok_or_else(|| Error::plain("internal: a unit without kernels"))?;
-            self.units[u] = Some(self.make_unit(plan)?);
+            self.units[u] = Some(self.make_unit(u, plan)?);
         }
         let started = std::time::Instant::now();
         for (k, &slot) in hp.params.iter().enumerate() {
@@ -717,6 +736,18 @@ impl HostExec<'_> {
         let result = self.block(&hp.main, None)?;
         let value = match self.val(result)? {
             HostVal::Scalar(v) => v,
+            HostVal::Exist(data, len) => {
+                // Only the elements the length counts cross to the host.
+                let Type::Exists(elem) = &hp.slots[result] else {
+                    return Err(Error::plain("internal: a filter result's slot is not existential"));
+                };
+                let (esz, _) = layout(elem);
+                let n = read_int(&self.session, Some(len))?;
+                let cap = self.session.bytes_of(data) / esz.max(1);
+                let n = usize::try_from(n).unwrap_or(0).min(cap);
+                let bytes = self.session.read_resident(data, 0, n * esz).map_err(run_error)?;
+                decode_dims(&bytes, &[n], elem)
+            }
             HostVal::Dev(r) => {
                 let t = &hp.slots[result];
                 let (dims, elem) = shape(t, &inputs.sizes)?;
@@ -744,9 +775,35 @@ impl HostExec<'_> {
 
     fn dev(&self, s: crate::host::Slot) -> Result<host_runner::Resident, Error> {
         match self.val(s)? {
-            HostVal::Dev(r) => Ok(r),
+            HostVal::Dev(r) | HostVal::Exist(r, _) => Ok(r),
             HostVal::Scalar(_) => Err(Error::plain(format!("internal: host value s{s} is not on the device"))),
         }
+    }
+
+    /// The length buffer of the filter result in slot `s`.
+    fn len_buf(&self, s: crate::host::Slot) -> Result<host_runner::Resident, Error> {
+        match self.val(s)? {
+            HostVal::Exist(_, l) => Ok(l),
+            HostVal::Dev(_) | HostVal::Scalar(_) => Err(Error::plain(format!(
+                "internal: host value s{s} is not a filter result"
+            ))),
+        }
+    }
+
+    /// The sizes of unit `u`: the program's, and the capacity of each filter-result argument.
+    fn unit_sizes(&self, u: usize) -> Result<BTreeMap<String, i64>, Error> {
+        let mut sizes = self.inputs.sizes.clone();
+        for (k, a) in self.hp.units[u].args.iter().enumerate() {
+            if let Some(cap) = &self.hp.caps[*a] {
+                sizes.insert(codegen_opencl::capacity_size(k), self.eval_cap(cap)?);
+            }
+        }
+        Ok(sizes)
+    }
+
+    fn eval_cap(&self, cap: &arith::ArithExpr) -> Result<i64, Error> {
+        cap.eval(&|n| self.inputs.sizes.get(n).copied())
+            .map_err(|e| Error::plain(format!("cannot evaluate the capacity {cap}: {e}")))
     }
 
     fn bytes_of_type(&self, t: &Type) -> Result<usize, Error> {
@@ -756,19 +813,19 @@ impl HostExec<'_> {
     }
 
     /// Runs a block; with `dest`, its value ends in that buffer (a loop's state buffer).
-    fn block(&mut self, b: &crate::host::Block, dest: Option<host_runner::Resident>) -> Result<usize, Error> {
+    fn block(&mut self, b: &crate::host::Block, dest: Option<HostVal>) -> Result<usize, Error> {
         use crate::host::Step;
         let last = b.steps.len();
         for (i, st) in b.steps.iter().enumerate() {
             // The step that makes the block's value writes straight into `dest`.
             let into = match st {
-                Step::Kernels { out, .. } if i + 1 == last && *out == b.result => dest,
+                Step::Kernels { out, .. } if i + 1 == last && *out == b.result => dest.clone(),
                 _ => None,
             };
             match st {
                 Step::Kernels { out, unit } => {
                     let r = self.launch_unit(*unit, into)?;
-                    self.vals[*out] = Some(HostVal::Dev(r));
+                    self.vals[*out] = Some(r);
                 }
                 Step::Iterate {
                     out,
@@ -820,6 +877,7 @@ impl HostExec<'_> {
                         HostVal::Scalar(v) => {
                             return Err(Error::plain(format!("internal: condition {v:?} is not a bool")))
                         }
+                        HostVal::Exist(..) => return Err(Error::plain("internal: a condition is a filter result")),
                         HostVal::Dev(r) => {
                             let pending = self.session.read_later(r, 0, 4).map_err(run_error)?;
                             let bytes = pending.wait().map_err(run_error)?;
@@ -827,13 +885,22 @@ impl HostExec<'_> {
                         }
                     };
                     let v = self.block(if c { then } else { els }, None)?;
-                    self.vals[*out] = Some(self.val(v)?);
+                    let value = self.val(v)?;
+                    self.vals[*out] = Some(self.existential(v, value, *out)?);
                 }
             }
         }
-        if let (Some(d), Some(HostVal::Dev(r))) = (dest, self.vals[b.result].clone()) {
-            if r != d {
+        match (dest, self.vals[b.result].clone()) {
+            (Some(HostVal::Dev(d)), Some(HostVal::Dev(r))) if r != d => self.session.copy(r, d).map_err(run_error)?,
+            (Some(HostVal::Exist(d, dl)), Some(HostVal::Exist(r, rl))) if r != d => {
                 self.session.copy(r, d).map_err(run_error)?;
+                self.session.copy(rl, dl).map_err(run_error)?;
+            }
+            (Some(HostVal::Dev(_) | HostVal::Exist(..)), Some(HostVal::Dev(_) | HostVal::Exist(..))) | (None, _) => {}
+            (Some(d), v) => {
+                return Err(Error::plain(format!(
+                    "internal: a block's value {v:?} cannot be written into {d:?}"
+                )))
             }
         }
         Ok(b.result)
@@ -852,7 +919,7 @@ impl HostExec<'_> {
         steps: usize,
         kind: &'static str,
     ) -> Result<HostVal, Error> {
-        let first = self.val(init)?;
+        let first = self.existential(init, self.val(init)?, state)?;
         if steps == 0 {
             return Ok(first);
         }
@@ -870,14 +937,17 @@ impl HostExec<'_> {
             let cur = if i == 0 {
                 first.clone()
             } else {
-                HostVal::Dev(bufs[(i - 1) % 2])
+                bufs[(i - 1) % 2].clone()
             };
             self.vals[state] = Some(cur.clone());
-            self.block(body, Some(bufs[i % 2]))?;
+            self.block(body, Some(bufs[i % 2].clone()))?;
             if let Some((prev, next, unit)) = cond {
                 self.vals[prev] = Some(cur);
-                self.vals[next] = Some(HostVal::Dev(bufs[i % 2]));
-                let c = self.launch_unit(unit, None)?;
+                self.vals[next] = Some(bufs[i % 2].clone());
+                let c = match self.launch_unit(unit, None)? {
+                    HostVal::Dev(c) => c,
+                    v => return Err(Error::plain(format!("internal: a condition is {v:?}"))),
+                };
                 let read = self.session.read_later(c, 0, 4).map_err(run_error)?;
                 if let Some((j, p)) = pending.take() {
                     if p.wait().map_err(run_error)?.iter().any(|b| *b != 0) {
@@ -905,21 +975,63 @@ impl HostExec<'_> {
         let last = done.unwrap_or(steps - 1);
         self.loops[loop_id].1 = last + 1;
         self.at = outer;
-        Ok(HostVal::Dev(bufs[last % 2]))
+        Ok(bufs[last % 2].clone())
+    }
+
+    /// The value `v` of slot `from` as a value of slot `to`'s type: an array `[T]n` where a
+    /// filter result is wanted (a loop's initial state, a branch of an `if`) gets a length
+    /// buffer holding `n`, made and uploaded once per slot, so a loop reaching it again neither
+    /// allocates nor waits.
+    fn existential(&mut self, from: usize, v: HostVal, to: usize) -> Result<HostVal, Error> {
+        match (&v, &self.hp.slots[from], &self.hp.slots[to]) {
+            (HostVal::Dev(data), Type::Array(_, n), Type::Exists(_)) => {
+                if let Some(len) = self.array_lens.get(&from) {
+                    return Ok(HostVal::Exist(*data, *len));
+                }
+                let n = self.eval_cap(n)?;
+                let n = i32::try_from(n).map_err(|_| Error::plain(format!("the length {n} does not fit an int")))?;
+                let len = self.session.alloc("length", 4).map_err(run_error)?;
+                self.session.upload(len, &n.to_le_bytes()).map_err(run_error)?;
+                self.array_lens.insert(from, len);
+                Ok(HostVal::Exist(*data, len))
+            }
+            _ => Ok(v),
+        }
     }
 
     /// A loop's two state buffers, made on its first run: a loop inside another one runs
-    /// again every outer step, on the same buffers (its previous value is dead by then).
-    fn state_buffers(&mut self, state: usize) -> Result<[host_runner::Resident; 2], Error> {
+    /// again every outer step, on the same buffers (its previous value is dead by then). A
+    /// filter result's buffers have the capacity of the loop's initial state, and a length
+    /// each.
+    fn state_buffers(&mut self, state: usize) -> Result<[HostVal; 2], Error> {
         if let Some(b) = self.loop_bufs.get(&state) {
-            return Ok(*b);
+            return Ok(b.clone());
         }
-        let bytes = self.bytes_of_type(&self.hp.slots[state])?;
-        let b = [
-            self.session.alloc("state", bytes).map_err(run_error)?,
-            self.session.alloc("state", bytes).map_err(run_error)?,
-        ];
-        self.loop_bufs.insert(state, b);
+        let b = match (&self.hp.slots[state], &self.hp.caps[state]) {
+            (Type::Exists(elem), Some(cap)) => {
+                let (esz, _) = layout(elem);
+                let cap = usize::try_from(self.eval_cap(cap)?)
+                    .map_err(|_| Error::plain(format!("the capacity {cap} is negative")))?;
+                let bytes = cap
+                    .checked_mul(esz)
+                    .ok_or_else(|| Error::plain("a loop's state is too large"))?;
+                let mut one = || -> Result<HostVal, Error> {
+                    Ok(HostVal::Exist(
+                        self.session.alloc("state", bytes).map_err(run_error)?,
+                        self.session.alloc("state length", 4).map_err(run_error)?,
+                    ))
+                };
+                [one()?, one()?]
+            }
+            (t, _) => {
+                let bytes = self.bytes_of_type(t)?;
+                [
+                    HostVal::Dev(self.session.alloc("state", bytes).map_err(run_error)?),
+                    HostVal::Dev(self.session.alloc("state", bytes).map_err(run_error)?),
+                ]
+            }
+        };
+        self.loop_bufs.insert(state, b.clone());
         Ok(b)
     }
 
@@ -937,12 +1049,12 @@ impl HostExec<'_> {
             // Nothing to fuse with: the maps run on their own.
             if let Some((pre, _)) = f.pre {
                 let r = self.launch_unit(pre, None)?;
-                self.vals[init] = Some(HostVal::Dev(r));
+                self.vals[init] = Some(r);
             }
             self.vals[out] = Some(self.val(init)?);
             if let Some((post, _, o)) = f.post {
                 let r = self.launch_unit(post, None)?;
-                self.vals[o] = Some(HostVal::Dev(r));
+                self.vals[o] = Some(r);
             }
             return Ok(());
         }
@@ -952,7 +1064,7 @@ impl HostExec<'_> {
         if let (1, Some(both), Some((_, _, o))) = (steps, f.both, f.post) {
             self.at = (loop_id, 0);
             let r = self.launch_unit(both, None)?;
-            self.vals[o] = Some(HostVal::Dev(r));
+            self.vals[o] = Some(r);
             self.at = outer;
             return Ok(());
         }
@@ -963,31 +1075,31 @@ impl HostExec<'_> {
                 if i == 0 {
                     x.val(init)
                 } else {
-                    Ok(HostVal::Dev(bufs[(i - 1) % 2]))
+                    Ok(bufs[(i - 1) % 2].clone())
                 }
             };
             match (f.pre, f.post) {
                 (_, Some((_, last, o))) if i + 1 == steps => {
                     self.vals[state] = Some(previous(self)?);
                     let r = self.launch_unit(last, None)?;
-                    self.vals[o] = Some(HostVal::Dev(r));
+                    self.vals[o] = Some(r);
                 }
                 (Some((_, first)), _) if i == 0 => {
-                    self.launch_unit(first, Some(bufs[0]))?;
+                    self.launch_unit(first, Some(bufs[0].clone()))?;
                 }
                 _ => {
                     self.vals[state] = Some(previous(self)?);
-                    self.block(body, Some(bufs[i % 2]))?;
+                    self.block(body, Some(bufs[i % 2].clone()))?;
                 }
             }
             self.session.flush().map_err(run_error)?;
         }
-        self.vals[out] = Some(HostVal::Dev(bufs[(steps - 1) % 2]));
+        self.vals[out] = Some(bufs[(steps - 1) % 2].clone());
         self.at = outer;
         Ok(())
     }
 
-    fn launch_unit(&mut self, u: usize, dest: Option<host_runner::Resident>) -> Result<host_runner::Resident, Error> {
+    fn launch_unit(&mut self, u: usize, dest: Option<HostVal>) -> Result<HostVal, Error> {
         let unit = &self.hp.units[u];
         let plan = unit
             .compiled
@@ -995,7 +1107,7 @@ impl HostExec<'_> {
             .as_ref()
             .ok_or_else(|| Error::plain("internal: a unit without kernels"))?;
         if self.units[u].is_none() {
-            let rt = self.make_unit(plan)?;
+            let rt = self.make_unit(u, plan)?;
             self.units[u] = Some(rt);
         }
         let mut rt = self.units[u].take().expect("made above");
@@ -1007,10 +1119,11 @@ impl HostExec<'_> {
         r
     }
 
-    fn make_unit(&mut self, plan: &KernelPlan) -> Result<UnitRt, Error> {
-        let env = Env::of_plan(plan, &self.inputs.sizes)?;
-        if plan.result.lengths.is_some() {
-            // `validate` refuses filter results that cross a section.
+    fn make_unit(&mut self, u: usize, plan: &KernelPlan) -> Result<UnitRt, Error> {
+        let env = Env::of_plan(plan, &self.unit_sizes(u)?)?;
+        let exist_out = matches!(plan.result.ty, Type::Exists(_));
+        if plan.result.lengths.is_some() && !exist_out {
+            // `validate` refuses arrays of filter results that cross a section.
             return Err(Error::plain(format!(
                 "internal: a part of a host program returns a filter result\n{}",
                 codegen_opencl::BUG_NOTE
@@ -1022,13 +1135,28 @@ impl HostExec<'_> {
             .prepare(&plan.source, "-cl-std=CL1.2", &names)
             .map_err(run_error)?;
         let (fixed, zeroed, out_bytes) = resident_buffers(&mut self.session, plan, &env)?;
+        let mut zeroed_from = vec![];
+        // The output's length (a filter result's) is zeroed too, whichever buffer holds it.
+        let sized: Vec<(Option<host_runner::Resident>, usize)> = zeroed
+            .iter()
+            .map(|r| (Some(*r), self.session.bytes_of(*r)))
+            .chain(exist_out.then_some((None, 4)))
+            .collect();
+        for (r, bytes) in sized {
+            let zeros = self.session.alloc("zeros", bytes).map_err(run_error)?;
+            self.session.upload(zeros, &vec![0; bytes]).map_err(run_error)?;
+            zeroed_from.push((r, zeros));
+        }
         let flag = self.session.alloc("e_flag", 4).map_err(run_error)?;
         self.session.zero(flag).map_err(run_error)?;
         Ok(UnitRt {
             prepared,
             fixed,
-            zeroed,
+            zeroed: zeroed_from.iter().filter_map(|(r, z)| r.map(|r| (r, *z))).collect(),
+            len_zeros: zeroed_from.iter().find(|(r, _)| r.is_none()).map(|(_, z)| *z),
             outs: [None, None],
+            out_lens: [None, None],
+            exist_out,
             out_bytes,
             turn: 0,
             flag,
@@ -1042,25 +1170,43 @@ impl HostExec<'_> {
         u: usize,
         plan: &KernelPlan,
         rt: &mut UnitRt,
-        dest: Option<host_runner::Resident>,
-    ) -> Result<host_runner::Resident, Error> {
+        dest: Option<HostVal>,
+    ) -> Result<HostVal, Error> {
         let unit = &self.hp.units[u];
-        let out = match dest {
-            Some(d) => d,
+        let (out, out_len) = match dest {
+            Some(HostVal::Dev(d)) => (d, None),
+            Some(HostVal::Exist(d, l)) => (d, Some(l)),
+            Some(HostVal::Scalar(_)) => return Err(Error::plain("internal: a unit writes into a scalar")),
             None => {
                 rt.turn ^= 1;
-                match rt.outs[rt.turn] {
+                let out = match rt.outs[rt.turn] {
                     Some(r) => r,
                     None => {
                         let r = self.session.alloc("result", rt.out_bytes).map_err(run_error)?;
                         rt.outs[rt.turn] = Some(r);
                         r
                     }
-                }
+                };
+                let len = match (rt.exist_out, rt.out_lens[rt.turn]) {
+                    (false, _) => None,
+                    (true, Some(l)) => Some(l),
+                    (true, None) => {
+                        let l = self.session.alloc("result length", 4).map_err(run_error)?;
+                        rt.out_lens[rt.turn] = Some(l);
+                        Some(l)
+                    }
+                };
+                (out, len)
             }
         };
-        for r in &rt.zeroed {
-            self.session.zero(*r).map_err(run_error)?;
+        if rt.exist_out != out_len.is_some() {
+            return Err(Error::plain(format!(
+                "internal: unit {u}'s result and its destination disagree on being a filter result"
+            )));
+        }
+        let len_zeroed = out_len.zip(rt.len_zeros);
+        for (r, zeros) in rt.zeroed.iter().chain(&len_zeroed) {
+            self.session.copy(*zeros, *r).map_err(run_error)?;
         }
         for k in &plan.kernels {
             let launch = launch_of(
@@ -1071,7 +1217,9 @@ impl HostExec<'_> {
                 |b| {
                     let r = match plan.memory.buffers[b].role {
                         Role::Input(p) => self.dev(unit.args[p])?,
+                        Role::InputLength(p) => self.len_buf(unit.args[p])?,
                         Role::Output => out,
+                        Role::OutputLength if out_len.is_some() => out_len.expect("checked"),
                         _ => *rt
                             .fixed
                             .get(&b)
@@ -1099,7 +1247,10 @@ impl HostExec<'_> {
             }
         }
         rt.checked = true;
-        Ok(out)
+        Ok(match out_len {
+            Some(l) => HostVal::Exist(out, l),
+            None => HostVal::Dev(out),
+        })
     }
 
     /// The device-side checks of every unit, read once at the end (when `check_each` is not
@@ -1127,8 +1278,14 @@ impl HostExec<'_> {
         }
         let b = self.session.read_resident(rt.flag, 0, 4).map_err(run_error)?;
         let flag = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        let args = &self.hp.units[u].args;
         flag_error(plan, flag, &rt.env, |b| {
-            read_int(&self.session, rt.fixed.get(&b).copied())
+            // A checked length of a filter-result argument is in that argument's buffers.
+            let r = match plan.memory.buffers[b].role {
+                Role::InputLength(p) => Some(self.len_buf(args[p])?),
+                _ => rt.fixed.get(&b).copied(),
+            };
+            read_int(&self.session, r)
         })
     }
 
@@ -1267,6 +1424,7 @@ impl Resident {
                 self.params[k] = HostVal::Scalar(v.clone());
                 Ok(())
             }
+            HostVal::Exist(..) => Err(Error::plain(format!("internal: parameter {k} is a filter result"))),
         }
     }
 
@@ -1297,7 +1455,7 @@ impl Resident {
                     let r = match self.plan.memory.buffers[b].role {
                         Role::Input(p) => match &self.params[p] {
                             HostVal::Dev(r) => *r,
-                            HostVal::Scalar(_) => {
+                            HostVal::Scalar(_) | HostVal::Exist(..) => {
                                 return Err(Error::plain(format!("internal: input {p} is not on the device")))
                             }
                         },
@@ -1358,7 +1516,7 @@ impl Resident {
                 Ok(Some(data))
             }
             Some(HostVal::Scalar(_)) => Ok(None),
-            None => Err(Error::plain(format!(
+            Some(HostVal::Exist(..)) | None => Err(Error::plain(format!(
                 "internal: a resident program has no parameter {k}"
             ))),
         }
@@ -1460,7 +1618,7 @@ fn resident_buffers(
             .checked_mul(esz)
             .ok_or_else(|| Error::plain(format!("buffer {} is too large", b.name)))?;
         match b.role {
-            Role::Input(_) => {}
+            Role::Input(_) | Role::InputLength(_) => {}
             Role::Output => out_bytes = bytes,
             Role::Temp => {
                 fixed.insert(i, session.alloc(&b.name, bytes).map_err(run_error)?);

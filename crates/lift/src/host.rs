@@ -92,6 +92,11 @@ pub struct HostProgram {
     pub units: Vec<Unit>,
     /// The type of each slot.
     pub slots: Vec<Type>,
+    /// The capacity of each slot holding a filter result (`{∃X. [T]X}`), over the program's
+    /// sizes: its buffer holds that many elements, its length is on the device. A loop's two
+    /// state buffers have the capacity of its initial state, since its step may not return
+    /// a longer one (`Builder::check_capacity`).
+    pub caps: Vec<Option<ArithExpr>>,
     /// The slot of each program parameter, in order.
     pub params: Vec<Slot>,
     pub main: Block,
@@ -106,7 +111,8 @@ pub fn is_host_program(prog: &Program, info: &TypeInfo) -> bool {
 fn is_section(prog: &Program, info: &TypeInfo, e: ExprId) -> bool {
     ir::host::is_host_loop(prog, e)
         || ir::host::is_host_if(prog, e)
-        || matches!(prog.expr(e), Expr::If { .. }) && matches!(info.types[e.index()], Some(Type::Array(..)))
+        || matches!(prog.expr(e), Expr::If { .. })
+            && matches!(info.types[e.index()], Some(Type::Array(..) | Type::Exists(_)))
 }
 
 /// Splits a typed host program into units and steps, compiling every unit once.
@@ -120,6 +126,7 @@ pub fn build(prog: &Program, info: &TypeInfo, opts: &Options) -> Result<HostProg
         var_slot: HashMap::new(),
         units: vec![],
         slots: vec![],
+        caps: vec![],
     };
     let mut params = vec![];
     for p in &prog.params {
@@ -131,6 +138,7 @@ pub fn build(prog: &Program, info: &TypeInfo, opts: &Options) -> Result<HostProg
     Ok(HostProgram {
         units: b.units,
         slots: b.slots,
+        caps: b.caps,
         params,
         main,
     })
@@ -144,12 +152,80 @@ struct Builder<'a> {
     var_slot: HashMap<VarId, Slot>,
     units: Vec<Unit>,
     slots: Vec<Type>,
+    caps: Vec<Option<ArithExpr>>,
 }
 
 impl Builder<'_> {
     fn slot(&mut self, t: Type) -> Slot {
-        self.slots.push(t);
+        self.slots.push(device_type(t));
+        self.caps.push(None);
         self.slots.len() - 1
+    }
+
+    /// The capacity of a filter result that unit `u` returns, over the program's sizes: the
+    /// length of its output buffer, whose C names are the unit's sizes and the capacities of
+    /// its filter-result parameters (`codegen_opencl::capacity_size`).
+    fn unit_cap(&self, u: usize) -> Result<Option<ArithExpr>, Error> {
+        let unit = &self.units[u];
+        let Some(plan) = &unit.compiled.plan else {
+            return Ok(None);
+        };
+        if !matches!(plan.result.ty, Type::Exists(_)) {
+            return Ok(None);
+        }
+        let mut cap = plan.memory.buffers[plan.result.data].len.clone();
+        for (user, c) in &plan.sizes {
+            let by = match (0..unit.args.len()).find(|k| codegen_opencl::capacity_size(*k) == *user) {
+                Some(k) => self.caps[unit.args[k]]
+                    .clone()
+                    .ok_or_else(|| internal(Span::default(), "a filter-result argument without a capacity"))?,
+                None => ArithExpr::size_var(user),
+            };
+            cap = cap.subst(c, &by);
+        }
+        Ok(Some(cap))
+    }
+
+    /// The slot of unit `u`'s value, `e`'s: a unit over a filter-result state that returns an
+    /// array of the state's length (`[T]X`, `X` bound by the loop's function) returns it packed.
+    fn unit_slot(&mut self, u: usize, e: ExprId) -> Result<Slot, Error> {
+        let cap = self.unit_cap(u)?;
+        let ty = match (&cap, &self.units[u].compiled.plan) {
+            (Some(_), Some(plan)) => plan.result.ty.clone(),
+            _ => self.info.ty(e).clone(),
+        };
+        let out = self.slot(ty);
+        self.caps[out] = cap;
+        Ok(out)
+    }
+
+    /// The capacity of a loop's state starting from slot `init`: a filter result's, or the
+    /// length of an array whose step returns filter results (`backend` gives it a length).
+    fn init_cap(&self, init: Slot, state: &Type) -> Option<ArithExpr> {
+        if !matches!(state, Type::Exists(_)) {
+            return None;
+        }
+        match &self.slots[init] {
+            Type::Array(_, n) => Some(n.clone()),
+            Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) | Type::Exists(_) | Type::Fun(..) => {
+                self.caps[init].clone()
+            }
+        }
+    }
+
+    /// A loop's step or a branch returns a filter result into buffers of capacity `have`
+    /// (the loop's initial state's): refused where its own capacity `need` may be larger. A
+    /// filter never grows its input, but a step can (`(filter p (join (map (lambda (x) (tuple
+    /// x x)) …)))` has twice its state's capacity).
+    fn check_capacity(&self, need: &Option<ArithExpr>, have: &Option<ArithExpr>, span: Span) -> Result<(), Error> {
+        match (need, have) {
+            (Some(n), Some(h)) if !n.prove_le(h) => Err(Error::Source(Diagnostic::new(
+                span,
+                format!("this step may return a longer filter result (up to {n} elements) than the state it starts from (up to {h}), which is not supported yet"),
+            )
+            .with_note("a host loop keeps its state in two buffers of its initial state's capacity: a step may keep fewer elements, not more"))),
+            _ => Ok(()),
+        }
     }
 
     fn contains_section(&self, e: ExprId) -> bool {
@@ -193,17 +269,27 @@ impl Builder<'_> {
                     .ok_or_else(|| internal(span, "a host variable without a value"));
             }
             let unit = self.unit(e)?;
-            let out = self.slot(self.info.ty(e).clone());
+            let out = self.unit_slot(unit, e)?;
             steps.push(Step::Kernels { out, unit });
             return Ok(out);
         }
-        let t = self.info.ty(e).clone();
+        let t = device_type(self.info.ty(e).clone());
         if let Some(out) = self.fused(e, steps)? {
             return Ok(out);
         }
         match self.prog.expr(e).clone() {
             Expr::Let { var, value, body, .. } => {
-                let s = self.value(value, steps)?;
+                let s = if self.device_bool(value)
+                    && ir::host::only_section_conditions(self.prog, var, body, |i| {
+                        self.level[i.index()] && is_section(self.prog, self.info, i)
+                    }) {
+                    let unit = self.cond_unit(value)?;
+                    let out = self.slot(Type::array(Type::bool(), ArithExpr::cst(1)));
+                    steps.push(Step::Kernels { out, unit });
+                    out
+                } else {
+                    self.value(value, steps)?
+                };
                 self.var_slot.insert(var, s);
                 self.value(body, steps)
             }
@@ -214,8 +300,12 @@ impl Builder<'_> {
                 let init = self.value(args[1], steps)?;
                 let (ps, fbody) = self.lambda(args[0])?;
                 let state = self.state_slot(ps[0], &t);
+                self.caps[state] = self.init_cap(init, &t);
                 let body = self.block(fbody)?;
+                self.check_capacity(&self.caps[body.result], &self.caps[state], self.prog.span(fbody))?;
+                let cap = self.init_cap(init, &t);
                 let out = self.slot(t);
+                self.caps[out] = cap;
                 steps.push(Step::Iterate {
                     out,
                     count,
@@ -234,18 +324,24 @@ impl Builder<'_> {
                 let init = self.value(args[2], steps)?;
                 let (ps, fbody) = self.lambda(args[1])?;
                 let state = self.state_slot(ps[0], &t);
+                self.caps[state] = self.init_cap(init, &t);
                 let body = self.block(fbody)?;
+                self.check_capacity(&self.caps[body.result], &self.caps[state], self.prog.span(fbody))?;
                 let (cs, cbody) = self.lambda(args[0])?;
                 let prev = self.state_slot(cs[0], &t);
                 let next = self.state_slot(cs[1], &t);
+                self.caps[prev] = self.init_cap(init, &t);
+                self.caps[next] = self.init_cap(init, &t);
                 if self.contains_section(cbody) {
                     return Err(Error::Source(Diagnostic::new(
                         self.prog.span(cbody),
                         "the condition of `iterate-until` cannot itself hold a host section (not supported yet)",
                     )));
                 }
-                let cond = self.unit(cbody)?;
+                let cond = self.cond_unit(cbody)?;
+                let cap = self.init_cap(init, &t);
                 let out = self.slot(t);
+                self.caps[out] = cap;
                 steps.push(Step::Until {
                     out,
                     max,
@@ -260,10 +356,29 @@ impl Builder<'_> {
                 Ok(out)
             }
             Expr::If { cond, then, els } => {
-                let cond = self.value(cond, steps)?;
+                let cond = if self.device_bool(cond) {
+                    let unit = self.cond_unit(cond)?;
+                    let out = self.slot(Type::array(Type::bool(), ArithExpr::cst(1)));
+                    steps.push(Step::Kernels { out, unit });
+                    out
+                } else {
+                    self.value(cond, steps)?
+                };
                 let then = self.block(then)?;
                 let els = self.block(els)?;
+                // Either branch's buffers hold the value: a loop copies it into its state. An
+                // array branch where the other returns a filter result is packed.
+                let (a, b) = (self.init_cap(then.result, &t), self.init_cap(els.result, &t));
                 let out = self.slot(t);
+                if let (Some(x), Some(y)) = (&a, &b) {
+                    if !(x.prove_le(y) && y.prove_le(x)) {
+                        return Err(Error::Source(Diagnostic::new(
+                            span,
+                            format!("the branches of this `if` return filter results of different capacities ({x} and {y}), which is not supported yet"),
+                        )));
+                    }
+                }
+                self.caps[out] = a;
                 steps.push(Step::If { out, cond, then, els });
                 Ok(out)
             }
@@ -275,7 +390,7 @@ impl Builder<'_> {
                 };
                 let root = self.lift_sections(&mut copy, e, steps)?;
                 let unit = self.unit_in(&copy.prog, root)?;
-                let out = self.slot(t);
+                let out = self.unit_slot(unit, e)?;
                 steps.push(Step::Kernels { out, unit });
                 Ok(out)
             }
@@ -372,7 +487,8 @@ impl Builder<'_> {
         else {
             return Ok(None);
         };
-        if !ir::host::is_host_loop(prog, lp) {
+        // A filter result's length lives in a buffer of its own: maps over it are not fused.
+        if !ir::host::is_host_loop(prog, lp) || self.info.ty(lp).has_existential() {
             return Ok(None);
         }
         let (ps, fbody) = self.lambda(args[0])?;
@@ -447,6 +563,75 @@ impl Builder<'_> {
         Ok(Some(result))
     }
 
+    /// Whether `c` is a `bool` that kernels compute (not a scalar parameter's function) from
+    /// arrays that can be bound outside it: no `let` of its own scalar code names a value they
+    /// read (such a `c` stays a unit of its own, which `validate` refuses clearly).
+    fn device_bool(&self, c: ExprId) -> bool {
+        let mut work = vec![c];
+        while let Some(e) = work.pop() {
+            match (self.prog.expr(e), self.info.types[e.index()].as_ref()) {
+                (Expr::Let { .. }, _) => return false,
+                (Expr::Lambda { .. }, _) | (_, Some(Type::Array(..) | Type::Exists(_))) => {}
+                _ => work.extend(self.prog.children(e)),
+            }
+        }
+        *self.info.ty(c) == Type::bool() && !self.contains_section(c) && ir::host::launches_kernels(self.prog, c)
+    }
+
+    /// The unit computing a host condition: a `[bool]1` as it is, a `bool` computed from
+    /// arrays as a one-element buffer, since a kernel program's value outside every map cannot
+    /// be a scalar that needs kernels: `c` becomes `(let a1 A1 … (mapGlb (lambda (i) c') (generate
+    /// #1 …)))`, each array `Ak` of `c` that kernels compute bound outside the one-work-item map
+    /// that reads it.
+    fn cond_unit(&mut self, c: ExprId) -> Result<usize, Error> {
+        if !self.device_bool(c) {
+            return self.unit(c);
+        }
+        let info = self.info;
+        self.unit_of(|b| {
+            let mut lifted = vec![];
+            let scalar = b.lift_arrays(info, c, &mut lifted);
+            let span = b.prog.span(c);
+            let i = b.prog.new_var("i", span);
+            let j = b.prog.new_var("j", span);
+            let index = b.prog.push(Expr::Var(j), span);
+            let ident = b.prog.push(
+                Expr::Lambda {
+                    params: vec![j],
+                    body: index,
+                },
+                span,
+            );
+            let one = b.prog.push(
+                Expr::Prim {
+                    prim: Prim::Generate(ArithExpr::cst(1)),
+                    args: vec![ident],
+                },
+                span,
+            );
+            let f = b.prog.push(
+                Expr::Lambda {
+                    params: vec![i],
+                    body: scalar,
+                },
+                span,
+            );
+            let mut e = b.push_map(ir::MapKind::Glb(0), f, one);
+            for (v, a) in lifted.into_iter().rev() {
+                e = b.prog.push(
+                    Expr::Let {
+                        kind: ir::LetKind::Let,
+                        var: v,
+                        value: a,
+                        body: e,
+                    },
+                    span,
+                );
+            }
+            e
+        })
+    }
+
     /// Compiles an expression built on a copy of the program (a fused map) as a unit.
     fn unit_of(&mut self, build: impl FnOnce(&mut Fuser) -> ExprId) -> Result<usize, Error> {
         let mut f = Fuser {
@@ -475,9 +660,20 @@ impl Builder<'_> {
                 .copied()
                 .ok_or_else(|| internal(vspan, "a host variable without a value"))?;
             let ty = self.slots[slot].clone();
-            if ty.has_existential() {
-                // `validate` refuses filter results that cross a section.
-                return Err(internal(vspan, "a filter result crosses a host section"));
+            match &ty {
+                Type::Exists(elem) if !elem.has_existential() && !matches!(**elem, Type::Array(..)) => {}
+                // A filter result of rows would need a capacity per row.
+                Type::Exists(_) => {
+                    return Err(Error::Source(Diagnostic::new(
+                        vspan,
+                        format!("a filter result of arrays ({ty}) crossing a host section is not supported yet"),
+                    )))
+                }
+                // `validate` refuses the others.
+                t if t.has_existential() => {
+                    return Err(internal(vspan, "arrays of filter results cross a host section"))
+                }
+                _ => {}
             }
             params.push(Param {
                 var: v,
@@ -494,6 +690,20 @@ impl Builder<'_> {
         let compiled = crate::compile_program(sub, &opts)?;
         self.units.push(Unit { compiled, args });
         Ok(self.units.len() - 1)
+    }
+}
+
+/// The type of a host value of type `t`: an array whose length only the device knows (`[T]X`,
+/// a loop over an unpacked filter result keeping its length) is a filter result, its length
+/// in a buffer of its own.
+fn device_type(t: Type) -> Type {
+    match t {
+        Type::Array(elem, n)
+            if !n.free_vars_of_kind(arith::VarKind::Existential).is_empty() && !elem.has_existential() =>
+        {
+            Type::Exists(elem)
+        }
+        t => t,
     }
 }
 
@@ -523,6 +733,54 @@ impl Fuser {
             span,
         );
         self.prog.push(Expr::Lambda { params: ip, body }, span)
+    }
+
+    /// `e` (a scalar at host level) with every array in it that kernels compute replaced by a
+    /// fresh variable, pushed with that array onto `lifted` (the arrays stay as they are:
+    /// variables of the copy are the original's).
+    fn lift_arrays(&mut self, info: &TypeInfo, e: ExprId, lifted: &mut Vec<(VarId, ExprId)>) -> ExprId {
+        let ty = info.ty(e);
+        if matches!(ty, Type::Array(..) | Type::Exists(_)) && ir::host::launches_kernels(&self.prog, e) {
+            let span = self.prog.span(e);
+            let v = self.prog.new_var("a", span);
+            lifted.push((v, e));
+            return self.prog.push(Expr::Var(v), span);
+        }
+        if !ir::host::launches_kernels(&self.prog, e) {
+            return e;
+        }
+        let span = self.prog.span(e);
+        let rebuilt = match self.prog.expr(e).clone() {
+            Expr::Op { op, args } => Expr::Op {
+                op,
+                args: args.iter().map(|a| self.lift_arrays(info, *a, lifted)).collect(),
+            },
+            Expr::If { cond, then, els } => Expr::If {
+                cond: self.lift_arrays(info, cond, lifted),
+                then: self.lift_arrays(info, then, lifted),
+                els: self.lift_arrays(info, els, lifted),
+            },
+            // `Builder::device_bool` keeps `let`s out of the scalar code.
+            Expr::Let { kind, var, value, body } => Expr::Let {
+                kind,
+                var,
+                value: self.lift_arrays(info, value, lifted),
+                body: self.lift_arrays(info, body, lifted),
+            },
+            // A scalar primitive's data arguments, its functions kept.
+            Expr::Prim { prim, args } => Expr::Prim {
+                prim,
+                args: args
+                    .iter()
+                    .map(|a| match self.prog.expr(*a) {
+                        Expr::Lambda { .. } => *a,
+                        _ => self.lift_arrays(info, *a, lifted),
+                    })
+                    .collect(),
+            },
+            other @ (Expr::Var(_) | Expr::Lit(_) | Expr::Lambda { .. } | Expr::Pack(_)) => other,
+        };
+        self.prog.push(rebuilt, span)
     }
 
     fn push_map(&mut self, kind: ir::MapKind, f: ExprId, xs: ExprId) -> ExprId {
@@ -585,6 +843,14 @@ impl HostProgram {
     pub fn describe(&self) -> String {
         let mut s = String::from("host program\n");
         describe_block(&self.main, 1, &mut s);
+        for (i, cap) in self.caps.iter().enumerate() {
+            if let Some(cap) = cap {
+                s.push_str(&format!(
+                    "  s{i} : {} in a buffer of {cap} elements, its length on the device\n",
+                    self.slots[i]
+                ));
+            }
+        }
         for (i, u) in self.units.iter().enumerate() {
             if let Some(p) = &u.compiled.plan {
                 s.push_str(&format!("unit {i} (parameters: {:?}):\n", u.args));

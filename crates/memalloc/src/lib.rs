@@ -29,6 +29,8 @@ pub enum Role {
     TempLength,
     /// Scratch of the multi-kernel filter (group counts and offsets).
     Scratch,
+    /// The run-time length of program parameter `k`, a filter result (a host loop's state).
+    InputLength(usize),
 }
 
 #[derive(Clone, Debug)]

@@ -57,9 +57,15 @@ impl<'a> Builder<'a> {
             let name = names[p.var.index()].clone();
             let var = out.new_var(&name, src.var(p.var).span);
             scope.push((name, var));
+            // A filter-result parameter (a host loop's state) stays existential: its variable's
+            // type names a length that only this program's binder knows.
+            let ty = match &p.ty {
+                ir::Type::Exists(_) => p.ty.clone(),
+                _ => info.var_types[p.var.index()].clone().unwrap_or_else(|| p.ty.clone()),
+            };
             out.params.push(Param {
                 var,
-                ty: info.var_types[p.var.index()].clone().unwrap_or_else(|| p.ty.clone()),
+                ty,
                 ty_span: p.ty_span,
             });
         }

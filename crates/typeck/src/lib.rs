@@ -121,6 +121,9 @@ pub struct TypeInfo {
     /// Length variables of `iterate` bodies, in creation order (typed symbolically per step).
     pub iter_vars: Vec<String>,
     pub result: Option<Type>,
+    /// Parameters holding a filter result (a host unit reading a loop's state, `lift::host`):
+    /// the parameter's index and the length variable it is unpacked with.
+    pub param_unpacks: BTreeMap<usize, String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -200,13 +203,27 @@ pub fn infer(prog: &Program) -> Result<TypeInfo> {
         n_iter: 0,
         host: ir::host::host_level(prog),
     };
-    for p in &prog.params {
-        if p.ty.has_existential() {
-            return Err(Diagnostic::new(p.ty_span, "parameter types cannot be existential"));
-        }
-        cx.info.var_types[p.var.index()] = Some(p.ty.clone());
+    for (k, p) in prog.params.iter().enumerate() {
+        let ty = match &p.ty {
+            // Written by no user (the reader has no such type): the driver's units over a host
+            // loop's state. The parameter is unpacked like a binder.
+            Type::Exists(elem) if !elem.has_existential() => {
+                let (x, len) = cx.fresh_exist();
+                cx.info.param_unpacks.insert(k, x);
+                Type::array((**elem).clone(), len)
+            }
+            t if t.has_existential() => {
+                return Err(Diagnostic::new(p.ty_span, "parameter types cannot be existential"));
+            }
+            t => t.clone(),
+        };
+        cx.info.var_types[p.var.index()] = Some(ty);
     }
-    let t = cx.infer(prog.body)?;
+    let mut t = cx.infer(prog.body)?;
+    let xs: Vec<String> = cx.info.param_unpacks.values().cloned().collect();
+    for x in xs {
+        t = cx.pack_if_needed(prog.body, t, &x, prog.span(prog.body))?;
+    }
     if let Some(x) = cx.escaping_exist(&t) {
         return Err(Diagnostic::new(
             prog.span(prog.body),
@@ -427,6 +444,20 @@ impl Checker<'_> {
                 }
                 let ta = self.infer(then)?;
                 let tb = self.infer(els)?;
+                // At host level an array branch beside a filter result is packed, as a binder
+                // would pack it (the driver gives it a length buffer).
+                let packed = match (&ta, &tb) {
+                    (Type::Exists(e), Type::Array(a, _)) | (Type::Array(a, _), Type::Exists(e))
+                        if host && self.same(e, a) =>
+                    {
+                        Some(Type::Exists(e.clone()))
+                    }
+                    _ => None,
+                };
+                let (ta, tb) = match packed {
+                    Some(t) => (t.clone(), t),
+                    None => (ta, tb),
+                };
                 if !self.same(&ta, &tb) {
                     return Err(Diagnostic::new(
                         self.span(e),
@@ -436,7 +467,7 @@ impl Checker<'_> {
                 match &ta {
                     Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) => {}
                     // At host level an `if` chooses which kernels run next.
-                    Type::Array(..) if host => {}
+                    Type::Array(..) | Type::Exists(_) if host => {}
                     Type::Array(..) | Type::Exists(_) | Type::Fun(..) => {
                         return Err(Diagnostic::new(
                             self.span(e),
@@ -871,14 +902,18 @@ impl Checker<'_> {
         Ok(t)
     }
 
-    /// Types the function of a host loop on the state type `t` and checks it returns `t`.
+    /// Types the function of a host loop on the state type `t` and checks it returns `t`. An
+    /// existential state `{∃X. [T]X}` (a filter in the step, or a filter result to start from)
+    /// keeps its element type and may change its length every step: an array `[T]n` to start
+    /// from whose step returns `{∃X. [T]X}` is that state from the first step on.
     fn same_state(&mut self, e: ExprId, f: ExprId, t: Type, what: &str) -> Result<Type> {
         match &t {
             Type::Array(..) => {}
+            Type::Exists(elem) if !elem.has_existential() => {}
             Type::Exists(_) => {
                 return Err(Diagnostic::new(
                     self.span(e),
-                    format!("the state of a host-level `{what}` cannot be a filter result yet (not supported yet)"),
+                    format!("the state of a host-level `{what}` cannot hold filter results inside its elements (not supported yet)"),
                 ))
             }
             Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) | Type::Fun(..) => {
@@ -888,12 +923,17 @@ impl Checker<'_> {
                 ))
             }
         }
-        let r = self.lambda(f, std::slice::from_ref(&t))?;
-        if let Type::Exists(_) = r {
-            return Err(Diagnostic::new(
-                self.span(f),
-                format!("a host-level `{what}` whose state is a filter result (a length that changes every step) is not supported yet"),
-            ));
+        let checks_before = self.info.checks.len();
+        let mut r = self.lambda(f, std::slice::from_ref(&t))?;
+        let mut t = t;
+        if let (Type::Array(elem, _), Type::Exists(relem)) = (&t, &r) {
+            if self.same(elem, relem) {
+                // Typed again on the existential state: what the first typing recorded for
+                // the function's nodes is overwritten, and its size checks dropped.
+                self.info.checks.truncate(checks_before);
+                t = Type::Exists(elem.clone());
+                r = self.lambda(f, std::slice::from_ref(&t))?;
+            }
         }
         if !self.same(&r, &t) {
             return Err(Diagnostic::new(

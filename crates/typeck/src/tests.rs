@@ -267,3 +267,38 @@ fn host_sections_keep_the_state_type_and_select_arrays_only_at_host_level() {
         "error: `if` selects between scalars, tuples or vectors, not [float]M"
     );
 }
+
+/// A host loop's state may be a filter result, `{∃X. [T]X}` → `{∃X. [T]X}`: from a filter
+/// result, or from an array whose step filters; its element type still must not change, and
+/// a parameter of that type (a host unit's) is unpacked, its result packed.
+#[test]
+fn a_host_loops_state_may_be_a_filter_result() {
+    let shrink = "(lambda (s) (filter (lambda (x) (> x 1.0f)) (map (lambda (x) (* x a)) s)))";
+    let ex = "{∃X. [float]X}";
+    assert_eq!(ty(&format!("(iterate M {shrink} xs)")), ex);
+    assert_eq!(
+        ty(&format!("(iterate M {shrink} (filter (lambda (x) (< x a)) xs))")),
+        ex
+    );
+    assert_eq!(
+        ty(&format!(
+            "(iterate-until #9 (lambda (p q) (> (at 0 (reduce + 0 (map (lambda (x) 1) q))) 3)) {shrink} xs)"
+        )),
+        ex
+    );
+    // Each branch of a host `if` returns a filter result.
+    assert_eq!(
+        ty("(iterate M (lambda (s) (if (> a 0.0f) (filter (lambda (x) (> x a)) s) (pack (map (lambda (x) x) s)))) xs)"),
+        ex
+    );
+    assert_eq!(
+        ty("(iterate M (lambda (s) (filter (lambda (x) (> x 0)) (map (lambda (x) (to-int x)) s))) xs)"),
+        "error: the function of a host-level `iterate` must keep the state's type [float]N, but it returns {∃X. [int]X}"
+    );
+    let unit = "(lift (N) ((array-type float N)) (lambda (xs) (map (lambda (x) (* x 2.0f)) xs)))";
+    let mut prog = ir::parse(unit).expect("parses");
+    prog.params[0].ty = ir::Type::Exists(Box::new(ir::Type::float()));
+    let info = infer(&prog).expect("types");
+    assert_eq!(info.result().to_string(), ex);
+    assert_eq!(info.param_unpacks.len(), 1);
+}

@@ -58,8 +58,9 @@ pub fn validate(prog: &Program, info: &TypeInfo) -> Result<(), Vec<Diagnostic>> 
     };
     for p in &prog.params {
         match &p.ty {
-            Type::Scalar(_) | Type::Array(..) => {}
-            Type::Vector(..) | Type::Tuple(_) | Type::Exists(_) | Type::Fun(..) => v.errs.push(Diagnostic::new(
+            // A filter result: only the driver's units over a host loop's state have one.
+            Type::Scalar(_) | Type::Array(..) | Type::Exists(_) => {}
+            Type::Vector(..) | Type::Tuple(_) | Type::Fun(..) => v.errs.push(Diagnostic::new(
                 p.ty_span,
                 format!(
                     "parameters of type {} are not supported yet by the OpenCL back end (scalars and arrays are)",
@@ -371,7 +372,9 @@ impl Validator<'_> {
 
     /// A host-level value written to a destination seen through `vec_dest` (see [`Cx`]).
     fn host(&mut self, e: ExprId, vec_dest: Option<ExprId>) {
-        if self.info.packs.contains(&e) {
+        // A host section packed by its binder (a loop over an unpacked filter result) keeps
+        // its length on the device by itself (`lift::host`).
+        if self.info.packs.contains(&e) && self.section_parts(e).is_none() {
             // a value packed with its run-time length is one kernel, computed arguments included
             self.in_kernel(e, |v| {
                 let cx = Cx {
@@ -391,13 +394,18 @@ impl Validator<'_> {
         self.section_values(e);
         if let Some(parts) = self.section_parts(e) {
             for p in parts {
-                self.host_bind(p);
+                self.section_part(p);
             }
             return;
         }
         match self.prog.expr(e).clone() {
             Expr::Let { var, value, body, .. } => {
-                self.host_bind(value);
+                // A `bool` read only by host `if`s is computed like their conditions.
+                if ir::host::only_section_conditions(self.prog, var, body, |i| self.section_parts(i).is_some()) {
+                    self.section_part(value);
+                } else {
+                    self.host_bind(value);
+                }
                 if self.is_rows(value) && !self.is_view(value) {
                     self.rows_only_mapped(var, body);
                 }
@@ -480,25 +488,46 @@ impl Validator<'_> {
         }
     }
 
-    /// Values that cross a host section live in plain device buffers: a filter result (its
-    /// length on the device) cannot be one yet.
+    /// Values that cross a host section live in device buffers: a filter result is one with
+    /// its length in a buffer of its own, but arrays or tuples of them cannot be one yet.
     fn section_values(&mut self, e: ExprId) {
-        let exist = |v: &Self, x: ExprId| v.ty(x).is_some_and(Type::has_existential);
+        let exist = |v: &Self, x: ExprId| match v.ty(x) {
+            Some(Type::Exists(elem)) => elem.has_existential(),
+            Some(t) => t.has_existential(),
+            None => false,
+        };
         if !self.has_section(e) {
             return;
         }
         if exist(self, e) {
             self.err(
                 e,
-                "a filter result computed from a host section's value is not supported yet",
+                "arrays or tuples of filter results computed from a host section's value are not supported yet",
             );
         }
         if let Expr::Let { value, .. } = self.prog.expr(e) {
             if exist(self, *value) {
                 self.err(
                     *value,
-                    "a filter result bound at host level and used across a host section is not supported yet",
+                    "arrays or tuples of filter results bound at host level and used across a host section are not supported yet",
                 );
+            }
+        }
+    }
+
+    /// A part of a host section. A `bool` condition that kernels compute runs as a one-element
+    /// buffer (the driver binds each array it reads outside the one work-item computing it):
+    /// those arrays are host-level values; the unit is validated again on its own.
+    fn section_part(&mut self, p: ExprId) {
+        if self.ty(p) != Some(&Type::bool()) || !self.computes(p) {
+            return self.host_bind(p);
+        }
+        let mut work = vec![p];
+        while let Some(x) = work.pop() {
+            match self.ty(x) {
+                Some(Type::Array(..) | Type::Exists(_)) if self.computes(x) => self.host_bind(x),
+                _ if matches!(self.prog.expr(x), Expr::Lambda { .. }) => {}
+                _ => work.extend(self.prog.children(x)),
             }
         }
     }
@@ -1073,7 +1102,9 @@ impl Validator<'_> {
     /// carry it.
     fn capacities(&mut self) {
         let body = self.prog.body;
+        // A host section's values are bounded by the driver (`lift::host`), unit by unit.
         let res = match self.ty(body) {
+            _ if self.has_section(body) => Ok(()),
             Some(Type::Exists(_)) => self.cap(body, 0),
             Some(Type::Array(el, _)) if matches!(**el, Type::Exists(_)) => self.row_cap(body, 0),
             _ => Ok(()),
@@ -1090,6 +1121,9 @@ impl Validator<'_> {
             .collect();
         for l in lets {
             if let Expr::Let { value, .. } = self.prog.expr(l) {
+                if self.has_section(*value) {
+                    continue;
+                }
                 if let Err(f) = self.cap(*value, 0) {
                     found.push(f);
                 }

@@ -512,7 +512,7 @@ impl Gen<'_> {
             Role::Input(k) => (0, k),
             Role::Output => (1, 0),
             Role::OutputLength => (2, 0),
-            Role::Temp | Role::TempLength | Role::Scratch => (3, 0),
+            Role::Temp | Role::TempLength | Role::Scratch | Role::InputLength(_) => (3, 0),
         };
         let ptr = |space, elem, is_const, restrict| CType::Ptr {
             space,

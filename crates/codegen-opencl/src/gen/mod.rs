@@ -188,6 +188,7 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
         needs_fp64: false,
         glb_work_group: opts.glb_work_group.clone(),
         wg_limit: opts.work_group_limit.clone(),
+        param_caps: BTreeMap::new(),
     };
     let mut sizes = vec![];
     for s in &prog.sizes {
@@ -208,7 +209,8 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
                 expr: CExpr::var(&ident),
                 ty: ty.clone(),
             }),
-            Type::Vector(..) | Type::Tuple(_) | Type::Exists(_) | Type::Fun(..) => {
+            Type::Exists(_) => g.exist_param(k, p, &mut sizes)?,
+            Type::Vector(..) | Type::Tuple(_) | Type::Fun(..) => {
                 return Err(Diagnostic::new(
                     p.ty_span,
                     format!(
@@ -220,7 +222,12 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
         };
         g.bind(p.var, Bound::View(view));
     }
-    let result_ty = g.cty(prog.body)?;
+    // A body of the length of a filter-result parameter is packed by the program itself.
+    let result_ty = if info.packs.contains(&prog.body) {
+        g.c_type_of(info.result())?
+    } else {
+        g.cty(prog.body)?
+    };
     // The host reads back one length per filter result at most one array level deep.
     if let Type::Array(row, _) = &result_ty {
         if let Type::Array(inner, _) = &**row {
@@ -455,6 +462,54 @@ struct Gen<'a> {
     glb_work_group: Vec<usize>,
     /// [`EmitOptions::work_group_limit`].
     wg_limit: WorkGroupLimit,
+    /// Capacities of the run-time lengths of filter-result parameters (type-level name ->
+    /// [`capacity_size`] of the parameter).
+    param_caps: BTreeMap<String, ArithExpr>,
+}
+
+/// The size variable, given by the host, that holds the capacity of parameter `k` when it is a
+/// filter result (a host loop's state, `lift::host`): no program names it, since `#` is not in
+/// names.
+pub fn capacity_size(k: usize) -> String {
+    format!("cap#{k}")
+}
+
+impl Gen<'_> {
+    /// A parameter holding a filter result: its data in an input buffer of the capacity the
+    /// host gives ([`capacity_size`]), its length in a buffer of its own that kernels read on
+    /// the device, like the length of a filter result bound at host level.
+    fn exist_param(&mut self, k: usize, p: &ir::Param, sizes: &mut Vec<(String, String)>) -> Result<Rc<View>> {
+        let Type::Exists(elem) = &p.ty else {
+            return Err(Diagnostic::new(p.ty_span, "internal: not a filter result"));
+        };
+        let x =
+            self.info.param_unpacks.get(&k).cloned().ok_or_else(|| {
+                Diagnostic::new(p.ty_span, "internal: a filter-result parameter that is not unpacked")
+            })?;
+        let user = capacity_size(k);
+        let cap_id = self.names.size(&SizeKey(user.clone()));
+        sizes.push((user.clone(), cap_id.to_string()));
+        self.size_names.push((user.clone(), cap_id.clone()));
+        let cap = ArithExpr::size_var(cap_id.as_str());
+        let elem = self.c_type_of(elem)?;
+        let name = self.param_names[k].to_string();
+        let (_, view) = self.mem.input(&name, k, &Type::array(elem, cap.clone()));
+        let (lb, _) = self
+            .alloc("len", &Type::int(), AddressSpace::Global, &[], Role::InputLength(k))
+            .map_err(|m| Diagnostic::new(p.ty_span, m))?;
+        let len_expr = CExpr::var(&self.buf_ident(&self.mem.buffers[lb].name)).index(CExpr::Int(0));
+        let id = self.names.size(&SizeKey(x.clone()));
+        let c = id.to_string();
+        self.caps.insert(c.clone(), cap.clone());
+        self.device_lengths.insert(c.clone(), (id, len_expr));
+        self.length_origins.insert(c.clone(), (p.ty_span, lb));
+        self.lengths.insert(
+            x.clone(),
+            ArithExpr::var(&c, Range::new(ArithExpr::cst(0), Some(cap.add(&ArithExpr::cst(1))))),
+        );
+        self.param_caps.insert(x, ArithExpr::size_var(&user));
+        Ok(view)
+    }
 }
 
 fn is_parallel_map(k: MapKind) -> bool {

@@ -115,6 +115,10 @@ impl Gen<'_> {
     pub(super) fn close_caps(&self, l: &ArithExpr, depth: usize) -> Result<ArithExpr> {
         let mut l = l.clone();
         for v in l.free_vars() {
+            if let Some(cap) = self.param_caps.get(&v) {
+                l = l.subst(&v, cap);
+                continue;
+            }
             let binder = self.info.unpacks.iter().find(|(_, x)| **x == v).map(|(b, _)| *b);
             let Some(binder) = binder else { continue };
             let cap = match binder {

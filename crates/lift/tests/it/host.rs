@@ -341,3 +341,219 @@ fn bench_reports_a_host_programs_steps_and_times() {
     assert!(matches!(h.loops[..], [("iterate", 50, Some(_))]), "{:?}", h.loops);
     assert!(r.check.starts_with("equals the interpreter at K=3 N=8"), "{}", r.check);
 }
+
+/// Both back ends on one program: the interpreter's JSON, and OpenCL's where a device exists.
+fn both(src: &str, values: impl Fn() -> Vec<Value>, sizes: &[(&str, i64)]) -> String {
+    let want = run(src, values(), sizes, None).unwrap_or_else(|e| panic!("interpreter: {e}"));
+    if let Some(device) = crate::opencl::device() {
+        let got = run(src, values(), sizes, Some(&device)).unwrap_or_else(|e| panic!("OpenCL: {e}"));
+        assert_eq!(got, want, "OpenCL against the interpreter at {sizes:?}");
+    }
+    want
+}
+
+/// `n` floats in [0, 4), spread so that a filter keeps some of every tile.
+fn spread(n: usize) -> Value {
+    floats(&(0..n).map(|i| ((i * 37) % 101) as f32 / 25.0).collect::<Vec<_>>())
+}
+
+const SHRINK: &str = "(lift (N K) ((array-type float N))
+  (lambda (xs)
+    (iterate K (lambda (s) (filter (lambda (x) (> x 0.5f)) (map (lambda (x) (* x 0.75f)) s))) xs)))";
+
+/// `iterate K` of filter ∘ map: the state is `{∃X. [float]X}` from the first step on, its
+/// length on the device, read back once with the result. It was refused as not supported.
+#[test]
+fn a_filter_in_a_host_loop_makes_its_state_a_filter_result() {
+    let xs = || vec![floats(&[0.4, 1.0, 2.0, 0.6, 4.0, 0.9])];
+    let cases = [
+        (0, "[0.4,1.0,2.0,0.6,4.0,0.9]"),
+        (1, "[0.75,1.5,3.0,0.67499995]"),
+        (2, "[0.5625,1.125,2.25,0.50624996]"),
+        (5, "[0.94921875]"),
+        (7, "[0.53393555]"),
+        (8, "[]"),
+    ];
+    for (k, want) in cases {
+        assert_eq!(both(SHRINK, xs, &[("N", 6), ("K", k)]), want, "K={k}");
+    }
+    // Several filter tiles, and the steps that keep nothing or everything.
+    for (src, n, k) in [
+        (SHRINK.to_string(), 5000, 3),
+        (SHRINK.replace("(> x 0.5f)", "(> x 100.0f)"), 5000, 3),
+        (SHRINK.replace("(> x 0.5f)", "(>= x 0.0f)"), 5000, 4),
+    ] {
+        let got = both(&src, || vec![spread(n)], &[("N", n as i64), ("K", k)]);
+        let kept = crate::parse_json(&got, "result").as_array().map(Vec::len);
+        assert!(kept.is_some(), "{got}");
+    }
+    let plan = lift::compile(SHRINK, &lift::Options::default())
+        .expect("compiles")
+        .text(lift::Emit::Plan)
+        .expect("plan");
+    insta::assert_snapshot!("host_exist_plan_iterate", plan);
+}
+
+const SETTLE: &str = "(lift (N) ((array-type float N))
+  (lambda (xs)
+    (iterate-until #50
+      (lambda (prev next)
+        (= (at 0 (reduce + 0 (map (lambda (x) 1) prev))) (at 0 (reduce + 0 (map (lambda (x) 1) next)))))
+      (lambda (s) (filter (lambda (x) (> x 1.0f)) (map (lambda (x) (* x 0.75f)) s)))
+      (filter (lambda (x) (< x 100.0f)) xs))))";
+
+/// `iterate-until` the length stops changing, starting from a filter result; its condition
+/// is a `bool` computed by kernels from both states' lengths.
+#[test]
+fn iterate_until_a_filter_results_length_stops_changing() {
+    let xs = || vec![floats(&[1.5, 2.0, 4.0, 8.0, 16.0, 200.0, 0.5, 3.0])];
+    assert_eq!(both(SETTLE, xs, &[("N", 8)]), "[1.4238281,2.8476563]");
+    both(SETTLE, || vec![spread(6000)], &[("N", 6000)]);
+    let plan = lift::compile(SETTLE, &lift::Options::default())
+        .expect("compiles")
+        .text(lift::Emit::Plan)
+        .expect("plan");
+    insta::assert_snapshot!("host_exist_plan_until", plan);
+}
+
+/// A host `if` on a value computed from the filtered state chooses the step's kernels; each
+/// branch returns a filter result of the state's capacity (`pack` makes one of a map).
+#[test]
+fn a_host_if_chooses_between_filter_results() {
+    let src = "(lift (N K) ((array-type float N))
+      (lambda (xs)
+        (iterate K
+          (lambda (s)
+            (if (> (at 0 (reduce + 0.0f s)) 10.0f)
+              (filter (lambda (x) (> x 1.0f)) (map (lambda (x) (* x 0.5f)) s))
+              (pack (map (lambda (x) (* x 3.0f)) s))))
+          xs)))";
+    let xs = || vec![floats(&[1.5, 2.0, 4.0, 8.0, 16.0, 200.0, 0.5, 3.0])];
+    // The sum 235 > 10: halved, all up to 1 dropped; 115.5: the same, [2, 4, 50]; then [2, 25]
+    // and [12.5]. From [1, 2]: the sum 3 is not above 10, so tripled.
+    assert_eq!(both(src, xs, &[("N", 8), ("K", 2)]), "[2.0,4.0,50.0]");
+    assert_eq!(both(src, xs, &[("N", 8), ("K", 4)]), "[12.5]");
+    assert_eq!(
+        both(src, || vec![floats(&[1.0, 2.0])], &[("N", 2), ("K", 1)]),
+        "[3.0,6.0]"
+    );
+    // Without the `pack`, the array branch is packed as LANGUAGE.md lets `pack` be omitted
+    // (it was "the branches of `if` have different types").
+    let implicit = src.replace(
+        "(pack (map (lambda (x) (* x 3.0f)) s))",
+        "(map (lambda (x) (* x 3.0f)) s)",
+    );
+    assert_eq!(both(&implicit, xs, &[("N", 8), ("K", 4)]), "[12.5]");
+    assert_eq!(
+        both(&implicit, || vec![floats(&[1.0, 2.0])], &[("N", 2), ("K", 2)]),
+        "[9.0,18.0]"
+    );
+    // An array parameter as a branch: the driver gives it a length.
+    let top = "(lift (N) ((array-type float N) float)
+      (lambda (xs t) (if (> t 1.0f) (filter (lambda (x) (> x 1.0f)) xs) xs)))";
+    let args = |t: f32| move || vec![floats(&[0.5, 2.0, 3.0, 0.25]), Value::Float(t)];
+    assert_eq!(both(top, args(3.0), &[("N", 4)]), "[2.0,3.0]");
+    assert_eq!(both(top, args(0.5), &[("N", 4)]), "[0.5,2.0,3.0,0.25]");
+}
+
+/// A filter result computed before a loop and read by every step (it was refused), and a
+/// filter result as an `iterate-until` state whose condition is a literal.
+#[test]
+fn filter_results_cross_host_sections() {
+    let across = "(lift (N K) ((array-type float N))
+      (lambda (xs)
+        (let big (filterGlb (lambda (x) (> x 1.0f)) xs)
+          (iterate K (lambda (s) (mapGlb (lambda (x) (+ x (at 0 (reduceSeq (lambda (a y) (+ a y)) 0.0f big)))) s)) xs))))";
+    let state = "(lift (N) ((array-type float N))
+      (lambda (xs)
+        (iterate-until #10 (lambda (p q) false)
+          (lambda (s) (let t (mapGlb (lambda (x) (* x 0.9f)) s) (filterGlb (lambda (x) (> x 1.0f)) t)))
+          xs)))";
+    let xs = || vec![floats(&[0.5, 2.0, 3.0, 0.25])];
+    assert_eq!(both(across, xs, &[("N", 4), ("K", 3)]), "[15.5,17.0,18.0,15.25]");
+    assert_eq!(both(state, xs, &[("N", 4)]), "[1.0460349]");
+    // A map-only step over a filter result keeps its (device-side) length: the reader unpacks
+    // the initial filter result, and the state `[float]X` is carried as one (it was refused by
+    // `validate` as a kernel nested in a kernel).
+    let kept = "(lift (N K) ((array-type float N))
+      (lambda (xs) (iterate K (lambda (s) (mapGlb (lambda (x) (* x 2.0f)) s)) (filterGlb (lambda (x) (> x 1.0f)) xs))))";
+    let zs = || vec![floats(&[0.5, 2.0, 3.0, 0.25, 4.0, 5.0, 1.5, 0.1])];
+    assert_eq!(both(kept, zs, &[("N", 8), ("K", 3)]), "[16.0,24.0,32.0,40.0,12.0]");
+    assert_eq!(both(kept, zs, &[("N", 8), ("K", 0)]), "[2.0,3.0,4.0,5.0,1.5]");
+    // A loop over a filter result inside a loop over an array, read after it: its buffers are
+    // made once and reused every outer step.
+    let nested = "(lift (N K) ((array-type float N))
+      (lambda (xs)
+        (iterate #3
+          (lambda (s)
+            (let big (iterate K (lambda (t) (filter (lambda (x) (> x 1.0f)) (map (lambda (x) (* x 0.8f)) t))) s)
+              (map (lambda (x) (+ x (at 0 (reduce + 0.0f big)))) s)))
+          xs)))";
+    let ys = || vec![floats(&[1.5, 2.0, 4.0, 8.0, 16.0, 200.0, 0.5, 3.0])];
+    for k in [1, 2] {
+        both(nested, ys, &[("N", 8), ("K", k)]);
+    }
+}
+
+/// A step whose filter result may be longer than its state (the state's buffers have the
+/// initial state's capacity) is refused at its place, not run past its buffers.
+#[test]
+fn a_step_that_may_grow_its_filter_result_is_refused() {
+    let src = "(lift (N K) ((array-type float N))
+      (lambda (xs)
+        (iterate K (lambda (s) (filter (lambda (x) (> x 1.0f)) (join (map (lambda (x) (generate #2 (lambda (i) x))) s)))) xs)))";
+    let err = lift::compile(src, &lift::Options::default()).expect_err("refused");
+    let text = err.render("grow.lisp", src);
+    assert!(
+        text.contains("may return a longer filter result (up to (2*N) elements)") && !text.contains("internal"),
+        "{text}"
+    );
+}
+
+/// A host condition may be a `bool` computed by kernels, not only a `[bool]1`: it is computed
+/// into a one-element buffer (it was refused: "a scalar computation outside any map").
+#[test]
+fn scalar_bool_conditions_computed_by_kernels() {
+    let branch = SIGN
+        .replacen("(if (join (mapGlb", "(if (at 0 (join (mapGlb", 1)
+        .replacen("(split N xs))", "(split N xs)))", 1);
+    for (xs, want) in [(vec![1.0, 2.0], "[2.0,4.0]"), (vec![1.0, -2.0], "[-1.0,2.0]")] {
+        assert_eq!(both(&branch, || vec![floats(&xs)], &[("N", 2)]), want);
+    }
+    // Bound by a `let` and read only by host `if`s, it is computed the same way.
+    let bound = "(lift (N) ((array-type float N))
+      (lambda (xs)
+        (let pos (at 0 (join (mapGlb (lambda (all) (reduceSeq (lambda (a x) (and a (> x 0.0f))) true all)) (split N xs))))
+          (if pos (mapGlb (lambda (x) (* x 2.0f)) xs) (mapGlb (lambda (x) (- 0.0f x)) xs)))))";
+    for (xs, want) in [(vec![1.0, 2.0], "[2.0,4.0]"), (vec![1.0, -2.0], "[-1.0,2.0]")] {
+        assert_eq!(both(bound, || vec![floats(&xs)], &[("N", 2)]), want);
+    }
+    let until = "(lift (N) ((array-type float N))
+      (lambda (xs)
+        (iterate-until #20
+          (lambda (p q) (> (at 0 (reduce min 1000.0f q)) (+ 9.5f (at 0 (reduce + 0.0f (map (lambda (x) 0.0f) p))))))
+          (lambda (s) (mapGlb (lambda (x) (+ x 1.0f)) s))
+          xs)))";
+    let xs = || vec![floats(&[1.0, 2.0, 3.0, 4.0])];
+    assert_eq!(both(until, xs, &[("N", 4)]), "[10.0,11.0,12.0,13.0]");
+}
+
+/// A size condition on the state's length (`split #2` of it) is checked on the device by the
+/// step that reads it, and reported with the length it found (it was "internal: a checked
+/// length has no buffer": the state's length is an argument's buffer, not the unit's own).
+#[test]
+fn a_size_check_on_a_filter_result_state_reports_its_length() {
+    let src = "(lift (N K) ((array-type float N))
+      (lambda (xs)
+        (iterate K (lambda (s) (filter (lambda (x) (> x 1.0f)) (join (map (lambda (r) (map (lambda (x) (* x 0.9f)) r)) (split #2 s))))) xs)))";
+    let xs = || vec![floats(&[0.5, 2.0, 3.0, 0.25, 4.0, 5.0, 1.5, 0.1])];
+    let sizes = [("N", 8), ("K", 2)];
+    let err = run(src, xs(), &sizes, None).expect_err("interpreter");
+    assert!(err.contains("length 5: 5 is not a multiple of 2"), "{err}");
+    let Some(device) = crate::opencl::device() else { return };
+    let err = run(src, xs(), &sizes, Some(&device)).expect_err("OpenCL");
+    assert!(
+        err.contains("has 5 elements, not a multiple of 2") && !err.contains("internal"),
+        "{err}"
+    );
+}

@@ -162,6 +162,8 @@ fn larger_inputs() -> Vec<(&'static str, serde_json::Value)> {
             "map_3d.lisp",
             json!({ "t": (0..5).map(|_| r.matrix(7, 9)).collect::<Vec<_>>() }),
         ),
+        // A host loop's filter-result state over several filter tiles.
+        ("host_filter_loop.lisp", json!({ "xs": r.floats(9000, 0.0, 64, 16.0) })),
     ]
 }
 
