@@ -30,6 +30,27 @@ const STRIDED: f64 = 7.0 * MEM;
 /// work-items at consecutive addresses (`Lowerer::host_staged_rows`).
 const ROW_STRIDED: f64 = 2.0;
 const STAGED_COPY: f64 = 0.5;
+/// Elements per vector of a `stage-rows-vec` copy.
+const VEC_COPY: i64 = 4;
+/// Extra cost of one more turn of local memory for a read that `w` work-items of a warp make
+/// in one bank (`row_bank_ways`).
+const LOCAL_READ: f64 = 0.25;
+/// Banks of local memory (of 4-byte words) that one access of a warp is served by at once.
+const LOCAL_BANKS: i64 = 32;
+
+/// How many work-items of a warp read one bank at once when each reads its own unpadded row of
+/// `row_len` words in local memory, at the same position: `gcd(row_len, 32)` (1 for an odd
+/// length, 2 for k-means' 34 features). A length not known at compile time counts 1.
+fn row_bank_ways(row_len: &arith::ArithExpr, sizes: &BTreeMap<String, i64>) -> f64 {
+    let Some(l) = crate::egraph::estimate(row_len, sizes, 0).filter(|&l| l > 0) else {
+        return 1.0;
+    };
+    let (mut a, mut b) = (l, LOCAL_BANKS);
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a as f64
+}
 
 /// Most rows of work-items of a transpose tile's work-group (`egraph::TransposeTile`): each
 /// work-item moves `t / ttile_rows(t)` elements of a `t × t` tile.
@@ -491,6 +512,7 @@ impl Lowerer<'_> {
             TOp::Local => one(self, &k[0]),
             // only a kernel's `mapWrg` over the chunks stages them (`host_staged_rows`)
             TOp::Stage => one(self, &k[0]),
+            TOp::StageVec => one(self, &k[0]),
             // only a `mapWrg` over chunks reads in tiles (`host_reuse`)
             TOp::Tiles(_) => one(self, &k[1]),
             TOp::Other(s) => {
@@ -957,7 +979,11 @@ impl Lowerer<'_> {
     /// rows code generation pads against bank conflicts). For `X = zip a R` only `R` is staged:
     /// `mapWrg (λc. let l = … (get 1 c) … in mapLcl0 f (zip (get 0 c) l)) (zip (split t a)
     /// (split t R))`.
-    fn host_staged_rows(&mut self, f: &Rc<Term>, split: &Rc<Term>) -> Out {
+    /// With `vec` (rule `stage-rows-vec`, float rows, `4 | t`) the block is copied as float4
+    /// into local memory read as `split L (asScalar l)`: `l = toLocal (mapLcl0 (λx. x)
+    /// (asVector 4 (join c)))`, a quarter of the copy's loads and stores and no padding,
+    /// whose index into a row of run-time length divides every element's position by it.
+    fn host_staged_rows(&mut self, f: &Rc<Term>, split: &Rc<Term>, vec: bool) -> Out {
         let TOp::Split(t) = split.op else {
             unreachable!("host() checked the split")
         };
@@ -1000,11 +1026,22 @@ impl Lowerer<'_> {
         let xe = self.b.var(xv);
         self.b.unbind(xv);
         let id = self.b.lambda(vec![xv], xe);
-        let copied = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![id, flat]);
-        let copied = self.b.prim(Prim::Split(row_len), vec![copied]);
-        let staged = self.b.to(AddressSpace::Local, copied);
-        let lv = self.b.bind(&l);
-        let le = self.b.var(lv);
+        let (staged, lv, le) = if vec {
+            let flat = self.b.prim(Prim::AsVector(VEC_COPY as u8), vec![flat]);
+            let copied = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![id, flat]);
+            let staged = self.b.to(AddressSpace::Local, copied);
+            let lv = self.b.bind(&l);
+            let le = self.b.var(lv);
+            let le = self.b.prim(Prim::AsScalar, vec![le]);
+            (staged, lv, self.b.prim(Prim::Split(row_len.clone()), vec![le]))
+        } else {
+            let copied = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![id, flat]);
+            let copied = self.b.prim(Prim::Split(row_len.clone()), vec![copied]);
+            let staged = self.b.to(AddressSpace::Local, copied);
+            let lv = self.b.bind(&l);
+            let le = self.b.var(lv);
+            (staged, lv, le)
+        };
         let items = match beside {
             Some(_) => {
                 let a = self.get(0, cv);
@@ -1021,12 +1058,25 @@ impl Lowerer<'_> {
         let e = self.b.to(AddressSpace::Global, e);
         let e = self.wrap(abind, e);
         let e = self.wrap(rbind, e);
-        self.notes
-            .push(format!("mapWrg {n} groups × mapLcl {t}, rows staged in local memory"));
         let under = if t < 32 { 1.25 } else { 1.0 };
-        // each work-item copies a row's worth of elements, then waits at one barrier
-        let copy = (threads / self.lanes).ceil() * (len * STAGED_COPY + 2.0);
-        let cost = under * (threads / self.lanes).ceil() * gc + threads * MEM + copy;
+        let waves = (threads / self.lanes).ceil();
+        let cost = if vec {
+            self.notes.push(format!(
+                "mapWrg {n} groups × mapLcl {t}, rows staged in local memory as float4"
+            ));
+            // a quarter of the copy's instructions and no division; the compute's reads of
+            // rows of an even length share banks (see `row_bank_ways`), each extra way a read
+            // of local memory
+            let copy = waves * (len * STAGED_COPY / VEC_COPY as f64 + 2.0);
+            let conflicts = waves * (row_bank_ways(&row_len, self.sizes) - 1.0) * len * LOCAL_READ;
+            under * waves * gc + threads * MEM + copy + conflicts
+        } else {
+            self.notes
+                .push(format!("mapWrg {n} groups × mapLcl {t}, rows staged in local memory"));
+            // each work-item copies a row's worth of elements, then waits at one barrier
+            let copy = waves * (len * STAGED_COPY + 2.0);
+            under * waves * gc + threads * MEM + copy
+        };
         (e, rc + ac + cost + LAUNCH)
     }
 
@@ -1050,7 +1100,12 @@ impl Lowerer<'_> {
             TOp::WgReduce(_) => self.host(&as_reduce(t)),
             TOp::GridReduce(g, s) => self.host_grid(*g, *s, &k[2], &k[3], &k[4]),
             TOp::Map if k[0].op == TOp::MapF && k[1].op == TOp::Stage && matches!(k[1].kids[0].op, TOp::Split(_)) => {
-                self.host_staged_rows(&k[0].kids[0], &k[1].kids[0])
+                self.host_staged_rows(&k[0].kids[0], &k[1].kids[0], false)
+            }
+            TOp::Map
+                if k[0].op == TOp::MapF && k[1].op == TOp::StageVec && matches!(k[1].kids[0].op, TOp::Split(_)) =>
+            {
+                self.host_staged_rows(&k[0].kids[0], &k[1].kids[0], true)
             }
             TOp::Map => {
                 let (f, x) = (&k[0], &k[1]);

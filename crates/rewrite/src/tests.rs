@@ -762,3 +762,55 @@ fn k_means_argmin_folds_each_centre_s_distance_without_a_temporary() {
         }
     }
 }
+
+#[test]
+fn stage_rows_vec_fires_on_blocks_of_float_rows_of_a_multiple_of_4_and_is_sound() {
+    let kmeans = ir::parse(include_str!("../../../bench/cgo17/kmeans_rows.lisp")).expect("parses");
+    let info = typeck::infer(&kmeans).expect("types");
+    let staged = |sizes: &[(&str, i64)], splits: Vec<i64>| {
+        let opts = Options {
+            sizes: sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            split_factors: splits,
+            ..Options::default()
+        };
+        let (eg, ..) = crate::saturate(&kmeans, &info, &opts);
+        crate::egraph::count_matches(&eg, "(stagev (split ?t ?x))")
+    };
+    // chunks of 4 and 16 rows of 34 floats, 34 · 4 · 16 bytes of local memory and less
+    assert_eq!(staged(&[("P", 1024), ("F", 34), ("C", 5)], vec![4, 16]), 2);
+    // chunks of 2 rows: the block is not a whole number of float4 at every row count
+    assert_eq!(staged(&[("P", 1024), ("F", 34), ("C", 5)], vec![2]), 0);
+    // rows of 4 floats: short enough to read in place; of 128: beyond a row's share of local memory
+    assert_eq!(staged(&[("P", 1024), ("F", 4), ("C", 5)], vec![16]), 0);
+    assert_eq!(staged(&[("P", 1024), ("F", 128), ("C", 5)], vec![16]), 0);
+    // md's neighbour lists are rows of ints (not floats): staged only as `stage`
+    let md = ir::parse(include_str!("../../../bench/cgo17/md_rows.lisp")).expect("parses");
+    let md_info = typeck::infer(&md).expect("types");
+    let opts = Options {
+        sizes: [("N", 1024), ("M", 16)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        split_factors: vec![16],
+        ..Options::default()
+    };
+    let (eg, ..) = crate::saturate(&md, &md_info, &opts);
+    assert_eq!(crate::egraph::count_matches(&eg, "(stagev ?x)"), 0);
+    assert!(crate::egraph::count_matches(&eg, "(stage ?x)") > 0);
+    // every variant, staged as float4 at 34 features, computes the original's result
+    let ex = check(
+        include_str!("../../../bench/cgo17/kmeans_rows.lisp"),
+        &[("P", 64), ("F", 34), ("C", 3)],
+        2,
+    );
+    let vec: Vec<&crate::Variant> = ex
+        .variants
+        .iter()
+        .filter(|v| v.description.contains("as float4"))
+        .collect();
+    assert!(!vec.is_empty(), "{ex}");
+    for v in vec {
+        assert!(v.source.contains("(asVector #4"), "{}", v.source);
+        assert!(emits(v), "{}", v.source);
+    }
+}
