@@ -233,6 +233,33 @@ impl Lowerer<'_> {
         self.eval(t.len.as_ref())
     }
 
+    /// Elements each work-item running `f` writes: the length of its body's result, one for a
+    /// scalar (`mapf g` is one work-item per element, as `g`).
+    fn item_writes(&self, f: &Term) -> f64 {
+        match f.op {
+            TOp::MapF => self.item_writes(&f.kids[0]),
+            TOp::Lam => {
+                let body = &f.kids[1];
+                match (&body.len, &body.inner) {
+                    (None, _) => 1.0,
+                    (Some(n), None) => self.eval(Some(n)).max(1.0),
+                    (Some(n), Some(m)) => self.eval(Some(n)).max(1.0) * self.eval(Some(m)).max(1.0),
+                }
+            }
+            _ => 1.0,
+        }
+    }
+
+    /// The writes beyond one element per work-item of `threads` work-items running `f`, at the
+    /// cost `MEM` of the one (`threads * MEM`): a kernel whose work-items each compute a whole
+    /// row writes as much as one of a work-item per element, and a model charging only a
+    /// work-item's element ranks the row-per-work-item mappings of a 67M-pixel convolution
+    /// (8192 work-items, each a row of 8192 pixels) above its `mapGlb1 × mapGlb` (one per
+    /// pixel, the tuned best on the H200).
+    fn extra_writes(&self, f: &Term, threads: f64) -> f64 {
+        (self.item_writes(f) - 1.0) * threads * MEM
+    }
+
     fn eval(&self, e: Option<&arith::ArithExpr>) -> f64 {
         let d = self.default_size;
         e.and_then(|e| crate::egraph::estimate(e, self.sizes, d)).unwrap_or(d) as f64
@@ -1060,23 +1087,25 @@ impl Lowerer<'_> {
         let e = self.wrap(rbind, e);
         let under = if t < 32 { 1.25 } else { 1.0 };
         let waves = (threads / self.lanes).ceil();
-        let cost = if vec {
-            self.notes.push(format!(
-                "mapWrg {n} groups × mapLcl {t}, rows staged in local memory as float4"
-            ));
-            // a quarter of the copy's instructions and no division; the compute's reads of
-            // rows of an even length share banks (see `row_bank_ways`), each extra way a read
-            // of local memory
-            let copy = waves * (len * STAGED_COPY / VEC_COPY as f64 + 2.0);
-            let conflicts = waves * (row_bank_ways(&row_len, self.sizes) - 1.0) * len * LOCAL_READ;
-            under * waves * gc + threads * MEM + copy + conflicts
-        } else {
-            self.notes
-                .push(format!("mapWrg {n} groups × mapLcl {t}, rows staged in local memory"));
-            // each work-item copies a row's worth of elements, then waits at one barrier
-            let copy = waves * (len * STAGED_COPY + 2.0);
-            under * waves * gc + threads * MEM + copy
-        };
+        let writes = self.extra_writes(f, threads);
+        let cost = writes
+            + if vec {
+                self.notes.push(format!(
+                    "mapWrg {n} groups × mapLcl {t}, rows staged in local memory as float4"
+                ));
+                // a quarter of the copy's instructions and no division; the compute's reads of
+                // rows of an even length share banks (see `row_bank_ways`), each extra way a read
+                // of local memory
+                let copy = waves * (len * STAGED_COPY / VEC_COPY as f64 + 2.0);
+                let conflicts = waves * (row_bank_ways(&row_len, self.sizes) - 1.0) * len * LOCAL_READ;
+                under * waves * gc + threads * MEM + copy + conflicts
+            } else {
+                self.notes
+                    .push(format!("mapWrg {n} groups × mapLcl {t}, rows staged in local memory"));
+                // each work-item copies a row's worth of elements, then waits at one barrier
+                let copy = waves * (len * STAGED_COPY + 2.0);
+                under * waves * gc + threads * MEM + copy
+            };
         (e, rc + ac + cost + LAUNCH)
     }
 
@@ -1132,6 +1161,7 @@ impl Lowerer<'_> {
                         self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![chunk_fn, xt]),
                         under * (threads / self.lanes).ceil() * gc
                             + threads * MEM
+                            + self.extra_writes(f, threads)
                             + self.strided(&f.kids[0], x)
                             + self.row_reads(x, threads),
                     )
@@ -1159,7 +1189,11 @@ impl Lowerer<'_> {
                     self.notes.push(format!("mapGlb {n}"));
                     (
                         self.b.prim(Prim::Map(MapKind::Glb(0)), vec![g, xt]),
-                        (n / self.lanes).ceil() * gc + n * MEM + self.strided(f, x) + self.row_reads(x, n),
+                        (n / self.lanes).ceil() * gc
+                            + n * MEM
+                            + self.extra_writes(f, n)
+                            + self.strided(f, x)
+                            + self.row_reads(x, n),
                     )
                 };
                 let e = self.b.to(AddressSpace::Global, e);

@@ -814,3 +814,107 @@ fn stage_rows_vec_fires_on_blocks_of_float_rows_of_a_multiple_of_4_and_is_sound(
         assert!(emits(v), "{}", v.source);
     }
 }
+
+/// The variant the H200 timed fastest for each suite program at its large size
+/// (`bench/results/nvidia-h200-2026-11-24.md`, tuned over the cost model's variants), by its
+/// mapping decisions: the cost model ranks it among the first 4, the variants that
+/// `scripts/bench-suite.sh` tunes (`TUNE_TOP`).
+/// A suite program: name, source, large sizes, the mapping of its tuned best.
+type SuiteBest = (&'static str, &'static str, &'static [(&'static str, i64)], &'static str);
+
+#[test]
+fn the_cost_model_ranks_the_tuned_best_of_every_suite_program_among_its_first_4() {
+    let suite: &[SuiteBest] = &[
+        ("nn", include_str!("../../../bench/cgo17/nn.lisp"), &[("N", 33554432)], "mapGlb 33554432"),
+        (
+            "mriq",
+            include_str!("../../../bench/cgo17/mriq.lisp"),
+            &[("X", 262144), ("K", 2048)],
+            "reduce∘map fused; mapWrg 4096 groups × mapLcl 64, (zip kx ky kz phiMag) read in tiles of 64 staged in local memory",
+        ),
+        (
+            "kmeans_rows",
+            include_str!("../../../bench/cgo17/kmeans_rows.lisp"),
+            &[("P", 819200), ("F", 34), ("C", 5)],
+            "reduce∘map fused; reduce∘join fused; mapWrg 6400 groups × mapLcl 128, rows staged in local memory",
+        ),
+        (
+            "kmeans_fmajor",
+            include_str!("../../../bench/cgo17/kmeans_fmajor.lisp"),
+            &[("P", 819200), ("F", 34), ("C", 5)],
+            "reduce∘map fused; reduce∘join fused; mapWrg 12800 groups × mapLcl 64",
+        ),
+        (
+            "md_rows",
+            include_str!("../../../bench/cgo17/md_rows.lisp"),
+            &[("N", 73728), ("M", 128)],
+            "reduce∘map fused; mapWrg 1152 groups × mapLcl 64",
+        ),
+        (
+            "md_nmajor",
+            include_str!("../../../bench/cgo17/md_nmajor.lisp"),
+            &[("N", 73728), ("M", 128)],
+            "reduce∘map fused; mapWrg 1152 groups × mapLcl 64",
+        ),
+        (
+            "convolution_row",
+            include_str!("../../../bench/cgo17/convolution_row.lisp"),
+            &[("H", 8192), ("W", 8192)],
+            "reduce∘map fused; mapGlb1 8192 × mapGlb 8192",
+        ),
+        (
+            "convolution_col",
+            include_str!("../../../bench/cgo17/convolution_col.lisp"),
+            &[("H", 8192), ("W", 8192)],
+            "reduce∘map fused; mapGlb1 8192 × mapGlb 8192",
+        ),
+        (
+            "gemv_n",
+            include_str!("../../../bench/cgo17/gemv_n.lisp"),
+            &[("M", 8192), ("N", 8192)],
+            "reduce∘map fused; mapWrg 8192 groups × work-group reduction by 64",
+        ),
+        (
+            "gemv_t",
+            include_str!("../../../bench/cgo17/gemv_t.lisp"),
+            &[("M", 8192), ("N", 8192)],
+            "reduce∘map fused; column blocks: mapWrg1×mapWrg0 4×256 groups of 32 columns × 8 row chunks; separate kernel for an intermediate; mapGlb 8192",
+        ),
+        (
+            "nbody",
+            include_str!("../../../bench/cgo17/nbody.lisp"),
+            &[("N", 131072)],
+            "reduce∘map fused; mapWrg 1024 groups × mapLcl 128, pos read in tiles of 64 staged in local memory",
+        ),
+        (
+            "transpose",
+            include_str!("../../../bench/cgo17/transpose.lisp"),
+            &[("M", 8192), ("N", 8192)],
+            "mapWrg1×mapWrg0 transpose tiles of 32×32 staged in local memory, 32×8 work-items",
+        ),
+    ];
+    let mut wrong = vec![];
+    for (name, src, sizes, best) in suite {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        let opts = Options {
+            sizes: sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..Options::default()
+        };
+        let ex = explore(&prog, &info, &opts).expect("explores");
+        let mappings: Vec<&str> = ex
+            .variants
+            .iter()
+            .map(|v| v.description.split(" | ").next().unwrap_or(""))
+            .collect();
+        match mappings.iter().position(|m| m == best) {
+            Some(r) if r < 4 => {}
+            r => wrong.push(format!(
+                "{name}: rank {:?} of {}: {mappings:#?}",
+                r.map(|r| r + 1),
+                mappings.len()
+            )),
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
