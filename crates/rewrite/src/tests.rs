@@ -918,3 +918,53 @@ fn the_cost_model_ranks_the_tuned_best_of_every_suite_program_among_its_first_4(
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// Slower and faster variants as the H200 timed them at the suite's sizes
+/// (`bench/results/runs/nvidia-h200-2026-11-24-local-reuse.md`): a coarsened `mapGlb` of a
+/// heavy body (8 per work-item) ran 3.2 to 6.7× slower than the `mapWrg`×`mapLcl` variants, and
+/// the cost model ranks it after them.
+#[test]
+fn the_cost_model_ranks_coarsened_map_glb_of_heavy_bodies_after_work_groups() {
+    let cases: &[SuiteBest] = &[
+        (
+            "md_rows",
+            include_str!("../../../bench/cgo17/md_rows.lisp"),
+            &[("N", 73728), ("M", 128)],
+            "reduce∘map fused; mapGlb 73728",
+        ),
+        (
+            "md_nmajor",
+            include_str!("../../../bench/cgo17/md_nmajor.lisp"),
+            &[("N", 73728), ("M", 128)],
+            "reduce∘map fused; mapGlb 73728",
+        ),
+        (
+            "nbody",
+            include_str!("../../../bench/cgo17/nbody.lisp"),
+            &[("N", 131072)],
+            "reduce∘map fused; mapGlb 131072",
+        ),
+    ];
+    for (name, src, sizes, slow) in cases {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        let opts = Options {
+            sizes: sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..Options::default()
+        };
+        let ex = explore(&prog, &info, &opts).expect("explores");
+        let mappings: Vec<&str> = ex
+            .variants
+            .iter()
+            .map(|v| v.description.split(" | ").next().unwrap_or(""))
+            .collect();
+        let glb = mappings.iter().position(|m| m == slow);
+        let last_wrg = mappings.iter().rposition(|m| {
+            m.contains("mapWrg") && (m.contains("mapLcl 64") || m.contains("mapLcl 128") || m.contains("mapLcl 16"))
+        });
+        assert!(
+            matches!((glb, last_wrg), (Some(g), Some(w)) if g > w) || (glb.is_none() && last_wrg.is_some()),
+            "{name}: {mappings:#?}"
+        );
+    }
+}
