@@ -1098,11 +1098,11 @@ pub fn workgroup_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>
     rules
 }
 
-/// map (mapf f) (split t X) = map (mapf f) (stagev (split t X)), as `stage-rows` with X rows of
-/// floats and 4 | t: the block (t·L floats, a multiple of 4 wherever it starts, t·L·4 bytes
-/// from the previous one) is copied as float4 without the padding of `stage`'s rows, whose
-/// run-time row length costs an integer division per element copied; rows of an even length
-/// then share banks when read (2 work-items a bank for L = 34).
+/// map (mapf f) (split t X) = map (mapf f) (stagev (split t X)), X rows of floats as in
+/// `stage-rows`, 4 | t (so each block of t rows of L floats is whole float4s, starting at a
+/// multiple of 16 bytes): the block is copied as float4 without the padding of `stage`'s rows,
+/// whose index for a run-time row length divides each copied element's position by it; rows
+/// of an even length then share banks when read (2 work-items a bank for L = 34).
 fn stage_rows_vec(default: i64) -> Rewrite<Lift, LiftAnalysis> {
     conditional(
         "stage-rows-vec".into(),
