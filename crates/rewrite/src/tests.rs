@@ -836,7 +836,8 @@ fn the_cost_model_ranks_the_tuned_best_of_every_suite_program_among_its_first_4(
             "kmeans_rows",
             include_str!("../../../bench/cgo17/kmeans_rows.lisp"),
             &[("P", 819200), ("F", 34), ("C", 5)],
-            "reduce∘map fused; reduce∘join fused; mapWrg 6400 groups × mapLcl 128, rows staged in local memory",
+            // bench/results/runs/nvidia-h200-2026-11-24-rows.md (0.0902 ms; `stage`'s 0.1068)
+            "reduce∘map fused; reduce∘join fused; mapWrg 12800 groups × mapLcl 64, rows staged in local memory as float4",
         ),
         (
             "kmeans_fmajor",
