@@ -103,24 +103,24 @@ fn load_rows(entries: &[Entry], raw: &Path, anchors: &BTreeMap<String, Value>) -
 }
 
 /// Where the variant `lift tune` timed fastest stands in the cost model's order, from its output:
-/// `best: variant V (cost-model rank R…)`, the `N variants` of its `sizes:` line and the rows of
-/// its table (the variants timed, the cost model's first ones): `R of N (T timed)`, or `as
-/// written` when the default lowering of the program won. `None` without a best (nothing ran).
+/// `best: variant V (cost-model rank R…)` and the rows of its table (the variants timed: the
+/// program as written, variant 0, and the cost model's first ones): `R of N timed`, N the cost
+/// model's variants among them, or `as written` when the default lowering of the program won.
+/// `None` without a best (nothing ran).
 fn model_rank(tune: &str) -> Option<String> {
     let best = tune.lines().find_map(|l| l.strip_prefix("best: variant "))?;
     let within = best.split_once('(')?.1;
-    let total = tune
-        .lines()
-        .find_map(|l| l.strip_prefix("sizes: "))
-        .and_then(|l| l.split("; ").nth(1))
-        .and_then(|l| l.split(' ').next())
-        .and_then(|n| n.parse::<usize>().ok());
-    let timed = tune
+    let timed: std::collections::BTreeSet<u64> = tune
         .lines()
         .skip_while(|l| !l.trim_start().starts_with("rank variant"))
         .skip(1)
-        .take_while(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
-        .count();
+        .map_while(|l| {
+            let mut cols = l.split_whitespace();
+            cols.next()?.parse::<u64>().ok()?;
+            cols.next()?.parse::<u64>().ok()
+        })
+        .filter(|&v| v != 0)
+        .collect();
     if within.starts_with("as written") {
         return Some("as written".into());
     }
@@ -130,11 +130,7 @@ fn model_rank(tune: &str) -> Option<String> {
         .next()?
         .parse()
         .ok()?;
-    // the candidates count the program as written besides the cost model's variants
-    Some(match total {
-        Some(n) => format!("{rank} of {} ({timed} timed)", n.saturating_sub(1)),
-        None => format!("{rank} ({timed} timed)"),
-    })
+    Some(format!("{rank} of {} timed", timed.len()))
 }
 
 /// The table cell of the model rank: only where the timed variant is the tuned one.
@@ -503,12 +499,12 @@ check: ok = every element within its float32 error bound
 
     #[test]
     fn the_rank_of_the_tuned_best_is_read_from_lift_tune() {
-        assert_eq!(model_rank(TUNE).as_deref(), Some("3 of 8 (4 timed)"));
+        assert_eq!(model_rank(TUNE).as_deref(), Some("3 of 3 timed"));
         let written = TUNE.replace("variant 3 (cost-model rank 3)", "variant 0 (as written)");
         assert_eq!(model_rank(&written).as_deref(), Some("as written"));
         // a calibrated order is named after the model's own rank
         let calibrated = TUNE.replace("(cost-model rank 3)", "(cost-model rank 3 (calibrated rank 1))");
-        assert_eq!(model_rank(&calibrated).as_deref(), Some("3 of 8 (4 timed)"));
+        assert_eq!(model_rank(&calibrated).as_deref(), Some("3 of 3 timed"));
         assert_eq!(model_rank("tune failed: no device"), None);
         // in the table only where the timed variant is the tuned one
         let row = |tuned: bool| Row {
@@ -517,7 +513,7 @@ check: ok = every element within its float32 error bound
             anchor: None,
             tune: Some(TUNE.into()),
         };
-        assert!(markdown(&[row(true)], "d", "t", None).contains("| tuned: v | 3 of 8 (4 timed) |"));
+        assert!(markdown(&[row(true)], "d", "t", None).contains("| tuned: v | 3 of 3 timed |"));
         assert!(markdown(&[row(false)], "d", "t", None).contains("| tuned: v | – |"));
     }
 }
