@@ -8,6 +8,8 @@
 #   device: an id `P:D` or part of a device name as `lift devices` prints it (default: the first GPU).
 # Environment: LIFT (default target/release/lift), REPORT (target/release/bench-report),
 #   RESULTS (default bench/results), PYTHON (python3), ANCHORS=0 to skip PyTorch (no CUDA).
+# The table's "model rank of the tuned best" comes from each program's `lift tune` output
+# ($RAW/<key>.tune): where the fastest variant timed stands in the cost model's order.
 # Fits one 10-minute device command for the whole suite: tuning runs at most TUNE_TOP variants
 # per program without interpreter checks (the medium-size check covers the variant that is used).
 # Not `lift tune --budget`: on the H200 a configuration of a suite program at its large size takes

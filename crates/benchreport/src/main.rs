@@ -3,10 +3,11 @@
 //! Inputs, all from the same run on the same GPU:
 //! - the suite manifest (`bench/cgo17/suite.tsv`): one row per program and layout;
 //! - a folder with `<key>.json` (the output of `lift bench --json`) or `<key>.err` (why lift
-//!   could not time it) per row, and `anchors.jsonl` (`scripts/anchors.py`).
+//!   could not time it) per row, `<key>.tune` (the output of `lift tune`, when it ran), and
+//!   `anchors.jsonl` (`scripts/anchors.py`).
 //!
-//! Output: a Markdown file with the table (`benchmark | size | lift (ms) | variant | best anchor |
-//! anchor (ms) | lift ÷ anchor`), a second table with the bandwidth unit and the checks, and the
+//! Output: a Markdown file with the table (`benchmark | size | lift (ms) | variant | model rank of
+//! the tuned best | best anchor | anchor (ms) | lift ÷ anchor`), a second table with the bandwidth unit and the checks, and the
 //! raw JSON; and an SVG chart of lift ÷ anchor per benchmark on a log scale with the 1.0 line.
 //! The report never invents a figure: a missing measurement is printed as missing, with why.
 
@@ -33,6 +34,8 @@ struct Row {
     entry: Entry,
     lift: Result<Value, String>,
     anchor: Option<Value>,
+    /// `lift tune`'s output for this row, when it ran.
+    tune: Option<String>,
 }
 
 fn parse_suite(text: &str) -> Result<Vec<Entry>, String> {
@@ -93,9 +96,50 @@ fn load_rows(entries: &[Entry], raw: &Path, anchors: &BTreeMap<String, Value>) -
                 entry: e.clone(),
                 lift,
                 anchor: anchors.get(&e.benchmark).cloned(),
+                tune: std::fs::read_to_string(raw.join(format!("{}.tune", e.key))).ok(),
             }
         })
         .collect()
+}
+
+/// Where the variant `lift tune` timed fastest stands in the cost model's order, from its output:
+/// `best: variant V (cost-model rank R…)` and the rows of its table (the variants timed: the
+/// program as written, variant 0, and the cost model's first ones): `R of N timed`, N the cost
+/// model's variants among them, or `as written` when the default lowering of the program won.
+/// `None` without a best (nothing ran).
+fn model_rank(tune: &str) -> Option<String> {
+    let best = tune.lines().find_map(|l| l.strip_prefix("best: variant "))?;
+    let within = best.split_once('(')?.1;
+    let timed: std::collections::BTreeSet<u64> = tune
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("rank variant"))
+        .skip(1)
+        .map_while(|l| {
+            let mut cols = l.split_whitespace();
+            cols.next()?.parse::<u64>().ok()?;
+            cols.next()?.parse::<u64>().ok()
+        })
+        .filter(|&v| v != 0)
+        .collect();
+    if within.starts_with("as written") {
+        return Some("as written".into());
+    }
+    let rank: usize = within
+        .strip_prefix("cost-model rank ")?
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()?;
+    Some(format!("{rank} of {} timed", timed.len()))
+}
+
+/// The table cell of the model rank: only where the timed variant is the tuned one.
+fn rank_cell(r: &Row) -> String {
+    let tuned = r.lift.as_ref().ok().and_then(|v| v["tuned"].as_bool()) == Some(true);
+    match r.tune.as_deref().and_then(model_rank) {
+        Some(rank) if tuned => rank,
+        Some(_) | None => "–".into(),
+    }
 }
 
 /// The first meaningful line of an error, so a table cell stays one line.
@@ -150,9 +194,9 @@ fn markdown(rows: &[Row], device: &str, date: &str, svg: Option<&str>) -> String
     }
     let _ = writeln!(
         s,
-        "| benchmark | size | lift (ms) | variant | best anchor | anchor (ms) | lift ÷ anchor |"
+        "| benchmark | size | lift (ms) | variant | model rank of the tuned best | best anchor | anchor (ms) | lift ÷ anchor |"
     );
-    let _ = writeln!(s, "|---|---|---|---|---|---|---|");
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|");
     for r in rows {
         let (lift_ms, variant) = match &r.lift {
             Ok(v) => (
@@ -175,9 +219,10 @@ fn markdown(rows: &[Row], device: &str, date: &str, svg: Option<&str>) -> String
         let rt = ratio(r).map(|x| format!("{x:.2}")).unwrap_or_else(|| "–".into());
         let _ = writeln!(
             s,
-            "| {} | {} | {lift_ms} | {variant} | {aname} | {ams} | {rt} |",
+            "| {} | {} | {lift_ms} | {variant} | {} | {aname} | {ams} | {rt} |",
             cell(&name_of(&r.entry)),
-            cell(&r.entry.large)
+            cell(&r.entry.large),
+            cell(&rank_cell(r))
         );
     }
     let _ = writeln!(s, "\n## Bandwidth unit and checks\n");
@@ -400,20 +445,22 @@ mod tests {
                     serde_json::json!({"total_ms": 0.15, "variant": "v1", "copy_ms": 0.2, "check": "equal at N=4096", "kernels": [{"name": "K0", "ms": 0.15}]}),
                 ),
                 anchor: anchors.get("sum").cloned(),
+                tune: None,
             },
             Row {
                 entry: entry("mm", "mm"),
                 lift: Err("not supported yet: x | y".into()),
                 anchor: anchors.get("mm").cloned(),
+                tune: None,
             },
         ];
         let md = markdown(&rows, "NVIDIA H200", "2026-11-23", Some("c.svg"));
         assert!(
-            md.contains("| sum | N=8 | 0.1500 | v1 | PyTorch (CUB) | 0.1000 | 1.50 |"),
+            md.contains("| sum | N=8 | 0.1500 | v1 | – | PyTorch (CUB) | 0.1000 | 1.50 |"),
             "{md}"
         );
         assert!(
-            md.contains("| mm | N=8 | – | failed: not supported yet: x \\| y | PyTorch (cuBLAS) | 2.000 | – |"),
+            md.contains("| mm | N=8 | – | failed: not supported yet: x \\| y | – | PyTorch (cuBLAS) | 2.000 | – |"),
             "{md}"
         );
         assert!(md.contains("| 0.2000 | 0.75 | equal at N=4096 | K0 0.1500 |"), "{md}");
@@ -428,10 +475,45 @@ mod tests {
             entry: entry("sum", "sum"),
             lift: Ok(serde_json::json!({"total_ms": 0.3})),
             anchor: Some(serde_json::json!({"ms": 0.1, "anchor": "x"})),
+            tune: None,
         }];
         chart(&rows, "t", &p).unwrap();
         let svg = std::fs::read_to_string(&p).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("sum"), "{svg}");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The head of `lift tune`'s output as it prints it (PoCL, k-means as rows).
+    const TUNE: &str = "sizes: C=5,F=34,P=8192; 9 variants (e-graph 68 nodes, 57 classes); results checked
+\ndevice pthread (0:0)
+best: variant 3 (cost-model rank 3), work-group default, found at try 4 by seed (cost model); 1.61x the naive default lowering
+calibration of the cost model on this device: ln t = +1.012·ln(cost) + c
+rank variant work-group  try    median ms  speed-up     check     bound  description
+   1       3    default    4       0.4277     1.61x        ok     0.0e0  mapWrg 2048 groups × mapLcl 4
+   2       0    default    1       0.6881     1.00x        ok     0.0e0  naive default lowering of the program
+   3       1    default    2       0.9329     0.74x        ok     0.0e0  mapWrg 64 groups × mapLcl 128
+   4       2    default    3       1.2006     0.57x        ok     0.0e0  mapWrg 128 groups × mapLcl 64
+
+check: ok = every element within its float32 error bound
+";
+
+    #[test]
+    fn the_rank_of_the_tuned_best_is_read_from_lift_tune() {
+        assert_eq!(model_rank(TUNE).as_deref(), Some("3 of 3 timed"));
+        let written = TUNE.replace("variant 3 (cost-model rank 3)", "variant 0 (as written)");
+        assert_eq!(model_rank(&written).as_deref(), Some("as written"));
+        // a calibrated order is named after the model's own rank
+        let calibrated = TUNE.replace("(cost-model rank 3)", "(cost-model rank 3 (calibrated rank 1))");
+        assert_eq!(model_rank(&calibrated).as_deref(), Some("3 of 3 timed"));
+        assert_eq!(model_rank("tune failed: no device"), None);
+        // in the table only where the timed variant is the tuned one
+        let row = |tuned: bool| Row {
+            entry: entry("kmeans_rows", "k-means"),
+            lift: Ok(serde_json::json!({"total_ms": 0.1, "variant": "tuned: v", "tuned": tuned})),
+            anchor: None,
+            tune: Some(TUNE.into()),
+        };
+        assert!(markdown(&[row(true)], "d", "t", None).contains("| tuned: v | 3 of 3 timed |"));
+        assert!(markdown(&[row(false)], "d", "t", None).contains("| tuned: v | – |"));
     }
 }

@@ -48,6 +48,8 @@ pub enum TOp {
     RBlock(i64),
     /// An array read whole by every work-item, in tiles of this length staged in local memory.
     Tiles(i64),
+    /// `Stage` with the block copied as 4-vectors into unpadded local memory.
+    StageVec,
 }
 
 /// Hashes an operator by what it means: a symbol by its text, not by egg's interned index,
@@ -85,7 +87,7 @@ impl Term {
         // never reach the cost model. Reading in tiles counts one node less than the array
         // read (its tile length and itself not counted): among terms of one size the hash
         // order would otherwise drop the tiled row functions of the useful chunk sizes.
-        let own = u32::from(op != TOp::Stage);
+        let own = u32::from(!matches!(op, TOp::Stage | TOp::StageVec));
         let size = own + kids.iter().map(|k| k.size).sum::<u32>();
         let size = if matches!(op, TOp::Tiles(_)) { size - 3 } else { size };
         Rc::new(Term {
@@ -124,6 +126,7 @@ impl Term {
             TOp::ColReduce(bc, r, g) => format!("colreduce {bc} {r} {g}"),
             TOp::GridReduce(g, s) => format!("gridreduce {g} {s}"),
             TOp::Tiles(t) => format!("tiles {t}"),
+            TOp::StageVec => "stagev".into(),
             TOp::Num(n) => return n.to_string(),
             TOp::Sym(s) => return s.to_string(),
             TOp::Other(s) => s.as_str().split('|').next().unwrap_or("").to_string(),
@@ -182,6 +185,7 @@ fn op_of(n: &Lift, kids: &[Rc<Term>]) -> TOp {
         Lift::GridReduce(_) => TOp::GridReduce(num(0), num(1)),
         Lift::RBlock(_) => TOp::RBlock(num(0)),
         Lift::Tiles(_) => TOp::Tiles(num(0)),
+        Lift::StageVec(_) => TOp::StageVec,
         Lift::Num(v) => TOp::Num(*v),
         Lift::Sym(s) => TOp::Sym(*s),
         Lift::Other(s, _) => TOp::Other(*s),

@@ -30,6 +30,30 @@ const STRIDED: f64 = 7.0 * MEM;
 /// work-items at consecutive addresses (`Lowerer::host_staged_rows`).
 const ROW_STRIDED: f64 = 2.0;
 const STAGED_COPY: f64 = 0.5;
+/// Indices per work-item of a kernel's outermost one-dimensional `mapGlb` over a run-time
+/// length (`codegen_opencl`'s `GLB_COARSEN`).
+const GLB_COARSEN: f64 = 8.0;
+/// Elements per vector of a `stage-rows-vec` copy.
+const VEC_COPY: i64 = 4;
+/// Extra cost of one more turn of local memory for a read that `w` work-items of a warp make
+/// in one bank (`row_bank_ways`).
+const LOCAL_READ: f64 = 0.25;
+/// Banks of local memory (of 4-byte words) that one access of a warp is served by at once.
+const LOCAL_BANKS: i64 = 32;
+
+/// How many work-items of a warp read one bank at once when each reads its own unpadded row of
+/// `row_len` words in local memory, at the same position: `gcd(row_len, 32)` (1 for an odd
+/// length, 2 for k-means' 34 features). A length not known at compile time counts 1.
+fn row_bank_ways(row_len: &arith::ArithExpr, sizes: &BTreeMap<String, i64>) -> f64 {
+    let Some(l) = crate::egraph::estimate(row_len, sizes, 0).filter(|&l| l > 0) else {
+        return 1.0;
+    };
+    let (mut a, mut b) = (l, LOCAL_BANKS);
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a as f64
+}
 
 /// Most rows of work-items of a transpose tile's work-group (`egraph::TransposeTile`): each
 /// work-item moves `t / ttile_rows(t)` elements of a `t × t` tile.
@@ -210,6 +234,48 @@ impl Lowerer<'_> {
 
     fn len(&self, t: &Term) -> f64 {
         self.eval(t.len.as_ref())
+    }
+
+    /// Rounds of `gc` of a one-dimensional kernel-level `mapGlb` over `x` of `n` elements: code
+    /// generation gives each work-item `GLB_COARSEN` of them (a launch apart) where the length
+    /// is not a constant, so only `n / 8` work-items share the GPU's lanes and each runs 8
+    /// bodies one after another. For md (73728 pairs, 9216 work-items) and n-body (131072 bodies)
+    /// the H200 ran the `mapGlb` variants 3.7 to 6.7× slower than `mapWrg`×`mapLcl` ones of one
+    /// element per work-item, which a wave count of `n / lanes` ranked equal.
+    fn glb_waves(&self, x: &Term, n: f64) -> f64 {
+        let coarsened = x.len.as_ref().is_none_or(|l| l.as_cst().is_none());
+        if coarsened {
+            (n / (GLB_COARSEN * self.lanes)).ceil() * GLB_COARSEN
+        } else {
+            (n / self.lanes).ceil()
+        }
+    }
+
+    /// Elements each work-item running `f` writes: the length of its body's result, one for a
+    /// scalar (`mapf g` is one work-item per element, as `g`).
+    fn item_writes(&self, f: &Term) -> f64 {
+        match f.op {
+            TOp::MapF => self.item_writes(&f.kids[0]),
+            TOp::Lam => {
+                let body = &f.kids[1];
+                match (&body.len, &body.inner) {
+                    (None, _) => 1.0,
+                    (Some(n), None) => self.eval(Some(n)).max(1.0),
+                    (Some(n), Some(m)) => self.eval(Some(n)).max(1.0) * self.eval(Some(m)).max(1.0),
+                }
+            }
+            _ => 1.0,
+        }
+    }
+
+    /// The writes beyond one element per work-item of `threads` work-items running `f`, at the
+    /// cost `MEM` of the one (`threads * MEM`): a kernel whose work-items each compute a whole
+    /// row writes as much as one of a work-item per element, and a model charging only a
+    /// work-item's element ranks the row-per-work-item mappings of a 67M-pixel convolution
+    /// (8192 work-items, each a row of 8192 pixels) above its `mapGlb1 × mapGlb` (one per
+    /// pixel, the tuned best on the H200).
+    fn extra_writes(&self, f: &Term, threads: f64) -> f64 {
+        (self.item_writes(f) - 1.0) * threads * MEM
     }
 
     fn eval(&self, e: Option<&arith::ArithExpr>) -> f64 {
@@ -491,6 +557,7 @@ impl Lowerer<'_> {
             TOp::Local => one(self, &k[0]),
             // only a kernel's `mapWrg` over the chunks stages them (`host_staged_rows`)
             TOp::Stage => one(self, &k[0]),
+            TOp::StageVec => one(self, &k[0]),
             // only a `mapWrg` over chunks reads in tiles (`host_reuse`)
             TOp::Tiles(_) => one(self, &k[1]),
             TOp::Other(s) => {
@@ -957,7 +1024,11 @@ impl Lowerer<'_> {
     /// rows code generation pads against bank conflicts). For `X = zip a R` only `R` is staged:
     /// `mapWrg (λc. let l = … (get 1 c) … in mapLcl0 f (zip (get 0 c) l)) (zip (split t a)
     /// (split t R))`.
-    fn host_staged_rows(&mut self, f: &Rc<Term>, split: &Rc<Term>) -> Out {
+    /// With `vec` (rule `stage-rows-vec`, float rows, `4 | t`) the block is copied as float4
+    /// into local memory read as `split L (asScalar l)`: `l = toLocal (mapLcl0 (λx. x)
+    /// (asVector 4 (join c)))`, a quarter of the copy's loads and stores and no padding,
+    /// whose index into a row of run-time length divides every element's position by it.
+    fn host_staged_rows(&mut self, f: &Rc<Term>, split: &Rc<Term>, vec: bool) -> Out {
         let TOp::Split(t) = split.op else {
             unreachable!("host() checked the split")
         };
@@ -1000,11 +1071,22 @@ impl Lowerer<'_> {
         let xe = self.b.var(xv);
         self.b.unbind(xv);
         let id = self.b.lambda(vec![xv], xe);
-        let copied = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![id, flat]);
-        let copied = self.b.prim(Prim::Split(row_len), vec![copied]);
-        let staged = self.b.to(AddressSpace::Local, copied);
-        let lv = self.b.bind(&l);
-        let le = self.b.var(lv);
+        let (staged, lv, le) = if vec {
+            let flat = self.b.prim(Prim::AsVector(VEC_COPY as u8), vec![flat]);
+            let copied = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![id, flat]);
+            let staged = self.b.to(AddressSpace::Local, copied);
+            let lv = self.b.bind(&l);
+            let le = self.b.var(lv);
+            let le = self.b.prim(Prim::AsScalar, vec![le]);
+            (staged, lv, self.b.prim(Prim::Split(row_len.clone()), vec![le]))
+        } else {
+            let copied = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![id, flat]);
+            let copied = self.b.prim(Prim::Split(row_len.clone()), vec![copied]);
+            let staged = self.b.to(AddressSpace::Local, copied);
+            let lv = self.b.bind(&l);
+            let le = self.b.var(lv);
+            (staged, lv, le)
+        };
         let items = match beside {
             Some(_) => {
                 let a = self.get(0, cv);
@@ -1021,12 +1103,27 @@ impl Lowerer<'_> {
         let e = self.b.to(AddressSpace::Global, e);
         let e = self.wrap(abind, e);
         let e = self.wrap(rbind, e);
-        self.notes
-            .push(format!("mapWrg {n} groups × mapLcl {t}, rows staged in local memory"));
         let under = if t < 32 { 1.25 } else { 1.0 };
-        // each work-item copies a row's worth of elements, then waits at one barrier
-        let copy = (threads / self.lanes).ceil() * (len * STAGED_COPY + 2.0);
-        let cost = under * (threads / self.lanes).ceil() * gc + threads * MEM + copy;
+        let waves = (threads / self.lanes).ceil();
+        let writes = self.extra_writes(f, threads);
+        let cost = writes
+            + if vec {
+                self.notes.push(format!(
+                    "mapWrg {n} groups × mapLcl {t}, rows staged in local memory as float4"
+                ));
+                // a quarter of the copy's instructions and no division; the compute's reads of
+                // rows of an even length share banks (see `row_bank_ways`), each extra way a read
+                // of local memory
+                let copy = waves * (len * STAGED_COPY / VEC_COPY as f64 + 2.0);
+                let conflicts = waves * (row_bank_ways(&row_len, self.sizes) - 1.0) * len * LOCAL_READ;
+                under * waves * gc + threads * MEM + copy + conflicts
+            } else {
+                self.notes
+                    .push(format!("mapWrg {n} groups × mapLcl {t}, rows staged in local memory"));
+                // each work-item copies a row's worth of elements, then waits at one barrier
+                let copy = waves * (len * STAGED_COPY + 2.0);
+                under * waves * gc + threads * MEM + copy
+            };
         (e, rc + ac + cost + LAUNCH)
     }
 
@@ -1050,7 +1147,12 @@ impl Lowerer<'_> {
             TOp::WgReduce(_) => self.host(&as_reduce(t)),
             TOp::GridReduce(g, s) => self.host_grid(*g, *s, &k[2], &k[3], &k[4]),
             TOp::Map if k[0].op == TOp::MapF && k[1].op == TOp::Stage && matches!(k[1].kids[0].op, TOp::Split(_)) => {
-                self.host_staged_rows(&k[0].kids[0], &k[1].kids[0])
+                self.host_staged_rows(&k[0].kids[0], &k[1].kids[0], false)
+            }
+            TOp::Map
+                if k[0].op == TOp::MapF && k[1].op == TOp::StageVec && matches!(k[1].kids[0].op, TOp::Split(_)) =>
+            {
+                self.host_staged_rows(&k[0].kids[0], &k[1].kids[0], true)
             }
             TOp::Map => {
                 let (f, x) = (&k[0], &k[1]);
@@ -1077,6 +1179,7 @@ impl Lowerer<'_> {
                         self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![chunk_fn, xt]),
                         under * (threads / self.lanes).ceil() * gc
                             + threads * MEM
+                            + self.extra_writes(f, threads)
                             + self.strided(&f.kids[0], x)
                             + self.row_reads(x, threads),
                     )
@@ -1104,7 +1207,11 @@ impl Lowerer<'_> {
                     self.notes.push(format!("mapGlb {n}"));
                     (
                         self.b.prim(Prim::Map(MapKind::Glb(0)), vec![g, xt]),
-                        (n / self.lanes).ceil() * gc + n * MEM + self.strided(f, x) + self.row_reads(x, n),
+                        self.glb_waves(x, n) * gc
+                            + n * MEM
+                            + self.extra_writes(f, n)
+                            + self.strided(f, x)
+                            + self.row_reads(x, n),
                     )
                 };
                 let e = self.b.to(AddressSpace::Global, e);

@@ -26,6 +26,7 @@ mod interp;
 mod mmrb_regblock;
 mod onekernel;
 mod opencl;
+mod rows_layouts;
 mod snapshots;
 
 use std::path::{Path, PathBuf};
