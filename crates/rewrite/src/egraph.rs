@@ -1407,8 +1407,10 @@ pub fn grid_reduce_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysi
             // reduce f z xs = gridreduce g s f z xs, f associative and commutative, z its
             // neutral element, xs a parameter of floats (read a grid of g·s apart, padded with z
             // up to a multiple of g·s, so any length) or a dot product `map h (zip p q)` of
-            // parameters of floats (`h` a product of two components: padded with zeros), and
-            // longer than two elements a work-item where its length is known
+            // parameters of floats (`h` a product of two components: padded with zeros) or
+            // `map h ys` of such a parameter or zip (`h` opaque: applied to the elements read
+            // only, never to the padding), and longer than two elements a work-item where its
+            // length is known
             Rewrite::new(
                 format!("grid-reduce-{g}x{s}"),
                 pat("(reduce ?f ?z ?x)"),
@@ -1447,7 +1449,22 @@ impl Applier<Lift, LiftAnalysis> for GridPartial {
                 }
                 _ => false,
             });
-        let param = float_param(x) || products;
+        // `map h ys`, `h` an opaque function of one element and `ys` a parameter of floats or
+        // a zip of such: lowered with the padding lanes marked, `h` applied to elements only
+        let zip_of_params = |id: Id| {
+            eg[id].nodes.iter().any(|z| match z {
+                Lift::Other(head, kids) => head.as_str().starts_with("zip|") && kids.iter().all(|k| float_param(*k)),
+                _ => false,
+            })
+        };
+        let mapped = eg[x].nodes.iter().any(|n| match n {
+            Lift::Map([h, ys]) => {
+                symbol_of(eg, *h).is_some_and(|h| h.as_str().starts_with('@'))
+                    && (float_param(*ys) || zip_of_params(*ys))
+            }
+            _ => false,
+        });
+        let param = float_param(x) || products || mapped;
         let Some(n) = xd.len.clone() else { return vec![] };
         let long = match n.eval(&|v| an.sizes.get(v).copied()) {
             Ok(n) => n >= 2 * self.g * self.s,

@@ -22,6 +22,7 @@ mod devices;
 mod filter;
 mod fuzz;
 mod host;
+mod indep_grid;
 mod interp;
 mod mmrb_regblock;
 mod onekernel;
