@@ -438,6 +438,7 @@ impl Lowerer<'_> {
                 self.seq(&map)
             }
             // inside a work-item there are no work-groups: the plain product
+            TOp::RBlock(c) if c & crate::egraph::RBLOCK_ROWS != 0 => self.seq(&rblock_rows_as_map(t)),
             TOp::RBlock(_) => self.seq(&rblock_as_map(t)),
             TOp::Sym(s) => (self.leaf(s), 0.0),
             TOp::Num(n) => (self.b.int(*n), 0.0),
@@ -1043,6 +1044,9 @@ impl Lowerer<'_> {
             return out;
         }
         if let TOp::RBlock(c) = t.op {
+            if c & crate::egraph::RBLOCK_ROWS != 0 {
+                return self.host_rblock_rows(t, c);
+            }
             return self.host_rblock(t, crate::egraph::RegBlockSizes::unpack(c));
         }
         match &t.op {
@@ -2394,5 +2398,39 @@ impl Lowerer<'_> {
         let n = self.eval(len);
         let cost = n * (self.leaf_cost(f) + self.leaf_cost(h) + 1.0);
         (self.b.prim(Prim::Reduce(ReduceKind::Seq), vec![lam, ze, ce]), cost)
+    }
+}
+
+/// `rblock c r g x ys` written without `join` (`egraph::RBLOCK_ROWS`) as the product it stands
+/// for: `map (λr. map g ys) x`.
+fn rblock_rows_as_map(t: &Rc<Term>) -> Rc<Term> {
+    let (r, g, x, ys) = (&t.kids[1], &t.kids[2], &t.kids[3], &t.kids[4]);
+    let row = Term::new(
+        TOp::Map,
+        vec![g.clone(), ys.clone()],
+        ys.len.clone(),
+        Some(arith::ArithExpr::cst(1)),
+    );
+    let f = Term::new(TOp::Lam, vec![r.clone(), row], None, None);
+    Term::new(TOp::Map, vec![f, x.clone()], t.len.clone(), t.inner.clone())
+}
+
+impl Lowerer<'_> {
+    /// `rblock c r g x ys` written without `join` (`reg-block-rows-*`): the product of the
+    /// joined form (`host_rblock`), an `M × N` matrix, read back as `M` rows of `N` one-element
+    /// arrays, `split N (split 1 (join C))`: the same buffer, no copy.
+    fn host_rblock_rows(&mut self, t: &Rc<Term>, c: i64) -> Out {
+        let sizes = c & !crate::egraph::RBLOCK_ROWS;
+        let joined = Term::new(TOp::RBlock(sizes), t.kids.clone(), t.len.clone(), t.inner.clone());
+        let (e, cost) = self.host(&joined);
+        let Some(n) = t.kids[4].len.clone() else {
+            self.b
+                .broken
+                .get_or_insert_with(|| "a register-blocked product of unknown width".into());
+            return (e, cost);
+        };
+        let flat = self.b.prim(Prim::Join, vec![e]);
+        let ones = self.b.prim(Prim::Split(arith::ArithExpr::cst(1)), vec![flat]);
+        (self.b.prim(Prim::Split(n), vec![ones]), cost)
     }
 }

@@ -23,6 +23,7 @@ mod filter;
 mod fuzz;
 mod host;
 mod indep_grid;
+mod indep_mm;
 mod interp;
 mod mmrb_regblock;
 mod onekernel;
