@@ -610,6 +610,38 @@ fn register_blocked_mm_is_found_and_sound() {
     }
 }
 
+/// mm written without `join` (`bench/indep/mm_nt.lisp`: rows of `Bt`; `mm_tn.lisp`:
+/// `transpose` on both sides, the dot product bound by `let`) is register-blocked too
+/// (`reg-block-rows-*`), and its variants equal the interpreter.
+#[test]
+fn register_blocked_mm_without_join_is_found_and_sound() {
+    for src in [
+        include_str!("../../../bench/indep/mm_nt.lisp"),
+        include_str!("../../../bench/indep/mm_tn.lisp"),
+    ] {
+        let ex = check_with(src, &[("M", 16), ("K", 8), ("N", 16)], 1, |o| {
+            o.reg_blocks = vec![crate::egraph::RegBlockSizes {
+                tm: 8,
+                tn: 8,
+                rm: 2,
+                rn: 4,
+                tk: 4,
+            }];
+            o.only_rules = vec!["reg-block".into(), "let-reduce".into()];
+        });
+        let blocked: Vec<&crate::Variant> = ex
+            .variants
+            .iter()
+            .filter(|v| v.description.contains("block in registers"))
+            .collect();
+        assert!(!blocked.is_empty(), "{ex}");
+        for v in blocked {
+            assert!(v.description.contains("rblock 8x8-2x4-k4 rows"), "{}", v.description);
+            assert!(emits(v), "{}", v.source);
+        }
+    }
+}
+
 const NBODY: &str = include_str!("../../../bench/cgo17/nbody.lisp");
 
 fn reuse_only(o: &mut Options) {
