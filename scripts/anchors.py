@@ -221,6 +221,21 @@ def mm_nt(r):
     return "PyTorch (cuBLAS)", timed(f, r), 2 * n * n * 4, 2 * n**3
 
 
+def dot(r):
+    n = 100_000_000
+    xs, ys = rand(n), rand(n)
+    f = lambda: torch.dot(xs, ys)
+    return "PyTorch (cuBLAS)", timed(f, r), 2 * n * 4, 2 * n
+
+
+def mm_tn(r):
+    n = 4096
+    torch.backends.cuda.matmul.allow_tf32 = False
+    at, b = rand(n, n), rand(n, n)
+    f = lambda: at.t() @ b
+    return "PyTorch (cuBLAS)", timed(f, r), 2 * n * n * 4, 2 * n**3
+
+
 SUITE = {
     "nn": nn,
     "mri-q": mriq,
@@ -239,6 +254,8 @@ SUITE = {
     "row max": rowmax,
     "sum of squares": sumsq,
     "mm (B transposed)": mm_nt,
+    "dot product": dot,
+    "mm (A transposed)": mm_tn,
 }
 
 

@@ -155,6 +155,14 @@ impl<'a> Builder<'a> {
         self.push(Expr::Lit(Lit::Int(i as i32)), self.span)
     }
 
+    pub fn lit(&mut self, l: Lit) -> ExprId {
+        self.push(Expr::Lit(l), self.span)
+    }
+
+    pub fn if_(&mut self, cond: ExprId, then: ExprId, els: ExprId) -> ExprId {
+        self.push(Expr::If { cond, then, els }, self.span)
+    }
+
     pub fn lambda(&mut self, params: Vec<VarId>, body: ExprId) -> ExprId {
         self.push(Expr::Lambda { params, body }, self.span)
     }

@@ -1095,6 +1095,7 @@ pub fn workgroup_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>
         );
     }
     rules.push(stage_rows_vec(default));
+    rules.extend(reg_block_rows_rules(opts));
     rules
 }
 
@@ -1203,9 +1204,9 @@ struct RegBlock {
     max_group: i64,
 }
 
-impl Applier<Lift, LiftAnalysis> for RegBlock {
-    fn apply_one(&self, eg: &mut EG, eclass: Id, s: &Subst, _: Option<&PatternAst<Lift>>, _: Symbol) -> Vec<Id> {
-        let (r, g, ys, x) = (s[var("?r")], s[var("?g")], s[var("?c")], s[var("?x")]);
+impl RegBlock {
+    /// Whether `map (λr. join? (map g ys)) x` may be register-blocked with these sizes.
+    fn admits(&self, eg: &EG, g: Id, x: Id, ys: Id) -> bool {
         let (xd, yd) = (&eg[x].data, &eg[ys].data);
         let splits = |e: &Option<ArithExpr>, k: i64| {
             e.as_ref()
@@ -1221,8 +1222,19 @@ impl Applier<Lift, LiftAnalysis> for RegBlock {
             || !splits(&yd.len, rb.tn)
             || rb.items() > self.max_group
         {
+            return false;
+        }
+        true
+    }
+}
+
+impl Applier<Lift, LiftAnalysis> for RegBlock {
+    fn apply_one(&self, eg: &mut EG, eclass: Id, s: &Subst, _: Option<&PatternAst<Lift>>, _: Symbol) -> Vec<Id> {
+        let (r, g, ys, x) = (s[var("?r")], s[var("?g")], s[var("?c")], s[var("?x")]);
+        if !self.admits(eg, g, x, ys) {
             return vec![];
         }
+        let rb = self.c;
         let cfg = eg.add(Lift::Num(rb.pack()));
         let res = eg.add(Lift::RBlock([cfg, r, g, x, ys]));
         if eg.union(eclass, res) {
@@ -1454,8 +1466,10 @@ pub fn grid_reduce_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysi
             // reduce f z xs = gridreduce g s f z xs, f associative and commutative, z its
             // neutral element, xs a parameter of floats (read a grid of g·s apart, padded with z
             // up to a multiple of g·s, so any length) or a dot product `map h (zip p q)` of
-            // parameters of floats (`h` a product of two components: padded with zeros), and
-            // longer than two elements a work-item where its length is known
+            // parameters of floats (`h` a product of two components: padded with zeros) or
+            // `map h ys` of such a parameter or zip (`h` opaque: applied to the elements read
+            // only, never to the padding), and longer than two elements a work-item where its
+            // length is known
             Rewrite::new(
                 format!("grid-reduce-{g}x{s}"),
                 pat("(reduce ?f ?z ?x)"),
@@ -1494,7 +1508,22 @@ impl Applier<Lift, LiftAnalysis> for GridPartial {
                 }
                 _ => false,
             });
-        let param = float_param(x) || products;
+        // `map h ys`, `h` an opaque function of one element and `ys` a parameter of floats or
+        // a zip of such: lowered with the padding lanes marked, `h` applied to elements only
+        let zip_of_params = |id: Id| {
+            eg[id].nodes.iter().any(|z| match z {
+                Lift::Other(head, kids) => head.as_str().starts_with("zip|") && kids.iter().all(|k| float_param(*k)),
+                _ => false,
+            })
+        };
+        let mapped = eg[x].nodes.iter().any(|n| match n {
+            Lift::Map([h, ys]) => {
+                symbol_of(eg, *h).is_some_and(|h| h.as_str().starts_with('@'))
+                    && (float_param(*ys) || zip_of_params(*ys))
+            }
+            _ => false,
+        });
+        let param = float_param(x) || products || mapped;
         let Some(n) = xd.len.clone() else { return vec![] };
         let long = match n.eval(&|v| an.sizes.get(v).copied()) {
             Ok(n) => n >= 2 * self.g * self.s,
@@ -1557,4 +1586,52 @@ pub fn reuse_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> {
         ));
     }
     rules
+}
+
+/// Set in an `rblock`'s packed sizes (above `RegBlockSizes::pack`'s fields) when the product is
+/// written without `join`: `rblock c r g x ys` is then `map (λr. map g ys) x`, each element of
+/// a row the one-element array that `g`'s reduction returns (`reg-block-rows-*`).
+pub const RBLOCK_ROWS: i64 = 1 << 56;
+
+/// The register-blocked product of the form a user writes without `join` (`bench/indep/
+/// mm_nt.lisp`, `C = A Bᵀ` dotting rows of `A` with rows of `Bt`; or `map g (transpose b)`):
+/// `reg-block-rows-{sizes}` for each setting of `Options::reg_blocks`, lowered as `reg-block-*`'s
+/// product whose result is read back as rows of one-element arrays (a view, no copy).
+pub fn reg_block_rows_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> {
+    opts.reg_blocks
+        .iter()
+        .map(|&c| {
+            // map (λr. map g ys) x = rblock (c | ROWS) r g x ys, g = λc. reduce f z (map h (zip r
+            // c)) a dot product, x and ys matrices of floats, tm | rows of x, tk | K, tn | rows
+            // of ys, a tile's work-items fit a work-group (as `reg-block-*`)
+            Rewrite::new(
+                format!("reg-block-rows-{}", c.name()),
+                pat("(map (lam ?r (map ?g ?c)) ?x)"),
+                RegBlockRows(RegBlock {
+                    c,
+                    max_group: opts.max_group,
+                }),
+            )
+            .expect("rule")
+        })
+        .collect()
+}
+
+/// See `reg-block-rows-*`.
+struct RegBlockRows(RegBlock);
+
+impl Applier<Lift, LiftAnalysis> for RegBlockRows {
+    fn apply_one(&self, eg: &mut EG, eclass: Id, s: &Subst, _: Option<&PatternAst<Lift>>, _: Symbol) -> Vec<Id> {
+        let (r, g, ys, x) = (s[var("?r")], s[var("?g")], s[var("?c")], s[var("?x")]);
+        if !self.0.admits(eg, g, x, ys) {
+            return vec![];
+        }
+        let cfg = eg.add(Lift::Num(self.0.c.pack() | RBLOCK_ROWS));
+        let res = eg.add(Lift::RBlock([cfg, r, g, x, ys]));
+        if eg.union(eclass, res) {
+            vec![res]
+        } else {
+            vec![]
+        }
+    }
 }

@@ -121,6 +121,9 @@ impl Term {
             TOp::KTile(k) => format!("ktile {k}"),
             TOp::WgReduce(k) => format!("wgreduce {k}"),
             TOp::TTile(k) => format!("ttile {k}"),
+            TOp::RBlock(c) if c & crate::egraph::RBLOCK_ROWS != 0 => {
+                format!("rblock {} rows", crate::egraph::RegBlockSizes::unpack(*c).name())
+            }
             TOp::RBlock(c) => format!("rblock {}", crate::egraph::RegBlockSizes::unpack(*c).name()),
             TOp::Stage => "stage".into(),
             TOp::ColReduce(bc, r, g) => format!("colreduce {bc} {r} {g}"),

@@ -504,6 +504,7 @@ impl Lowerer<'_> {
                 self.seq(&map)
             }
             // inside a work-item there are no work-groups: the plain product
+            TOp::RBlock(c) if c & crate::egraph::RBLOCK_ROWS != 0 => self.seq(&rblock_rows_as_map(t)),
             TOp::RBlock(_) => self.seq(&rblock_as_map(t)),
             TOp::Sym(s) => (self.leaf(s), 0.0),
             TOp::Num(n) => (self.b.int(*n), 0.0),
@@ -1140,6 +1141,9 @@ impl Lowerer<'_> {
             return out;
         }
         if let TOp::RBlock(c) = t.op {
+            if c & crate::egraph::RBLOCK_ROWS != 0 {
+                return self.host_rblock_rows(t, c);
+            }
             return self.host_rblock(t, crate::egraph::RegBlockSizes::unpack(c));
         }
         match &t.op {
@@ -1408,6 +1412,12 @@ impl Lowerer<'_> {
     /// work-item `l` first reduces `xs[l], xs[l+s], …` (a map producing `xs` is fused into that
     /// loop), then each step of the tree halves the partial results in local memory.
     fn wg_tree(&mut self, s: i64, f: &Rc<Term>, z: &Rc<Term>, x: &Rc<Term>) -> Out {
+        self.wg_tree_by(s, f, z, x, None)
+    }
+
+    /// `wg_tree`; with `guard = Some(h)`, `x` holds `(y, in range)` pairs
+    /// (`Lowerer::guarded_elems`) and the elements reduced are `h y` of the pairs in range.
+    fn wg_tree_by(&mut self, s: i64, f: &Rc<Term>, z: &Rc<Term>, x: &Rc<Term>, guard: Option<&Symbol>) -> Out {
         let chunk_len = x.len.as_ref().map(|l| l.div_assume_exact(&arith::ArithExpr::cst(s)));
         let c = self.name("chunk");
         let chunk = Term::new(TOp::Sym(Symbol::from(c.as_str())), vec![], chunk_len.clone(), None);
@@ -1415,7 +1425,7 @@ impl Lowerer<'_> {
         let (data, elems) = match &x.op {
             TOp::Map if matches!(x.kids[0].op, TOp::Sym(_)) => (
                 x.kids[1].clone(),
-                Term::new(TOp::Map, vec![x.kids[0].clone(), chunk], chunk_len, None),
+                Term::new(TOp::Map, vec![x.kids[0].clone(), chunk], chunk_len.clone(), None),
             ),
             _ => (x.clone(), chunk),
         };
@@ -1427,7 +1437,16 @@ impl Lowerer<'_> {
         );
         let (d, dc) = self.seq(&data);
         let cv = self.b.bind(&c);
-        let (r, rc) = self.seq(&red);
+        let (r, rc) = match (guard, &f.op) {
+            (Some(h), TOp::Sym(fs)) => self.guarded_reduce(fs, z, h, cv, chunk_len.as_ref()),
+            (Some(_), _) => {
+                self.b
+                    .broken
+                    .get_or_insert_with(|| "a guarded reduction of a non-leaf function".into());
+                (self.b.int(0), 0.0)
+            }
+            (None, _) => self.seq(&red),
+        };
         self.b.unbind(cv);
         let r = self.b.to(AddressSpace::Local, r);
         let chunk_fn = self.b.lambda(vec![cv], r);
@@ -1810,8 +1829,16 @@ impl Lowerer<'_> {
         // xs padded by the neutral element up to the next multiple of g·s (nothing when it is one)
         let pad = A::cst(gs - 1).sub(&len.sub(&A::cst(1)).rem(&A::cst(gs)));
         // a dot product `map h (zip p q)`: p and q padded (with z = 0, where h is 0), h fused
-        // into the work-items' loop
+        // into the work-items' loop; any other `map h ys`: the lanes past `ys` marked, h
+        // applied only to the elements read (`Lowerer::guarded_elems`)
+        let guarded = match (&x.op, x.kids.first().map(|h| &h.op)) {
+            (TOp::Map, Some(TOp::Sym(h))) if !self.zero_product_dot(h, f, &x.kids[1]) => Some(*h),
+            _ => None,
+        };
         let (h, padded, xc, bind) = match (&x.op, x.kids.first().map(|h| &h.op)) {
+            (TOp::Map, Some(TOp::Sym(_))) if guarded.is_some() => {
+                (None, self.guarded_elems(&x.kids[1], &pad), 0.0, None)
+            }
             (TOp::Map, Some(TOp::Sym(_))) => {
                 let mut comps = vec![];
                 for c in &x.kids[1].kids {
@@ -1854,7 +1881,7 @@ impl Lowerer<'_> {
             None => chunk,
         };
         let gv = self.b.bind(&grp);
-        let (tree, tc) = self.wg_tree(s, f, z, &chunk);
+        let (tree, tc) = self.wg_tree_by(s, f, z, &chunk, guarded.as_ref());
         let first = self.group_result(tree);
         self.b.unbind(gv);
         let first_fn = self.b.lambda(vec![gv], first);
@@ -2387,5 +2414,130 @@ impl Lowerer<'_> {
             self.b.prim(Prim::Reduce(ReduceKind::Seq), vec![step, ze, xe]),
             xc + n * (fc + 1.0),
         )
+    }
+}
+
+impl Lowerer<'_> {
+    /// The source body of the opaque function `f`, and its parameters.
+    fn leaf_body(&self, f: &Symbol) -> Option<(Vec<VarId>, ExprId)> {
+        match self.b.src.expr(*self.origin.get(f)?) {
+            Expr::Lambda { params, body } => Some((params.clone(), *body)),
+            _ => None,
+        }
+    }
+
+    /// Whether `gridreduce`'s `map h ys` is a dot product under `+` that `host_grid` may pad
+    /// with zeros before `h`: `ys` a zip, `h` the product of two of its components
+    /// (`egraph::ZERO_PRODUCT`), `f` a sum.
+    fn zero_product_dot(&self, h: &Symbol, f: &Rc<Term>, ys: &Term) -> bool {
+        let zip = matches!(&ys.op, TOp::Other(s) if s.as_str().starts_with("zip|"));
+        let src = self.b.src;
+        let is_get = |e: ExprId, p: VarId| matches!(src.expr(e), Expr::Op { op: Op::Get(_), args } if matches!(src.expr(args[0]), Expr::Var(v) if *v == p));
+        let product = self.leaf_body(h).is_some_and(|(ps, body)| {
+            ps.len() == 1
+                && matches!(src.expr(body), Expr::Op { op: Op::Mul, args } if args.len() == 2 && args.iter().all(|a| is_get(*a, ps[0])))
+        });
+        let sum = match &f.op {
+            TOp::Sym(f) => self.leaf_body(f).is_some_and(|(ps, body)| {
+                ps.len() == 2 && matches!(src.expr(body), Expr::Op { op: Op::Add, args } if args.len() == 2)
+            }),
+            _ => false,
+        };
+        zip && product && sum
+    }
+
+    /// The elements of a grid reduction of `map h ys` (`ys` a parameter, or a zip of
+    /// parameters): `zip (pad #0 #r 0 ys) (pad #0 #r false (generate #n (λi. true)))`, each
+    /// element of `ys` beside whether it is one (`true`) or padding, so that the work-items
+    /// apply `h` to the elements of `ys` only (`guarded_reduce`) whatever `h` gives for a
+    /// padding value.
+    fn guarded_elems(&mut self, ys: &Rc<Term>, pad: &arith::ArithExpr) -> ExprId {
+        use arith::ArithExpr as A;
+        let padded = |me: &mut Self, t: &Rc<Term>, fill: ir::Lit| {
+            let (e, _) = me.seq(t);
+            let fill = me.b.lit(fill);
+            me.b.prim(Prim::Pad(A::cst(0), pad.clone()), vec![fill, e])
+        };
+        let values = match &ys.op {
+            TOp::Other(s) if s.as_str().starts_with("zip|") => {
+                let comps = ys.kids.iter().map(|c| padded(self, c, ir::Lit::Float(0.0))).collect();
+                self.b.prim(Prim::Zip, comps)
+            }
+            _ => padded(self, ys, ir::Lit::Float(0.0)),
+        };
+        let n = ys.len.clone().unwrap_or_else(|| A::cst(0));
+        let i = self.name("i");
+        let iv = self.b.bind(&i);
+        let yes = self.b.lit(ir::Lit::Bool(true));
+        self.b.unbind(iv);
+        let all = self.b.lambda(vec![iv], yes);
+        let mask = self.b.prim(Prim::Generate(n), vec![all]);
+        let no = self.b.lit(ir::Lit::Bool(false));
+        let mask = self.b.prim(Prim::Pad(A::cst(0), pad.clone()), vec![no, mask]);
+        self.b.prim(Prim::Zip, vec![values, mask])
+    }
+
+    /// A work-item's reduction of its chunk `c` of `(y, in range)` pairs (`guarded_elems`):
+    /// `reduceSeq (λacc t. if (get #1 t) (f acc (h (get #0 t))) acc) z c`.
+    fn guarded_reduce(
+        &mut self,
+        f: &Symbol,
+        z: &Rc<Term>,
+        h: &Symbol,
+        c: VarId,
+        len: Option<&arith::ArithExpr>,
+    ) -> Out {
+        let (ze, _) = self.seq(z);
+        let (acc, t) = (self.name("acc"), self.name("t"));
+        let (av, tv) = (self.b.bind(&acc), self.b.bind(&t));
+        let te = self.b.var(tv);
+        let y = self.b.op(Op::Get(0), vec![te]);
+        let hy = self.call(h, &[Arg::Expr(y)]);
+        let next = self.call(f, &[Arg::Var(av), Arg::Expr(hy)]);
+        let te = self.b.var(tv);
+        let here = self.b.op(Op::Get(1), vec![te]);
+        let same = self.b.var(av);
+        let body = self.b.if_(here, next, same);
+        self.b.unbind(tv);
+        self.b.unbind(av);
+        let lam = self.b.lambda(vec![av, tv], body);
+        let ce = self.b.var(c);
+        let n = self.eval(len);
+        let cost = n * (self.leaf_cost(f) + self.leaf_cost(h) + 1.0);
+        (self.b.prim(Prim::Reduce(ReduceKind::Seq), vec![lam, ze, ce]), cost)
+    }
+}
+
+/// `rblock c r g x ys` written without `join` (`egraph::RBLOCK_ROWS`) as the product it stands
+/// for: `map (λr. map g ys) x`.
+fn rblock_rows_as_map(t: &Rc<Term>) -> Rc<Term> {
+    let (r, g, x, ys) = (&t.kids[1], &t.kids[2], &t.kids[3], &t.kids[4]);
+    let row = Term::new(
+        TOp::Map,
+        vec![g.clone(), ys.clone()],
+        ys.len.clone(),
+        Some(arith::ArithExpr::cst(1)),
+    );
+    let f = Term::new(TOp::Lam, vec![r.clone(), row], None, None);
+    Term::new(TOp::Map, vec![f, x.clone()], t.len.clone(), t.inner.clone())
+}
+
+impl Lowerer<'_> {
+    /// `rblock c r g x ys` written without `join` (`reg-block-rows-*`): the product of the
+    /// joined form (`host_rblock`), an `M × N` matrix, read back as `M` rows of `N` one-element
+    /// arrays, `split N (split 1 (join C))`: the same buffer, no copy.
+    fn host_rblock_rows(&mut self, t: &Rc<Term>, c: i64) -> Out {
+        let sizes = c & !crate::egraph::RBLOCK_ROWS;
+        let joined = Term::new(TOp::RBlock(sizes), t.kids.clone(), t.len.clone(), t.inner.clone());
+        let (e, cost) = self.host(&joined);
+        let Some(n) = t.kids[4].len.clone() else {
+            self.b
+                .broken
+                .get_or_insert_with(|| "a register-blocked product of unknown width".into());
+            return (e, cost);
+        };
+        let flat = self.b.prim(Prim::Join, vec![e]);
+        let ones = self.b.prim(Prim::Split(arith::ArithExpr::cst(1)), vec![flat]);
+        (self.b.prim(Prim::Split(n), vec![ones]), cost)
     }
 }

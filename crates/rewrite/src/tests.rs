@@ -532,10 +532,35 @@ fn grid_reduce_fires_for_whole_array_reductions_of_parameters() {
     // a dot product: its vectors padded with zeros, where the product of components is zero
     let dot = include_str!("../../../examples/hl_dot.lisp");
     assert_eq!(grids(dot, &[]), groups);
-    // only a product of components is known to be zero at the padding, and zero is neutral
-    // only for a sum
-    assert_eq!(grids(&dot.replace("(* (get #0 p)", "(+ (get #0 p)"), &[]), 0);
-    assert_eq!(grids(&dot.replace("(reduce + 0.0f", "(reduce max 0.0f"), &[]), 0);
+    // any other function of the pairs, and any operator: the padding lanes are skipped
+    // (`grid_reduce_of_a_map_skips_the_padding`)
+    assert_eq!(grids(&dot.replace("(* (get #0 p)", "(+ (get #0 p)"), &[]), groups);
+    assert_eq!(grids(&dot.replace("(reduce + 0.0f", "(reduce max 0.0f"), &[]), groups);
+}
+
+/// `reduce f z (map g xs)` (`bench/indep/sumsq.lisp`, and a `g` that is not zero at zero) is a
+/// grid reduction too, and its variants equal the interpreter at lengths that leave padding,
+/// where `g` of a padding value would change the result.
+#[test]
+fn grid_reduce_of_a_map_skips_the_padding() {
+    let plus_one = "(lift (N) ((array-type float N)) \
+                    (lambda (xs) (reduce + 0.0f (map (lambda (x) (+ x 1.0f)) xs))))";
+    let max_plus = "(lift (N) ((array-type float N) (array-type float N)) (lambda (xs ys) \
+                    (reduce max -1000.0f (map (lambda (p) (- 5.0f (get #1 p))) (zip xs ys)))))";
+    for src in [include_str!("../../../bench/indep/sumsq.lisp"), plus_one, max_plus] {
+        for n in [2048, 2049, 3000] {
+            let ex = check_with(src, &[("N", n)], 1, |o| {
+                o.grid_groups = vec![4];
+                o.only_rules = vec!["grid-reduce".into()];
+            });
+            let v = ex
+                .variants
+                .iter()
+                .find(|v| v.description.contains("one launch"))
+                .unwrap_or_else(|| panic!("no grid variant at N={n}:\n{ex}"));
+            assert!(emits(v), "{}", v.source);
+        }
+    }
 }
 
 #[test]
@@ -582,6 +607,38 @@ fn register_blocked_mm_is_found_and_sound() {
     for v in blocked {
         assert!(v.description.contains("rblock 8x8-2x4-k4"), "{}", v.description);
         assert!(emits(v), "{}", v.source);
+    }
+}
+
+/// mm written without `join` (`bench/indep/mm_nt.lisp`: rows of `Bt`; `mm_tn.lisp`:
+/// `transpose` on both sides, the dot product bound by `let`) is register-blocked too
+/// (`reg-block-rows-*`), and its variants equal the interpreter.
+#[test]
+fn register_blocked_mm_without_join_is_found_and_sound() {
+    for src in [
+        include_str!("../../../bench/indep/mm_nt.lisp"),
+        include_str!("../../../bench/indep/mm_tn.lisp"),
+    ] {
+        let ex = check_with(src, &[("M", 16), ("K", 8), ("N", 16)], 1, |o| {
+            o.reg_blocks = vec![crate::egraph::RegBlockSizes {
+                tm: 8,
+                tn: 8,
+                rm: 2,
+                rn: 4,
+                tk: 4,
+            }];
+            o.only_rules = vec!["reg-block".into(), "let-reduce".into()];
+        });
+        let blocked: Vec<&crate::Variant> = ex
+            .variants
+            .iter()
+            .filter(|v| v.description.contains("block in registers"))
+            .collect();
+        assert!(!blocked.is_empty(), "{ex}");
+        for v in blocked {
+            assert!(v.description.contains("rblock 8x8-2x4-k4 rows"), "{}", v.description);
+            assert!(emits(v), "{}", v.source);
+        }
     }
 }
 

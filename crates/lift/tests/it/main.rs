@@ -22,6 +22,8 @@ mod devices;
 mod filter;
 mod fuzz;
 mod host;
+mod indep_grid;
+mod indep_mm;
 mod interp;
 mod mmrb_regblock;
 mod onekernel;
