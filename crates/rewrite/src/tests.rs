@@ -586,8 +586,9 @@ fn register_blocked_mm_is_found_and_sound() {
 }
 
 /// The lowering reads a block's columns and the steps of K as `float4`s: tile settings whose
-/// block width or step is not a multiple of four give no register-blocked variant (the rule's
-/// side condition), and the product keeps its other variants.
+/// block width or step is not a multiple of four, or whose tiles are not whole vectors per
+/// work-item, give no register-blocked term (the rule's side condition: none reaches
+/// lowering to be rejected there), and the product keeps its other variants.
 #[test]
 fn register_blocks_are_whole_vectors() {
     // the last: 16 work-items, but A's tile is only 4 vectors
@@ -603,6 +604,7 @@ fn register_blocks_are_whole_vectors() {
             },
         );
         assert!(!ex.variants.is_empty(), "{ex}");
+        assert_eq!(ex.stats.rejected, 0, "{tm}x{tn}-{rm}x{rn}-k{tk}:\n{ex}");
         assert!(
             ex.variants
                 .iter()
