@@ -1146,9 +1146,9 @@ impl RegBlockSizes {
             // K's steps and each work-item's columns are whole vectors
             && self.tk % Self::VEC == 0
             && self.rn % Self::VEC == 0
-            // each work-item copies the same number of vectors of each tile
-            && (self.tm * self.tk / Self::VEC) % self.items() == 0
-            && (self.tk * self.tn / Self::VEC) % self.items() == 0
+            // each work-item copies the same number of elements of each tile
+            && (self.tm * self.tk) % self.items() == 0
+            && (self.tk * self.tn) % self.items() == 0
     }
 }
 

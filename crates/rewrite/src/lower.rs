@@ -1832,21 +1832,21 @@ impl Lowerer<'_> {
         Some((*fs, *zs, *hs, swapped))
     }
 
-    /// A tile of floats copied into local memory as vectors of `VEC` lanes by a work-group of
-    /// `wi1 × wi0` work-items, each moving `s = |tile| / (VEC·wi1·wi0)` vectors: step `t` of
-    /// work-item `(a, b)` moves vector `t·wi1·wi0 + a·wi0 + b` of the tile read row after row,
-    /// so consecutive work-items read and write consecutive addresses, each with one vector
-    /// load and store, and each work-item's `s` loads are independent (unrolled, all in flight
-    /// at once). The vectors are cut from the tile's rows (`map (split VEC)`), so each one is
-    /// `VEC` adjacent elements of a row in memory, which is what makes it one `vload`; the
-    /// local copy is one flat array of vectors (no padding: its reads are along rows or
-    /// broadcasts): `toLocal (join (join (transpose (join (mapLcl1 (λr. mapLcl0 (λe.
-    /// mapSeqUnroll (λq. mapSeqUnroll (λx. x) (asVector VEC q)) e) r) (split wi0 (transpose
-    /// (split (wi1·wi0) (join (map (split VEC) tile))))))))))`.
-    fn vec_local_copy(&mut self, tile: ExprId, wi1: i64, wi0: i64) -> ExprId {
+    /// A tile copied into local memory by a work-group of `wi1 × wi0` work-items, each moving
+    /// `s = |tile| / (wi1·wi0)` elements: step `t` of work-item `(a, b)` moves element
+    /// `t·wi1·wi0 + a·wi0 + b` of the tile read row after row, so consecutive work-items read and
+    /// write consecutive addresses, and each work-item's `s` loads are independent (unrolled, all
+    /// in flight at once). The local copy is one flat array (no padding: its reads are along
+    /// rows or broadcasts), read as vectors of `VEC` floats:
+    /// `split (row/VEC) (asVector VEC (toLocal (join (transpose (join (mapLcl1 (λr. mapLcl0 (λe.
+    /// mapSeqUnroll (λx. x) e) r) (split wi0 (transpose (split (wi1·wi0) (join tile))))))))))`.
+    /// The copy itself stays scalar: copied as `float4`s (`vload4` of four adjacent elements of
+    /// a row of `x`, whose offsets depend on the run-time K, so no 16-byte alignment is known),
+    /// the 128×128/8×8/16 product took 5.39 ms on the H200 at 4096³ against 4.24 ms copied
+    /// element by element (`bench/results/mm-speed-nvidia-h200-2026-11-24.md`).
+    fn flat_local_copy(&mut self, tile: ExprId, wi1: i64, wi0: i64, row: i64) -> ExprId {
         let cst = arith::ArithExpr::cst;
-        let quads = self.map_split(VEC, tile);
-        let flat = self.b.prim(Prim::Join, vec![quads]);
+        let flat = self.b.prim(Prim::Join, vec![tile]);
         let steps = self.b.prim(Prim::Split(cst(wi1 * wi0)), vec![flat]);
         let per_item = self.b.prim(Prim::Transpose, vec![steps]);
         let per_item = self.b.prim(Prim::Split(cst(wi0)), vec![per_item]);
@@ -1854,19 +1854,16 @@ impl Lowerer<'_> {
             let r = l.b.var(rv);
             l.map_with(MapKind::Lcl(0), "ce", r, |l, ev| {
                 let e = l.b.var(ev);
-                l.map_with(MapKind::SeqUnroll, "q", e, |l, qv| {
-                    let q = l.b.var(qv);
-                    let v = l.b.prim(Prim::AsVector(VEC as u8), vec![q]);
-                    let id = l.id_fn();
-                    l.b.prim(Prim::Map(MapKind::SeqUnroll), vec![id, v])
-                })
+                let id = l.id_fn();
+                l.b.prim(Prim::Map(MapKind::SeqUnroll), vec![id, e])
             })
         });
         let back = self.b.prim(Prim::Join, vec![copied]);
         let back = self.b.prim(Prim::Transpose, vec![back]);
         let back = self.b.prim(Prim::Join, vec![back]);
-        let back = self.b.prim(Prim::Join, vec![back]);
-        self.b.to(AddressSpace::Local, back)
+        let staged = self.b.to(AddressSpace::Local, back);
+        let vectors = self.b.prim(Prim::AsVector(VEC as u8), vec![staged]);
+        self.b.prim(Prim::Split(cst(row / VEC)), vec![vectors])
     }
 
     /// `toPrivate (mapSeqUnroll (λx. x) e)`: values copied into registers.
@@ -1908,7 +1905,7 @@ impl Lowerer<'_> {
     /// cols)))))) (split tn ys)))) (split tm x))`, where `init` is zeros made by
     /// `mapLcl1 (λ. mapLcl0 …)` one `rm × rn` block per work-item, and `step` copies the tile of
     /// `x` and the tile of `ys` (transposed: along the rows of `m` when `ys = transpose m`)
-    /// into local memory as vectors (`vec_local_copy`), then updates each work-item's block
+    /// into local memory (`flat_local_copy`), then updates each work-item's block
     /// with `tk` rank-1 updates. Work-item `(i, j)` owns rows `i, wi1 + i, …` of the tile and
     /// the columns `VEC·j, …, VEC·j + VEC - 1` of each of its `rn / VEC` column groups of
     /// `VEC·wi0`: per `VEC` steps of K it reads each of its `rm` rows of `x`'s tile as one
@@ -1995,13 +1992,11 @@ impl Lowerer<'_> {
         let tilesv = self.b.bind(&tilesn);
         // la : [tm][tk/VEC] vectors along K; lb : [tk][tn/VEC] vectors along a row of `m`
         let ta = self.get(0, tilesv);
-        let la_val = self.vec_local_copy(ta, wi1, wi0);
-        let la_val = self.b.prim(Prim::Split(cst(rb.tk / VEC)), vec![la_val]);
+        let la_val = self.flat_local_copy(ta, wi1, wi0, rb.tk);
         let lav = self.b.bind(&lan);
         let tb = self.get(1, tilesv);
         let tb = self.b.prim(Prim::Transpose, vec![tb]);
-        let lb_val = self.vec_local_copy(tb, wi1, wi0);
-        let lb_val = self.b.prim(Prim::Split(cst(rb.tn / VEC)), vec![lb_val]);
+        let lb_val = self.flat_local_copy(tb, wi1, wi0, rb.tn);
         let lbv = self.b.bind(&lbn);
         // work-item i's rows i, wi1 + i, …:
         // a_blocks = map transpose (transpose (split wi1 la)) : [wi1][tk/VEC][rm]
