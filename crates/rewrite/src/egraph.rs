@@ -1153,6 +1153,10 @@ pub struct RegBlockSizes {
 }
 
 impl RegBlockSizes {
+    /// Lanes of the vectors in which the local tiles are read (`lower.rs`): `float4`, the
+    /// widest load a work-item issues to local memory in one instruction.
+    pub const VEC: i64 = 4;
+
     /// `tm`, `tn`, `tk` below 2^12, `rm`, `rn` below 2^8: one number for the e-graph node.
     pub fn pack(self) -> i64 {
         self.tm | self.tn << 12 | self.tk << 24 | self.rm << 36 | self.rn << 44
@@ -1186,6 +1190,9 @@ impl RegBlockSizes {
             && self.rn < 1 << 8
             && self.tm % self.rm == 0
             && self.tn % self.rn == 0
+            // K's steps and each work-item's columns are whole vectors
+            && self.tk % Self::VEC == 0
+            && self.rn % Self::VEC == 0
             // each work-item copies the same number of elements of each tile
             && (self.tm * self.tk) % self.items() == 0
             && (self.tk * self.tn) % self.items() == 0
@@ -1196,8 +1203,9 @@ impl RegBlockSizes {
 /// `map (λr. join (map g ys)) x` = `rblock c r g x ys`
 /// when `g = λc. reduce f z (map h (zip r c))` is a dot product (`DOT_FN`), `x` and `ys` are
 /// matrices of floats, `tm` divides the rows of `x`, `tk` its rows' length (that of the rows
-/// of `ys`), `tn` the rows of `ys`, and a work-group of one work-item per `rm × rn` block of a
-/// `tm × tn` tile fits `Options::max_group`. `ys` is usually `transpose m` (`m` the right
+/// of `ys`), `tn` the rows of `ys`, a work-group of one work-item per `rm × rn` block of a
+/// `tm × tn` tile fits `Options::max_group`, and the sizes fit the vectors of the lowering
+/// (`RegBlockSizes::valid`: `tk` and `rn` multiples of `VEC`). `ys` is usually `transpose m` (`m` the right
 /// operand, whose rows the work-groups then copy along); any matrix of floats is sound.
 struct RegBlock {
     c: RegBlockSizes,

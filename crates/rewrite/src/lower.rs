@@ -1971,9 +1971,13 @@ impl Lowerer<'_> {
     /// `t·wi1·wi0 + a·wi0 + b` of the tile read row after row, so consecutive work-items read and
     /// write consecutive addresses, and each work-item's `s` loads are independent (unrolled, all
     /// in flight at once). The local copy is one flat array (no padding: its reads are along
-    /// rows or broadcasts), seen as rows of `row` elements:
-    /// `split row (toLocal (join (transpose (join (mapLcl1 (λr. mapLcl0 (λe. mapSeqUnroll (λx. x)
-    /// e) r) (split wi0 (transpose (split (wi1·wi0) (join tile)))))))))`.
+    /// rows or broadcasts), read as vectors of `VEC` floats:
+    /// `split (row/VEC) (asVector VEC (toLocal (join (transpose (join (mapLcl1 (λr. mapLcl0 (λe.
+    /// mapSeqUnroll (λx. x) e) r) (split wi0 (transpose (split (wi1·wi0) (join tile))))))))))`.
+    /// The copy itself stays scalar: copied as `float4`s (`vload4` of four adjacent elements of
+    /// a row of `x`, whose offsets depend on the run-time K, so no 16-byte alignment is known),
+    /// the 128×128/8×8/16 product took 5.39 ms on the H200 at 4096³ against 4.24 ms copied
+    /// element by element (`bench/results/mm-speed-nvidia-h200-2026-11-24.md`).
     fn flat_local_copy(&mut self, tile: ExprId, wi1: i64, wi0: i64, row: i64) -> ExprId {
         let cst = arith::ArithExpr::cst;
         let flat = self.b.prim(Prim::Join, vec![tile]);
@@ -1992,7 +1996,15 @@ impl Lowerer<'_> {
         let back = self.b.prim(Prim::Transpose, vec![back]);
         let back = self.b.prim(Prim::Join, vec![back]);
         let staged = self.b.to(AddressSpace::Local, back);
-        self.b.prim(Prim::Split(cst(row)), vec![staged])
+        let vectors = self.b.prim(Prim::AsVector(VEC as u8), vec![staged]);
+        self.b.prim(Prim::Split(cst(row / VEC)), vec![vectors])
+    }
+
+    /// `toPrivate (mapSeqUnroll (λx. x) e)`: values copied into registers.
+    fn private_copy(&mut self, e: ExprId) -> ExprId {
+        let id = self.id_fn();
+        let copy = self.b.prim(Prim::Map(MapKind::SeqUnroll), vec![id, e]);
+        self.b.to(AddressSpace::Private, copy)
     }
 
     /// `λx. x`.
@@ -2020,19 +2032,23 @@ impl Lowerer<'_> {
         self.b.prim(Prim::Map(kind), vec![f, e])
     }
 
-    /// `rblock c r g x ys` (see `egraph::RegBlock`), as `bench/mm_regblock.lisp` is written:
+    /// `rblock c r g x ys` (see `egraph::RegBlock`), as `bench/mm_regblock.lisp` is written,
+    /// with every read of local memory a vector of `VEC` floats:
     /// `join (mapWrg1 (λrows. map (λz. join z) (transpose (mapWrg0 (λcols. tile (join
     /// (reduceSeq step init (zip (transpose (map (split tk) rows)) (transpose (map (split tk)
     /// cols)))))) (split tn ys)))) (split tm x))`, where `init` is zeros made by
     /// `mapLcl1 (λ. mapLcl0 …)` one `rm × rn` block per work-item, and `step` copies the tile of
     /// `x` and the tile of `ys` (transposed: along the rows of `m` when `ys = transpose m`)
-    /// into local memory (each as one contiguous run), then updates
-    /// each work-item's block with `tk` rank-1 updates from `rm` and `rn` values copied into
-    /// private memory. Work-item `(i, j)` owns rows `i, wi1 + i, …` and columns `j, wi0 + j,
-    /// …` of the tile (Lift's register blocking with reordering): neighbouring work-items read
-    /// neighbouring elements of local memory (distinct banks) and write neighbouring elements
-    /// of the result. Code generation keeps each block in registers (`codegen_opencl`
-    /// `gen/regblock.rs`).
+    /// into local memory (`flat_local_copy`), then updates each work-item's block
+    /// with `tk` rank-1 updates. Work-item `(i, j)` owns rows `i, wi1 + i, …` of the tile and
+    /// the columns `VEC·j, …, VEC·j + VEC - 1` of each of its `rn / VEC` column groups of
+    /// `VEC·wi0`: per `VEC` steps of K it reads each of its `rm` rows of `x`'s tile as one
+    /// vector (`VEC` consecutive elements of K; the work-items of a row read the same
+    /// address, a broadcast), and per step `rn / VEC` vectors of `ys`'s tile (the work-items of
+    /// a row read consecutive vectors, distinct banks), so that local memory, which a rank-1
+    /// update of scalars reads once per two multiply-adds, stops bounding the product; its
+    /// writes of the result are runs of `VEC` per work-item, consecutive across work-items.
+    /// Code generation keeps each block in registers (`codegen_opencl` `gen/regblock.rs`).
     fn host_rblock(&mut self, t: &Rc<Term>, rb: crate::egraph::RegBlockSizes) -> Out {
         let (r, g, x, ys) = (&t.kids[1], &t.kids[2], &t.kids[3], &t.kids[4]);
         let r_name = match &r.op {
@@ -2047,29 +2063,24 @@ impl Lowerer<'_> {
         let (yt, yc, ybind) = self.kernel_arg(ys);
         let (wi1, wi0) = (rb.tm / rb.rm, rb.tn / rb.rn);
         let cst = arith::ArithExpr::cst;
-        // the rank-1 update of a block: λc kp. let ap = toPrivate (copy (get 0 kp)) in
-        //   let bp = toPrivate (copy (get 1 kp)) in
-        //   mapSeqUnroll (λcr. mapSeqUnroll (λp. f (get 0 p) (h (get 1 cr, get 1 p))) (zip (get 0 cr) bp)) (zip c ap)
-        let (cn, kpn, apn, bpn) = (self.name("c"), self.name("kp"), self.name("ap"), self.name("bp"));
+        // the rank-1 update of a block from one row of the step's `VEC × rm` values of `x`:
+        // λc kq. let bp = toPrivate (copy (get 1 kq)) in
+        //   mapSeqUnroll (λcr. mapSeqUnroll (λp. f (get 0 p) (h (get 1 cr, get 1 p)))
+        //     (zip (get 0 cr) (asScalar bp))) (zip c (get 0 kq))
+        let (cn, kqn, bpn) = (self.name("c"), self.name("kq"), self.name("bp"));
         let cv = self.b.bind(&cn);
-        let kpv = self.b.bind(&kpn);
-        let mut privates = vec![];
-        for (i, name) in [(0u8, &apn), (1u8, &bpn)] {
-            let part = self.get(i, kpv);
-            let id = self.id_fn();
-            let copy = self.b.prim(Prim::Map(MapKind::SeqUnroll), vec![id, part]);
-            let copy = self.b.to(AddressSpace::Private, copy);
-            let v = self.b.bind(name);
-            privates.push((v, copy));
-        }
-        let (apv, bpv) = (privates[0].0, privates[1].0);
+        let kqv = self.b.bind(&kqn);
+        let b_part = self.get(1, kqv);
+        let bp_val = self.private_copy(b_part);
+        let bpv = self.b.bind(&bpn);
         let ce = self.b.var(cv);
-        let ape = self.b.var(apv);
-        let rows_of_c = self.b.prim(Prim::Zip, vec![ce, ape]);
+        let a_row = self.get(0, kqv);
+        let rows_of_c = self.b.prim(Prim::Zip, vec![ce, a_row]);
         let update = self.map_with(MapKind::SeqUnroll, "cr", rows_of_c, |l, crv| {
             let row = l.get(0, crv);
             let bpe = l.b.var(bpv);
-            let elems = l.b.prim(Prim::Zip, vec![row, bpe]);
+            let bs = l.b.prim(Prim::AsScalar, vec![bpe]);
+            let elems = l.b.prim(Prim::Zip, vec![row, bs]);
             l.map_with(MapKind::SeqUnroll, "p", elems, |l, pv| {
                 let s = l.get(0, pv);
                 let (av, bv) = (l.get(1, crv), l.get(1, pv));
@@ -2079,21 +2090,41 @@ impl Lowerer<'_> {
                 l.call(&fs, &[Arg::Expr(s), Arg::Expr(prod)])
             })
         });
-        let mut update = update;
-        for (v, value) in privates.into_iter().rev() {
-            self.b.unbind(v);
-            update = self.b.let_(v, value, update);
-        }
+        self.b.unbind(bpv);
+        let update = self.b.let_(bpv, bp_val, update);
+        self.b.unbind(kqv);
+        self.b.unbind(cv);
+        let rank1 = self.b.lambda(vec![cv, kqv], update);
+        // `VEC` rank-1 updates from the `rm` vectors of `x` read at once:
+        // λc kp. let ap = toPrivate (copy (get 0 kp)) in
+        //   join (reduceSeqUnroll rank1 c (zip (transpose (split VEC (asScalar ap))) (get 1 kp)))
+        let (cn, kpn, apn) = (self.name("c"), self.name("kp"), self.name("ap"));
+        let cv = self.b.bind(&cn);
+        let kpv = self.b.bind(&kpn);
+        let a_part = self.get(0, kpv);
+        let ap_val = self.private_copy(a_part);
+        let apv = self.b.bind(&apn);
+        let ape = self.b.var(apv);
+        let a_scalars = self.b.prim(Prim::AsScalar, vec![ape]);
+        let a_by_k = self.b.prim(Prim::Split(cst(VEC)), vec![a_scalars]);
+        let a_by_k = self.b.prim(Prim::Transpose, vec![a_by_k]);
+        let b_by_k = self.get(1, kpv);
+        let ks = self.b.prim(Prim::Zip, vec![a_by_k, b_by_k]);
+        let ce = self.b.var(cv);
+        let red = self.b.prim(Prim::Reduce(ReduceKind::SeqUnroll), vec![rank1, ce, ks]);
+        let red = self.b.prim(Prim::Join, vec![red]);
+        self.b.unbind(apv);
+        let red = self.b.let_(apv, ap_val, red);
         self.b.unbind(kpv);
         self.b.unbind(cv);
-        let rank1 = self.b.lambda(vec![cv, kpv], update);
+        let rank_vec = self.b.lambda(vec![cv, kpv], red);
         // step = λacc tiles. let la = … in let lb = … in mapLcl1 (λia. mapLcl0 (λjb. join
-        //   (reduceSeqUnroll rank1 (get 0 jb) (zip (get 1 ia) (get 1 jb)))) (zip (get 0 ia)
-        //   (transpose (map (split rn) lb)))) (zip acc (transpose (map (split rm) la)))
+        //   (reduceSeqUnroll rank_vec (get 0 jb) (zip (get 1 ia) (get 1 jb)))) (zip (get 0 ia)
+        //   b_blocks)) (zip acc a_blocks)
         let (accn, tilesn, lan, lbn) = (self.name("acc"), self.name("tiles"), self.name("la"), self.name("lb"));
         let accv = self.b.bind(&accn);
         let tilesv = self.b.bind(&tilesn);
-        // each tile copied as one run, consecutive work-items at consecutive addresses
+        // la : [tm][tk/VEC] vectors along K; lb : [tk][tn/VEC] vectors along a row of `m`
         let ta = self.get(0, tilesv);
         let la_val = self.flat_local_copy(ta, wi1, wi0, rb.tk);
         let lav = self.b.bind(&lan);
@@ -2101,8 +2132,8 @@ impl Lowerer<'_> {
         let tb = self.b.prim(Prim::Transpose, vec![tb]);
         let lb_val = self.flat_local_copy(tb, wi1, wi0, rb.tn);
         let lbv = self.b.bind(&lbn);
-        // work-item (i, j) owns rows i, wi1 + i, … and columns j, wi0 + j, … of the tile:
-        // a_blocks = map transpose (transpose (split wi1 la)) : [wi1][tk][rm]
+        // work-item i's rows i, wi1 + i, …:
+        // a_blocks = map transpose (transpose (split wi1 la)) : [wi1][tk/VEC][rm]
         let acce = self.b.var(accv);
         let lae = self.b.var(lav);
         let a_blocks = self.b.prim(Prim::Split(cst(wi1)), vec![lae]);
@@ -2114,7 +2145,9 @@ impl Lowerer<'_> {
         let acc_rows = self.b.prim(Prim::Zip, vec![acce, a_blocks]);
         let block = self.map_with(MapKind::Lcl(1), "ia", acc_rows, |l, iav| {
             let acc_row = l.get(0, iav);
-            // b_blocks = transpose (map (λrow. transpose (split wi0 row)) lb) : [wi0][tk][rn]
+            // work-item j's vectors j, wi0 + j, … of each row of lb:
+            // b_blocks = map (split VEC) (transpose (map (λrow. transpose (split wi0 row)) lb))
+            //   : [wi0][tk/VEC][VEC][rn/VEC]
             let lbe = l.b.var(lbv);
             let b_blocks = l.map_with(MapKind::Plain, "br", lbe, |l, v| {
                 let e = l.b.var(v);
@@ -2122,12 +2155,13 @@ impl Lowerer<'_> {
                 l.b.prim(Prim::Transpose, vec![e])
             });
             let b_blocks = l.b.prim(Prim::Transpose, vec![b_blocks]);
+            let b_blocks = l.map_split(VEC, b_blocks);
             let pairs = l.b.prim(Prim::Zip, vec![acc_row, b_blocks]);
             l.map_with(MapKind::Lcl(0), "jb", pairs, |l, jbv| {
                 let init = l.get(0, jbv);
                 let (av, bv) = (l.get(1, iav), l.get(1, jbv));
                 let ks = l.b.prim(Prim::Zip, vec![av, bv]);
-                let red = l.b.prim(Prim::Reduce(ReduceKind::SeqUnroll), vec![rank1, init, ks]);
+                let red = l.b.prim(Prim::Reduce(ReduceKind::SeqUnroll), vec![rank_vec, init, ks]);
                 l.b.prim(Prim::Join, vec![red])
             })
         });
@@ -2173,14 +2207,18 @@ impl Lowerer<'_> {
         let pairs = self.b.prim(Prim::Zip, vec![rs, cs]);
         let acc = self.b.prim(Prim::Reduce(ReduceKind::Seq), vec![step, init, pairs]);
         let blocks = self.b.prim(Prim::Join, vec![acc]);
-        // block element [i][j][r][c] is the tile's (r·wi1 + i, c·wi0 + j):
-        // tile = join (transpose (map (λbr. map (λq. join (transpose q)) (transpose br)) blocks))
+        // block element [i][j][r][c] is the tile's (r·wi1 + i, (c/VEC)·VEC·wi0 + VEC·j + c%VEC):
+        // tile = join (transpose (map (λbr. map (λq. join (map join (transpose (map (split VEC)
+        //   q)))) (transpose br)) blocks))
         let tile = self.map_with(MapKind::Plain, "bl", blocks, |l, brv| {
             let br = l.b.var(brv);
             let tr = l.b.prim(Prim::Transpose, vec![br]);
             l.map_with(MapKind::Plain, "q", tr, |l, qv| {
                 let q = l.b.var(qv);
+                let q = l.map_split(VEC, q);
                 let q = l.b.prim(Prim::Transpose, vec![q]);
+                let jf = l.join_fn();
+                let q = l.b.prim(Prim::Map(MapKind::Plain), vec![jf, q]);
                 l.b.prim(Prim::Join, vec![q])
             })
         });
@@ -2202,18 +2240,22 @@ impl Lowerer<'_> {
         let e = self.wrap(ybind, e);
         let e = self.wrap(xbind, e);
         self.notes.push(format!(
-            "mapWrg1×mapWrg0 tiles of {}×{}, {}×{} work-items each computing a {}×{} block in registers, K in steps of {} staged in local memory",
-            rb.tm, rb.tn, wi1, wi0, rb.rm, rb.rn, rb.tk
+            "mapWrg1×mapWrg0 tiles of {}×{}, {}×{} work-items each computing a {}×{} block in registers, K in steps of {} staged in local memory, read as float{}",
+            rb.tm, rb.tn, wi1, wi0, rb.rm, rb.rn, rb.tk, VEC
         ));
-        // per work-item and element of K: rm·rn multiply-adds and rm + rn reads of local
-        // memory; per step of K its share of the two tiles' copies and two barriers
+        // per work-item and element of K: rm·rn multiply-adds and (rm + rn) / VEC vector reads
+        // of local memory; per step of K its share of the two tiles' copies and two barriers
         let items = rows_n * cols_n / (rb.rm * rb.rn) as f64;
-        let (rm, rn, tk) = (rb.rm as f64, rb.rn as f64, rb.tk as f64);
-        let per_item = k_len * (rm * rn + 0.5 * (rm + rn)) + (k_len / tk) * ((rm + rn) * tk * STAGED_COPY + 4.0);
+        let (rm, rn, tk, v) = (rb.rm as f64, rb.rn as f64, rb.tk as f64, VEC as f64);
+        let per_item =
+            k_len * (rm * rn + 0.5 * (rm + rn) / v) + (k_len / tk) * ((rm + rn) * tk / v * STAGED_COPY + 4.0);
         let cost = (items / self.lanes).ceil() * per_item + items * rm * rn * MEM + LAUNCH;
         (e, xc + yc + cost)
     }
 }
+
+/// Lanes of the vectors in which a register-blocked product reads its local tiles.
+const VEC: i64 = crate::egraph::RegBlockSizes::VEC;
 
 /// The first reduction over an array read in tiles (`egraph::reuse_rules`) that a row
 /// function's body computes itself: not inside a function of it, and bound by nothing inside

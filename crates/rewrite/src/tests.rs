@@ -642,6 +642,34 @@ fn register_blocked_mm_without_join_is_found_and_sound() {
     }
 }
 
+/// The lowering reads a block's columns and the steps of K as `float4`s: tile settings whose
+/// block width or step is not a multiple of four give no register-blocked term (the rule's
+/// side condition: none reaches lowering to be rejected there), and the product keeps its
+/// other variants.
+#[test]
+fn register_blocks_are_whole_vectors() {
+    for (tm, tn, rm, rn, tk) in [(8, 8, 2, 2, 4), (8, 8, 2, 4, 2)] {
+        let blocks = vec![crate::egraph::RegBlockSizes { tm, tn, rm, rn, tk }];
+        let ex = check_with(
+            include_str!("../../../bench/cgo17/mm.lisp"),
+            &[("M", 16), ("K", 8), ("N", 16)],
+            1,
+            |o| {
+                o.reg_blocks = blocks;
+                o.only_rules = vec!["reg-block".into()];
+            },
+        );
+        assert!(!ex.variants.is_empty(), "{ex}");
+        assert_eq!(ex.stats.rejected, 0, "{tm}x{tn}-{rm}x{rn}-k{tk}:\n{ex}");
+        assert!(
+            ex.variants
+                .iter()
+                .all(|v| !v.description.contains("block in registers")),
+            "{tm}x{tn}-{rm}x{rn}-k{tk}:\n{ex}"
+        );
+    }
+}
+
 const NBODY: &str = include_str!("../../../bench/cgo17/nbody.lisp");
 
 fn reuse_only(o: &mut Options) {

@@ -64,15 +64,15 @@ const FIXED: [(&str, i64, i64); 2] = [
 /// Work-groups of the one-launch whole-array reductions: few, so that the generated lengths
 /// (8 to 64) are at least two elements a work-item.
 const GRID_GROUPS: [i64; 1] = [2];
-/// A register-blocked product's tiles that the generated lengths admit: 4 × 4 tiles of 2 × 2
-/// blocks over steps of 2.
+/// A register-blocked product's tiles that the generated lengths admit: 4 × 8 tiles of 2 × 4
+/// blocks over steps of 4 (a block's columns and the steps are whole `float4`s).
 fn reg_blocks() -> Vec<rewrite::egraph::RegBlockSizes> {
     vec![rewrite::egraph::RegBlockSizes {
         tm: 4,
-        tn: 4,
+        tn: 8,
         rm: 2,
-        rn: 2,
-        tk: 2,
+        rn: 4,
+        tk: 4,
     }]
 }
 

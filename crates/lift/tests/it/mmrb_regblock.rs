@@ -126,3 +126,75 @@ fn accumulators_read_out_of_place_are_not_updated_in_place() {
     std::fs::write(&path, serde_json::json!({ "xs": xs }).to_string()).expect("writes data");
     equals_interpreter(src, &path.to_string_lossy());
 }
+
+/// The derived variant of one tile setting at the benchmark's size, its kernel, and whether
+/// it equals the interpreter at a size its tiles divide.
+fn derived_with(src: &str, blocks: (i64, i64, i64, i64, i64), small: (usize, usize, usize)) -> String {
+    let prog = ir::parse(src).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    let (tm, tn, rm, rn, tk) = blocks;
+    let opts = rewrite::Options {
+        sizes: [("M", 4096), ("K", 4096), ("N", 4096)]
+            .map(|(k, v)| (k.to_string(), v))
+            .into_iter()
+            .collect(),
+        reg_blocks: vec![rewrite::egraph::RegBlockSizes { tm, tn, rm, rn, tk }],
+        ..rewrite::Options::default()
+    };
+    let ex = rewrite::explore(&prog, &info, &opts).expect("explores");
+    let v = ex
+        .variants
+        .iter()
+        .find(|v| v.description.contains("block in registers"))
+        .unwrap_or_else(|| panic!("no register-blocked variant:\n{ex}"));
+    let (m, k, n) = small;
+    let (_dir, data) = matrices(&format!("mmrb-vec-{tm}x{tn}"), m, k, n);
+    equals_interpreter(&v.source, &data);
+    let c = lift::compile(&v.source, &lift::Options::default()).expect("compiles");
+    c.text(lift::Emit::Cl).expect("emits")
+}
+
+/// Each work-item reads the local tiles as `float4`s (a row of A's tile along four steps of
+/// K, a run of four columns of B's): the loads from local memory are `vload4`s, and the
+/// result equals the interpreter, for either order of the dot product's operands (`zip col
+/// row` swaps the product's factors) and for tiles that are not square.
+#[test]
+fn derived_register_blocked_mm_reads_local_tiles_as_vectors() {
+    let mm = repo("bench/cgo17/mm.lisp");
+    let swapped = mm.replace("(dot-product row col)", "(dot-product col row)");
+    assert_ne!(mm, swapped, "the benchmark's dot product changed");
+    for (src, blocks, small) in [
+        (&mm, (128, 64, 8, 4, 16), (256, 32, 128)),
+        (&swapped, (128, 128, 8, 8, 8), (128, 16, 256)),
+    ] {
+        let cl = derived_with(src, blocks, small);
+        let local_vector_loads = vload_sources(&cl).filter(|buf| buf.starts_with("v_lt_")).count();
+        // per four steps of K: rm vectors of A and rn / 4 per step of B
+        let (rm, rn, tk) = (blocks.2, blocks.3, blocks.4);
+        let want = (tk / 4) * rm + tk * (rn / 4);
+        assert_eq!(local_vector_loads as i64, want, "{cl}");
+        // the copies from global memory stay scalar: as `vload4`s of unknown alignment they
+        // measured slower on the H200 (bench/results/mm-speed-nvidia-h200-2026-11-24.md)
+        assert_eq!(vload_sources(&cl).count(), local_vector_loads, "{cl}");
+    }
+}
+
+/// The buffer argument of each `vloadW(offset, buffer)` in `cl`.
+fn vload_sources(cl: &str) -> impl Iterator<Item = &str> {
+    cl.match_indices("vload").filter_map(|(at, _)| {
+        let open = at + cl[at..].find('(')?;
+        let mut depth = 0;
+        for (i, ch) in cl[open..].char_indices() {
+            match ch {
+                '(' => depth += 1,
+                ')' if depth == 1 => {
+                    let args = &cl[open + 1..open + i];
+                    return args.rsplit(',').next().map(str::trim);
+                }
+                ')' => depth -= 1,
+                _ => {}
+            }
+        }
+        None
+    })
+}
