@@ -46,7 +46,7 @@ const REUSE_TILES: [i64; 1] = [4];
 /// programs every other rule is exercised on, stay as they were): each element against a whole
 /// vector, reduced (`reuse-tiles-*`); a reduction of a row that is a tuple's component, which the
 /// reader binds by `let`s (`let-reduce`, `let-map`).
-const FIXED: [(&str, i64, i64); 2] = [
+const FIXED: [(&str, i64, i64); 3] = [
     (
         "(lift (N M) ((array-type float N) (array-type float M))
   (lambda (xs ws) (join (map (lambda (x) (reduce + 0.0f (map (lambda (w) (* (- w x) (- w x))) ws))) xs))))",
@@ -59,6 +59,14 @@ const FIXED: [(&str, i64, i64); 2] = [
     (join (map (lambda (t) (reduce + 0.0f (map (lambda (v) (* v (get #0 t))) (get #1 t)))) (zip xs rows)))))",
         32,
         16,
+    ),
+    // mm with the rows of Bᵀ given, written without `join` (`reg-block-rows-*`): the
+    // generator's products are joined
+    (
+        "(lift (N M) ((array-type (array-type float M) N) (array-type (array-type float M) N))
+  (lambda (a bt) (map (lambda (r) (map (lambda (c) (reduce + 0.0f (map (lambda (p) (* (get #0 p) (get #1 p))) (zip r c)))) bt)) a)))",
+        16,
+        8,
     ),
 ];
 /// Work-groups of the one-launch whole-array reductions: few, so that the generated lengths
