@@ -409,6 +409,7 @@ impl Gen<'_> {
         for a in &private {
             scalarize(&mut body, a, &mut self.names);
         }
+        vector_locals(&mut body);
         let used = ast::idents(&body);
         let (params, args) = self.kernel_params(&used)?;
         let (global, local) = self.launch_sizes(&k, e)?;
