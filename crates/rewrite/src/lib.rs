@@ -80,6 +80,9 @@ pub struct Options {
     pub grid_groups: Vec<i64>,
     /// Tile and block sizes of register-blocked matrix products (`reg-block-*`).
     pub reg_blocks: Vec<egraph::RegBlockSizes>,
+    /// Rows per work-item of a map whose reduction reads an array in tiles (`reuse-tiles-T-bB`,
+    /// above 1): each element read from local memory is folded into that many rows' results.
+    pub reuse_blocks: Vec<i64>,
 }
 
 impl Default for Options {
@@ -119,6 +122,7 @@ impl Default for Options {
             ]
             .map(|(tm, tn, rm, rn, tk)| egraph::RegBlockSizes { tm, tn, rm, rn, tk })
             .to_vec(),
+            reuse_blocks: vec![2],
         }
     }
 }
