@@ -2169,6 +2169,15 @@ impl Lowerer<'_> {
         let a0_val = self.get(0, apv);
         let a0v = self.b.bind(&a0);
         let p_val = self.get(1, apv);
+        // a work-item's rows are read once, into registers, not at each element of the tile
+        let p_val = match rb {
+            1 => p_val,
+            _ => {
+                let id = self.id_fn();
+                let copy = self.b.prim(Prim::Map(MapKind::SeqUnroll), vec![id, p_val]);
+                self.b.to(AddressSpace::Private, copy)
+            }
+        };
         let pv = self.b.bind(&p);
         let l_term = Term::new(
             TOp::Sym(Symbol::from(l.as_str())),

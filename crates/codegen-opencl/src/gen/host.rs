@@ -406,10 +406,10 @@ impl Gen<'_> {
             .filter(|b| b.space == AddressSpace::Private)
             .map(|b| self.buf_ident(&b.name))
             .collect();
+        vector_locals(&mut body);
         for a in &private {
             scalarize(&mut body, a, &mut self.names);
         }
-        vector_locals(&mut body);
         let used = ast::idents(&body);
         let (params, args) = self.kernel_params(&used)?;
         let (global, local) = self.launch_sizes(&k, e)?;

@@ -461,51 +461,71 @@ fn split_decl(body: &mut Vec<Stmt>, a: &Ident, ty: &CType, vars: &[Ident]) {
     body.splice(at..=at, decls);
 }
 
-/// A local array of scalars that the kernel reads as `w`-lane vectors (`vloadW(i, a)`: a tile of
-/// n-body's float4 positions) becomes an array of vectors, so that each such read is one
-/// vector load: `vloadW` promises only the scalar's alignment, and a driver that cannot prove
-/// more splits it into `w` loads (LLVM's NVPTX backend does: four `ld.shared.f32` against one
-/// `ld.shared.v4.f32` per n-body interaction, read off the PTX clang 15 makes of the kernel).
-/// `vloadW(i, a)` turns into `a[i]`, a vector store or load at a scalar offset that is a
-/// multiple of `w` into `a[offset / w]`, and any other use of `a` (a scalar element, a
-/// vector at an offset not known to be aligned) reads it through `(local T*)a`.
+/// A local or private array of scalars that the kernel reads as `w`-lane vectors (`vloadW(i,
+/// a)`: a tile of n-body's float4 positions, a work-item's float4 accumulators) becomes an
+/// array of vectors, so that each such read is one vector load: `vloadW` promises only the
+/// scalar's alignment, and a driver that cannot prove more splits it into `w` loads (LLVM's
+/// NVPTX backend does: four `ld.shared.f32` against one `ld.shared.v4.f32` per n-body
+/// interaction, read off the PTX clang 15 makes of the kernel). `vloadW(i, a)` turns into
+/// `a[i]`, a vector store or load at a scalar offset that is a multiple of `w` by its form into
+/// `a[offset / w]`, and any other use of `a` (a scalar element, a vector at an offset not known
+/// to be aligned) reads it through `(T*)a`. Runs before `scalarize`, so that a private array
+/// of vectors indexed by constants becomes vector registers.
 pub(super) fn vector_locals(body: &mut [Stmt]) {
-    let locals: Vec<(Ident, ast::Scalar, usize)> = body
-        .iter()
-        .filter_map(|s| match s {
-            Stmt::Decl {
-                ty: CType::Scalar(sc),
-                name,
-                space: Some(AddressSpace::Local),
-                len: Some(n),
-                init: None,
-                ..
-            } => Some((name.clone(), *sc, *n)),
-            Stmt::Decl { .. }
-            | Stmt::Assign { .. }
-            | Stmt::Call(_)
-            | Stmt::For { .. }
-            | Stmt::If { .. }
-            | Stmt::Block(_)
-            | Stmt::Barrier(_)
-            | Stmt::VStore { .. } => None,
-        })
-        .collect();
-    for (a, sc, n) in locals {
+    let mut arrays = vec![];
+    scalar_arrays(body, &mut arrays);
+    for (a, sc, n, space) in arrays {
         let mut widths = BTreeSet::new();
         ast::for_each_expr_mut(body, &mut |e| vector_reads(e, &a, &mut widths));
         let w = match widths.iter().collect::<Vec<_>>()[..] {
             [w] if n % usize::from(*w) == 0 => *w,
             _ => continue,
         };
-        retype_stmts(body, &a, sc, w);
-        for s in body.iter_mut() {
-            if let Stmt::Decl { ty, name, len, .. } = s {
-                if *name == a {
-                    *ty = CType::Vector(sc, w);
-                    *len = Some(n / usize::from(w));
-                }
+        retype_stmts(body, &a, (sc, space), w);
+        retype_decl(body, &a, CType::Vector(sc, w), n / usize::from(w));
+    }
+}
+
+/// The arrays of scalars that `body` declares without an initial value, in local or private
+/// memory.
+fn scalar_arrays(body: &[Stmt], out: &mut Vec<(Ident, ast::Scalar, usize, AddressSpace)>) {
+    for s in body {
+        match s {
+            Stmt::Decl {
+                ty: CType::Scalar(sc),
+                name,
+                space,
+                len: Some(n),
+                init: None,
+                ..
+            } => match space {
+                Some(AddressSpace::Local) => out.push((name.clone(), *sc, *n, AddressSpace::Local)),
+                None => out.push((name.clone(), *sc, *n, AddressSpace::Private)),
+                Some(AddressSpace::Global | AddressSpace::Private) => {}
+            },
+            Stmt::For { body, .. } | Stmt::Block(body) => scalar_arrays(body, out),
+            Stmt::If { then, els, .. } => {
+                scalar_arrays(then, out);
+                scalar_arrays(els, out);
             }
+            Stmt::Decl { .. } | Stmt::Assign { .. } | Stmt::Call(_) | Stmt::Barrier(_) | Stmt::VStore { .. } => {}
+        }
+    }
+}
+
+fn retype_decl(body: &mut [Stmt], a: &Ident, to: CType, n: usize) {
+    for s in body {
+        match s {
+            Stmt::Decl { ty, name, len, .. } if name == a => {
+                *ty = to.clone();
+                *len = Some(n);
+            }
+            Stmt::For { body, .. } | Stmt::Block(body) => retype_decl(body, a, to.clone(), n),
+            Stmt::If { then, els, .. } => {
+                retype_decl(then, a, to.clone(), n);
+                retype_decl(els, a, to.clone(), n);
+            }
+            Stmt::Decl { .. } | Stmt::Assign { .. } | Stmt::Call(_) | Stmt::Barrier(_) | Stmt::VStore { .. } => {}
         }
     }
 }
@@ -530,25 +550,38 @@ fn vload_of<'e>(e: &'e CExpr, a: &Ident) -> Option<(u8, &'e CExpr)> {
     }
 }
 
-/// `k` when `off` is `w * k` (or a constant multiple of `w`).
+/// `off / w` when `off` is a multiple of `w` by its form: a constant multiple, a product with
+/// one, or a sum of such.
 fn over_width(off: &CExpr, w: u8) -> Option<CExpr> {
-    let w = i64::from(w);
-    if let CExpr::Int(k) = off {
-        return (k % w == 0).then(|| CExpr::Int(k / w));
-    }
-    let CExpr::Binary(BinOp::Mul, x, y) = off else {
-        return None;
+    let wi = i64::from(w);
+    let times = |k: i64, e: &CExpr| match k / wi {
+        1 => e.clone(),
+        q => CExpr::bin(BinOp::Mul, CExpr::Int(q), e.clone()),
     };
-    if **x == CExpr::Int(w) {
-        Some((**y).clone())
-    } else if **y == CExpr::Int(w) {
-        Some((**x).clone())
-    } else {
-        None
+    match off {
+        CExpr::Int(k) => (k % wi == 0).then(|| CExpr::Int(k / wi)),
+        CExpr::Binary(BinOp::Mul, x, y) => match (&**x, &**y) {
+            (CExpr::Int(k), e) if k % wi == 0 => Some(times(*k, e)),
+            (e, CExpr::Int(k)) if k % wi == 0 => Some(times(*k, e)),
+            _ => None,
+        },
+        CExpr::Binary(BinOp::Add, x, y) => Some(CExpr::bin(BinOp::Add, over_width(x, w)?, over_width(y, w)?)),
+        CExpr::Var(_)
+        | CExpr::Float(_)
+        | CExpr::Double(_)
+        | CExpr::Index(..)
+        | CExpr::Field(..)
+        | CExpr::Unary(..)
+        | CExpr::Binary(..)
+        | CExpr::Call(..)
+        | CExpr::Cast(..)
+        | CExpr::Select(..)
+        | CExpr::VecLit(..)
+        | CExpr::Sym(_) => None,
     }
 }
 
-fn retype_stmts(body: &mut [Stmt], a: &Ident, sc: ast::Scalar, w: u8) {
+fn retype_stmts(body: &mut [Stmt], a: &Ident, sc: (ast::Scalar, AddressSpace), w: u8) {
     for s in body.iter_mut() {
         let store = match s {
             Stmt::VStore {
@@ -596,7 +629,7 @@ fn retype_stmts(body: &mut [Stmt], a: &Ident, sc: ast::Scalar, w: u8) {
 }
 
 /// `e` reading the array `a` of `w`-lane vectors that was an array of scalars.
-fn retype(e: &mut CExpr, a: &Ident, sc: ast::Scalar, w: u8) {
+fn retype(e: &mut CExpr, a: &Ident, sc: (ast::Scalar, AddressSpace), w: u8) {
     if let Some((_, i)) = vload_of(e, a) {
         let mut i = i.clone();
         retype(&mut i, a, sc, w);
@@ -620,8 +653,8 @@ fn retype(e: &mut CExpr, a: &Ident, sc: ast::Scalar, w: u8) {
     }
     if *e == CExpr::Var(a.clone()) {
         let ptr = CType::Ptr {
-            space: AddressSpace::Local,
-            elem: Box::new(CType::Scalar(sc)),
+            space: sc.1,
+            elem: Box::new(CType::Scalar(sc.0)),
             is_const: false,
             restrict: false,
         };

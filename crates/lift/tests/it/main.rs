@@ -24,6 +24,7 @@ mod fuzz;
 mod host;
 mod interp;
 mod mmrb_regblock;
+mod nbody_rows;
 mod onekernel;
 mod opencl;
 mod snapshots;
