@@ -1481,8 +1481,8 @@ fn tiled_reads(eg: &EG, id: Id) -> bool {
 /// work-item folds the tile from there. The fold visits the elements in the same order, so no
 /// algebraic property of `f` is needed. Measured on an H200 (`bench/results/runs/
 /// nvidia-h200-2026-11-24-local-reuse.md`): n-body at N = 131072 17.1 ms against 18.8 read from
-/// global memory (its pairs' IEEE square roots and divisions bound it, not its reads), mri-q
-/// 1.18 ms against 1.48.
+/// global memory, mri-q 1.18 ms against 1.48; with the tile read as `float4`s
+/// (`memory::vector_locals`, `bench/results/runs/nvidia-h200-2026-11-24-nbody.md`) n-body 13.4 ms.
 pub fn reuse_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> {
     let mut rules = vec![];
     let blocks = std::iter::once(1).chain(opts.reuse_blocks.iter().copied().filter(|&b| b > 1));
