@@ -43,9 +43,10 @@ define_language! {
         // `(stage c)` = `c`, chunks of rows each copied into local memory by the work-group
         // that maps it, one row per work-item (`stage-rows`).
         "stage" = Stage(Id),
-        // `(tiles T w)` = `w`, an array that every work-item of a work-group reads whole, read
-        // by the group in tiles of `T` elements staged in local memory (`reuse-tiles-T`).
-        "tiles" = Tiles([Id; 2]),
+        // `(tiles T B w)` = `w`, an array that every work-item of a work-group reads whole, read
+        // by the group in tiles of `T` elements staged in local memory, each work-item folding
+        // each element into the results of `B` rows (`reuse-tiles-T`, `reuse-tiles-T-bB`).
+        "tiles" = Tiles([Id; 3]),
         // `(colreduce bc r g f xs)` = `map f xs`, `xs` the columns of a stored matrix and `f`'s
         // body one reduction along its column: work-groups of `bc` columns × `r` row chunks,
         // `g` of them per column block (each over every `g`-th row), each work-item reducing
@@ -369,7 +370,7 @@ impl LiftAnalysis {
                     ..Data::default()
                 }
             }
-            Lift::Tiles([_, x]) => {
+            Lift::Tiles([_, _, x]) => {
                 let x = d(x);
                 Data {
                     len: x.len,
@@ -1564,18 +1565,29 @@ fn tiled_reads(eg: &EG, id: Id) -> bool {
 /// work-item folds the tile from there. The fold visits the elements in the same order, so no
 /// algebraic property of `f` is needed. Measured on an H200 (`bench/results/runs/
 /// nvidia-h200-2026-11-24-local-reuse.md`): n-body at N = 131072 17.1 ms against 18.8 read from
-/// global memory (its pairs' IEEE square roots and divisions bound it, not its reads), mri-q
-/// 1.18 ms against 1.48.
+/// global memory, mri-q 1.18 ms against 1.48; with the tile read as `float4`s
+/// (`memory::vector_locals`, `bench/results/runs/nvidia-h200-2026-11-24-nbody.md`) n-body 13.4 ms.
 pub fn reuse_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> {
     let mut rules = vec![];
-    for &t in &opts.reuse_tiles {
-        // reduce f z (map g w) = reduce f z (map g (tiles T w)), w an array of scalars or
+    let blocks = std::iter::once(1).chain(opts.reuse_blocks.iter().copied().filter(|&b| b > 1));
+    for (t, b) in opts
+        .reuse_tiles
+        .iter()
+        .flat_map(|&t| blocks.clone().map(move |b| (t, b)))
+    {
+        // reduce f z (map g w) = reduce f z (map g (tiles T B w)), w an array of scalars or
         // vectors of the program's parameters only (the same for every work-item), not read in
-        // tiles already, T | len(w); g reads something else (the work-item's own element)
+        // tiles already, T | len(w); g reads something else (the work-item's own element).
+        // `B` only says how lowering maps rows to work-items (`B` rows each, every element
+        // read from local memory once for all of them: Lift's `apply1DRegisterBlocking`)
+        let name = match b {
+            1 => format!("reuse-tiles-{t}"),
+            _ => format!("reuse-tiles-{t}-b{b}"),
+        };
         rules.push(conditional(
-            format!("reuse-tiles-{t}"),
+            name,
             "(reduce ?f ?z (map ?g ?w))",
-            format!("(reduce ?f ?z (map ?g (tiles {t} ?w)))"),
+            format!("(reduce ?f ?z (map ?g (tiles {t} {b} ?w)))"),
             move |eg: &mut EG, _: Id, s: &Subst| {
                 let (g, w) = (s[var("?g")], s[var("?w")]);
                 let params = &eg.analysis.params;

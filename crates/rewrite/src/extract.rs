@@ -46,8 +46,9 @@ pub enum TOp {
     GridReduce(i64, i64),
     /// A register-blocked matrix product (`egraph::RegBlockSizes::pack`).
     RBlock(i64),
-    /// An array read whole by every work-item, in tiles of this length staged in local memory.
-    Tiles(i64),
+    /// An array read whole by every work-item, in tiles of this length staged in local memory,
+    /// each element folded into this many rows' results by one work-item.
+    Tiles(i64, i64),
     /// `Stage` with the block copied as 4-vectors into unpadded local memory.
     StageVec,
 }
@@ -85,11 +86,11 @@ impl Term {
         // Staging adds no node to the size that extraction ranks by: a staged map would
         // otherwise lose its place among a class's smallest terms to the unstaged maps and
         // never reach the cost model. Reading in tiles counts one node less than the array
-        // read (its tile length and itself not counted): among terms of one size the hash
+        // read (its tile length, row count and itself not counted): among terms of one size the hash
         // order would otherwise drop the tiled row functions of the useful chunk sizes.
         let own = u32::from(!matches!(op, TOp::Stage | TOp::StageVec));
         let size = own + kids.iter().map(|k| k.size).sum::<u32>();
-        let size = if matches!(op, TOp::Tiles(_)) { size - 3 } else { size };
+        let size = if matches!(op, TOp::Tiles(..)) { size - 4 } else { size };
         Rc::new(Term {
             op,
             key: h.finish(),
@@ -128,7 +129,8 @@ impl Term {
             TOp::Stage => "stage".into(),
             TOp::ColReduce(bc, r, g) => format!("colreduce {bc} {r} {g}"),
             TOp::GridReduce(g, s) => format!("gridreduce {g} {s}"),
-            TOp::Tiles(t) => format!("tiles {t}"),
+            TOp::Tiles(t, 1) => format!("tiles {t}"),
+            TOp::Tiles(t, b) => format!("tiles {t} rows {b}"),
             TOp::StageVec => "stagev".into(),
             TOp::Num(n) => return n.to_string(),
             TOp::Sym(s) => return s.to_string(),
@@ -147,7 +149,7 @@ impl Term {
                     | TOp::ColReduce(..)
                     | TOp::GridReduce(..)
                     | TOp::RBlock(_)
-                    | TOp::Tiles(_)
+                    | TOp::Tiles(..)
             ) && matches!(k.op, TOp::Num(_))
             {
                 continue;
@@ -187,7 +189,7 @@ fn op_of(n: &Lift, kids: &[Rc<Term>]) -> TOp {
         Lift::ColReduce(_) => TOp::ColReduce(num(0), num(1), num(2)),
         Lift::GridReduce(_) => TOp::GridReduce(num(0), num(1)),
         Lift::RBlock(_) => TOp::RBlock(num(0)),
-        Lift::Tiles(_) => TOp::Tiles(num(0)),
+        Lift::Tiles(_) => TOp::Tiles(num(0), num(1)),
         Lift::StageVec(_) => TOp::StageVec,
         Lift::Num(v) => TOp::Num(*v),
         Lift::Sym(s) => TOp::Sym(*s),

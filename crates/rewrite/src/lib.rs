@@ -80,6 +80,13 @@ pub struct Options {
     pub grid_groups: Vec<i64>,
     /// Tile and block sizes of register-blocked matrix products (`reg-block-*`).
     pub reg_blocks: Vec<egraph::RegBlockSizes>,
+    /// Rows per work-item of a map whose reduction reads an array in tiles (`reuse-tiles-T-bB`,
+    /// above 1): each element read from local memory is folded into that many rows' results.
+    /// None by default: on an H200 (`bench/results/runs/nvidia-h200-2026-11-24-nbody.md`) two
+    /// rows tied with one (n-body 13.52 ms against 13.44, mri-q 1.170 against 1.181) and four
+    /// lost (n-body 20.4 ms), while their terms took the places of one-row chunk sizes among
+    /// the extracted terms.
+    pub reuse_blocks: Vec<i64>,
 }
 
 impl Default for Options {
@@ -119,6 +126,7 @@ impl Default for Options {
             ]
             .map(|(tm, tn, rm, rn, tk)| egraph::RegBlockSizes { tm, tn, rm, rn, tk })
             .to_vec(),
+            reuse_blocks: vec![],
         }
     }
 }

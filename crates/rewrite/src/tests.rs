@@ -719,10 +719,11 @@ fn reuse_tiles_fire_only_on_whole_arrays_of_parameters_in_divisible_tiles() {
             sizes: [("N".to_string(), n)].into_iter().collect(),
             only_rules: only.iter().map(|s| s.to_string()).collect(),
             reuse_tiles: vec![64],
+            reuse_blocks: vec![],
             ..Options::default()
         };
         let (eg, ..) = crate::saturate(&prog, &info, &opts);
-        crate::egraph::count_matches(&eg, "(tiles ?t ?w)")
+        crate::egraph::count_matches(&eg, "(tiles ?t ?b ?w)")
     };
     assert_eq!(tiles_in(256, &["reuse-tiles"]), 1);
     // 96 is not a multiple of 64, and a tile as long as the array is no tile
@@ -741,7 +742,44 @@ fn reuse_tiles_fire_only_on_whole_arrays_of_parameters_in_divisible_tiles() {
         ..Options::default()
     };
     let (eg, ..) = crate::saturate(&mm, &mm_info, &opts);
-    assert_eq!(crate::egraph::count_matches(&eg, "(tiles ?t ?w)"), 0);
+    assert_eq!(crate::egraph::count_matches(&eg, "(tiles ?t ?b ?w)"), 0);
+}
+
+#[test]
+fn reuse_tiles_with_rows_per_work_item_fold_each_element_into_every_row() {
+    let prog = ir::parse(NBODY).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    let opts = |blocks: Vec<i64>| Options {
+        sizes: [("N".to_string(), 1024)].into_iter().collect(),
+        reuse_tiles: vec![64],
+        reuse_blocks: blocks,
+        ..Options::default()
+    };
+    // one rule per tile length and row count: (tiles 64 1 pos) and (tiles 64 2 pos)
+    let (eg, ..) = crate::saturate(&prog, &info, &opts(vec![2]));
+    assert_eq!(crate::egraph::count_matches(&eg, "(tiles 64 1 ?w)"), 1);
+    assert_eq!(crate::egraph::count_matches(&eg, "(tiles 64 2 ?w)"), 1);
+    let (eg, ..) = crate::saturate(&prog, &info, &opts(vec![]));
+    assert_eq!(crate::egraph::count_matches(&eg, "(tiles 64 2 ?w)"), 0);
+    let ex = explore(&prog, &info, &opts(vec![2])).expect("explores");
+    let rows: Vec<&crate::Variant> = ex
+        .variants
+        .iter()
+        .filter(|v| v.description.contains("2 rows each, pos read in tiles of 64"))
+        .collect();
+    assert!(!rows.is_empty(), "{ex}");
+    for v in rows {
+        // the tile loop at work-group level; each work-item's fold updates its two rows'
+        // accumulators per element of the local tile, in an unrolled map
+        assert!(
+            v.source.contains("(toLocal (mapLcl")
+                && v.source.contains("(mapSeqUnroll")
+                && v.source.contains("(split #2"),
+            "{}",
+            v.source
+        );
+        assert!(emits(v), "{}", v.source);
+    }
 }
 
 #[test]

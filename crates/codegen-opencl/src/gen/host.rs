@@ -406,6 +406,7 @@ impl Gen<'_> {
             .filter(|b| b.space == AddressSpace::Private)
             .map(|b| self.buf_ident(&b.name))
             .collect();
+        vector_locals(&mut body);
         for a in &private {
             scalarize(&mut body, a, &mut self.names);
         }

@@ -461,6 +461,211 @@ fn split_decl(body: &mut Vec<Stmt>, a: &Ident, ty: &CType, vars: &[Ident]) {
     body.splice(at..=at, decls);
 }
 
+/// A local or private array of scalars that the kernel reads as `w`-lane vectors (`vloadW(i,
+/// a)`: a tile of n-body's float4 positions, a work-item's float4 accumulators) becomes an
+/// array of vectors, so that each such read is one vector load: `vloadW` promises only the
+/// scalar's alignment, and a driver that cannot prove more splits it into `w` loads (LLVM's
+/// NVPTX backend does: four `ld.shared.f32` against one `ld.shared.v4.f32` per n-body
+/// interaction, read off the PTX clang 15 makes of the kernel). `vloadW(i, a)` turns into
+/// `a[i]`, a vector store or load at a scalar offset that is a multiple of `w` by its form into
+/// `a[offset / w]`, and any other use of `a` (a scalar element, a vector at an offset not known
+/// to be aligned) reads it through `(T*)a`. Runs before `scalarize`, so that a private array
+/// of vectors indexed by constants becomes vector registers.
+pub(super) fn vector_locals(body: &mut [Stmt]) {
+    let mut arrays = vec![];
+    scalar_arrays(body, &mut arrays);
+    for (a, sc, n, space) in arrays {
+        let mut widths = BTreeSet::new();
+        ast::for_each_expr_mut(body, &mut |e| vector_reads(e, &a, &mut widths));
+        let w = match widths.iter().collect::<Vec<_>>()[..] {
+            [w] if n % usize::from(*w) == 0 => *w,
+            _ => continue,
+        };
+        retype_stmts(body, &a, (sc, space), w);
+        retype_decl(body, &a, CType::Vector(sc, w), n / usize::from(w));
+    }
+}
+
+/// The arrays of scalars that `body` declares without an initial value, in local or private
+/// memory.
+fn scalar_arrays(body: &[Stmt], out: &mut Vec<(Ident, ast::Scalar, usize, AddressSpace)>) {
+    for s in body {
+        match s {
+            Stmt::Decl {
+                ty: CType::Scalar(sc),
+                name,
+                space,
+                len: Some(n),
+                init: None,
+                ..
+            } => match space {
+                Some(AddressSpace::Local) => out.push((name.clone(), *sc, *n, AddressSpace::Local)),
+                None => out.push((name.clone(), *sc, *n, AddressSpace::Private)),
+                Some(AddressSpace::Global | AddressSpace::Private) => {}
+            },
+            Stmt::For { body, .. } | Stmt::Block(body) => scalar_arrays(body, out),
+            Stmt::If { then, els, .. } => {
+                scalar_arrays(then, out);
+                scalar_arrays(els, out);
+            }
+            Stmt::Decl { .. } | Stmt::Assign { .. } | Stmt::Call(_) | Stmt::Barrier(_) | Stmt::VStore { .. } => {}
+        }
+    }
+}
+
+fn retype_decl(body: &mut [Stmt], a: &Ident, to: CType, n: usize) {
+    for s in body {
+        match s {
+            Stmt::Decl { ty, name, len, .. } if name == a => {
+                *ty = to.clone();
+                *len = Some(n);
+            }
+            Stmt::For { body, .. } | Stmt::Block(body) => retype_decl(body, a, to.clone(), n),
+            Stmt::If { then, els, .. } => {
+                retype_decl(then, a, to.clone(), n);
+                retype_decl(els, a, to.clone(), n);
+            }
+            Stmt::Decl { .. } | Stmt::Assign { .. } | Stmt::Call(_) | Stmt::Barrier(_) | Stmt::VStore { .. } => {}
+        }
+    }
+}
+
+/// The widths `w` of the reads `vloadW(i, a)` in `e`.
+fn vector_reads(e: &CExpr, a: &Ident, widths: &mut BTreeSet<u8>) {
+    if let Some((w, _)) = vload_of(e, a) {
+        widths.insert(w);
+    }
+    for c in e.children() {
+        vector_reads(c, a, widths);
+    }
+}
+
+/// `(w, i)` when `e` is `vloadW(i, a)`.
+fn vload_of<'e>(e: &'e CExpr, a: &Ident) -> Option<(u8, &'e CExpr)> {
+    let CExpr::Call(f, args) = e else { return None };
+    let w: u8 = f.strip_prefix("vload")?.parse().ok()?;
+    match &args[..] {
+        [i, CExpr::Var(b)] if b == a => Some((w, i)),
+        _ => None,
+    }
+}
+
+/// `off / w` when `off` is a multiple of `w` by its form: a constant multiple, a product with
+/// one, or a sum of such.
+fn over_width(off: &CExpr, w: u8) -> Option<CExpr> {
+    let wi = i64::from(w);
+    let times = |k: i64, e: &CExpr| match k / wi {
+        1 => e.clone(),
+        q => CExpr::bin(BinOp::Mul, CExpr::Int(q), e.clone()),
+    };
+    match off {
+        CExpr::Int(k) => (k % wi == 0).then(|| CExpr::Int(k / wi)),
+        CExpr::Binary(BinOp::Mul, x, y) => match (&**x, &**y) {
+            (CExpr::Int(k), e) if k % wi == 0 => Some(times(*k, e)),
+            (e, CExpr::Int(k)) if k % wi == 0 => Some(times(*k, e)),
+            _ => None,
+        },
+        CExpr::Binary(BinOp::Add, x, y) => Some(CExpr::bin(BinOp::Add, over_width(x, w)?, over_width(y, w)?)),
+        CExpr::Var(_)
+        | CExpr::Float(_)
+        | CExpr::Double(_)
+        | CExpr::Index(..)
+        | CExpr::Field(..)
+        | CExpr::Unary(..)
+        | CExpr::Binary(..)
+        | CExpr::Call(..)
+        | CExpr::Cast(..)
+        | CExpr::Select(..)
+        | CExpr::VecLit(..)
+        | CExpr::Sym(_) => None,
+    }
+}
+
+fn retype_stmts(body: &mut [Stmt], a: &Ident, sc: (ast::Scalar, AddressSpace), w: u8) {
+    for s in body.iter_mut() {
+        let store = match s {
+            Stmt::VStore {
+                w: sw,
+                value,
+                ptr,
+                offset,
+            } if *sw == w && *ptr == CExpr::Var(a.clone()) => over_width(offset, w).map(|k| (value.clone(), k)),
+            Stmt::Decl { .. }
+            | Stmt::Assign { .. }
+            | Stmt::Call(_)
+            | Stmt::For { .. }
+            | Stmt::If { .. }
+            | Stmt::Block(_)
+            | Stmt::Barrier(_)
+            | Stmt::VStore { .. } => None,
+        };
+        if let Some((mut value, mut k)) = store {
+            retype(&mut value, a, sc, w);
+            retype(&mut k, a, sc, w);
+            *s = Stmt::assign(CExpr::var(a).index(k), value);
+            continue;
+        }
+        match s {
+            Stmt::For {
+                init, cond, step, body, ..
+            } => {
+                for e in [init, cond, &mut step.1] {
+                    retype(e, a, sc, w);
+                }
+                retype_stmts(body, a, sc, w);
+            }
+            Stmt::If { cond, then, els } => {
+                retype(cond, a, sc, w);
+                retype_stmts(then, a, sc, w);
+                retype_stmts(els, a, sc, w);
+            }
+            Stmt::Block(body) => retype_stmts(body, a, sc, w),
+            Stmt::Barrier(_) => {}
+            Stmt::Decl { .. } | Stmt::Assign { .. } | Stmt::Call(_) | Stmt::VStore { .. } => {
+                ast::for_each_expr_mut(std::slice::from_mut(s), &mut |e| retype(e, a, sc, w));
+            }
+        }
+    }
+}
+
+/// `e` reading the array `a` of `w`-lane vectors that was an array of scalars.
+fn retype(e: &mut CExpr, a: &Ident, sc: (ast::Scalar, AddressSpace), w: u8) {
+    if let Some((_, i)) = vload_of(e, a) {
+        let mut i = i.clone();
+        retype(&mut i, a, sc, w);
+        *e = CExpr::var(a).index(i);
+        return;
+    }
+    if let CExpr::Call(f, args) = e {
+        let at = match (f.strip_prefix("vload").and_then(|x| x.parse::<u8>().ok()), &args[..]) {
+            (Some(vw), [CExpr::Int(0), CExpr::Binary(BinOp::Add, p, off)])
+                if vw == w && **p == CExpr::Var(a.clone()) =>
+            {
+                over_width(off, w)
+            }
+            _ => None,
+        };
+        if let Some(mut k) = at {
+            retype(&mut k, a, sc, w);
+            *e = CExpr::var(a).index(k);
+            return;
+        }
+    }
+    if *e == CExpr::Var(a.clone()) {
+        let ptr = CType::Ptr {
+            space: sc.1,
+            elem: Box::new(CType::Scalar(sc.0)),
+            is_const: false,
+            restrict: false,
+        };
+        *e = CExpr::cast(ptr, e.clone());
+        return;
+    }
+    for c in e.children_mut() {
+        retype(c, a, sc, w);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -496,6 +701,65 @@ mod tests {
             init: None,
             is_const: false,
         }
+    }
+
+    #[test]
+    fn local_arrays_read_as_vectors_become_arrays_of_vectors() {
+        let mut names = Namer::new();
+        let (a, b, i, x) = (
+            names.fresh("v_lt"),
+            names.fresh("v_lb"),
+            names.fresh("v_i"),
+            names.fresh("v_x"),
+        );
+        let local = |name: &Ident, n: usize| Stmt::Decl {
+            ty: CType::FLOAT,
+            name: name.clone(),
+            space: Some(AddressSpace::Local),
+            len: Some(n),
+            init: None,
+            is_const: false,
+        };
+        let four_i = CExpr::bin(BinOp::Mul, CExpr::Int(4), CExpr::var(&i));
+        let vload = |k: CExpr, buf: &Ident| CExpr::call("vload4", vec![k, CExpr::var(buf)]);
+        let mut body = vec![
+            local(&a, 8),
+            local(&b, 8),
+            // a store at an offset of whole vectors, a vector read, a scalar read
+            Stmt::VStore {
+                w: 4,
+                value: CExpr::var(&x),
+                ptr: CExpr::var(&a),
+                offset: four_i.clone(),
+            },
+            Stmt::assign(CExpr::var(&x), vload(CExpr::var(&i), &a)),
+            Stmt::assign(CExpr::var(&i), CExpr::var(&a).index(CExpr::Int(5))),
+            // an offset not known to be of whole vectors: through a scalar pointer
+            Stmt::VStore {
+                w: 4,
+                value: CExpr::var(&x),
+                ptr: CExpr::var(&a),
+                offset: CExpr::var(&i),
+            },
+            // never read as vectors: as it was
+            Stmt::VStore {
+                w: 4,
+                value: CExpr::var(&x),
+                ptr: CExpr::var(&b),
+                offset: four_i,
+            },
+        ];
+        vector_locals(&mut body);
+        let text = print::kernel_text(&ast::Kernel {
+            name: names.exact("K"),
+            work_group: None,
+            params: vec![],
+            body,
+        });
+        assert_eq!(
+            text,
+            "kernel void K() {\n  local float4 v_lt_1[2];\n  local float v_lb_1[8];\n  v_lt_1[v_i_1] = v_x_1;\n  v_x_1 = v_lt_1[v_i_1];\n  v_i_1 = ((local float*)v_lt_1)[5];\n  vstore4(v_x_1, 0, (local float*)v_lt_1 + v_i_1);\n  vstore4(v_x_1, 0, v_lb_1 + 4 * v_i_1);\n}\n\n"
+        );
     }
 
     #[test]

@@ -42,7 +42,7 @@ mod types;
 pub use types::storage_parts;
 use types::{soa_components, soa_unsupported};
 
-use memory::scalarize;
+use memory::{scalarize, vector_locals};
 use scalar::Val;
 use types::arith;
 
