@@ -42,6 +42,14 @@
 //! barriers), hence `LIFT_GPU`; the loop itself still costs PoCL about a quarter over the one-tile
 //! kernel at 10^7 elements (interleaved runs on a loaded machine, 124–153 ms before, 156–188 ms
 //! now), not yet recovered (a kernel without the loop for CPUs needs a grid chosen by device).
+//! The GPU's shape of chunks of 4 (one `float4` load each, 8192-element tiles, below) took
+//! 0.266 / 0.265 ms (0.274 / 0.274 before it in the same command), 0.035 / 0.036 ms at 10^7
+//! (0.037) but 0.0095 ms at 10^4 (0.0080: fewer, larger tiles). In that command the old
+//! one-element rounds without prefetch (`LIFT_GPU_PATHS=0`) also took 0.264 ms for the filter
+//! alone, chunks of 4 in 4096-element tiles 0.257 / 0.270 ms, and the kernel without its stores
+//! 0.236 ms: neither the loads' width nor the stores is what keeps it at 1.35× a copy (0.195 ms).
+//! (Without the look-back every tile stores at offset 0 and the contended stores took 0.48 ms,
+//! which measures nothing.) The notes: `bench/results/runs/nvidia-h200-2026-11-24-filter.md`.
 //! The older history: a look-back of one predecessor at a time took 0.617 ms for 6.1 at 10^8, the
 //! two-kernel reduce-then-scan before it 0.380 ms in three launches.
 //!
