@@ -141,6 +141,20 @@ fn describe(id: String, platform: &str, handle: cl_device_id) -> Result<DeviceIn
 pub const MAX_WORK_GROUP_VAR: &str = "LIFT_MAX_WORK_GROUP_SIZE";
 pub const LOCAL_MEM_VAR: &str = "LIFT_LOCAL_MEM_BYTES";
 
+/// `1` (or `0`): build every program with `LIFT_GPU` defined so, whatever the device is; the
+/// code paths generated for GPUs (the filter's vector loads and prefetch) are then tested on a
+/// CPU driver and under Oclgrind. Anything else is ignored.
+pub const GPU_PATHS_VAR: &str = "LIFT_GPU_PATHS";
+
+/// The value of `LIFT_GPU` for programs built for a device of kind `kind`.
+pub(crate) fn gpu_paths(kind: DeviceKind) -> u8 {
+    match std::env::var(GPU_PATHS_VAR).ok().as_deref().map(str::trim) {
+        Some("1") => 1,
+        Some("0") => 0,
+        _ => u8::from(matches!(kind, DeviceKind::Gpu)),
+    }
+}
+
 fn lowered<T: Copy + Ord + std::str::FromStr>(queried: T, var: &str) -> T {
     let forced = std::env::var(var).ok().and_then(|v| v.trim().parse::<T>().ok());
     forced.map_or(queried, |f| f.min(queried))

@@ -20,7 +20,9 @@ mod plan;
 mod session;
 
 pub use cache::default_cache_dir;
-pub use device::{describe_devices, device_info, devices, DeviceInfo, DeviceKind, LOCAL_MEM_VAR, MAX_WORK_GROUP_VAR};
+pub use device::{
+    describe_devices, device_info, devices, DeviceInfo, DeviceKind, GPU_PATHS_VAR, LOCAL_MEM_VAR, MAX_WORK_GROUP_VAR,
+};
 pub use error::Error;
 pub use plan::{BufferInit, BufferSpec, KernelArg, Launch, Plan, ReadSpec, RunOptions, RunResult};
 pub use session::{keep_sessions, LaunchEvent, PendingRead, Prepared, Resident, Session};

@@ -435,9 +435,9 @@ impl Session {
         if self.programs.contains_key(&key) {
             return Ok(true);
         }
-        // Kernels that choose a code path by the kind of device read `LIFT_GPU` (the filter
-        // prefetches its next tile only on GPUs).
-        let gpu = u8::from(matches!(self.info.kind, crate::DeviceKind::Gpu));
+        // Kernels that choose a code path by the kind of device read `LIFT_GPU` (the filter's
+        // tile shape, vector loads and prefetch are for GPUs).
+        let gpu = crate::device::gpu_paths(self.info.kind);
         let options = &format!("{options} -D LIFT_GPU={gpu}");
         let disk_key = cache::Key::new(&[
             &self.info.name,

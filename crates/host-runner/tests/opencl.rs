@@ -432,7 +432,7 @@ fn copy_baseline_measures_something() {
 }
 
 /// `LIFT_GPU` is defined for every program: 1 on a GPU, 0 on any other device (the filter
-/// kernel picks its loads by it).
+/// kernel picks its shape by it), unless `LIFT_GPU_PATHS` forces it.
 #[test]
 fn programs_see_whether_their_device_is_a_gpu() {
     let Some(mut s) = session(None) else { return };
@@ -444,6 +444,10 @@ fn programs_see_whether_their_device_is_a_gpu() {
         reads: vec![ReadSpec::Whole(0)],
     };
     let out = s.run(&p, &ONCE).expect("runs");
-    let gpu = i32::from(matches!(s.info().kind, DeviceKind::Gpu));
+    let gpu = match std::env::var(host_runner::GPU_PATHS_VAR).ok().as_deref() {
+        Some("1") => 1,
+        Some("0") => 0,
+        _ => i32::from(matches!(s.info().kind, DeviceKind::Gpu)),
+    };
     assert_eq!(to_ints(&out.reads[0]), vec![gpu]);
 }

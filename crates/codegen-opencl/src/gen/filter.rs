@@ -42,15 +42,32 @@
 //! barriers), hence `LIFT_GPU`; the loop itself still costs PoCL about a quarter over the one-tile
 //! kernel at 10^7 elements (interleaved runs on a loaded machine, 124–153 ms before, 156–188 ms
 //! now), not yet recovered (a kernel without the loop for CPUs needs a grid chosen by device).
+//! The GPU's shape of chunks of 4 (one `float4` load each, 8192-element tiles, below) took
+//! 0.266 / 0.265 ms (0.274 / 0.274 before it in the same command), 0.035 / 0.036 ms at 10^7
+//! (0.037) but 0.0095 ms at 10^4 (0.0080: fewer, larger tiles). In that command the old
+//! one-element rounds without prefetch (`LIFT_GPU_PATHS=0`) also took 0.264 ms for the filter
+//! alone, chunks of 4 in 4096-element tiles 0.257 / 0.270 ms, and the kernel without its stores
+//! 0.236 ms: neither the loads' width nor the stores is what keeps it at 1.35× a copy (0.195 ms).
+//! (Without the look-back every tile stores at offset 0 and the contended stores took 0.48 ms,
+//! which measures nothing.) The notes: `bench/results/runs/nvidia-h200-2026-11-24-filter.md`.
 //! The older history: a look-back of one predecessor at a time took 0.617 ms for 6.1 at 10^8, the
 //! two-kernel reduce-then-scan before it 0.380 ms in three launches.
 //!
-//! A tile is `FILTER_WG * FILTER_ROUNDS * FILTER_PARTS` elements; work-item `l` holds elements
-//! `k * FILTER_WG + l` for each round `k` of the tile. Reads are coalesced, and the kept elements
-//! of one round go to one contiguous run of the output, so stores coalesce too. The flags of the
-//! `FILTER_ROUNDS` rounds of a part are packed into one `ulong` (8 bits a round), so one
-//! work-group scan orders a whole part: an exclusive prefix over at most 255 work-items is at
-//! most 255 and never carries into the next round's field.
+//! The kernel has two shapes, one for GPUs and one for other devices ([`Shape`]); both are in
+//! its text, under `if (LIFT_GPU)` and `if (!LIFT_GPU)`, and the host's definition of the macro
+//! when it builds the program for a device picks one (`LIFT_GPU_PATHS=1` forces the GPU's, so
+//! that the tests run it on PoCL and Oclgrind too). In round `k` of a tile, work-item `l` holds
+//! the `chunk` consecutive elements from `chunk * (k * FILTER_WG + l)`: on a GPU a chunk is 4
+//! elements, one 16-byte vector load where the input is a buffer of scalars, so a work-item has
+//! eight such loads in flight a tile (8192 elements) and the next tile's eight more; on a CPU a
+//! chunk is one element, so that neighbouring work-items read neighbouring elements, which PoCL
+//! turns into vector loads across work-items (its tiles are 4096 elements). Each round's count
+//! of kept elements is a field of a part's packed counts (`ulong`, 16 bits a round on a GPU, 8
+//! on a CPU), and each element's flag a bit of the part's mask, both in registers; one
+//! work-group scan of the packed counts orders a whole part (an exclusive prefix over at most
+//! 255 work-items, at most `255 * chunk`, never carries into the next field). The kept
+//! elements of one round go to one contiguous run of the output, a work-item's in order from
+//! its prefix, so stores coalesce.
 
 use super::*;
 use crate::ast::{AssignOp, BinOp, CType, Expr, Fence, Stmt};
@@ -63,14 +80,57 @@ use std::collections::BTreeSet;
 use std::rc::Rc;
 use typeck::CheckKind;
 
-/// Work-items per work-group of the filter kernel (a multiple of `SCAN_RUN`, at most 256 so
-/// that 8-bit prefix fields cannot overflow).
+/// Work-items per work-group of the filter kernel (a multiple of `SCAN_RUN`; at most 256 so
+/// that no exclusive prefix of a round overflows its field, see [`Shape`]).
 const FILTER_WG: usize = 256;
-/// Elements per work-item per tile, one 8-bit field each of the packed flags (at most 8).
-const FILTER_ROUNDS: usize = 8;
-/// Scans per tile: each orders `FILTER_ROUNDS` elements of every work-item, and one look-back
-/// serves them all, so a tile is `FILTER_WG * FILTER_ROUNDS * FILTER_PARTS` elements.
+/// Scans per tile: each orders the rounds of every work-item packed in one `ulong`, and one
+/// look-back serves them all.
 const FILTER_PARTS: usize = 2;
+
+/// The shape of a tile. Work-item `l` holds, in round `k`, the `chunk` consecutive elements
+/// from `chunk * (k * FILTER_WG + l)` of the tile; a round's count of kept elements is one
+/// `field`-bit field of the part's packed counts (so `64 / field` rounds a part), and an
+/// exclusive prefix over at most 255 work-items, at most `255 * chunk`, must fit it.
+#[derive(Clone, Copy)]
+struct Shape {
+    chunk: usize,
+    field: usize,
+    /// Loads of the next tile are issued before this tile's stores.
+    prefetch: bool,
+}
+
+impl Shape {
+    fn rounds(self) -> usize {
+        64 / self.field
+    }
+
+    fn tile(self) -> usize {
+        FILTER_WG * self.chunk * self.rounds() * FILTER_PARTS
+    }
+
+    fn tiles(self, cap: &ArithExpr) -> ArithExpr {
+        let t = self.tile() as i64;
+        cap.add(&ArithExpr::cst(t - 1)).div(&ArithExpr::cst(t))
+    }
+}
+
+/// On a GPU: 16 bytes in flight per load and eight loads a work-item a tile, 8,192 elements,
+/// prefetched (NVIDIA H200 measurements in the module doc).
+const GPU_SHAPE: Shape = Shape {
+    chunk: 4,
+    field: 16,
+    prefetch: true,
+};
+/// Elsewhere (PoCL's CPU driver): one element a round, so that neighbouring work-items read
+/// neighbouring elements, which PoCL turns into vector loads across work-items; 4,096 elements.
+/// Its tiles are the smaller ones, which the status words and the grid are sized for.
+const CPU_SHAPE: Shape = Shape {
+    chunk: 1,
+    field: 8,
+    prefetch: false,
+};
+const _: () = assert!(CPU_SHAPE.chunk * (64 / CPU_SHAPE.field) <= GPU_SHAPE.chunk * (64 / GPU_SHAPE.field));
+const _: () = assert!(255 * GPU_SHAPE.chunk < 1 << GPU_SHAPE.field && 255 * CPU_SHAPE.chunk < 1 << CPU_SHAPE.field);
 /// Work-items whose packed flags one of the first `FILTER_WG / SCAN_RUN` work-items scans serially.
 const SCAN_RUN: usize = 8;
 /// Tiles whose status the look-back reads at once, one work-item each (at most `FILTER_WG`).
@@ -89,15 +149,19 @@ struct Names {
     b: Ident,
     c: Ident,
     e: Ident,
+    g: Ident,
     h: Ident,
+    i: Ident,
     ho: Ident,
     ex: Ident,
     j: Ident,
     k: Ident,
     l: Ident,
     lb: Ident,
+    m: Ident,
+    mk: Ident,
+    o: Ident,
     pk: Ident,
-    pos: Ident,
     q: Ident,
     r: Ident,
     roff: Ident,
@@ -122,15 +186,19 @@ impl Names {
             b: f("b"),
             c: f("c"),
             e: f("e"),
+            g: f("g"),
             h: f("h"),
+            i: f("i"),
             ho: f("ho"),
             ex: f("ex"),
             j: f("j"),
             k: f("k"),
             l: f("l"),
             lb: f("lb"),
+            m: f("m"),
+            mk: f("mk"),
+            o: f("o"),
             pk: f("pk"),
-            pos: f("pos"),
             q: f("q"),
             r: f("r"),
             roff: f("roff"),
@@ -170,10 +238,37 @@ fn mul(a: Expr, b: Expr) -> Expr {
     Expr::bin(BinOp::Mul, a, b)
 }
 
-/// `(int)((x >> (8 * f_r)) & 255)`: the 8-bit field of round `f_r` in packed flags.
-fn field(x: Expr, r: &Ident) -> Expr {
-    let shifted = Expr::bin(BinOp::Shr, x, mul(int(8), v(r)));
-    Expr::cast(CType::INT, Expr::bin(BinOp::BitAnd, shifted, int(255)))
+/// `(int)((x >> (bits * f_r)) & (2^bits - 1))`: the count of round `f_r` in packed counts.
+fn field(x: Expr, r: &Ident, bits: usize) -> Expr {
+    let shifted = Expr::bin(BinOp::Shr, x, mul(int(bits), v(r)));
+    Expr::cast(CType::INT, Expr::bin(BinOp::BitAnd, shifted, int((1 << bits) - 1)))
+}
+
+/// What both shapes of the filter kernel generate from.
+#[derive(Clone, Copy)]
+struct FilterCx<'a> {
+    e: ExprId,
+    p: ExprId,
+    xs: ExprId,
+    consumer: Option<ExprId>,
+    producer: Option<(ExprId, ExprId, ExprId)>,
+    dest: &'a Dest,
+    st: &'a Ident,
+    n: &'a ArithExpr,
+    cap: &'a ArithExpr,
+    elem_ty: &'a Type,
+    rows: bool,
+    len_loc: &'a Expr,
+}
+
+/// One scalar component of the filter's input, staged in registers.
+struct Leaf {
+    /// The private array of its slots.
+    array: Ident,
+    /// Its value at element `f_e`.
+    read: Expr,
+    /// The buffer and scalar type when the value is the buffer's element `f_e` itself.
+    vector: Option<(Expr, crate::ast::Scalar)>,
 }
 
 fn local_array(ty: CType, name: &Ident, len: usize) -> Stmt {
@@ -339,11 +434,9 @@ impl Gen<'_> {
         let f = Names::new(&mut self.names);
         let n = self.len_of(xs)?;
         let cap = self.capacity(&n);
-        let (wg, rounds, parts) = (FILTER_WG, FILTER_ROUNDS, FILTER_PARTS);
-        let tile = wg * rounds * parts;
-        let tiles = cap
-            .add(&ArithExpr::cst(tile as i64 - 1))
-            .div(&ArithExpr::cst(tile as i64));
+        let wg = FILTER_WG;
+        // The status words and the grid serve the shape with the smaller tiles, which has more.
+        let tiles = CPU_SHAPE.tiles(&cap);
         // Word 0 is the ticket counter; then each tile's aggregate, then each tile's inclusive
         // prefix, each stored as value + 1 so that the zeroed buffer reads "not published yet".
         let (status_b, _) = self
@@ -387,10 +480,15 @@ impl Gen<'_> {
         k.local[0] = Some(wg);
         let slots = wg + wg / SCAN_RUN;
         let runs = wg / SCAN_RUN;
-        k.decls.push(local_array(CType::ULONG, &f.scan, parts * slots));
-        k.decls.push(local_array(CType::ULONG, &f.runsum, parts * runs));
-        k.decls.push(local_array(CType::ULONG, &f.runpre, parts * runs));
-        k.decls.push(local_array(CType::INT, &f.roff, parts * (rounds + 1)));
+        k.decls.push(local_array(CType::ULONG, &f.scan, FILTER_PARTS * slots));
+        k.decls.push(local_array(CType::ULONG, &f.runsum, FILTER_PARTS * runs));
+        k.decls.push(local_array(CType::ULONG, &f.runpre, FILTER_PARTS * runs));
+        let roff_len = [GPU_SHAPE, CPU_SHAPE]
+            .iter()
+            .map(|sh| FILTER_PARTS * (sh.rounds() + 1))
+            .max()
+            .expect("two shapes");
+        k.decls.push(local_array(CType::INT, &f.roff, roff_len));
         k.decls.push(local_array(CType::INT, &f.tk, 2));
         k.decls.push(local_array(CType::INT, &f.lb, 4));
         self.k = Some(k);
@@ -414,12 +512,89 @@ impl Gen<'_> {
         // `f_tn`: the ticket of the next tile, the first one here.
         self.push(Stmt::decl(CType::INT, &f.tn, v(&f.tk).index(int(0))));
         self.push(Stmt::decl(CType::INT, &f.q, int(0)));
-        // `f_t * tile + f_k * wg + f_l`: the element of this work-item in round `f_r` of part
-        // `f_h` of tile `f_t`, `f_k = f_h * rounds + f_r`
-        let elem_index = |t: &Ident| add(add(mul(v(t), int(tile)), mul(v(&f.k), int(wg))), v(&f.l));
+        // The kernel's shape is the device's: the host defines `LIFT_GPU` when it builds the
+        // program, and the compiler folds the branch it does not take.
+        let cx = FilterCx {
+            e,
+            p,
+            xs,
+            consumer,
+            producer,
+            dest,
+            st: &st,
+            n: &n,
+            cap: &cap,
+            elem_ty: &elem_ty,
+            rows,
+            len_loc: &len_loc,
+        };
+        let gpu = Expr::Sym(GPU_MACRO.to_string());
+        self.open_if(gpu.clone());
+        let (vector, prefetched) = self.tile_loop(&f, GPU_SHAPE, &cx)?;
+        self.close();
+        self.open_if(Expr::un(crate::ast::UnOp::Not, gpu));
+        self.tile_loop(&f, CPU_SHAPE, &cx)?;
+        self.close();
+        if let Some(k) = self.k.as_mut() {
+            k.notes.push(format!(
+                "filterGlb: on a GPU ({GPU_MACRO} = 1) tiles of {} elements, each work-item reading {} consecutive elements a round{}{}; elsewhere tiles of {}, one element a round",
+                GPU_SHAPE.tile(),
+                GPU_SHAPE.chunk,
+                if vector { " in one vector load" } else { "" },
+                if prefetched {
+                    ", the next tile loaded before this one is stored"
+                } else {
+                    ""
+                },
+                CPU_SHAPE.tile(),
+            ));
+        }
+        let default = format!("#ifndef {GPU_MACRO}\n#define {GPU_MACRO} 0\n#endif\n");
+        if !self.source.starts_with(&default) {
+            self.source.insert_str(0, &default);
+        }
+        let k = self.k.take().expect("set");
+        self.finish_kernel(k, e)
+    }
+
+    /// The persistent loop over tiles of one kernel shape (see the module documentation);
+    /// whether it reads its chunks with vector loads, and whether it loads the next tile early.
+    fn tile_loop(&mut self, f: &Names, sh: Shape, cx: &FilterCx) -> Result<(bool, bool)> {
+        let FilterCx {
+            e,
+            p,
+            xs,
+            consumer,
+            producer,
+            dest,
+            st,
+            n,
+            cap,
+            elem_ty,
+            rows,
+            len_loc,
+        } = *cx;
+        let (wg, rounds, parts, chunk) = (FILTER_WG, sh.rounds(), FILTER_PARTS, sh.chunk);
+        let tile = sh.tile();
+        let tiles = sh.tiles(cap);
+        let slots = wg + wg / SCAN_RUN;
+        let runs = wg / SCAN_RUN;
+        // Chunk `f_k = f_h * rounds + f_r` of work-item `f_l` in tile `t` is the `chunk`
+        // consecutive elements from `f_g`; its elements sit in register slots `f_i`.
+        let chunk_first = |t: &Ident| {
+            let first = add(add(mul(v(t), int(tile / chunk)), mul(v(&f.k), int(wg))), v(&f.l));
+            if chunk == 1 {
+                first
+            } else {
+                mul(int(chunk), first)
+            }
+        };
         let round_k = || Stmt::decl(CType::INT, &f.k, add(mul(v(&f.h), int(rounds)), v(&f.r)));
-        let private = |name: &Ident| Stmt::Decl {
-            ty: CType::ULONG,
+        let slot_i = || Stmt::decl(CType::INT, &f.i, add(mul(v(&f.k), int(chunk)), v(&f.m)));
+        // The bit of element `f_m` of round `f_r` in its part's mask `f_mk`, below 16.
+        let bit = || add(mul(v(&f.r), int(chunk)), v(&f.m));
+        let private = |ty: CType, name: &Ident| Stmt::Decl {
+            ty,
             name: name.clone(),
             space: None,
             len: Some(parts),
@@ -427,35 +602,41 @@ impl Gen<'_> {
             is_const: false,
         };
         // The tile's elements stay in registers (one private array per scalar component, indexed
-        // only in unrolled loops) between the predicate and the store.
-        let x = match producer {
-            Some((_, _, ys)) => self.filter_elem(&f, ys)?,
-            None => self.filter_elem(&f, xs)?,
+        // only in unrolled loops) between the predicate and the store. With a map producing the
+        // input, its input's elements are the ones loaded, and the map's results get slots too.
+        let src = producer.map_or(xs, |(_, _, ys)| ys);
+        let x = self.filter_elem(f, src)?;
+        let src_ty = match self.cty(src)? {
+            Type::Array(t, _) => *t,
+            t @ Type::Scalar(_)
+            | t @ Type::Vector(..)
+            | t @ Type::Tuple(_)
+            | t @ Type::Exists(_)
+            | t @ Type::Fun(..) => return Err(self.err(src, format!("internal: filter of {t}"))),
         };
         let mut decls = vec![];
-        let mut loads = vec![];
-        let staged = if rows {
+        let mut leaves = vec![];
+        let loaded = if rows {
             Read::Tuple(vec![])
-        } else if producer.is_some() {
-            // One slot, filled below with the map's function applied to the element.
-            let slot = Read::Expr(Access::Value(int(0)));
-            self.stage(&f, &slot, &elem_ty, &mut decls, &mut vec![])?
         } else {
-            let read = x.read(&[]).map_err(|m| self.err(xs, m.0))?;
-            self.stage(&f, &read, &elem_ty, &mut decls, &mut loads)?
+            let read = x.read(&[]).map_err(|m| self.err(src, m.0))?;
+            self.stage(f, &read, &src_ty, &mut decls, &mut leaves, sh)?
         };
-        // On a GPU, plain reads are prefetched: the next tile's elements are loaded into a second
-        // set of registers before this tile's kept elements are stored, so that the group has
-        // loads in flight through its stores and the next tile's ticket. A CPU gains nothing
-        // from it and PoCL loses much (see the module doc), so the choice is `LIFT_GPU`'s, a
-        // constant the compiler folds.
-        let gpu = || Expr::Sym(GPU_MACRO.to_string());
-        let not_gpu = || Expr::un(crate::ast::UnOp::Not, gpu());
+        let staged = if producer.is_some() {
+            let slot = Read::Expr(Access::Value(int(0)));
+            self.stage(f, &slot, elem_ty, &mut decls, &mut vec![], sh)?
+        } else {
+            loaded.clone()
+        };
+        // On a GPU the next tile's elements are loaded into a second set of registers before
+        // this tile's kept elements are stored, so that the group has loads in flight through
+        // its stores and the next tile's ticket. A CPU gains nothing from it and PoCL loses much
+        // (see the module doc), so the choice is `LIFT_GPU`'s, a constant the compiler folds.
         let mut next_decls = vec![];
-        let mut next_loads = vec![];
-        if !loads.is_empty() {
-            let read = x.read(&[]).map_err(|m| self.err(xs, m.0))?;
-            self.stage(&f, &read, &elem_ty, &mut next_decls, &mut next_loads)?;
+        let mut next_leaves = vec![];
+        if sh.prefetch && !leaves.is_empty() {
+            let read = x.read(&[]).map_err(|m| self.err(src, m.0))?;
+            self.stage(f, &read, &src_ty, &mut next_decls, &mut next_leaves, sh)?;
         }
         let names_of = |ds: &[Stmt]| -> Vec<Ident> {
             ds.iter()
@@ -468,27 +649,71 @@ impl Gen<'_> {
                 })
                 .collect()
         };
-        let moves: Vec<(Ident, Ident)> = names_of(&decls).into_iter().zip(names_of(&next_decls)).collect();
+        let moves: Vec<(Ident, Ident)> = leaves
+            .iter()
+            .map(|l| l.array.clone())
+            .zip(names_of(&next_decls))
+            .collect();
         for d in decls.into_iter().chain(next_decls) {
             self.push(d);
         }
-        self.push(private(&f.pk));
-        self.push(private(&f.ex));
-        // Loads of the elements of tile `t` into `loads`' registers.
-        let load_tile = |g: &mut Self, t: &Ident, loads: &[Stmt]| {
-            g.open_for(&f.k, int(0), int(rounds * parts), int(1), true);
-            g.push(Stmt::decl(CType::INT, &f.e, elem_index(t)));
-            g.open_if(Expr::bin(BinOp::Lt, v(&f.e), arith(&n)));
-            for l in loads {
-                g.push(l.clone());
+        self.push(private(CType::ULONG, &f.pk));
+        self.push(private(CType::ULONG, &f.ex));
+        self.push(private(CType::INT, &f.mk));
+        // A whole chunk of plain buffer elements is one vector load (the buffer is aligned and
+        // `f_g` a multiple of `chunk`); the chunk at the end, or any other view, is read one
+        // element at a time.
+        let vector = chunk > 1 && !leaves.is_empty() && leaves.iter().all(|l| l.vector.is_some());
+        let load_chunk = |g: &mut Self, t: &Ident, leaves: &[Leaf]| {
+            g.push(Stmt::decl(CType::INT, &f.g, chunk_first(t)));
+            let each = |g: &mut Self| {
+                g.open_for(&f.m, int(0), int(chunk), int(1), true);
+                g.push(slot_i());
+                g.push(Stmt::decl(CType::INT, &f.e, add(v(&f.g), v(&f.m))));
+                g.open_if(Expr::bin(BinOp::Lt, v(&f.e), arith(n)));
+                for l in leaves {
+                    g.push(Stmt::assign(v(&l.array).index(v(&f.i)), l.read.clone()));
+                }
+                g.close();
+                g.close();
+            };
+            if vector {
+                let whole = Expr::bin(BinOp::Le, add(v(&f.g), int(chunk)), arith(n));
+                g.open_if(whole);
+                for l in leaves {
+                    let (ptr, s) = l.vector.clone().expect("checked");
+                    let at = Expr::bin(BinOp::Div, v(&f.g), int(chunk));
+                    let vec_ptr = Expr::cast(
+                        CType::Ptr {
+                            space: AddressSpace::Global,
+                            elem: Box::new(CType::Vector(s, chunk as u8)),
+                            is_const: true,
+                            restrict: false,
+                        },
+                        ptr,
+                    );
+                    let tmp = g.fresh("v");
+                    g.push(Stmt::decl(CType::Vector(s, chunk as u8), &tmp, vec_ptr.index(at)));
+                    for m in 0..chunk {
+                        let slot = add(mul(v(&f.k), int(chunk)), int(m));
+                        g.push(Stmt::assign(v(&l.array).index(slot), v(&tmp).lane(m as u32)));
+                    }
+                }
+                g.close();
+                g.open_if(Expr::bin(BinOp::Gt, add(v(&f.g), int(chunk)), arith(n)));
+                each(g);
+                g.close();
+            } else {
+                each(g);
             }
-            g.close();
+        };
+        let load_tile = |g: &mut Self, t: &Ident, leaves: &[Leaf]| {
+            g.open_for(&f.k, int(0), int(rounds * parts), int(1), true);
+            load_chunk(g, t, leaves);
             g.close();
         };
-        if !next_loads.is_empty() {
-            self.open_if(gpu());
-            load_tile(self, &f.tn, &loads);
-            self.close();
+        if !next_leaves.is_empty() {
+            load_tile(self, &f.tn, &leaves);
         }
         self.open(Head::For {
             var: f.t.clone(),
@@ -499,46 +724,55 @@ impl Gen<'_> {
         });
         self.open_for(&f.h, int(0), int(parts), int(1), true);
         self.push(Stmt::assign(v(&f.pk).index(v(&f.h)), int(0)));
+        self.push(Stmt::assign(v(&f.mk).index(v(&f.h)), int(0)));
         self.open_for(&f.r, int(0), int(rounds), int(1), true);
         self.push(round_k());
-        self.push(Stmt::decl(CType::INT, &f.e, elem_index(&f.t)));
+        if !sh.prefetch && !leaves.is_empty() {
+            load_chunk(self, &f.t, &leaves);
+        } else {
+            self.push(Stmt::decl(CType::INT, &f.g, chunk_first(&f.t)));
+        }
+        self.open_for(&f.m, int(0), int(chunk), int(1), true);
+        self.push(slot_i());
+        self.push(Stmt::decl(CType::INT, &f.e, add(v(&f.g), v(&f.m))));
         if let Some((_, g, _)) = producer {
-            self.open_if(Expr::bin(BinOp::Lt, v(&f.e), arith(&n)));
+            self.open_if(Expr::bin(BinOp::Lt, v(&f.e), arith(n)));
             let (params, body) = self.lambda(g)?;
-            self.bind(params[0], Bound::View(x.clone()));
+            let input = self.read_view(loaded.clone(), &src_ty);
+            self.bind(params[0], Bound::View(input));
             let value = self.scalar_expr(body)?;
             let Read::Expr(Access::Value(slot)) = &staged else {
                 return Err(self.err(g, "internal: staged map result"));
             };
             self.push(Stmt::assign(slot.clone(), value));
             self.close();
-        } else if !loads.is_empty() {
-            self.open_if(Expr::bin(
-                BinOp::And,
-                not_gpu(),
-                Expr::bin(BinOp::Lt, v(&f.e), arith(&n)),
-            ));
-            for l in &loads {
-                self.push(l.clone());
-            }
-            self.close();
         }
         let elem_view = if rows {
-            x.clone()
+            self.filter_elem(f, xs)?
         } else {
-            self.read_view(staged.clone(), &elem_ty)
+            self.read_view(staged.clone(), elem_ty)
         };
-        let cond = self.filter_pred(&f, p, elem_view.clone(), &n)?;
-        let flag = Expr::bin(BinOp::Shl, Expr::cast(CType::ULONG, v(&cond)), mul(int(8), v(&f.r)));
+        let cond = self.filter_pred(f, p, elem_view, n)?;
+        // A round's count in its 16-bit field, and each element's flag in its bit of `f_mk`.
         self.push(Stmt::Assign {
             lhs: v(&f.pk).index(v(&f.h)),
+            op: AssignOp::Add,
+            rhs: Expr::bin(
+                BinOp::Shl,
+                Expr::cast(CType::ULONG, v(&cond)),
+                mul(int(sh.field), v(&f.r)),
+            ),
+        });
+        self.push(Stmt::Assign {
+            lhs: v(&f.mk).index(v(&f.h)),
             op: AssignOp::Or,
-            rhs: flag,
+            rhs: Expr::bin(BinOp::Shl, v(&cond), bit()),
         });
         self.close();
         self.close();
-        self.scan_tile(&f, slots, runs, rounds, parts);
-        self.look_back(&f, &st, &tiles, rounds, parts, len_loc.clone());
+        self.close();
+        self.scan_tile(f, slots, runs, rounds, parts, sh.field);
+        self.look_back(f, st, &tiles, rounds, parts, len_loc.clone());
         // The next ticket is taken only once this tile has published its prefix: a ticket taken
         // earlier (to prefetch during the scan) leaves its tile unpublished for a whole tile's
         // time, and every later tile's look-back waits on it (measured slower on the H200,
@@ -546,41 +780,43 @@ impl Gen<'_> {
         self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
         self.push(Stmt::assign(
             v(&f.tk).index(int(1)),
-            Expr::call("atomic_inc", vec![v(&st)]),
+            Expr::call("atomic_inc", vec![v(st)]),
         ));
         self.close();
         self.push(Stmt::Barrier(Fence::Local));
         self.push(Stmt::assign(v(&f.tn), v(&f.tk).index(int(1))));
-        if !next_loads.is_empty() {
-            self.open_if(gpu());
-            load_tile(self, &f.tn, &next_loads);
-            self.close();
+        if !next_leaves.is_empty() {
+            load_tile(self, &f.tn, &next_leaves);
         }
-        // `f_ho`: where part `f_h` of the tile starts in the output
+        // `f_ho`: where part `f_h` of the tile starts in the output; `f_o`: where the next kept
+        // element of this work-item's chunk goes.
         self.push(Stmt::decl(CType::INT, &f.ho, v(&f.a)));
         let roff = |h: Expr, k: Expr| v(&f.roff).index(add(mul(h, int(rounds + 1)), k));
         self.open_for(&f.h, int(0), int(parts), int(1), true);
         self.open_for(&f.r, int(0), int(rounds), int(1), true);
+        self.push(round_k());
+        let first = add(
+            add(v(&f.ho), roff(v(&f.h), v(&f.r))),
+            field(v(&f.ex).index(v(&f.h)), &f.r, sh.field),
+        );
+        self.push(Stmt::decl(CType::INT, &f.o, first));
+        self.open_for(&f.m, int(0), int(chunk), int(1), true);
+        self.push(slot_i());
         let kept = Expr::bin(
             BinOp::BitAnd,
-            Expr::bin(BinOp::Shr, v(&f.pk).index(v(&f.h)), mul(int(8), v(&f.r))),
+            Expr::bin(BinOp::Shr, v(&f.mk).index(v(&f.h)), bit()),
             int(1),
         );
         self.open_if(kept);
-        self.push(round_k());
-        let pos = add(
-            add(v(&f.ho), roff(v(&f.h), v(&f.r))),
-            field(v(&f.ex).index(v(&f.h)), &f.r),
-        );
-        self.push(Stmt::decl(CType::INT, &f.pos, pos));
-        let pos = ArithExpr::var(f.pos.as_str(), Range::upto(cap.clone()));
+        let pos = ArithExpr::var(f.o.as_str(), Range::upto(cap.clone()));
         if rows {
-            self.push(Stmt::decl(CType::INT, &f.e, elem_index(&f.t)));
-            let (dims, _) = dims_of(&elem_ty);
+            self.push(Stmt::decl(CType::INT, &f.e, add(chunk_first(&f.t), v(&f.m))));
+            let (dims, _) = dims_of(elem_ty);
+            let x = self.filter_elem(f, xs)?;
             self.copy_dims(e, &x, &dest.view.access(pos), &dims, vec![], MapKind::Seq)?;
         } else if let Some(g) = consumer {
             let (params, body) = self.lambda(g)?;
-            let elem = self.read_view(staged.clone(), &elem_ty);
+            let elem = self.read_view(staged.clone(), elem_ty);
             self.bind(params[0], Bound::View(elem));
             let d = Dest {
                 view: dest.view.access(pos),
@@ -592,33 +828,23 @@ impl Gen<'_> {
             let loc = dest.view.write(&[pos]).map_err(|m| self.err(e, m.0))?;
             self.store(&loc, &staged, e)?;
         }
+        self.push(add_to(v(&f.o), int(1)));
+        self.close();
         self.close();
         self.close();
         self.push(add_to(v(&f.ho), roff(v(&f.h), int(rounds))));
         self.close();
         if !moves.is_empty() {
-            self.open_if(gpu());
-            self.open_for(&f.k, int(0), int(rounds * parts), int(1), true);
+            self.open_for(&f.i, int(0), int(chunk * rounds * parts), int(1), true);
             for (cur, next) in &moves {
-                self.push(Stmt::assign(v(cur).index(v(&f.k)), v(next).index(v(&f.k))));
+                self.push(Stmt::assign(v(cur).index(v(&f.i)), v(next).index(v(&f.i))));
             }
             self.close();
-            self.close();
-            if let Some(k) = self.k.as_mut() {
-                k.notes.push(format!(
-                    "filterGlb: on a GPU ({GPU_MACRO} = 1) each group loads its next tile before storing this one; elsewhere it loads a tile when it starts it"
-                ));
-            }
-            let default = format!("#ifndef {GPU_MACRO}\n#define {GPU_MACRO} 0\n#endif\n");
-            if !self.source.starts_with(&default) {
-                self.source.insert_str(0, &default);
-            }
         }
         // The next tile's scan overwrites the local arrays this one has just read.
         self.push(Stmt::Barrier(Fence::Local));
         self.close();
-        let k = self.k.take().expect("set");
-        self.finish_kernel(k, e)
+        Ok((vector, !next_leaves.is_empty()))
     }
 
     /// Decoupled look-back with a window, leaving the tile's exclusive prefix in `f_a` (the same
@@ -730,30 +956,50 @@ impl Gen<'_> {
         self.close();
     }
 
-    /// Private arrays holding one element per round: their declarations, the statements loading
-    /// element `f_e` into slot `f_k`, and the element as read from slot `f_k`.
-    fn stage(&mut self, f: &Names, r: &Read, ty: &Type, decls: &mut Vec<Stmt>, loads: &mut Vec<Stmt>) -> Result<Read> {
+    /// Private arrays holding one element per slot: their declarations, the leaves to load
+    /// (element `f_e` into slot `f_i`), and the element as read from slot `f_i`.
+    fn stage(
+        &mut self,
+        f: &Names,
+        r: &Read,
+        ty: &Type,
+        decls: &mut Vec<Stmt>,
+        leaves: &mut Vec<Leaf>,
+        sh: Shape,
+    ) -> Result<Read> {
         match (r, ty) {
             (Read::Tuple(rs), Type::Tuple(ts)) if rs.len() == ts.len() => Ok(Read::Tuple(
                 rs.iter()
                     .zip(ts)
-                    .map(|(r, t)| self.stage(f, r, t, decls, loads))
+                    .map(|(r, t)| self.stage(f, r, t, decls, leaves, sh))
                     .collect::<Result<_>>()?,
             )),
             (Read::Expr(x), t) => {
                 let name = self.fresh("x");
                 let ty = self.ctype(t)?;
                 decls.push(Stmt::Decl {
-                    ty,
+                    ty: ty.clone(),
                     name: name.clone(),
                     space: None,
-                    len: Some(FILTER_ROUNDS * FILTER_PARTS),
+                    len: Some(sh.chunk * sh.rounds() * FILTER_PARTS),
                     init: None,
                     is_const: false,
                 });
-                let slot = v(&name).index(v(&f.k));
-                loads.push(Stmt::assign(slot.clone(), self.access_expr(x)));
-                Ok(Read::Expr(Access::Value(slot)))
+                // Element `f_e` of a buffer itself: a chunk of them is one vector.
+                let vector = match (x, &ty) {
+                    (Access::Elem { buf, idx }, CType::Scalar(s))
+                        if idx.as_var().is_some_and(|(name, _)| name == f.e.as_str()) =>
+                    {
+                        Some((v(&self.buf_ident(buf)), *s))
+                    }
+                    _ => None,
+                };
+                leaves.push(Leaf {
+                    array: name.clone(),
+                    read: self.access_expr(x),
+                    vector,
+                });
+                Ok(Read::Expr(Access::Value(v(&name).index(v(&f.i)))))
             }
             (Read::Tuple(_), t) => Err(ir::Diagnostic::new(
                 ir::Span::default(),
@@ -768,7 +1014,7 @@ impl Gen<'_> {
     /// through the same three barriers. The first `runs` work-items scan runs of `SCAN_RUN`
     /// work-items serially and then the run totals (a Hillis–Steele scan costs 16 barriers); runs
     /// are padded by one slot so that those serial reads hit distinct local-memory banks.
-    fn scan_tile(&mut self, f: &Names, slots: usize, runs: usize, rounds: usize, parts: usize) {
+    fn scan_tile(&mut self, f: &Names, slots: usize, runs: usize, rounds: usize, parts: usize, bits: usize) {
         let run = SCAN_RUN;
         let pad = run + 1;
         // slot of work-item `f_l` in part `f_b`'s region of `f_scan`, one pad slot per run
@@ -818,7 +1064,10 @@ impl Gen<'_> {
         self.open_for(&f.r, int(0), int(rounds), int(1), false);
         let roff = |k: Expr| v(&f.roff).index(add(mul(v(&f.b), int(rounds + 1)), k));
         self.push(Stmt::assign(roff(v(&f.r)), v(&f.run)));
-        self.push(add_to(v(&f.run), add(field(v(&f.a), &f.r), field(v(&f.z), &f.r))));
+        self.push(add_to(
+            v(&f.run),
+            add(field(v(&f.a), &f.r, bits), field(v(&f.z), &f.r, bits)),
+        ));
         self.close();
         self.push(Stmt::assign(roff(int(rounds)), v(&f.run)));
         self.close();

@@ -1,14 +1,17 @@
 //! The single-pass `filterGlb` (one kernel, decoupled look-back, a consuming or producing map
 //! fused) and the device-side check of its result's length: every form of filter, at the sizes
-//! where its tiles (4096 elements) and their scanned parts (2048) begin and end, at sizes over
-//! more tiles than the look-back reads at once, at selectivities 0 %, 100 %, alternating and
-//! random, equals the reference interpreter on the OpenCL device; so do random sizes and
-//! predicates (proptest).
+//! where its tiles begin and end (4096 elements on a CPU, scanned in parts of 2048; 8192 on a
+//! GPU, parts of 4096, read in chunks of 4), at sizes over more tiles than the look-back reads
+//! at once, at selectivities 0 %, 100 %, alternating and random, equals the reference
+//! interpreter on the OpenCL device, in the device's own shape and in the GPU's (forced with
+//! `LIFT_GPU_PATHS=1`, so that a CPU driver tests it too); so do random sizes and predicates
+//! (proptest).
 
 use crate::opencl::device;
 use crate::{examples_dir, interp_options, json_close, parse_json};
 use proptest::prelude::*;
 use serde_json::{json, Value};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Thesis program 6.1: the map over the filter's result is fused into its store.
@@ -55,13 +58,19 @@ const TUPLES_ALONE: &str = "(lift (N) ((array-type float N) (array-type int N)) 
 const VECTORS: &str = "(lift (N) ((array-type (vector-type float 4) N)) (lambda (xs)
   (toGlobal (filterGlb (lambda (v) (> (dot v v) 10.0f)) xs))))";
 
-/// Sizes around the tiles (4096 elements, scanned in two parts of 2048): one element, a part
-/// less one and more one, a tile less one, a tile, a tile and one, two tiles and one.
+/// Sizes around the CPU's tiles (4096 elements, scanned in two parts of 2048): one element, a
+/// part less one and more one, a tile less one, a tile, a tile and one, two tiles and one.
 const SIZES: &[usize] = &[1, 3, 2047, 2049, 4095, 4096, 4097, 8193];
 
-/// Tiles of the filter kernel (`gen/filter.rs`: `FILTER_WG * FILTER_ROUNDS * FILTER_PARTS`) and
-/// the look-back's window (`LOOKBACK`), for sizes that make the window slide.
+/// Sizes around the GPU's tiles (8192 elements, parts of 4096, a round of 1024, chunks of 4):
+/// a chunk and part of one, a round and one, a part less one and more two, a tile less one,
+/// a tile, a tile and one, two tiles and three.
+const GPU_SIZES: &[usize] = &[1, 6, 1025, 4095, 4098, 8191, 8192, 8193, 16387];
+
+/// Tiles of the filter kernel (`gen/filter.rs`: `CPU_SHAPE`, `GPU_SHAPE`) and the look-back's
+/// window (`LOOKBACK`), for sizes that make the window slide.
 const TILE: usize = 4096;
+const GPU_TILE: usize = 8192;
 const WINDOW: usize = 32;
 
 /// A small deterministic generator for the inputs.
@@ -98,6 +107,47 @@ fn floats(n: usize, kept: Kept, r: &mut Lcg) -> Vec<f64> {
 }
 
 static FILES: AtomicUsize = AtomicUsize::new(0);
+
+/// Runs `src` on `data` with the interpreter and, through the `lift` binary with
+/// `LIFT_GPU_PATHS=1`, on the device in the GPU's shape; `Err` says how they differ.
+fn same_as_interpreter_gpu_shape(src: &str, data: &Value, device: &Option<String>) -> Result<(), String> {
+    let dir = std::env::temp_dir().join(format!("lift-it-filter-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let k = FILES.fetch_add(1, Ordering::Relaxed);
+    let (path, prog) = (dir.join(format!("{k}.json")), dir.join(format!("{k}.lisp")));
+    std::fs::write(&path, data.to_string()).map_err(|e| e.to_string())?;
+    std::fs::write(&prog, src).map_err(|e| e.to_string())?;
+    let files = vec![path.display().to_string()];
+    let reference = lift::run_files(src, &files, &[], &interp_options())
+        .map_err(|e| format!("interpreter: {}", e.render("filter test", src)))?;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lift"));
+    cmd.arg("run").arg(&prog).arg("--data").arg(&path);
+    if let Some(d) = device {
+        cmd.args(["--device", d]);
+    }
+    let out = cmd
+        .env(host_runner::GPU_PATHS_VAR, "1")
+        .output()
+        .map_err(|e| format!("cannot run lift: {e}"))?;
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(&prog);
+    if !out.status.success() {
+        return Err(format!("lift run failed: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    let (want, got) = (
+        parse_json(&reference.json, "the interpreter's result"),
+        parse_json(&String::from_utf8_lossy(&out.stdout), "the OpenCL result"),
+    );
+    if !json_close(&want, &got) {
+        let show = |v: &Value| v.to_string().chars().take(300).collect::<String>();
+        return Err(format!(
+            "interpreter {}\n OpenCL (GPU shape) {}",
+            show(&want),
+            show(&got)
+        ));
+    }
+    Ok(())
+}
 
 /// Runs `src` on `data` with the interpreter and on the device; `Err` says how they differ.
 fn same_as_interpreter(src: &str, data: &Value, device: &Option<String>) -> Result<(), String> {
@@ -195,6 +245,51 @@ fn look_back_window_slides_over_many_tiles() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
+/// The GPU's shape (vector loads of chunks, 16-bit counts, prefetch), run on whatever device
+/// the tests use: every filter form at its tile edges, and over more tiles than the window.
+#[test]
+fn gpu_shape_at_its_tile_edges_equals_the_interpreter() {
+    let Some(device) = device() else { return };
+    let mut r = Lcg(13);
+    let mut failures = vec![];
+    let float_programs = [
+        ("thesis 6.1", THESIS),
+        ("filterGlb alone", ALONE),
+        ("map into filter", PRODUCER),
+        ("two filters", TWO_FILTERS),
+        ("reduced", REDUCED),
+    ];
+    for &n in GPU_SIZES {
+        for kept in [Kept::None, Kept::All, Kept::Alternating, Kept::Random] {
+            let xs = floats(n, kept, &mut r);
+            for (name, src) in float_programs {
+                if let Err(e) = same_as_interpreter_gpu_shape(src, &json!({ "xs": xs }), &device) {
+                    failures.push(format!("{name}, N = {n}, {kept:?} kept: {e}"));
+                }
+            }
+        }
+        let ys: Vec<u64> = (0..n).map(|_| r.next(8)).collect();
+        let xs = floats(n, Kept::Random, &mut r);
+        if let Err(e) = same_as_interpreter_gpu_shape(TUPLES, &json!({ "xs": xs, "ys": ys }), &device) {
+            failures.push(format!("tuples, N = {n}: {e}"));
+        }
+        let vs: Vec<Vec<f64>> = (0..n)
+            .map(|_| (0..4).map(|_| r.next(17) as f64 / 2.0 - 4.0).collect())
+            .collect();
+        if let Err(e) = same_as_interpreter_gpu_shape(VECTORS, &json!({ "xs": vs }), &device) {
+            failures.push(format!("vectors, N = {n}: {e}"));
+        }
+    }
+    let n = (WINDOW + 2) * GPU_TILE + 7;
+    for kept in [Kept::All, Kept::Random] {
+        let xs = floats(n, kept, &mut r);
+        if let Err(e) = same_as_interpreter_gpu_shape(THESIS, &json!({ "xs": xs }), &device) {
+            failures.push(format!("thesis 6.1, N = {n}, {kept:?} kept: {e}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
 /// Issue 15: `split #4` of a filter result of 9 elements fails on the device with one message
 /// naming both places; 8 elements run.
 #[test]
@@ -264,7 +359,7 @@ fn the_plan_names_the_filters_choice_by_device() {
     let compiled = lift::compile(THESIS, &lift::Options::default()).expect("compiles");
     let plan = compiled.plan.expect("a kernel plan").describe();
     assert!(
-        plan.contains("filterGlb: on a GPU (LIFT_GPU = 1) each group loads its next tile before storing this one"),
+        plan.contains("filterGlb: on a GPU (LIFT_GPU = 1) tiles of 8192 elements, each work-item reading 4 consecutive elements a round in one vector load, the next tile loaded before this one is stored; elsewhere tiles of 4096"),
         "{plan}"
     );
 }
