@@ -28,6 +28,28 @@ impl Gen<'_> {
         }
     }
 
+    /// The element a loop binds its function's parameter to. A scalar read through a constant
+    /// `pad` is a load under a condition (`j out of range ? fill : xs[j]`); substituted at each
+    /// use, the same conditional load appears several times in one expression, and PoCL's LLVM
+    /// (x86 with AVX-512) aborts selecting instructions for such a loop once it vectorizes the
+    /// loads as masked loads under `fabs` and `-` (`difffuzz/repros/pocl_llvm_fabs_masked_load`).
+    /// Read once into a private variable at the top of the loop body, an element read more than
+    /// once (`x` in `body`) is one load, which that compiler builds; one read stays in place.
+    pub(super) fn loop_elem(&mut self, view: Rc<View>, x: VarId, body: ExprId) -> Result<Rc<View>> {
+        let ty = self.info.var_ty(x).clone();
+        if self.k.is_none() || !stored_value(&ty) || !read_twice(self.prog, body, x) {
+            return Ok(view);
+        }
+        let Ok(r) = view.read(&[]) else {
+            return Ok(view);
+        };
+        if !read_guarded(&r) {
+            return Ok(view);
+        }
+        let held = self.declare(&r, &ty, "p")?;
+        Ok(self.read_view(held, &ty))
+    }
+
     /// `at i xs`: the view of `xs` and the index, checked on the device (out of range sets the
     /// error flag, unless an enclosing `if` branch is not taken, and reads index 0 instead).
     pub(super) fn at_index(&mut self, e: ExprId, i_e: ExprId, xs_e: ExprId) -> Result<(Rc<View>, ArithExpr)> {
@@ -446,6 +468,64 @@ pub(super) fn select(c: &CExpr, a: Val, b: Val) -> Val {
                 .map(|(i, y)| select(c, Val::E(a.clone().component(i)), y))
                 .collect(),
         ),
+    }
+}
+
+/// Whether a value of type `t` is scalars and vectors only (what `declare` can hold).
+fn stored_value(t: &Type) -> bool {
+    match t {
+        Type::Scalar(_) | Type::Vector(..) => true,
+        Type::Tuple(ts) => ts.iter().all(stored_value),
+        Type::Array(..) | Type::Exists(_) | Type::Fun(..) => false,
+    }
+}
+
+/// Whether `body` reads `x` (or one component of it) more than once: a whole `x` counts as a
+/// read of every component.
+fn read_twice(prog: &Program, body: ExprId, x: VarId) -> bool {
+    fn count(prog: &Program, e: ExprId, x: VarId, whole: &mut usize, parts: &mut BTreeMap<u32, usize>) {
+        match prog.expr(e) {
+            Expr::Var(v) if *v == x => *whole += 1,
+            Expr::Op { op: Op::Get(i), args } if matches!(prog.expr(args[0]), Expr::Var(v) if *v == x) => {
+                *parts.entry(u32::from(*i)).or_default() += 1;
+            }
+            Expr::Var(_)
+            | Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Let { .. }
+            | Expr::Pack(_) => {
+                for c in prog.children(e) {
+                    count(prog, c, x, whole, parts);
+                }
+            }
+        }
+    }
+    let (mut whole, mut parts) = (0, BTreeMap::new());
+    count(prog, body, x, &mut whole, &mut parts);
+    whole >= 2 || parts.values().any(|n| whole + n >= 2)
+}
+
+/// Whether a read holds a pad's conditional load.
+fn read_guarded(r: &Read) -> bool {
+    fn guarded(a: &Access) -> bool {
+        match a {
+            Access::Guard { .. } => true,
+            Access::Field(a, _) | Access::Lane(a, _) => guarded(a),
+            Access::DynLane { vector, .. } => guarded(vector),
+            Access::Vector { lanes, .. } => lanes.iter().any(guarded),
+            Access::Elem { .. }
+            | Access::VLoad { .. }
+            | Access::VLoadAt { .. }
+            | Access::Value(_)
+            | Access::Generate { .. } => false,
+        }
+    }
+    match r {
+        Read::Expr(a) => guarded(a),
+        Read::Tuple(rs) => rs.iter().any(read_guarded),
     }
 }
 
