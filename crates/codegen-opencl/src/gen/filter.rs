@@ -64,8 +64,13 @@ use std::rc::Rc;
 use typeck::CheckKind;
 
 /// Work-items per work-group of the filter kernel (a multiple of `SCAN_RUN`, at most 256 so
-/// that 8-bit prefix fields cannot overflow).
+/// that 8-bit prefix fields cannot overflow), or fewer where the device allows fewer
+/// ([`filter_wg`]).
 const FILTER_WG: usize = 256;
+/// The fewest work-items per work-group of the filter kernel. Groups of 4 to 32 are correct
+/// under Oclgrind, but PoCL 3.1 (LLVM 15) computes every tile's count as 0 with them (the
+/// tile's flags never reach the scan); a device allowing fewer refuses the launch cleanly.
+const FILTER_WG_MIN: usize = 64;
 /// Elements per work-item per tile, one 8-bit field each of the packed flags (at most 8).
 const FILTER_ROUNDS: usize = 8;
 /// Scans per tile: each orders `FILTER_ROUNDS` elements of every work-item, and one look-back
@@ -82,6 +87,14 @@ const FILTER_GROUPS: usize = 1024;
 /// The macro that the host defines to 1 when it builds a program for a GPU and to 0 otherwise
 /// (`host_runner::Session`); the program's text defaults it to 0 for other compilers.
 const GPU_MACRO: &str = "LIFT_GPU";
+
+/// The filter kernel's work-group size where a group holds at most `limit`: the largest power of
+/// two within it, between `FILTER_WG_MIN` and `FILTER_WG` (a power of two of at least
+/// `LOOKBACK` work-items divides into scan runs and holds a look-back window).
+fn filter_wg(limit: &WorkGroupLimit) -> usize {
+    let room = limit.room(0, 1).clamp(FILTER_WG_MIN, FILTER_WG);
+    1 << room.ilog2()
+}
 
 /// The filter kernel's locals, by their fixed spellings.
 struct Names {
@@ -339,7 +352,7 @@ impl Gen<'_> {
         let f = Names::new(&mut self.names);
         let n = self.len_of(xs)?;
         let cap = self.capacity(&n);
-        let (wg, rounds, parts) = (FILTER_WG, FILTER_ROUNDS, FILTER_PARTS);
+        let (wg, rounds, parts) = (filter_wg(&self.wg_limit), FILTER_ROUNDS, FILTER_PARTS);
         let tile = wg * rounds * parts;
         let tiles = cap
             .add(&ArithExpr::cst(tile as i64 - 1))
