@@ -682,7 +682,11 @@ pub fn describe(src: &str, devices: &[String], sizes: &[String]) -> Result<Strin
                     "not split: {why}; the whole program runs on the first device ({})\n",
                     devices[0]
                 ));
-                out.push_str(&crate::compile(src, &Options::default())?.text(crate::Emit::Plan)?);
+                let first = Options {
+                    work_group_limit: smallest_limit(&devices[..1]),
+                    ..Options::default()
+                };
+                out.push_str(&crate::compile(src, &first)?.text(crate::Emit::Plan)?);
             }
         },
         Decision::Split(s) => describe_split(&mut out, Some(src), &s, devices, inputs.as_ref())?,
@@ -738,7 +742,11 @@ fn describe_split(
         Gather::Reduce { .. } => "gathered: one partial per device, reduced on the host\n",
     });
     out.push_str("each slice runs:\n");
-    let slice = crate::compile(&s.slice_src, &Options::default())?;
+    let limited = Options {
+        work_group_limit: smallest_limit(devices),
+        ..Options::default()
+    };
+    let slice = crate::compile(&s.slice_src, &limited)?;
     out.push_str(&slice.text(crate::Emit::Plan)?);
     Ok(())
 }
@@ -1471,25 +1479,37 @@ fn run_compiled_on(compiled: &crate::Compiled, inputs: &Inputs, device: &str, ti
     })
 }
 
+/// `src` compiled for `device`: its tuned variant, and kernels within its work-group limits.
 fn compile_for(src: &str, inputs: &Inputs, device: &str) -> Result<crate::Compiled, Error> {
     let typed = crate::compile(src, &Options::types_only())?;
-    let tuned_for = if crate::is_high_level(&typed.given) {
-        Some(
-            host_runner::device_info(Some(device))
-                .map_err(|e| Error::plain(e.to_string()))?
-                .name,
-        )
-    } else {
-        None
-    };
+    let info = host_runner::device_info(Some(device)).map_err(|e| Error::plain(e.to_string()))?;
     crate::compile(
         src,
         &Options {
             sizes: inputs.sizes.clone(),
-            tuned_for,
+            tuned_for: crate::is_high_level(&typed.given).then(|| info.name.clone()),
+            work_group_limit: Some(crate::work_group_limit(&info)),
             ..Options::default()
         },
     )
+}
+
+/// The smallest of the devices' work-group limits, for a plan shown once for all of them
+/// (`None` where a device cannot be queried: the plan is then the one without a device).
+fn smallest_limit(devices: &[String]) -> Option<codegen_opencl::WorkGroupLimit> {
+    let mut limits = devices.iter().map(|d| {
+        host_runner::device_info(Some(d))
+            .ok()
+            .map(|i| crate::work_group_limit(&i))
+    });
+    let first = limits.next()??;
+    limits.try_fold(first, |a, b| {
+        let b = b?;
+        Some(codegen_opencl::WorkGroupLimit {
+            total: a.total.min(b.total),
+            per_dim: [0, 1, 2].map(|d| a.per_dim[d].min(b.per_dim[d])),
+        })
+    })
 }
 
 /// Puts the parts together in slice order.
