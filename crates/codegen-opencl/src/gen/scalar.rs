@@ -88,6 +88,32 @@ impl Gen<'_> {
     /// scalars and vectors it reads from outside are passed to it as arguments (`validate`
     /// admits no other reads, and no array work, in such a body).
     pub(super) fn generate_view(&mut self, e: ExprId, f: ExprId) -> Result<Rc<View>> {
+        let Expr::Lambda { body, .. } = self.prog.expr(f) else {
+            return Err(self.err(e, "internal: generate"));
+        };
+        if has_let(self.prog, *body) {
+            return self
+                .generate_view_as(e, f, true)?
+                .ok_or_else(|| self.err(e, "internal: generate"));
+        }
+        // Whether a body without `let` needs statements shows only once it is generated (a deep
+        // expression gets temporaries): then it is generated again, reading from outside
+        // through arguments, and what the first try recorded is dropped.
+        let before = (self.checks.len(), self.source.len(), self.views.len());
+        if let Some(v) = self.generate_view_as(e, f, false)? {
+            return Ok(v);
+        }
+        self.checks.truncate(before.0);
+        self.source.truncate(before.1);
+        self.views.truncate(before.2);
+        self.generate_view_as(e, f, true)?
+            .ok_or_else(|| self.err(e, "internal: generate"))
+    }
+
+    /// [`Gen::generate_view`], the values read from outside passed as arguments if
+    /// `args_of_outside`;
+    /// `None` when the body needs statements but `args` is not set.
+    fn generate_view_as(&mut self, e: ExprId, f: ExprId, args_of_outside: bool) -> Result<Option<Rc<View>>> {
         let Expr::Lambda { params, body } = self.prog.expr(f).clone() else {
             return Err(self.err(e, "internal: generate"));
         };
@@ -110,7 +136,7 @@ impl Gen<'_> {
         }];
         let mut args = vec![param.clone()];
         let mut outside = vec![];
-        if has_let(self.prog, body) {
+        if args_of_outside {
             for v in ir::host::free_vars(self.prog, f) {
                 let ty = self.info.var_ty(v).clone();
                 let (Type::Scalar(_) | Type::Vector(..), Some(Bound::View(view))) = (&ty, self.env[v.index()].clone())
@@ -155,7 +181,10 @@ impl Gen<'_> {
             Val::T(_) => return Err(self.err(f, "generate of tuples is not supported yet")),
         };
         if emitted == 0 && outside.is_empty() {
-            return Ok(Rc::new(View::Generate { param, body: result }));
+            return Ok(Some(Rc::new(View::Generate { param, body: result })));
+        }
+        if !args_of_outside {
+            return Ok(None);
         }
         let mut stmts = cx.stack.into_iter().flat_map(|fr| fr.body).collect::<Vec<_>>();
         let mut all = ast::idents(&stmts);
@@ -177,10 +206,10 @@ impl Gen<'_> {
         let name = self.names.fresh("v_generate");
         let text = print::function_text(&ret, &name, &fn_params, &std::mem::take(&mut stmts), &result);
         self.source.push_str(&text);
-        Ok(Rc::new(View::Generate {
+        Ok(Some(Rc::new(View::Generate {
             param,
             body: CExpr::call(name.to_string(), args),
-        }))
+        })))
     }
 
     /// The value of a scalar, vector or tuple expression, as C text (see `scalar_val`).
