@@ -352,7 +352,16 @@ impl Gen<'_> {
             }
             Op::At => {
                 let (xs, idx) = self.at_index(e, args[0], args[1])?;
-                return Ok(self.val_of(xs.read(&[idx]).map_err(|m| self.err(e, m.0))?));
+                let r = xs.read(&[idx]).map_err(|m| self.err(e, m.0))?;
+                // A padded element is held in a private variable, as `loop_elem` holds a loop's:
+                // two `at`s of one padded element in an expression are otherwise the same
+                // conditional load twice, which PoCL's LLVM can abort on.
+                let ty = self.cty(e)?;
+                if read_guarded(&r) && stored_value(&ty) {
+                    let held = self.declare(&r, &ty, "p")?;
+                    return Ok(self.val_of(held));
+                }
+                return Ok(self.val_of(r));
             }
             Op::Add
             | Op::Sub
