@@ -3,8 +3,9 @@
 ;; what goes wrong: PoCL's LLVM (x86 instruction selection) aborts the process while building a
 ;; valid kernel: "LLVM ERROR: Cannot select: v4f32 = and (masked_load ...), <0x7fffffff>" for
 ;; `-x / (fabs(x) + 1.0f)` over a padded window, once the loop is vectorized with masked loads.
-;; The OpenCL C we generate is valid (small variations build and agree); a driver defect, not
-;; lift's, but it kills `lift run` with exit 134. Not fixed: reported to the lead.
+;; The OpenCL C we generate is valid (small variations build and agree); a driver defect, but it
+;; killed `lift run` with exit 134. Fixed: a padded element read more than once is read once into
+;; a private variable (`gen/scalar.rs` `loop_elem`); `examples/pad_fabs_neg.lisp` runs it on PoCL.
 ;; data: pocl_llvm_fabs_masked_load.json
 (lift (N) ((array-type float N))
   (lambda (xs)

@@ -727,7 +727,11 @@ pub fn describe(src: &str, devices: &[String], sizes: &[String]) -> Result<Strin
                     looped.map_or(why, |w| format!("a host loop whose step is not split ({w})")),
                     devices[0]
                 ));
-                out.push_str(&crate::compile(src, &Options::default())?.text(crate::Emit::Plan)?);
+                let first = Options {
+                    work_group_limit: smallest_limit(&devices[..1]),
+                    ..Options::default()
+                };
+                out.push_str(&crate::compile(src, &first)?.text(crate::Emit::Plan)?);
             }
         },
         Decision::Split(s) => describe_split(&mut out, Some(src), &s, devices, inputs.as_ref())?,
@@ -787,7 +791,11 @@ fn describe_split(
         )),
     }
     out.push_str("each slice runs:\n");
-    let slice = crate::compile(&s.slice_src, &Options::default())?;
+    let limited = Options {
+        work_group_limit: smallest_limit(devices),
+        ..Options::default()
+    };
+    let slice = crate::compile(&s.slice_src, &limited)?;
     out.push_str(&slice.text(crate::Emit::Plan)?);
     Ok(())
 }
@@ -1610,6 +1618,24 @@ fn compile_for(src: &str, inputs: &Inputs, device: &str) -> Result<crate::Compil
             ..Options::default()
         },
     )
+}
+
+/// The smallest of the devices' work-group limits, for a plan shown once for all of them
+/// (`None` where a device cannot be queried: the plan is then the one without a device).
+fn smallest_limit(devices: &[String]) -> Option<codegen_opencl::WorkGroupLimit> {
+    let mut limits = devices.iter().map(|d| {
+        host_runner::device_info(Some(d))
+            .ok()
+            .map(|i| crate::work_group_limit(&i))
+    });
+    let first = limits.next()??;
+    limits.try_fold(first, |a, b| {
+        let b = b?;
+        Some(codegen_opencl::WorkGroupLimit {
+            total: a.total.min(b.total),
+            per_dim: [0, 1, 2].map(|d| a.per_dim[d].min(b.per_dim[d])),
+        })
+    })
 }
 
 /// Puts the parts together in slice order (`inputs`: the given program's, which the rest of a

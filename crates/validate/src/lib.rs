@@ -1021,10 +1021,10 @@ impl Validator<'_> {
                     } else if self.is_array(body) {
                         self.err(args[0], "generate of arrays is not supported yet");
                     } else if self.has_statements(body) {
-                        // With statements (`let`s) the function becomes a C function of the
-                        // index, called where an element is read, with the scalars and vectors
-                        // it reads from outside as arguments: it may read nothing else, and
-                        // compute only scalars.
+                        // With statements (`let`s, `at`'s bounds check) the function becomes a
+                        // C function of the index, called where an element is read, with the
+                        // scalars and vectors it reads from outside as arguments: it may read
+                        // nothing else, and compute only scalars.
                         let captured = ir::host::free_vars(self.prog, args[0]);
                         let array = captured
                             .iter()
@@ -1033,7 +1033,7 @@ impl Validator<'_> {
                             let name = self.prog.var(*v).name.clone();
                             self.err(
                                 args[0],
-                                format!("the function of `generate` binds names with `let`, so it may read only its index and scalars or vectors from outside, not `{name}` of type {}", self.info.var_ty(*v)),
+                                format!("the function of `generate` binds names with `let` or reads with `at`, so it may read only its index and scalars or vectors from outside, not `{name}` of type {}", self.info.var_ty(*v)),
                             );
                         } else if self.has_array_work(body) {
                             self.err(
@@ -1275,7 +1275,7 @@ impl Validator<'_> {
 
     fn has_statements(&self, e: ExprId) -> bool {
         match self.prog.expr(e) {
-            Expr::Let { .. } | Expr::Prim { .. } | Expr::Pack(_) => true,
+            Expr::Let { .. } | Expr::Prim { .. } | Expr::Pack(_) | Expr::Op { op: Op::At, .. } => true,
             _ => self.prog.children(e).iter().any(|c| self.has_statements(*c)),
         }
     }

@@ -332,6 +332,13 @@ fn primitives_the_back_end_cannot_emit() {
     one_error(&src, "array primitives inside it are not supported yet", "(lambda (i)");
     let src = vec1("(toGlobal (mapGlb (lambda (x) (* x 2.0f)) (generate N (lambda (i) (to-float i)))))");
     assert_eq!(check(&src), vec![]);
+    // `at` needs statements too (its bounds check): an array read with it from outside is
+    // refused here, not an internal error of the code generator
+    let src = vec1(
+        "(toGlobal (mapGlb (lambda (x) (toPrivate (reduceSeq (lambda (a y) (+ a y)) 0.0f \
+         (generate #4 (lambda (i) (* x (at i xs))))))) xs))",
+    );
+    one_error(&src, "reads with `at`, so it may read only its index", "(lambda (i)");
 }
 
 #[test]

@@ -81,8 +81,13 @@ use std::rc::Rc;
 use typeck::CheckKind;
 
 /// Work-items per work-group of the filter kernel (a multiple of `SCAN_RUN`; at most 256 so
-/// that no exclusive prefix of a round overflows its field, see [`Shape`]).
+/// that no exclusive prefix of a round overflows its field, see [`Shape`]), or fewer where the
+/// device allows fewer ([`filter_wg`]).
 const FILTER_WG: usize = 256;
+/// The fewest work-items per work-group of the filter kernel. Groups of 4 to 32 are correct
+/// under Oclgrind, but PoCL 3.1 (LLVM 15) computes every tile's count as 0 with them (the
+/// tile's flags never reach the scan); a device allowing fewer refuses the launch cleanly.
+const FILTER_WG_MIN: usize = 64;
 /// Scans per tile: each orders the rounds of every work-item packed in one `ulong`, and one
 /// look-back serves them all.
 const FILTER_PARTS: usize = 2;
@@ -104,12 +109,13 @@ impl Shape {
         64 / self.field
     }
 
-    fn tile(self) -> usize {
-        FILTER_WG * self.chunk * self.rounds() * FILTER_PARTS
+    /// Elements of a tile read by groups of `wg` work-items.
+    fn tile(self, wg: usize) -> usize {
+        wg * self.chunk * self.rounds() * FILTER_PARTS
     }
 
-    fn tiles(self, cap: &ArithExpr) -> ArithExpr {
-        let t = self.tile() as i64;
+    fn tiles(self, wg: usize, cap: &ArithExpr) -> ArithExpr {
+        let t = self.tile(wg) as i64;
         cap.add(&ArithExpr::cst(t - 1)).div(&ArithExpr::cst(t))
     }
 }
@@ -142,6 +148,14 @@ const FILTER_GROUPS: usize = 1024;
 /// The macro that the host defines to 1 when it builds a program for a GPU and to 0 otherwise
 /// (`host_runner::Session`); the program's text defaults it to 0 for other compilers.
 const GPU_MACRO: &str = "LIFT_GPU";
+
+/// The filter kernel's work-group size where a group holds at most `limit`: the largest power of
+/// two within it, between `FILTER_WG_MIN` and `FILTER_WG` (a power of two of at least
+/// `LOOKBACK` work-items divides into scan runs and holds a look-back window).
+fn filter_wg(limit: &WorkGroupLimit) -> usize {
+    let room = limit.room(0, 1).clamp(FILTER_WG_MIN, FILTER_WG);
+    1 << room.ilog2()
+}
 
 /// The filter kernel's locals, by their fixed spellings.
 struct Names {
@@ -434,9 +448,9 @@ impl Gen<'_> {
         let f = Names::new(&mut self.names);
         let n = self.len_of(xs)?;
         let cap = self.capacity(&n);
-        let wg = FILTER_WG;
+        let wg = filter_wg(&self.wg_limit);
         // The status words and the grid serve the shape with the smaller tiles, which has more.
-        let tiles = CPU_SHAPE.tiles(&cap);
+        let tiles = CPU_SHAPE.tiles(wg, &cap);
         // Word 0 is the ticket counter; then each tile's aggregate, then each tile's inclusive
         // prefix, each stored as value + 1 so that the zeroed buffer reads "not published yet".
         let (status_b, _) = self
@@ -535,10 +549,11 @@ impl Gen<'_> {
         self.open_if(Expr::un(crate::ast::UnOp::Not, gpu));
         self.tile_loop(&f, CPU_SHAPE, &cx)?;
         self.close();
+        let wg = filter_wg(&self.wg_limit);
         if let Some(k) = self.k.as_mut() {
             k.notes.push(format!(
                 "filterGlb: on a GPU ({GPU_MACRO} = 1) tiles of {} elements, each work-item reading {} consecutive elements a round{}{}; elsewhere tiles of {}, one element a round",
-                GPU_SHAPE.tile(),
+                GPU_SHAPE.tile(wg),
                 GPU_SHAPE.chunk,
                 if vector { " in one vector load" } else { "" },
                 if prefetched {
@@ -546,7 +561,7 @@ impl Gen<'_> {
                 } else {
                     ""
                 },
-                CPU_SHAPE.tile(),
+                CPU_SHAPE.tile(wg),
             ));
         }
         let default = format!("#ifndef {GPU_MACRO}\n#define {GPU_MACRO} 0\n#endif\n");
@@ -574,9 +589,9 @@ impl Gen<'_> {
             rows,
             len_loc,
         } = *cx;
-        let (wg, rounds, parts, chunk) = (FILTER_WG, sh.rounds(), FILTER_PARTS, sh.chunk);
-        let tile = sh.tile();
-        let tiles = sh.tiles(cap);
+        let (wg, rounds, parts, chunk) = (filter_wg(&self.wg_limit), sh.rounds(), FILTER_PARTS, sh.chunk);
+        let tile = sh.tile(wg);
+        let tiles = sh.tiles(wg, cap);
         let slots = wg + wg / SCAN_RUN;
         let runs = wg / SCAN_RUN;
         // Chunk `f_k = f_h * rounds + f_r` of work-item `f_l` in tile `t` is the `chunk`

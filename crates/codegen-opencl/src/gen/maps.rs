@@ -404,7 +404,7 @@ impl Gen<'_> {
                     if let Some(x) = g.info.unpacks.get(&Binder::Param(f, 0)).cloned() {
                         return Err(g.err(f, format!("internal: unpacking parameter {x} of a view")));
                     }
-                    let elem = xv.access(i.clone());
+                    let elem = g.loop_elem(xv.access(i.clone()), params[0], body)?;
                     g.bind(params[0], Bound::View(elem));
                 }
                 (None, None) => unreachable!("one of rows or value is set"),

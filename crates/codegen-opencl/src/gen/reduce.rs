@@ -39,7 +39,8 @@ impl Gen<'_> {
         let acc_view = self.read_view(acc.clone(), &acc_ty);
         self.emit_loop(e, loop_kind, &n, |g, i| {
             g.bind(params[0], Bound::View(acc_view.clone()));
-            g.bind(params[1], Bound::View(xv.access(i)));
+            let x = g.loop_elem(xv.access(i), params[1], body)?;
+            g.bind(params[1], Bound::View(x));
             let r = g.scalar(body)?;
             assign(g, &acc2, &r, &acc_ty2)
         })?;

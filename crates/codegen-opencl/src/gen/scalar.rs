@@ -28,6 +28,28 @@ impl Gen<'_> {
         }
     }
 
+    /// The element a loop binds its function's parameter to. A scalar read through a constant
+    /// `pad` is a load under a condition (`j out of range ? fill : xs[j]`); substituted at each
+    /// use, the same conditional load appears several times in one expression, and PoCL's LLVM
+    /// (x86 with AVX-512) aborts selecting instructions for such a loop once it vectorizes the
+    /// loads as masked loads under `fabs` and `-` (`difffuzz/repros/pocl_llvm_fabs_masked_load`).
+    /// Read once into a private variable at the top of the loop body, an element read more than
+    /// once (`x` in `body`) is one load, which that compiler builds; one read stays in place.
+    pub(super) fn loop_elem(&mut self, view: Rc<View>, x: VarId, body: ExprId) -> Result<Rc<View>> {
+        let ty = self.info.var_ty(x).clone();
+        if self.k.is_none() || !stored_value(&ty) || !read_twice(self.prog, body, x) {
+            return Ok(view);
+        }
+        let Ok(r) = view.read(&[]) else {
+            return Ok(view);
+        };
+        if !read_guarded(&r) {
+            return Ok(view);
+        }
+        let held = self.declare(&r, &ty, "p")?;
+        Ok(self.read_view(held, &ty))
+    }
+
     /// `at i xs`: the view of `xs` and the index, checked on the device (out of range sets the
     /// error flag, unless an enclosing `if` branch is not taken, and reads index 0 instead).
     pub(super) fn at_index(&mut self, e: ExprId, i_e: ExprId, xs_e: ExprId) -> Result<(Rc<View>, ArithExpr)> {
@@ -66,6 +88,32 @@ impl Gen<'_> {
     /// scalars and vectors it reads from outside are passed to it as arguments (`validate`
     /// admits no other reads, and no array work, in such a body).
     pub(super) fn generate_view(&mut self, e: ExprId, f: ExprId) -> Result<Rc<View>> {
+        let Expr::Lambda { body, .. } = self.prog.expr(f) else {
+            return Err(self.err(e, "internal: generate"));
+        };
+        if has_let(self.prog, *body) {
+            return self
+                .generate_view_as(e, f, true)?
+                .ok_or_else(|| self.err(e, "internal: generate"));
+        }
+        // Whether a body without `let` needs statements shows only once it is generated (a deep
+        // expression gets temporaries): then it is generated again, reading from outside
+        // through arguments, and what the first try recorded is dropped.
+        let before = (self.checks.len(), self.source.len(), self.views.len());
+        if let Some(v) = self.generate_view_as(e, f, false)? {
+            return Ok(v);
+        }
+        self.checks.truncate(before.0);
+        self.source.truncate(before.1);
+        self.views.truncate(before.2);
+        self.generate_view_as(e, f, true)?
+            .ok_or_else(|| self.err(e, "internal: generate"))
+    }
+
+    /// [`Gen::generate_view`], the values read from outside passed as arguments if
+    /// `args_of_outside`;
+    /// `None` when the body needs statements but `args` is not set.
+    fn generate_view_as(&mut self, e: ExprId, f: ExprId, args_of_outside: bool) -> Result<Option<Rc<View>>> {
         let Expr::Lambda { params, body } = self.prog.expr(f).clone() else {
             return Err(self.err(e, "internal: generate"));
         };
@@ -88,7 +136,7 @@ impl Gen<'_> {
         }];
         let mut args = vec![param.clone()];
         let mut outside = vec![];
-        if has_let(self.prog, body) {
+        if args_of_outside {
             for v in ir::host::free_vars(self.prog, f) {
                 let ty = self.info.var_ty(v).clone();
                 let (Type::Scalar(_) | Type::Vector(..), Some(Bound::View(view))) = (&ty, self.env[v.index()].clone())
@@ -133,7 +181,10 @@ impl Gen<'_> {
             Val::T(_) => return Err(self.err(f, "generate of tuples is not supported yet")),
         };
         if emitted == 0 && outside.is_empty() {
-            return Ok(Rc::new(View::Generate { param, body: result }));
+            return Ok(Some(Rc::new(View::Generate { param, body: result })));
+        }
+        if !args_of_outside {
+            return Ok(None);
         }
         let mut stmts = cx.stack.into_iter().flat_map(|fr| fr.body).collect::<Vec<_>>();
         let mut all = ast::idents(&stmts);
@@ -155,10 +206,10 @@ impl Gen<'_> {
         let name = self.names.fresh("v_generate");
         let text = print::function_text(&ret, &name, &fn_params, &std::mem::take(&mut stmts), &result);
         self.source.push_str(&text);
-        Ok(Rc::new(View::Generate {
+        Ok(Some(Rc::new(View::Generate {
             param,
             body: CExpr::call(name.to_string(), args),
-        }))
+        })))
     }
 
     /// The value of a scalar, vector or tuple expression, as C text (see `scalar_val`).
@@ -301,7 +352,16 @@ impl Gen<'_> {
             }
             Op::At => {
                 let (xs, idx) = self.at_index(e, args[0], args[1])?;
-                return Ok(self.val_of(xs.read(&[idx]).map_err(|m| self.err(e, m.0))?));
+                let r = xs.read(&[idx]).map_err(|m| self.err(e, m.0))?;
+                // A padded element is held in a private variable, as `loop_elem` holds a loop's:
+                // two `at`s of one padded element in an expression are otherwise the same
+                // conditional load twice, which PoCL's LLVM can abort on.
+                let ty = self.cty(e)?;
+                if read_guarded(&r) && stored_value(&ty) {
+                    let held = self.declare(&r, &ty, "p")?;
+                    return Ok(self.val_of(held));
+                }
+                return Ok(self.val_of(r));
             }
             Op::Add
             | Op::Sub
@@ -446,6 +506,64 @@ pub(super) fn select(c: &CExpr, a: Val, b: Val) -> Val {
                 .map(|(i, y)| select(c, Val::E(a.clone().component(i)), y))
                 .collect(),
         ),
+    }
+}
+
+/// Whether a value of type `t` is scalars and vectors only (what `declare` can hold).
+fn stored_value(t: &Type) -> bool {
+    match t {
+        Type::Scalar(_) | Type::Vector(..) => true,
+        Type::Tuple(ts) => ts.iter().all(stored_value),
+        Type::Array(..) | Type::Exists(_) | Type::Fun(..) => false,
+    }
+}
+
+/// Whether `body` reads `x` (or one component of it) more than once: a whole `x` counts as a
+/// read of every component.
+fn read_twice(prog: &Program, body: ExprId, x: VarId) -> bool {
+    fn count(prog: &Program, e: ExprId, x: VarId, whole: &mut usize, parts: &mut BTreeMap<u32, usize>) {
+        match prog.expr(e) {
+            Expr::Var(v) if *v == x => *whole += 1,
+            Expr::Op { op: Op::Get(i), args } if matches!(prog.expr(args[0]), Expr::Var(v) if *v == x) => {
+                *parts.entry(u32::from(*i)).or_default() += 1;
+            }
+            Expr::Var(_)
+            | Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Let { .. }
+            | Expr::Pack(_) => {
+                for c in prog.children(e) {
+                    count(prog, c, x, whole, parts);
+                }
+            }
+        }
+    }
+    let (mut whole, mut parts) = (0, BTreeMap::new());
+    count(prog, body, x, &mut whole, &mut parts);
+    whole >= 2 || parts.values().any(|n| whole + n >= 2)
+}
+
+/// Whether a read holds a pad's conditional load.
+fn read_guarded(r: &Read) -> bool {
+    fn guarded(a: &Access) -> bool {
+        match a {
+            Access::Guard { .. } => true,
+            Access::Field(a, _) | Access::Lane(a, _) => guarded(a),
+            Access::DynLane { vector, .. } => guarded(vector),
+            Access::Vector { lanes, .. } => lanes.iter().any(guarded),
+            Access::Elem { .. }
+            | Access::VLoad { .. }
+            | Access::VLoadAt { .. }
+            | Access::Value(_)
+            | Access::Generate { .. } => false,
+        }
+    }
+    match r {
+        Read::Expr(a) => guarded(a),
+        Read::Tuple(rs) => rs.iter().any(read_guarded),
     }
 }
 

@@ -1120,8 +1120,8 @@ fn device_limits_below_a_variants_needs_are_clean_errors() {
             "examples/filter_glb.lisp",
             "examples/filter_glb.json",
             host_runner::MAX_WORK_GROUP_VAR,
-            "64",
-            "more work-items than the device maximum of 64",
+            "32",
+            "more work-items than the device maximum of 32",
         ),
         (
             "examples/matmul_tiled.lisp",
@@ -1152,11 +1152,69 @@ fn device_limits_below_a_variants_needs_are_clean_errors() {
     }
 }
 
+/// `lift run --devices D,D` compiles each device's program within that device's work-group
+/// limit, as a run on one device does: under a limit of 64, `mapLcl` of 128 (run whole) and
+/// `filterGlb` (split, one part per context) give the unlimited single-device result; both were
+/// refused at launch. `--emit plan --devices` shows the plan within the smallest limit.
+/// Skipped without a device.
+#[test]
+fn runs_over_several_devices_are_generated_within_their_limits() {
+    if crate::opencl::device().is_none() {
+        return;
+    }
+    let id = host_runner::devices().expect("listed above")[0].id.clone();
+    let twice = format!("{id},{id}");
+    let dir = scratch("devices-wg-limit");
+    let progs = [
+        (
+            "(lift (N) ((array-type float N)) (lambda (xs) (join (mapWrg (lambda (c) \
+             (toGlobal (mapLcl (lambda (x) (* x 2.0f)) c))) (split #128 xs)))))",
+            (0..512).map(|i| format!("{i}.0")).collect::<Vec<_>>().join(", "),
+        ),
+        (
+            "(lift (N) ((array-type float N)) (lambda (xs) (toGlobal (filterGlb (lambda (x) (< x 40.0f)) xs))))",
+            (0..5000)
+                .map(|i| format!("{}.0", (i * 37) % 101))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+    ];
+    for (i, (src, xs)) in progs.iter().enumerate() {
+        let prog = dir.join(format!("p{i}.lisp"));
+        let data = dir.join(format!("p{i}.json"));
+        std::fs::write(&prog, src).unwrap();
+        std::fs::write(&data, format!("{{\"xs\": [{xs}]}}")).unwrap();
+        let (prog, data) = (prog.display().to_string(), data.display().to_string());
+        let run = |extra: &[&str], limited: bool| {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_lift"));
+            c.args(["run", prog.as_str(), "--data", data.as_str()])
+                .args(extra)
+                .current_dir(repo_root());
+            if limited {
+                c.env(host_runner::MAX_WORK_GROUP_VAR, "64");
+            }
+            c.output().expect("run the lift binary")
+        };
+        let free = assert_succeeds(&run(&["--device", id.as_str()], false));
+        let split = assert_succeeds(&run(&["--devices", twice.as_str()], true));
+        assert_eq!(free, split, "{src}");
+    }
+    let mut c = Command::new(env!("CARGO_BIN_EXE_lift"));
+    c.args(["compile", &dir.join("p1.lisp").display().to_string()])
+        .args(["--emit", "plan", "--devices", twice.as_str()])
+        .env(host_runner::MAX_WORK_GROUP_VAR, "64")
+        .current_dir(repo_root());
+    let plan = assert_succeeds(&c.output().expect("run the lift binary"));
+    assert!(plan.contains("local [64]"), "{plan}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The device's work-group limit is known before code generation (the queried
 /// `CL_DEVICE_MAX_WORK_GROUP_SIZE`, lowered by `LIFT_MAX_WORK_GROUP_SIZE`): `mapLcl` of 128 in
 /// a work-group, and two nested `mapLcl` of 72 (5,184 work-items), stride within a limit of 64
-/// and give the unlimited run's result; `mapGlb` kernels take groups of 64 instead of 256. They
-/// were refused at launch. Skipped without a device.
+/// and give the unlimited run's result; `mapGlb` kernels take groups of 64 instead of 256, and
+/// so does `filterGlb` (its tiles of 1,024 elements then, five of them here, so the look-back
+/// runs). They were refused at launch. Skipped without a device.
 #[test]
 fn work_groups_are_generated_within_the_devices_limit() {
     let Some(device) = crate::opencl::device() else { return };
@@ -1188,6 +1246,13 @@ fn work_groups_are_generated_within_the_devices_limit() {
         (
             "(lift (N) ((array-type float N)) (lambda (xs) (toGlobal (mapGlb (lambda (x) (* x 3.0f)) xs))))",
             (0..1000).map(|i| format!("{i}.0")).collect::<Vec<_>>().join(", "),
+        ),
+        (
+            "(lift (N) ((array-type float N)) (lambda (xs) (toGlobal (filterGlb (lambda (x) (< x 40.0f)) xs))))",
+            (0..5000)
+                .map(|i| format!("{}.0", (i * 37) % 101))
+                .collect::<Vec<_>>()
+                .join(", "),
         ),
     ];
     for (i, (src, xs)) in progs.iter().enumerate() {
