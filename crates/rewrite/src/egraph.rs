@@ -1215,14 +1215,17 @@ struct RegBlock {
 
 impl RegBlock {
     /// Whether `map (λr. join? (map g ys)) x` may be register-blocked with these sizes.
-    fn admits(&self, eg: &EG, g: Id, x: Id, ys: Id) -> bool {
+    fn admits(&self, eg: &EG, r: Id, g: Id, x: Id, ys: Id) -> bool {
         let (xd, yd) = (&eg[x].data, &eg[ys].data);
         let splits = |e: &Option<ArithExpr>, k: i64| {
             e.as_ref()
                 .is_some_and(|n| may_split(n, k, &eg.analysis.sizes, &eg.analysis.declared))
         };
         let rb = self.c;
+        // `ys` is one matrix for every row: a stencil's windows of the row (convolution's
+        // `slide` of `r`) are not
         if !rb.valid()
+            || !not_free_in(eg, r, &[ys])
             || eg[g].data.flags & DOT_FN == 0
             || xd.flags & FLOAT_ROWS == 0
             || yd.flags & FLOAT_ROWS == 0
@@ -1240,7 +1243,7 @@ impl RegBlock {
 impl Applier<Lift, LiftAnalysis> for RegBlock {
     fn apply_one(&self, eg: &mut EG, eclass: Id, s: &Subst, _: Option<&PatternAst<Lift>>, _: Symbol) -> Vec<Id> {
         let (r, g, ys, x) = (s[var("?r")], s[var("?g")], s[var("?c")], s[var("?x")]);
-        if !self.admits(eg, g, x, ys) {
+        if !self.admits(eg, r, g, x, ys) {
             return vec![];
         }
         let rb = self.c;
@@ -1643,7 +1646,7 @@ struct RegBlockRows(RegBlock);
 impl Applier<Lift, LiftAnalysis> for RegBlockRows {
     fn apply_one(&self, eg: &mut EG, eclass: Id, s: &Subst, _: Option<&PatternAst<Lift>>, _: Symbol) -> Vec<Id> {
         let (r, g, ys, x) = (s[var("?r")], s[var("?g")], s[var("?c")], s[var("?x")]);
-        if !self.0.admits(eg, g, x, ys) {
+        if !self.0.admits(eg, r, g, x, ys) {
             return vec![];
         }
         let cfg = eg.add(Lift::Num(self.0.c.pack() | RBLOCK_ROWS));

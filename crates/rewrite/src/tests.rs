@@ -1092,3 +1092,26 @@ fn the_cost_model_ranks_coarsened_map_glb_of_heavy_bodies_after_work_groups() {
         );
     }
 }
+
+/// Convolution's rows against the windows of the same row (`map (λrow. map g (slide … row))
+/// img`) have the shape of mm without `join`, but the right operand differs per row: no
+/// register-blocked product (it was extracted, ranked first and lowered as something else).
+#[test]
+fn a_right_operand_reading_the_row_is_not_register_blocked() {
+    let ex = check_with(
+        include_str!("../../../bench/cgo17/convolution_row.lisp"),
+        &[("H", 256), ("W", 256)],
+        1,
+        |o| {
+            o.reg_blocks = vec![crate::egraph::RegBlockSizes {
+                tm: 64,
+                tn: 64,
+                rm: 4,
+                rn: 4,
+                tk: 16,
+            }];
+            o.only_rules = vec!["reg-block".into()];
+        },
+    );
+    assert!(ex.variants.iter().all(|v| !v.description.contains("rblock")), "{ex}");
+}
