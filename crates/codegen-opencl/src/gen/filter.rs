@@ -592,6 +592,15 @@ impl Gen<'_> {
         let (wg, rounds, parts, chunk) = (filter_wg(&self.wg_limit), sh.rounds(), FILTER_PARTS, sh.chunk);
         let tile = sh.tile(wg);
         let tiles = sh.tiles(wg, cap);
+        // An input whose length is only known on the device (a filter result, e.g. a loop's
+        // state) is read up to that length, not its capacity: tickets past its last tile end
+        // the loop and that tile publishes the result's length; at least one tile runs, so an
+        // empty input still writes its length 0. The status words stay laid out by capacity.
+        let live = if n == cap {
+            tiles.clone()
+        } else {
+            ArithExpr::max(&sh.tiles(wg, n), &ArithExpr::cst(1))
+        };
         let slots = wg + wg / SCAN_RUN;
         let runs = wg / SCAN_RUN;
         // Chunk `f_k = f_h * rounds + f_r` of work-item `f_l` in tile `t` is the `chunk`
@@ -733,7 +742,7 @@ impl Gen<'_> {
         self.open(Head::For {
             var: f.t.clone(),
             init: v(&f.tn),
-            cond: Expr::bin(BinOp::Lt, v(&f.t), arith(&tiles)),
+            cond: Expr::bin(BinOp::Lt, v(&f.t), arith(&live)),
             step: (AssignOp::Set, v(&f.tn)),
             unroll: false,
         });
@@ -787,7 +796,7 @@ impl Gen<'_> {
         self.close();
         self.close();
         self.scan_tile(f, slots, runs, rounds, parts, sh.field);
-        self.look_back(f, st, &tiles, rounds, parts, len_loc.clone());
+        self.look_back(f, st, (&tiles, &live), rounds, parts, len_loc.clone());
         // The next ticket is taken only once this tile has published its prefix: a ticket taken
         // earlier (to prefetch during the scan) leaves its tile unpublished for a whole tile's
         // time, and every later tile's look-back waits on it (measured slower on the H200,
@@ -874,7 +883,16 @@ impl Gen<'_> {
     /// read, after the barrier that ends those reads. The last tile writes the length. Status
     /// words are only written and read with atomics, so no other memory needs ordering: the
     /// output positions depend on nothing else.
-    fn look_back(&mut self, f: &Names, st: &Ident, tiles: &ArithExpr, rounds: usize, parts: usize, len_loc: Expr) {
+    /// `tiles`: the tiles the status words are laid out for, and those that run.
+    fn look_back(
+        &mut self,
+        f: &Names,
+        st: &Ident,
+        (tiles, live): (&ArithExpr, &ArithExpr),
+        rounds: usize,
+        parts: usize,
+        len_loc: Expr,
+    ) {
         let w = LOOKBACK;
         let none = int(2 * w);
         let agg_at = |k: Expr| add(v(st), add(int(1), k));
@@ -964,7 +982,7 @@ impl Gen<'_> {
         self.close();
         self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
         self.push(publish(inc_at(v(&f.t)), add(v(&f.a), v(&f.c))));
-        let last = sub(arith(tiles), int(1));
+        let last = sub(arith(live), int(1));
         self.open_if(Expr::bin(BinOp::Eq, v(&f.t), last));
         self.push(Stmt::assign(len_loc, add(v(&f.a), v(&f.c))));
         self.close();
