@@ -1609,15 +1609,7 @@ fn run_compiled_on(compiled: &crate::Compiled, inputs: &Inputs, device: &str, ti
 fn compile_for(src: &str, inputs: &Inputs, device: &str) -> Result<crate::Compiled, Error> {
     let typed = crate::compile(src, &Options::types_only())?;
     let info = host_runner::device_info(Some(device)).map_err(|e| Error::plain(e.to_string()))?;
-    crate::compile(
-        src,
-        &Options {
-            sizes: inputs.sizes.clone(),
-            tuned_for: crate::is_high_level(&typed.given).then(|| info.name.clone()),
-            work_group_limit: Some(crate::work_group_limit(&info)),
-            ..Options::default()
-        },
-    )
+    crate::compile(src, &crate::run_options(&typed.given, &inputs.sizes, Some(&info)))
 }
 
 /// The smallest of the devices' work-group limits, for a plan shown once for all of them

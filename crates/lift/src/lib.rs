@@ -422,17 +422,24 @@ pub fn run_files(src: &str, data: &[String], sizes: &[String], opts: &RunOptions
     // the cost model's best variant; every program is generated within the device's limits.
     // Without a device, running fails later with the reason.
     let device = host_runner::device_info(opts.device.as_deref()).ok();
-    let copts = Options {
-        sizes: inputs.sizes.clone(),
-        tuned_for: device
-            .as_ref()
-            .filter(|_| is_high_level(&typed.given))
-            .map(|d| d.name.clone()),
-        work_group_limit: device.as_ref().map(work_group_limit),
-        ..Options::default()
-    };
-    let compiled = compile(src, &copts)?;
+    let compiled = compile(src, &run_options(&typed.given, &inputs.sizes, device.as_ref()))?;
     run_compiled(&compiled, &inputs, opts)
+}
+
+/// How `lift run` compiles `given` for `device` at `sizes`: a high-level program as its tuned
+/// variant for the device when the tuning cache has one, and every kernel within the device's
+/// work-group limits; without a device, neither.
+pub(crate) fn run_options(
+    given: &Program,
+    sizes: &BTreeMap<String, i64>,
+    device: Option<&host_runner::DeviceInfo>,
+) -> Options {
+    Options {
+        sizes: sizes.clone(),
+        tuned_for: device.filter(|_| is_high_level(given)).map(|d| d.name.clone()),
+        work_group_limit: device.map(work_group_limit),
+        ..Options::default()
+    }
 }
 
 /// A device's work-group limits as code generation takes them: the queried

@@ -1090,6 +1090,7 @@ pub fn workgroup_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>
                 RegBlock {
                     c,
                     max_group: opts.max_group,
+                    rows: false,
                 },
             )
             .expect("rule"),
@@ -1211,6 +1212,8 @@ impl RegBlockSizes {
 struct RegBlock {
     c: RegBlockSizes,
     max_group: i64,
+    /// The product written without `join` (`reg-block-rows-*`): `RBLOCK_ROWS` in the sizes.
+    rows: bool,
 }
 
 impl RegBlock {
@@ -1246,8 +1249,8 @@ impl Applier<Lift, LiftAnalysis> for RegBlock {
         if !self.admits(eg, r, g, x, ys) {
             return vec![];
         }
-        let rb = self.c;
-        let cfg = eg.add(Lift::Num(rb.pack()));
+        let flags = if self.rows { RBLOCK_ROWS } else { 0 };
+        let cfg = eg.add(Lift::Num(self.c.pack() | flags));
         let res = eg.add(Lift::RBlock([cfg, r, g, x, ys]));
         if eg.union(eclass, res) {
             vec![res]
@@ -1630,31 +1633,13 @@ pub fn reg_block_rows_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnal
             Rewrite::new(
                 format!("reg-block-rows-{}", c.name()),
                 pat("(map (lam ?r (map ?g ?c)) ?x)"),
-                RegBlockRows(RegBlock {
+                RegBlock {
                     c,
                     max_group: opts.max_group,
-                }),
+                    rows: true,
+                },
             )
             .expect("rule")
         })
         .collect()
-}
-
-/// See `reg-block-rows-*`.
-struct RegBlockRows(RegBlock);
-
-impl Applier<Lift, LiftAnalysis> for RegBlockRows {
-    fn apply_one(&self, eg: &mut EG, eclass: Id, s: &Subst, _: Option<&PatternAst<Lift>>, _: Symbol) -> Vec<Id> {
-        let (r, g, ys, x) = (s[var("?r")], s[var("?g")], s[var("?c")], s[var("?x")]);
-        if !self.0.admits(eg, r, g, x, ys) {
-            return vec![];
-        }
-        let cfg = eg.add(Lift::Num(self.0.c.pack() | RBLOCK_ROWS));
-        let res = eg.add(Lift::RBlock([cfg, r, g, x, ys]));
-        if eg.union(eclass, res) {
-            vec![res]
-        } else {
-            vec![]
-        }
-    }
 }

@@ -270,6 +270,8 @@ struct FilterCx<'a> {
     st: &'a Ident,
     n: &'a ArithExpr,
     cap: &'a ArithExpr,
+    /// Work-items per group (`filter_wg` of the device's limit).
+    wg: usize,
     elem_ty: &'a Type,
     rows: bool,
     len_loc: &'a Expr,
@@ -538,6 +540,7 @@ impl Gen<'_> {
             st: &st,
             n: &n,
             cap: &cap,
+            wg,
             elem_ty: &elem_ty,
             rows,
             len_loc: &len_loc,
@@ -549,7 +552,6 @@ impl Gen<'_> {
         self.open_if(Expr::un(crate::ast::UnOp::Not, gpu));
         self.tile_loop(&f, CPU_SHAPE, &cx)?;
         self.close();
-        let wg = filter_wg(&self.wg_limit);
         if let Some(k) = self.k.as_mut() {
             k.notes.push(format!(
                 "filterGlb: on a GPU ({GPU_MACRO} = 1) tiles of {} elements, each work-item reading {} consecutive elements a round{}{}; elsewhere tiles of {}, one element a round",
@@ -585,11 +587,12 @@ impl Gen<'_> {
             st,
             n,
             cap,
+            wg,
             elem_ty,
             rows,
             len_loc,
         } = *cx;
-        let (wg, rounds, parts, chunk) = (filter_wg(&self.wg_limit), sh.rounds(), FILTER_PARTS, sh.chunk);
+        let (rounds, parts, chunk) = (sh.rounds(), FILTER_PARTS, sh.chunk);
         let tile = sh.tile(wg);
         let tiles = sh.tiles(wg, cap);
         // An input whose length is only known on the device (a filter result, e.g. a loop's
