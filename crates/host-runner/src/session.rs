@@ -456,7 +456,9 @@ impl Session {
                 }
             }
         }
+        let started = std::time::Instant::now();
         let program = self.build_from_source(source, options)?;
+        dump_build(&program, source, options, started.elapsed());
         if let Some(dir) = &self.cache_dir {
             if let Ok(mut binaries) = program.get_binaries() {
                 if let Some(binary) = binaries.pop().filter(|b| !b.is_empty()) {
@@ -739,5 +741,39 @@ impl Drop for PendingRead {
         if let Some(ev) = self.event.take() {
             let _ = ev.wait();
         }
+    }
+}
+
+/// `LIFT_DUMP_BINARY=DIR` writes each program built from source (its OpenCL C, and the driver's
+/// binary: PTX on NVIDIA, which is how we check what the driver made of a kernel: vector loads,
+/// fused multiply-adds, registers) and appends the driver's build time to `DIR/builds.tsv`.
+/// A diagnostic aid only: failures to write are ignored.
+fn dump_build(program: &Program, source: &str, options: &str, took: std::time::Duration) {
+    let Some(dir) = std::env::var_os("LIFT_DUMP_BINARY") else {
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    if std::fs::create_dir_all(&dir).is_err() {
+        return;
+    }
+    let key = format!("{:016x}", cache::fnv1a64(format!("{options}\n{source}").as_bytes()));
+    let _ = std::fs::write(dir.join(format!("{key}.cl")), source);
+    if let Ok(mut binaries) = program.get_binaries() {
+        if let Some(binary) = binaries.pop().filter(|b| !b.is_empty()) {
+            let _ = std::fs::write(dir.join(format!("{key}.bin")), binary);
+        }
+    }
+    use std::io::Write;
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("builds.tsv"))
+    {
+        let _ = writeln!(
+            f,
+            "{key}\t{:.1}\t{}\t{options}",
+            took.as_secs_f64() * 1e3,
+            source.lines().count()
+        );
     }
 }
