@@ -67,7 +67,8 @@ bundle() {
 unbundle() {
   awk -v mark="$MARK" -v dir="$RAW" '
     index($0, mark " ") == 1 { name = substr($0, length(mark) + 2); out = dir "/" name
-      if (name == "anchors.jsonl") { append = 1 } else { append = 0; printf "" > out }
+      # (the anchors of every part are kept; of another file, the last part'"'"'s)
+      if (name != "anchors.jsonl") printf "" > out
       next }
     out != "" { print >> out }
   ' "$1"
