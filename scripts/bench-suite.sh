@@ -1,31 +1,46 @@
 #!/usr/bin/env bash
-# The CGO'17 suite on one device, in one command: tune every program at its large size (or reuse
-# the tuning cache), check the chosen variant against the interpreter at a medium size, time it
-# at the large size, time the PyTorch anchors and input copies on the same GPU in the same run,
-# and write the table, the raw JSON and the chart to bench/results/<device>-<date>.{md,svg}.
+# The CGO'17 suite on one device: tune every program at its large size within a budget (or
+# reuse the tuning cache), check the chosen variant against the interpreter at a medium size,
+# time it at the large size, time the PyTorch anchors and input copies on the same GPU in the
+# same run, and write the table and the chart to $RESULTS/<device>-<date>[-<tag>].{md,svg}, with
+# every raw output (tune tables, bench JSON, errors, anchors) bundled in one text file beside
+# them, `<...>.raw.txt`: the GPU tool brings back only a few files.
 #
-# Usage: scripts/bench-suite.sh [device] [--only key,key] [--tune-top K]
+# Usage: scripts/bench-suite.sh [device] [--only key,key] [--budget 30s] [--tag NAME]
+#        scripts/bench-suite.sh --merge A.raw.txt B.raw.txt [...]
 #   device: an id `P:D` or part of a device name as `lift devices` prints it (default: the first GPU).
+#   --only: the suite's rows to run (keys of $SUITE); the others show as "not run".
+#   --budget: `lift tune --budget` per program (default $TUNE_BUDGET, else 30s). The whole tune
+#     of a program, exploration included, ends within it; `lift bench` then takes 5-30 s more on
+#     the H200 (inputs at the large size, the interpreter's check at the medium one).
+#   --tag: appended to the output names (two partial runs of one day keep apart).
+#   --merge: one table from the bundles of partial runs (later bundles win for a row in two;
+#     the anchors of all are kept); needs no device, only $REPORT.
 # Environment: LIFT (default target/release/lift), REPORT (target/release/bench-report),
-#   RESULTS (default bench/results), PYTHON (python3), ANCHORS=0 to skip PyTorch (no CUDA).
+#   RESULTS (default bench/results), PYTHON (python3), ANCHORS=0 to skip PyTorch (no CUDA),
+#   SUITE (bench/cgo17/suite.tsv), TUNE_BUDGET.
 # The table's "model rank of the tuned best" comes from each program's `lift tune` output
-# ($RAW/<key>.tune): where the fastest variant timed stands in the cost model's order.
-# Fits one 10-minute device command for the whole suite: tuning runs at most TUNE_TOP variants
-# per program without interpreter checks (the medium-size check covers the variant that is used).
-# Not `lift tune --budget`: on the H200 a configuration of a suite program at its large size takes
-# about 6 s to set up and time (256 MB inputs), so the ~15 s a program can have here tries only
-# 2 configurations (convolution then tuned to 7.2 ms instead of 0.39; see
-# bench/results/runs/nvidia-h200-2026-11-23-budget-14s.md).
+# (<key>.tune): where the fastest variant timed stands in the cost model's order.
+# Two 600-s device commands hold the 16 programs with the default budget: e.g.
+#   --only nn,mriq,kmeans_rows,kmeans_fmajor,md_rows,md_nmajor,convolution_row,convolution_col
+#   --only gemv_n,gemv_t,atax,gesummv,mm,nbody,sum,transpose
+# then --merge of the two bundles.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 DEVICE=""
 ONLY=""
-TUNE_TOP=${TUNE_TOP:-4}
+TAG=""
+BUDGET=${TUNE_BUDGET:-30s}
+MERGE=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --only) ONLY="$2"; shift 2 ;;
-    --tune-top) TUNE_TOP="$2"; shift 2 ;;
+    --budget) BUDGET="$2"; shift 2 ;;
+    --tag) TAG="$2"; shift 2 ;;
+    --merge) shift; MERGE=("$@"); break ;;
+    --tune-top) echo "--tune-top is gone: the tune has a budget now (--budget)" >&2; exit 2 ;;
+    -*) echo "unknown option $1" >&2; exit 2 ;;
     *) DEVICE="$1"; shift ;;
   esac
 done
@@ -35,7 +50,51 @@ RESULTS=${RESULTS:-bench/results}
 PYTHON=${PYTHON:-python3}
 SUITE=${SUITE:-bench/cgo17/suite.tsv}
 RAW=${RAW:-$(mktemp -d)}
-mkdir -p "$RAW"
+mkdir -p "$RAW" "$RESULTS"
+
+# A bundle: every file of $RAW, each after a line `#### lift-suite-raw <name>` (names have no
+# spaces; the contents never start a line with that marker).
+MARK='#### lift-suite-raw'
+bundle() {
+  for f in "$RAW"/*; do
+    [ -f "$f" ] || continue
+    printf '%s %s\n' "$MARK" "$(basename "$f")"
+    cat "$f"
+    # (a file without a final newline would glue the next marker to its last line)
+    [ -n "$(tail -c1 "$f")" ] && echo
+  done
+}
+unbundle() {
+  awk -v mark="$MARK" -v dir="$RAW" '
+    index($0, mark " ") == 1 { name = substr($0, length(mark) + 2); out = dir "/" name
+      # (the anchors of every part are kept; of another file, the last part'"'"'s)
+      if (name != "anchors.jsonl") printf "" > out
+      next }
+    out != "" { print >> out }
+  ' "$1"
+}
+
+report() {
+  local base="$1"
+  "$REPORT" --suite "$SUITE" --raw "$RAW" --device "$NAME" --date "$DATE" \
+    --out "$RESULTS/$base.md" --svg "$RESULTS/$base.svg"
+  cat "$RESULTS/$base.md"
+}
+
+if [ ${#MERGE[@]} -gt 0 ]; then
+  for b in "${MERGE[@]}"; do
+    [ -f "$b" ] || { echo "no bundle $b" >&2; exit 2; }
+    unbundle "$b"
+  done
+  # (anchors of a benchmark in two parts: the report keeps the last line)
+  NAME=$(cat "$RAW/device.txt" 2>/dev/null || echo "unknown device")
+  DATE=$(cat "$RAW/date.txt" 2>/dev/null || date -u +%Y-%m-%d)
+  SLUG=$(echo "$NAME" | tr 'A-Z' 'a-z' | sed -e 's/[^a-z0-9]\+/-/g' -e 's/^-//' -e 's/-$//')
+  BASE="$SLUG-$DATE${TAG:+-$TAG}"
+  bundle > "$RESULTS/$BASE.raw.txt"
+  report "$BASE"
+  exit 0
+fi
 
 # `lift devices` prints columns separated by two or more spaces: ID, TYPE, NAME, ...
 if [ -z "$DEVICE" ]; then
@@ -46,7 +105,28 @@ NAME=$("$LIFT" devices | awk -F'  +' -v d="$DEVICE" 'NR > 1 && ($1 == d || index
 [ -z "$NAME" ] && NAME="$DEVICE"
 SLUG=$(echo "$NAME" | tr 'A-Z' 'a-z' | sed -e 's/[^a-z0-9]\+/-/g' -e 's/^-//' -e 's/-$//')
 DATE=$(date -u +%Y-%m-%d)
-echo "device $DEVICE: $NAME -> $RESULTS/$SLUG-$DATE.md"
+BASE="$SLUG-$DATE${TAG:+-$TAG}"
+echo "$NAME" > "$RAW/device.txt"
+echo "$DATE" > "$RAW/date.txt"
+echo "device $DEVICE: $NAME -> $RESULTS/$BASE.md (tune budget $BUDGET per program)"
+
+# Seconds of a budget such as `30s`, `2m`, `90` (for the safety timeout only).
+budget_s() {
+  case "$1" in
+    *ms) echo 1 ;;
+    *s) echo "${1%s}" ;;
+    *m) echo $(( ${1%m} * 60 )) ;;
+    *) echo "$1" ;;
+  esac | cut -d. -f1
+}
+TUNE_KILL=$(( $(budget_s "$BUDGET") + 60 ))
+# Wall time and peak RSS of a command into file $1, where /usr/bin/time exists.
+measured() {
+  local out="$1"; shift
+  if [ -x /usr/bin/time ]; then /usr/bin/time -f '%e s wall, %M KiB max RSS' -o "$out" "$@"; else "$@"; fi
+}
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 
 sizes() { for s in $2; do printf -- '--%s %s ' "$1" "$s"; done; }
 
@@ -54,12 +134,16 @@ while IFS=$'\t' read -r key bench layout file large medium; do
   case "$key" in ''|'#'*) continue ;; esac
   if [ -n "$ONLY" ] && ! echo ",$ONLY," | grep -q ",$key,"; then continue; fi
   echo "== $key ($bench${layout:+, $layout}): $large"
-  start=$(date +%s)
+  start=$(now)
   # Tuning at the large size fills the cache that `lift bench` reads; a failure here is not
-  # fatal (the cost model's best variant is used instead), but it is shown.
+  # fatal (the cost model's best variant is used instead), but it is shown. Nothing is checked
+  # here (the medium-size check of `lift bench` covers the variant that is used); the timeout
+  # only catches a hang past the budget.
   # shellcheck disable=SC2046
-  timeout 120 "$LIFT" tune "$file" $(sizes size "$large") --devices "$DEVICE" --top "$TUNE_TOP" --repeats 3 \
-    --check-steps 0 > "$RAW/$key.tune" 2>&1 || echo "   tune failed: $(head -c 300 "$RAW/$key.tune")"
+  measured "$RAW/$key.tune-time" timeout "$TUNE_KILL" "$LIFT" tune "$file" $(sizes size "$large") \
+    --devices "$DEVICE" --budget "$BUDGET" --repeats 3 --check-steps 0 > "$RAW/$key.tune" 2>&1 \
+    || echo "   tune failed: $(head -c 300 "$RAW/$key.tune")"
+  tuned=$(now)
   # shellcheck disable=SC2046
   if timeout 120 "$LIFT" bench "$file" $(sizes size "$large") --device "$DEVICE" --json \
       $(sizes check-size "$medium") > "$RAW/$key.json" 2> "$RAW/$key.err"; then
@@ -69,7 +153,7 @@ while IFS=$'\t' read -r key bench layout file large medium; do
     rm -f "$RAW/$key.json"
     echo "   bench failed: $(head -c 300 "$RAW/$key.err")"
   fi
-  echo "   $(( $(date +%s) - start )) s"
+  echo "   tune $(secs "$start" "$tuned") s ($(tail -1 "$RAW/$key.tune-time" 2>/dev/null)), bench $(secs "$tuned" "$(now)") s"
 done < "$SUITE"
 
 if [ "${ANCHORS:-1}" != 0 ]; then
@@ -81,7 +165,5 @@ if [ "${ANCHORS:-1}" != 0 ]; then
     || echo "anchors failed"
 fi
 
-mkdir -p "$RESULTS"
-"$REPORT" --suite "$SUITE" --raw "$RAW" --device "$NAME" --date "$DATE" \
-  --out "$RESULTS/$SLUG-$DATE.md" --svg "$RESULTS/$SLUG-$DATE.svg"
-cat "$RESULTS/$SLUG-$DATE.md"
+bundle > "$RESULTS/$BASE.raw.txt"
+report "$BASE"

@@ -203,6 +203,7 @@ pub fn run(
 
 /// A run with timing details, for benchmarks.
 pub struct Measured {
+    /// An empty tuple where the caller asked not to decode it ([`Prepared::skip_result`]).
     pub value: Value,
     pub timing: Option<String>,
     pub device: String,
@@ -221,6 +222,38 @@ pub fn run_measured(
     repeats: usize,
     baseline: bool,
 ) -> Result<Measured, Error> {
+    run_measured_with(plan, inputs, &Prepared::default(), device, time, repeats, baseline)
+}
+
+/// What a caller that runs many plans on the same inputs (`lift tune`) prepares once.
+#[derive(Default)]
+pub struct Prepared<'a> {
+    /// Per parameter, its buffer's bytes where already encoded (see
+    /// [`crate::data::random_inputs_lean`]): used when their length is the buffer's, so that
+    /// the values of such a parameter may be left out.
+    pub input_bytes: &'a [Option<Vec<u8>>],
+    /// The result is not decoded into a value (`Measured::value` is then an empty tuple): a
+    /// timing whose result nobody compares spares the decoding of a large output.
+    pub skip_result: bool,
+}
+
+impl Prepared<'_> {
+    /// Parameter `k`'s prepared bytes, where they are the `len` its buffer takes.
+    fn bytes(&self, k: usize, len: usize) -> Option<&[u8]> {
+        self.input_bytes.get(k)?.as_deref().filter(|d| d.len() == len)
+    }
+}
+
+/// [`run_measured`] with what the caller prepared.
+pub fn run_measured_with(
+    plan: &KernelPlan,
+    inputs: &Inputs,
+    prepared: &Prepared,
+    device: Option<&str>,
+    time: bool,
+    repeats: usize,
+    baseline: bool,
+) -> Result<Measured, Error> {
     let env = Env::of_plan(plan, &inputs.sizes)?;
     let mut host_index = BTreeMap::new();
     let mut buffers = vec![];
@@ -231,6 +264,9 @@ pub fn run_measured(
             .checked_mul(esz)
             .ok_or_else(|| Error::plain(format!("buffer {} is too large", b.name)))?;
         let init = match b.role {
+            Role::Input(k) if prepared.bytes(k, bytes).is_some() => {
+                BufferInit::Data(prepared.bytes(k, bytes).map(<[u8]>::to_vec).unwrap_or_default())
+            }
             Role::Input(k) => {
                 let mut data = Vec::with_capacity(bytes);
                 encode(&inputs.values[k], &b.elem, &mut data)?;
@@ -351,6 +387,7 @@ pub fn run_measured(
             .unwrap_or(0))
     })?;
     let value = match (&result.ty, result.lengths) {
+        _ if prepared.skip_result => Value::Tuple(vec![]),
         (Type::Exists(e), Some(_)) => {
             let (inner, elem) = shape(e, &inputs.sizes)?;
             let bytes = &out.reads[0];

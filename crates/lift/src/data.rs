@@ -891,6 +891,21 @@ fn flatten<'a>(v: &'a Value, shape: &[u64], k: usize, out: &mut Vec<&'a Value>, 
 /// Deterministic inputs for every parameter: floats uniform in [0, 1), ints in [0, 100),
 /// bools fair. `sizes` must give every declared size variable (each at least 1).
 pub fn random_inputs(prog: &Program, sizes: &BTreeMap<String, i64>, seed: u64) -> Res<Inputs> {
+    random_inputs_lean(prog, sizes, seed, true).map(|(inputs, _)| inputs)
+}
+
+/// [`random_inputs`], where `keep_values` is false, with every parameter that is an array (of
+/// arrays ...) of one scalar type given as the bytes of its OpenCL buffer instead (row-major;
+/// `float`, `double` and `int` little-endian, `bool` as `int`) and an empty array in its place
+/// among the values: the same numbers at a quarter of the memory or less, for runs whose result
+/// is not compared with the interpreter (a 8192² input takes 2 GiB as values, 256 MiB as bytes).
+/// The other parameters, and every one where `keep_values`, are values (their bytes `None`).
+pub fn random_inputs_lean(
+    prog: &Program,
+    sizes: &BTreeMap<String, i64>,
+    seed: u64,
+    keep_values: bool,
+) -> Res<(Inputs, Vec<Option<Vec<u8>>>)> {
     for name in sizes.keys() {
         if !prog.sizes.contains(name) {
             let mut e = DataError::new(format!("the program has no size variable `{name}`"));
@@ -922,6 +937,7 @@ pub fn random_inputs(prog: &Program, sizes: &BTreeMap<String, i64>, seed: u64) -
     let mut rng = XorShift::new(seed);
     let env = |name: &str| sizes.get(name).copied();
     let mut values = vec![];
+    let mut bytes = vec![];
     for p in &prog.params {
         let name = &prog.var(p.var).name;
         let count = element_count(&p.ty, &env, name)?;
@@ -930,12 +946,64 @@ pub fn random_inputs(prog: &Program, sizes: &BTreeMap<String, i64>, seed: u64) -
                 "`{name}` would have {count} elements, more than the {MAX_ELEMENTS} allowed for generated inputs"
             )));
         }
-        values.push(random_value(&p.ty, &env, &mut rng, name)?);
+        match flat_scalar(&p.ty).filter(|_| !keep_values) {
+            Some(s) => {
+                // (one draw per element in row-major order, as `random_value` draws them)
+                let mut out = Vec::with_capacity(count as usize * s.size_bytes());
+                for _ in 0..count {
+                    random_scalar_bytes(&mut rng, s, &mut out);
+                }
+                values.push(Value::Array(vec![]));
+                bytes.push(Some(out));
+            }
+            None => {
+                values.push(random_value(&p.ty, &env, &mut rng, name)?);
+                bytes.push(None);
+            }
+        }
     }
-    Ok(Inputs {
-        values,
-        sizes: sizes.clone(),
-    })
+    Ok((
+        Inputs {
+            values,
+            sizes: sizes.clone(),
+        },
+        bytes,
+    ))
+}
+
+/// How many scalars the parameters of `prog` hold at `sizes` (what random inputs generate).
+pub fn input_elements(prog: &Program, sizes: &BTreeMap<String, i64>) -> Res<u64> {
+    let env = |name: &str| sizes.get(name).copied();
+    let mut sum = 0u64;
+    for p in &prog.params {
+        sum = sum.saturating_add(element_count(&p.ty, &env, &prog.var(p.var).name)?);
+    }
+    Ok(sum)
+}
+
+/// The scalar type of an array (of arrays ...) of scalars; `None` for every other type.
+fn flat_scalar(ty: &Type) -> Option<Scalar> {
+    match ty {
+        Type::Array(e, _) => match &**e {
+            Type::Scalar(s) => Some(*s),
+            e @ Type::Array(..) => flat_scalar(e),
+            Type::Vector(..) | Type::Tuple(_) | Type::Exists(_) | Type::Fun(..) => None,
+        },
+        Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) | Type::Exists(_) | Type::Fun(..) => None,
+    }
+}
+
+/// The buffer bytes of the scalar [`random_scalar`] would draw.
+fn random_scalar_bytes(rng: &mut XorShift, s: Scalar, out: &mut Vec<u8>) {
+    match random_scalar(rng, s) {
+        Value::Float(f) => out.extend(f.to_le_bytes()),
+        Value::Double(d) => out.extend(d.to_le_bytes()),
+        Value::Int(i) => out.extend(i.to_le_bytes()),
+        Value::Bool(b) => out.extend(i32::from(b).to_le_bytes()),
+        Value::Vector(_) | Value::Tuple(_) | Value::Array(_) | Value::Approx(_) => {
+            unreachable!("random_scalar draws scalars")
+        }
+    }
 }
 
 fn array_len(n: &ArithExpr, env: &dyn Fn(&str) -> Option<i64>, name: &str) -> Res<u64> {

@@ -299,6 +299,11 @@ struct Row {
     description: String,
     /// Taken from the tuning cache (an earlier run).
     resumed: bool,
+    /// Seconds its measurement took in this run: compiling, building, copying, timing (not
+    /// interpreting); what re-timing it will cost is estimated from it.
+    secs: f64,
+    /// Run once only, as it was already this many times the best so far.
+    cut: Option<f64>,
 }
 
 impl Row {
@@ -306,9 +311,20 @@ impl Row {
         matches!(self.check, Check::Ok { .. })
     }
     fn note(&self) -> String {
-        match &self.check {
+        let note = match &self.check {
             Check::NotRun => format!("skipped: {}", self.error),
             c => c.note(),
+        };
+        match self.cut {
+            Some(x) => {
+                let cut = format!("one run: {x:.1}x the best so far");
+                if note.is_empty() {
+                    cut
+                } else {
+                    format!("{note}; {cut}")
+                }
+            }
+            None => note,
         }
     }
     /// Not compared with the interpreter because a search found it slower than a checked one.
@@ -693,6 +709,160 @@ const LEADERS: usize = 3;
 /// leaders and writing the report.
 const SEARCH_SHARE: f64 = 0.85;
 
+/// Without a budget, a configuration whose first run takes more than this factor times the best
+/// so far is not run again for its median: it cannot win, and a slow one can take seconds a run.
+const SLOW_CUT: f64 = 3.0;
+
+fn slow(ms: f64, best: f64) -> bool {
+    ms > best * SLOW_CUT
+}
+
+/// Share of a budget that each interpretation (the program's, and each variant's) may take at
+/// most, in steps at [`INTERP_STEPS_PER_S`]; a check that needs more is left unchecked.
+const CHECK_SHARE: f64 = 0.25;
+
+/// Interpreter steps per second with error bounds, on the slow side (measured on this project's
+/// 2-core machine under load: about 1.5e7 for mm's rows × columns); only used to cap the steps
+/// a budget's checks may take.
+const INTERP_STEPS_PER_S: f64 = 1.0e7;
+
+/// The time a device's search has, and what its steps cost so far, on a clock the search is
+/// given (the real one, or a test's): before each configuration it asks whether the estimate
+/// of its cost still ends within the budget, and each measurement's time limit ends with it.
+struct Budget {
+    /// `None`: no budget, every step is admitted.
+    total: Option<f64>,
+    /// Seconds since the search started.
+    clock: Box<dyn Fn() -> f64 + Send + Sync>,
+    /// Seconds each configuration measured took (compiling, building, copying and timing), and
+    /// the most one of each variant took: variants differ most in build time (a register-blocked
+    /// product takes the NVIDIA driver seconds), which its other work-group sizes share.
+    trials: Vec<f64>,
+    per_variant: BTreeMap<usize, f64>,
+    /// Seconds each interpretation of a variant took.
+    interps: Vec<f64>,
+}
+
+impl Budget {
+    fn new(total: Option<std::time::Duration>, clock: Box<dyn Fn() -> f64 + Send + Sync>) -> Budget {
+        Budget {
+            total: total.map(|t| t.as_secs_f64()),
+            clock,
+            trials: vec![],
+            per_variant: BTreeMap::new(),
+            interps: vec![],
+        }
+    }
+
+    fn median(t: &[f64]) -> f64 {
+        let mut t = t.to_vec();
+        t.sort_by(f64::total_cmp);
+        t.get(t.len() / 2).copied().unwrap_or(0.0)
+    }
+
+    /// What a configuration seen nowhere yet is expected to cost (the median: the first one
+    /// also warms the device up).
+    fn typical(&self) -> f64 {
+        Budget::median(&self.trials)
+    }
+
+    fn typical_interp(&self) -> f64 {
+        Budget::median(&self.interps)
+    }
+
+    /// What a configuration of `variant` is expected to cost: the most one of its configurations
+    /// took, else the typical configuration's.
+    fn estimate(&self, variant: usize) -> f64 {
+        self.per_variant
+            .get(&variant)
+            .copied()
+            .unwrap_or(0.0)
+            .max(self.typical())
+    }
+
+    /// What re-timing a configuration with `repeats` runs costs: its first measurement again
+    /// (the binary now comes from the cache) and the runs beyond the first.
+    fn retime_cost(secs: f64, ms: f64, repeats: usize) -> f64 {
+        secs + repeats.saturating_sub(1) as f64 * ms / 1e3
+    }
+
+    /// The time limit of measuring a configuration of `variant` (and `extra` seconds of checking
+    /// it), or `None` where it would end past the search's share of the budget. The `first`
+    /// configuration of a search is measured whatever it may cost (nothing is known yet), but
+    /// no measurement's limit ends after the budget.
+    fn admit(
+        &self,
+        variant: usize,
+        extra: f64,
+        first: bool,
+        limit: std::time::Duration,
+    ) -> Option<std::time::Duration> {
+        (first || self.admits(SEARCH_SHARE, self.estimate(variant) + extra)).then(|| self.limit(limit))
+    }
+
+    /// Whether work expected to take `expected` seconds still ends within `share` of the budget.
+    fn admits(&self, share: f64, expected: f64) -> bool {
+        self.total.is_none_or(|b| (self.clock)() + expected < b * share)
+    }
+
+    /// A measurement's time limit: `limit`, and with a budget no later than [`FINISH_SHARE`] of
+    /// it (at least a second: the first configuration is measured whatever the budget).
+    fn limit(&self, limit: std::time::Duration) -> std::time::Duration {
+        match self.total {
+            Some(b) => limit.min(std::time::Duration::from_secs_f64(
+                (b * FINISH_SHARE - (self.clock)()).max(1.0),
+            )),
+            None => limit,
+        }
+    }
+
+    fn trial(&mut self, variant: usize, secs: f64) {
+        self.trials.push(secs);
+        let v = self.per_variant.entry(variant).or_insert(0.0);
+        *v = v.max(secs);
+    }
+
+    fn interpreted(&mut self, secs: f64) {
+        self.interps.push(secs);
+    }
+}
+
+/// `LIFT_TUNE_TRACE=1`: when each step of `lift tune` ended, on stderr (where its time goes).
+struct Trace {
+    start: std::time::Instant,
+    on: bool,
+}
+
+impl Trace {
+    fn new(start: std::time::Instant) -> Trace {
+        Trace {
+            start,
+            on: std::env::var("LIFT_TUNE_TRACE").is_ok_and(|v| !v.is_empty() && v != "0"),
+        }
+    }
+
+    fn at(&self, what: &str) {
+        if self.on {
+            eprintln!("[tune {:8.3} s] {what}", self.start.elapsed().as_secs_f64());
+        }
+    }
+}
+
+/// The random inputs of a tune, as values (for the interpreter, and parameters not given as
+/// bytes) and as buffer bytes encoded once for every configuration.
+struct TuneInputs {
+    inputs: data::Inputs,
+    bytes: Vec<Option<Vec<u8>>>,
+    /// Nothing is compared with the interpreter: results are not decoded.
+    skip_result: bool,
+}
+
+/// Share of the budget every measurement (a leader's re-timing too) ends in: the rest is for
+/// the report, the calibration's refit, writing the cache and the process's exit (a loaded
+/// machine's estimates are off by a few tenths of a second; mm at 4096³ on the H200 with
+/// `--budget 60s` ended at 60.13 s when a measurement could run to the budget's very end).
+const FINISH_SHARE: f64 = 0.95;
+
 /// splitmix64: a small deterministic generator (the search is reproducible for a seed).
 struct Rng(u64);
 
@@ -848,18 +1018,54 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
         return Err(Error::plain("no OpenCL device to tune on"));
     }
 
+    let trace = Trace::new(start);
+    trace.at(&format!("explored: {} variant(s)", cands.len()));
+    // A device's context and queue serve all its configurations (opening one per
+    // configuration cost a measurable share of a budget on NVIDIA's driver).
+    host_runner::keep_sessions();
     let mut progress = Progress::new(None, "", (top_k + 1).min(cands.len()), None);
     progress.show("generating random inputs");
+    // With a budget each interpretation gets the steps that fit in its share of it.
+    let check_steps = match opts.budget {
+        Some(b) => opts
+            .check_steps
+            .min((b.as_secs_f64() * CHECK_SHARE * INTERP_STEPS_PER_S) as u64),
+        None => opts.check_steps,
+    };
+    // The interpreter takes at least a step per input element: inputs larger than its steps
+    // cannot be checked, so their values (8 times their bytes) are not made at all.
+    let elements = data::input_elements(prog, &sizes)?;
+    let no_check: Option<String> = if opts.check_steps == 0 {
+        Some("checking is off (--check-steps 0)".into())
+    } else if elements > check_steps {
+        Some(format!(
+            "the inputs' {elements} elements are more than the {check_steps} interpreter steps {}",
+            if opts.budget.is_some() {
+                "that fit in the budget"
+            } else {
+                "allowed (--check-steps)"
+            }
+        ))
+    } else {
+        None
+    };
+    let (values, bytes) = data::random_inputs_lean(prog, &sizes, 42, no_check.is_none())?;
     // Shared with the thread that measures a variant, which a time limit may abandon.
-    let inputs = std::sync::Arc::new(data::random_inputs(prog, &sizes, 42)?);
+    let inputs = std::sync::Arc::new(TuneInputs {
+        inputs: values,
+        bytes,
+        skip_result: no_check.is_some(),
+    });
     let limit = time_limit()?;
-    verify_checks(info, &inputs)?;
+    verify_checks(info, &inputs.inputs)?;
+    trace.at(&format!("random inputs: {elements} element(s)"));
 
     // Each variant's plan at the default work-group size: a work-group size that leaves it
     // unchanged is not a new configuration. Its number of kernels is a feature of the model.
     progress.show("compiling the variants");
     let defaults: Vec<Option<(u64, usize)>> = cands.iter().map(|c| plan_signature(c.2, &[])).collect();
     let program_key = format!("{:016x}|{}", fnv1a64(src.as_bytes()), sizes_text(&sizes));
+    trace.at("compiled the variants");
 
     let record = Record::new(src, &sizes);
     progress.finish();
@@ -880,7 +1086,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
         checked
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .get(variant, program, &inputs, opts.check_steps)
+            .get(variant, program, &inputs.inputs, check_steps)
     };
     let sweep = |k: usize, dev: &host_runner::DeviceInfo| -> Result<(Vec<Row>, Summary), Error> {
         let label = if chosen.len() > 1 {
@@ -904,23 +1110,14 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
             });
         }
         // The devices run at once: each has what is left of the whole budget.
-        let device_budget = opts.budget.map(|b| b.saturating_sub(start.elapsed()));
         let device_start = std::time::Instant::now();
-        // Whether work expected to take `expected` seconds still ends within `share` of the budget.
-        let searching = |share: f64, expected: f64| {
-            device_budget.is_none_or(|b| device_start.elapsed().as_secs_f64() + expected < b.as_secs_f64() * share)
-        };
-        // Seconds each configuration measured in this run took to compile and time, and each
-        // interpretation of a variant (shared by its configurations) took.
-        let mut trial_secs: Vec<f64> = vec![];
-        let mut interp_secs: Vec<f64> = vec![];
+        let mut budget = Budget::new(
+            opts.budget.map(|b| b.saturating_sub(start.elapsed())),
+            Box::new(move || device_start.elapsed().as_secs_f64()),
+        );
         let mut out_of_time = 0usize;
-        // (the median: the first configuration also interprets the program, once)
-        let expected = |t: &[f64]| {
-            let mut t = t.to_vec();
-            t.sort_by(f64::total_cmp);
-            t.get(t.len() / 2).copied().unwrap_or(0.0)
-        };
+        // The device still runs a configuration abandoned at its time limit.
+        let mut busy = false;
         let mut tried: Vec<Config> = vec![];
         // (variant, plan signature) of the configurations timed on this device
         let mut seen: std::collections::BTreeSet<(usize, u64)> = defaults
@@ -941,13 +1138,16 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 work_group: vec![],
             })
             .collect();
-        // With a budget the program as written is timed after the model's seeds: its naive
-        // lowering can take longer than the whole budget (mm at 4096³: one work-item per row),
-        // and timed first it left no time for the variants that win.
+        // With a budget the program as written is timed after the model's seeds, before the
+        // mutations: its naive lowering can take longer than the whole budget (mm at 4096³ on
+        // the H200: over 30 s a run, one work-item per row), and a measurement cannot be
+        // stopped on the device, so timed early it left the rest of the budget to waiting.
+        // Without one it comes second, after the model's first variant: a first run already
+        // SLOW_CUT times that one's is not repeated.
         if opts.budget.is_some() {
             seeds.push(naive);
         } else {
-            seeds.insert(0, naive);
+            seeds.insert(seeds.len().min(1), naive);
         }
         let mut rng = Rng(opts.seed ^ fnv1a64(program_key.as_bytes()));
         let mut queue: std::collections::VecDeque<(Config, &'static str)> =
@@ -955,7 +1155,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
         loop {
             let (config, found_by) = match queue.pop_front() {
                 Some(next) => next,
-                None if opts.budget.is_some() && searching(SEARCH_SHARE, expected(&trial_secs)) => {
+                None if opts.budget.is_some() && budget.admits(SEARCH_SHARE, budget.typical()) => {
                     match mutate(&rows, k, &tried, &order, &mut rng) {
                         Some(next) => next,
                         None => break,
@@ -964,7 +1164,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 None => break,
             };
             // With a budget, the seeds too stop when it is spent (after at least one).
-            if opts.budget.is_some() && !tried.is_empty() && !searching(SEARCH_SHARE, expected(&trial_secs)) {
+            if opts.budget.is_some() && !tried.is_empty() && !budget.admits(SEARCH_SHARE, budget.typical()) {
                 break;
             }
             if tried.contains(&config) {
@@ -973,18 +1173,16 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
             tried.push(config.clone());
             // A new variant may need interpreting (when it is competitive): one that would end
             // past the budget is left out, and the search goes on with cheaper ones.
-            let interp = if config.variant != 0 && !checked_has(config.variant) && opts.check_steps > 0 {
-                expected(&interp_secs)
+            let interp = if config.variant != 0 && !checked_has(config.variant) && no_check.is_none() {
+                budget.typical_interp()
             } else {
                 0.0
             };
-            if opts.budget.is_some()
-                && rows.iter().any(|r| r.device_index == k)
-                && !searching(SEARCH_SHARE, expected(&trial_secs) + interp)
-            {
+            let first = !rows.iter().any(|r| r.device_index == k);
+            let Some(this_limit) = budget.admit(config.variant, interp, first, limit) else {
                 out_of_time += 1;
                 continue;
-            }
+            };
             let trial_start = std::time::Instant::now();
             let mut interpreting = 0.0;
             let (source, description, program, _) = &cands[config.variant];
@@ -1023,6 +1221,8 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 error: String::new(),
                 description: description.clone(),
                 resumed: false,
+                secs: 0.0,
+                cut: None,
             };
             let key = Record::config_key(source, &config.work_group);
             if let Some((ms, check)) = record.lookup(&dev.name, &key) {
@@ -1041,17 +1241,44 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 dev.id
             ));
             // With a budget every configuration is timed once; the leaders are re-timed below.
-            let repeats = if opts.budget.is_some() { 1 } else { opts.repeats };
-            let Some(measured) = measure_within(limit, program, &config.work_group, &inputs, &dev.id, repeats) else {
+            // Without, one that is already SLOW_CUT times the best after one run is not run again.
+            let best_so_far = rows
+                .iter()
+                .filter(|r| r.device_index == k && r.usable())
+                .filter_map(|r| r.median_ms)
+                .fold(f64::INFINITY, f64::min);
+            let probe_first = opts.budget.is_none() && opts.repeats > 1 && best_so_far.is_finite();
+            let repeats = if opts.budget.is_some() || probe_first {
+                1
+            } else {
+                opts.repeats
+            };
+            let mut measured = measure_within(this_limit, program, &config.work_group, &inputs, &dev.id, repeats);
+            if probe_first {
+                match &measured {
+                    Some(Ok((_, ms))) if slow(*ms, best_so_far) => row.cut = Some(ms / best_so_far),
+                    Some(Ok(_)) => {
+                        measured =
+                            measure_within(this_limit, program, &config.work_group, &inputs, &dev.id, opts.repeats)
+                    }
+                    _ => {}
+                }
+            }
+            let Some(measured) = measured else {
                 if opts.budget.is_none() {
                     return Err(timed_out(&rows, config.variant, &dev.id, limit));
                 }
                 // A search keeps what it measured: a configuration past the limit cannot be the
                 // best, and the device is still busy with it, so this device's search ends here.
-                row.error = format!("did not finish within {} s ({TIME_LIMIT_VAR})", limit.as_secs_f64());
+                row.error = if this_limit < limit {
+                    format!("cut at the end of the budget, after {:.1} s", this_limit.as_secs_f64())
+                } else {
+                    format!("did not finish within {} s ({TIME_LIMIT_VAR})", limit.as_secs_f64())
+                };
                 progress.tried(None);
                 row.ended_s = start.elapsed().as_secs_f64();
                 rows.push(row);
+                busy = true;
                 break;
             };
             let (got, ms) = match measured {
@@ -1060,8 +1287,9 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                     row.error = e.message().lines().next().unwrap_or("").to_string();
                     progress.tried(None);
                     row.ended_s = start.elapsed().as_secs_f64();
+                    row.secs = trial_start.elapsed().as_secs_f64();
+                    budget.trial(config.variant, row.secs);
                     rows.push(row);
-                    trial_secs.push(trial_start.elapsed().as_secs_f64());
                     continue;
                 }
             };
@@ -1074,17 +1302,22 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 .filter(|r| r.device_index == k && r.usable() && !r.deferred())
                 .filter_map(|r| r.median_ms)
                 .fold(f64::INFINITY, f64::min);
-            if opts.budget.is_some() && config.variant != 0 && ms > best_checked * COMPETITIVE {
+            // (Without checks nothing is deferred: a deferred row competes first for re-timing.)
+            if opts.budget.is_some() && no_check.is_none() && config.variant != 0 && ms > best_checked * COMPETITIVE {
                 row.check = Check::Unchecked(format!("{DEFERRED}: {:.2}x the best checked so far", ms / best_checked));
             } else {
                 // The program's own value (variant 0) is the reference for every variant
                 // measured in this run.
-                if reference.is_none() && opts.check_steps > 0 {
+                if reference.is_none() && no_check.is_none() {
                     progress.show("variant 0: interpreting with error bounds");
                     let t = std::time::Instant::now();
                     let r = shared_reference
-                        .get_or_init(|| bounded_eval_program(cands[0].2, &inputs, opts.check_steps))
+                        .get_or_init(|| bounded_eval_program(cands[0].2, &inputs.inputs, check_steps))
                         .clone();
+                    trace.at(&format!(
+                        "interpreted the program in {:.2} s",
+                        t.elapsed().as_secs_f64()
+                    ));
                     interpreting += t.elapsed().as_secs_f64();
                     if let Err(Check::Wrong(why)) = &r {
                         // The program itself fails on these inputs: the user's error to see.
@@ -1092,8 +1325,8 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                     }
                     reference = Some(r);
                 }
-                let value = if opts.check_steps == 0 {
-                    Err(Check::Unchecked("checking is off (--check-steps 0)".into()))
+                let value = if let Some(why) = &no_check {
+                    Err(Check::Unchecked(why.clone()))
                 } else if let Some(Err(e)) = &reference {
                     // Without the program's own value there is nothing to compare a variant with.
                     Err(e.clone())
@@ -1105,7 +1338,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                     let fresh = !checked_has(config.variant);
                     let value = checked_get(config.variant, program);
                     if fresh {
-                        interp_secs.push(t.elapsed().as_secs_f64());
+                        budget.interpreted(t.elapsed().as_secs_f64());
                     }
                     interpreting += t.elapsed().as_secs_f64();
                     value
@@ -1116,12 +1349,19 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
             record.store(&dev.name, &key, ms, &row.check);
             progress.tried(row.correct().then_some(row.median_ms).flatten());
             row.ended_s = start.elapsed().as_secs_f64();
+            row.secs = trial_start.elapsed().as_secs_f64() - interpreting;
+            budget.trial(config.variant, row.secs);
+            trace.at(&format!(
+                "variant {} work-group {}: {ms:.4} ms, {:.2} s to build and time, {interpreting:.2} s interpreting",
+                config.variant,
+                work_group_text(&config.work_group),
+                row.secs
+            ));
             rows.push(row);
-            trial_secs.push(trial_start.elapsed().as_secs_f64() - interpreting);
         }
         // Re-time the leaders of a budgeted search: one timing may be noise.
         let mut refined = 0;
-        if opts.budget.is_some() && opts.repeats > 1 {
+        if opts.budget.is_some() && opts.repeats > 1 && !busy {
             let mut leaders: Vec<usize> = (0..rows.len())
                 .filter(|&i| rows[i].device_index == k && rows[i].usable() && !rows[i].resumed)
                 .collect();
@@ -1139,31 +1379,54 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
             });
             for &i in leaders.iter().take(LEADERS) {
                 // (a leader left unchecked may need its variant interpreted)
-                let interp = if rows[i].deferred() && !checked_has(rows[i].variant) {
-                    expected(&interp_secs)
+                let interp = if rows[i].deferred() && !checked_has(rows[i].variant) && no_check.is_none() {
+                    budget.typical_interp()
                 } else {
                     0.0
                 };
-                if !searching(1.0, interp) {
+                let retime = Budget::retime_cost(rows[i].secs, rows[i].median_ms.unwrap_or(0.0), opts.repeats);
+                if !budget.admits(FINISH_SHARE, retime + interp) {
+                    trace.at(&format!(
+                        "no time to re-time variant {} ({retime:.2} s)",
+                        rows[i].variant
+                    ));
                     continue;
                 }
                 let (source, _, program, _) = &cands[rows[i].variant];
                 progress.show(&format!("re-timing variant {}", rows[i].variant));
                 let wg = rows[i].work_group.clone();
-                let measured = measure_within(limit, program, &wg, &inputs, &dev.id, opts.repeats)
-                    .ok_or_else(|| timed_out(&rows, rows[i].variant, &dev.id, limit))?;
-                let Ok((got, ms)) = measured else { continue };
+                let Some(measured) = measure_within(budget.limit(limit), program, &wg, &inputs, &dev.id, opts.repeats)
+                else {
+                    // (its one timing stands; the device is busy with this one until it ends)
+                    break;
+                };
+                let (got, ms) = match measured {
+                    Ok(m) => m,
+                    Err(e) => {
+                        trace.at(&format!(
+                            "re-timing variant {} failed: {}",
+                            rows[i].variant,
+                            e.message()
+                        ));
+                        continue;
+                    }
+                };
+                trace.at(&format!(
+                    "re-timed variant {} work-group {}: {ms:.4} ms",
+                    rows[i].variant,
+                    work_group_text(&rows[i].work_group)
+                ));
                 if rows[i].deferred() {
-                    if reference.is_none() && opts.check_steps > 0 {
+                    if reference.is_none() && no_check.is_none() {
                         progress.show("variant 0: interpreting with error bounds");
                         reference = Some(
                             shared_reference
-                                .get_or_init(|| bounded_eval_program(cands[0].2, &inputs, opts.check_steps))
+                                .get_or_init(|| bounded_eval_program(cands[0].2, &inputs.inputs, check_steps))
                                 .clone(),
                         );
                     }
-                    let value = if opts.check_steps == 0 {
-                        Err(Check::Unchecked("checking is off (--check-steps 0)".into()))
+                    let value = if let Some(why) = &no_check {
+                        Err(Check::Unchecked(why.clone()))
                     } else if let Some(Err(e)) = &reference {
                         Err(e.clone())
                     } else {
@@ -1829,7 +2092,7 @@ fn measure_within(
     limit: std::time::Duration,
     program: &ir::Program,
     work_group: &[usize],
-    inputs: &std::sync::Arc<data::Inputs>,
+    inputs: &std::sync::Arc<TuneInputs>,
     device: &str,
     repeats: usize,
 ) -> Option<Result<(Value, f64), Error>> {
@@ -1860,7 +2123,7 @@ fn measure_within(
 fn measure(
     prog: &ir::Program,
     work_group: &[usize],
-    inputs: &data::Inputs,
+    inputs: &TuneInputs,
     device: &str,
     repeats: usize,
 ) -> Result<(Value, f64), Error> {
@@ -1871,9 +2134,21 @@ fn measure(
         ..measure_options(work_group)
     };
     let c = compile_program(prog.clone(), &opts)?;
-    verify_checks(&c.info, inputs)?;
+    verify_checks(&c.info, &inputs.inputs)?;
     let plan = c.plan.as_ref().ok_or_else(|| Error::plain("internal: no kernels"))?;
-    let m = backend::run_measured(plan, inputs, Some(device), true, repeats.max(1), false)?;
+    let prepared = backend::Prepared {
+        input_bytes: &inputs.bytes,
+        skip_result: inputs.skip_result,
+    };
+    let m = backend::run_measured_with(
+        plan,
+        &inputs.inputs,
+        &prepared,
+        Some(device),
+        true,
+        repeats.max(1),
+        false,
+    )?;
     let ns: u64 = m.kernel_ns.iter().map(|(_, t)| *t).sum();
     Ok((m.value, ns as f64 / 1e6))
 }
@@ -2056,6 +2331,8 @@ mod tests {
             error: String::new(),
             description: String::new(),
             resumed: false,
+            secs: 0.0,
+            cut: None,
         };
         let rows = vec![row(0, 3.0), row(1, 1.0)];
         let order = [1, 2, 3];
@@ -2117,5 +2394,137 @@ mod tests {
         let ints = Value::Array(vec![Value::Int(3)]);
         let c = check_result(&ints, &ints, &Value::Array(vec![Value::Int(4)]));
         assert!(matches!(c, Check::Wrong(_)), "{c:?}");
+    }
+
+    /// A clock the test moves: seconds as the bits of an f64.
+    fn fake_clock() -> (
+        std::sync::Arc<std::sync::atomic::AtomicU64>,
+        Box<dyn Fn() -> f64 + Send + Sync>,
+    ) {
+        let t = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0f64.to_bits()));
+        let read = t.clone();
+        (
+            t,
+            Box::new(move || f64::from_bits(read.load(std::sync::atomic::Ordering::SeqCst))),
+        )
+    }
+
+    fn advance(t: &std::sync::atomic::AtomicU64, secs: f64) {
+        let now = f64::from_bits(t.load(std::sync::atomic::Ordering::SeqCst));
+        t.store((now + secs).to_bits(), std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// A search's steps as `tune_with` takes them, against a fake runner: `costs[i]` is what
+    /// measuring configuration `i` (of variant `i % 3`) takes. Returns the configurations
+    /// measured (or cut) and the clock at the end.
+    fn fake_search(budget_s: f64, costs: &[f64]) -> (Vec<(usize, bool)>, f64) {
+        let (t, clock) = fake_clock();
+        let mut budget = Budget::new(Some(std::time::Duration::from_secs_f64(budget_s)), clock);
+        let limit = std::time::Duration::from_secs_f64(TIME_LIMIT_S);
+        let mut done = vec![];
+        for (i, &cost) in costs.iter().enumerate() {
+            let Some(this_limit) = budget.admit(i % 3, 0.0, done.is_empty(), limit) else {
+                continue;
+            };
+            if cost > this_limit.as_secs_f64() {
+                // abandoned at its limit: the device is busy, the search ends
+                advance(&t, this_limit.as_secs_f64());
+                done.push((i, true));
+                break;
+            }
+            advance(&t, cost);
+            budget.trial(i % 3, cost);
+            done.push((i, false));
+        }
+        (done, f64::from_bits(t.load(std::sync::atomic::Ordering::SeqCst)))
+    }
+
+    /// Whatever the configurations cost, a budgeted search ends within its budget: each one is
+    /// started only where its estimate (from what was seen) ends within the search's share.
+    #[test]
+    fn a_budgeted_search_stops_within_its_budget() {
+        let (done, end) = fake_search(10.0, &[1.0; 40]);
+        assert!(end <= 10.0 * SEARCH_SHARE, "{end}");
+        assert_eq!(done.len(), 8, "{done:?}");
+        // A variant seen to be expensive (a long build) is left out, cheaper ones go on.
+        let costs: Vec<f64> = (0..40).map(|i| if i % 3 == 2 { 4.0 } else { 0.5 }).collect();
+        let (done, end) = fake_search(10.0, &costs);
+        assert!(end <= 10.0, "{end}");
+        assert_eq!(done.iter().filter(|(i, _)| i % 3 == 2).count(), 1, "{done:?}");
+        assert!(done.len() >= 9, "{done:?}");
+    }
+
+    /// A configuration that would run past the budget is cut at its end, the first one too.
+    #[test]
+    fn a_slow_configuration_is_cut_at_the_budget() {
+        let (done, end) = fake_search(10.0, &[100.0, 1.0]);
+        assert_eq!(done, vec![(0, true)]);
+        assert!((end - 10.0 * FINISH_SHARE).abs() < 1e-9, "{end}");
+        let (done, end) = fake_search(10.0, &[1.0, 1.0, 1.0, 1.0, 30.0, 1.0]);
+        assert_eq!(done.last(), Some(&(4, true)), "{done:?}");
+        assert!(end <= 10.0 * FINISH_SHARE, "{end}");
+        // Without a budget nothing is cut but by the time limit.
+        let (_, clock) = fake_clock();
+        let b = Budget::new(None, clock);
+        assert_eq!(
+            b.admit(0, 1e9, false, std::time::Duration::from_secs(600)),
+            Some(std::time::Duration::from_secs(600))
+        );
+    }
+
+    /// Re-timing a leader costs its first measurement again plus the runs beyond the first:
+    /// a slow configuration's five runs do not fit where a fast one's do.
+    #[test]
+    fn retiming_estimates_its_runs() {
+        let (t, clock) = fake_clock();
+        let b = Budget::new(Some(std::time::Duration::from_secs(10)), clock);
+        advance(&t, 6.0);
+        assert!(b.admits(1.0, Budget::retime_cost(1.0, 10.0, 5)));
+        assert!(!b.admits(1.0, Budget::retime_cost(1.0, 1500.0, 5)));
+        // Without a budget, a configuration whose first run is already SLOW_CUT times the best
+        // is run only once.
+        assert!(slow(3.5, 1.0) && !slow(2.5, 1.0));
+    }
+
+    fn flat_bytes(v: &Value, out: &mut Vec<u8>) {
+        match v {
+            Value::Float(f) => out.extend(f.to_le_bytes()),
+            Value::Double(d) => out.extend(d.to_le_bytes()),
+            Value::Int(i) => out.extend(i.to_le_bytes()),
+            Value::Bool(b) => out.extend(i32::from(*b).to_le_bytes()),
+            Value::Array(xs) | Value::Vector(xs) | Value::Tuple(xs) => xs.iter().for_each(|x| flat_bytes(x, out)),
+            Value::Approx(a) => out.extend(a.value.to_le_bytes()),
+        }
+    }
+
+    /// A tune without checks gets the same random numbers as buffer bytes, not values: its
+    /// arrays of scalars (md's neighbour indices) as bytes, the others (its float4 particles,
+    /// its scalars) still as values, drawn in the same order.
+    #[test]
+    fn lean_inputs_are_the_same_numbers() {
+        let src = std::fs::read_to_string("../../bench/cgo17/md_rows.lisp").unwrap();
+        let prog = compile(&src, &Options::types_only()).unwrap().given;
+        let sizes: BTreeMap<String, i64> = [("N".to_string(), 64), ("M".to_string(), 8)].into();
+        let full = data::random_inputs(&prog, &sizes, 42).unwrap();
+        let (lean, bytes) = data::random_inputs_lean(&prog, &sizes, 42, false).unwrap();
+        assert_eq!(bytes.len(), full.values.len());
+        let mut as_bytes = 0;
+        for (k, b) in bytes.iter().enumerate() {
+            match b {
+                Some(b) => {
+                    let mut want = vec![];
+                    flat_bytes(&full.values[k], &mut want);
+                    assert_eq!(b, &want, "parameter {k}");
+                    assert_eq!(lean.values[k], Value::Array(vec![]));
+                    as_bytes += 1;
+                }
+                None => assert_eq!(lean.values[k], full.values[k], "parameter {k}"),
+            }
+        }
+        assert!(as_bytes >= 1 && as_bytes < bytes.len(), "{as_bytes} of {}", bytes.len());
+        // With values kept, nothing is given as bytes.
+        let (kept, bytes) = data::random_inputs_lean(&prog, &sizes, 42, true).unwrap();
+        assert!(bytes.iter().all(Option::is_none));
+        assert_eq!(kept.values, full.values);
     }
 }
