@@ -1,8 +1,7 @@
 //! Filters: `filterSeq` inside a work-item (a counter and a guarded store), and `filterGlb` in
 //! one kernel that reads each input element once (a single-pass scan with decoupled look-back).
 //!
-//! The grid is persistent: at most `FILTER_GROUPS` work-groups, each looping while tickets are
-//! left. A group takes a ticket (`atomic_inc` on word 0 of a zeroed status buffer) and handles
+//! A group takes a ticket (`atomic_inc` on word 0 of a zeroed status buffer) and handles
 //! tile number `ticket`: it evaluates the predicate on the tile's elements, scans their flags in
 //! local memory (every part through one set of three barriers), publishes the tile's aggregate,
 //! then looks back over the tiles before it in windows of `LOOKBACK` tiles, one work-item reading
@@ -10,11 +9,13 @@
 //! words (`atomic_min` finds the nearest tile that is not an aggregate, `atomic_add` sums the
 //! tiles up to it) until it meets a published inclusive prefix (a window of aggregates slides by
 //! its width; an unpublished tile is read again, the window's top moved to it). The group then
-//! publishes its own inclusive prefix, takes its next ticket and stores its kept elements at
-//! their places. The last tile writes the length, which stays on the device. On a GPU the next
-//! tile's elements are loaded into a second set of registers before this tile's stores, so loads
-//! stay in flight across the stores and the ticket; the host defines `LIFT_GPU` (0 elsewhere),
-//! and the compiler folds the other path away.
+//! publishes its own inclusive prefix and stores its kept elements at their places. The last
+//! tile writes the length, which stays on the device. On a GPU the grid has one group for each
+//! tile, and the group ends after its tile: the hardware overlaps the tiles of the several
+//! groups resident on a compute unit (one group's look-back with another's loads), which a
+//! group looping over tiles cannot do within itself. On a CPU each group loops, taking its next
+//! ticket after publishing its prefix, until no ticket is left. The host defines `LIFT_GPU`
+//! (0 elsewhere), and the compiler folds the other path away.
 //!
 //! Forward progress: OpenCL 1.2 promises none between the work-groups of a launch, which is why
 //! the tile comes from the ticket and not from `get_group_id`: a group only waits for tiles whose
@@ -53,13 +54,23 @@
 //! The older history: a look-back of one predecessor at a time took 0.617 ms for 6.1 at 10^8, the
 //! two-kernel reduce-then-scan before it 0.380 ms in three launches.
 //!
+//! Session 8 (`bench/results/runs/nvidia-h200-2026-11-24-s8-filt-speed3.md`, filter alone at
+//! 10^8, one command, variants of the generator): the persistent kernel with its prefetch took
+//! 0.261 ms and 98 registers a work-item (two groups of 256 resident on a compute unit); one
+//! group a tile of 8192 0.244 ms at 62 registers (four resident); tiles of 4096 0.300 ms (58),
+//! of 2048 0.339 ms (38), groups of 128 0.324 ms: smaller tiles lose, as each costs a look-back.
+//! Status words read by volatile loads instead of `atomic_or`: 0.281 against 0.300 ms (tiles of
+//! 4096), 0.246 against 0.261 ms (persistent). Without the look-back (each tile at a distinct
+//! place) tiles of 4096 took 0.218 ms, without the stores 0.253 ms, without the ticket
+//! (`get_group_id` order) 0.290 ms: the look-back's latency is what one group a tile pays most.
+//!
 //! The kernel has two shapes, one for GPUs and one for other devices ([`Shape`]); both are in
 //! its text, under `if (LIFT_GPU)` and `if (!LIFT_GPU)`, and the host's definition of the macro
 //! when it builds the program for a device picks one (`LIFT_GPU_PATHS=1` forces the GPU's, so
 //! that the tests run it on PoCL and Oclgrind too). In round `k` of a tile, work-item `l` holds
 //! the `chunk` consecutive elements from `chunk * (k * FILTER_WG + l)`: on a GPU a chunk is 4
 //! elements, one 16-byte vector load where the input is a buffer of scalars, so a work-item has
-//! eight such loads in flight a tile (8192 elements) and the next tile's eight more; on a CPU a
+//! eight such loads in flight a tile (8192 elements); on a CPU a
 //! chunk is one element, so that neighbouring work-items read neighbouring elements, which PoCL
 //! turns into vector loads across work-items (its tiles are 4096 elements). Each round's count
 //! of kept elements is a field of a part's packed counts (`ulong`, 16 bits a round on a GPU, 8
@@ -100,8 +111,9 @@ const FILTER_PARTS: usize = 2;
 struct Shape {
     chunk: usize,
     field: usize,
-    /// Loads of the next tile are issued before this tile's stores.
-    prefetch: bool,
+    /// Each work-group loops over tiles while tickets are left (else it handles one tile, and
+    /// the grid has a group for every tile).
+    persistent: bool,
 }
 
 impl Shape {
@@ -121,11 +133,11 @@ impl Shape {
 }
 
 /// On a GPU: 16 bytes in flight per load and eight loads a work-item a tile, 8,192 elements,
-/// prefetched (NVIDIA H200 measurements in the module doc).
+/// one tile a group (NVIDIA H200 measurements in the module doc).
 const GPU_SHAPE: Shape = Shape {
     chunk: 4,
     field: 16,
-    prefetch: true,
+    persistent: false,
 };
 /// Elsewhere (PoCL's CPU driver): one element a round, so that neighbouring work-items read
 /// neighbouring elements, which PoCL turns into vector loads across work-items; 4,096 elements.
@@ -133,7 +145,7 @@ const GPU_SHAPE: Shape = Shape {
 const CPU_SHAPE: Shape = Shape {
     chunk: 1,
     field: 8,
-    prefetch: false,
+    persistent: true,
 };
 const _: () = assert!(CPU_SHAPE.chunk * (64 / CPU_SHAPE.field) <= GPU_SHAPE.chunk * (64 / GPU_SHAPE.field));
 const _: () = assert!(255 * GPU_SHAPE.chunk < 1 << GPU_SHAPE.field && 255 * CPU_SHAPE.chunk < 1 << CPU_SHAPE.field);
@@ -141,13 +153,17 @@ const _: () = assert!(255 * GPU_SHAPE.chunk < 1 << GPU_SHAPE.field && 255 * CPU_
 const SCAN_RUN: usize = 8;
 /// Tiles whose status the look-back reads at once, one work-item each (at most `FILTER_WG`).
 const LOOKBACK: usize = 32;
-/// Work-groups launched at most: each loops over tiles while tickets are left, so this need
-/// only be at least as many as a device runs at once (an H200 holds at most 132 * 8 groups of
-/// 256 work-items).
-const FILTER_GROUPS: usize = 1024;
 /// The macro that the host defines to 1 when it builds a program for a GPU and to 0 otherwise
 /// (`host_runner::Session`); the program's text defaults it to 0 for other compilers.
 const GPU_MACRO: &str = "LIFT_GPU";
+/// The macro that the host defines to 1 when the device is a GPU, whatever `LIFT_GPU_PATHS`
+/// forces (`host_runner::Session`).
+const DEVICE_MACRO: &str = "LIFT_GPU_DEVICE";
+/// How the look-back reads a status word: on a GPU a volatile load, which reads the L2 cache
+/// where the atomics that publish the words are performed (an `atomic_or` there made the filter
+/// 6 % slower on the H200: many groups reading the same words serialize on them); elsewhere
+/// an atomic, so that Oclgrind sees no race between work-groups.
+const STATUS_LOAD: &str = "LIFT_STATUS_LOAD";
 
 /// The filter kernel's work-group size where a group holds at most `limit`: the largest power of
 /// two within it, between `FILTER_WG_MIN` and `FILTER_WG` (a power of two of at least
@@ -490,9 +506,9 @@ impl Gen<'_> {
 
         let mut k = KernelCx::new(Level::Item);
         k.wrg = true;
-        // A persistent grid: each group loops over tickets until none is left, so launching
-        // more groups than the device holds at once only adds groups that find no ticket.
-        k.global[0] = Some(ArithExpr::min(&tiles, &ArithExpr::cst(FILTER_GROUPS as i64)));
+        // A group for each of the GPU's tiles, which handles one; a CPU's groups loop over tickets
+        // until none is left, so those that start after the last ticket only find none.
+        k.global[0] = Some(GPU_SHAPE.tiles(wg, &cap));
         k.local[0] = Some(wg);
         let slots = wg + wg / SCAN_RUN;
         let runs = wg / SCAN_RUN;
@@ -547,26 +563,23 @@ impl Gen<'_> {
         };
         let gpu = Expr::Sym(GPU_MACRO.to_string());
         self.open_if(gpu.clone());
-        let (vector, prefetched) = self.tile_loop(&f, GPU_SHAPE, &cx)?;
+        let vector = self.tile_loop(&f, GPU_SHAPE, &cx)?;
         self.close();
         self.open_if(Expr::un(crate::ast::UnOp::Not, gpu));
         self.tile_loop(&f, CPU_SHAPE, &cx)?;
         self.close();
         if let Some(k) = self.k.as_mut() {
             k.notes.push(format!(
-                "filterGlb: on a GPU ({GPU_MACRO} = 1) tiles of {} elements, each work-item reading {} consecutive elements a round{}{}; elsewhere tiles of {}, one element a round",
+                "filterGlb: on a GPU ({GPU_MACRO} = 1) one work-group a tile of {} elements, each work-item reading {} consecutive elements a round{}; elsewhere tiles of {}, one element a round, each work-group looping over tiles",
                 GPU_SHAPE.tile(wg),
                 GPU_SHAPE.chunk,
                 if vector { " in one vector load" } else { "" },
-                if prefetched {
-                    ", the next tile loaded before this one is stored"
-                } else {
-                    ""
-                },
                 CPU_SHAPE.tile(wg),
             ));
         }
-        let default = format!("#ifndef {GPU_MACRO}\n#define {GPU_MACRO} 0\n#endif\n");
+        let default = format!(
+            "#ifndef {GPU_MACRO}\n#define {GPU_MACRO} 0\n#endif\n#ifndef {DEVICE_MACRO}\n#define {DEVICE_MACRO} 0\n#endif\n#if {DEVICE_MACRO}\n#define {STATUS_LOAD}(p) (*(volatile global int*)(p))\n#else\n#define {STATUS_LOAD}(p) atomic_or((p), 0)\n#endif\n"
+        );
         if !self.source.starts_with(&default) {
             self.source.insert_str(0, &default);
         }
@@ -574,9 +587,9 @@ impl Gen<'_> {
         self.finish_kernel(k, e)
     }
 
-    /// The persistent loop over tiles of one kernel shape (see the module documentation);
-    /// whether it reads its chunks with vector loads, and whether it loads the next tile early.
-    fn tile_loop(&mut self, f: &Names, sh: Shape, cx: &FilterCx) -> Result<(bool, bool)> {
+    /// A group's tile, or its loop over tiles, in one kernel shape (see the module
+    /// documentation); whether it reads its chunks with vector loads.
+    fn tile_loop(&mut self, f: &Names, sh: Shape, cx: &FilterCx) -> Result<bool> {
         let FilterCx {
             e,
             p,
@@ -655,33 +668,7 @@ impl Gen<'_> {
         } else {
             loaded.clone()
         };
-        // On a GPU the next tile's elements are loaded into a second set of registers before
-        // this tile's kept elements are stored, so that the group has loads in flight through
-        // its stores and the next tile's ticket. A CPU gains nothing from it and PoCL loses much
-        // (see the module doc), so the choice is `LIFT_GPU`'s, a constant the compiler folds.
-        let mut next_decls = vec![];
-        let mut next_leaves = vec![];
-        if sh.prefetch && !leaves.is_empty() {
-            let read = x.read(&[]).map_err(|m| self.err(src, m.0))?;
-            self.stage(f, &read, &src_ty, &mut next_decls, &mut next_leaves, sh)?;
-        }
-        let names_of = |ds: &[Stmt]| -> Vec<Ident> {
-            ds.iter()
-                .filter_map(|d| {
-                    if let Stmt::Decl { name, .. } = d {
-                        Some(name.clone())
-                    } else {
-                        None
-                    }
-                })
-                .collect()
-        };
-        let moves: Vec<(Ident, Ident)> = leaves
-            .iter()
-            .map(|l| l.array.clone())
-            .zip(names_of(&next_decls))
-            .collect();
-        for d in decls.into_iter().chain(next_decls) {
+        for d in decls {
             self.push(d);
         }
         self.push(private(CType::ULONG, &f.pk));
@@ -734,27 +721,24 @@ impl Gen<'_> {
                 each(g);
             }
         };
-        let load_tile = |g: &mut Self, t: &Ident, leaves: &[Leaf]| {
-            g.open_for(&f.k, int(0), int(rounds * parts), int(1), true);
-            load_chunk(g, t, leaves);
-            g.close();
-        };
-        if !next_leaves.is_empty() {
-            load_tile(self, &f.tn, &leaves);
+        if sh.persistent {
+            self.open(Head::For {
+                var: f.t.clone(),
+                init: v(&f.tn),
+                cond: Expr::bin(BinOp::Lt, v(&f.t), arith(&live)),
+                step: (AssignOp::Set, v(&f.tn)),
+                unroll: false,
+            });
+        } else {
+            self.push(Stmt::decl(CType::INT, &f.t, v(&f.tn)));
+            self.open_if(Expr::bin(BinOp::Lt, v(&f.t), arith(&live)));
         }
-        self.open(Head::For {
-            var: f.t.clone(),
-            init: v(&f.tn),
-            cond: Expr::bin(BinOp::Lt, v(&f.t), arith(&live)),
-            step: (AssignOp::Set, v(&f.tn)),
-            unroll: false,
-        });
         self.open_for(&f.h, int(0), int(parts), int(1), true);
         self.push(Stmt::assign(v(&f.pk).index(v(&f.h)), int(0)));
         self.push(Stmt::assign(v(&f.mk).index(v(&f.h)), int(0)));
         self.open_for(&f.r, int(0), int(rounds), int(1), true);
         self.push(round_k());
-        if !sh.prefetch && !leaves.is_empty() {
+        if !leaves.is_empty() {
             load_chunk(self, &f.t, &leaves);
         } else {
             self.push(Stmt::decl(CType::INT, &f.g, chunk_first(&f.t)));
@@ -804,16 +788,15 @@ impl Gen<'_> {
         // earlier (to prefetch during the scan) leaves its tile unpublished for a whole tile's
         // time, and every later tile's look-back waits on it (measured slower on the H200,
         // and PoCL's two threads then mostly wait on each other).
-        self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
-        self.push(Stmt::assign(
-            v(&f.tk).index(int(1)),
-            Expr::call("atomic_inc", vec![v(st)]),
-        ));
-        self.close();
-        self.push(Stmt::Barrier(Fence::Local));
-        self.push(Stmt::assign(v(&f.tn), v(&f.tk).index(int(1))));
-        if !next_leaves.is_empty() {
-            load_tile(self, &f.tn, &next_leaves);
+        if sh.persistent {
+            self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
+            self.push(Stmt::assign(
+                v(&f.tk).index(int(1)),
+                Expr::call("atomic_inc", vec![v(st)]),
+            ));
+            self.close();
+            self.push(Stmt::Barrier(Fence::Local));
+            self.push(Stmt::assign(v(&f.tn), v(&f.tk).index(int(1))));
         }
         // `f_ho`: where part `f_h` of the tile starts in the output; `f_o`: where the next kept
         // element of this work-item's chunk goes.
@@ -861,17 +844,12 @@ impl Gen<'_> {
         self.close();
         self.push(add_to(v(&f.ho), roff(v(&f.h), int(rounds))));
         self.close();
-        if !moves.is_empty() {
-            self.open_for(&f.i, int(0), int(chunk * rounds * parts), int(1), true);
-            for (cur, next) in &moves {
-                self.push(Stmt::assign(v(cur).index(v(&f.i)), v(next).index(v(&f.i))));
-            }
-            self.close();
+        if sh.persistent {
+            // The next tile's scan overwrites the local arrays this one has just read.
+            self.push(Stmt::Barrier(Fence::Local));
         }
-        // The next tile's scan overwrites the local arrays this one has just read.
-        self.push(Stmt::Barrier(Fence::Local));
         self.close();
-        Ok((vector, !next_leaves.is_empty()))
+        Ok(vector)
     }
 
     /// Decoupled look-back with a window, leaving the tile's exclusive prefix in `f_a` (the same
@@ -900,7 +878,7 @@ impl Gen<'_> {
         let none = int(2 * w);
         let agg_at = |k: Expr| add(v(st), add(int(1), k));
         let inc_at = |k: Expr| add(v(st), add(add(int(1), arith(tiles)), k));
-        let load = |p: Expr| Expr::call("atomic_or", vec![p, int(0)]);
+        let load = |p: Expr| Expr::call(STATUS_LOAD, vec![p]);
         let publish = |p: Expr, x: Expr| Stmt::Call(Expr::call("atomic_xchg", vec![p, add(x, int(1))]));
         let sub = |a: Expr, b: Expr| Expr::bin(BinOp::Sub, a, b);
         let ne0 = |x: &Ident| Expr::bin(BinOp::Ne, v(x), int(0));
