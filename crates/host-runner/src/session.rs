@@ -440,7 +440,8 @@ impl Session {
         let gpu = crate::device::gpu_paths(self.info.kind);
         // `LIFT_GPU_DEVICE`: the device really is a GPU (whatever `LIFT_GPU_PATHS` forces): the
         // filter reads its look-back's status words with plain volatile loads there, atomics
-        // elsewhere (Oclgrind would report the plain loads as races).
+        // elsewhere (plain loads of words that other groups write with atomics are races in
+        // OpenCL 1.2's terms, which Oclgrind checks).
         let device = u8::from(matches!(self.info.kind, crate::device::DeviceKind::Gpu));
         let options = &format!("{options} -D LIFT_GPU={gpu} -D LIFT_GPU_DEVICE={device}");
         // A diagnostic aid beside `LIFT_DUMP_BINARY`: extra driver options (`-cl-nv-verbose`

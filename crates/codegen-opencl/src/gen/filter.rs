@@ -1,7 +1,8 @@
 //! Filters: `filterSeq` inside a work-item (a counter and a guarded store), and `filterGlb` in
 //! one kernel that reads each input element once (a single-pass scan with decoupled look-back).
 //!
-//! A group takes a ticket (`atomic_inc` on word 0 of a zeroed status buffer) and handles
+//! The grid is persistent: at most `FILTER_GROUPS` work-groups, each looping while tickets are
+//! left. A group takes a ticket (`atomic_inc` on word 0 of a zeroed status buffer) and handles
 //! tile number `ticket`: it evaluates the predicate on the tile's elements, scans their flags in
 //! local memory (every part through one set of three barriers), publishes the tile's aggregate,
 //! then looks back over the tiles before it in windows of `LOOKBACK` tiles, one work-item reading
@@ -9,13 +10,11 @@
 //! words (`atomic_min` finds the nearest tile that is not an aggregate, `atomic_add` sums the
 //! tiles up to it) until it meets a published inclusive prefix (a window of aggregates slides by
 //! its width; an unpublished tile is read again, the window's top moved to it). The group then
-//! publishes its own inclusive prefix and stores its kept elements at their places. The last
-//! tile writes the length, which stays on the device. On a GPU the grid has one group for each
-//! tile, and the group ends after its tile: the hardware overlaps the tiles of the several
-//! groups resident on a compute unit (one group's look-back with another's loads), which a
-//! group looping over tiles cannot do within itself. On a CPU each group loops, taking its next
-//! ticket after publishing its prefix, until no ticket is left. The host defines `LIFT_GPU`
-//! (0 elsewhere), and the compiler folds the other path away.
+//! publishes its own inclusive prefix, takes its next ticket and stores its kept elements at
+//! their places. The last tile writes the length, which stays on the device. On a GPU the next
+//! tile's elements are loaded into a second set of registers before this tile's stores, so loads
+//! stay in flight across the stores and the ticket; the host defines `LIFT_GPU` (0 elsewhere),
+//! and the compiler folds the other path away.
 //!
 //! Forward progress: OpenCL 1.2 promises none between the work-groups of a launch, which is why
 //! the tile comes from the ticket and not from `get_group_id`: a group only waits for tiles whose
@@ -23,7 +22,8 @@
 //! on keeps a started work-group running until it ends (GPU: resident groups are never evicted for
 //! unstarted ones; PoCL's CPU driver runs each work-group to its end on one thread; Oclgrind runs
 //! groups one after another), so waiting on started groups cannot deadlock there. The status words
-//! are written and read only with atomics, so Oclgrind sees no race, and nothing else is shared
+//! are written with atomics and read with atomics except on a GPU (`STATUS_LOAD`), so Oclgrind
+//! sees no race, and nothing else is shared
 //! between groups: each group's output places depend only on the counts.
 //!
 //! A `mapGlb` consuming the filter's result at host level (`unpack ys (filterGlb p xs) (mapGlb f
@@ -55,14 +55,17 @@
 //! two-kernel reduce-then-scan before it 0.380 ms in three launches.
 //!
 //! Session 8 (`bench/results/runs/nvidia-h200-2026-11-24-s8-filt-speed3.md`, filter alone at
-//! 10^8, one command, variants of the generator): the persistent kernel with its prefetch took
-//! 0.261 ms and 98 registers a work-item (two groups of 256 resident on a compute unit); one
-//! group a tile of 8192 0.244 ms at 62 registers (four resident); tiles of 4096 0.300 ms (58),
-//! of 2048 0.339 ms (38), groups of 128 0.324 ms: smaller tiles lose, as each costs a look-back.
-//! Status words read by volatile loads instead of `atomic_or`: 0.281 against 0.300 ms (tiles of
-//! 4096), 0.246 against 0.261 ms (persistent). Without the look-back (each tile at a distinct
-//! place) tiles of 4096 took 0.218 ms, without the stores 0.253 ms, without the ticket
-//! (`get_group_id` order) 0.290 ms: the look-back's latency is what one group a tile pays most.
+//! 10^8, variants of the generator in two commands): this kernel took 0.261 ms at 98 registers
+//! a work-item (two groups of 256 resident on a compute unit), and 0.246 ms with its status
+//! words read by volatile loads instead of `atomic_or` (this kernel now). One group a tile
+//! (a grid of one group for each tile, no loop, no prefetch) took 0.244 ms at 62 registers
+//! (four resident), 0.246 ms with the volatile loads, but 0.0398 ms at 10^7 against this
+//! kernel's 0.0353: it was not kept. Its tiles of 4096 took 0.300 ms, of 2048 0.339 ms, groups
+//! of 128 0.324 ms: each tile pays a look-back. Without the look-back (each tile stored at a
+//! distinct place) one group a tile took 0.201 ms, without its stores 0.186 ms (less than a
+//! copy, 0.195), compacting the kept elements in local memory before storing 0.243 ms, the
+//! ticket replaced by `get_group_id` (tiles of 4096) 0.290 against 0.300 ms: the look-back's
+//! latency and the stores are what remain.
 //!
 //! The kernel has two shapes, one for GPUs and one for other devices ([`Shape`]); both are in
 //! its text, under `if (LIFT_GPU)` and `if (!LIFT_GPU)`, and the host's definition of the macro
@@ -70,7 +73,7 @@
 //! that the tests run it on PoCL and Oclgrind too). In round `k` of a tile, work-item `l` holds
 //! the `chunk` consecutive elements from `chunk * (k * FILTER_WG + l)`: on a GPU a chunk is 4
 //! elements, one 16-byte vector load where the input is a buffer of scalars, so a work-item has
-//! eight such loads in flight a tile (8192 elements); on a CPU a
+//! eight such loads in flight a tile (8192 elements) and the next tile's eight more; on a CPU a
 //! chunk is one element, so that neighbouring work-items read neighbouring elements, which PoCL
 //! turns into vector loads across work-items (its tiles are 4096 elements). Each round's count
 //! of kept elements is a field of a part's packed counts (`ulong`, 16 bits a round on a GPU, 8
@@ -111,9 +114,8 @@ const FILTER_PARTS: usize = 2;
 struct Shape {
     chunk: usize,
     field: usize,
-    /// Each work-group loops over tiles while tickets are left (else it handles one tile, and
-    /// the grid has a group for every tile).
-    persistent: bool,
+    /// Loads of the next tile are issued before this tile's stores.
+    prefetch: bool,
 }
 
 impl Shape {
@@ -133,11 +135,11 @@ impl Shape {
 }
 
 /// On a GPU: 16 bytes in flight per load and eight loads a work-item a tile, 8,192 elements,
-/// one tile a group (NVIDIA H200 measurements in the module doc).
+/// prefetched (NVIDIA H200 measurements in the module doc).
 const GPU_SHAPE: Shape = Shape {
     chunk: 4,
     field: 16,
-    persistent: false,
+    prefetch: true,
 };
 /// Elsewhere (PoCL's CPU driver): one element a round, so that neighbouring work-items read
 /// neighbouring elements, which PoCL turns into vector loads across work-items; 4,096 elements.
@@ -145,7 +147,7 @@ const GPU_SHAPE: Shape = Shape {
 const CPU_SHAPE: Shape = Shape {
     chunk: 1,
     field: 8,
-    persistent: true,
+    prefetch: false,
 };
 const _: () = assert!(CPU_SHAPE.chunk * (64 / CPU_SHAPE.field) <= GPU_SHAPE.chunk * (64 / GPU_SHAPE.field));
 const _: () = assert!(255 * GPU_SHAPE.chunk < 1 << GPU_SHAPE.field && 255 * CPU_SHAPE.chunk < 1 << CPU_SHAPE.field);
@@ -153,6 +155,10 @@ const _: () = assert!(255 * GPU_SHAPE.chunk < 1 << GPU_SHAPE.field && 255 * CPU_
 const SCAN_RUN: usize = 8;
 /// Tiles whose status the look-back reads at once, one work-item each (at most `FILTER_WG`).
 const LOOKBACK: usize = 32;
+/// Work-groups launched at most: each loops over tiles while tickets are left, so this need
+/// only be at least as many as a device runs at once (an H200 holds at most 132 * 8 groups of
+/// 256 work-items).
+const FILTER_GROUPS: usize = 1024;
 /// The macro that the host defines to 1 when it builds a program for a GPU and to 0 otherwise
 /// (`host_runner::Session`); the program's text defaults it to 0 for other compilers.
 const GPU_MACRO: &str = "LIFT_GPU";
@@ -160,9 +166,9 @@ const GPU_MACRO: &str = "LIFT_GPU";
 /// forces (`host_runner::Session`).
 const DEVICE_MACRO: &str = "LIFT_GPU_DEVICE";
 /// How the look-back reads a status word: on a GPU a volatile load, which reads the L2 cache
-/// where the atomics that publish the words are performed (an `atomic_or` there made the filter
-/// 6 % slower on the H200: many groups reading the same words serialize on them); elsewhere
-/// an atomic, so that Oclgrind sees no race between work-groups.
+/// where the atomics that publish the words are performed (`atomic_or` there made the filter
+/// 6 % slower on the H200, many groups reading the same words with read-modify-writes);
+/// elsewhere an atomic, so that Oclgrind sees no race between work-groups.
 const STATUS_LOAD: &str = "LIFT_STATUS_LOAD";
 
 /// The filter kernel's work-group size where a group holds at most `limit`: the largest power of
@@ -506,9 +512,9 @@ impl Gen<'_> {
 
         let mut k = KernelCx::new(Level::Item);
         k.wrg = true;
-        // A group for each of the GPU's tiles, which handles one; a CPU's groups loop over tickets
-        // until none is left, so those that start after the last ticket only find none.
-        k.global[0] = Some(GPU_SHAPE.tiles(wg, &cap));
+        // A persistent grid: each group loops over tickets until none is left, so launching
+        // more groups than the device holds at once only adds groups that find no ticket.
+        k.global[0] = Some(ArithExpr::min(&tiles, &ArithExpr::cst(FILTER_GROUPS as i64)));
         k.local[0] = Some(wg);
         let slots = wg + wg / SCAN_RUN;
         let runs = wg / SCAN_RUN;
@@ -563,17 +569,22 @@ impl Gen<'_> {
         };
         let gpu = Expr::Sym(GPU_MACRO.to_string());
         self.open_if(gpu.clone());
-        let vector = self.tile_loop(&f, GPU_SHAPE, &cx)?;
+        let (vector, prefetched) = self.tile_loop(&f, GPU_SHAPE, &cx)?;
         self.close();
         self.open_if(Expr::un(crate::ast::UnOp::Not, gpu));
         self.tile_loop(&f, CPU_SHAPE, &cx)?;
         self.close();
         if let Some(k) = self.k.as_mut() {
             k.notes.push(format!(
-                "filterGlb: on a GPU ({GPU_MACRO} = 1) one work-group a tile of {} elements, each work-item reading {} consecutive elements a round{}; elsewhere tiles of {}, one element a round, each work-group looping over tiles",
+                "filterGlb: on a GPU ({GPU_MACRO} = 1) tiles of {} elements, each work-item reading {} consecutive elements a round{}{}; elsewhere tiles of {}, one element a round",
                 GPU_SHAPE.tile(wg),
                 GPU_SHAPE.chunk,
                 if vector { " in one vector load" } else { "" },
+                if prefetched {
+                    ", the next tile loaded before this one is stored"
+                } else {
+                    ""
+                },
                 CPU_SHAPE.tile(wg),
             ));
         }
@@ -587,9 +598,9 @@ impl Gen<'_> {
         self.finish_kernel(k, e)
     }
 
-    /// A group's tile, or its loop over tiles, in one kernel shape (see the module
-    /// documentation); whether it reads its chunks with vector loads.
-    fn tile_loop(&mut self, f: &Names, sh: Shape, cx: &FilterCx) -> Result<bool> {
+    /// The persistent loop over tiles of one kernel shape (see the module documentation);
+    /// whether it reads its chunks with vector loads, and whether it loads the next tile early.
+    fn tile_loop(&mut self, f: &Names, sh: Shape, cx: &FilterCx) -> Result<(bool, bool)> {
         let FilterCx {
             e,
             p,
@@ -668,7 +679,33 @@ impl Gen<'_> {
         } else {
             loaded.clone()
         };
-        for d in decls {
+        // On a GPU the next tile's elements are loaded into a second set of registers before
+        // this tile's kept elements are stored, so that the group has loads in flight through
+        // its stores and the next tile's ticket. A CPU gains nothing from it and PoCL loses much
+        // (see the module doc), so the choice is `LIFT_GPU`'s, a constant the compiler folds.
+        let mut next_decls = vec![];
+        let mut next_leaves = vec![];
+        if sh.prefetch && !leaves.is_empty() {
+            let read = x.read(&[]).map_err(|m| self.err(src, m.0))?;
+            self.stage(f, &read, &src_ty, &mut next_decls, &mut next_leaves, sh)?;
+        }
+        let names_of = |ds: &[Stmt]| -> Vec<Ident> {
+            ds.iter()
+                .filter_map(|d| {
+                    if let Stmt::Decl { name, .. } = d {
+                        Some(name.clone())
+                    } else {
+                        None
+                    }
+                })
+                .collect()
+        };
+        let moves: Vec<(Ident, Ident)> = leaves
+            .iter()
+            .map(|l| l.array.clone())
+            .zip(names_of(&next_decls))
+            .collect();
+        for d in decls.into_iter().chain(next_decls) {
             self.push(d);
         }
         self.push(private(CType::ULONG, &f.pk));
@@ -721,24 +758,27 @@ impl Gen<'_> {
                 each(g);
             }
         };
-        if sh.persistent {
-            self.open(Head::For {
-                var: f.t.clone(),
-                init: v(&f.tn),
-                cond: Expr::bin(BinOp::Lt, v(&f.t), arith(&live)),
-                step: (AssignOp::Set, v(&f.tn)),
-                unroll: false,
-            });
-        } else {
-            self.push(Stmt::decl(CType::INT, &f.t, v(&f.tn)));
-            self.open_if(Expr::bin(BinOp::Lt, v(&f.t), arith(&live)));
+        let load_tile = |g: &mut Self, t: &Ident, leaves: &[Leaf]| {
+            g.open_for(&f.k, int(0), int(rounds * parts), int(1), true);
+            load_chunk(g, t, leaves);
+            g.close();
+        };
+        if !next_leaves.is_empty() {
+            load_tile(self, &f.tn, &leaves);
         }
+        self.open(Head::For {
+            var: f.t.clone(),
+            init: v(&f.tn),
+            cond: Expr::bin(BinOp::Lt, v(&f.t), arith(&live)),
+            step: (AssignOp::Set, v(&f.tn)),
+            unroll: false,
+        });
         self.open_for(&f.h, int(0), int(parts), int(1), true);
         self.push(Stmt::assign(v(&f.pk).index(v(&f.h)), int(0)));
         self.push(Stmt::assign(v(&f.mk).index(v(&f.h)), int(0)));
         self.open_for(&f.r, int(0), int(rounds), int(1), true);
         self.push(round_k());
-        if !leaves.is_empty() {
+        if !sh.prefetch && !leaves.is_empty() {
             load_chunk(self, &f.t, &leaves);
         } else {
             self.push(Stmt::decl(CType::INT, &f.g, chunk_first(&f.t)));
@@ -788,15 +828,16 @@ impl Gen<'_> {
         // earlier (to prefetch during the scan) leaves its tile unpublished for a whole tile's
         // time, and every later tile's look-back waits on it (measured slower on the H200,
         // and PoCL's two threads then mostly wait on each other).
-        if sh.persistent {
-            self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
-            self.push(Stmt::assign(
-                v(&f.tk).index(int(1)),
-                Expr::call("atomic_inc", vec![v(st)]),
-            ));
-            self.close();
-            self.push(Stmt::Barrier(Fence::Local));
-            self.push(Stmt::assign(v(&f.tn), v(&f.tk).index(int(1))));
+        self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
+        self.push(Stmt::assign(
+            v(&f.tk).index(int(1)),
+            Expr::call("atomic_inc", vec![v(st)]),
+        ));
+        self.close();
+        self.push(Stmt::Barrier(Fence::Local));
+        self.push(Stmt::assign(v(&f.tn), v(&f.tk).index(int(1))));
+        if !next_leaves.is_empty() {
+            load_tile(self, &f.tn, &next_leaves);
         }
         // `f_ho`: where part `f_h` of the tile starts in the output; `f_o`: where the next kept
         // element of this work-item's chunk goes.
@@ -844,12 +885,17 @@ impl Gen<'_> {
         self.close();
         self.push(add_to(v(&f.ho), roff(v(&f.h), int(rounds))));
         self.close();
-        if sh.persistent {
-            // The next tile's scan overwrites the local arrays this one has just read.
-            self.push(Stmt::Barrier(Fence::Local));
+        if !moves.is_empty() {
+            self.open_for(&f.i, int(0), int(chunk * rounds * parts), int(1), true);
+            for (cur, next) in &moves {
+                self.push(Stmt::assign(v(cur).index(v(&f.i)), v(next).index(v(&f.i))));
+            }
+            self.close();
         }
+        // The next tile's scan overwrites the local arrays this one has just read.
+        self.push(Stmt::Barrier(Fence::Local));
         self.close();
-        Ok(vector)
+        Ok((vector, !next_leaves.is_empty()))
     }
 
     /// Decoupled look-back with a window, leaving the tile's exclusive prefix in `f_a` (the same

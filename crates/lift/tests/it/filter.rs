@@ -245,7 +245,7 @@ fn look_back_window_slides_over_many_tiles() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
-/// The GPU's shape (vector loads of chunks, 16-bit counts, one group a tile), run on whatever device
+/// The GPU's shape (vector loads of chunks, 16-bit counts, prefetch), run on whatever device
 /// the tests use: every filter form at its tile edges, and over more tiles than the window.
 #[test]
 fn gpu_shape_at_its_tile_edges_equals_the_interpreter() {
@@ -359,7 +359,7 @@ fn the_plan_names_the_filters_choice_by_device() {
     let compiled = lift::compile(THESIS, &lift::Options::default()).expect("compiles");
     let plan = compiled.plan.expect("a kernel plan").describe();
     assert!(
-        plan.contains("filterGlb: on a GPU (LIFT_GPU = 1) one work-group a tile of 8192 elements, each work-item reading 4 consecutive elements a round in one vector load; elsewhere tiles of 4096, one element a round, each work-group looping over tiles"),
+        plan.contains("filterGlb: on a GPU (LIFT_GPU = 1) tiles of 8192 elements, each work-item reading 4 consecutive elements a round in one vector load, the next tile loaded before this one is stored; elsewhere tiles of 4096"),
         "{plan}"
     );
 }
