@@ -438,7 +438,18 @@ impl Session {
         // Kernels that choose a code path by the kind of device read `LIFT_GPU` (the filter's
         // tile shape, vector loads and prefetch are for GPUs).
         let gpu = crate::device::gpu_paths(self.info.kind);
-        let options = &format!("{options} -D LIFT_GPU={gpu}");
+        // `LIFT_GPU_DEVICE`: the device really is a GPU (whatever `LIFT_GPU_PATHS` forces): the
+        // filter reads its look-back's status words with plain volatile loads there, atomics
+        // elsewhere (plain loads of words that other groups write with atomics are races in
+        // OpenCL 1.2's terms, which Oclgrind checks).
+        let device = u8::from(matches!(self.info.kind, crate::device::DeviceKind::Gpu));
+        let options = &format!("{options} -D LIFT_GPU={gpu} -D LIFT_GPU_DEVICE={device}");
+        // A diagnostic aid beside `LIFT_DUMP_BINARY`: extra driver options (`-cl-nv-verbose`
+        // makes NVIDIA's build log name each kernel's registers and shared memory).
+        let options = &match std::env::var("LIFT_EXTRA_BUILD_OPTIONS") {
+            Ok(extra) if !extra.trim().is_empty() => format!("{options} {extra}"),
+            _ => options.clone(),
+        };
         let disk_key = cache::Key::new(&[
             &self.info.name,
             &self.info.driver_version,
@@ -761,6 +772,11 @@ fn dump_build(program: &Program, source: &str, options: &str, took: std::time::D
     if let Ok(mut binaries) = program.get_binaries() {
         if let Some(binary) = binaries.pop().filter(|b| !b.is_empty()) {
             let _ = std::fs::write(dir.join(format!("{key}.bin")), binary);
+        }
+    }
+    if let Some(device) = program.get_devices().ok().and_then(|d| d.first().copied()) {
+        if let Ok(log) = program.get_build_log(device as opencl3::types::cl_device_id) {
+            let _ = std::fs::write(dir.join(format!("{key}.log")), log);
         }
     }
     use std::io::Write;

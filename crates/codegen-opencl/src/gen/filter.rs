@@ -22,7 +22,8 @@
 //! on keeps a started work-group running until it ends (GPU: resident groups are never evicted for
 //! unstarted ones; PoCL's CPU driver runs each work-group to its end on one thread; Oclgrind runs
 //! groups one after another), so waiting on started groups cannot deadlock there. The status words
-//! are written and read only with atomics, so Oclgrind sees no race, and nothing else is shared
+//! are written with atomics and read with atomics except on a GPU (`STATUS_LOAD`), so Oclgrind
+//! sees no race, and nothing else is shared
 //! between groups: each group's output places depend only on the counts.
 //!
 //! A `mapGlb` consuming the filter's result at host level (`unpack ys (filterGlb p xs) (mapGlb f
@@ -52,6 +53,19 @@
 //! which measures nothing.) The notes: `bench/results/runs/nvidia-h200-2026-11-24-filter.md`.
 //! The older history: a look-back of one predecessor at a time took 0.617 ms for 6.1 at 10^8, the
 //! two-kernel reduce-then-scan before it 0.380 ms in three launches.
+//!
+//! Session 8 (`bench/results/runs/nvidia-h200-2026-11-24-s8-filt-speed3.md`, filter alone at
+//! 10^8, variants of the generator in two commands): this kernel took 0.261 ms at 98 registers
+//! a work-item (two groups of 256 resident on a compute unit), and 0.246 ms with its status
+//! words read by volatile loads instead of `atomic_or` (this kernel now). One group a tile
+//! (a grid of one group for each tile, no loop, no prefetch) took 0.244 ms at 62 registers
+//! (four resident), 0.246 ms with the volatile loads, but 0.0398 ms at 10^7 against this
+//! kernel's 0.0353: it was not kept. Its tiles of 4096 took 0.300 ms, of 2048 0.339 ms, groups
+//! of 128 0.324 ms: each tile pays a look-back. Without the look-back (each tile stored at a
+//! distinct place) one group a tile took 0.201 ms, without its stores 0.186 ms (less than a
+//! copy, 0.195), compacting the kept elements in local memory before storing 0.243 ms, the
+//! ticket replaced by `get_group_id` (tiles of 4096) 0.290 against 0.300 ms: the look-back's
+//! latency and the stores are what remain.
 //!
 //! The kernel has two shapes, one for GPUs and one for other devices ([`Shape`]); both are in
 //! its text, under `if (LIFT_GPU)` and `if (!LIFT_GPU)`, and the host's definition of the macro
@@ -148,6 +162,14 @@ const FILTER_GROUPS: usize = 1024;
 /// The macro that the host defines to 1 when it builds a program for a GPU and to 0 otherwise
 /// (`host_runner::Session`); the program's text defaults it to 0 for other compilers.
 const GPU_MACRO: &str = "LIFT_GPU";
+/// The macro that the host defines to 1 when the device is a GPU, whatever `LIFT_GPU_PATHS`
+/// forces (`host_runner::Session`).
+const DEVICE_MACRO: &str = "LIFT_GPU_DEVICE";
+/// How the look-back reads a status word: on a GPU a volatile load, which reads the L2 cache
+/// where the atomics that publish the words are performed (`atomic_or` there made the filter
+/// 6 % slower on the H200, many groups reading the same words with read-modify-writes);
+/// elsewhere an atomic, so that Oclgrind sees no race between work-groups.
+const STATUS_LOAD: &str = "LIFT_STATUS_LOAD";
 
 /// The filter kernel's work-group size where a group holds at most `limit`: the largest power of
 /// two within it, between `FILTER_WG_MIN` and `FILTER_WG` (a power of two of at least
@@ -566,7 +588,9 @@ impl Gen<'_> {
                 CPU_SHAPE.tile(wg),
             ));
         }
-        let default = format!("#ifndef {GPU_MACRO}\n#define {GPU_MACRO} 0\n#endif\n");
+        let default = format!(
+            "#ifndef {GPU_MACRO}\n#define {GPU_MACRO} 0\n#endif\n#ifndef {DEVICE_MACRO}\n#define {DEVICE_MACRO} 0\n#endif\n#if {DEVICE_MACRO}\n#define {STATUS_LOAD}(p) (*(volatile global int*)(p))\n#else\n#define {STATUS_LOAD}(p) atomic_or((p), 0)\n#endif\n"
+        );
         if !self.source.starts_with(&default) {
             self.source.insert_str(0, &default);
         }
@@ -900,7 +924,7 @@ impl Gen<'_> {
         let none = int(2 * w);
         let agg_at = |k: Expr| add(v(st), add(int(1), k));
         let inc_at = |k: Expr| add(v(st), add(add(int(1), arith(tiles)), k));
-        let load = |p: Expr| Expr::call("atomic_or", vec![p, int(0)]);
+        let load = |p: Expr| Expr::call(STATUS_LOAD, vec![p]);
         let publish = |p: Expr, x: Expr| Stmt::Call(Expr::call("atomic_xchg", vec![p, add(x, int(1))]));
         let sub = |a: Expr, b: Expr| Expr::bin(BinOp::Sub, a, b);
         let ne0 = |x: &Ident| Expr::bin(BinOp::Ne, v(x), int(0));
