@@ -353,6 +353,8 @@ impl Gen<'_> {
             g.open_block();
             g.gen_into(first, &d)?;
             g.close();
+            let globals = g.global_scalar_buffers();
+            aligned_vloads(g.last_stmt(), &globals);
             let published = publish(g.last_stmt(), &parts_id, elem);
             if published == 0 {
                 return Err(g.err(value, "internal: a group's result is not stored"));
@@ -400,6 +402,19 @@ impl Gen<'_> {
             g.close();
             Ok(())
         })
+    }
+
+    /// The global buffers of scalars, by their identifiers in the kernel.
+    fn global_scalar_buffers(&self) -> Vec<(Ident, ast::Scalar)> {
+        self.mem
+            .buffers
+            .iter()
+            .filter(|b| b.space == AddressSpace::Global)
+            .filter_map(|b| match b.elem {
+                Type::Scalar(sc) => Some((self.buf_ident(&b.name), types::ast_scalar(sc))),
+                Type::Vector(..) | Type::Tuple(_) | Type::Array(..) | Type::Exists(_) | Type::Fun(..) => None,
+            })
+            .collect()
     }
 
     /// The statements of the one-group stage into the program's result.
@@ -483,4 +498,39 @@ fn acquire(s: &mut Stmt, buf: &Ident, elem: Scalar) {
         }
     }
     ast::for_each_expr_mut(std::slice::from_mut(s), &mut |e| rewrite(e, buf, elem));
+}
+
+/// Turns the reads `vloadW(0, buf + off)` of a global buffer of scalars `buf` at an offset that
+/// is a multiple of `W` by its form into `((const global TW*)buf)[off / W]`: the buffer is
+/// aligned far beyond a vector (OpenCL aligns a buffer to `CL_DEVICE_MEM_BASE_ADDR_ALIGN`, at
+/// least the largest built-in type, and kernels get whole buffers), but `vloadW` promises only
+/// the scalar's alignment, and a driver that cannot prove more makes `W` scalar loads of it
+/// (the grid reduction's `float4` reads, `grid-reduce-v4-*`).
+fn aligned_vloads(s: &mut Stmt, bufs: &[(Ident, ast::Scalar)]) {
+    fn rewrite(e: &mut CExpr, bufs: &[(Ident, ast::Scalar)]) {
+        if let CExpr::Call(f, args) = e {
+            let w = f.strip_prefix("vload").and_then(|x| x.parse::<u8>().ok());
+            let at = match (w, &args[..]) {
+                (Some(w), [CExpr::Int(0), CExpr::Binary(BinOp::Add, p, off)]) => bufs
+                    .iter()
+                    .find(|(b, _)| **p == CExpr::Var(b.clone()))
+                    .and_then(|(b, sc)| Some((b.clone(), *sc, w, memory::over_width(off, w)?))),
+                _ => None,
+            };
+            if let Some((b, sc, w, k)) = at {
+                let ptr = CType::Ptr {
+                    space: AddressSpace::Global,
+                    elem: Box::new(CType::Vector(sc, w)),
+                    is_const: true,
+                    restrict: false,
+                };
+                *e = CExpr::cast(ptr, CExpr::var(&b)).index(k);
+                return;
+            }
+        }
+        for c in e.children_mut() {
+            rewrite(c, bufs);
+        }
+    }
+    ast::for_each_expr_mut(std::slice::from_mut(s), &mut |e| rewrite(e, bufs));
 }
