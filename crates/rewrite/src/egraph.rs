@@ -1723,8 +1723,8 @@ pub fn grid_reduce_lanes_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftA
         .map(|(w, g)| {
             // reduce f z xs = gridreduce (g | w << GRID_LANES_SHIFT) s f z xs, f a sum, z its
             // neutral element, xs a parameter of floats or a dot product `map h (zip p q)` of
-            // such (h a product of two components), w | len(xs) (known or a single size
-            // variable) and len(xs) ≥ 2·g·s·w where known: read as w-lane vectors
+            // such (h a product of two components), len(xs) known from the sizes given, a
+            // multiple of w and ≥ 2·g·s·w: read as w-lane vectors
             Rewrite::new(
                 format!("grid-reduce-v{w}-{g}x{s}"),
                 pat("(reduce ?f ?z ?x)"),
@@ -1760,10 +1760,11 @@ impl Applier<Lift, LiftAnalysis> for GridLanes {
             _ => false,
         });
         let Some(n) = xd.len.clone() else { return vec![] };
-        let whole = match n.eval(&|v| an.sizes.get(v).copied()) {
-            Ok(n) => n % self.w == 0 && n >= 2 * self.g * self.s * self.w,
-            Err(_) => may_split(&n, self.w, &an.sizes, &an.declared),
-        };
+        // a length known only at run time may not be whole vectors: reading its last
+        // elements one at a time would make every read a per-lane one
+        let whole = n.free_vars().iter().all(|v| an.declared.contains(v))
+            && n.eval(&|v| an.sizes.get(v).copied())
+                .is_ok_and(|n| n % self.w == 0 && n >= 2 * self.g * self.s * self.w);
         if fd.assoc != Some(Assoc::Add)
             || !neutral_of(fd, zd)
             || xd.partial != 0

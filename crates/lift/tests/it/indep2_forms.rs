@@ -17,7 +17,7 @@ struct Case {
     expect: &'static str,
 }
 
-const CASES: [Case; 6] = [
+const CASES: [Case; 7] = [
     Case {
         name: "rownorm",
         src: include_str!("../../../../bench/indep/rownorm.lisp"),
@@ -37,6 +37,14 @@ const CASES: [Case; 6] = [
         src: include_str!("../../../../bench/indep/dot.lisp"),
         large: &[("N", 100_000_000)],
         small: &[("N", 600_064)],
+        expect: "4-lane vector loads",
+    },
+    // the suite's sum: `float4`s too, padded with zero vectors to whole grid steps
+    Case {
+        name: "sum",
+        src: include_str!("../../../../bench/cgo17/sum.lisp"),
+        large: &[("N", 100_000_000)],
+        small: &[("N", 4_000_000)],
         expect: "4-lane vector loads",
     },
     Case {
@@ -92,6 +100,7 @@ fn inputs(name: &str, sizes: &[(&str, i64)]) -> String {
         "rownorm" => vec![("a", vec![s("R"), s("C")])],
         "gemv_bias" => vec![("a", vec![s("M"), s("N")]), ("x", vec![s("N")]), ("b", vec![s("M")])],
         "dot" => vec![("xs", vec![s("N")]), ("ys", vec![s("N")])],
+        "sum" => vec![("xs", vec![s("N")])],
         "jacobi" => vec![("g", vec![s("H") + 2, s("W") + 2])],
         "zip3sum" => vec![("a", vec![s("N")]), ("b", vec![s("N")]), ("c", vec![s("N")])],
         "bmm" => vec![
