@@ -534,3 +534,52 @@ fn aligned_vloads(s: &mut Stmt, bufs: &[(Ident, ast::Scalar)]) {
     }
     ast::for_each_expr_mut(std::slice::from_mut(s), &mut |e| rewrite(e, bufs));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::namer::Namer;
+
+    /// `vload4(0, xs + off)` of a global buffer of floats becomes an indexed `float4` read
+    /// where `off` is a multiple of 4 by its form; at another offset, or of another array, it
+    /// stays as it was.
+    #[test]
+    fn aligned_vloads_read_whole_vectors_of_global_buffers() {
+        let mut names = Namer::new();
+        let (xs, ys, i) = (names.fresh("v_xs"), names.fresh("v_ys"), names.fresh("v_i"));
+        let at = |buf: &Ident, off: CExpr| {
+            CExpr::call(
+                "vload4",
+                vec![CExpr::Int(0), CExpr::bin(BinOp::Add, CExpr::var(buf), off)],
+            )
+        };
+        let four_i = CExpr::bin(
+            BinOp::Add,
+            CExpr::bin(BinOp::Mul, CExpr::Int(8), CExpr::var(&i)),
+            CExpr::Int(4),
+        );
+        let plus_one = CExpr::bin(BinOp::Add, CExpr::var(&i), CExpr::Int(1));
+        let mut s = Stmt::Block(vec![
+            Stmt::Call(at(&xs, four_i)),
+            Stmt::Call(at(&xs, plus_one)),
+            Stmt::Call(at(&ys, CExpr::Int(8))),
+        ]);
+        aligned_vloads(&mut s, &[(xs.clone(), ast::Scalar::Float)]);
+        let Stmt::Block(body) = &s else { unreachable!("a block") };
+        let text: Vec<String> = body
+            .iter()
+            .map(|s| match s {
+                Stmt::Call(e) => print::expr(e),
+                _ => unreachable!("calls"),
+            })
+            .collect();
+        assert_eq!(
+            text,
+            [
+                format!("((const global float4*){xs})[2 * {i} + 1]"),
+                format!("vload4(0, {xs} + ({i} + 1))"),
+                format!("vload4(0, {ys} + 8)"),
+            ]
+        );
+    }
+}
