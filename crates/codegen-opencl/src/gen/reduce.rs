@@ -570,7 +570,13 @@ mod tests {
             .iter()
             .map(|s| match s {
                 Stmt::Call(e) => print::expr(e),
-                _ => unreachable!("calls"),
+                Stmt::Decl { .. }
+                | Stmt::Assign { .. }
+                | Stmt::For { .. }
+                | Stmt::If { .. }
+                | Stmt::Block(_)
+                | Stmt::Barrier(_)
+                | Stmt::VStore { .. } => unreachable!("calls"),
             })
             .collect();
         assert_eq!(
