@@ -236,6 +236,43 @@ def mm_tn(r):
     return "PyTorch (cuBLAS)", timed(f, r), 2 * n * n * 4, 2 * n**3
 
 
+def rownorm(r):
+    rows, cols = 100_000, 1000
+    a = rand(rows, cols)
+    f = lambda: torch.linalg.vector_norm(a, dim=1)
+    return "PyTorch", timed(f, r), rows * cols * 4, 2 * rows * cols
+
+
+def gemv_bias(r):
+    m, n = 10_000, 3000
+    torch.backends.cuda.matmul.allow_tf32 = False
+    a, x, b = rand(m, n), rand(n), rand(m)
+    f = lambda: torch.addmv(b, a, x)
+    return "PyTorch (cuBLAS)", timed(f, r), (m * n + n + m) * 4, 2 * m * n
+
+
+def jacobi(r):
+    h = w = 8192
+    g = rand(h + 2, w + 2)
+    f = lambda: 0.2 * (g[:-2, 1:-1] + g[1:-1, :-2] + g[1:-1, 1:-1] + g[1:-1, 2:] + g[2:, 1:-1])
+    return "PyTorch", timed(f, r), (h + 2) * (w + 2) * 4, 5 * h * w
+
+
+def zip3sum(r):
+    n = 100_000_000
+    a, b, c = rand(n), rand(n), rand(n)
+    f = lambda: torch.dot(a, b) + torch.sum(c)
+    return "PyTorch (cuBLAS, CUB)", timed(f, r), 3 * n * 4, 3 * n
+
+
+def bmm(r):
+    batch, n = 4096, 32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    a, b = rand(batch, n, n), rand(batch, n, n)
+    f = lambda: torch.bmm(a, b)
+    return "PyTorch (cuBLAS)", timed(f, r), 2 * batch * n * n * 4, 2 * batch * n**3
+
+
 SUITE = {
     "nn": nn,
     "mri-q": mriq,
@@ -256,6 +293,11 @@ SUITE = {
     "mm (B transposed)": mm_nt,
     "dot product": dot,
     "mm (A transposed)": mm_tn,
+    "row norms": rownorm,
+    "gemv with bias": gemv_bias,
+    "jacobi 5-point": jacobi,
+    "sum of a*b+c": zip3sum,
+    "batched mm": bmm,
 }
 
 

@@ -572,7 +572,14 @@ pub fn wg_reduce_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>
         // then the s partial results are combined by a tree in local memory; f associative and
         // commutative (all we recognise are), z its neutral element, s | len(xs) and
         // len(xs) > s, xs not itself a partial reduction, rows not columns of an array
-        rules.push(Rewrite::new(format!("wg-reduce-{s}"), pat("(map (lam ?r ?b) ?rows)"), WgRows { s }).expect("rule"));
+        rules.push(
+            Rewrite::new(
+                format!("wg-reduce-{s}"),
+                pat("(map (lam ?r ?b) ?rows)"),
+                WgRows { s, pad: false },
+            )
+            .expect("rule"),
+        );
         for &items in &opts.wg_items {
             rules.push(
                 Rewrite::new(
@@ -585,6 +592,8 @@ pub fn wg_reduce_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>
         }
     }
     rules.extend(grid_reduce_rules(opts));
+    rules.extend(wg_reduce_pad_rules(opts));
+    rules.extend(grid_reduce_lanes_rules(opts));
     rules
 }
 
@@ -615,10 +624,12 @@ fn columns(eg: &EG, id: Id, depth: usize) -> bool {
 /// the array arguments of maps and other primitives, joins) get their work-group form.
 struct WgRows {
     s: i64,
+    /// `wg-reduce-pad-*`: the reductions whose length `s` does not divide (`wg_padded`)
+    pad: bool,
 }
 
 impl WgRows {
-    fn collect(eg: &EG, class: Id, s: i64, seen: &mut Vec<Id>, found: &mut Vec<(Id, [Id; 3])>) {
+    fn collect(eg: &EG, class: Id, s: i64, pad: bool, seen: &mut Vec<Id>, found: &mut Vec<(Id, [Id; 3])>) {
         let class = eg.find(class);
         if seen.contains(&class) || seen.len() > 64 {
             return;
@@ -627,18 +638,22 @@ impl WgRows {
         for node in &eg[class].nodes {
             match node {
                 Lift::Reduce([f, z, x]) => {
-                    if wg_reducible(eg, *f, *z, *x, s) {
+                    let ok = match pad {
+                        false => wg_reducible(eg, *f, *z, *x, s),
+                        true => wg_padded(eg, *f, *z, *x, s),
+                    };
+                    if ok {
                         found.push((class, [*f, *z, *x]));
                     }
                 }
                 Lift::Let([_, v, b]) => {
-                    Self::collect(eg, *v, s, seen, found);
-                    Self::collect(eg, *b, s, seen, found);
+                    Self::collect(eg, *v, s, pad, seen, found);
+                    Self::collect(eg, *b, s, pad, seen, found);
                 }
-                Lift::Map([_, x]) | Lift::Join(x) => Self::collect(eg, *x, s, seen, found),
+                Lift::Map([_, x]) | Lift::Join(x) => Self::collect(eg, *x, s, pad, seen, found),
                 Lift::Other(_, kids) => {
                     for k in kids {
-                        Self::collect(eg, *k, s, seen, found);
+                        Self::collect(eg, *k, s, pad, seen, found);
                     }
                 }
                 Lift::Split(_)
@@ -675,7 +690,7 @@ impl Applier<Lift, LiftAnalysis> for WgRows {
             return vec![];
         }
         let mut found = vec![];
-        Self::collect(eg, sub[var("?b")], self.s, &mut vec![], &mut found);
+        Self::collect(eg, sub[var("?b")], self.s, self.pad, &mut vec![], &mut found);
         let mut changed = vec![];
         for (class, [f, z, x]) in found {
             let sn = eg.add(Lift::Num(self.s));
@@ -1642,4 +1657,129 @@ pub fn reg_block_rows_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnal
             .expect("rule")
         })
         .collect()
+}
+
+/// The cooperative row reductions of lengths that the work-group does not divide (rows of
+/// 1000, `bench/indep/rownorm.lisp`, `bench/indep/gemv_bias.lisp`): `wg-reduce-pad-{s}` for
+/// each work-group size `s` of `Options::wg_sizes`. Lowering pads the row at its end
+/// (`Lowerer::wg_tree_padded`): with zeros before the product of a dot product, with the
+/// neutral `z` for a plain array, and otherwise with marked lanes that skip the mapped
+/// function.
+pub fn wg_reduce_pad_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> {
+    opts.wg_sizes
+        .iter()
+        .filter(|s| s.count_ones() == 1 && **s <= opts.max_group)
+        .map(|&s| {
+            // map (λr. … reduce f z xs …) rows = map (λr. … wgreduce s f z xs …) rows, as
+            // `wg-reduce-{s}` but for len(xs) = n known, s ∤ n and n > s (the rows padded to
+            // ⌈n/s⌉·s), rows not columns of an array
+            Rewrite::new(
+                format!("wg-reduce-pad-{s}"),
+                pat("(map (lam ?r ?b) ?rows)"),
+                WgRows { s, pad: true },
+            )
+            .expect("rule")
+        })
+        .collect()
+}
+
+/// Whether `reduce f z x` may be a work-group reduction by `s` work-items over `x` padded:
+/// `z` neutral for `f`, `x` not a partial reduction, its length known from the sizes given,
+/// longer than `s` and not a multiple of it.
+fn wg_padded(eg: &EG, f: Id, z: Id, x: Id, s: i64) -> bool {
+    let (f, z, x) = (&eg[f].data, &eg[z].data, &eg[x].data);
+    let an = &eg.analysis;
+    neutral_of(f, z)
+        && x.partial == 0
+        && x.len.as_ref().is_some_and(|n| {
+            n.free_vars().iter().all(|v| an.declared.contains(v))
+                && n.eval(&|v| an.sizes.get(v).copied()).is_ok_and(|n| n > s && n % s != 0)
+        })
+}
+
+/// `gridreduce`'s number of groups carries, shifted left by this, the width of the vectors its
+/// work-items read (`grid-reduce-v*`); 0 (or 1) for scalars.
+pub const GRID_LANES_SHIFT: u32 = 40;
+
+/// Vector widths of `grid-reduce-v{w}-*`.
+const GRID_LANES: [i64; 1] = [4];
+
+/// The whole-array reductions in one launch reading vectors (`dot`: two inputs, so half the
+/// loads in flight a scalar one has for the same bytes): `grid-reduce-v{w}-{g}x{s}` for each
+/// `g` of `Options::grid_groups`, `s` the largest work-group size, as `grid-reduce-*`.
+pub fn grid_reduce_lanes_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> {
+    let Some(s) = opts
+        .wg_sizes
+        .iter()
+        .copied()
+        .filter(|s| s.count_ones() == 1 && *s <= opts.max_group)
+        .max()
+    else {
+        return vec![];
+    };
+    GRID_LANES
+        .iter()
+        .flat_map(|&w| opts.grid_groups.iter().filter(|g| **g > 0).map(move |&g| (w, g)))
+        .map(|(w, g)| {
+            // reduce f z xs = gridreduce (g | w << GRID_LANES_SHIFT) s f z xs, f a sum, z its
+            // neutral element, xs a parameter of floats or a dot product `map h (zip p q)` of
+            // such (h a product of two components), len(xs) known from the sizes given, a
+            // multiple of w and ≥ 2·g·s·w: read as w-lane vectors
+            Rewrite::new(
+                format!("grid-reduce-v{w}-{g}x{s}"),
+                pat("(reduce ?f ?z ?x)"),
+                GridLanes { g, s, w },
+            )
+            .expect("rule")
+        })
+        .collect()
+}
+
+/// See `grid-reduce-v*`.
+struct GridLanes {
+    g: i64,
+    s: i64,
+    w: i64,
+}
+
+impl Applier<Lift, LiftAnalysis> for GridLanes {
+    fn apply_one(&self, eg: &mut EG, eclass: Id, sub: &Subst, _: Option<&PatternAst<Lift>>, _: Symbol) -> Vec<Id> {
+        let (f, z, x) = (sub[var("?f")], sub[var("?z")], sub[var("?x")]);
+        let (fd, zd, xd) = (&eg[f].data, &eg[z].data, &eg[x].data);
+        let an = &eg.analysis;
+        let float_param =
+            |id: Id| symbol_of(eg, id).is_some_and(|p| an.params.contains(&p)) && eg[id].data.flags & FLOAT_ELEMS != 0;
+        let zip_of_params = |id: Id| {
+            eg[id].nodes.iter().any(|n| match n {
+                Lift::Other(head, kids) => head.as_str().starts_with("zip|") && kids.iter().all(|k| float_param(*k)),
+                _ => false,
+            })
+        };
+        let products = eg[x].nodes.iter().any(|n| match n {
+            Lift::Map([h, zs]) => eg[*h].data.flags & ZERO_PRODUCT != 0 && zip_of_params(*zs),
+            _ => false,
+        });
+        let Some(n) = xd.len.clone() else { return vec![] };
+        // a length known only at run time may not be whole vectors: reading its last
+        // elements one at a time would make every read a per-lane one
+        let whole = n.free_vars().iter().all(|v| an.declared.contains(v))
+            && n.eval(&|v| an.sizes.get(v).copied())
+                .is_ok_and(|n| n % self.w == 0 && n >= 2 * self.g * self.s * self.w);
+        if fd.assoc != Some(Assoc::Add)
+            || !neutral_of(fd, zd)
+            || xd.partial != 0
+            || !(float_param(x) || products)
+            || !whole
+        {
+            return vec![];
+        }
+        let gn = eg.add(Lift::Num(self.g | self.w << GRID_LANES_SHIFT));
+        let sn = eg.add(Lift::Num(self.s));
+        let grid = eg.add(Lift::GridReduce([gn, sn, f, z, x]));
+        if eg.union(eclass, grid) {
+            vec![grid]
+        } else {
+            vec![]
+        }
+    }
 }

@@ -128,7 +128,13 @@ impl Term {
             TOp::RBlock(c) => format!("rblock {}", crate::egraph::RegBlockSizes::unpack(*c).name()),
             TOp::Stage => "stage".into(),
             TOp::ColReduce(bc, r, g) => format!("colreduce {bc} {r} {g}"),
-            TOp::GridReduce(g, s) => format!("gridreduce {g} {s}"),
+            TOp::GridReduce(g, s) => match g >> crate::egraph::GRID_LANES_SHIFT {
+                0 | 1 => format!("gridreduce {g} {s}"),
+                w => format!(
+                    "gridreduce {}v{w} {s}",
+                    g & ((1 << crate::egraph::GRID_LANES_SHIFT) - 1)
+                ),
+            },
             TOp::Tiles(t, 1) => format!("tiles {t}"),
             TOp::Tiles(t, b) => format!("tiles {t} rows {b}"),
             TOp::StageVec => "stagev".into(),

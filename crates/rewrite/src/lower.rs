@@ -1361,10 +1361,14 @@ impl Lowerer<'_> {
     fn grp(&mut self, t: &Rc<Term>, group: i64) -> Out {
         let k = &t.kids;
         match &t.op {
-            TOp::WgReduce(s) => {
-                let whole = self.len(&k[3]) as i64;
-                let s = if whole > group && whole % group == 0 { group } else { *s };
-                self.wg_tree(s, &k[1], &k[2], &k[3])
+            TOp::WgReduce(s) => self.grp_wg(*s, &k[1], &k[2], &k[3], group),
+            // let v = xs in wgreduce s f z v = wgreduce s f z xs: `xs` (a map) fused into the
+            // work-items' loop, not stored first
+            TOp::Let if matches!(k[2].op, TOp::WgReduce(_)) && k[2].kids[3].op == k[0].op => {
+                let TOp::WgReduce(s) = k[2].op else {
+                    unreachable!("matched")
+                };
+                self.grp_wg(s, &k[2].kids[1], &k[2].kids[2], &k[1], group)
             }
             TOp::Map => {
                 let (f, fc) = self.func(&k[0], self.eval(k[1].inner.as_ref()));
@@ -1429,23 +1433,58 @@ impl Lowerer<'_> {
             ),
             _ => (x.clone(), chunk),
         };
+        let (d, dc) = self.seq(&data);
+        self.wg_tree_over(s, f, z, (d, dc), (&c, chunk_len), elems, guard)
+    }
+
+    /// The rest of `wg_tree_by` once its data `d` is built: the chunks of `d` named `c` (of
+    /// length `chunk_len`), each reduced as `elems` (a term over `c`) by one work-item, then
+    /// the tree.
+    #[allow(clippy::too_many_arguments)]
+    fn wg_tree_over(
+        &mut self,
+        s: i64,
+        f: &Rc<Term>,
+        z: &Rc<Term>,
+        (d, dc): Out,
+        (c, chunk_len): (&str, Option<arith::ArithExpr>),
+        elems: Rc<Term>,
+        guard: Option<&Symbol>,
+    ) -> Out {
+        self.wg_tree_fold(s, f, z, (d, dc), (c, chunk_len), elems, ChunkFold::from(guard))
+    }
+
+    /// `wg_tree_over` with the work-items' fold of their chunks given by `fold`.
+    #[allow(clippy::too_many_arguments)]
+    fn wg_tree_fold(
+        &mut self,
+        s: i64,
+        f: &Rc<Term>,
+        z: &Rc<Term>,
+        (d, dc): Out,
+        (c, chunk_len): (&str, Option<arith::ArithExpr>),
+        elems: Rc<Term>,
+        fold: ChunkFold,
+    ) -> Out {
         let red = Term::new(
             TOp::Reduce,
             vec![f.clone(), z.clone(), elems],
             Some(arith::ArithExpr::cst(1)),
             None,
         );
-        let (d, dc) = self.seq(&data);
-        let cv = self.b.bind(&c);
-        let (r, rc) = match (guard, &f.op) {
-            (Some(h), TOp::Sym(fs)) => self.guarded_reduce(fs, z, h, cv, chunk_len.as_ref()),
-            (Some(_), _) => {
+        let cv = self.b.bind(c);
+        let (r, rc) = match (fold, &f.op) {
+            (ChunkFold::Guarded(h), TOp::Sym(fs)) => self.guarded_reduce(fs, z, &h, cv, chunk_len.as_ref()),
+            (ChunkFold::Lanes { h, w }, TOp::Sym(fs)) => {
+                self.lanes_reduce(fs, z, h.as_ref(), w, cv, chunk_len.as_ref())
+            }
+            (ChunkFold::Guarded(_) | ChunkFold::Lanes { .. }, _) => {
                 self.b
                     .broken
                     .get_or_insert_with(|| "a guarded reduction of a non-leaf function".into());
                 (self.b.int(0), 0.0)
             }
-            (None, _) => self.seq(&red),
+            (ChunkFold::Plain, _) => self.seq(&red),
         };
         self.b.unbind(cv);
         let r = self.b.to(AddressSpace::Local, r);
@@ -1818,6 +1857,10 @@ impl Lowerer<'_> {
     /// `gen/reduce.rs`).
     fn host_grid(&mut self, g: i64, s: i64, f: &Rc<Term>, z: &Rc<Term>, x: &Rc<Term>) -> Out {
         use arith::ArithExpr as A;
+        let lanes = g >> crate::egraph::GRID_LANES_SHIFT;
+        if lanes > 1 {
+            return self.host_grid_lanes(g & ((1 << crate::egraph::GRID_LANES_SHIFT) - 1), s, lanes, f, z, x);
+        }
         let gs = g * s;
         let Some(len) = x.len.clone() else {
             self.b
@@ -1887,6 +1930,22 @@ impl Lowerer<'_> {
         let first_fn = self.b.lambda(vec![gv], first);
         let first = self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![first_fn, groups]);
         let first = self.b.prim(Prim::Join, vec![first]);
+        self.grid_finish(g, s, f, z, (first, tc), (xc, bind))
+    }
+
+    /// The rest of `host_grid` once its first stage (`first`, one result per group, at `tc` a
+    /// work-item) is built: the one-group stage over the groups' results.
+    fn grid_finish(
+        &mut self,
+        g: i64,
+        s: i64,
+        f: &Rc<Term>,
+        z: &Rc<Term>,
+        (first, tc): Out,
+        (xc, bind): (f64, Option<(VarId, ExprId)>),
+    ) -> Out {
+        use arith::ArithExpr as A;
+        let gs = g * s;
         // the groups' results, padded with `z` to a multiple of `s`, combined by one group of `s`
         let whole = (g + s - 1) / s * s;
         let parts = self.name("parts");
@@ -2693,5 +2752,281 @@ impl Lowerer<'_> {
         let flat = self.b.prim(Prim::Join, vec![e]);
         let ones = self.b.prim(Prim::Split(arith::ArithExpr::cst(1)), vec![flat]);
         (self.b.prim(Prim::Split(n), vec![ones]), cost)
+    }
+}
+
+impl Lowerer<'_> {
+    /// `wg_tree` of `x`, through the `let`s that bind its parts (`let k2 (zip row x) (map h
+    /// k2)`, as `bench/indep/gemv_bias.lisp` extracts): their values are put in place of their
+    /// names, so that the tree sees the map (fused into the work-items' loop instead of stored
+    /// first) and its zip (padded before a product); padded where `s` does not divide the
+    /// length.
+    fn grp_wg(&mut self, s: i64, f: &Rc<Term>, z: &Rc<Term>, x: &Rc<Term>, group: i64) -> Out {
+        let whole = self.len(x) as i64;
+        let s = if whole > group && whole % group == 0 { group } else { s };
+        self.wg_tree_let(s, f, z, x)
+    }
+
+    fn wg_tree_let(&mut self, s: i64, f: &Rc<Term>, z: &Rc<Term>, x: &Rc<Term>) -> Out {
+        let x = &inline_lets(x);
+        if self.wg_needs_padding(s, x) {
+            return self.wg_tree_padded(s, f, z, x);
+        }
+        self.wg_tree(s, f, z, x)
+    }
+
+    /// Whether a work-group reduction by `s` of `x` reads past its end: `x`'s length is known
+    /// (from the sizes given) and not a multiple of `s` (`wg-reduce-pad-*`: rows of 1000).
+    fn wg_needs_padding(&self, s: i64, x: &Term) -> bool {
+        x.len
+            .as_ref()
+            .and_then(|n| n.eval(&|v| self.sizes.get(v).copied()).ok())
+            .is_some_and(|n| n % s != 0)
+    }
+
+    /// `wg_tree` of a length `n` that `s` does not divide: the data padded at its end up to a
+    /// multiple of `s`, each work-item reducing `⌈n/s⌉` elements `s` apart. A dot product
+    /// `map h (zip p q)` under `+` is padded with zeros before `h` (`zero_product_dot`), a
+    /// plain array with the neutral `z`; any other `map h ys` has its padding lanes marked and
+    /// skipped (`guarded_elems`), so `h` sees the elements of `ys` only.
+    fn wg_tree_padded(&mut self, s: i64, f: &Rc<Term>, z: &Rc<Term>, x: &Rc<Term>) -> Out {
+        use arith::ArithExpr as A;
+        let Some(len) = x.len.clone() else {
+            return self.wg_tree(s, f, z, x);
+        };
+        let pad = A::cst(s - 1).sub(&len.sub(&A::cst(1)).rem(&A::cst(s)));
+        let chunk_len = len.add(&A::cst(s - 1)).div(&A::cst(s));
+        let c = self.name("chunk");
+        let chunk = Term::new(
+            TOp::Sym(Symbol::from(c.as_str())),
+            vec![],
+            Some(chunk_len.clone()),
+            None,
+        );
+        let padded = |me: &mut Self, t: &Rc<Term>, fill: Option<&Rc<Term>>| {
+            let (e, ec) = me.seq(t);
+            let fill = match fill {
+                Some(z) => me.seq(z).0,
+                None => me.b.lit(ir::Lit::Float(0.0)),
+            };
+            (me.b.prim(Prim::Pad(A::cst(0), pad.clone()), vec![fill, e]), ec)
+        };
+        match (&x.op, x.kids.first().map(|h| &h.op)) {
+            (TOp::Map, Some(TOp::Sym(h))) if self.zero_product_dot(h, f, &x.kids[1]) => {
+                let mut comps = vec![];
+                let mut cost = 0.0;
+                for k in &x.kids[1].kids {
+                    let (e, ec) = padded(self, k, None);
+                    comps.push(e);
+                    cost += ec;
+                }
+                let d = self.b.prim(Prim::Zip, comps);
+                let elems = Term::new(TOp::Map, vec![x.kids[0].clone(), chunk], Some(chunk_len.clone()), None);
+                self.wg_tree_over(s, f, z, (d, cost), (&c, Some(chunk_len)), elems, None)
+            }
+            (TOp::Map, Some(TOp::Sym(h))) => {
+                let h = *h;
+                let d = self.guarded_elems(&x.kids[1], &pad);
+                self.wg_tree_over(s, f, z, (d, 0.0), (&c, Some(chunk_len)), chunk, Some(&h))
+            }
+            _ => {
+                let d = padded(self, x, Some(z));
+                self.wg_tree_over(s, f, z, d, (&c, Some(chunk_len)), chunk, None)
+            }
+        }
+    }
+}
+
+/// `x` with its outer `let`s (and theirs, recursively) replaced by their bodies, each name in
+/// place of its value: `let k v b` = `b[k := v]`. The rewriter's names are fresh, so no
+/// binder in `b` captures one of `v`'s; a value used twice is computed twice (the views that
+/// `let`-floating binds cost nothing more).
+fn inline_lets(x: &Rc<Term>) -> Rc<Term> {
+    fn subst(t: &Rc<Term>, k: &TOp, v: &Rc<Term>) -> Rc<Term> {
+        if t.kids.is_empty() {
+            return if t.op == *k { v.clone() } else { t.clone() };
+        }
+        let kids: Vec<_> = t.kids.iter().map(|c| subst(c, k, v)).collect();
+        if kids.iter().zip(&t.kids).all(|(a, b)| Rc::ptr_eq(a, b)) {
+            return t.clone();
+        }
+        Term::new(t.op.clone(), kids, t.len.clone(), t.inner.clone())
+    }
+    match &x.op {
+        TOp::Let => {
+            let v = inline_lets(&x.kids[1]);
+            inline_lets(&subst(&x.kids[2], &x.kids[0].op, &v))
+        }
+        _ => x.clone(),
+    }
+}
+
+/// How the work-items of a work-group reduction fold their chunks before the tree.
+enum ChunkFold {
+    /// `reduceSeq f z c`, a map producing `c` fused into it
+    Plain,
+    /// of `(y, in range)` pairs, `h y` of those in range (`Lowerer::guarded_reduce`)
+    Guarded(Symbol),
+    /// of `w`-lane vectors (`h` of each, where given), then across the lanes
+    /// (`Lowerer::lanes_reduce`)
+    Lanes { h: Option<Symbol>, w: i64 },
+}
+
+impl From<Option<&Symbol>> for ChunkFold {
+    fn from(guard: Option<&Symbol>) -> ChunkFold {
+        match guard {
+            Some(h) => ChunkFold::Guarded(*h),
+            None => ChunkFold::Plain,
+        }
+    }
+}
+
+impl Lowerer<'_> {
+    /// `gridreduce` whose work-items read `w`-lane vectors (`grid-reduce-v{w}-*`): as
+    /// `host_grid`, over `asVector w` of the parameter (or of each component of the dot
+    /// product's zip), padded with vectors of `z` (zeros for the product, which `h` keeps
+    /// zero) to a multiple of `g·s` vectors; each work-item folds its vectors lane by lane
+    /// (`h` applied to vectors: a product of components is one lane-wise), then its lanes.
+    /// One `float4` load per input and step where `host_grid` makes four scalar ones, so
+    /// four times the bytes in flight for the same work-items.
+    fn host_grid_lanes(&mut self, g: i64, s: i64, w: i64, f: &Rc<Term>, z: &Rc<Term>, x: &Rc<Term>) -> Out {
+        use arith::ArithExpr as A;
+        let gs = g * s;
+        let Some(len) = x.len.clone() else {
+            self.b
+                .broken
+                .get_or_insert_with(|| "a grid reduction of unknown length".into());
+            return (self.b.int(0), 0.0);
+        };
+        let vlen = len.div_assume_exact(&A::cst(w));
+        let rows_len = vlen.add(&A::cst(gs - 1)).div(&A::cst(gs));
+        let pad = A::cst(gs - 1).sub(&vlen.sub(&A::cst(1)).rem(&A::cst(gs)));
+        let lanes_of = |me: &mut Self, t: &Rc<Term>| {
+            let (e, _) = me.seq(t);
+            let v = me.b.prim(Prim::AsVector(w as u8), vec![e]);
+            let fill = me.vector_of(z, w);
+            me.b.prim(Prim::Pad(A::cst(0), pad.clone()), vec![fill, v])
+        };
+        // the rule's forms only: another term of the same class (a map split into chunks) is
+        // not read as vectors
+        let (h, data) = match (&x.op, x.kids.first().map(|h| &h.op)) {
+            (TOp::Map, Some(TOp::Sym(h))) if self.zero_product_dot(h, f, &x.kids[1]) => {
+                let h = *h;
+                let comps: Vec<_> = x.kids[1].kids.iter().map(|c| lanes_of(self, c)).collect();
+                (Some(h), self.b.prim(Prim::Zip, comps))
+            }
+            (TOp::Sym(_), _) => (None, lanes_of(self, x)),
+            _ => {
+                self.b
+                    .broken
+                    .get_or_insert_with(|| "a vector grid reduction of a computed array".into());
+                return (self.b.int(0), 0.0);
+            }
+        };
+        let split = self.b.prim(Prim::Split(A::cst(gs)), vec![data]);
+        let rows = self.b.prim(Prim::Transpose, vec![split]);
+        let groups = self.b.prim(Prim::Split(A::cst(s)), vec![rows]);
+        let grp = self.name("grp");
+        let gv = self.b.bind(&grp);
+        let ge = self.b.var(gv);
+        let t = self.b.prim(Prim::Transpose, vec![ge]);
+        let d = self.b.prim(Prim::Join, vec![t]);
+        let c = self.name("chunk");
+        let unused = Term::new(TOp::Sym(Symbol::from(c.as_str())), vec![], Some(rows_len.clone()), None);
+        let (tree, tc) = self.wg_tree_fold(
+            s,
+            f,
+            z,
+            (d, 0.0),
+            (&c, Some(rows_len)),
+            unused,
+            ChunkFold::Lanes { h, w },
+        );
+        let first = self.group_result(tree);
+        self.b.unbind(gv);
+        let first_fn = self.b.lambda(vec![gv], first);
+        let first = self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![first_fn, groups]);
+        let first = self.b.prim(Prim::Join, vec![first]);
+        let out = self.grid_finish(g, s, f, z, (first, tc), (0.0, None));
+        if let Some(n) = self.notes.last_mut() {
+            n.push_str(&format!(", {w}-lane vector loads"));
+        }
+        out
+    }
+
+    /// `vec z z … z` (`w` lanes).
+    fn vector_of(&mut self, z: &Rc<Term>, w: i64) -> ExprId {
+        let lanes = (0..w).map(|_| self.seq(z).0).collect();
+        self.b.op(Op::MakeVec, lanes)
+    }
+
+    /// A work-item's fold of its chunk `c` of `w`-lane vectors: `mapSeq (λv. f (f v.0 v.1) (f
+    /// v.2 v.3)) (reduceSeq (λacc y. f acc (h y)) (vec z …) c)`, `f` applied lane-wise to the
+    /// vectors (the sums `grid-reduce-v*` takes are) and then across the lanes, pairwise.
+    fn lanes_reduce(
+        &mut self,
+        f: &Symbol,
+        z: &Rc<Term>,
+        h: Option<&Symbol>,
+        w: i64,
+        c: VarId,
+        len: Option<&arith::ArithExpr>,
+    ) -> Out {
+        let zv = self.vector_of(z, w);
+        let (acc, t) = (self.name("acc"), self.name("t"));
+        let (av, tv) = (self.b.bind(&acc), self.b.bind(&t));
+        let te = self.b.var(tv);
+        let y = match h {
+            Some(h) => self.call(h, &[Arg::Expr(te)]),
+            None => te,
+        };
+        let next = self.call(f, &[Arg::Var(av), Arg::Expr(y)]);
+        self.b.unbind(tv);
+        self.b.unbind(av);
+        let lam = self.b.lambda(vec![av, tv], next);
+        let ce = self.b.var(c);
+        let red = self.b.prim(Prim::Reduce(ReduceKind::Seq), vec![lam, zv, ce]);
+        // the lanes and the pairwise sums are `let`-bound in the order they are printed (each
+        // bound before the next), and `f` applied to variables only, so that the program read
+        // back from its text names its variables as this one does
+        let v = self.name("v");
+        let vv = self.b.bind(&v);
+        let mut binds: Vec<(VarId, ExprId)> = vec![];
+        let mut lanes: Vec<VarId> = vec![];
+        for k in 0..w {
+            let name = self.name("lane");
+            let lv = self.b.bind(&name);
+            let ve = self.b.var(vv);
+            let value = self.b.op(Op::VGet(k as u8), vec![ve]);
+            binds.push((lv, value));
+            lanes.push(lv);
+        }
+        while lanes.len() > 1 {
+            let mut next = vec![];
+            for p in lanes.chunks(2) {
+                match p {
+                    [a, b] => {
+                        let name = self.name("lanes");
+                        let sv = self.b.bind(&name);
+                        let value = self.call(f, &[Arg::Var(*a), Arg::Var(*b)]);
+                        binds.push((sv, value));
+                        next.push(sv);
+                    }
+                    [a] => next.push(*a),
+                    _ => unreachable!("chunks of two"),
+                }
+            }
+            lanes = next;
+        }
+        let mut across = self.b.var(lanes[0]);
+        for (var, value) in binds.into_iter().rev() {
+            self.b.unbind(var);
+            across = self.b.let_(var, value, across);
+        }
+        self.b.unbind(vv);
+        let across = self.b.lambda(vec![vv], across);
+        let n = self.eval(len);
+        let cost = n * (self.leaf_cost(f) + h.map_or(0.0, |h| self.leaf_cost(h))) + w as f64 * self.leaf_cost(f);
+        (self.b.prim(Prim::Map(MapKind::Seq), vec![across, red]), cost)
     }
 }

@@ -524,9 +524,11 @@ fn grid_reduce_fires_for_whole_array_reductions_of_parameters() {
         crate::egraph::count_matches(&eg, "(gridreduce ?g ?s ?f ?z ?x)")
     };
     let sum = include_str!("../../../examples/hl_sum.lisp");
+    // each with scalar loads, and at a known multiple of 4 with `float4` loads
+    // (`grid-reduce-v4-*`)
     let groups = Options::default().grid_groups.len();
     assert_eq!(grids(sum, &[]), groups);
-    assert_eq!(grids(sum, &[("N", 100_000_000)]), groups);
+    assert_eq!(grids(sum, &[("N", 100_000_000)]), 2 * groups);
     // too short for two elements a work-item of the smallest grid
     assert_eq!(grids(sum, &[("N", 1000)]), 0);
     // a dot product: its vectors padded with zeros, where the product of components is zero
@@ -1114,4 +1116,164 @@ fn a_right_operand_reading_the_row_is_not_register_blocked() {
         },
     );
     assert!(ex.variants.iter().all(|v| !v.description.contains("rblock")), "{ex}");
+}
+
+/// `float4` grid reductions (`grid-reduce-v4-*`): sums of a parameter and dot products of two,
+/// of a length that 4 divides; not a length it does not divide, nor another function of the
+/// pairs (it is not known to be lane-wise and zero at the padding) or another operator.
+#[test]
+fn grid_reduce_lanes_fires_for_sums_and_dots_of_whole_vectors() {
+    let lanes = |src: &str, sizes: &[(&str, i64)]| {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        let opts = Options {
+            sizes: sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            only_rules: vec!["grid-reduce-v4".into()],
+            ..Options::default()
+        };
+        let (eg, _, _, _) = crate::saturate(&prog, &info, &opts);
+        crate::egraph::count_matches(&eg, "(gridreduce ?g ?s ?f ?z ?x)")
+    };
+    let groups = Options::default().grid_groups.len();
+    let sum = include_str!("../../../examples/hl_sum.lisp");
+    let dot = include_str!("../../../bench/indep/dot.lisp");
+    assert_eq!(lanes(sum, &[("N", 100_000_000)]), groups);
+    assert_eq!(lanes(dot, &[("N", 100_000_000)]), groups);
+    // a length known only at run time may not be whole vectors
+    assert_eq!(lanes(dot, &[]), 0);
+    assert_eq!(lanes(dot, &[("N", 100_000_002)]), 0);
+    assert_eq!(
+        lanes(&dot.replace("(* (get #0 p)", "(+ (get #0 p)"), &[("N", 100_000_000)]),
+        0
+    );
+    assert_eq!(
+        lanes(
+            &dot.replace("(reduce + 0.0f", "(reduce max 0.0f"),
+            &[("N", 100_000_000)]
+        ),
+        0
+    );
+    assert_eq!(
+        lanes(include_str!("../../../bench/indep/sumsq.lisp"), &[("N", 100_000_000)]),
+        0
+    );
+}
+
+/// The `float4` grid reduction's variants equal the interpreter at lengths that leave padding
+/// (vectors of zeros past the end), and read whole vectors; 4 groups of 256 read two vectors
+/// each from 8192 elements.
+#[test]
+fn grid_reduce_lanes_variants_equal_the_interpreter() {
+    for (src, n) in [
+        (include_str!("../../../bench/indep/dot.lisp"), 8192),
+        (include_str!("../../../bench/indep/dot.lisp"), 8196),
+        (include_str!("../../../examples/hl_sum.lisp"), 12_000),
+    ] {
+        let ex = check_with(src, &[("N", n)], 1, |o| {
+            o.grid_groups = vec![4];
+            o.only_rules = vec!["grid-reduce-v4".into()];
+        });
+        let v = ex
+            .variants
+            .iter()
+            .find(|v| v.description.contains("4-lane vector loads"))
+            .unwrap_or_else(|| panic!("no float4 grid variant at N={n}:\n{ex}"));
+        assert!(v.source.contains("(asVector #4"), "{}", v.source);
+        assert!(emits(v), "{}", v.source);
+    }
+}
+
+/// Rows whose length the work-group does not divide (`wg-reduce-pad-*`): rows of 1000 get the
+/// cooperative reduction, padded: a dot product with zeros (`bench/indep/gemv_bias.lisp`), a
+/// plain row with the neutral element, any other map with its padding lanes skipped; each
+/// variant equals the interpreter. A length the group divides is `wg-reduce-*`'s.
+#[test]
+fn wg_reduce_pad_covers_rows_no_group_divides() {
+    let pads = |src: &str, sizes: &[(&str, i64)]| {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        let opts = Options {
+            sizes: sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            only_rules: vec!["wg-reduce-pad".into()],
+            ..Options::default()
+        };
+        let (eg, _, _, _) = crate::saturate(&prog, &info, &opts);
+        crate::egraph::count_matches(&eg, "(wgreduce ?s ?f ?z ?x)")
+    };
+    let gemv_bias = include_str!("../../../bench/indep/gemv_bias.lisp");
+    let rownorm = include_str!("../../../bench/indep/rownorm.lisp");
+    let sizes = Options::default().wg_sizes.len();
+    assert_eq!(pads(gemv_bias, &[("M", 10_000), ("N", 3000)]), sizes);
+    assert_eq!(pads(rownorm, &[("R", 100_000), ("C", 1000)]), sizes);
+    assert_eq!(pads(rownorm, &[("R", 100_000), ("C", 4096)]), 0);
+    // symbolic lengths are `wg-reduce-*`'s (checked at run time)
+    assert_eq!(pads(rownorm, &[]), 0);
+    let rowmax = include_str!("../../../bench/indep/rowmax.lisp");
+    let plus_one = "(lift (R C) ((array-type (array-type float C) R)) \
+                    (lambda (a) (join (map (lambda (r) (reduce + 0.0f (map (lambda (x) (+ x 1.0f)) r))) a))))";
+    for (src, sizes) in [
+        (gemv_bias, [("M", 3), ("N", 13)]),
+        (rownorm, [("R", 3), ("C", 13)]),
+        (rowmax, [("R", 3), ("C", 13)]),
+        (plus_one, [("R", 3), ("C", 13)]),
+    ] {
+        let ex = check_with(src, &sizes, 1, |o| {
+            o.wg_sizes = vec![4, 8];
+            o.only_rules = vec!["wg-reduce-pad".into()];
+        });
+        let v = ex
+            .variants
+            .iter()
+            .find(|v| v.description.contains("work-group reduction by"))
+            .unwrap_or_else(|| panic!("no padded work-group reduction:\n{ex}"));
+        assert!(v.source.contains("(pad #0"), "{}", v.source);
+        assert!(emits(v), "{}", v.source);
+    }
+}
+
+/// The variants of `wg-reduce-pad-*` and `grid-reduce-v4-*` read back from their text (as the
+/// tuning cache keeps them) compile to the kernels their programs do: the lanes' sums are bound
+/// in the order they are printed, so their names come back the same.
+#[test]
+fn padded_and_float4_variants_compile_the_same_from_their_text() {
+    let plus_one = "(lift (N M) ((array-type (array-type float M) N)) (lambda (a) (join (map (lambda (r) (reduce + 0.0f (map (lambda (x) (+ x 1.0f)) r))) a))))";
+    for (src, sizes, rule) in [
+        (
+            include_str!("../../../bench/indep/dot.lisp"),
+            vec![("N", 136)],
+            "grid-reduce-v4",
+        ),
+        (plus_one, vec![("N", 3), ("M", 13)], "wg-reduce-pad"),
+        (
+            include_str!("../../../bench/indep/gemv_bias.lisp"),
+            vec![("M", 3), ("N", 13)],
+            "wg-reduce-pad",
+        ),
+        (
+            include_str!("../../../bench/indep/rowmax.lisp"),
+            vec![("R", 3), ("C", 13)],
+            "wg-reduce-pad",
+        ),
+    ] {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        let opts = Options {
+            sizes: sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            grid_groups: vec![2],
+            wg_sizes: vec![4, 8],
+            only_rules: vec![rule.into()],
+            ..Options::default()
+        };
+        let ex = explore(&prog, &info, &opts).expect("explores");
+        assert!(!ex.variants.is_empty(), "{ex}");
+        for v in &ex.variants {
+            let again = ir::parse(&v.source).expect("its text parses");
+            let ai = typeck::infer(&again).expect("its text types");
+            let a = codegen_opencl::emit(&v.program, &v.info).expect("emits").source;
+            let b = codegen_opencl::emit(&again, &ai).expect("emits from its text").source;
+            if a != b {
+                panic!("{}: its text compiles to\n{b}\ninstead of\n{a}", v.source);
+            }
+        }
+    }
 }

@@ -46,7 +46,7 @@ const REUSE_TILES: [i64; 1] = [4];
 /// programs every other rule is exercised on, stay as they were): each element against a whole
 /// vector, reduced (`reuse-tiles-*`); a reduction of a row that is a tuple's component, which the
 /// reader binds by `let`s (`let-reduce`, `let-map`).
-const FIXED: [(&str, i64, i64); 3] = [
+const FIXED: [(&str, i64, i64); 5] = [
     (
         "(lift (N M) ((array-type float N) (array-type float M))
   (lambda (xs ws) (join (map (lambda (x) (reduce + 0.0f (map (lambda (w) (* (- w x) (- w x))) ws))) xs))))",
@@ -67,6 +67,22 @@ const FIXED: [(&str, i64, i64); 3] = [
   (lambda (a bt) (map (lambda (r) (map (lambda (c) (reduce + 0.0f (map (lambda (p) (* (get #0 p) (get #1 p))) (zip r c)))) bt)) a)))",
         16,
         8,
+    ),
+    // a dot product long enough for two float4s a work-item of the grid (`grid-reduce-v4-*`:
+    // 2 · 2 groups · 8 · 4 = 128 elements); the generated lengths are shorter
+    (
+        "(lift (N M) ((array-type float N) (array-type float N))
+  (lambda (xs ys) (reduce + 0.0f (map (lambda (p) (* (get #0 p) (get #1 p))) (zip xs ys)))))",
+        136,
+        1,
+    ),
+    // rows whose length no work-group size divides (`wg-reduce-pad-*`), a map of them that is
+    // not zero at zero: the padding lanes are skipped
+    (
+        "(lift (N M) ((array-type (array-type float M) N))
+  (lambda (a) (join (map (lambda (r) (reduce + 0.0f (map (lambda (x) (+ x 1.0f)) r))) a))))",
+        3,
+        13,
     ),
 ];
 /// Work-groups of the one-launch whole-array reductions: few, so that the generated lengths

@@ -552,7 +552,7 @@ fn vload_of<'e>(e: &'e CExpr, a: &Ident) -> Option<(u8, &'e CExpr)> {
 
 /// `off / w` when `off` is a multiple of `w` by its form: a constant multiple, a product with
 /// one, or a sum of such.
-fn over_width(off: &CExpr, w: u8) -> Option<CExpr> {
+pub(super) fn over_width(off: &CExpr, w: u8) -> Option<CExpr> {
     let wi = i64::from(w);
     let times = |k: i64, e: &CExpr| match k / wi {
         1 => e.clone(),

@@ -22,6 +22,7 @@ mod devices;
 mod filter;
 mod fuzz;
 mod host;
+mod indep2_forms;
 mod indep_grid;
 mod indep_mm;
 mod interp;
