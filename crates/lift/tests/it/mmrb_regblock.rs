@@ -198,3 +198,48 @@ fn vload_sources(cl: &str) -> impl Iterator<Item = &str> {
         None
     })
 }
+
+/// The body of the first `for` loop over `var` in `cl`, by matching braces.
+fn loop_body<'c>(cl: &'c str, var: &str) -> &'c str {
+    let head = format!("for (int {var} = 0;");
+    let at = cl.find(&head).unwrap_or_else(|| panic!("no loop over {var}:\n{cl}"));
+    let open = at + cl[at..].find('{').expect("a loop body");
+    let mut depth = 0;
+    for (i, ch) in cl[open..].char_indices() {
+        match ch {
+            '{' => depth += 1,
+            '}' if depth == 1 => return &cl[open..open + i + 1],
+            '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    panic!("unbalanced braces:\n{cl}")
+}
+
+/// The derived product walks K software-pipelined: each work-item loads its share of the
+/// next step's tiles into registers before it computes the current step from the other half of
+/// two local tiles, and stores them after, so one barrier per step of K (three when the tiles
+/// were copied as the step is written), and the result equals the interpreter with one step
+/// of K (nothing to load ahead) and with three.
+#[test]
+fn derived_register_blocked_mm_loads_the_next_tiles_while_computing() {
+    let mm = repo("bench/cgo17/mm.lisp");
+    let cl = derived_with(&mm, (128, 128, 8, 8, 16), (128, 16, 128));
+    let _ = derived_with(&mm, (128, 128, 8, 8, 16), (256, 48, 128));
+    let body = loop_body(&cl, "v_i_1");
+    assert_eq!(body.matches("barrier(").count(), 1, "{body}");
+    // step i + 1's elements go to registers (8 of A's tile and 8 of B's per work-item) ...
+    let ahead = body
+        .find("if (v_i_1 + 1 < v_K / 16)")
+        .expect("a guarded load of the next step");
+    let loads = body.matches("v_ppf_").count();
+    assert!(body[ahead..].contains("v_ppf_1_8 = v_a["), "{body}");
+    // ... and from there into the tile that the next step reads
+    assert!(body.contains("= v_ppf_2_8;"), "{body}");
+    assert_eq!(loads, 32, "{body}");
+    // the two halves of each local tile
+    assert!(
+        cl.contains("local float v_lt_1[4096];") && cl.contains("local float v_lt_2[4096];"),
+        "{cl}"
+    );
+}
