@@ -1978,8 +1978,20 @@ impl Lowerer<'_> {
     /// a row of `x`, whose offsets depend on the run-time K, so no 16-byte alignment is known),
     /// the 128×128/8×8/16 product took 5.39 ms on the H200 at 4096³ against 4.24 ms copied
     /// element by element (`bench/results/mm-speed-nvidia-h200-2026-11-24.md`).
-    fn flat_local_copy(&mut self, tile: ExprId, wi1: i64, wi0: i64, row: i64) -> ExprId {
+    /// When `across`, the tile's columns are what lies contiguous in global memory (a tile of
+    /// `transpose m`, rows of `m`): the work-items then walk `transpose tile` row after row and
+    /// transpose on the way into local memory, `join (transpose (split (|tile| / row) copied))`,
+    /// so that consecutive work-items read consecutive addresses (the local stores, a row of
+    /// the tile apart, then share banks; `mm_nt` took 4.98 ms on the H200 at 4096³ so, 5.92
+    /// copied along the tile's rows: `bench/results/runs/nvidia-h200-2026-11-24-s8-mm-speed2.md`).
+    #[allow(clippy::too_many_arguments)]
+    fn flat_local_copy(&mut self, tile: ExprId, rows: i64, row: i64, wi1: i64, wi0: i64, across: bool) -> ExprId {
         let cst = arith::ArithExpr::cst;
+        let tile = if across {
+            self.b.prim(Prim::Transpose, vec![tile])
+        } else {
+            tile
+        };
         let flat = self.b.prim(Prim::Join, vec![tile]);
         let steps = self.b.prim(Prim::Split(cst(wi1 * wi0)), vec![flat]);
         let per_item = self.b.prim(Prim::Transpose, vec![steps]);
@@ -1995,6 +2007,13 @@ impl Lowerer<'_> {
         let back = self.b.prim(Prim::Join, vec![copied]);
         let back = self.b.prim(Prim::Transpose, vec![back]);
         let back = self.b.prim(Prim::Join, vec![back]);
+        let back = if across {
+            let cols = self.b.prim(Prim::Split(cst(rows)), vec![back]);
+            let t = self.b.prim(Prim::Transpose, vec![cols]);
+            self.b.prim(Prim::Join, vec![t])
+        } else {
+            back
+        };
         let staged = self.b.to(AddressSpace::Local, back);
         let vectors = self.b.prim(Prim::AsVector(VEC as u8), vec![staged]);
         self.b.prim(Prim::Split(cst(row / VEC)), vec![vectors])
@@ -2126,11 +2145,15 @@ impl Lowerer<'_> {
         let tilesv = self.b.bind(&tilesn);
         // la : [tm][tk/VEC] vectors along K; lb : [tk][tn/VEC] vectors along a row of `m`
         let ta = self.get(0, tilesv);
-        let la_val = self.flat_local_copy(ta, wi1, wi0, rb.tk);
+        // a tile lies along its rows in global memory unless its matrix is a `transpose`
+        // (rows of `x` are rows of the data; the tile of `ys` is transposed once more)
+        let a_across = self.is_transpose(x);
+        let b_across = !self.is_transpose(ys);
+        let la_val = self.flat_local_copy(ta, rb.tm, rb.tk, wi1, wi0, a_across);
         let lav = self.b.bind(&lan);
         let tb = self.get(1, tilesv);
         let tb = self.b.prim(Prim::Transpose, vec![tb]);
-        let lb_val = self.flat_local_copy(tb, wi1, wi0, rb.tn);
+        let lb_val = self.flat_local_copy(tb, rb.tk, rb.tn, wi1, wi0, b_across);
         let lbv = self.b.bind(&lbn);
         // work-item i's rows i, wi1 + i, …:
         // a_blocks = map transpose (transpose (split wi1 la)) : [wi1][tk/VEC][rm]

@@ -249,3 +249,41 @@ fn derived_register_blocked_mm_loads_the_next_tiles_while_computing() {
         "{cl}"
     );
 }
+
+/// The kernel of the cost model's best variant of `src` at 4096³.
+fn best_kernel_at_large(src: &str) -> String {
+    let prog = ir::parse(src).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    let opts = rewrite::Options {
+        sizes: ["M", "K", "N"].iter().map(|n| (n.to_string(), 4096)).collect(),
+        top_k: 1,
+        ..rewrite::Options::default()
+    };
+    let ex = rewrite::explore(&prog, &info, &opts).expect("explores");
+    let v = &ex.variants[0];
+    assert!(v.description.contains("block in registers"), "{ex}");
+    let c = lift::compile(&v.source, &lift::Options::default()).expect("compiles");
+    c.text(lift::Emit::Cl).expect("emits")
+}
+
+/// A tile whose columns lie contiguous in global memory (`Bᵀ`'s rows in `mm_nt`, `Aᵀ`'s in
+/// `mm_tn`) is copied along them and transposed on the way into local memory: consecutive
+/// work-items read consecutive addresses, not addresses a row of the matrix (K or M floats)
+/// apart. (That the products equal the interpreter: `indep_mm`.)
+#[test]
+fn transposed_tiles_are_copied_along_global_memory() {
+    let loads = |cl: &str, reg: &str, buf: &str| -> Vec<String> {
+        let head = format!("{reg} = {buf}[");
+        cl.lines().filter(|l| l.contains(&head)).map(str::to_string).collect()
+    };
+    let nt = best_kernel_at_large(include_str!("../../../../bench/indep/mm_nt.lisp"));
+    let b = loads(&nt, "v_ppf_2_1", "v_bt");
+    assert!(!b.is_empty(), "{nt}");
+    // the work-item's index (16 · id1 + id0) walks a row of Bᵀ, never K apart
+    assert!(b.iter().all(|l| !l.contains("v_K * ((")), "{b:?}");
+    let tn = best_kernel_at_large(include_str!("../../../../bench/indep/mm_tn.lisp"));
+    let a = loads(&tn, "v_ppf_1_1", "v_at");
+    assert!(!a.is_empty(), "{tn}");
+    // local id 0 is not scaled by a row of Aᵀ (M floats)
+    assert!(a.iter().all(|l| !l.contains("v_M * v_l_id_")), "{a:?}");
+}
