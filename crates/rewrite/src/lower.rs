@@ -2272,13 +2272,27 @@ impl Lowerer<'_> {
         let (rm, rn, tk, v) = (rb.rm as f64, rb.rn as f64, rb.tk as f64, VEC as f64);
         let per_item =
             k_len * (rm * rn + 0.5 * (rm + rn) / v) + (k_len / tk) * ((rm + rn) * tk / v * STAGED_COPY + 4.0);
-        let cost = (items / self.lanes).ceil() * per_item + items * rm * rn * MEM + LAUNCH;
+        // a work-item holds its block, the rm vectors of x and the rn values of ys of a step,
+        // and its share of the next tiles (loaded ahead, `codegen_opencl` `gen_pipelined`)
+        let group = (wi1 * wi0) as f64;
+        let regs = rm * rn + rm * v + rn + (rb.tm * rb.tk + rb.tk * rb.tn) as f64 / group;
+        let alone = if regs > ITEM_REGISTERS { ALONE } else { 1.0 };
+        let cost = (items / self.lanes).ceil() * per_item * alone + items * rm * rn * MEM + LAUNCH;
         (e, xc + yc + cost)
     }
 }
 
 /// Lanes of the vectors in which a register-blocked product reads its local tiles.
 const VEC: i64 = crate::egraph::RegBlockSizes::VEC;
+
+/// The values a work-item of a register-blocked product may hold for two groups of 256 to
+/// share an SM's 65,536 registers (128 each), less about 24 for indices and addresses.
+const ITEM_REGISTERS: f64 = 104.0;
+/// A group alone on its SM (no other group's arithmetic covers its barriers and local reads):
+/// on the H200 at 4096³ the 128×128/8×8/16 product (about 120 values per work-item) took
+/// 4.33 ms, the 128×64/8×4/16 one (about 80) 3.85 ms, though it reads local memory more per
+/// multiply-add (`bench/results/runs/nvidia-h200-2026-11-24-s8-mm-speed2.md`).
+const ALONE: f64 = 1.25;
 
 /// The first reduction over an array read in tiles (`egraph::reuse_rules`) that a row
 /// function's body computes itself: not inside a function of it, and bound by nothing inside
