@@ -2037,8 +2037,20 @@ impl Lowerer<'_> {
     /// a row of `x`, whose offsets depend on the run-time K, so no 16-byte alignment is known),
     /// the 128×128/8×8/16 product took 5.39 ms on the H200 at 4096³ against 4.24 ms copied
     /// element by element (`bench/results/mm-speed-nvidia-h200-2026-11-24.md`).
-    fn flat_local_copy(&mut self, tile: ExprId, wi1: i64, wi0: i64, row: i64) -> ExprId {
+    /// When `across`, the tile's columns are what lies contiguous in global memory (a tile of
+    /// `transpose m`, rows of `m`): the work-items then walk `transpose tile` row after row and
+    /// transpose on the way into local memory, `join (transpose (split (|tile| / row) copied))`,
+    /// so that consecutive work-items read consecutive addresses (the local stores, a row of
+    /// the tile apart, then share banks; `mm_nt` took 4.98 ms on the H200 at 4096³ so, 5.92
+    /// copied along the tile's rows: `bench/results/runs/nvidia-h200-2026-11-24-s8-mm-speed2.md`).
+    #[allow(clippy::too_many_arguments)]
+    fn flat_local_copy(&mut self, tile: ExprId, rows: i64, row: i64, wi1: i64, wi0: i64, across: bool) -> ExprId {
         let cst = arith::ArithExpr::cst;
+        let tile = if across {
+            self.b.prim(Prim::Transpose, vec![tile])
+        } else {
+            tile
+        };
         let flat = self.b.prim(Prim::Join, vec![tile]);
         let steps = self.b.prim(Prim::Split(cst(wi1 * wi0)), vec![flat]);
         let per_item = self.b.prim(Prim::Transpose, vec![steps]);
@@ -2054,6 +2066,13 @@ impl Lowerer<'_> {
         let back = self.b.prim(Prim::Join, vec![copied]);
         let back = self.b.prim(Prim::Transpose, vec![back]);
         let back = self.b.prim(Prim::Join, vec![back]);
+        let back = if across {
+            let cols = self.b.prim(Prim::Split(cst(rows)), vec![back]);
+            let t = self.b.prim(Prim::Transpose, vec![cols]);
+            self.b.prim(Prim::Join, vec![t])
+        } else {
+            back
+        };
         let staged = self.b.to(AddressSpace::Local, back);
         let vectors = self.b.prim(Prim::AsVector(VEC as u8), vec![staged]);
         self.b.prim(Prim::Split(cst(row / VEC)), vec![vectors])
@@ -2185,11 +2204,15 @@ impl Lowerer<'_> {
         let tilesv = self.b.bind(&tilesn);
         // la : [tm][tk/VEC] vectors along K; lb : [tk][tn/VEC] vectors along a row of `m`
         let ta = self.get(0, tilesv);
-        let la_val = self.flat_local_copy(ta, wi1, wi0, rb.tk);
+        // a tile lies along its rows in global memory unless its matrix is a `transpose`
+        // (rows of `x` are rows of the data; the tile of `ys` is transposed once more)
+        let a_across = self.is_transpose(x);
+        let b_across = !self.is_transpose(ys);
+        let la_val = self.flat_local_copy(ta, rb.tm, rb.tk, wi1, wi0, a_across);
         let lav = self.b.bind(&lan);
         let tb = self.get(1, tilesv);
         let tb = self.b.prim(Prim::Transpose, vec![tb]);
-        let lb_val = self.flat_local_copy(tb, wi1, wi0, rb.tn);
+        let lb_val = self.flat_local_copy(tb, rb.tk, rb.tn, wi1, wi0, b_across);
         let lbv = self.b.bind(&lbn);
         // work-item i's rows i, wi1 + i, …:
         // a_blocks = map transpose (transpose (split wi1 la)) : [wi1][tk/VEC][rm]
@@ -2308,13 +2331,27 @@ impl Lowerer<'_> {
         let (rm, rn, tk, v) = (rb.rm as f64, rb.rn as f64, rb.tk as f64, VEC as f64);
         let per_item =
             k_len * (rm * rn + 0.5 * (rm + rn) / v) + (k_len / tk) * ((rm + rn) * tk / v * STAGED_COPY + 4.0);
-        let cost = (items / self.lanes).ceil() * per_item + items * rm * rn * MEM + LAUNCH;
+        // a work-item holds its block, the rm vectors of x and the rn values of ys of a step,
+        // and its share of the next tiles (loaded ahead, `codegen_opencl` `gen_pipelined`)
+        let group = (wi1 * wi0) as f64;
+        let regs = rm * rn + rm * v + rn + (rb.tm * rb.tk + rb.tk * rb.tn) as f64 / group;
+        let alone = if regs > ITEM_REGISTERS { ALONE } else { 1.0 };
+        let cost = (items / self.lanes).ceil() * per_item * alone + items * rm * rn * MEM + LAUNCH;
         (e, xc + yc + cost)
     }
 }
 
 /// Lanes of the vectors in which a register-blocked product reads its local tiles.
 const VEC: i64 = crate::egraph::RegBlockSizes::VEC;
+
+/// The values a work-item of a register-blocked product may hold for two groups of 256 to
+/// share an SM's 65,536 registers (128 each), less about 24 for indices and addresses.
+const ITEM_REGISTERS: f64 = 104.0;
+/// A group alone on its SM (no other group's arithmetic covers its barriers and local reads):
+/// on the H200 at 4096³ the 128×128/8×8/16 product (about 120 values per work-item) took
+/// 4.33 ms, the 128×64/8×4/16 one (about 80) 3.85 ms, though it reads local memory more per
+/// multiply-add (`bench/results/runs/nvidia-h200-2026-11-24-s8-mm-speed2.md`).
+const ALONE: f64 = 1.25;
 
 /// The first reduction over an array read in tiles (`egraph::reuse_rules`) that a row
 /// function's body computes itself: not inside a function of it, and bound by nothing inside

@@ -530,10 +530,23 @@ fn retype_decl(body: &mut [Stmt], a: &Ident, to: CType, n: usize) {
     }
 }
 
-/// The widths `w` of the reads `vloadW(i, a)` in `e`.
+/// The widths `w` of the reads `vloadW(i, a)` and `vloadW(0, a + off)` in `e`. Both count:
+/// a tile read only at offsets the view computed (`Access::VLoadAt`, the register-blocked
+/// product's) stayed an array of scalars, and NVIDIA's compiler, unable to prove those
+/// `vload4`s 16-byte aligned, split each into four `ld.shared.f32` (the PTX of the derived mm
+/// had 256 scalar local loads per step of K and no `ld.shared.v4`).
 fn vector_reads(e: &CExpr, a: &Ident, widths: &mut BTreeSet<u8>) {
     if let Some((w, _)) = vload_of(e, a) {
         widths.insert(w);
+    }
+    if let CExpr::Call(f, args) = e {
+        if let (Some(w), [CExpr::Int(0), CExpr::Binary(BinOp::Add, p, _)]) =
+            (f.strip_prefix("vload").and_then(|x| x.parse::<u8>().ok()), &args[..])
+        {
+            if **p == CExpr::Var(a.clone()) {
+                widths.insert(w);
+            }
+        }
     }
     for c in e.children() {
         vector_reads(c, a, widths);
@@ -759,6 +772,50 @@ mod tests {
         assert_eq!(
             text,
             "kernel void K() {\n  local float4 v_lt_1[2];\n  local float v_lb_1[8];\n  v_lt_1[v_i_1] = v_x_1;\n  v_x_1 = v_lt_1[v_i_1];\n  v_i_1 = ((local float*)v_lt_1)[5];\n  vstore4(v_x_1, 0, (local float*)v_lt_1 + v_i_1);\n  vstore4(v_x_1, 0, v_lb_1 + 4 * v_i_1);\n}\n\n"
+        );
+    }
+
+    /// A tile written as scalars and read only through `vload4(0, a + off)` (the form of a
+    /// read at an offset that a view computed) becomes an array of vectors too, read at
+    /// `off / 4` where `off` is of whole vectors by its form: NVIDIA's compiler then loads
+    /// `ld.shared.v4`, where it split the unaligned `vload4` into four scalar loads.
+    #[test]
+    fn local_arrays_read_as_vectors_at_offsets_become_arrays_of_vectors() {
+        let mut names = Namer::new();
+        let (a, i, x) = (names.fresh("v_lt"), names.fresh("v_i"), names.fresh("v_x"));
+        let mut body = vec![
+            Stmt::Decl {
+                ty: CType::FLOAT,
+                name: a.clone(),
+                space: Some(AddressSpace::Local),
+                len: Some(16),
+                init: None,
+                is_const: false,
+            },
+            Stmt::assign(CExpr::var(&a).index(CExpr::var(&i)), CExpr::var(&x)),
+        ];
+        let at = |off: CExpr| {
+            let p = CExpr::bin(BinOp::Add, CExpr::var(&a), off);
+            Stmt::assign(CExpr::var(&x), CExpr::call("vload4", vec![CExpr::Int(0), p]))
+        };
+        let whole = CExpr::bin(
+            BinOp::Add,
+            CExpr::bin(BinOp::Mul, CExpr::Int(8), CExpr::var(&i)),
+            CExpr::Int(4),
+        );
+        body.push(at(whole));
+        // not of whole vectors by its form: through a scalar pointer, as before
+        body.push(at(CExpr::var(&i)));
+        vector_locals(&mut body);
+        let text = print::kernel_text(&ast::Kernel {
+            name: names.exact("K"),
+            work_group: None,
+            params: vec![],
+            body,
+        });
+        assert_eq!(
+            text,
+            "kernel void K() {\n  local float4 v_lt_1[4];\n  ((local float*)v_lt_1)[v_i_1] = v_x_1;\n  v_x_1 = v_lt_1[2 * v_i_1 + 1];\n  v_x_1 = vload4(0, (local float*)v_lt_1 + v_i_1);\n}\n\n"
         );
     }
 

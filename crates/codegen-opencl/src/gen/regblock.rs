@@ -102,12 +102,20 @@ impl Gen<'_> {
             ReduceKind::SeqUnroll => MapKind::SeqUnroll,
             ReduceKind::Seq | ReduceKind::Plain => MapKind::Seq,
         };
-        self.emit_loop(e, loop_kind, &n, |g, i| {
-            g.bind(params[0], Bound::View(acc.clone()));
-            g.bind(params[1], Bound::View(xv.access(i)));
-            g.gen_into(body, &plain(&acc))?;
-            g.sync_copy(&acc, body)
-        })?;
+        let staged = match (per_item, loop_kind) {
+            (true, MapKind::Seq) => self.staged_tiles(params, body)?,
+            _ => vec![],
+        };
+        if staged.is_empty() {
+            self.emit_loop(e, loop_kind, &n, |g, i| {
+                g.bind(params[0], Bound::View(acc.clone()));
+                g.bind(params[1], Bound::View(xv.access(i)));
+                g.gen_into(body, &plain(&acc))?;
+                g.sync_copy(&acc, body)
+            })?;
+        } else {
+            self.gen_pipelined(e, params, body, &acc, &xv, &n, &staged)?;
+        }
         let out = dest.view.access(ArithExpr::cst(0));
         match level {
             Level::Group if per_item => {
@@ -124,6 +132,375 @@ impl Gen<'_> {
         }
         self.sync_copy(&dest.view, e)?;
         Ok(true)
+    }
+
+    /// The tiles that a per-work-item step copies into local memory before it computes: each
+    /// `toLocal` in the values its leading `let`s bind (`la`, `lb` of `reg-block-*`) whose
+    /// copy is `mapLcl1 (λr. mapLcl0 (λx. f x) r')` over a view of the step's element, with
+    /// one work-item per index of its two outer dimensions (each work-item moves its own
+    /// elements, a known few), read back only through views, and not reading the accumulator;
+    /// with the `mapLcl1` copying it. Empty when any of them is not such a copy: the step then
+    /// runs as written.
+    fn staged_tiles(&self, params: &[VarId], body: ExprId) -> Result<Vec<(ExprId, ExprId)>> {
+        let mut tos = vec![];
+        let mut cur = body;
+        while let Expr::Let { value, body, .. } = self.prog.expr(cur) {
+            self.local_copies(*value, &mut tos);
+            cur = *body;
+        }
+        let Some(k) = self.k.as_ref() else { return Ok(vec![]) };
+        let acc = Acc {
+            paths: vec![AccPath::Var(params[0])],
+            bound: vec![],
+        };
+        let mut out = vec![];
+        for to in tos {
+            let Expr::Prim { args, .. } = self.prog.expr(to) else {
+                return Ok(vec![]);
+            };
+            let Some(copy) = self.copy_under(args[0]) else {
+                return Ok(vec![]);
+            };
+            if self.mentions(to, &acc) {
+                return Ok(vec![]);
+            }
+            let (dims, _) = dims_of(&self.cty(copy)?);
+            let (tile, _) = dims_of(&self.cty(to)?);
+            let fits = |d: usize, n: &ArithExpr| {
+                k.local[d].is_some_and(|l| n.as_cst().is_some_and(|n| n >= 1 && n as usize <= l))
+            };
+            let share = dims
+                .get(2..)
+                .unwrap_or_default()
+                .iter()
+                .try_fold(1i64, |p, d| d.as_cst().map(|c| p.saturating_mul(c)));
+            let ok = dims.len() >= 3
+                && fits(1, &dims[0])
+                && fits(0, &dims[1])
+                && share.is_some_and(|c| c <= MAX_UNROLLED_COPY)
+                && tile.iter().all(|d| d.as_cst().is_some());
+            if !ok {
+                return Ok(vec![]);
+            }
+            out.push((to, copy));
+        }
+        Ok(out)
+    }
+
+    /// The `toLocal` nodes computing (not viewing) arrays in `e`, under `let`s and re-indexings.
+    fn local_copies(&self, e: ExprId, out: &mut Vec<ExprId>) {
+        match self.prog.expr(e) {
+            Expr::Let { value, body, .. } => {
+                self.local_copies(*value, out);
+                self.local_copies(*body, out);
+            }
+            Expr::Prim {
+                prim: Prim::To(AddressSpace::Local),
+                args,
+            } if !self.is_view(args[0]) => out.push(e),
+            Expr::Prim {
+                prim: Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_),
+                args,
+            } => self.local_copies(args[0], out),
+            Expr::Var(_)
+            | Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Pack(_) => {}
+        }
+    }
+
+    /// The `mapLcl1 (λr. mapLcl0 (λx. b) r')` that `e` writes through re-indexings and `let`s
+    /// of views (as `gen_into` walks them), if that is what it computes.
+    fn copy_under(&self, e: ExprId) -> Option<ExprId> {
+        let mut cur = e;
+        loop {
+            match self.prog.expr(cur) {
+                Expr::Let { var, value, body, .. } if !self.info.unpacks.contains_key(&Binder::Let(cur)) => {
+                    if self.is_layout_of_var(*body, *var) {
+                        cur = *value;
+                    } else if self.view_only(*value) {
+                        cur = *body;
+                    } else {
+                        return None;
+                    }
+                }
+                Expr::Prim {
+                    prim:
+                        Prim::To(_) | Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_),
+                    args,
+                } => cur = args[0],
+                Expr::Prim {
+                    prim: Prim::Map(MapKind::Lcl(1)),
+                    args,
+                } => {
+                    let Expr::Lambda { body, .. } = self.prog.expr(args[0]) else {
+                        return None;
+                    };
+                    let inner = matches!(self.prog.expr(*body), Expr::Prim { prim: Prim::Map(MapKind::Lcl(0)), args } if matches!(self.prog.expr(args[0]), Expr::Lambda { .. }));
+                    return inner.then_some(cur);
+                }
+                Expr::Var(_)
+                | Expr::Lit(_)
+                | Expr::Lambda { .. }
+                | Expr::Prim { .. }
+                | Expr::Op { .. }
+                | Expr::If { .. }
+                | Expr::Let { .. }
+                | Expr::Pack(_) => return None,
+            }
+        }
+    }
+
+    /// Walks from `e` to its copy (`copy_under`), binding the `let`s of views on the way and
+    /// seeing `dest` through each re-indexing: the copy and where it writes.
+    fn copy_dest(&mut self, e: ExprId, dest: &Dest) -> Result<(ExprId, Dest)> {
+        let (mut cur, mut d) = (e, dest.clone());
+        loop {
+            match self.prog.expr(cur).clone() {
+                Expr::Let { var, value, body, .. } if self.is_layout_of_var(body, var) => {
+                    let mut at = body;
+                    while at != value {
+                        (at, d) = match self.prog.expr(at).clone() {
+                            Expr::Var(_) => (value, d),
+                            Expr::Prim {
+                                prim: Prim::To(_),
+                                args,
+                            } => (args[0], d),
+                            Expr::Lit(_)
+                            | Expr::Lambda { .. }
+                            | Expr::Prim { .. }
+                            | Expr::Op { .. }
+                            | Expr::If { .. }
+                            | Expr::Let { .. }
+                            | Expr::Pack(_) => self.reindexed_dest(at, &d)?,
+                        };
+                    }
+                    cur = value;
+                }
+                Expr::Let { var, value, body, .. } => {
+                    self.kernel_bind(cur, var, value)?;
+                    cur = body;
+                }
+                Expr::Prim {
+                    prim: Prim::To(_),
+                    args,
+                } => cur = args[0],
+                Expr::Prim {
+                    prim: Prim::Map(MapKind::Lcl(1)),
+                    ..
+                } => return Ok((cur, d)),
+                Expr::Var(_)
+                | Expr::Lit(_)
+                | Expr::Lambda { .. }
+                | Expr::Prim { .. }
+                | Expr::Op { .. }
+                | Expr::If { .. }
+                | Expr::Pack(_) => {
+                    (cur, d) = self.reindexed_dest(cur, &d)?;
+                }
+            }
+        }
+    }
+
+    /// Whether `e` only names and re-indexes data (`is_view`, and components of tuples of
+    /// arrays, such as a step's pair of tiles).
+    fn view_only(&self, e: ExprId) -> bool {
+        match self.prog.expr(e) {
+            Expr::Op { op: Op::Get(_), args } => self.view_only(args[0]),
+            Expr::Let { value, body, .. } => self.view_only(*value) && self.view_only(*body),
+            Expr::Prim {
+                prim: Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_),
+                args,
+            } => self.view_only(args[0]),
+            Expr::Var(_)
+            | Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Pack(_) => self.is_view(e),
+        }
+    }
+
+    /// The loads of a staged copy: each work-item reads its share of the tile (the copy's
+    /// function, as written) into its registers `regs` (a per-work-item view).
+    fn stage_load(&mut self, e: ExprId, copy: ExprId, regs: &Rc<View>) -> Result<()> {
+        let Expr::Prim { args, .. } = self.prog.expr(copy).clone() else {
+            return Err(self.err(copy, "internal: a staged copy is a map"));
+        };
+        let (p1, b1) = self.lambda(args[0])?;
+        let Expr::Prim { args: a0, .. } = self.prog.expr(b1).clone() else {
+            return Err(self.err(copy, "internal: a staged copy is a map of maps"));
+        };
+        let (p0, b0) = self.lambda(a0[0])?;
+        let (dims, _) = dims_of(&self.cty(copy)?);
+        let xs = self.value(args[1])?;
+        self.emit_loop(e, MapKind::Lcl(1), &dims[0], |g, i| {
+            g.bind(p1[0], Bound::View(xs.access(i.clone())));
+            let ys = g.value(a0[1])?;
+            g.emit_loop(e, MapKind::Lcl(0), &dims[1], |g, j| {
+                g.bind(p0[0], Bound::View(ys.access(j.clone())));
+                let d = Dest {
+                    view: regs.access(i.clone()).access(j),
+                    len: None,
+                    rows: false,
+                };
+                g.gen_into(b0, &d)
+            })
+        })
+    }
+
+    /// The stores of a staged copy: each work-item writes its registers into the tile.
+    fn stage_store(&mut self, e: ExprId, copy: ExprId, regs: &Rc<View>, dest: &Dest) -> Result<()> {
+        let (dims, _) = dims_of(&self.cty(copy)?);
+        let rest = dims[2..].to_vec();
+        self.emit_loop(e, MapKind::Lcl(1), &dims[0], |g, i| {
+            g.emit_loop(e, MapKind::Lcl(0), &dims[1], |g, j| {
+                g.copy_unrolled(e, regs, &dest.view, &rest, vec![i.clone(), j])
+            })
+        })
+    }
+
+    /// The step loop of a per-work-item accumulator whose step first copies tiles into local
+    /// memory (`staged_tiles`), software-pipelined: two local buffers per tile, and each
+    /// work-item loads its share of step `i + 1`'s tiles from global memory into registers
+    /// before it computes step `i` from the other buffer, then stores them. The loads are in
+    /// flight during the arithmetic, and one barrier per step suffices: the buffer written
+    /// during step `i` was last read during step `i - 1`, which every work-item finished
+    /// before the barrier ending it, and the barrier ending step `i` publishes the stores.
+    /// (Written as the step is, each tile's copy waits for its loads and is followed by a
+    /// barrier, and so is the arithmetic: three barriers per step, no overlap inside a
+    /// work-group.)
+    #[allow(clippy::too_many_arguments)]
+    fn gen_pipelined(
+        &mut self,
+        e: ExprId,
+        params: &[VarId],
+        body: ExprId,
+        acc: &Rc<View>,
+        xv: &Rc<View>,
+        n: &ArithExpr,
+        staged: &[(ExprId, ExprId)],
+    ) -> Result<()> {
+        let cst = ArithExpr::cst;
+        struct Stage {
+            to: ExprId,
+            arg: ExprId,
+            copy: ExprId,
+            regs: Rc<View>,
+            pair: Rc<View>,
+            tile: Vec<ArithExpr>,
+        }
+        let mut stages = vec![];
+        for &(to, copy) in staged {
+            let Type::Array(row, _) = self.cty(copy)? else {
+                return Err(self.err(copy, "internal: a staged copy is an array"));
+            };
+            let Type::Array(block, _) = *row else {
+                return Err(self.err(copy, "internal: a staged copy is an array of arrays"));
+            };
+            let buf = self.temp_buffer("pf", &block, AddressSpace::Private, copy)?;
+            let regs = Rc::new(View::Nested {
+                skip: 0,
+                op: Layout::PerItem(2),
+                inner: buf,
+            });
+            let (tile, elem) = dims_of(&self.cty(to)?);
+            let total = tile.iter().fold(cst(1), |p, d| p.mul(d));
+            // one flat buffer of two tiles (a flat array is never padded, so vector reads of
+            // either tile stay aligned)
+            let flat = Type::array(elem, total.mul(&cst(2)));
+            let buf = self.temp_buffer("t", &flat, AddressSpace::Local, to)?;
+            let pair = Rc::new(View::Split { k: total, inner: buf });
+            let Expr::Prim { args, .. } = self.prog.expr(to) else {
+                return Err(self.err(to, "internal: a staged tile is a `toLocal`"));
+            };
+            stages.push(Stage {
+                to,
+                arg: args[0],
+                copy,
+                regs,
+                pair,
+                tile,
+            });
+        }
+        let half = |s: &Stage, h: ArithExpr| -> Dest {
+            let mut v = s.pair.access(h);
+            for d in s.tile[1..].iter().rev() {
+                v = Rc::new(View::Split { k: d.clone(), inner: v });
+            }
+            Dest {
+                view: v,
+                len: None,
+                rows: false,
+            }
+        };
+        let fence = self.fence_of(&stages[0].pair);
+        // prologue: step 0's tiles
+        let known = n.as_cst().is_some_and(|c| c >= 1);
+        if !known {
+            self.open_if(CExpr::bin(BinOp::Lt, CExpr::Int(0), arith(n)));
+        }
+        self.bind(params[1], Bound::View(xv.access(cst(0))));
+        for s in &stages {
+            let (copy, _) = self.copy_dest(s.arg, &half(s, cst(0)))?;
+            self.stage_load(e, copy, &s.regs)?;
+        }
+        for s in &stages {
+            let (copy, d) = self.copy_dest(s.arg, &half(s, cst(0)))?;
+            self.stage_store(e, copy, &s.regs, &d)?;
+        }
+        if !known {
+            self.close();
+        }
+        self.push(Stmt::Barrier(fence));
+        self.emit_loop(e, MapKind::Seq, n, |g, i| {
+            let next = i.add(&cst(1));
+            let more = CExpr::bin(BinOp::Lt, arith(&next), arith(n));
+            g.open_if(more.clone());
+            g.bind(params[1], Bound::View(xv.access(next.clone())));
+            for s in &stages {
+                let (copy, _) = g.copy_dest(s.arg, &half(s, cst(0)))?;
+                debug_assert_eq!(copy, s.copy);
+                g.stage_load(e, copy, &s.regs)?;
+            }
+            g.close();
+            for s in &stages {
+                let cur = half(s, i.rem(&cst(2)));
+                g.pre.insert(s.to, cur.view);
+            }
+            g.bind(params[0], Bound::View(acc.clone()));
+            g.bind(params[1], Bound::View(xv.access(i.clone())));
+            g.gen_into(
+                body,
+                &Dest {
+                    view: acc.clone(),
+                    len: None,
+                    rows: false,
+                },
+            )?;
+            for s in &stages {
+                g.pre.remove(&s.to);
+            }
+            // the arithmetic's own barrier: the one after the stores serves it
+            let frame = g.k.as_mut().and_then(|k| k.stack.last_mut());
+            if let Some(f) = frame {
+                if matches!(f.body.last(), Some(Stmt::Barrier(_))) {
+                    f.body.pop();
+                }
+            }
+            g.open_if(more.clone());
+            for s in &stages {
+                let (copy, d) = g.copy_dest(s.arg, &half(s, next.rem(&cst(2))))?;
+                g.stage_store(e, copy, &s.regs, &d)?;
+            }
+            g.close();
+            g.push(Stmt::Barrier(fence));
+            Ok(())
+        })
     }
 
     /// Copies the elements `idx ++ [..dims]` of `src` to `dst`, in unrolled loops where they are

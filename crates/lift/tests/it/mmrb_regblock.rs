@@ -148,7 +148,7 @@ fn derived_with(src: &str, blocks: (i64, i64, i64, i64, i64), small: (usize, usi
         .find(|v| v.description.contains("block in registers"))
         .unwrap_or_else(|| panic!("no register-blocked variant:\n{ex}"));
     let (m, k, n) = small;
-    let (_dir, data) = matrices(&format!("mmrb-vec-{tm}x{tn}"), m, k, n);
+    let (_dir, data) = matrices(&format!("mmrb-vec-{tm}x{tn}-{rm}x{rn}-{tk}-{m}x{k}x{n}"), m, k, n);
     equals_interpreter(&v.source, &data);
     let c = lift::compile(&v.source, &lift::Options::default()).expect("compiles");
     c.text(lift::Emit::Cl).expect("emits")
@@ -168,14 +168,20 @@ fn derived_register_blocked_mm_reads_local_tiles_as_vectors() {
         (&swapped, (128, 128, 8, 8, 8), (128, 16, 256)),
     ] {
         let cl = derived_with(src, blocks, small);
-        let local_vector_loads = vload_sources(&cl).filter(|buf| buf.starts_with("v_lt_")).count();
+        // the tiles are arrays of `float4` (a `vload4` at an offset the compiler cannot prove
+        // aligned became four scalar loads on the H200), each vector read whole into registers
+        assert!(
+            cl.contains("local float4 v_lt_1[") && cl.contains("local float4 v_lt_2["),
+            "{cl}"
+        );
+        let local_vector_loads = cl.matches("vstore4(v_lt_").count();
         // per four steps of K: rm vectors of A and rn / 4 per step of B
         let (rm, rn, tk) = (blocks.2, blocks.3, blocks.4);
         let want = (tk / 4) * rm + tk * (rn / 4);
         assert_eq!(local_vector_loads as i64, want, "{cl}");
         // the copies from global memory stay scalar: as `vload4`s of unknown alignment they
         // measured slower on the H200 (bench/results/mm-speed-nvidia-h200-2026-11-24.md)
-        assert_eq!(vload_sources(&cl).count(), local_vector_loads, "{cl}");
+        assert_eq!(vload_sources(&cl).count(), 0, "{cl}");
     }
 }
 
@@ -197,4 +203,87 @@ fn vload_sources(cl: &str) -> impl Iterator<Item = &str> {
         }
         None
     })
+}
+
+/// The body of the first `for` loop over `var` in `cl`, by matching braces.
+fn loop_body<'c>(cl: &'c str, var: &str) -> &'c str {
+    let head = format!("for (int {var} = 0;");
+    let at = cl.find(&head).unwrap_or_else(|| panic!("no loop over {var}:\n{cl}"));
+    let open = at + cl[at..].find('{').expect("a loop body");
+    let mut depth = 0;
+    for (i, ch) in cl[open..].char_indices() {
+        match ch {
+            '{' => depth += 1,
+            '}' if depth == 1 => return &cl[open..open + i + 1],
+            '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    panic!("unbalanced braces:\n{cl}")
+}
+
+/// The derived product walks K software-pipelined: each work-item loads its share of the
+/// next step's tiles into registers before it computes the current step from the other half of
+/// two local tiles, and stores them after, so one barrier per step of K (three when the tiles
+/// were copied as the step is written), and the result equals the interpreter with one step
+/// of K (nothing to load ahead) and with three.
+#[test]
+fn derived_register_blocked_mm_loads_the_next_tiles_while_computing() {
+    let mm = repo("bench/cgo17/mm.lisp");
+    let cl = derived_with(&mm, (128, 128, 8, 8, 16), (128, 16, 128));
+    let _ = derived_with(&mm, (128, 128, 8, 8, 16), (256, 48, 128));
+    let body = loop_body(&cl, "v_i_1");
+    assert_eq!(body.matches("barrier(").count(), 1, "{body}");
+    // step i + 1's elements go to registers (8 of A's tile and 8 of B's per work-item) ...
+    let ahead = body
+        .find("if (v_i_1 + 1 < v_K / 16)")
+        .expect("a guarded load of the next step");
+    let loads = body.matches("v_ppf_").count();
+    assert!(body[ahead..].contains("v_ppf_1_8 = v_a["), "{body}");
+    // ... and from there into the tile that the next step reads
+    assert!(body.contains("= v_ppf_2_8;"), "{body}");
+    assert_eq!(loads, 32, "{body}");
+    // the two halves of each local tile, 4096 floats
+    assert!(
+        cl.contains("local float4 v_lt_1[1024];") && cl.contains("local float4 v_lt_2[1024];"),
+        "{cl}"
+    );
+}
+
+/// The kernel of the cost model's best variant of `src` at 4096³.
+fn best_kernel_at_large(src: &str) -> String {
+    let prog = ir::parse(src).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    let opts = rewrite::Options {
+        sizes: ["M", "K", "N"].iter().map(|n| (n.to_string(), 4096)).collect(),
+        top_k: 1,
+        ..rewrite::Options::default()
+    };
+    let ex = rewrite::explore(&prog, &info, &opts).expect("explores");
+    let v = &ex.variants[0];
+    assert!(v.description.contains("block in registers"), "{ex}");
+    let c = lift::compile(&v.source, &lift::Options::default()).expect("compiles");
+    c.text(lift::Emit::Cl).expect("emits")
+}
+
+/// A tile whose columns lie contiguous in global memory (`Bᵀ`'s rows in `mm_nt`, `Aᵀ`'s in
+/// `mm_tn`) is copied along them and transposed on the way into local memory: consecutive
+/// work-items read consecutive addresses, not addresses a row of the matrix (K or M floats)
+/// apart. (That the products equal the interpreter: `indep_mm`.)
+#[test]
+fn transposed_tiles_are_copied_along_global_memory() {
+    let loads = |cl: &str, reg: &str, buf: &str| -> Vec<String> {
+        let head = format!("{reg} = {buf}[");
+        cl.lines().filter(|l| l.contains(&head)).map(str::to_string).collect()
+    };
+    let nt = best_kernel_at_large(include_str!("../../../../bench/indep/mm_nt.lisp"));
+    let b = loads(&nt, "v_ppf_2_1", "v_bt");
+    assert!(!b.is_empty(), "{nt}");
+    // the work-item's index (16 · id1 + id0) walks a row of Bᵀ, never K apart
+    assert!(b.iter().all(|l| !l.contains("v_K * ((")), "{b:?}");
+    let tn = best_kernel_at_large(include_str!("../../../../bench/indep/mm_tn.lisp"));
+    let a = loads(&tn, "v_ppf_1_1", "v_at");
+    assert!(!a.is_empty(), "{tn}");
+    // local id 0 is not scaled by a row of Aᵀ (M floats)
+    assert!(a.iter().all(|l| !l.contains("v_M * v_l_id_")), "{a:?}");
 }
