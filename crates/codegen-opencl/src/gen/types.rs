@@ -336,7 +336,7 @@ impl Drop for Specialised {
 /// `e` with the specialised sizes substituted (inside index variables' ranges too) and
 /// simplified again: a division by the row length, a bound `i < F` or a stride `F * i` of
 /// known `F` fold to constants the OpenCL compiler can unroll by and strength-reduce.
-fn specialise(e: &ArithExpr) -> ArithExpr {
+pub(super) fn specialised(e: &ArithExpr) -> ArithExpr {
     SPECIALISED.with(|s| {
         let s = s.borrow();
         let mut e = e.clone();
@@ -353,7 +353,7 @@ fn specialise(e: &ArithExpr) -> ArithExpr {
 /// known sizes are substituted ([`Specialised`]). Sums print with `-` for negative terms,
 /// products with their coefficient first.
 pub(super) fn arith(e: &ArithExpr) -> CExpr {
-    c_arith(&specialise(e))
+    c_arith(&specialised(e))
 }
 
 fn c_arith(e: &ArithExpr) -> CExpr {
