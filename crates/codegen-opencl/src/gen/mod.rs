@@ -537,16 +537,53 @@ fn is_parallel_map(k: MapKind) -> bool {
 }
 
 impl Gen<'_> {
+    /// A global buffer of scalars seen as `w`-lane vectors, `(const global floatW*)buf`, for
+    /// reads of whole vectors at vector-aligned places: `vloadW` promises only the scalar's
+    /// alignment and NVPTX splits it into `w` loads, where this is one (buffers are allocated
+    /// aligned far beyond 16 bytes). Only in kernels built for known sizes
+    /// ([`EmitOptions::known_sizes`]), whose offsets the sizes make constant multiples of `w`
+    /// (k-means' block of 128 rows of 34 floats); generic kernels keep `vloadW`.
+    fn aligned_vectors(&self, buf: &str, w: u8) -> Option<CExpr> {
+        if !types::specialising() {
+            return None;
+        }
+        let b = self.mem.buffers.iter().find(|b| b.name == buf)?;
+        // (a buffer of vectors holds packed lanes; `float3` is four floats wide in C)
+        let s = match b.elem {
+            Type::Scalar(s) => s,
+            Type::Vector(s, n) if n == w => s,
+            Type::Vector(..) | Type::Tuple(_) | Type::Array(..) | Type::Exists(_) | Type::Fun(..) => return None,
+        };
+        if b.space != AddressSpace::Global || s == Scalar::Bool || !matches!(w, 2 | 4 | 8 | 16) {
+            return None;
+        }
+        let ty = CType::Ptr {
+            space: AddressSpace::Global,
+            elem: Box::new(CType::Vector(types::ast_scalar(s), w)),
+            is_const: true,
+            restrict: false,
+        };
+        Some(CExpr::cast(ty, CExpr::var(&self.buf_ident(buf))))
+    }
+
     /// The expression of an access through a view.
     fn access_expr(&self, a: &Access) -> CExpr {
         match a {
             Access::Elem { buf, idx } => CExpr::var(&self.buf_ident(buf)).index(arith(idx)),
-            Access::VLoad { buf, idx, w } => {
-                CExpr::call(format!("vload{w}"), vec![arith(idx), CExpr::var(&self.buf_ident(buf))])
-            }
+            Access::VLoad { buf, idx, w } => match self.aligned_vectors(buf, *w) {
+                Some(vectors) => vectors.index(arith(idx)),
+                None => CExpr::call(format!("vload{w}"), vec![arith(idx), CExpr::var(&self.buf_ident(buf))]),
+            },
             Access::VLoadAt { buf, off, w } => {
-                let at = CExpr::bin(BinOp::Add, CExpr::var(&self.buf_ident(buf)), arith(off));
-                CExpr::call(format!("vload{w}"), vec![CExpr::Int(0), at])
+                let whole = ArithExpr::cst(i64::from(*w));
+                let known = types::specialised(off);
+                match self.aligned_vectors(buf, *w).filter(|_| known.is_multiple_of(&whole)) {
+                    Some(vectors) => vectors.index(arith(&known.div_assume_exact(&whole))),
+                    None => {
+                        let at = CExpr::bin(BinOp::Add, CExpr::var(&self.buf_ident(buf)), arith(off));
+                        CExpr::call(format!("vload{w}"), vec![CExpr::Int(0), at])
+                    }
+                }
             }
             Access::Value(v) => v.clone(),
             Access::Field(a, c) => self.access_expr(a).component(*c),

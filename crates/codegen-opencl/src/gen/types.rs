@@ -316,6 +316,11 @@ thread_local! {
     static SPECIALISED: std::cell::RefCell<Vec<(String, i64)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+/// Whether the kernels being generated have sizes built in.
+pub(super) fn specialising() -> bool {
+    SPECIALISED.with(|s| !s.borrow().is_empty())
+}
+
 /// Sizes built into the kernels while it lives; the previous ones come back when it drops
 /// (also when generation returns early with an error).
 pub(super) struct Specialised(Vec<(String, i64)>);

@@ -2,7 +2,8 @@
 //! one program at two sizes gives two kernels that name no size, each equal to the
 //! interpreter on OpenCL; a plan built for one size refuses another; the specialised kernel
 //! of k-means (points as rows) at the suite's size; md's reduction over a neighbour row four
-//! neighbours an iteration where its length is built in and a multiple of 4.
+//! neighbours an iteration where its length is built in and a multiple of 4; whole vectors read
+//! from global memory at places the sizes make vector-aligned as one aligned vector load.
 
 use crate::rows_layouts::{kmeans_data, kmeans_rows, Scratch};
 use crate::{check_all, json_close, parse_json};
@@ -126,6 +127,12 @@ fn rows2_compile_builds_in_only_the_sizes_it_is_given() {
     );
     let known = run(&["--known-size", "F=34", "--known-size", "C=5"]);
     assert!(!known.contains("int v_F") && !known.contains("int v_C"), "{known}");
+    // a block of 128 rows of 34 floats starts at a multiple of 4 floats: one aligned float4
+    // load, where `vload4` promises only a float's alignment
+    assert!(
+        known.contains("((const global float4*)v_points)[") && !known.contains("vload4"),
+        "{known}"
+    );
     assert!(known.contains("sizes built into the kernels: F=34 C=5"), "{known}");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_lift"))
         .arg("compile")
