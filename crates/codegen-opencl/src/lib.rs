@@ -108,6 +108,9 @@ pub struct KernelPlan {
     pub length_checks: Vec<LengthCheck>,
     /// `--emit views`: one line per bound variable and materialized value.
     pub views: String,
+    /// The sizes built into the kernels (`EmitOptions::known_sizes`), by the program's names:
+    /// the kernels compute these sizes only.
+    pub specialised: Vec<(String, i64)>,
 }
 
 impl KernelPlan {
@@ -141,6 +144,10 @@ impl KernelPlan {
         }
         for (c, cap) in &self.capacities {
             let _ = writeln!(s, "  run-time length {c} <= {cap} (read on the device)");
+        }
+        if !self.specialised.is_empty() {
+            let known: Vec<String> = self.specialised.iter().map(|(n, v)| format!("{n}={v}")).collect();
+            let _ = writeln!(s, "sizes built into the kernels: {}", known.join(" "));
         }
         let _ = writeln!(s, "kernels:");
         for k in &self.kernels {

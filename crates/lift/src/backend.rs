@@ -161,6 +161,18 @@ impl Env {
                 env.values.insert(c.clone(), *v);
             }
         }
+        // Kernels built for other sizes would index past their buffers or compute less.
+        for (user, v) in &plan.specialised {
+            if sizes.get(user) != Some(v) {
+                return Err(Error::Plain {
+                    message: format!(
+                        "internal: kernels built for {user}={v} were run at {user}={}",
+                        sizes.get(user).map_or("(none)".into(), |x| x.to_string())
+                    ),
+                    notes: vec![codegen_opencl::BUG_NOTE.into()],
+                });
+            }
+        }
         for (c, cap) in &plan.capacities {
             let v = env.eval(cap, "the capacity")?;
             env.values.insert(c.clone(), v as i64);

@@ -66,6 +66,7 @@ pub fn bench(src: &str, sizes: &[String], opts: &BenchOptions) -> Result<BenchRe
         sizes: sizes.clone(),
         tuned_for: Some(device.name.clone()),
         work_group_limit: Some(crate::work_group_limit(&device)),
+        specialise: true,
         ..Options::default()
     };
     let compiled = compile(src, &copts)?;
@@ -236,7 +237,25 @@ fn check_at(compiled: &Compiled, sizes: &[String], device: Option<&str>) -> Resu
             ));
         }
     }
-    let plan = compiled
+    // The timed kernels are built for the timed sizes: the same variant, with the same
+    // work-group size, is built again for these.
+    let limit = host_runner::device_info(device).map_err(|e| Error::plain(e.to_string()))?;
+    let again = crate::compile_program(
+        compiled.program.clone(),
+        &Options {
+            as_written: true,
+            sizes: sizes.clone(),
+            work_group: compiled
+                .variant
+                .as_ref()
+                .map(|v| v.work_group.clone())
+                .unwrap_or_default(),
+            work_group_limit: Some(crate::work_group_limit(&limit)),
+            specialise: true,
+            ..Options::default()
+        },
+    )?;
+    let plan = again
         .plan
         .as_ref()
         .ok_or_else(|| Error::plain("internal: no kernels"))?;

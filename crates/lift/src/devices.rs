@@ -947,7 +947,7 @@ fn run_host_loop(
             let worker = move || {
                 let send = |v: Result<Value, Error>| part_tx.send((slot, v)).is_ok();
                 let made = slice_inputs(step, first, r.clone()).and_then(|ins| {
-                    let c = compile_for(&step.slice_src, &ins, device)?;
+                    let c = compile_for(&step.slice_src, &ins, device, None)?;
                     let plan = c
                         .plan
                         .as_ref()
@@ -1082,18 +1082,19 @@ fn run_split(
                     .spawn_scoped(scope, move || -> Result<Part, Error> {
                         let slice_inputs = slice_inputs(split, inputs, r)?;
                         let own;
-                        let compiled = match shared.get_or_init(|| compile_for(&split.slice_src, &slice_inputs, device))
+                        let compiled = match shared
+                            .get_or_init(|| compile_for(&split.slice_src, &slice_inputs, device, Some(&split.part)))
                         {
                             Ok(c) if crate::verify_checks(&c.info, &slice_inputs).is_ok() => c,
                             Ok(_) => {
-                                own = compile_for(&split.slice_src, &slice_inputs, device)?;
+                                own = compile_for(&split.slice_src, &slice_inputs, device, Some(&split.part))?;
                                 &own
                             }
                             // (each waiting slice reports the one failure as its own)
                             Err(e) => return Err(Error::plain(e.message())),
                         };
                         if forced_failure(i) {
-                            let mut failing = compile_for(&split.slice_src, &slice_inputs, device)?;
+                            let mut failing = compile_for(&split.slice_src, &slice_inputs, device, Some(&split.part))?;
                             if let Some(plan) = failing.plan.as_mut() {
                                 plan.source
                                     .push_str("\n#error \"a failure forced by LIFT_DEVICES_FAIL\"\n");
@@ -1448,7 +1449,7 @@ fn estimate(
     let (ns_per_elem, probed, settled) = loop {
         let probe = slice_inputs(split, inputs, 0..c)?;
         let started = std::time::Instant::now();
-        let compiled = compile_for(&split.slice_src, &probe, device)?;
+        let compiled = compile_for(&split.slice_src, &probe, device, None)?;
         let plan = compiled
             .plan
             .as_ref()
@@ -1572,7 +1573,7 @@ fn split_len(split: &Split, sizes: &BTreeMap<String, i64>) -> Result<usize, Erro
 /// Compiles `src` for `device` at the inputs' sizes (its tuned variant when the cache has one)
 /// and runs it there.
 fn run_on(src: &str, inputs: &Inputs, device: &str, time: bool) -> Result<Part, Error> {
-    run_compiled_on(&compile_for(src, inputs, device)?, inputs, device, time)
+    run_compiled_on(&compile_for(src, inputs, device, None)?, inputs, device, time)
 }
 
 /// The variable that makes the build of one slice's kernels fail (its value: the slice's
@@ -1605,11 +1606,14 @@ fn run_compiled_on(compiled: &crate::Compiled, inputs: &Inputs, device: &str, ti
 
 /// Compiled as `lift run --device` compiles: the tuned variant for this device when the cache
 /// has one, and kernels within the device's work-group limits (without them a variant could
-/// be refused at launch, and it could differ from the one-device run's).
-fn compile_for(src: &str, inputs: &Inputs, device: &str) -> Result<crate::Compiled, Error> {
+/// be refused at launch, and it could differ from the one-device run's), built for the inputs'
+/// sizes but `vary`: the size of a slice, where one compilation serves slices of several.
+fn compile_for(src: &str, inputs: &Inputs, device: &str, vary: Option<&str>) -> Result<crate::Compiled, Error> {
     let typed = crate::compile(src, &Options::types_only())?;
     let info = host_runner::device_info(Some(device)).map_err(|e| Error::plain(e.to_string()))?;
-    crate::compile(src, &crate::run_options(&typed.given, &inputs.sizes, Some(&info)))
+    let mut opts = crate::run_options(&typed.given, &inputs.sizes, Some(&info));
+    opts.vary.extend(vary.map(str::to_string));
+    crate::compile(src, &opts)
 }
 
 /// The smallest of the devices' work-group limits, for a plan shown once for all of them
@@ -1837,7 +1841,7 @@ pub fn measure(src: &str, inputs: &Inputs, devices: &[String], repeats: usize) -
             let worker = move || {
                 let send = |v: Result<Option<Got>, Error>| reply_tx.send((slot, v)).is_ok();
                 let made = slice_inputs(split, first, r.clone()).and_then(|ins| {
-                    let c = compile_for(&split.slice_src, &ins, device)?;
+                    let c = compile_for(&split.slice_src, &ins, device, None)?;
                     let plan = match (&c.plan, &c.host) {
                         (Some(plan), None) => plan,
                         _ => return Err(Error::plain("its slice program is not one kernel plan")),

@@ -58,6 +58,13 @@ pub struct Options {
     /// The work-group limits of the device the code is for ([`work_group_limit`]); `None`:
     /// no device is known (`lift compile`), the common GPU limit of 1024 work-items.
     pub work_group_limit: Option<codegen_opencl::WorkGroupLimit>,
+    /// Build [`Options::sizes`] into the kernels (`codegen_opencl::EmitOptions::known_sizes`):
+    /// the plan then runs at these sizes only. Off for a program with host sections (its
+    /// units also run at the check sizes of `lift bench`).
+    pub specialise: bool,
+    /// Sizes kept as kernel arguments even with `specialise`: a slice's length, where one
+    /// compilation serves the slices of one device (`lift run --devices`).
+    pub vary: Vec<String>,
 }
 
 impl Options {
@@ -158,7 +165,11 @@ fn compile_from(given: Program, source: Option<&str>, opts: &Options) -> Result<
         // Every kernel-level error of every part at once, at its place; each unit is then
         // compiled (and validated again) on its own.
         validate::validate(&given, &given_info).map_err(Error::Invalid)?;
-        let hp = host::build(&given, &given_info, opts)?;
+        let units = Options {
+            specialise: false,
+            ..opts.clone()
+        };
+        let hp = host::build(&given, &given_info, &units)?;
         return Ok(Compiled {
             program: given.clone(),
             info: given_info.clone(),
@@ -184,6 +195,14 @@ fn compile_from(given: Program, source: Option<&str>, opts: &Options) -> Result<
     let eopts = codegen_opencl::EmitOptions {
         glb_work_group,
         work_group_limit: opts.work_group_limit.clone().unwrap_or_default(),
+        known_sizes: if opts.specialise {
+            (opts.sizes.iter())
+                .filter(|(n, _)| !opts.vary.contains(n))
+                .map(|(n, v)| (n.clone(), *v))
+                .collect()
+        } else {
+            BTreeMap::new()
+        },
     };
     let plan = codegen_opencl::emit_with(&program, &info, &eopts)?;
     Ok(Compiled {
@@ -427,8 +446,8 @@ pub fn run_files(src: &str, data: &[String], sizes: &[String], opts: &RunOptions
 }
 
 /// How `lift run` compiles `given` for `device` at `sizes`: a high-level program as its tuned
-/// variant for the device when the tuning cache has one, and every kernel within the device's
-/// work-group limits; without a device, neither.
+/// variant for the device when the tuning cache has one, every kernel within the device's
+/// work-group limits and built for these sizes; without a device, none of these.
 pub(crate) fn run_options(
     given: &Program,
     sizes: &BTreeMap<String, i64>,
@@ -438,6 +457,7 @@ pub(crate) fn run_options(
         sizes: sizes.clone(),
         tuned_for: device.filter(|_| is_high_level(given)).map(|d| d.name.clone()),
         work_group_limit: device.map(work_group_limit),
+        specialise: device.is_some(),
         ..Options::default()
     }
 }

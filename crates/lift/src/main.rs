@@ -35,6 +35,11 @@ enum Command {
         /// With `--devices`: sizes (`N=4096`) at which to show each device's share and why.
         #[arg(long = "size", value_name = "NAME=VALUE", value_parser = size_arg, requires = "devices")]
         devices_size: Vec<String>,
+        /// Build a size's value into the kernels (`F=34`; may be repeated), as `lift run`,
+        /// `bench` and `tune` do with the sizes they run at: the kernels then serve that value
+        /// only. It also picks the variant for these sizes.
+        #[arg(long, value_name = "NAME=VALUE", value_parser = size_arg, conflicts_with = "devices")]
+        known_size: Vec<String>,
     },
     /// Compile and run a program on its inputs; print the result as JSON.
     Run {
@@ -325,8 +330,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
             work_group,
             devices,
             devices_size,
+            known_size,
         } => {
             let (name, src) = read_program(&program)?;
+            check_size_names(&src, "--known-size", &known_size)?;
+            let known: std::collections::BTreeMap<String, i64> = lift::parse_sizes(&known_size)
+                .map_err(|e| e.render(&name, &src))?
+                .into_iter()
+                .collect();
             if let Some(spec) = devices {
                 if !matches!(emit, Some(Emit::Plan)) {
                     return Err(Failure::Usage(lift::report::render_plain(
@@ -348,6 +359,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let opts = lift::Options {
                 types_only: emit == Some(lift::Emit::Types),
                 work_group: work_group.map(|w| w.0).unwrap_or_default(),
+                specialise: !known.is_empty(),
+                sizes: known,
                 ..lift::Options::default()
             };
             let text = lift::compile(&src, &opts)

@@ -652,6 +652,7 @@ mod tests {
             let opts = crate::EmitOptions {
                 glb_work_group: wg.to_vec(),
                 work_group_limit: limit,
+                ..crate::EmitOptions::default()
             };
             let p = crate::emit_with(&prog, &info, &opts).expect("generates");
             p.kernels.iter().map(|k| k.local.clone()).collect::<Vec<_>>()

@@ -276,6 +276,37 @@ impl Gen<'_> {
         r
     }
 
+    /// Whether a sequential loop over `0..n` is taken four indices an iteration: `n` is a
+    /// multiple of 4 (at least 8) only through the sizes built into the kernel. Four steps of
+    /// a reduction in one iteration issue four independent reads (md's gathers of the
+    /// neighbours' positions, 0.0770 → 0.0667 ms on the H200 written by hand) where the driver
+    /// unrolls a loop of 128 by 2. Loops of a constant length in the program itself stay as
+    /// they were (their kernels do not change with sizes).
+    pub(super) fn by_four(&self, n: &ArithExpr) -> bool {
+        n.as_cst().is_none() && types::specialised(n).as_cst().is_some_and(|c| c >= 8 && c % 4 == 0)
+    }
+
+    /// A sequential loop of `n / 4` iterations (`by_four`), each running `body` at the four
+    /// indices `4j .. 4j + 3` in order: the same steps in the same order as the plain loop.
+    pub(super) fn emit_seq_loop_by_four(
+        &mut self,
+        n: &ArithExpr,
+        mut body: impl FnMut(&mut Self, ArithExpr) -> Result<()>,
+    ) -> Result<()> {
+        let quarter = n.div_assume_exact(&ArithExpr::cst(4));
+        let v = self.fresh("i");
+        let j = ArithExpr::var(v.as_str(), Range::upto(quarter.clone()));
+        self.open_for(&v, CExpr::Int(0), arith(&quarter), CExpr::Int(1), false);
+        for k in 0..4 {
+            let i = j.mul(&ArithExpr::cst(4)).add(&ArithExpr::cst(k));
+            self.push_loop(i.clone(), n.clone(), LoopKind::Sequential);
+            body(self, i)?;
+            self.pop_loop();
+        }
+        self.close();
+        Ok(())
+    }
+
     pub(super) fn push_loop(&mut self, var: ArithExpr, len: ArithExpr, kind: LoopKind) {
         self.k
             .as_mut()

@@ -44,7 +44,7 @@ use types::{soa_components, soa_unsupported};
 
 use memory::{scalarize, vector_locals};
 use scalar::Val;
-use types::arith;
+use types::{arith, Specialised};
 
 /// Most work-items of one work-group when no device is known (`lift compile`): the common limit
 /// of GPUs (NVIDIA and Intel allow 1024). A run knows its device and passes its own limit
@@ -81,6 +81,13 @@ pub struct EmitOptions {
     /// The target device's work-group limits: every work-group size chosen or tuned stays
     /// within them (maps stride over the rest), so no launch is refused for its shape.
     pub work_group_limit: WorkGroupLimit,
+    /// Values of size variables (by the program's names) known when the kernels are built
+    /// (`lift run`/`bench`/`tune` at given sizes): substituted into every index, loop bound and
+    /// length the kernels compute, so that they fold (`F * i + f` with `F = 34`, a loop
+    /// `f < 34` the driver unrolls). The launch plan keeps them as variables, and a kernel no
+    /// longer naming a size does not take it as an argument. Empty: every size is a kernel
+    /// argument, the kernels serve every size.
+    pub known_sizes: BTreeMap<String, i64>,
 }
 
 /// The most work-items of one work-group: in all (`CL_DEVICE_MAX_WORK_GROUP_SIZE`) and along
@@ -197,6 +204,16 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
         sizes.push((s.clone(), c.to_string()));
         g.size_names.push((s.clone(), c));
     }
+    // Only the program's own sizes: a filter-result parameter's capacity (`cap#k`) changes
+    // from one host step to the next.
+    let specialised: Vec<(String, i64)> = (prog.sizes.iter())
+        .filter_map(|user| {
+            let v = opts.known_sizes.get(user)?;
+            let (_, c) = g.size_names.iter().find(|(u, _)| u == user)?;
+            Some((c.to_string(), *v))
+        })
+        .collect();
+    let _specialised = Specialised::enter(specialised.clone());
     for (k, p) in prog.params.iter().enumerate() {
         let ident = g.names.exact(&format!("v_{}", prog.var(p.var).name));
         g.param_names.push(ident.clone());
@@ -312,6 +329,9 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
         checks: g.checks,
         length_checks: g.length_checks.into_iter().map(|(_, c)| c).collect(),
         views: g.views,
+        specialised: (prog.sizes.iter())
+            .filter_map(|user| opts.known_sizes.get(user).map(|v| (user.clone(), *v)))
+            .collect(),
     })
 }
 
@@ -517,16 +537,53 @@ fn is_parallel_map(k: MapKind) -> bool {
 }
 
 impl Gen<'_> {
+    /// A global buffer of scalars seen as `w`-lane vectors, `(const global floatW*)buf`, for
+    /// reads of whole vectors at vector-aligned places: `vloadW` promises only the scalar's
+    /// alignment and NVPTX splits it into `w` loads, where this is one (buffers are allocated
+    /// aligned far beyond 16 bytes). Only in kernels built for known sizes
+    /// ([`EmitOptions::known_sizes`]), whose offsets the sizes make constant multiples of `w`
+    /// (k-means' block of 128 rows of 34 floats); generic kernels keep `vloadW`.
+    fn aligned_vectors(&self, buf: &str, w: u8) -> Option<CExpr> {
+        if !types::specialising() {
+            return None;
+        }
+        let b = self.mem.buffers.iter().find(|b| b.name == buf)?;
+        // (a buffer of vectors holds packed lanes; `float3` is four floats wide in C)
+        let s = match b.elem {
+            Type::Scalar(s) => s,
+            Type::Vector(s, n) if n == w => s,
+            Type::Vector(..) | Type::Tuple(_) | Type::Array(..) | Type::Exists(_) | Type::Fun(..) => return None,
+        };
+        if b.space != AddressSpace::Global || s == Scalar::Bool || !matches!(w, 2 | 4 | 8 | 16) {
+            return None;
+        }
+        let ty = CType::Ptr {
+            space: AddressSpace::Global,
+            elem: Box::new(CType::Vector(types::ast_scalar(s), w)),
+            is_const: true,
+            restrict: false,
+        };
+        Some(CExpr::cast(ty, CExpr::var(&self.buf_ident(buf))))
+    }
+
     /// The expression of an access through a view.
     fn access_expr(&self, a: &Access) -> CExpr {
         match a {
             Access::Elem { buf, idx } => CExpr::var(&self.buf_ident(buf)).index(arith(idx)),
-            Access::VLoad { buf, idx, w } => {
-                CExpr::call(format!("vload{w}"), vec![arith(idx), CExpr::var(&self.buf_ident(buf))])
-            }
+            Access::VLoad { buf, idx, w } => match self.aligned_vectors(buf, *w) {
+                Some(vectors) => vectors.index(arith(idx)),
+                None => CExpr::call(format!("vload{w}"), vec![arith(idx), CExpr::var(&self.buf_ident(buf))]),
+            },
             Access::VLoadAt { buf, off, w } => {
-                let at = CExpr::bin(BinOp::Add, CExpr::var(&self.buf_ident(buf)), arith(off));
-                CExpr::call(format!("vload{w}"), vec![CExpr::Int(0), at])
+                let whole = ArithExpr::cst(i64::from(*w));
+                let known = types::specialised(off);
+                match self.aligned_vectors(buf, *w).filter(|_| known.is_multiple_of(&whole)) {
+                    Some(vectors) => vectors.index(arith(&known.div_assume_exact(&whole))),
+                    None => {
+                        let at = CExpr::bin(BinOp::Add, CExpr::var(&self.buf_ident(buf)), arith(off));
+                        CExpr::call(format!("vload{w}"), vec![CExpr::Int(0), at])
+                    }
+                }
             }
             Access::Value(v) => v.clone(),
             Access::Field(a, c) => self.access_expr(a).component(*c),

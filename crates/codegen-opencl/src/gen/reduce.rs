@@ -37,13 +37,18 @@ impl Gen<'_> {
         let acc2 = acc.clone();
         let acc_ty2 = acc_ty.clone();
         let acc_view = self.read_view(acc.clone(), &acc_ty);
-        self.emit_loop(e, loop_kind, &n, |g, i| {
+        let step = |g: &mut Self, i: ArithExpr| {
             g.bind(params[0], Bound::View(acc_view.clone()));
             let x = g.loop_elem(xv.access(i), params[1], body)?;
             g.bind(params[1], Bound::View(x));
             let r = g.scalar(body)?;
             assign(g, &acc2, &r, &acc_ty2)
-        })?;
+        };
+        if loop_kind == MapKind::Seq && self.by_four(&n) {
+            self.emit_seq_loop_by_four(&n, step)?;
+        } else {
+            self.emit_loop(e, loop_kind, &n, step)?;
+        }
         self.write(&dest.view, &[ArithExpr::cst(0)], &acc, e)
     }
 

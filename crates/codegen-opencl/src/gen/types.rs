@@ -309,35 +309,85 @@ pub(super) fn ast_scalar(s: Scalar) -> ast::Scalar {
     }
 }
 
-/// An index or length at C level: the one conversion of an `ArithExpr` into the tree. Sums
-/// print with `-` for negative terms, products with their coefficient first.
+thread_local! {
+    /// The size variables built into the kernels being generated ([`EmitOptions::known_sizes`]
+    /// at C level). `arith` is a free function called from every module of the generator, so
+    /// the one `generate` call in progress on this thread sets them ([`Specialised::enter`]).
+    static SPECIALISED: std::cell::RefCell<Vec<(String, i64)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Whether the kernels being generated have sizes built in.
+pub(super) fn specialising() -> bool {
+    SPECIALISED.with(|s| !s.borrow().is_empty())
+}
+
+/// Sizes built into the kernels while it lives; the previous ones come back when it drops
+/// (also when generation returns early with an error).
+pub(super) struct Specialised(Vec<(String, i64)>);
+
+impl Specialised {
+    pub(super) fn enter(sizes: Vec<(String, i64)>) -> Specialised {
+        Specialised(SPECIALISED.with(|s| std::mem::replace(&mut *s.borrow_mut(), sizes)))
+    }
+}
+
+impl Drop for Specialised {
+    fn drop(&mut self) {
+        let old = std::mem::take(&mut self.0);
+        SPECIALISED.with(|s| *s.borrow_mut() = old);
+    }
+}
+
+/// `e` with the specialised sizes substituted (inside index variables' ranges too) and
+/// simplified again: a division by the row length, a bound `i < F` or a stride `F * i` of
+/// known `F` fold to constants the OpenCL compiler can unroll by and strength-reduce.
+pub(super) fn specialised(e: &ArithExpr) -> ArithExpr {
+    SPECIALISED.with(|s| {
+        let s = s.borrow();
+        let mut e = e.clone();
+        for (name, v) in s.iter() {
+            if e.mentions(name) {
+                e = e.subst(name, &ArithExpr::cst(*v));
+            }
+        }
+        e
+    })
+}
+
+/// An index or length at C level: the one conversion of an `ArithExpr` into the tree, where
+/// known sizes are substituted ([`Specialised`]). Sums print with `-` for negative terms,
+/// products with their coefficient first.
 pub(super) fn arith(e: &ArithExpr) -> CExpr {
+    c_arith(&specialised(e))
+}
+
+fn c_arith(e: &ArithExpr) -> CExpr {
     use arith::ExprKind;
-    let bin = |op, a: &ArithExpr, b: &ArithExpr| CExpr::bin(op, arith(a), arith(b));
+    let bin = |op, a: &ArithExpr, b: &ArithExpr| CExpr::bin(op, c_arith(a), c_arith(b));
     match e.kind() {
         ExprKind::Cst(c) => CExpr::Int(*c),
         ExprKind::Var { name, .. } => CExpr::Sym(name.clone()),
         ExprKind::Sum(ts) => {
             let mut terms = ts.iter();
-            let first = terms.next().map_or(CExpr::Int(0), arith);
+            let first = terms.next().map_or(CExpr::Int(0), c_arith);
             terms.fold(first, |acc, t| match negated(t) {
                 Some(m) => CExpr::bin(BinOp::Sub, acc, m),
-                None => CExpr::bin(BinOp::Add, acc, arith(t)),
+                None => CExpr::bin(BinOp::Add, acc, c_arith(t)),
             })
         }
         ExprKind::Prod(fs) => match negated(e) {
             Some(m) => CExpr::un(UnOp::Neg, m),
             None => fs
                 .iter()
-                .map(arith)
+                .map(c_arith)
                 .reduce(|a, b| CExpr::bin(BinOp::Mul, a, b))
                 .unwrap_or(CExpr::Int(1)),
         },
         ExprKind::Div(a, b) | ExprKind::ExactDiv(a, b) => bin(BinOp::Div, a, b),
         ExprKind::Mod(a, b) => bin(BinOp::Rem, a, b),
-        ExprKind::Pow(a, b) => CExpr::call("pow", vec![arith(a), arith(b)]),
-        ExprKind::Min(a, b) => CExpr::call("min", vec![arith(a), arith(b)]),
-        ExprKind::Max(a, b) => CExpr::call("max", vec![arith(a), arith(b)]),
+        ExprKind::Pow(a, b) => CExpr::call("pow", vec![c_arith(a), c_arith(b)]),
+        ExprKind::Min(a, b) => CExpr::call("min", vec![c_arith(a), c_arith(b)]),
+        ExprKind::Max(a, b) => CExpr::call("max", vec![c_arith(a), c_arith(b)]),
         ExprKind::RawAdd(a, b) => bin(BinOp::Add, a, b),
         ExprKind::RawSub(a, b) => bin(BinOp::Sub, a, b),
         ExprKind::RawMul(a, b) => bin(BinOp::Mul, a, b),
@@ -351,7 +401,7 @@ fn negated(t: &ArithExpr) -> Option<CExpr> {
         ExprKind::Cst(c) if *c < 0 && *c != i64::MIN => Some(CExpr::Int(-c)),
         ExprKind::Prod(fs) => match fs.first().map(|f| f.kind()) {
             Some(ExprKind::Cst(c)) if *c < 0 && *c != i64::MIN => {
-                let rest = fs[1..].iter().map(arith);
+                let rest = fs[1..].iter().map(c_arith);
                 let rest = rest.reduce(|a, b| CExpr::bin(BinOp::Mul, a, b))?;
                 Some(if *c == -1 {
                     rest

@@ -30,6 +30,7 @@ mod mmrb_regblock;
 mod nbody_rows;
 mod onekernel;
 mod opencl;
+mod rows2_specialise;
 mod rows_layouts;
 mod snapshots;
 

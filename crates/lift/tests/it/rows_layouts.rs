@@ -7,7 +7,7 @@ use crate::{check_all, json_close, parse_json};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-fn kmeans_rows() -> String {
+pub(crate) fn kmeans_rows() -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/cgo17/kmeans_rows.lisp");
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
@@ -29,7 +29,7 @@ fn variants(src: &str, sizes: &[(&str, i64)], top: usize) -> Vec<(String, String
 
 /// Points and centres of multiples of 1/4 in [-2, 2]: every squared distance is exact in
 /// float32, so the device's order of summation cannot change which centre is nearest.
-fn kmeans_data(dir: &Path, p: usize, f: usize, c: usize) -> String {
+pub(crate) fn kmeans_data(dir: &Path, p: usize, f: usize, c: usize) -> String {
     let mut s: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut next = move || {
         s = s
@@ -49,7 +49,7 @@ fn kmeans_data(dir: &Path, p: usize, f: usize, c: usize) -> String {
     path.to_string_lossy().into_owned()
 }
 
-struct Scratch(std::path::PathBuf);
+pub(crate) struct Scratch(pub(crate) std::path::PathBuf);
 
 impl Drop for Scratch {
     fn drop(&mut self) {
