@@ -2131,7 +2131,7 @@ fn measure(
     let limit = host_runner::device_info(Some(device)).map_err(|e| Error::plain(e.to_string()))?;
     let opts = Options {
         work_group_limit: Some(crate::work_group_limit(&limit)),
-        sizes: inputs.sizes.clone(),
+        sizes: inputs.inputs.sizes.clone(),
         specialise: true,
         ..measure_options(work_group)
     };
