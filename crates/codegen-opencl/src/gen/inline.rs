@@ -16,6 +16,7 @@
 //! - `e` has no effect (no atomics), and no statement run between the declaration and the use
 //!   writes a variable or array that `e` names; when `e` reads memory, no barrier or atomic
 //!   runs in between either (another work-item's write may then be visible);
+//! - `e` reads no element under a condition (a padded read: see [`guarded_read`]);
 //! - `e`'s C type is known and is `T` (so no implicit conversion is lost), and the expression
 //!   at the use stays within the nesting the generator allows itself (`MAX_DEPTH`).
 
@@ -74,7 +75,7 @@ fn try_inline(body: &mut [Stmt], i: usize, single: &BTreeSet<String>, types: &Ty
     else {
         return false;
     };
-    if !single.contains(name.as_str()) || types.of(e).as_ref() != Some(ty) || has_atomic(e) {
+    if !single.contains(name.as_str()) || types.of(e).as_ref() != Some(ty) || has_atomic(e) || guarded_read(e) {
         return false;
     }
     let x = Expr::var(name);
@@ -266,6 +267,29 @@ fn names(e: &Expr, out: &mut BTreeSet<String>) {
         | Expr::VecLit(..) => {}
     }
     e.children().for_each(|c| names(c, out));
+}
+
+/// Whether `e` holds a read under a condition (`i < n ? a[i] : 0.0f`, a padded element): the
+/// generator holds those in a variable on purpose (`scalar.rs`, `loop_elem`), since PoCL's
+/// LLVM aborts on the masked load it makes of one inside `fabs` or `-`
+/// (`difffuzz/repros/pocl_llvm_fabs_masked_load`).
+fn guarded_read(e: &Expr) -> bool {
+    match e {
+        Expr::Select(_, a, b) if reads_memory(a) || reads_memory(b) => true,
+        Expr::Var(_)
+        | Expr::Int(_)
+        | Expr::Float(_)
+        | Expr::Double(_)
+        | Expr::Index(..)
+        | Expr::Field(..)
+        | Expr::Unary(..)
+        | Expr::Binary(..)
+        | Expr::Call(..)
+        | Expr::Cast(..)
+        | Expr::Select(..)
+        | Expr::VecLit(..)
+        | Expr::Sym(_) => e.children().any(guarded_read),
+    }
 }
 
 fn is_atomic(f: &str) -> bool {
@@ -725,6 +749,25 @@ mod tests {
         ];
         let text = run(body, vec![], &mut n);
         assert!(text.contains("float v_out_1 = v_a_1[0] * 3.0f;"), "{text}");
+    }
+
+    #[test]
+    fn a_padded_read_stays_in_its_variable() {
+        let mut n = Namer::new();
+        let (a, i, p, out) = (n.fresh("v_a"), n.fresh("v_i"), n.fresh("v_p"), n.fresh("v_out"));
+        let guarded = Expr::select(
+            Expr::bin(BinOp::Lt, v(&i), Expr::Int(0)),
+            Expr::Float(1.0),
+            v(&a).index(v(&i)),
+        );
+        let body = vec![
+            local_array(CType::FLOAT, &a, 4),
+            Stmt::decl(CType::INT, &i, Expr::Int(1)),
+            Stmt::decl(CType::FLOAT, &p, guarded),
+            Stmt::decl(CType::FLOAT, &out, Expr::call("fabs", vec![v(&p)])),
+        ];
+        let text = run(body, vec![], &mut n);
+        assert!(text.contains("float v_out_1 = fabs(v_p_1);"), "{text}");
     }
 
     #[test]
