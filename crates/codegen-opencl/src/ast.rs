@@ -376,6 +376,40 @@ pub fn for_each_expr_mut(stmts: &mut [Stmt], f: &mut dyn FnMut(&mut Expr)) {
     }
 }
 
+/// Calls `f` on every expression of the statements, as [`for_each_expr_mut`] does, reading.
+pub fn for_each_expr(stmts: &[Stmt], f: &mut dyn FnMut(&Expr)) {
+    for s in stmts {
+        match s {
+            Stmt::Decl { init, .. } => init.iter().for_each(&mut *f),
+            Stmt::Assign { lhs, rhs, .. } => {
+                f(lhs);
+                f(rhs);
+            }
+            Stmt::Call(e) => f(e),
+            Stmt::For {
+                init, cond, step, body, ..
+            } => {
+                f(init);
+                f(cond);
+                f(&step.1);
+                for_each_expr(body, f);
+            }
+            Stmt::If { cond, then, els } => {
+                f(cond);
+                for_each_expr(then, f);
+                for_each_expr(els, f);
+            }
+            Stmt::Block(b) => for_each_expr(b, f),
+            Stmt::Barrier(_) => {}
+            Stmt::VStore { value, ptr, offset, .. } => {
+                f(value);
+                f(ptr);
+                f(offset);
+            }
+        }
+    }
+}
+
 /// Every identifier the statements declare or use (for kernel parameters: a buffer, size or
 /// scalar is a parameter exactly when the body names it).
 pub fn idents(stmts: &[Stmt]) -> BTreeSet<String> {

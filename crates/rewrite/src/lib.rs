@@ -82,10 +82,10 @@ pub struct Options {
     pub reg_blocks: Vec<egraph::RegBlockSizes>,
     /// Rows per work-item of a map whose reduction reads an array in tiles (`reuse-tiles-T-bB`,
     /// above 1): each element read from local memory is folded into that many rows' results.
-    /// None by default: on an H200 (`bench/results/runs/nvidia-h200-2026-11-24-nbody.md`) two
-    /// rows tied with one (n-body 13.52 ms against 13.44, mri-q 1.170 against 1.181) and four
-    /// lost (n-body 20.4 ms), while their terms took the places of one-row chunk sizes among
-    /// the extracted terms.
+    /// Two by default: on an H200, once n-body's step lost its dead w-lane arithmetic
+    /// (`bench/results/runs/nvidia-h200-2026-11-24-s8-nbody-speed2.md`), two rows per
+    /// work-item in groups of 64 took 11.64 ms against 12.33 for the best one-row variant;
+    /// before that they tied (13.52 against 13.44, `...-nbody.md`), and four rows lost (20.4 ms).
     pub reuse_blocks: Vec<i64>,
 }
 
@@ -126,7 +126,7 @@ impl Default for Options {
             ]
             .map(|(tm, tn, rm, rn, tk)| egraph::RegBlockSizes { tm, tn, rm, rn, tk })
             .to_vec(),
-            reuse_blocks: vec![],
+            reuse_blocks: vec![2],
         }
     }
 }

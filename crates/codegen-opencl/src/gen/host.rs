@@ -3,6 +3,7 @@
 //! (the buffers, scalars and sizes its tree names, in ABI order).
 
 use super::*;
+use super::{inline, lanes};
 
 impl Gen<'_> {
     pub(super) fn host(&mut self, e: ExprId, dest: &Dest) -> Result<()> {
@@ -315,6 +316,8 @@ impl Gen<'_> {
         for (d, l) in self.local_hints(e).into_iter().enumerate() {
             cx.local[d] = l;
         }
+        // buffers allocated from here on are materializations inside this kernel
+        cx.first_buffer = Some(self.mem.buffers.len());
         self.k = Some(cx);
         let r = f(self);
         let k = self.k.take().expect("set above");
@@ -412,6 +415,12 @@ impl Gen<'_> {
         }
         let used = ast::idents(&body);
         let (params, args) = self.kernel_params(&used)?;
+        let internal: BTreeSet<String> = (self.mem.buffers.iter().skip(k.first_buffer.unwrap_or(usize::MAX)))
+            .filter(|b| b.space == AddressSpace::Global && b.role == Role::Temp)
+            .map(|b| self.buf_ident(&b.name).to_string())
+            .collect();
+        lanes::drop_dead_lanes(&mut body, &params, &internal);
+        inline::inline_temporaries(&mut body, &params);
         let (global, local) = self.launch_sizes(&k, e)?;
         // Known work-group sizes are declared, so the driver can compile for them.
         let work_group = local.as_ref().map(|l| {

@@ -31,6 +31,8 @@ type Result<T> = std::result::Result<T, Diagnostic>;
 
 mod filter;
 mod host;
+mod inline;
+mod lanes;
 mod layout;
 mod maps;
 mod memory;
@@ -431,6 +433,9 @@ struct KernelCx {
     one_group: bool,
     /// Choices of the kernel that `--emit plan` names ([`crate::Kernel::notes`]).
     notes: Vec<String>,
+    /// The first buffer allocated while generating this kernel, where every buffer from it on
+    /// belongs to this kernel alone (`Gen::kernel`); `None` where that is not known.
+    first_buffer: Option<usize>,
 }
 
 struct Gen<'a> {
@@ -800,6 +805,7 @@ impl KernelCx {
             active: vec![],
             one_group: false,
             notes: vec![],
+            first_buffer: None,
         }
     }
 }

@@ -27,6 +27,7 @@ mod indep_grid;
 mod indep_mm;
 mod interp;
 mod mmrb_regblock;
+mod nbody2_speed;
 mod nbody_rows;
 mod onekernel;
 mod opencl;
