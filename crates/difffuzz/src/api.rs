@@ -82,8 +82,11 @@ pub fn interpret(src: &str, data: &str, bounded: bool) -> Result<Value, Refusal>
 /// ran before on this machine).
 pub fn opencl(src: &str, data: &str, device: Option<&str>) -> Result<Value, Refusal> {
     let l = load(src, data)?;
+    // Sizes built into the kernels, as `lift run` on a device builds them (the generic
+    // kernels, which `--devices` and `lift compile` use, were fuzzed before this existed).
     let opts = lift::Options {
         sizes: l.inputs.sizes.clone(),
+        specialise: true,
         ..lift::Options::default()
     };
     let c = lift::compile_program(l.prog, &opts).map_err(|e| Refusal::new(Stage::Compile, full_message(&e)))?;
