@@ -494,6 +494,8 @@ impl Types {
                 (CType::Scalar(_) | CType::Vector(..) | CType::Struct(_), false) => None,
             },
             Expr::Binary(BinOp::Add, p, _) => self.elem(p),
+            // `((const global float4*)b)[i]`: an aligned vector read
+            Expr::Cast(CType::Ptr { elem, .. }, _) => Some((**elem).clone()),
             Expr::Int(_)
             | Expr::Float(_)
             | Expr::Double(_)

@@ -216,6 +216,13 @@ impl Demand<'_> {
                         return;
                     }
                 }
+                // a whole vector read through the aligned form of a `vloadW`
+                if let Some((_, a)) = aligned_read(b) {
+                    if self.buffers.contains_key(a) {
+                        self.add(a, m);
+                        return;
+                    }
+                }
                 self.expr(b, ALL);
             }
             Expr::Field(a, f) => match lane(f) {
@@ -406,8 +413,29 @@ fn buffer_width(body: &[Stmt], b: &str) -> Option<u8> {
     }
 }
 
-/// Uses of `b` in `e` other than as the pointer of a `vloadW`, whose widths go to `widths`.
+/// `((const global T W*)b)`, the pointer of an aligned vector read `((const global T W*)b)[i]`
+/// (what a `vloadW(i, b)` becomes where known sizes prove it aligned): `W` and `b`.
+fn aligned_read(e: &Expr) -> Option<(u8, &str)> {
+    match e {
+        Expr::Cast(CType::Ptr { elem, .. }, p) => match (&**elem, &**p) {
+            (CType::Vector(_, w), Expr::Var(b)) => Some((*w, b.as_str())),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Uses of `b` in `e` other than as the pointer of a `vloadW` (or of its aligned form), whose
+/// widths go to `widths`.
 fn bare_uses(e: &Expr, b: &str, widths: &mut BTreeSet<u8>) -> usize {
+    if let Expr::Index(p, i) = e {
+        if let Some((w, p)) = aligned_read(p) {
+            if p == b {
+                widths.insert(w);
+                return bare_uses(i, b, widths);
+            }
+        }
+    }
     if let Expr::Call(f, xs) = e {
         if let (Some(w), [i, Expr::Var(p)]) = (f.strip_prefix("vload"), &xs[..]) {
             if p.as_str() == b {
@@ -548,6 +576,11 @@ mod tests {
     /// A loop folding `vload4(i, xs)` into `acc`, stored into the local array `a`, then
     /// `a[0]` read into the internal buffer `t`, then `read(vload4(0, t))` stored to `out[0]`.
     fn kernel(read: impl Fn(Expr) -> Expr, internal: bool) -> String {
+        kernel_loading(|t| Expr::call("vload4", vec![Expr::Int(0), v(t)]), read, internal)
+    }
+
+    /// As [`kernel`], `t` read back by `load(t)`.
+    fn kernel_loading(load: impl Fn(&Ident) -> Expr, read: impl Fn(Expr) -> Expr, internal: bool) -> String {
         let mut n = Namer::new();
         let (xs, t, out, a, acc, i) = (
             n.exact("v_xs"),
@@ -585,10 +618,7 @@ mod tests {
                 ptr: v(&t),
                 offset: Expr::Int(0),
             },
-            Stmt::assign(
-                v(&out).index(Expr::Int(0)),
-                read(Expr::call("vload4", vec![Expr::Int(0), v(&t)])),
-            ),
+            Stmt::assign(v(&out).index(Expr::Int(0)), read(load(&t))),
         ];
         let params = vec![global(&xs), global(&t), global(&out)];
         let internal: BTreeSet<String> = if internal {
@@ -620,6 +650,25 @@ mod tests {
         );
         assert!(
             text.contains("v_a_1[0] = (float4)(v_acc_1.s0, v_acc_1.s1, 0.0f, 0.0f);"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn an_aligned_vector_read_is_followed_like_its_vload() {
+        // `((const global float4*)t)[0]`, what `vload4(0, t)` becomes for known sizes
+        let aligned = |t: &Ident| {
+            let ty = CType::Ptr {
+                space: AddressSpace::Global,
+                elem: Box::new(F4),
+                is_const: true,
+                restrict: false,
+            };
+            Expr::Cast(ty, Box::new(v(t))).index(Expr::Int(0))
+        };
+        let text = kernel_loading(aligned, |x| Expr::bin(BinOp::Mul, x, Expr::Float(2.0)).lane(2), true);
+        assert!(
+            text.contains("v_a_1[0] = (float4)(0.0f, 0.0f, v_acc_1.s2, 0.0f);"),
             "{text}"
         );
     }
