@@ -416,13 +416,12 @@ fn buffer_width(body: &[Stmt], b: &str) -> Option<u8> {
 /// `((const global T W*)b)`, the pointer of an aligned vector read `((const global T W*)b)[i]`
 /// (what a `vloadW(i, b)` becomes where known sizes prove it aligned): `W` and `b`.
 fn aligned_read(e: &Expr) -> Option<(u8, &str)> {
-    match e {
-        Expr::Cast(CType::Ptr { elem, .. }, p) => match (&**elem, &**p) {
-            (CType::Vector(_, w), Expr::Var(b)) => Some((*w, b.as_str())),
-            _ => None,
-        },
-        _ => None,
+    if let Expr::Cast(CType::Ptr { elem, .. }, p) = e {
+        if let (CType::Vector(_, w), Expr::Var(b)) = (&**elem, &**p) {
+            return Some((*w, b.as_str()));
+        }
     }
+    None
 }
 
 /// Uses of `b` in `e` other than as the pointer of a `vloadW` (or of its aligned form), whose
