@@ -541,6 +541,19 @@ fn is_parallel_map(k: MapKind) -> bool {
     matches!(k, MapKind::Glb(_) | MapKind::Wrg(_))
 }
 
+/// `(const global sW*)buf`: a global buffer of scalars `s` read as `w`-lane vectors, one vector
+/// load each where `vloadW` promises only the scalar's alignment (both aligned-read rewrites:
+/// [`Gen::aligned_vectors`] and the grid reduction's `aligned_vloads`).
+pub(super) fn vector_pointer(buf: CExpr, s: ast::Scalar, w: u8) -> CExpr {
+    let ty = CType::Ptr {
+        space: AddressSpace::Global,
+        elem: Box::new(CType::Vector(s, w)),
+        is_const: true,
+        restrict: false,
+    };
+    CExpr::cast(ty, buf)
+}
+
 impl Gen<'_> {
     /// A global buffer of scalars seen as `w`-lane vectors, `(const global floatW*)buf`, for
     /// reads of whole vectors at vector-aligned places: `vloadW` promises only the scalar's
@@ -562,13 +575,11 @@ impl Gen<'_> {
         if b.space != AddressSpace::Global || s == Scalar::Bool || !matches!(w, 2 | 4 | 8 | 16) {
             return None;
         }
-        let ty = CType::Ptr {
-            space: AddressSpace::Global,
-            elem: Box::new(CType::Vector(types::ast_scalar(s), w)),
-            is_const: true,
-            restrict: false,
-        };
-        Some(CExpr::cast(ty, CExpr::var(&self.buf_ident(buf))))
+        Some(vector_pointer(
+            CExpr::var(&self.buf_ident(buf)),
+            types::ast_scalar(s),
+            w,
+        ))
     }
 
     /// The expression of an access through a view.

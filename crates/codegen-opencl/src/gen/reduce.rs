@@ -523,13 +523,7 @@ fn aligned_vloads(s: &mut Stmt, bufs: &[(Ident, ast::Scalar)]) {
                 _ => None,
             };
             if let Some((b, sc, w, k)) = at {
-                let ptr = CType::Ptr {
-                    space: AddressSpace::Global,
-                    elem: Box::new(CType::Vector(sc, w)),
-                    is_const: true,
-                    restrict: false,
-                };
-                *e = CExpr::cast(ptr, CExpr::var(&b)).index(k);
+                *e = vector_pointer(CExpr::var(&b), sc, w).index(k);
                 return;
             }
         }
