@@ -187,7 +187,10 @@ fn compile_from(given: Program, source: Option<&str>, opts: &Options) -> Result<
         Some((p, i, c)) => (p, i, Some(c)),
         None => (given.clone(), given_info.clone(), None),
     };
-    validate::validate(&program, &info).map_err(Error::Invalid)?;
+    // Kernels built for their sizes are validated with them: a private array or an unrolled
+    // loop whose length they fix is legal there, and refused (with its span) in generic ones.
+    let known_sizes = built_in(opts);
+    validate::validate_with(&program, &info, &known_sizes).map_err(Error::Invalid)?;
     let glb_work_group = match &variant {
         Some(c) if opts.work_group.is_empty() => c.work_group.clone(),
         _ => opts.work_group.clone(),
@@ -195,14 +198,7 @@ fn compile_from(given: Program, source: Option<&str>, opts: &Options) -> Result<
     let eopts = codegen_opencl::EmitOptions {
         glb_work_group,
         work_group_limit: opts.work_group_limit.clone().unwrap_or_default(),
-        known_sizes: if opts.specialise {
-            (opts.sizes.iter())
-                .filter(|(n, _)| !opts.vary.contains(n))
-                .map(|(n, v)| (n.clone(), *v))
-                .collect()
-        } else {
-            BTreeMap::new()
-        },
+        known_sizes,
     };
     let plan = codegen_opencl::emit_with(&program, &info, &eopts)?;
     Ok(Compiled {
@@ -214,6 +210,18 @@ fn compile_from(given: Program, source: Option<&str>, opts: &Options) -> Result<
         plan: Some(plan),
         host: None,
     })
+}
+
+/// The sizes [`Options::specialise`] builds into the kernels: [`Options::sizes`] but for
+/// [`Options::vary`]; none without it.
+fn built_in(opts: &Options) -> BTreeMap<String, i64> {
+    if !opts.specialise {
+        return BTreeMap::new();
+    }
+    (opts.sizes.iter())
+        .filter(|(n, _)| !opts.vary.contains(n))
+        .map(|(n, v)| (n.clone(), *v))
+        .collect()
 }
 
 /// The tuned variant, else the cost model's best; `None` when exploration finds none.
@@ -230,7 +238,7 @@ fn choose_variant(
         let tuned = tune::tuned_entry(src, &sizes, device).and_then(|t| {
             let p = ir::parse(&t.source).ok()?;
             let i = typeck::infer(&p).ok()?;
-            validate::validate(&p, &i).ok()?;
+            validate::validate_with(&p, &i, &built_in(opts)).ok()?;
             Some((p, i, t.source, t.description, t.work_group))
         });
         if let Some((p, i, text, description, work_group)) = tuned {
@@ -255,6 +263,7 @@ fn choose_variant(
     let ropts = rewrite::Options {
         sizes: opts.sizes.clone(),
         top_k: 1,
+        built_in: built_in(opts),
         ..rewrite::Options::default()
     };
     let v = rewrite::explore(prog, info, &ropts).ok()?.variants.into_iter().next()?;

@@ -976,6 +976,8 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
         sizes: sizes.clone(),
         // a search goes past the seeds, in the model's order
         top_k: if opts.budget.is_some() { top_k.max(24) } else { top_k },
+        // every configuration is measured with the sizes built in (`measure`)
+        built_in: sizes.clone(),
         ..rewrite::Options::default()
     };
     let ex = rewrite::explore(prog, info, &ropts)?;

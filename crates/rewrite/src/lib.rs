@@ -87,6 +87,10 @@ pub struct Options {
     /// work-item in groups of 64 took 11.64 ms against 12.33 for the best one-row variant;
     /// before that they tied (13.52 against 13.44, `...-nbody.md`), and four rows lost (20.4 ms).
     pub reuse_blocks: Vec<i64>,
+    /// The sizes the kernels will be built for (`lift::Options::specialise`; empty: generic
+    /// kernels): variants are validated with them (`validate::validate_with`), so a private
+    /// array or an unrolled loop of a length they fix is a legal variant.
+    pub built_in: BTreeMap<String, i64>,
 }
 
 impl Default for Options {
@@ -127,6 +131,7 @@ impl Default for Options {
             .map(|(tm, tn, rm, rn, tk)| egraph::RegBlockSizes { tm, tn, rm, rn, tk })
             .to_vec(),
             reuse_blocks: vec![2],
+            built_in: BTreeMap::new(),
         }
     }
 }
@@ -285,7 +290,7 @@ pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> R
         if !seen.insert(key.clone()) {
             continue;
         }
-        let Some(info) = legal(&program) else {
+        let Some(info) = legal(&program, &opts.built_in) else {
             stats.rejected += 1;
             continue;
         };
@@ -356,9 +361,9 @@ fn keep_diverse(sorted: Vec<Variant>, k: usize) -> Vec<Variant> {
 }
 
 /// The types of a variant, when it type-checks and is legal for the OpenCL back end.
-fn legal(program: &ir::Program) -> Option<typeck::TypeInfo> {
+fn legal(program: &ir::Program, built_in: &BTreeMap<String, i64>) -> Option<typeck::TypeInfo> {
     let info = typeck::infer(program).ok()?;
-    validate::validate(program, &info).ok()?;
+    validate::validate_with(program, &info, built_in).ok()?;
     Some(info)
 }
 

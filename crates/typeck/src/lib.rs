@@ -37,6 +37,32 @@ type Result<T> = std::result::Result<T, Diagnostic>;
 /// generated, on its own).
 pub const MAX_ITERATE: i64 = 64;
 
+/// Most values (scalars; a vector counts its lanes, a tuple its members) one private array may
+/// hold. Private arrays are registers where they are indexed by constants, else a work-item's
+/// own stack (off-chip on GPUs): beyond a few KiB per work-item they only spill, and on a CPU
+/// driver every work-item of a group keeps its copy. `validate` refuses a larger `toPrivate`
+/// (also when built-in sizes make its length a constant) with the advice to use local or
+/// global memory, and the code generator keeps larger temporaries in global memory.
+pub const MAX_PRIVATE_VALUES: i64 = 1024;
+
+/// Most steps of a `mapSeqUnroll`/`reduceSeqUnroll`: the code generator writes the body once
+/// per step, so a length that built-in sizes make large (`M = 10^6`) would make a kernel
+/// source of that many copies.
+pub const MAX_UNROLLED_STEPS: i64 = 1024;
+
+/// How many scalars a value of `t` holds in private memory (a vector its lanes, a tuple the
+/// sum of its members', an array its length times its element's); `None` when a length is not
+/// a constant (or the count overflows).
+pub fn private_values(t: &Type) -> Option<i64> {
+    match t {
+        Type::Scalar(_) => Some(1),
+        Type::Vector(_, w) => Some(i64::from(*w)),
+        Type::Tuple(cs) => cs.iter().try_fold(0i64, |a, c| a.checked_add(private_values(c)?)),
+        Type::Array(el, n) => private_values(el)?.checked_mul(n.as_cst().filter(|n| *n >= 0)?),
+        Type::Exists(_) | Type::Fun(..) => None,
+    }
+}
+
 /// A condition on run-time sizes that typing could not decide symbolically.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SizeCheck {

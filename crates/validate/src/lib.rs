@@ -43,15 +43,24 @@
 //! All diagnostics are returned, in source order, so a user sees every problem at once.
 
 use ir::{AddressSpace, Diagnostic, Expr, ExprId, FilterKind, MapKind, Op, Prim, Program, ReduceKind, Type};
-use std::collections::BTreeSet;
-use typeck::{Binder, TypeInfo};
+use std::collections::{BTreeMap, BTreeSet};
+use typeck::{Binder, TypeInfo, MAX_PRIVATE_VALUES, MAX_UNROLLED_STEPS};
 
 /// Checks that `prog` (typed by `info`) can be emitted as OpenCL; every violation as a
 /// diagnostic with the span of the node at fault.
 pub fn validate(prog: &Program, info: &TypeInfo) -> Result<(), Vec<Diagnostic>> {
+    validate_with(prog, info, &BTreeMap::new())
+}
+
+/// [`validate`] for kernels built for the sizes `known` (by the program's size names, as
+/// `codegen_opencl::EmitOptions::known_sizes`): lengths they fix are constants there, so a
+/// private array or an unrolled loop of such a length is legal, within
+/// [`typeck::MAX_PRIVATE_VALUES`] and [`typeck::MAX_UNROLLED_STEPS`].
+pub fn validate_with(prog: &Program, info: &TypeInfo, known: &BTreeMap<String, i64>) -> Result<(), Vec<Diagnostic>> {
     let mut v = Validator {
         prog,
         info,
+        known,
         errs: vec![],
         pre: BTreeSet::new(),
         kernel: None,
@@ -121,6 +130,8 @@ struct Kernel {
 struct Validator<'a> {
     prog: &'a Program,
     info: &'a TypeInfo,
+    /// The sizes built into the kernels (empty: generic kernels).
+    known: &'a BTreeMap<String, i64>,
     errs: Vec<Diagnostic>,
     /// Arguments computed by their own kernels before the kernel that reads them.
     pre: BTreeSet<ExprId>,
@@ -865,9 +876,55 @@ impl Validator<'_> {
                             at,
                             format!("a private array must have a size known at compile time, but this one has length {n}; use a constant split size, toLocal or toGlobal"),
                         );
+                    } else if let Some(msg) = self.private_too_large(&dims, t) {
+                        self.err(at, msg);
                     }
                 }
             }
+        }
+    }
+
+    /// Why a private array of lengths `dims` (each known) and elements `el` is refused as too
+    /// large or of a negative length; `None` when it fits. Lengths that vary with the steps
+    /// of an `iterate` are not counted (each step's is known only where it is emitted).
+    fn private_too_large(&self, dims: &[ir::ArithExpr], el: &Type) -> Option<String> {
+        let mut fixed = el.clone();
+        for n in dims.iter().rev() {
+            let c = self.fixed(n).as_cst()?;
+            if c < 0 {
+                return Some(format!(
+                    "this private array has a negative length, {n}{}",
+                    self.with_sizes(n)
+                ));
+            }
+            fixed = Type::array(fixed, ir::ArithExpr::cst(c));
+        }
+        let values = typeck::private_values(&fixed);
+        if values.is_some_and(|v| v <= MAX_PRIVATE_VALUES) {
+            return None;
+        }
+        let shown: Vec<String> = dims.iter().map(|n| format!("{n}{}", self.with_sizes(n))).collect();
+        Some(format!(
+            "this private array holds {} values ({} {}), more than the {MAX_PRIVATE_VALUES} a work-item may keep in private memory; use toLocal or toGlobal",
+            values.map_or_else(|| "too many".to_string(), |v| v.to_string()),
+            if shown.len() == 1 { "length" } else { "lengths" },
+            shown.join(" × ")
+        ))
+    }
+
+    /// ` = c with M = 4096` where a length is fixed only by the built-in sizes, else nothing.
+    fn with_sizes(&self, n: &ir::ArithExpr) -> String {
+        if n.as_cst().is_some() {
+            return String::new();
+        }
+        let used: Vec<String> = (self.known.iter())
+            .filter(|(k, _)| n.mentions(k))
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect();
+        match self.fixed(n).as_cst() {
+            Some(c) if n.as_var().is_some() => format!(" = {c}"),
+            Some(c) if !used.is_empty() => format!(" = {c} with {}", used.join(", ")),
+            Some(_) | None => String::new(),
         }
     }
 
@@ -1280,19 +1337,39 @@ impl Validator<'_> {
         }
     }
 
-    /// Whether a length is a constant in generated code: `iterate` bodies are typed once over
-    /// a symbolic length but emitted once per step, where that length is a constant.
+    /// `n` as the generated code sees it: with the built-in sizes substituted (and simplified
+    /// as the code generator does, so that both agree on which lengths are constants).
+    fn fixed(&self, n: &ir::ArithExpr) -> ir::ArithExpr {
+        let mut n = n.clone();
+        for (name, v) in self.known {
+            if n.mentions(name) {
+                n = n.subst(name, &ir::ArithExpr::cst(*v));
+            }
+        }
+        n
+    }
+
+    /// Whether a length is a constant in generated code: a literal, one the built-in sizes
+    /// fix, or one of an `iterate` body, typed once over a symbolic length but emitted once
+    /// per step, where that length is a constant.
     fn known(&self, n: &ir::ArithExpr) -> bool {
+        let n = self.fixed(n);
         n.as_cst().is_some() || n.free_vars().iter().all(|v| self.info.iter_vars.contains(v))
     }
 
     fn unrolled(&mut self, e: ExprId, xs: ExprId) {
         if let Some(Type::Array(_, n)) = self.ty(xs) {
-            if !self.known(n) {
-                let n = n.clone();
+            let n = n.clone();
+            if !self.known(&n) {
                 self.err(
                     e,
                     format!("`mapSeqUnroll`/`reduceSeqUnroll` need a length known at compile time, not {n}"),
+                );
+            } else if let Some(c) = self.fixed(&n).as_cst().filter(|c| *c > MAX_UNROLLED_STEPS) {
+                let n = format!("{n}{}", self.with_sizes(&n));
+                self.err(
+                    e,
+                    format!("`mapSeqUnroll`/`reduceSeqUnroll` are limited to {MAX_UNROLLED_STEPS} steps, as the generated code holds the body once per step, but this one has {c} (length {n}); use mapSeq/reduceSeq"),
                 );
             }
         }

@@ -1,4 +1,5 @@
-use crate::validate;
+use crate::{validate, validate_with};
+use std::collections::BTreeMap;
 
 /// The messages `validate` gives for a program (empty when it is accepted), each with the source
 /// text its span covers.
@@ -230,6 +231,84 @@ fn filterglb_inside_a_map() {
         errs.iter()
             .any(|(m, at)| m.contains("`filterGlb` needs several kernels") && at.starts_with("(filterGlb")),
         "{errs:?}"
+    );
+}
+
+/// The messages of [`validate_with`] for kernels built for `sizes`, with the spans' text.
+fn check_with(src: &str, sizes: &[(&str, i64)]) -> Vec<(String, String)> {
+    let prog = ir::parse(src).unwrap_or_else(|d| panic!("parse: {}\n{src}", d.message));
+    let info = typeck::infer(&prog).unwrap_or_else(|d| panic!("types: {}\n{src}", d.message));
+    let known: BTreeMap<String, i64> = sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    match validate_with(&prog, &info, &known) {
+        Ok(()) => vec![],
+        Err(ds) => ds
+            .into_iter()
+            .map(|d| (d.message, src[d.span.start as usize..d.span.end as usize].to_string()))
+            .collect(),
+    }
+}
+
+/// A private array and an unrolled loop over a row of length `M`: refused in generic kernels,
+/// legal in kernels built for `M` within the limits, refused with the length and the size
+/// beyond them; a size the length does not depend on changes nothing.
+#[test]
+fn known_sizes_fix_private_and_unrolled_lengths() {
+    let private =
+        mat("(toGlobal (mapGlb (lambda (r) (mapSeq (lambda (x) x) (toPrivate (mapSeq (lambda (x) x) r)))) xs))");
+    let unrolled = mat("(toGlobal (mapGlb (lambda (r) (mapSeqUnroll (lambda (x) x) r)) xs))");
+    let halves = mat("(toGlobal (mapGlb (lambda (r) (mapSeq (lambda (x) x) (toPrivate (mapSeqUnroll (lambda (x) x) (join (split #2 r)))))) xs))");
+    for src in [&private, &unrolled, &halves] {
+        assert_eq!(check_with(src, &[("M", 8), ("N", 100_000)]), vec![], "{src}");
+        assert_eq!(check_with(src, &[("M", 1024)]), vec![], "{src}");
+        assert_eq!(
+            check_with(src, &[("N", 8)]).len(),
+            1 + usize::from(src == &halves),
+            "{src}"
+        );
+        assert!(!check(src).is_empty(), "{src}");
+    }
+    let errs = check_with(&private, &[("M", 1025)]);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0]
+            .0
+            .contains("this private array holds 1025 values (length M = 1025), more than the 1024")
+            && errs[0].0.contains("use toLocal or toGlobal"),
+        "{errs:?}"
+    );
+    assert!(errs[0].1.starts_with("(toPrivate"), "{errs:?}");
+    let errs = check_with(&unrolled, &[("M", 100_000)]);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].0.contains("limited to 1024 steps") && errs[0].0.contains("has 100000 (length M = 100000)"),
+        "{errs:?}"
+    );
+    assert!(errs[0].1.starts_with("(mapSeqUnroll"), "{errs:?}");
+    // vectors count their lanes: 300 float4 are 1200 values
+    let vecs = mat("(toGlobal (mapGlb (lambda (r) (mapSeq (lambda (x) x) (toPrivate (mapSeq (lambda (x) x) (asVector #4 r))))) xs))");
+    assert_eq!(check_with(&vecs, &[("M", 1024)]), vec![]);
+    let errs = check_with(&vecs, &[("M", 1200)]);
+    assert!(
+        errs.len() == 1
+            && errs[0]
+                .0
+                .contains("holds 1200 values (length (M/4) = 300 with M = 1200)"),
+        "{errs:?}"
+    );
+}
+
+/// Literal lengths meet the same limits as those the sizes fix.
+#[test]
+fn private_and_unrolled_limits_without_sizes() {
+    one_error(
+        &vec1("(join (toGlobal (mapGlb (lambda (c) (mapSeq (lambda (x) x) (toPrivate (mapSeq (lambda (x) x) c)))) (split #2048 xs))))"),
+        "this private array holds 2048 values (length 2048)",
+        "(toPrivate",
+    );
+    one_error(
+        &vec1("(join (toGlobal (mapGlb (lambda (c) (mapSeqUnroll (lambda (x) x) c)) (split #2048 xs))))"),
+        "limited to 1024 steps",
+        "(mapSeqUnroll",
     );
 }
 

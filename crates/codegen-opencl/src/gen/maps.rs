@@ -77,7 +77,8 @@ impl Gen<'_> {
                 self.close();
             }
             MapKind::SeqUnroll => {
-                let Some(c) = n.as_cst() else {
+                // a length fixed by the built-in sizes unrolls too (`validate_with` admits it)
+                let Some(c) = specialised(n).as_cst() else {
                     return Err(self.err(
                         e,
                         format!("`mapSeqUnroll`/`reduceSeqUnroll` need a length known at compile time, not {n}"),

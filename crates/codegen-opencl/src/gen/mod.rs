@@ -46,7 +46,7 @@ use types::{soa_components, soa_unsupported};
 
 use memory::{scalarize, vector_locals};
 use scalar::Val;
-use types::{arith, Specialised};
+use types::{arith, fits_private, specialised, specialised_type, specialising, Specialised};
 
 /// Most work-items of one work-group when no device is known (`lift compile`): the common limit
 /// of GPUs (NVIDIA and Intel allow 1024). A run knows its device and passes its own limit
@@ -692,6 +692,15 @@ impl Gen<'_> {
             };
             return Ok((first.expect("a tuple has components"), Rc::new(view)));
         }
+        // A private array is declared with a constant length: one the built-in sizes fix is
+        // that constant (`validate_with` admitted it, within its limit).
+        let fixed;
+        let ty = if space == AddressSpace::Private && specialising() {
+            fixed = specialised_type(ty);
+            &fixed
+        } else {
+            ty
+        };
         let name = self.names.fresh(&format!("v_{prefix}{hint}"));
         self.buf_ids.insert(name.to_string(), name.clone());
         self.mem.allocate(name.as_str(), ty, space, loops, role)

@@ -76,10 +76,10 @@ impl Gen<'_> {
             return Ok(());
         }
         let level = self.level();
-        let constant = dims_of(&acc_ty).0.iter().all(|d| d.as_cst().is_some());
+        // a length the built-in sizes fix is as good as a literal one
         let space = match level {
             Level::Group => AddressSpace::Local,
-            Level::Item if constant => AddressSpace::Private,
+            Level::Item if fits_private(&acc_ty) => AddressSpace::Private,
             Level::Item | Level::Top => AddressSpace::Global,
         };
         let acc = self.temp_buffer("acc", &acc_ty, space, z)?;

@@ -58,7 +58,7 @@ impl Gen<'_> {
             return Ok(false);
         }
         let (dims, _) = dims_of(acc_ty);
-        let constant = dims.iter().all(|d| d.as_cst().is_some());
+        let constant = fits_private(acc_ty);
         let level = self.level();
         let per_item = level == Level::Group && self.per_item(z, body, &dims);
         let (acc, own) = match level {

@@ -354,6 +354,17 @@ pub(super) fn specialised(e: &ArithExpr) -> ArithExpr {
     })
 }
 
+/// `t` with the specialised sizes substituted in its lengths ([`specialised`]).
+pub(super) fn specialised_type(t: &Type) -> Type {
+    t.map_lengths(&specialised)
+}
+
+/// Whether an array of type `t` may be kept in private memory: its lengths constants, also
+/// those the specialised sizes fix, and within `typeck::MAX_PRIVATE_VALUES`.
+pub(super) fn fits_private(t: &Type) -> bool {
+    typeck::private_values(&specialised_type(t)).is_some_and(|v| v <= typeck::MAX_PRIVATE_VALUES)
+}
+
 /// An index or length at C level: the one conversion of an `ArithExpr` into the tree, where
 /// known sizes are substituted ([`Specialised`]). Sums print with `-` for negative terms,
 /// products with their coefficient first.

@@ -26,6 +26,7 @@ mod indep2_forms;
 mod indep_grid;
 mod indep_mm;
 mod interp;
+mod known_sizes;
 mod mmrb_regblock;
 mod nbody2_speed;
 mod nbody_rows;
