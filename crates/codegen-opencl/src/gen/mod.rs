@@ -198,6 +198,7 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
         glb_work_group: opts.glb_work_group.clone(),
         wg_limit: opts.work_group_limit.clone(),
         param_caps: BTreeMap::new(),
+        aligned_reads: false,
     };
     let mut sizes = vec![];
     for s in &prog.sizes {
@@ -490,6 +491,10 @@ struct Gen<'a> {
     /// Capacities of the run-time lengths of filter-result parameters (type-level name ->
     /// [`capacity_size`] of the parameter).
     param_caps: BTreeMap<String, ArithExpr>,
+    /// Whole-vector reads take the aligned form ([`Gen::aligned_vectors`]) in a generic kernel
+    /// too: set while the grid reduction's first stage is generated (`reduce.rs`
+    /// `last_group`), whose `float4` reads sit at offsets a multiple of 4 by their form.
+    aligned_reads: bool,
 }
 
 /// The size variable, given by the host, that holds the capacity of parameter `k` when it is a
@@ -557,12 +562,14 @@ pub(super) fn vector_pointer(buf: CExpr, s: ast::Scalar, w: u8) -> CExpr {
 impl Gen<'_> {
     /// A global buffer of scalars seen as `w`-lane vectors, `(const global floatW*)buf`, for
     /// reads of whole vectors at vector-aligned places: `vloadW` promises only the scalar's
-    /// alignment and NVPTX splits it into `w` loads, where this is one (buffers are allocated
-    /// aligned far beyond 16 bytes). Only in kernels built for known sizes
+    /// alignment and NVPTX splits it into `w` loads, where this is one (OpenCL aligns a buffer
+    /// to `CL_DEVICE_MEM_BASE_ADDR_ALIGN`, far beyond a vector, and kernels get whole
+    /// buffers). The one place this rewrite is decided: in kernels built for known sizes
     /// ([`EmitOptions::known_sizes`]), whose offsets the sizes make constant multiples of `w`
-    /// (k-means' block of 128 rows of 34 floats); generic kernels keep `vloadW`.
+    /// (k-means' block of 128 rows of 34 floats), and in the grid reduction's first stage
+    /// ([`Gen::aligned_reads`]); other generic kernels keep `vloadW`.
     fn aligned_vectors(&self, buf: &str, w: u8) -> Option<CExpr> {
-        if !types::specialising() {
+        if !types::specialising() && !self.aligned_reads {
             return None;
         }
         let b = self.mem.buffers.iter().find(|b| b.name == buf)?;

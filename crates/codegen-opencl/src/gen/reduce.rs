@@ -356,10 +356,12 @@ impl Gen<'_> {
                 return Err(g.err(value, "internal: last-group reduction form"));
             }
             g.open_block();
-            g.gen_into(first, &d)?;
+            // its `float4` reads take the aligned form, also in a generic kernel
+            g.aligned_reads = true;
+            let r = g.gen_into(first, &d);
+            g.aligned_reads = false;
+            r?;
             g.close();
-            let globals = g.global_scalar_buffers();
-            aligned_vloads(g.last_stmt(), &globals);
             let published = publish(g.last_stmt(), &parts_id, elem);
             if published == 0 {
                 return Err(g.err(value, "internal: a group's result is not stored"));
@@ -407,19 +409,6 @@ impl Gen<'_> {
             g.close();
             Ok(())
         })
-    }
-
-    /// The global buffers of scalars, by their identifiers in the kernel.
-    fn global_scalar_buffers(&self) -> Vec<(Ident, ast::Scalar)> {
-        self.mem
-            .buffers
-            .iter()
-            .filter(|b| b.space == AddressSpace::Global)
-            .filter_map(|b| match b.elem {
-                Type::Scalar(sc) => Some((self.buf_ident(&b.name), types::ast_scalar(sc))),
-                Type::Vector(..) | Type::Tuple(_) | Type::Array(..) | Type::Exists(_) | Type::Fun(..) => None,
-            })
-            .collect()
     }
 
     /// The statements of the one-group stage into the program's result.
@@ -503,88 +492,4 @@ fn acquire(s: &mut Stmt, buf: &Ident, elem: Scalar) {
         }
     }
     ast::for_each_expr_mut(std::slice::from_mut(s), &mut |e| rewrite(e, buf, elem));
-}
-
-/// Turns the reads `vloadW(0, buf + off)` of a global buffer of scalars `buf` at an offset that
-/// is a multiple of `W` by its form into `((const global TW*)buf)[off / W]`: the buffer is
-/// aligned far beyond a vector (OpenCL aligns a buffer to `CL_DEVICE_MEM_BASE_ADDR_ALIGN`, at
-/// least the largest built-in type, and kernels get whole buffers), but `vloadW` promises only
-/// the scalar's alignment, and a driver that cannot prove more makes `W` scalar loads of it
-/// (the grid reduction's `float4` reads, `grid-reduce-v4-*`).
-fn aligned_vloads(s: &mut Stmt, bufs: &[(Ident, ast::Scalar)]) {
-    fn rewrite(e: &mut CExpr, bufs: &[(Ident, ast::Scalar)]) {
-        if let CExpr::Call(f, args) = e {
-            let w = f.strip_prefix("vload").and_then(|x| x.parse::<u8>().ok());
-            let at = match (w, &args[..]) {
-                (Some(w), [CExpr::Int(0), CExpr::Binary(BinOp::Add, p, off)]) => bufs
-                    .iter()
-                    .find(|(b, _)| **p == CExpr::Var(b.clone()))
-                    .and_then(|(b, sc)| Some((b.clone(), *sc, w, memory::over_width(off, w)?))),
-                _ => None,
-            };
-            if let Some((b, sc, w, k)) = at {
-                *e = vector_pointer(CExpr::var(&b), sc, w).index(k);
-                return;
-            }
-        }
-        for c in e.children_mut() {
-            rewrite(c, bufs);
-        }
-    }
-    ast::for_each_expr_mut(std::slice::from_mut(s), &mut |e| rewrite(e, bufs));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::namer::Namer;
-
-    /// `vload4(0, xs + off)` of a global buffer of floats becomes an indexed `float4` read
-    /// where `off` is a multiple of 4 by its form; at another offset, or of another array, it
-    /// stays as it was.
-    #[test]
-    fn aligned_vloads_read_whole_vectors_of_global_buffers() {
-        let mut names = Namer::new();
-        let (xs, ys, i) = (names.fresh("v_xs"), names.fresh("v_ys"), names.fresh("v_i"));
-        let at = |buf: &Ident, off: CExpr| {
-            CExpr::call(
-                "vload4",
-                vec![CExpr::Int(0), CExpr::bin(BinOp::Add, CExpr::var(buf), off)],
-            )
-        };
-        let four_i = CExpr::bin(
-            BinOp::Add,
-            CExpr::bin(BinOp::Mul, CExpr::Int(8), CExpr::var(&i)),
-            CExpr::Int(4),
-        );
-        let plus_one = CExpr::bin(BinOp::Add, CExpr::var(&i), CExpr::Int(1));
-        let mut s = Stmt::Block(vec![
-            Stmt::Call(at(&xs, four_i)),
-            Stmt::Call(at(&xs, plus_one)),
-            Stmt::Call(at(&ys, CExpr::Int(8))),
-        ]);
-        aligned_vloads(&mut s, &[(xs.clone(), ast::Scalar::Float)]);
-        let Stmt::Block(body) = &s else { unreachable!("a block") };
-        let text: Vec<String> = body
-            .iter()
-            .map(|s| match s {
-                Stmt::Call(e) => print::expr(e),
-                Stmt::Decl { .. }
-                | Stmt::Assign { .. }
-                | Stmt::For { .. }
-                | Stmt::If { .. }
-                | Stmt::Block(_)
-                | Stmt::Barrier(_)
-                | Stmt::VStore { .. } => unreachable!("calls"),
-            })
-            .collect();
-        assert_eq!(
-            text,
-            [
-                format!("((const global float4*){xs})[2 * {i} + 1]"),
-                format!("vload4(0, {xs} + ({i} + 1))"),
-                format!("vload4(0, {ys} + 8)"),
-            ]
-        );
-    }
 }

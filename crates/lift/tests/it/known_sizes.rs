@@ -159,3 +159,34 @@ fn known_sizes_beyond_the_private_limits_are_clear_errors() {
         assert_user_error(&lift(&args), needle, at);
     }
 }
+
+/// The one aligned-read rewrite (`Gen::aligned_vectors`): whole `float4` reads of a global
+/// buffer take the aligned form `((const global float4*)b)[i]` in the grid reduction's first
+/// stage of a generic kernel and in every kernel built for its sizes; another generic kernel
+/// keeps `vload4`.
+#[test]
+fn known_sizes_one_aligned_read_rewrite() {
+    let compile = |src: &str, sizes: &[(&str, i64)], specialise: bool| {
+        let opts = lift::Options {
+            sizes: sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            specialise,
+            ..lift::Options::default()
+        };
+        let c = lift::compile(src, &opts).unwrap_or_else(|e| panic!("{}", e.message()));
+        c.plan.expect("kernels").source
+    };
+    let aligned = "((const global float4*)v_xs)[";
+    let sum = "(lift (N) ((array-type float N)) (lambda (xs) (reduce + 0.0f xs)))";
+    // the cost model's pick at 10^8 is the float4 grid reduction, here with N a kernel argument
+    let grid = compile(sum, &[("N", 100_000_000)], false);
+    assert!(
+        grid.contains("int v_N") && grid.contains(aligned) && !grid.contains("vload4"),
+        "{grid}"
+    );
+    let map = "(lift (N) ((array-type float N)) (lambda (xs)
+      (toGlobal (mapGlb (lambda (v) (dot v v)) (asVector #4 xs)))))";
+    let generic = compile(map, &[], false);
+    assert!(generic.contains("vload4(") && !generic.contains(aligned), "{generic}");
+    let known = compile(map, &[("N", 4096)], true);
+    assert!(known.contains(aligned) && !known.contains("vload4"), "{known}");
+}
