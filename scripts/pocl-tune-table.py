@@ -6,6 +6,12 @@ uses without a tuning cache). All programs share one tuning cache, which starts 
 device's cost-model calibration grows over the sweep.
 
 Usage: scripts/pocl-tune-table.py [--lift target/release/lift] [--budget 30s] [--out FILE.md]
+                                  [--only a,b] [--cache DIR]
+
+`--cache DIR` keeps the tuning cache (and so the calibration) in DIR instead of a fresh
+temporary folder: a sweep split over several invocations (e.g. two time-limited calls on a
+remote host, DIR carried from the first to the second) grows one calibration as a single
+sweep would.
 """
 import argparse
 import datetime
@@ -33,6 +39,7 @@ SUITE = [
     ("atax", ["M=1024", "N=1024"]),
     ("gesummv", ["M=1024", "N=1024"]),
     ("mm", ["M=128", "K=128", "N=128"]),
+    ("nbody", ["N=2048"]),
     ("sum", ["N=4194304"]),
     ("transpose", ["M=1024", "N=1024"]),
 ]
@@ -45,12 +52,55 @@ def main():
     ap.add_argument("--device", default=None, help="P:D of the device (default: all)")
     ap.add_argument("--out", default=None)
     ap.add_argument("--only", default=None, help="comma-separated program names")
+    ap.add_argument("--cache", default=None, help="tuning cache folder, kept between invocations")
     args = ap.parse_args()
     only = set(args.only.split(",")) if args.only else None
-    cache = tempfile.mkdtemp(prefix="lift-tune-table-")
+    if args.cache:
+        os.makedirs(args.cache, exist_ok=True)
+        cache = args.cache
+    else:
+        cache = tempfile.mkdtemp(prefix="lift-tune-table-")
     env = dict(os.environ, LIFT_CACHE_DIR=cache)
     lines = []
     raw = []
+
+    def write():
+        calib = None
+        for chunk in reversed(raw):
+            m = re.search(r"^calibration of the cost model.*$", chunk, re.M)
+            if m:
+                calib = m.group(0)
+                break
+        head = [
+            f"# `lift tune --budget {args.budget}` on PoCL, {datetime.date.today().isoformat()}",
+            "",
+            "Command (from the repository root, release build):",
+            "",
+            "```sh",
+            f"scripts/pocl-tune-table.py --lift {args.lift} --budget {args.budget}"
+            + (f" --device {args.device}" if args.device else "")
+            + (f" --only {args.only}" if args.only else ""),
+            "```",
+            "",
+            "Times are kernel times (ms, OpenCL profiling events): the leaders of each search are the median of",
+            "5 runs, every other configuration one run. *naive*: the program as written (its default lowering);",
+            "*cost-model pick*: the model's top variant at the default work-group size (what `lift run` uses",
+            "without a tuning cache); *tuned*: the fastest configuration whose result equals the interpreter.",
+            "*wall* and *RSS*: the whole `lift tune` (exploration, interpreter checks, compiles, runs).",
+            "",
+            "| program | sizes | naive ms | cost-model pick ms | tuned ms | tuned vs naive | tuned vs pick | best (how found) | configs tried | wall s | max RSS MiB |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        text = "\n".join(head + lines) + "\n"
+        if calib:
+            text += f"\nCalibration after the sweep: {calib}\n"
+        text += "\n<details><summary>lift tune outputs</summary>\n\n```\n" + "\n".join(raw) + "```\n</details>\n"
+        if args.out:
+            with open(args.out, "w") as f:
+                f.write(text)
+        else:
+            sys.stdout.write(text)
+
     for name, sizes in SUITE:
         if only and name not in only:
             continue
@@ -71,6 +121,7 @@ def main():
             err = p.stderr.strip().splitlines()
             msg = next((l for l in err if l.startswith("error") or "×" in l), err[-1] if err else "")
             lines.append(f"| {name} | {' '.join(sizes)} | failed: {msg[:120]} | | | | | | | {wall:.0f} | {rss_mib:.0f} |")
+            write()
             continue
         rows = json.load(open(table))
         usable = [r for r in rows if r["median_ms"] is not None and r["check"] in ("ok", "unchecked")]
@@ -93,41 +144,9 @@ def main():
             f"{ratio(pick, best)} | {how.group(1) if how else '-'} | {tried.group(1) if tried else '-'} | "
             f"{wall:.0f} | {rss_mib:.0f} |"
         )
-    calib = None
-    for chunk in reversed(raw):
-        m = re.search(r"^calibration of the cost model.*$", chunk, re.M)
-        if m:
-            calib = m.group(0)
-            break
-    head = [
-        f"# `lift tune --budget {args.budget}` on PoCL, {datetime.date.today().isoformat()}",
-        "",
-        "Command (from the repository root, release build):",
-        "",
-        "```sh",
-        f"scripts/pocl-tune-table.py --lift {args.lift} --budget {args.budget}"
-        + (f" --device {args.device}" if args.device else "")
-        + (f" --only {args.only}" if args.only else ""),
-        "```",
-        "",
-        "Times are kernel times (ms, OpenCL profiling events): the leaders of each search are the median of",
-        "5 runs, every other configuration one run. *naive*: the program as written (its default lowering);",
-        "*cost-model pick*: the model's top variant at the default work-group size (what `lift run` uses",
-        "without a tuning cache); *tuned*: the fastest configuration whose result equals the interpreter.",
-        "*wall* and *RSS*: the whole `lift tune` (exploration, interpreter checks, compiles, runs).",
-        "",
-        "| program | sizes | naive ms | cost-model pick ms | tuned ms | tuned vs naive | tuned vs pick | best (how found) | configs tried | wall s | max RSS MiB |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    text = "\n".join(head + lines) + "\n"
-    if calib:
-        text += f"\nCalibration after the sweep: {calib}\n"
-    text += "\n<details><summary>lift tune outputs</summary>\n\n```\n" + "\n".join(raw) + "```\n</details>\n"
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+        # after every program, so that a sweep cut short by a time limit keeps what it measured
+        write()
+    write()
 
 
 if __name__ == "__main__":
