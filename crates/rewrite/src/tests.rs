@@ -1279,3 +1279,53 @@ fn padded_and_float4_variants_compile_the_same_from_their_text() {
         }
     }
 }
+
+/// Variants validated with the sizes built into the kernels (`Options::built_in`): a sum of
+/// rows of a known length of 8 gains variants unrolled over a length made of the size `M`
+/// (`reduceSeqUnroll` over the `M/4` rows of `transpose (split 4 r)`), which generic kernels
+/// refuse; it loses none.
+#[test]
+fn built_in_sizes_make_unrolled_variants_legal() {
+    let src = "(lift (M N) ((array-type (array-type float M) N))
+      (lambda (xs) (map (lambda (r) (reduce + 0.0f r)) xs)))";
+    let prog = ir::parse(src).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    let sizes: BTreeMap<String, i64> = [("M".to_string(), 8), ("N".to_string(), 4096)].into();
+    let variants = |built_in: BTreeMap<String, i64>| {
+        let opts = Options {
+            sizes: sizes.clone(),
+            top_k: 64,
+            built_in,
+            ..Options::default()
+        };
+        let ex = explore(&prog, &info, &opts).expect("explores");
+        ex.variants
+            .into_iter()
+            .map(|v| (v.source, v.program, v.info))
+            .collect::<Vec<_>>()
+    };
+    let generic = variants(BTreeMap::new());
+    let known = variants(sizes.clone());
+    assert!(
+        generic.iter().all(|g| known.iter().any(|k| k.0 == g.0)),
+        "a generic variant was lost"
+    );
+    let new: Vec<_> = known.iter().filter(|k| generic.iter().all(|g| g.0 != k.0)).collect();
+    assert!(!new.is_empty(), "M = 8 built in gave no new variant");
+    for (source, program, info) in new {
+        assert!(source.contains("reduceSeqUnroll"), "{source}");
+        assert!(
+            validate::validate(program, info).is_err(),
+            "generic kernels accept it:\n{source}"
+        );
+        assert!(validate::validate_with(program, info, &sizes).is_ok(), "{source}");
+        // and the code generator emits it, its loop over `M/4 = 2` unrolled
+        let eopts = codegen_opencl::EmitOptions {
+            known_sizes: sizes.clone(),
+            ..codegen_opencl::EmitOptions::default()
+        };
+        let plan =
+            codegen_opencl::emit_with(program, info, &eopts).unwrap_or_else(|e| panic!("{}\n{source}", e.message));
+        assert!(!plan.source.contains("v_M"), "{}", plan.source);
+    }
+}
