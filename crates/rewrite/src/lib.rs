@@ -87,6 +87,9 @@ pub struct Options {
     /// work-item in groups of 64 took 11.64 ms against 12.33 for the best one-row variant;
     /// before that they tied (13.52 against 13.44, `...-nbody.md`), and four rows lost (20.4 ms).
     pub reuse_blocks: Vec<i64>,
+    /// Tile and block sizes of register-blocked matrix products under a map over a batch
+    /// (`batch-reg-block-*`): small products, one tile each (`bench/indep/bmm.lisp`, 32³).
+    pub batch_blocks: Vec<egraph::RegBlockSizes>,
 }
 
 impl Default for Options {
@@ -127,6 +130,11 @@ impl Default for Options {
             .map(|(tm, tn, rm, rn, tk)| egraph::RegBlockSizes { tm, tn, rm, rn, tk })
             .to_vec(),
             reuse_blocks: vec![2],
+            // a 32 × 32 product per work-group: 256 work-items of 1 × 4 outputs, or 128 of
+            // 2 × 4; 64 × 64 products by 256 work-items of 4 × 4
+            batch_blocks: [(32, 32, 1, 4, 32), (32, 32, 2, 4, 32), (64, 64, 4, 4, 16)]
+                .map(|(tm, tn, rm, rn, tk)| egraph::RegBlockSizes { tm, tn, rm, rn, tk })
+                .to_vec(),
         }
     }
 }

@@ -66,7 +66,7 @@ const CASES: [Case; 7] = [
         src: include_str!("../../../../bench/indep/bmm.lisp"),
         large: &[("B", 4096), ("M", 32), ("K", 32), ("N", 32)],
         small: &[("B", 128), ("M", 32), ("K", 32), ("N", 32)],
-        expect: "",
+        expect: "mapWrg2 over a batch of 4096",
     },
 ];
 
