@@ -113,8 +113,9 @@ pub const DOT_FN: u16 = 2048;
 /// The class is an array of arrays of scalars or vectors (what `stage-rows` copies).
 pub const SCALAR_ROWS: u16 = 4096;
 /// A one-parameter function whose body is the product of two `float` components of its
-/// argument, `(* (get #i p) (get #j p))`: zero where both components are (`grid-reduce-*`
-/// pads a dot product's vectors with zeros). The top bit, away from the flags added in order.
+/// argument, `(* (get #i p) (get #j p))`, or sums, differences and products of components
+/// (`a·b + c`): zero where its components are (`grid-reduce-*` pads a dot product's vectors
+/// with zeros; `encode::zero_at_zero`). The top bit, away from the flags added in order.
 pub const ZERO_PRODUCT: u16 = 1 << 15;
 
 #[derive(Clone, Debug, PartialEq, Default)]

@@ -2683,15 +2683,22 @@ impl Lowerer<'_> {
     }
 
     /// Whether `gridreduce`'s `map h ys` is a dot product under `+` that `host_grid` may pad
-    /// with zeros before `h`: `ys` a zip, `h` the product of two of its components
-    /// (`egraph::ZERO_PRODUCT`), `f` a sum.
+    /// with zeros before `h`: `ys` a zip, `h` the product of two of its components, or sums,
+    /// differences and products of components (`a·b + c`: zero where they are,
+    /// `egraph::ZERO_PRODUCT`), `f` a sum.
     fn zero_product_dot(&self, h: &Symbol, f: &Rc<Term>, ys: &Term) -> bool {
         let zip = matches!(&ys.op, TOp::Other(s) if s.as_str().starts_with("zip|"));
         let src = self.b.src;
-        let is_get = |e: ExprId, p: VarId| matches!(src.expr(e), Expr::Op { op: Op::Get(_), args } if matches!(src.expr(args[0]), Expr::Var(v) if *v == p));
         let product = self.leaf_body(h).is_some_and(|(ps, body)| {
             ps.len() == 1
-                && matches!(src.expr(body), Expr::Op { op: Op::Mul, args } if args.len() == 2 && args.iter().all(|a| is_get(*a, ps[0])))
+                && matches!(
+                    src.expr(body),
+                    Expr::Op {
+                        op: Op::Add | Op::Sub | Op::Mul,
+                        ..
+                    }
+                )
+                && crate::encode::zero_at_zero(src, ps[0], body, &|_| true)
         });
         let sum = match &f.op {
             TOp::Sym(f) => self.leaf_body(f).is_some_and(|(ps, body)| {

@@ -1144,8 +1144,26 @@ fn grid_reduce_lanes_fires_for_sums_and_dots_of_whole_vectors() {
     // a length known only at run time may not be whole vectors
     assert_eq!(lanes(dot, &[]), 0);
     assert_eq!(lanes(dot, &[("N", 100_000_002)]), 0);
+    // sums, differences and products of components are zero at the padding's zeros
+    // (`bench/indep/zip3sum.lisp`, `a·b + c`); a constant term is not
+    let zip3sum = include_str!("../../../bench/indep/zip3sum.lisp");
+    assert_eq!(lanes(zip3sum, &[("N", 100_000_000)]), groups);
     assert_eq!(
         lanes(&dot.replace("(* (get #0 p)", "(+ (get #0 p)"), &[("N", 100_000_000)]),
+        groups
+    );
+    assert_eq!(
+        lanes(
+            &dot.replace("(* (get #0 p) (get #1 p))", "(+ (* (get #0 p) (get #1 p)) 1.0f)"),
+            &[("N", 100_000_000)]
+        ),
+        0
+    );
+    assert_eq!(
+        lanes(
+            &zip3sum.replace("(get #2 t))", "(+ (get #2 t) 1.0f))"),
+            &[("N", 100_000_000)]
+        ),
         0
     );
     assert_eq!(
@@ -1170,6 +1188,7 @@ fn grid_reduce_lanes_variants_equal_the_interpreter() {
         (include_str!("../../../bench/indep/dot.lisp"), 8192),
         (include_str!("../../../bench/indep/dot.lisp"), 8196),
         (include_str!("../../../examples/hl_sum.lisp"), 12_000),
+        (include_str!("../../../bench/indep/zip3sum.lisp"), 8196),
     ] {
         let ex = check_with(src, &[("N", n)], 1, |o| {
             o.grid_groups = vec![4];

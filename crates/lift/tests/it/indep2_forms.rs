@@ -59,7 +59,7 @@ const CASES: [Case; 7] = [
         src: include_str!("../../../../bench/indep/zip3sum.lisp"),
         large: &[("N", 100_000_000)],
         small: &[("N", 600_064)],
-        expect: "one launch",
+        expect: "4-lane vector loads",
     },
     Case {
         name: "bmm",
