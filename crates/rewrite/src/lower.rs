@@ -2844,8 +2844,15 @@ impl Lowerer<'_> {
         let Some(len) = x.len.clone() else {
             return self.wg_tree(s, f, z, x);
         };
-        let pad = A::cst(s - 1).sub(&len.sub(&A::cst(1)).rem(&A::cst(s)));
-        let chunk_len = len.add(&A::cst(s - 1)).div(&A::cst(s));
+        // a chunk of more than 4 elements is padded to a multiple of 4 of them, which code
+        // generation reads four at a time (`codegen_opencl` `maps::by_four`, kernels built for
+        // their sizes): on the H200 gemv_bias's rows of 3000 took 0.0694 ms by 64 work-items
+        // in chunks of 47 (one load at a time) against 0.0394 by 128 in chunks of 24
+        // (`bench/results/runs/nvidia-h200-2026-11-24-s9-batch-rules.md`)
+        let per_item = len.eval(&|v| self.sizes.get(v).copied()).map_or(0, |n| (n + s - 1) / s);
+        let unit = if per_item > 4 { 4 * s } else { s };
+        let pad = A::cst(unit - 1).sub(&len.sub(&A::cst(1)).rem(&A::cst(unit)));
+        let chunk_len = len.add(&A::cst(unit - 1)).div(&A::cst(unit)).mul(&A::cst(unit / s));
         let c = self.name("chunk");
         let chunk = Term::new(
             TOp::Sym(Symbol::from(c.as_str())),

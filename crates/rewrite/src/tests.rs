@@ -1364,3 +1364,28 @@ fn cost_model_ranks_the_batched_product_first_for_bmm() {
         "{ex}"
     );
 }
+
+/// A padded row's chunks of more than four elements are whole fours, which kernels built for
+/// their sizes read four at a time: gemv_bias's rows of 3000 by 64 work-items are padded to
+/// 3072 (48 each), not 3008 (47 each), and its variants equal the interpreter; a chunk of at
+/// most four keeps the padding to the group's multiple.
+#[test]
+fn padded_row_chunks_are_whole_fours() {
+    let gemv_bias = include_str!("../../../bench/indep/gemv_bias.lisp");
+    let padded = |sizes: &[(&str, i64)], s: i64| -> String {
+        let ex = check_with(gemv_bias, sizes, 1, |o| {
+            o.wg_sizes = vec![s];
+            o.only_rules = vec!["wg-reduce-pad".into()];
+        });
+        ex.variants
+            .iter()
+            .find(|v| v.description.contains("work-group reduction by"))
+            .unwrap_or_else(|| panic!("no padded work-group reduction:\n{ex}"))
+            .source
+            .clone()
+    };
+    let src = padded(&[("M", 3), ("N", 3000)], 64);
+    assert!(src.contains("(% (+ N 255) 256)"), "{src}");
+    let src = padded(&[("M", 3), ("N", 13)], 4);
+    assert!(src.contains("(% (+ N 3) 4)"), "{src}");
+}
