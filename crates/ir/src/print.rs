@@ -203,7 +203,10 @@ impl Printer<'_> {
     /// One-line form if short, else the head on one line and arguments indented below.
     fn expr(&mut self, id: ExprId, indent: usize) {
         let flat = self.flat(id);
-        if flat.len() + indent <= 100 {
+        // a variable or literal has no parts to lay out: past the margin it is still itself,
+        // not `(x)`, which would read back as an application (deeply nested variants, as a
+        // batch's register-blocked products, reach the margin)
+        if flat.len() + indent <= 100 || matches!(self.prog.expr(id), Expr::Var(_) | Expr::Lit(_)) {
             let _ = write!(self.out, "{:indent$}{flat}", "");
             return;
         }

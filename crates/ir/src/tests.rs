@@ -187,3 +187,20 @@ fn host_sections_read_print_and_read_back() {
     let err = parse(bad).map(|_| ()).expect_err("arity");
     assert!(err.message.contains("2"), "{}", err.message);
 }
+
+/// A variable or literal nested past the printer's margin prints as itself: `(x)` would read
+/// back as an application of `x` (the deeply nested variants of a batch of register-blocked
+/// products reached the margin).
+#[test]
+fn leaves_past_the_margin_print_as_themselves() {
+    let mut body = "x".to_string();
+    for _ in 0..60 {
+        body = format!("(+ x {body})");
+    }
+    let src = format!("(lift (N) ((array-type float N)) (lambda (xs) (mapGlb (lambda (x) {body}) xs)))");
+    let p = parse(&src).expect("parses");
+    let text = print::program(&p);
+    assert!(text.lines().any(|l| l.len() > 100), "{text}");
+    let q = parse(&text).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
+    assert_eq!(print::program(&q), text);
+}

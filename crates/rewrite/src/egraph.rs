@@ -113,8 +113,9 @@ pub const DOT_FN: u16 = 2048;
 /// The class is an array of arrays of scalars or vectors (what `stage-rows` copies).
 pub const SCALAR_ROWS: u16 = 4096;
 /// A one-parameter function whose body is the product of two `float` components of its
-/// argument, `(* (get #i p) (get #j p))`: zero where both components are (`grid-reduce-*`
-/// pads a dot product's vectors with zeros). The top bit, away from the flags added in order.
+/// argument, `(* (get #i p) (get #j p))`, or sums, differences and products of components
+/// (`a·b + c`): zero where its components are (`grid-reduce-*` pads a dot product's vectors
+/// with zeros; `encode::zero_at_zero`). The top bit, away from the flags added in order.
 pub const ZERO_PRODUCT: u16 = 1 << 15;
 
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -1113,6 +1114,7 @@ pub fn workgroup_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>
     }
     rules.push(stage_rows_vec(default));
     rules.extend(reg_block_rows_rules(opts));
+    rules.extend(batch_reg_block_rules(opts));
     rules
 }
 
@@ -1781,5 +1783,148 @@ impl Applier<Lift, LiftAnalysis> for GridLanes {
         } else {
             vec![]
         }
+    }
+}
+
+/// Set in an `rblock`'s packed sizes (beside `RBLOCK_ROWS`) when the product is the body of a
+/// map over a batch, `map (λab. rblock c r g x ys) xs` with `x` and `ys` read from `ab`
+/// (`batch-reg-block-*`): lowered with the batch as the third dimension of the grid, each
+/// element's tiles a `mapWrg1 × mapWrg0` inside `mapWrg2`. The flag changes no meaning.
+pub const RBLOCK_BATCH: i64 = 1 << 57;
+
+/// The register-blocked product under a map over a batch of matrix pairs
+/// (`bench/indep/bmm.lisp`: `map (λab. map (λrow. map (λcol. dot row col) (transpose (get 1
+/// ab))) (get 0 ab)) (zip as bs)`): `batch-reg-block-{sizes}` for each setting of
+/// `Options::batch_blocks`, tiles that fit the small products of a batch (a 32 × 32 product
+/// is one tile of one work-group), where `reg-block-*`'s tiles of 64 and 128 do not.
+pub fn batch_reg_block_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> {
+    opts.batch_blocks
+        .iter()
+        .map(|&c| {
+            // map (λab. P) xs = map (λab. rblock (c | BATCH) r g x ys) xs, P one of
+            // `map (λr. join (map g ys)) x`, `map (λr. map g ys) x` or `map (λr. let k ys (map g
+            // k)) x` (the reader binds `transpose (get 1 ab)` so), with `reg-block-*`'s side
+            // conditions (g a dot product, x and ys matrices of floats, tm | rows of x, tk | K,
+            // tn | rows of ys, a tile's work-items fit a work-group), r not free in ys, and x,
+            // ys reading no variable but ab and the parameters (the batch map is lowered at
+            // host level, ab its only binder)
+            Rewrite::new(
+                format!("batch-reg-block-{}", c.name()),
+                pat("(map (lam ?ab ?b) ?xs)"),
+                BatchRegBlock {
+                    c,
+                    max_group: opts.max_group,
+                },
+            )
+            .expect("rule")
+        })
+        .collect()
+}
+
+/// See `batch-reg-block-*`.
+struct BatchRegBlock {
+    c: RegBlockSizes,
+    max_group: i64,
+}
+
+/// The maps `(f, xs)` that an e-class holds: `map f xs`, or `let k xs (map f k)` (the reader's
+/// binding of a component, `get #0 ab`), `k` not free in `f`.
+fn maps_in(eg: &EG, class: Id) -> Vec<(Id, Id)> {
+    let mut found = vec![];
+    for n in &eg[class].nodes {
+        match n {
+            Lift::Map([f, x]) => found.push((*f, *x)),
+            Lift::Let([k, v, m]) => {
+                let Some(ks) = symbol_of(eg, *k) else { continue };
+                for mn in &eg[*m].nodes {
+                    if let Lift::Map([f, c]) = mn {
+                        if symbol_of(eg, *c) == Some(ks) && not_free_in(eg, *k, &[*f]) {
+                            found.push((*f, *v));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
+/// The matrix products `(r, g, x, ys, rows)` that an e-class holds as one of the forms
+/// `batch-reg-block-*` names (each map possibly over a `let`-bound array, `maps_in`), `rows`
+/// when written without `join`.
+fn products_in(eg: &EG, class: Id) -> Vec<(Id, Id, Id, Id, bool)> {
+    let mut found = vec![];
+    for (f, x) in maps_in(eg, class) {
+        for fnode in &eg[f].nodes {
+            let Lift::Lam([r, body]) = fnode else { continue };
+            for (g, ys) in maps_in(eg, *body) {
+                found.push((*r, g, x, ys, true));
+            }
+            for b in &eg[*body].nodes {
+                if let Lift::Join(m) = b {
+                    for (g, ys) in maps_in(eg, *m) {
+                        found.push((*r, g, x, ys, false));
+                    }
+                }
+            }
+        }
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// Whether `k` divides the length `len`, equal to it included (a batch element's product may
+/// be one tile): known from the sizes given, or symbolic as `may_split` allows.
+fn tiles_exactly(len: &Option<ArithExpr>, k: i64, an: &LiftAnalysis) -> bool {
+    len.as_ref()
+        .is_some_and(|n| match n.eval(&|v| an.sizes.get(v).copied()) {
+            Ok(n) => n >= k && n % k == 0,
+            Err(_) => may_split(n, k, &an.sizes, &an.declared),
+        })
+}
+
+impl BatchRegBlock {
+    /// `RegBlock::admits`, with tiles as long as the matrices allowed.
+    fn admits(&self, eg: &EG, r: Id, g: Id, x: Id, ys: Id) -> bool {
+        let (xd, yd, an) = (&eg[x].data, &eg[ys].data, &eg.analysis);
+        let rb = self.c;
+        rb.valid()
+            && not_free_in(eg, r, &[ys])
+            && eg[g].data.flags & DOT_FN != 0
+            && xd.flags & FLOAT_ROWS != 0
+            && yd.flags & FLOAT_ROWS != 0
+            && tiles_exactly(&xd.len, rb.tm, an)
+            && tiles_exactly(&xd.inner, rb.tk, an)
+            && tiles_exactly(&yd.len, rb.tn, an)
+            && rb.items() <= self.max_group
+    }
+}
+
+impl Applier<Lift, LiftAnalysis> for BatchRegBlock {
+    fn apply_one(&self, eg: &mut EG, _: Id, sub: &Subst, _: Option<&PatternAst<Lift>>, _: Symbol) -> Vec<Id> {
+        let (ab, body) = (sub[var("?ab")], sub[var("?b")]);
+        let Some(abs) = symbol_of(eg, ab) else { return vec![] };
+        let reads_batch_only = |eg: &EG, id: Id| {
+            eg[id]
+                .data
+                .free
+                .iter()
+                .all(|v| *v == abs || eg.analysis.params.contains(v))
+        };
+        let mut out = vec![];
+        for (r, g, x, ys, rows) in products_in(eg, body) {
+            if !self.admits(eg, r, g, x, ys) || !reads_batch_only(eg, x) || !reads_batch_only(eg, ys) {
+                continue;
+            }
+            let flags = RBLOCK_BATCH | if rows { RBLOCK_ROWS } else { 0 };
+            let cfg = eg.add(Lift::Num(self.c.pack() | flags));
+            let res = eg.add(Lift::RBlock([cfg, r, g, x, ys]));
+            if eg.union(body, res) {
+                out.push(res);
+            }
+        }
+        out
     }
 }

@@ -247,16 +247,18 @@ impl Enc<'_> {
         self.opaque(id, d)
     }
 
-    /// `(* (get #i p) (get #j p))` with `float` components: zero where both components are.
+    /// `(* (get #i p) (get #j p))` with `float` components, or sums, differences and products
+    /// of such components (`a·b + c`, `bench/indep/zip3sum.lisp`): zero where every component
+    /// is (`zero_at_zero`).
     fn product_of_components(&self, p: ir::VarId, body: ExprId) -> bool {
-        let component = |a: &ExprId| match self.prog.expr(*a) {
-            Expr::Op { op: Op::Get(_), args } => {
-                matches!(self.prog.expr(args[0]), Expr::Var(v) if *v == p)
-                    && matches!(self.info.types[a.index()], Some(Type::Scalar(Scalar::Float)))
+        let float = |a: ExprId| matches!(self.info.types[a.index()], Some(Type::Scalar(Scalar::Float)));
+        matches!(
+            self.prog.expr(body),
+            Expr::Op {
+                op: Op::Add | Op::Sub | Op::Mul,
+                ..
             }
-            _ => false,
-        };
-        matches!(self.prog.expr(body), Expr::Op { op: Op::Mul, args } if args.len() == 2 && args.iter().all(component))
+        ) && zero_at_zero(self.prog, p, body, &float)
     }
 
     /// Only float arithmetic on float variables and literals: the same code works on `float4`.
@@ -377,5 +379,21 @@ pub fn subtree_text(prog: &Program, names: &[String], id: ExprId) -> String {
             format!("({kw} {}{})", n(var), kids(&[*value, *body]))
         }
         Expr::Pack(e) => format!("(pack {})", subtree_text(prog, names, *e)),
+    }
+}
+
+/// Whether `body` is zero wherever the components of `p` it reads are: a component `(get #i
+/// p)` (`component` says it is a float), or a sum, difference or product of two such bodies
+/// (no literal: `0·x` is not zero for an infinite `x`, and a constant term is not zero).
+/// Padding every component with zeros then adds nothing to a sum of `body` (`grid-reduce-*`,
+/// `wg-reduce-pad-*`), and the same arithmetic applies to vectors lane by lane.
+pub(crate) fn zero_at_zero(prog: &ir::Program, p: ir::VarId, body: ExprId, component: &dyn Fn(ExprId) -> bool) -> bool {
+    match prog.expr(body) {
+        Expr::Op { op: Op::Get(_), args } => matches!(prog.expr(args[0]), Expr::Var(v) if *v == p) && component(body),
+        Expr::Op {
+            op: Op::Add | Op::Sub | Op::Mul,
+            args,
+        } => args.len() == 2 && args.iter().all(|a| zero_at_zero(prog, p, *a, component)),
+        _ => false,
     }
 }

@@ -91,6 +91,9 @@ pub struct Options {
     /// kernels): variants are validated with them (`validate::validate_with`), so a private
     /// array or an unrolled loop of a length they fix is a legal variant.
     pub built_in: BTreeMap<String, i64>,
+    /// Tile and block sizes of register-blocked matrix products under a map over a batch
+    /// (`batch-reg-block-*`): small products, one tile each (`bench/indep/bmm.lisp`, 32³).
+    pub batch_blocks: Vec<egraph::RegBlockSizes>,
 }
 
 impl Default for Options {
@@ -132,6 +135,11 @@ impl Default for Options {
             .to_vec(),
             reuse_blocks: vec![2],
             built_in: BTreeMap::new(),
+            // a 32 × 32 product per work-group: 256 work-items of 1 × 4 outputs, or 128 of
+            // 2 × 4; 64 × 64 products by 256 work-items of 4 × 4
+            batch_blocks: [(32, 32, 1, 4, 32), (32, 32, 2, 4, 32), (64, 64, 4, 4, 16)]
+                .map(|(tm, tn, rm, rn, tk)| egraph::RegBlockSizes { tm, tn, rm, rn, tk })
+                .to_vec(),
         }
     }
 }

@@ -1140,6 +1140,9 @@ impl Lowerer<'_> {
         if let Some(out) = self.host_reuse(t) {
             return out;
         }
+        if let Some(out) = self.host_batch_rblock(t) {
+            return out;
+        }
         if let TOp::RBlock(c) = t.op {
             if c & crate::egraph::RBLOCK_ROWS != 0 {
                 return self.host_rblock_rows(t, c);
@@ -1204,7 +1207,10 @@ impl Lowerer<'_> {
                     let row_fn = self.b.lambda(vec![pv], body);
                     (
                         self.b.prim(Prim::Map(MapKind::Glb(1)), vec![row_fn, xt]),
-                        (threads / self.lanes).ceil() * gc + threads * MEM + self.strided(f, x),
+                        (threads / self.lanes).ceil() * gc
+                            + threads * MEM
+                            + self.extra_writes(&inner.kids[0], threads)
+                            + self.strided(f, x),
                     )
                 } else {
                     let (g, gc) = self.func(f, m);
@@ -2677,15 +2683,22 @@ impl Lowerer<'_> {
     }
 
     /// Whether `gridreduce`'s `map h ys` is a dot product under `+` that `host_grid` may pad
-    /// with zeros before `h`: `ys` a zip, `h` the product of two of its components
-    /// (`egraph::ZERO_PRODUCT`), `f` a sum.
+    /// with zeros before `h`: `ys` a zip, `h` the product of two of its components, or sums,
+    /// differences and products of components (`a·b + c`: zero where they are,
+    /// `egraph::ZERO_PRODUCT`), `f` a sum.
     fn zero_product_dot(&self, h: &Symbol, f: &Rc<Term>, ys: &Term) -> bool {
         let zip = matches!(&ys.op, TOp::Other(s) if s.as_str().starts_with("zip|"));
         let src = self.b.src;
-        let is_get = |e: ExprId, p: VarId| matches!(src.expr(e), Expr::Op { op: Op::Get(_), args } if matches!(src.expr(args[0]), Expr::Var(v) if *v == p));
         let product = self.leaf_body(h).is_some_and(|(ps, body)| {
             ps.len() == 1
-                && matches!(src.expr(body), Expr::Op { op: Op::Mul, args } if args.len() == 2 && args.iter().all(|a| is_get(*a, ps[0])))
+                && matches!(
+                    src.expr(body),
+                    Expr::Op {
+                        op: Op::Add | Op::Sub | Op::Mul,
+                        ..
+                    }
+                )
+                && crate::encode::zero_at_zero(src, ps[0], body, &|_| true)
         });
         let sum = match &f.op {
             TOp::Sym(f) => self.leaf_body(f).is_some_and(|(ps, body)| {
@@ -2831,8 +2844,15 @@ impl Lowerer<'_> {
         let Some(len) = x.len.clone() else {
             return self.wg_tree(s, f, z, x);
         };
-        let pad = A::cst(s - 1).sub(&len.sub(&A::cst(1)).rem(&A::cst(s)));
-        let chunk_len = len.add(&A::cst(s - 1)).div(&A::cst(s));
+        // a chunk of more than 4 elements is padded to a multiple of 4 of them, which code
+        // generation reads four at a time (`codegen_opencl` `maps::by_four`, kernels built for
+        // their sizes): on the H200 gemv_bias's rows of 3000 took 0.0694 ms by 64 work-items
+        // in chunks of 47 (one load at a time) against 0.0394 by 128 in chunks of 24
+        // (`bench/results/runs/nvidia-h200-2026-11-24-s9-batch-rules.md`)
+        let per_item = len.eval(&|v| self.sizes.get(v).copied()).map_or(0, |n| (n + s - 1) / s);
+        let unit = if per_item > 4 { 4 * s } else { s };
+        let pad = A::cst(unit - 1).sub(&len.sub(&A::cst(1)).rem(&A::cst(unit)));
+        let chunk_len = len.add(&A::cst(unit - 1)).div(&A::cst(unit)).mul(&A::cst(unit / s));
         let c = self.name("chunk");
         let chunk = Term::new(
             TOp::Sym(Symbol::from(c.as_str())),
@@ -3065,5 +3085,85 @@ impl Lowerer<'_> {
         let n = self.eval(len);
         let cost = n * (self.leaf_cost(f) + h.map_or(0.0, |h| self.leaf_cost(h))) + w as f64 * self.leaf_cost(f);
         (self.b.prim(Prim::Map(MapKind::Seq), vec![across, red]), cost)
+    }
+}
+
+impl Lowerer<'_> {
+    /// `map (λab. rblock c r g x ys) xs` with `RBLOCK_BATCH` in `c` (`batch-reg-block-*`): the
+    /// batch is the third dimension of the grid, `mapWrg2 (λab. P) xs`, `P` the register-blocked
+    /// product of the batch element (`host_rblock`: `mapWrg1 × mapWrg0` over its tiles), its
+    /// `x` and `ys` read from `ab` through the `let`s that bound them (`transpose (get 1 ab)`).
+    /// The source's leaves of `x` and `ys` (`get #0 ab`) are bound to variables at the top of
+    /// the batch element's function: a `get` deep inside would be `let`-bound where it is read
+    /// (as the reader binds what may be existential), and so would everything built on it,
+    /// and a `let` whose body maps its variable is a copy at work-group level for `validate`.
+    fn host_batch_rblock(&mut self, t: &Rc<Term>) -> Option<Out> {
+        let (f, xs) = match t.op {
+            TOp::Map => (&t.kids[0], &t.kids[1]),
+            _ => return None,
+        };
+        let body = f.kids.get(1).filter(|_| f.op == TOp::Lam)?;
+        let TOp::RBlock(c) = body.op else { return None };
+        if c & crate::egraph::RBLOCK_BATCH == 0 {
+            return None;
+        }
+        let c = c & !crate::egraph::RBLOCK_BATCH;
+        // a product `host_rblock` would map as it stands (not a dot product it takes apart)
+        // is the batch's map too
+        let r_name = Self::sym_name(&body.kids[1]);
+        self.dot_parts(&body.kids[2], &r_name)?;
+        let batch = self.len(xs);
+        let (xst, xsc, bind) = self.kernel_arg(xs);
+        let abv = self.b.bind(&Self::sym_name(&f.kids[0]));
+        let mut bound = vec![];
+        let mut kids = body.kids.clone();
+        for k in [3, 4] {
+            kids[k] = self.bind_leaves(&inline_lets(&kids[k]), &mut bound);
+        }
+        let (x, ys) = (kids[3].clone(), kids[4].clone());
+        let product = Term::new(TOp::RBlock(c), kids, body.len.clone(), body.inner.clone());
+        let (mut e, _) = self.host(&product);
+        for (v, value) in bound.into_iter().rev() {
+            self.b.unbind(v);
+            e = self.b.let_(v, value, e);
+        }
+        self.b.unbind(abv);
+        let fun = self.b.lambda(vec![abv], e);
+        let e = self.b.prim(Prim::Map(MapKind::Wrg(2)), vec![fun, xst]);
+        self.notes.push(format!("mapWrg2 over a batch of {batch}"));
+        // as `host_rblock`'s, for the work-items of every element of the batch at once
+        let rb = crate::egraph::RegBlockSizes::unpack(c);
+        let (rows_n, cols_n, k_len) = (self.len(&x), self.len(&ys), self.eval(x.inner.as_ref()));
+        let items = batch * rows_n * cols_n / (rb.rm * rb.rn) as f64;
+        let (rm, rn, tk, v) = (rb.rm as f64, rb.rn as f64, rb.tk as f64, VEC as f64);
+        let per_item =
+            k_len * (rm * rn + 0.5 * (rm + rn) / v) + (k_len / tk) * ((rm + rn) * tk / v * STAGED_COPY + 4.0);
+        let group = rb.items() as f64;
+        let regs = rm * rn + rm * v + rn + (rb.tm * rb.tk + rb.tk * rb.tn) as f64 / group;
+        let alone = if regs > ITEM_REGISTERS { ALONE } else { 1.0 };
+        let cost = (items / self.lanes).ceil() * per_item * alone + items * rm * rn * MEM + LAUNCH;
+        Some((self.wrap(bind, e), xsc + cost))
+    }
+
+    /// `t` with each opaque leaf copied from the source (`get #0 ab`) replaced by a fresh
+    /// variable, bound (still in scope) to the leaf's copy and pushed on `bound`.
+    fn bind_leaves(&mut self, t: &Rc<Term>, bound: &mut Vec<(VarId, ExprId)>) -> Rc<Term> {
+        if let TOp::Sym(s) = &t.op {
+            if !self.origin.contains_key(s) {
+                return t.clone();
+            }
+            let value = self.leaf(s);
+            let name = self.name("m");
+            let v = self.b.bind(&name);
+            bound.push((v, value));
+            return Term::new(
+                TOp::Sym(Symbol::from(name.as_str())),
+                vec![],
+                t.len.clone(),
+                t.inner.clone(),
+            );
+        }
+        let kids: Vec<_> = t.kids.iter().map(|k| self.bind_leaves(k, bound)).collect();
+        Term::new(t.op.clone(), kids, t.len.clone(), t.inner.clone())
     }
 }

@@ -1144,8 +1144,26 @@ fn grid_reduce_lanes_fires_for_sums_and_dots_of_whole_vectors() {
     // a length known only at run time may not be whole vectors
     assert_eq!(lanes(dot, &[]), 0);
     assert_eq!(lanes(dot, &[("N", 100_000_002)]), 0);
+    // sums, differences and products of components are zero at the padding's zeros
+    // (`bench/indep/zip3sum.lisp`, `a·b + c`); a constant term is not
+    let zip3sum = include_str!("../../../bench/indep/zip3sum.lisp");
+    assert_eq!(lanes(zip3sum, &[("N", 100_000_000)]), groups);
     assert_eq!(
         lanes(&dot.replace("(* (get #0 p)", "(+ (get #0 p)"), &[("N", 100_000_000)]),
+        groups
+    );
+    assert_eq!(
+        lanes(
+            &dot.replace("(* (get #0 p) (get #1 p))", "(+ (* (get #0 p) (get #1 p)) 1.0f)"),
+            &[("N", 100_000_000)]
+        ),
+        0
+    );
+    assert_eq!(
+        lanes(
+            &zip3sum.replace("(get #2 t))", "(+ (get #2 t) 1.0f))"),
+            &[("N", 100_000_000)]
+        ),
         0
     );
     assert_eq!(
@@ -1170,6 +1188,7 @@ fn grid_reduce_lanes_variants_equal_the_interpreter() {
         (include_str!("../../../bench/indep/dot.lisp"), 8192),
         (include_str!("../../../bench/indep/dot.lisp"), 8196),
         (include_str!("../../../examples/hl_sum.lisp"), 12_000),
+        (include_str!("../../../bench/indep/zip3sum.lisp"), 8196),
     ] {
         let ex = check_with(src, &[("N", n)], 1, |o| {
             o.grid_groups = vec![4];
@@ -1328,4 +1347,95 @@ fn built_in_sizes_make_unrolled_variants_legal() {
             codegen_opencl::emit_with(program, info, &eopts).unwrap_or_else(|e| panic!("{}\n{source}", e.message));
         assert!(!plan.source.contains("v_M"), "{}", plan.source);
     }
+}
+
+/// A batch of products (`bench/indep/bmm.lisp`: `map` over `zip as bs`, each element's right
+/// operand read through `transpose (get #1 ab)`, which the reader binds by `let`) is register
+/// blocked with the batch as the grid's third dimension (`batch-reg-block-*`), one tile per
+/// product included (`tm` = M), and its variants equal the interpreter and emit; tiles that do
+/// not divide the product give none.
+#[test]
+fn batch_register_blocked_products_are_found_and_sound() {
+    let blocks = |tk| {
+        vec![crate::egraph::RegBlockSizes {
+            tm: 8,
+            tn: 8,
+            rm: 2,
+            rn: 4,
+            tk,
+        }]
+    };
+    let bmm = include_str!("../../../bench/indep/bmm.lisp");
+    for sizes in [
+        [("B", 3), ("M", 8), ("K", 8), ("N", 8)],
+        [("B", 2), ("M", 16), ("K", 4), ("N", 8)],
+    ] {
+        let ex = check_with(bmm, &sizes, 1, |o| {
+            o.batch_blocks = blocks(4);
+            o.only_rules = vec!["batch-reg-block".into()];
+        });
+        let batched: Vec<&crate::Variant> = ex
+            .variants
+            .iter()
+            .filter(|v| v.description.contains("mapWrg2 over a batch"))
+            .collect();
+        assert!(!batched.is_empty(), "{sizes:?}: {ex}");
+        for v in batched {
+            assert!(v.description.contains("rblock 8x8-2x4-k4 rows"), "{}", v.description);
+            assert!(v.source.contains("(mapWrg2"), "{}", v.source);
+            assert!(emits(v), "{}", v.source);
+        }
+    }
+    // K = 6: steps of 4 do not divide it
+    let ex = check_with(bmm, &[("B", 2), ("M", 8), ("K", 6), ("N", 8)], 1, |o| {
+        o.batch_blocks = blocks(4);
+        o.only_rules = vec!["batch-reg-block".into()];
+    });
+    assert!(ex.variants.iter().all(|v| !v.description.contains("mapWrg2")), "{ex}");
+}
+
+/// At the benchmark's sizes (4096 products of 32 × 32) the cost model ranks a batched
+/// register-blocked variant first: a work-item per row of 32 outputs (the one the tuner chose
+/// before, 20× `torch.bmm` on the H200) writes 32 elements, as many as 32 work-items of one.
+#[test]
+fn cost_model_ranks_the_batched_product_first_for_bmm() {
+    let prog = ir::parse(include_str!("../../../bench/indep/bmm.lisp")).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    let opts = Options {
+        sizes: [("B", 4096), ("M", 32), ("K", 32), ("N", 32)]
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect(),
+        ..Options::default()
+    };
+    let ex = explore(&prog, &info, &opts).expect("explores");
+    assert!(
+        ex.variants[0].description.contains("mapWrg2 over a batch of 4096"),
+        "{ex}"
+    );
+}
+
+/// A padded row's chunks of more than four elements are whole fours, which kernels built for
+/// their sizes read four at a time: gemv_bias's rows of 3000 by 64 work-items are padded to
+/// 3072 (48 each), not 3008 (47 each), and its variants equal the interpreter; a chunk of at
+/// most four keeps the padding to the group's multiple.
+#[test]
+fn padded_row_chunks_are_whole_fours() {
+    let gemv_bias = include_str!("../../../bench/indep/gemv_bias.lisp");
+    let padded = |sizes: &[(&str, i64)], s: i64| -> String {
+        let ex = check_with(gemv_bias, sizes, 1, |o| {
+            o.wg_sizes = vec![s];
+            o.only_rules = vec!["wg-reduce-pad".into()];
+        });
+        ex.variants
+            .iter()
+            .find(|v| v.description.contains("work-group reduction by"))
+            .unwrap_or_else(|| panic!("no padded work-group reduction:\n{ex}"))
+            .source
+            .clone()
+    };
+    let src = padded(&[("M", 3), ("N", 3000)], 64);
+    assert!(src.contains("(% (+ N 255) 256)"), "{src}");
+    let src = padded(&[("M", 3), ("N", 13)], 4);
+    assert!(src.contains("(% (+ N 3) 4)"), "{src}");
 }

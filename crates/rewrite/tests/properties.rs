@@ -46,7 +46,7 @@ const REUSE_TILES: [i64; 1] = [4];
 /// programs every other rule is exercised on, stay as they were): each element against a whole
 /// vector, reduced (`reuse-tiles-*`); a reduction of a row that is a tuple's component, which the
 /// reader binds by `let`s (`let-reduce`, `let-map`).
-const FIXED: [(&str, i64, i64); 5] = [
+const FIXED: [(&str, i64, i64); 6] = [
     (
         "(lift (N M) ((array-type float N) (array-type float M))
   (lambda (xs ws) (join (map (lambda (x) (reduce + 0.0f (map (lambda (w) (* (- w x) (- w x))) ws))) xs))))",
@@ -84,6 +84,14 @@ const FIXED: [(&str, i64, i64); 5] = [
         3,
         13,
     ),
+    // a batch of products, the right operand read through `transpose` of a tuple's component
+    // (`batch-reg-block-*`, `bench/indep/bmm.lisp`): the generator draws no batches
+    (
+        "(lift (N M) ((array-type (array-type (array-type float M) M) N) (array-type (array-type (array-type float M) M) N))
+  (lambda (as bs) (map (lambda (ab) (map (lambda (r) (map (lambda (c) (reduce + 0.0f (map (lambda (p) (* (get #0 p) (get #1 p))) (zip r c)))) (transpose (get #1 ab)))) (get #0 ab))) (zip as bs))))",
+        3,
+        8,
+    ),
 ];
 /// Work-groups of the one-launch whole-array reductions: few, so that the generated lengths
 /// (8 to 64) are at least two elements a work-item.
@@ -93,6 +101,18 @@ const GRID_GROUPS: [i64; 1] = [2];
 fn reg_blocks() -> Vec<rewrite::egraph::RegBlockSizes> {
     vec![rewrite::egraph::RegBlockSizes {
         tm: 4,
+        tn: 8,
+        rm: 2,
+        rn: 4,
+        tk: 4,
+    }]
+}
+
+/// A batch element's product as one tile (`batch-reg-block-*`): 8 × 8 of 2 × 4 blocks over
+/// steps of 4, named apart from `reg_blocks`'s (an `only_rules` filter selects by substring).
+fn batch_blocks() -> Vec<rewrite::egraph::RegBlockSizes> {
+    vec![rewrite::egraph::RegBlockSizes {
+        tm: 8,
         tn: 8,
         rm: 2,
         rn: 4,
@@ -615,6 +635,7 @@ impl Case {
             reuse_tiles: REUSE_TILES.to_vec(),
             grid_groups: GRID_GROUPS.to_vec(),
             reg_blocks: reg_blocks(),
+            batch_blocks: batch_blocks(),
             sizes: self.sizes.clone(),
             top_k: 1000,
             only_rules,
@@ -748,6 +769,7 @@ fn rule_names() -> RuleSet {
         reuse_tiles: REUSE_TILES.to_vec(),
         grid_groups: GRID_GROUPS.to_vec(),
         reg_blocks: reg_blocks(),
+        batch_blocks: batch_blocks(),
         ..Options::default()
     };
     let rules = [

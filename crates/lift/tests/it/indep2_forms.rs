@@ -59,14 +59,14 @@ const CASES: [Case; 7] = [
         src: include_str!("../../../../bench/indep/zip3sum.lisp"),
         large: &[("N", 100_000_000)],
         small: &[("N", 600_064)],
-        expect: "one launch",
+        expect: "4-lane vector loads",
     },
     Case {
         name: "bmm",
         src: include_str!("../../../../bench/indep/bmm.lisp"),
         large: &[("B", 4096), ("M", 32), ("K", 32), ("N", 32)],
         small: &[("B", 128), ("M", 32), ("K", 32), ("N", 32)],
-        expect: "",
+        expect: "mapWrg2 over a batch of 4096",
     },
 ];
 

@@ -15,6 +15,7 @@
 //!   and the device-side check of a filter result's length, against the interpreter.
 //! - `fuzz`: random bytes and mutated examples never make the front end panic.
 
+mod batch_rules;
 mod cgo17;
 mod cli;
 mod codegen;
