@@ -2227,6 +2227,9 @@ impl Lowerer<'_> {
     /// a row read consecutive vectors, distinct banks), so that local memory, which a rank-1
     /// update of scalars reads once per two multiply-adds, stops bounding the product; its
     /// writes of the result are runs of `VEC` per work-item, consecutive across work-items.
+    /// When `a_kmajor`, `x`'s tile is stored K-major instead and read as `ys`'s is: work-item
+    /// `(i, j)` owns rows `VEC·i, …, VEC·i + VEC - 1` of each of its `rm / VEC` row groups of
+    /// `VEC·wi1`, and each step of K reads `rm / VEC` vectors down a column of the tile.
     /// Code generation keeps each block in registers (`codegen_opencl` `gen/regblock.rs`).
     fn host_rblock(&mut self, t: &Rc<Term>, rb: crate::egraph::RegBlockSizes) -> Out {
         let (r, g, x, ys) = (&t.kids[1], &t.kids[2], &t.kids[3], &t.kids[4]);
