@@ -130,6 +130,8 @@ impl Default for Options {
                 (128, 128, 8, 8, 8),
                 (64, 64, 4, 4, 16),
                 (128, 64, 8, 4, 16),
+                (64, 128, 8, 8, 8),
+                (128, 64, 8, 8, 8),
             ]
             .map(|(tm, tn, rm, rn, tk)| egraph::RegBlockSizes { tm, tn, rm, rn, tk })
             .to_vec(),

@@ -2079,7 +2079,11 @@ impl Lowerer<'_> {
         } else {
             back
         };
+        // staged as rows, so that code generation may pad them (`codegen_opencl`
+        // `gen_pipelined`): a copy down the columns then stores into distinct banks
+        let back = self.b.prim(Prim::Split(cst(row)), vec![back]);
         let staged = self.b.to(AddressSpace::Local, back);
+        let staged = self.b.prim(Prim::Join, vec![staged]);
         let vectors = self.b.prim(Prim::AsVector(VEC as u8), vec![staged]);
         self.b.prim(Prim::Split(cst(row / VEC)), vec![vectors])
     }
@@ -2116,41 +2120,11 @@ impl Lowerer<'_> {
         self.b.prim(Prim::Map(kind), vec![f, e])
     }
 
-    /// `rblock c r g x ys` (see `egraph::RegBlock`), as `bench/mm_regblock.lisp` is written,
-    /// with every read of local memory a vector of `VEC` floats:
-    /// `join (mapWrg1 (λrows. map (λz. join z) (transpose (mapWrg0 (λcols. tile (join
-    /// (reduceSeq step init (zip (transpose (map (split tk) rows)) (transpose (map (split tk)
-    /// cols)))))) (split tn ys)))) (split tm x))`, where `init` is zeros made by
-    /// `mapLcl1 (λ. mapLcl0 …)` one `rm × rn` block per work-item, and `step` copies the tile of
-    /// `x` and the tile of `ys` (transposed: along the rows of `m` when `ys = transpose m`)
-    /// into local memory (`flat_local_copy`), then updates each work-item's block
-    /// with `tk` rank-1 updates. Work-item `(i, j)` owns rows `i, wi1 + i, …` of the tile and
-    /// the columns `VEC·j, …, VEC·j + VEC - 1` of each of its `rn / VEC` column groups of
-    /// `VEC·wi0`: per `VEC` steps of K it reads each of its `rm` rows of `x`'s tile as one
-    /// vector (`VEC` consecutive elements of K; the work-items of a row read the same
-    /// address, a broadcast), and per step `rn / VEC` vectors of `ys`'s tile (the work-items of
-    /// a row read consecutive vectors, distinct banks), so that local memory, which a rank-1
-    /// update of scalars reads once per two multiply-adds, stops bounding the product; its
-    /// writes of the result are runs of `VEC` per work-item, consecutive across work-items.
-    /// Code generation keeps each block in registers (`codegen_opencl` `gen/regblock.rs`).
-    fn host_rblock(&mut self, t: &Rc<Term>, rb: crate::egraph::RegBlockSizes) -> Out {
-        let (r, g, x, ys) = (&t.kids[1], &t.kids[2], &t.kids[3], &t.kids[4]);
-        let r_name = match &r.op {
-            TOp::Sym(s) => s.to_string(),
-            _ => String::new(),
-        };
-        let Some((fs, zs, hs, swapped)) = self.dot_parts(g, &r_name) else {
-            return self.host(&rblock_as_map(t));
-        };
-        let (rows_n, cols_n, k_len) = (self.len(x), self.len(ys), self.eval(x.inner.as_ref()));
-        let (xt, xc, xbind) = self.kernel_arg(x);
-        let (yt, yc, ybind) = self.kernel_arg(ys);
-        let (wi1, wi0) = (rb.tm / rb.rm, rb.tn / rb.rn);
-        let cst = arith::ArithExpr::cst;
-        // the rank-1 update of a block from one row of the step's `VEC × rm` values of `x`:
-        // λc kq. let bp = toPrivate (copy (get 1 kq)) in
-        //   mapSeqUnroll (λcr. mapSeqUnroll (λp. f (get 0 p) (h (get 1 cr, get 1 p)))
-        //     (zip (get 0 cr) (asScalar bp))) (zip c (get 0 kq))
+    /// The rank-1 update of a register block from one row of `x`'s scalars (a vector of `VEC`
+    /// values of `x` per row, one of them used):
+    /// `λc kq. let bp = toPrivate (copy (get 1 kq)) in mapSeqUnroll (λcr. mapSeqUnroll (λp. f
+    /// (get 0 p) (h (get 1 cr, get 1 p))) (zip (get 0 cr) (asScalar bp))) (zip c (get 0 kq))`.
+    fn rblock_rank1(&mut self, fs: &Symbol, hs: &Symbol, swapped: bool) -> ExprId {
         let (cn, kqn, bpn) = (self.name("c"), self.name("kq"), self.name("bp"));
         let cv = self.b.bind(&cn);
         let kqv = self.b.bind(&kqn);
@@ -2160,7 +2134,18 @@ impl Lowerer<'_> {
         let ce = self.b.var(cv);
         let a_row = self.get(0, kqv);
         let rows_of_c = self.b.prim(Prim::Zip, vec![ce, a_row]);
-        let update = self.map_with(MapKind::SeqUnroll, "cr", rows_of_c, |l, crv| {
+        let update = self.rblock_update(rows_of_c, bpv, fs, hs, swapped);
+        self.b.unbind(bpv);
+        let update = self.b.let_(bpv, bp_val, update);
+        self.b.unbind(kqv);
+        self.b.unbind(cv);
+        self.b.lambda(vec![cv, kqv], update)
+    }
+
+    /// `mapSeqUnroll (λcr. mapSeqUnroll (λp. f (get 0 p) (h (get 1 cr, get 1 p))) (zip (get 0
+    /// cr) (asScalar bp))) rows`, `rows` the block's rows zipped with their values of `x`.
+    fn rblock_update(&mut self, rows: ExprId, bpv: VarId, fs: &Symbol, hs: &Symbol, swapped: bool) -> ExprId {
+        self.map_with(MapKind::SeqUnroll, "cr", rows, |l, crv| {
             let row = l.get(0, crv);
             let bpe = l.b.var(bpv);
             let bs = l.b.prim(Prim::AsScalar, vec![bpe]);
@@ -2170,18 +2155,18 @@ impl Lowerer<'_> {
                 let (av, bv) = (l.get(1, crv), l.get(1, pv));
                 let pair = if swapped { vec![bv, av] } else { vec![av, bv] };
                 let pair = l.b.op(Op::Tuple, pair);
-                let prod = l.call(&hs, &[Arg::Expr(pair)]);
-                l.call(&fs, &[Arg::Expr(s), Arg::Expr(prod)])
+                let prod = l.call(hs, &[Arg::Expr(pair)]);
+                l.call(fs, &[Arg::Expr(s), Arg::Expr(prod)])
             })
-        });
-        self.b.unbind(bpv);
-        let update = self.b.let_(bpv, bp_val, update);
-        self.b.unbind(kqv);
-        self.b.unbind(cv);
-        let rank1 = self.b.lambda(vec![cv, kqv], update);
-        // `VEC` rank-1 updates from the `rm` vectors of `x` read at once:
-        // λc kp. let ap = toPrivate (copy (get 0 kp)) in
-        //   join (reduceSeqUnroll rank1 c (zip (transpose (split VEC (asScalar ap))) (get 1 kp)))
+        })
+    }
+
+    /// `VEC` rank-1 updates from the `rm` vectors of `x` (along K) read at once:
+    /// `λc kp. let ap = toPrivate (copy (get 0 kp)) in join (reduceSeqUnroll rank1 c (zip
+    /// (transpose (split VEC (asScalar ap))) (get 1 kp)))`.
+    fn rblock_rank_vec(&mut self, fs: &Symbol, hs: &Symbol, swapped: bool) -> ExprId {
+        let cst = arith::ArithExpr::cst;
+        let rank1 = self.rblock_rank1(fs, hs, swapped);
         let (cn, kpn, apn) = (self.name("c"), self.name("kp"), self.name("ap"));
         let cv = self.b.bind(&cn);
         let kpv = self.b.bind(&kpn);
@@ -2201,41 +2186,129 @@ impl Lowerer<'_> {
         let red = self.b.let_(apv, ap_val, red);
         self.b.unbind(kpv);
         self.b.unbind(cv);
-        let rank_vec = self.b.lambda(vec![cv, kpv], red);
+        self.b.lambda(vec![cv, kpv], red)
+    }
+
+    /// One step of K from a K-major tile of `x`: the `rm / VEC` vectors of `x` (down a column
+    /// of its tile) and the `rn / VEC` of `ys` read once each, then the rank-1 update:
+    /// `λc kq. let ap = toPrivate (copy (get 0 kq)) in let bp = toPrivate (copy (get 1 kq)) in
+    /// mapSeqUnroll (λcr. …) (zip c (asScalar ap))`.
+    fn rblock_rank1_kmajor(&mut self, fs: &Symbol, hs: &Symbol, swapped: bool) -> ExprId {
+        let (cn, kqn, apn, bpn) = (self.name("c"), self.name("kq"), self.name("ap"), self.name("bp"));
+        let cv = self.b.bind(&cn);
+        let kqv = self.b.bind(&kqn);
+        let a_part = self.get(0, kqv);
+        let ap_val = self.private_copy(a_part);
+        let apv = self.b.bind(&apn);
+        let b_part = self.get(1, kqv);
+        let bp_val = self.private_copy(b_part);
+        let bpv = self.b.bind(&bpn);
+        let ce = self.b.var(cv);
+        let ape = self.b.var(apv);
+        let a_scalars = self.b.prim(Prim::AsScalar, vec![ape]);
+        let rows_of_c = self.b.prim(Prim::Zip, vec![ce, a_scalars]);
+        let update = self.rblock_update(rows_of_c, bpv, fs, hs, swapped);
+        self.b.unbind(bpv);
+        let update = self.b.let_(bpv, bp_val, update);
+        self.b.unbind(apv);
+        let update = self.b.let_(apv, ap_val, update);
+        self.b.unbind(kqv);
+        self.b.unbind(cv);
+        self.b.lambda(vec![cv, kqv], update)
+    }
+
+    /// `rblock c r g x ys` (see `egraph::RegBlock`), as `bench/mm_regblock.lisp` is written,
+    /// with every read of local memory a vector of `VEC` floats:
+    /// `join (mapWrg1 (λrows. map (λz. join z) (transpose (mapWrg0 (λcols. tile (join
+    /// (reduceSeq step init (zip (transpose (map (split tk) rows)) (transpose (map (split tk)
+    /// cols)))))) (split tn ys)))) (split tm x))`, where `init` is zeros made by
+    /// `mapLcl1 (λ. mapLcl0 …)` one `rm × rn` block per work-item, and `step` copies the tile of
+    /// `x` and the tile of `ys` (transposed: along the rows of `m` when `ys = transpose m`)
+    /// into local memory (`flat_local_copy`), then updates each work-item's block
+    /// with `tk` rank-1 updates. Work-item `(i, j)` owns rows `i, wi1 + i, …` of the tile and
+    /// the columns `VEC·j, …, VEC·j + VEC - 1` of each of its `rn / VEC` column groups of
+    /// `VEC·wi0`: per `VEC` steps of K it reads each of its `rm` rows of `x`'s tile as one
+    /// vector (`VEC` consecutive elements of K; the work-items of a row read the same
+    /// address, a broadcast), and per step `rn / VEC` vectors of `ys`'s tile (the work-items of
+    /// a row read consecutive vectors, distinct banks), so that local memory, which a rank-1
+    /// update of scalars reads once per two multiply-adds, stops bounding the product; its
+    /// writes of the result are runs of `VEC` per work-item, consecutive across work-items.
+    /// When `a_kmajor`, `x`'s tile is stored K-major instead and read as `ys`'s is: work-item
+    /// `(i, j)` owns rows `VEC·i, …, VEC·i + VEC - 1` of each of its `rm / VEC` row groups of
+    /// `VEC·wi1`, and each step of K reads `rm / VEC` vectors down a column of the tile.
+    /// Code generation keeps each block in registers (`codegen_opencl` `gen/regblock.rs`).
+    fn host_rblock(&mut self, t: &Rc<Term>, rb: crate::egraph::RegBlockSizes) -> Out {
+        let (r, g, x, ys) = (&t.kids[1], &t.kids[2], &t.kids[3], &t.kids[4]);
+        let r_name = match &r.op {
+            TOp::Sym(s) => s.to_string(),
+            _ => String::new(),
+        };
+        let Some((fs, zs, hs, swapped)) = self.dot_parts(g, &r_name) else {
+            return self.host(&rblock_as_map(t));
+        };
+        let (rows_n, cols_n, k_len) = (self.len(x), self.len(ys), self.eval(x.inner.as_ref()));
+        let (xt, xc, xbind) = self.kernel_arg(x);
+        let (yt, yc, ybind) = self.kernel_arg(ys);
+        let (wi1, wi0) = (rb.tm / rb.rm, rb.tn / rb.rn);
+        let cst = arith::ArithExpr::cst;
+        let kmajor = a_kmajor(rb);
+        let per_k = if kmajor {
+            self.rblock_rank1_kmajor(&fs, &hs, swapped)
+        } else {
+            self.rblock_rank_vec(&fs, &hs, swapped)
+        };
         // step = λacc tiles. let la = … in let lb = … in mapLcl1 (λia. mapLcl0 (λjb. join
-        //   (reduceSeqUnroll rank_vec (get 0 jb) (zip (get 1 ia) (get 1 jb)))) (zip (get 0 ia)
+        //   (reduceSeqUnroll per_k (get 0 jb) (zip (get 1 ia) (get 1 jb)))) (zip (get 0 ia)
         //   b_blocks)) (zip acc a_blocks)
         let (accn, tilesn, lan, lbn) = (self.name("acc"), self.name("tiles"), self.name("la"), self.name("lb"));
         let accv = self.b.bind(&accn);
         let tilesv = self.b.bind(&tilesn);
-        // la : [tm][tk/VEC] vectors along K; lb : [tk][tn/VEC] vectors along a row of `m`
+        // la : [tm][tk/VEC] vectors along K, or K-major [tk][tm/VEC] vectors down a column of
+        // the tile; lb : [tk][tn/VEC] vectors along a row of `m`
         let ta = self.get(0, tilesv);
         // a tile lies along its rows in global memory unless its matrix is a `transpose`
         // (rows of `x` are rows of the data; the tile of `ys` is transposed once more)
         let a_across = self.is_transpose(x);
         let b_across = !self.is_transpose(ys);
-        let la_val = self.flat_local_copy(ta, rb.tm, rb.tk, wi1, wi0, a_across);
+        let la_val = if kmajor {
+            let ta = self.b.prim(Prim::Transpose, vec![ta]);
+            self.flat_local_copy(ta, rb.tk, rb.tm, wi1, wi0, !a_across)
+        } else {
+            self.flat_local_copy(ta, rb.tm, rb.tk, wi1, wi0, a_across)
+        };
         let lav = self.b.bind(&lan);
         let tb = self.get(1, tilesv);
         let tb = self.b.prim(Prim::Transpose, vec![tb]);
         let lb_val = self.flat_local_copy(tb, rb.tk, rb.tn, wi1, wi0, b_across);
         let lbv = self.b.bind(&lbn);
-        // work-item i's rows i, wi1 + i, …:
-        // a_blocks = map transpose (transpose (split wi1 la)) : [wi1][tk/VEC][rm]
         let acce = self.b.var(accv);
         let lae = self.b.var(lav);
-        let a_blocks = self.b.prim(Prim::Split(cst(wi1)), vec![lae]);
-        let a_blocks = self.b.prim(Prim::Transpose, vec![a_blocks]);
-        let a_blocks = self.map_with(MapKind::Plain, "ar", a_blocks, |l, v| {
-            let e = l.b.var(v);
-            l.b.prim(Prim::Transpose, vec![e])
-        });
+        let a_blocks = if kmajor {
+            // work-item i's vectors i, wi1 + i, … of each row of la (rows VEC·i … VEC·i + VEC - 1
+            // of each of its rm / VEC row groups of VEC·wi1):
+            // a_blocks = transpose (map (λrow. transpose (split wi1 row)) la) : [wi1][tk][rm/VEC]
+            let a_blocks = self.map_with(MapKind::Plain, "ar", lae, |l, v| {
+                let e = l.b.var(v);
+                let e = l.b.prim(Prim::Split(cst(wi1)), vec![e]);
+                l.b.prim(Prim::Transpose, vec![e])
+            });
+            self.b.prim(Prim::Transpose, vec![a_blocks])
+        } else {
+            // work-item i's rows i, wi1 + i, …:
+            // a_blocks = map transpose (transpose (split wi1 la)) : [wi1][tk/VEC][rm]
+            let a_blocks = self.b.prim(Prim::Split(cst(wi1)), vec![lae]);
+            let a_blocks = self.b.prim(Prim::Transpose, vec![a_blocks]);
+            self.map_with(MapKind::Plain, "ar", a_blocks, |l, v| {
+                let e = l.b.var(v);
+                l.b.prim(Prim::Transpose, vec![e])
+            })
+        };
         let acc_rows = self.b.prim(Prim::Zip, vec![acce, a_blocks]);
         let block = self.map_with(MapKind::Lcl(1), "ia", acc_rows, |l, iav| {
             let acc_row = l.get(0, iav);
             // work-item j's vectors j, wi0 + j, … of each row of lb:
             // b_blocks = map (split VEC) (transpose (map (λrow. transpose (split wi0 row)) lb))
-            //   : [wi0][tk/VEC][VEC][rn/VEC]
+            //   : [wi0][tk/VEC][VEC][rn/VEC] (with a K-major la, one step a row: [wi0][tk][rn/VEC])
             let lbe = l.b.var(lbv);
             let b_blocks = l.map_with(MapKind::Plain, "br", lbe, |l, v| {
                 let e = l.b.var(v);
@@ -2243,13 +2316,13 @@ impl Lowerer<'_> {
                 l.b.prim(Prim::Transpose, vec![e])
             });
             let b_blocks = l.b.prim(Prim::Transpose, vec![b_blocks]);
-            let b_blocks = l.map_split(VEC, b_blocks);
+            let b_blocks = if kmajor { b_blocks } else { l.map_split(VEC, b_blocks) };
             let pairs = l.b.prim(Prim::Zip, vec![acc_row, b_blocks]);
             l.map_with(MapKind::Lcl(0), "jb", pairs, |l, jbv| {
                 let init = l.get(0, jbv);
                 let (av, bv) = (l.get(1, iav), l.get(1, jbv));
                 let ks = l.b.prim(Prim::Zip, vec![av, bv]);
-                let red = l.b.prim(Prim::Reduce(ReduceKind::SeqUnroll), vec![rank_vec, init, ks]);
+                let red = l.b.prim(Prim::Reduce(ReduceKind::SeqUnroll), vec![per_k, init, ks]);
                 l.b.prim(Prim::Join, vec![red])
             })
         });
@@ -2297,7 +2370,8 @@ impl Lowerer<'_> {
         let blocks = self.b.prim(Prim::Join, vec![acc]);
         // block element [i][j][r][c] is the tile's (r·wi1 + i, (c/VEC)·VEC·wi0 + VEC·j + c%VEC):
         // tile = join (transpose (map (λbr. map (λq. join (map join (transpose (map (split VEC)
-        //   q)))) (transpose br)) blocks))
+        //   q)))) (transpose br)) blocks)); with a K-major la its row is (r/VEC)·VEC·wi1 + VEC·i
+        //   + r%VEC, the columns' arrangement: join (map join (transpose (map (split VEC) …)))
         let tile = self.map_with(MapKind::Plain, "bl", blocks, |l, brv| {
             let br = l.b.var(brv);
             let tr = l.b.prim(Prim::Transpose, vec![br]);
@@ -2310,7 +2384,14 @@ impl Lowerer<'_> {
                 l.b.prim(Prim::Join, vec![q])
             })
         });
-        let tile = self.b.prim(Prim::Transpose, vec![tile]);
+        let tile = if kmajor {
+            let tile = self.map_split(VEC, tile);
+            let tile = self.b.prim(Prim::Transpose, vec![tile]);
+            let jf = self.join_fn();
+            self.b.prim(Prim::Map(MapKind::Plain), vec![jf, tile])
+        } else {
+            self.b.prim(Prim::Transpose, vec![tile])
+        };
         let tile = self.b.prim(Prim::Join, vec![tile]);
         self.b.unbind(colsv);
         let cols_fn = self.b.lambda(vec![colsv], tile);
@@ -2332,17 +2413,27 @@ impl Lowerer<'_> {
             rb.tm, rb.tn, wi1, wi0, rb.rm, rb.rn, rb.tk, VEC
         ));
         // per work-item and element of K: rm·rn multiply-adds and (rm + rn) / VEC vector reads
-        // of local memory; per step of K its share of the two tiles' copies and two barriers
+        // of local memory; per step of K its share of the two tiles' copies and the barrier,
+        // which waits for every warp of the group (`BARRIER_WARP` each)
         let items = rows_n * cols_n / (rb.rm * rb.rn) as f64;
         let (rm, rn, tk, v) = (rb.rm as f64, rb.rn as f64, rb.tk as f64, VEC as f64);
-        let per_item =
-            k_len * (rm * rn + 0.5 * (rm + rn) / v) + (k_len / tk) * ((rm + rn) * tk / v * STAGED_COPY + 4.0);
-        // a work-item holds its block, the rm vectors of x and the rn values of ys of a step,
-        // and its share of the next tiles (loaded ahead, `codegen_opencl` `gen_pipelined`)
         let group = (wi1 * wi0) as f64;
-        let regs = rm * rn + rm * v + rn + (rb.tm * rb.tk + rb.tk * rb.tn) as f64 / group;
-        let alone = if regs > ITEM_REGISTERS { ALONE } else { 1.0 };
-        let cost = (items / self.lanes).ceil() * per_item * alone + items * rm * rn * MEM + LAUNCH;
+        let barrier = BARRIER_WARP * group / 32.0;
+        let per_item =
+            k_len * (rm * rn + 0.5 * (rm + rn) / v) + (k_len / tk) * ((rm + rn) * tk / v * STAGED_COPY + barrier);
+        // a work-item holds its block, the rm vectors of x (rm values from a K-major tile) and
+        // the rn values of ys of a step, and its share of the next tiles (loaded ahead,
+        // `codegen_opencl` `gen_pipelined`), besides indices and addresses
+        let a_held = if kmajor { rm } else { rm * v };
+        let regs = rm * rn + a_held + rn + (rb.tm * rb.tk + rb.tk * rb.tn) as f64 / group + ITEM_ADDRESSES;
+        let alone = if SM_REGISTERS / (regs * group) < 2.0 {
+            ALONE
+        } else {
+            1.0
+        };
+        // a step unrolled into more multiply-adds than `UNROLLED_FMAS`
+        let long = if rm * rn * tk > UNROLLED_FMAS { LONG_STEP } else { 1.0 };
+        let cost = (items / self.lanes).ceil() * per_item * alone * long + items * rm * rn * MEM + LAUNCH;
         (e, xc + yc + cost)
     }
 }
@@ -2350,9 +2441,34 @@ impl Lowerer<'_> {
 /// Lanes of the vectors in which a register-blocked product reads its local tiles.
 const VEC: i64 = crate::egraph::RegBlockSizes::VEC;
 
-/// The values a work-item of a register-blocked product may hold for two groups of 256 to
-/// share an SM's 65,536 registers (128 each), less about 24 for indices and addresses.
-const ITEM_REGISTERS: f64 = 104.0;
+/// Whether a register-blocked product keeps `x`'s tile K-major in local memory: each step of
+/// K a work-item reads its `rm` values of `x` as `rm / VEC` vectors down a column of the tile,
+/// and holds `rm` values of `x` at a time instead of `rm` vectors along K. On the H200 at
+/// 4096³ the 128×128/8×8 product by steps of 8 took 3.10 ms so (its rows padded,
+/// `codegen_opencl` `gen_pipelined`; 3.30 unpadded) against 3.32 with `x`'s tile row-major;
+/// the 128×64/8×4/16 one, narrower in `ys` than in `x`, 3.54 against 3.44
+/// (`bench/results/runs/nvidia-h200-2026-11-24-s9-mm-speed3.md`).
+fn a_kmajor(rb: crate::egraph::RegBlockSizes) -> bool {
+    rb.rm % VEC == 0 && rb.rn >= rb.rm
+}
+
+/// The registers of an SM (the H200's), shared by the work-groups resident on it.
+const SM_REGISTERS: f64 = 65536.0;
+/// Registers a work-item of a register-blocked product holds besides its values (indices,
+/// addresses): `ptxas -v` counted 125 to 133 registers for the K-major 8×8 blocks whose values
+/// `host_rblock` counts as 88 to 104 (`bench/results/runs/nvidia-h200-2026-11-24-s9-mm-speed3.md`).
+const ITEM_ADDRESSES: f64 = 35.0;
+/// Per warp of a work-group, what its barrier at each step of K costs a work-item: the
+/// barrier waits for every warp of the group, and fewer, smaller groups cover each other's
+/// waits. On the H200 at 4096³ the 8×8 blocks by groups of 128 (64×128 and 128×64 tiles,
+/// K by 8) took 3.04 and 3.08 ms against 3.10 for groups of 256 (128×128).
+const BARRIER_WARP: f64 = 1.0;
+/// Most multiply-adds of one step of K unrolled without cost (`LONG_STEP` beyond): on the
+/// H200 each 8×8 product by steps of 16 (1,024 multiply-adds a step) was 1–2 % slower than
+/// the same by steps of 8 (3.13 against 3.10 ms, 3.15 against 3.08, mm_tn 3.11 against 3.06,
+/// mm_nt 3.21 against 3.16), whose fewer barriers should have made it faster.
+const UNROLLED_FMAS: f64 = 512.0;
+const LONG_STEP: f64 = 1.03;
 /// A group alone on its SM (no other group's arithmetic covers its barriers and local reads):
 /// on the H200 at 4096³ the 128×128/8×8/16 product (about 120 values per work-item) took
 /// 4.33 ms, the 128×64/8×4/16 one (about 80) 3.85 ms, though it reads local memory more per

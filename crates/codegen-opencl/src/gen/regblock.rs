@@ -23,6 +23,10 @@ use super::*;
 /// registers.
 const MAX_UNROLLED_COPY: i64 = 64;
 
+/// Scalars added to each row of a software-pipelined local tile whose rows are a multiple
+/// of 32 long (`gen_pipelined`): a multiple of 4, so that `float4` reads stay 16-byte aligned.
+const ROW_PAD: i64 = 4;
+
 /// Where a step's argument holds the accumulator's element at the place being written: the
 /// variable itself, or a component of a tuple variable (the accumulator zipped with data).
 #[derive(Clone, Copy, PartialEq)]
@@ -408,10 +412,19 @@ impl Gen<'_> {
                 op: Layout::PerItem(2),
                 inner: buf,
             });
-            let (tile, elem) = dims_of(&self.cty(to)?);
+            let (mut tile, elem) = dims_of(&self.cty(to)?);
+            // rows of a multiple of 32 scalars lie in the same banks: a copy that writes down
+            // a column (a tile transposed on its way into local memory) has its work-items'
+            // stores served one bank at a time; `ROW_PAD` more scalars a row spread them, and
+            // keep every vector of a row aligned
+            if let (Some(row), true) = (tile.last().and_then(|r| r.as_cst()), tile.len() >= 2) {
+                if row % 32 == 0 && matches!(elem, Type::Scalar(_)) {
+                    *tile.last_mut().expect("two dimensions") = cst(row + ROW_PAD);
+                }
+            }
             let total = tile.iter().fold(cst(1), |p, d| p.mul(d));
-            // one flat buffer of two tiles (a flat array is never padded, so vector reads of
-            // either tile stay aligned)
+            // one flat buffer of two tiles (a flat array is never padded by `temp_buffer`, so
+            // vector reads of either tile stay aligned)
             let flat = Type::array(elem, total.mul(&cst(2)));
             let buf = self.temp_buffer("t", &flat, AddressSpace::Local, to)?;
             let pair = Rc::new(View::Split { k: total, inner: buf });

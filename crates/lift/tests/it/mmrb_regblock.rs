@@ -243,9 +243,9 @@ fn derived_register_blocked_mm_loads_the_next_tiles_while_computing() {
     // ... and from there into the tile that the next step reads
     assert!(body.contains("= v_ppf_2_8;"), "{body}");
     assert_eq!(loads, 32, "{body}");
-    // the two halves of each local tile, 4096 floats
+    // the two halves of each local tile, 16 rows of 128 floats padded to 132: 4224 floats
     assert!(
-        cl.contains("local float4 v_lt_1[1024];") && cl.contains("local float4 v_lt_2[1024];"),
+        cl.contains("local float4 v_lt_1[1056];") && cl.contains("local float4 v_lt_2[1056];"),
         "{cl}"
     );
 }
@@ -286,4 +286,56 @@ fn transposed_tiles_are_copied_along_global_memory() {
     assert!(!a.is_empty(), "{tn}");
     // local id 0 is not scaled by a row of Aᵀ (M floats)
     assert!(a.iter().all(|l| !l.contains("v_M * v_l_id_")), "{a:?}");
+}
+
+/// A's tile is stored K-major (a column of the tile per row of local memory): each step of K a
+/// work-item reads its 8 values of A as two `float4`s down a column, where a row-major tile made
+/// it hold 8 `float4`s along four steps (32 values, with the 64 accumulators more than the
+/// registers two groups of 256 per SM leave). The copy transposes A's tile on its way into
+/// local memory; its rows, 128 floats, are padded by 4 (132 a row), so that work-items storing
+/// down a column hit distinct banks while `float4` reads stay aligned. Equal to the interpreter
+/// for both orders of the dot product's operands and at a 128×64/8×8 tile of 128 work-items.
+#[test]
+fn derived_register_blocked_mm_keeps_a_k_major_padded_tile() {
+    let mm = repo("bench/cgo17/mm.lisp");
+    let swapped = mm.replace("(dot-product row col)", "(dot-product col row)");
+    for (src, blocks, small) in [
+        (&mm, (128, 128, 8, 8, 8), (256, 16, 128)),
+        (&swapped, (128, 64, 8, 8, 16), (128, 32, 128)),
+    ] {
+        let cl = derived_with(src, blocks, small);
+        let (tm, tn, rm, tk) = (blocks.0, blocks.1, blocks.2, blocks.4);
+        // one step's values of A in a work-item: rm floats
+        assert!(cl.contains(&format!("float v_pt_1[{rm}];")), "{cl}");
+        // two halves of tk rows of tm + 4 floats, as float4s; B's the same with tn
+        let a_tile = format!("local float4 v_lt_1[{}];", 2 * tk * (tm + 4) / 4);
+        let b_tile = format!("local float4 v_lt_2[{}];", 2 * tk * (tn + 4) / 4);
+        assert!(cl.contains(&a_tile) && cl.contains(&b_tile), "{cl}");
+        // A's elements go down the columns of its tile: a row of local memory apart
+        let stores: Vec<&str> = cl.lines().filter(|l| l.contains("((local float*)v_lt_1)[")).collect();
+        assert!(!stores.is_empty(), "{cl}");
+        let stride = format!("{} * (", tm + 4);
+        assert!(stores.iter().all(|l| l.contains(&stride)), "{stores:#?}");
+    }
+}
+
+/// At 4096³ the cost model ranks first the setting measured fastest on the H200: 8×8 blocks by
+/// groups of 128 work-items, K by 8 (3.04 ms for 64×128 tiles against 3.10 for 128×128 by
+/// groups of 256, 3.13 by steps of 16, and 3.44 for main's choice, 128×64/8×4/16).
+#[test]
+fn the_cost_model_ranks_8x8_blocks_by_groups_of_128_first_at_4096() {
+    let src = repo("bench/cgo17/mm.lisp");
+    let prog = ir::parse(&src).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    let opts = rewrite::Options {
+        sizes: ["M", "K", "N"].iter().map(|n| (n.to_string(), 4096)).collect(),
+        top_k: 1,
+        ..rewrite::Options::default()
+    };
+    let ex = rewrite::explore(&prog, &info, &opts).expect("explores");
+    let d = &ex.variants[0].description;
+    assert!(
+        d.contains("8×16 work-items each computing a 8×8 block") && d.contains("K in steps of 8 "),
+        "{ex}"
+    );
 }
