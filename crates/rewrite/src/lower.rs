@@ -3255,8 +3255,13 @@ impl Lowerer<'_> {
         let per_item =
             k_len * (rm * rn + 0.5 * (rm + rn) / v) + (k_len / tk) * ((rm + rn) * tk / v * STAGED_COPY + 4.0);
         let group = rb.items() as f64;
-        let regs = rm * rn + rm * v + rn + (rb.tm * rb.tk + rb.tk * rb.tn) as f64 / group;
-        let alone = if regs > ITEM_REGISTERS { ALONE } else { 1.0 };
+        let a_held = if a_kmajor(rb) { rm } else { rm * v };
+        let regs = rm * rn + a_held + rn + (rb.tm * rb.tk + rb.tk * rb.tn) as f64 / group + ITEM_ADDRESSES;
+        let alone = if SM_REGISTERS / (regs * group) < 2.0 {
+            ALONE
+        } else {
+            1.0
+        };
         let cost = (items / self.lanes).ceil() * per_item * alone + items * rm * rn * MEM + LAUNCH;
         Some((self.wrap(bind, e), xsc + cost))
     }
