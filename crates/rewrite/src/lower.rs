@@ -113,17 +113,20 @@ pub fn simplify(t: &Rc<Term>) -> Rc<Term> {
     Term::new(t.op.clone(), kids, t.len.clone(), t.inner.clone())
 }
 
-/// `λr. map g ys` or `λr. join (map g ys)`: the inner map and whether it is joined.
-fn two_d(f: &Rc<Term>) -> Option<(Rc<Term>, bool)> {
+/// `λr. map g ys`, `λr. join (map g ys)` or `λr. join (join (map g ys))`: the inner map and how
+/// many times it is joined. Twice is a row of reductions in chunks (`join (join (map (mapf (λw.
+/// reduce …)) (split k ws)))`, a convolution's row a chunk of outputs a work-item).
+fn two_d(f: &Rc<Term>) -> Option<(Rc<Term>, usize)> {
     if f.op != TOp::Lam {
         return None;
     }
-    let b = &f.kids[1];
-    match b.op {
-        TOp::Map => Some((b.clone(), false)),
-        TOp::Join if b.kids[0].op == TOp::Map => Some((b.kids[0].clone(), true)),
-        _ => None,
+    let mut b = &f.kids[1];
+    let mut joins = 0;
+    while b.op == TOp::Join && joins < 2 {
+        b = &b.kids[0];
+        joins += 1;
     }
+    (b.op == TOp::Map).then(|| (b.clone(), joins))
 }
 
 /// The parts of a 2-D work-group tiling (see `egraph::Tile2d`).
@@ -1283,11 +1286,7 @@ impl Lowerer<'_> {
                     self.notes.push(format!("mapGlb1 {n} × mapGlb {m}"));
                     let threads = n * m;
                     let body = self.b.prim(Prim::Map(MapKind::Glb(0)), vec![g, y]);
-                    let body = if joined {
-                        self.b.prim(Prim::Join, vec![body])
-                    } else {
-                        body
-                    };
+                    let body = (0..joined).fold(body, |b, _| self.b.prim(Prim::Join, vec![b]));
                     self.b.unbind(pv);
                     let row_fn = self.b.lambda(vec![pv], body);
                     (

@@ -197,3 +197,38 @@ fn slide_views_jacobi2d_kernel() {
         insta::assert_snapshot!("cl", format!(";; {description}\n{cl}"));
     });
 }
+
+/// A convolution pass a chunk of four outputs a work-item (`mapGlb1 8192 × mapGlb 2048`, the
+/// 2-D mapping of a row of reductions in chunks), chosen at the suite's size, equals the
+/// interpreter at 256².
+#[test]
+fn slide_views_convolution_in_chunks_equals_the_interpreter() {
+    let Some(device) = crate::opencl::device() else { return };
+    for (name, src) in [
+        (
+            "convolution_row",
+            include_str!("../../../../bench/cgo17/convolution_row.lisp"),
+        ),
+        (
+            "convolution_col",
+            include_str!("../../../../bench/cgo17/convolution_col.lisp"),
+        ),
+    ] {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        let ropts = rewrite::Options {
+            sizes: [("H".to_string(), 8192), ("W".to_string(), 8192)].into_iter().collect(),
+            ..rewrite::Options::default()
+        };
+        let ex = rewrite::explore(&prog, &info, &ropts).expect("explores");
+        let v = ex
+            .variants
+            .iter()
+            .find(|v| v.description.contains("mapGlb1 8192 × mapGlb 2048 |"))
+            .unwrap_or_else(|| panic!("{name}: no chunked variant\n{ex}"));
+        let mut r = ir::rng::XorShift::new(name.len() as u64);
+        let weights = eighths(&mut r, 17).join(",");
+        let data = format!("{{\"img\": {}, \"weights\": [{weights}]}}", matrix(3, 256, 256));
+        equals_interpreter(name, &v.source, &data, &device).unwrap_or_else(|e| panic!("{e}\n{}", v.source));
+    }
+}
