@@ -292,12 +292,31 @@ impl Lowerer<'_> {
     /// per work-item the model counts one write (`threads * MEM`), which ranked chunks of 128
     /// outputs (2.26 ms on the H200 for jacobi at 8192²) above chunks of 4 (0.193 ms, the
     /// tuned best, ranked 4th).
+    ///
+    /// A chunk of outputs that are each a reduction (a convolution's taps) pays more: its loop
+    /// runs once per output, and each of its loads by a warp spans `c` times the bytes of a
+    /// coalesced one, so every read of the reduction costs `c - 1` more turns of the cache
+    /// (`MEM` each). On the H200 convolution rows in chunks of 4 took 0.659 ms against 0.4255
+    /// for one output a work-item; jacobi's outputs, no reduction, 0.193 against 0.252.
     fn chunk_strided(&self, g: &Term, y: &Term, threads: f64) -> f64 {
         let c = self.eval(y.inner.as_ref());
-        if g.op == TOp::MapF && y.inner.is_some() && c >= COALESCED_ELEMS {
+        if g.op != TOp::MapF || y.inner.is_none() {
+            return 0.0;
+        }
+        let writes = if c >= COALESCED_ELEMS {
             threads * c * STRIDED
         } else {
             0.0
+        };
+        let reads = self.reduced_len(g).map_or(0.0, |n| threads * c * n * (c - 1.0) * MEM);
+        writes + reads
+    }
+
+    /// The length of the first reduction in `t` (the loads of its loop), if any.
+    fn reduced_len(&self, t: &Term) -> Option<f64> {
+        match t.op {
+            TOp::Reduce | TOp::ReduceU => Some(self.len(&t.kids[2])),
+            _ => t.kids.iter().find_map(|k| self.reduced_len(k)),
         }
     }
 
