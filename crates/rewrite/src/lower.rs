@@ -372,7 +372,9 @@ impl Lowerer<'_> {
     fn computes(&self, t: &Term) -> bool {
         match &t.op {
             TOp::Map if self.reindexes(&t.kids[0]) => self.computes(&t.kids[1]),
-            TOp::Map | TOp::Reduce | TOp::App | TOp::Let | TOp::TTile(_) | TOp::ColReduce(..) | TOp::RBlock(_) => true,
+            // a definition's argument bound to a view (`pad2d`'s rows) is that view
+            TOp::Let => self.computes(&t.kids[1]) || self.computes(&t.kids[2]),
+            TOp::Map | TOp::Reduce | TOp::App | TOp::TTile(_) | TOp::ColReduce(..) | TOp::RBlock(_) => true,
             TOp::Other(s) => {
                 let head = s.as_str().split(['|', ' ']).next().unwrap_or("");
                 !LAYOUT.contains(&head) || t.kids.iter().any(|k| self.computes(k))
@@ -1347,6 +1349,14 @@ impl Lowerer<'_> {
                 let (s, c) = self.seq(t);
                 self.notes.push(format!("one-work-item reduceSeq over {}", self.len(x)));
                 (self.b.to(AddressSpace::Global, s), c + LAUNCH)
+            }
+            // a view bound at host level is read where it is used, not made by a kernel
+            TOp::Let if !self.computes(&k[1]) => {
+                let (v, vc) = self.seq(&k[1]);
+                let x = self.b.bind(&Self::sym_name(&k[0]));
+                let (b, bc) = self.host(&k[2]);
+                self.b.unbind(x);
+                (self.b.let_(x, v, b), vc + bc)
             }
             TOp::Let => {
                 let (v, vc) = self.host(&k[1]);

@@ -233,3 +233,46 @@ fn slide_views_convolution_in_chunks_equals_the_interpreter() {
         equals_interpreter(name, &v.source, &data, &device).unwrap_or_else(|e| panic!("{e}\n{}", v.source));
     }
 }
+
+/// A high-level stencil over a padded grid, written with definitions (`pad2d` then `slide2d`):
+/// the definitions' arguments are `let`-bound views, so every variant is one kernel reading
+/// the grid, equal to the interpreter.
+#[test]
+fn slide_views_padded_stencil_of_definitions_is_one_kernel() {
+    let src = "(define (slide2d s t xss) (map transpose (slide s t (map (lambda (r) (slide s t r)) xss)))) \
+         (define (pad2d xss) (transpose (map (lambda (c) (pad #1 #1 0.0f c)) (transpose (map (lambda (r) (pad-clamp #1 #1 r)) xss))))) \
+         (lift (H W) ((array-type (array-type float W) H)) (lambda (g) \
+         (map (lambda (nbhs) (map (lambda (nbh) (+ (at 1 (at 0 nbh)) (+ (at 0 (at 1 nbh)) (at 2 (at 2 nbh))))) nbhs)) \
+         (slide2d #3 #1 (pad2d g)))))";
+    let prog = ir::parse(src).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    let ropts = rewrite::Options {
+        sizes: [("H".to_string(), 64), ("W".to_string(), 128)].into_iter().collect(),
+        ..rewrite::Options::default()
+    };
+    let ex = rewrite::explore(&prog, &info, &ropts).expect("explores");
+    let device = crate::opencl::device();
+    let data = format!("{{\"g\": {}}}", matrix(9, 64, 128));
+    check_all(
+        &ex.variants,
+        |v| &v.description,
+        |v| {
+            let c = lift::compile(
+                &v.source,
+                &lift::Options {
+                    as_written: true,
+                    ..lift::Options::default()
+                },
+            )
+            .map_err(|e| e.message())?;
+            let kernels = c.plan.as_ref().map_or(0, |p| p.kernels.len());
+            if kernels != 1 {
+                return Err(format!("{kernels} kernels:\n{}", v.source));
+            }
+            match &device {
+                Some(d) => equals_interpreter("padded", &v.source, &data, d),
+                None => Ok(()),
+            }
+        },
+    );
+}
