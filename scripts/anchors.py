@@ -252,6 +252,8 @@ def gemv_bias(r):
 
 
 def jacobi(r):
+    # the anchor of both rows of "jacobi 5-point": bench/indep/jacobi.lisp (slides of the rows and
+    # of their transpose) and bench/indep/jacobi2d.lisp (LANGUAGE.md's slide2d)
     h = w = 8192
     g = rand(h + 2, w + 2)
     f = lambda: 0.2 * (g[:-2, 1:-1] + g[1:-1, :-2] + g[1:-1, 1:-1] + g[1:-1, 2:] + g[2:, 1:-1])

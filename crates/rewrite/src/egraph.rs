@@ -1928,3 +1928,23 @@ impl Applier<Lift, LiftAnalysis> for BatchRegBlock {
         out
     }
 }
+
+/// The `(tile length, rows a work-item)` pairs of `reuse_rules`' rules that `only_rules` keeps
+/// (`reuse-tiles-{t}` has one row, `reuse-tiles-{t}-b{b}` has `b`): the tilings that
+/// `extract::with_tile_siblings` gives every extracted tiled term.
+pub fn reuse_tilings(opts: &crate::Options) -> Vec<(i64, i64)> {
+    let blocks: Vec<i64> = std::iter::once(1)
+        .chain(opts.reuse_blocks.iter().copied().filter(|&b| b > 1))
+        .collect();
+    opts.reuse_tiles
+        .iter()
+        .flat_map(|&t| blocks.iter().map(move |&b| (t, b)))
+        .filter(|&(t, b)| {
+            let name = match b {
+                1 => format!("reuse-tiles-{t}"),
+                _ => format!("reuse-tiles-{t}-b{b}"),
+            };
+            opts.only_rules.is_empty() || opts.only_rules.iter().any(|o| name.contains(o.as_str()))
+        })
+        .collect()
+}

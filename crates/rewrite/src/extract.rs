@@ -270,3 +270,58 @@ pub fn top_terms(eg: &EG, root: Id, k: usize, root_k: usize, max_passes: usize) 
     }
     terms_of_class(eg, &best, eg.find(root), root_k)
 }
+
+/// `terms`, then each term that reads an array in tiles again with every other tiling
+/// `(tile length, rows a work-item)` of `tilings` that `fits` the array read (`fits(len, t)`:
+/// the `reuse-tiles-*` rules' condition, the only one that depends on the tiling, so each such
+/// term is in the e-graph too). Extraction keeps few terms a class and breaks ties of size by
+/// hash, so a tiling can be left out of every term that reaches the root: once two rows a
+/// work-item existed, mri-q's tuned best before them (one row, tiles of 64, groups of 64:
+/// 1.180 ms on the H200 against 1.191) was no longer a candidate.
+pub fn with_tile_siblings(
+    terms: Vec<Rc<Term>>,
+    tilings: &[(i64, i64)],
+    fits: impl Fn(&ArithExpr, i64) -> bool,
+) -> Vec<Rc<Term>> {
+    fn has_tiles(t: &Term) -> bool {
+        matches!(t.op, TOp::Tiles(..)) || t.kids.iter().any(|k| has_tiles(k))
+    }
+    /// `t` with every `tiles` node read as `(tile, rows)`, or `None` where it does not fit.
+    fn retile(t: &Rc<Term>, tile: i64, rows: i64, fits: &dyn Fn(&ArithExpr, i64) -> bool) -> Option<Rc<Term>> {
+        if !has_tiles(t) {
+            return Some(t.clone());
+        }
+        if let TOp::Tiles(..) = t.op {
+            let w = t.kids.get(2)?;
+            if !w.len.as_ref().is_some_and(|n| fits(n, tile)) {
+                return None;
+            }
+            let w = retile(w, tile, rows, fits)?;
+            let num = |v: i64| Term::new(TOp::Num(v), vec![], None, None);
+            return Some(Term::new(
+                TOp::Tiles(tile, rows),
+                vec![num(tile), num(rows), w],
+                t.len.clone(),
+                t.inner.clone(),
+            ));
+        }
+        let kids = t
+            .kids
+            .iter()
+            .map(|k| retile(k, tile, rows, fits))
+            .collect::<Option<Vec<_>>>()?;
+        Some(Term::new(t.op.clone(), kids, t.len.clone(), t.inner.clone()))
+    }
+    let mut seen: BTreeSet<u64> = terms.iter().map(|t| t.key).collect();
+    let mut out = terms.clone();
+    for t in terms.iter().filter(|t| has_tiles(t)) {
+        for &(tile, rows) in tilings {
+            if let Some(s) = retile(t, tile, rows, &fits) {
+                if seen.insert(s.key) {
+                    out.push(s);
+                }
+            }
+        }
+    }
+    out
+}

@@ -271,6 +271,15 @@ pub fn saturate(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> 
 pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> Result<Exploration, ir::Diagnostic> {
     let (eg, root, enc, mut stats) = saturate(prog, info, opts);
     let terms = extract::top_terms(&eg, root, opts.per_class, opts.per_class * 24, 30);
+    // one row a work-item only: a two-row sibling changed n-body's first variant (groups of
+    // 128 instead of the 64 timed best on the H200) without a measurement
+    let one_row: Vec<(i64, i64)> = egraph::reuse_tilings(opts)
+        .into_iter()
+        .filter(|&(_, b)| b == 1)
+        .collect();
+    let terms = extract::with_tile_siblings(terms, &one_row, |n, t| {
+        egraph::may_split(n, t, &eg.analysis.sizes, &eg.analysis.declared)
+    });
     stats.extracted = terms.len();
     let names = ir::print::var_names(prog);
     let mut seen = BTreeSet::new();

@@ -25,6 +25,8 @@ const MEM: f64 = 0.05;
 /// Extra cost of an element read or written with a stride of a row in global memory: a GPU
 /// moves whole segments (32 bytes) for each 4-byte element, about 8× the coalesced traffic.
 const STRIDED: f64 = 7.0 * MEM;
+/// Elements of 4 bytes in the 32-byte segment a GPU moves for one access.
+const COALESCED_ELEMS: f64 = 8.0;
 /// Cost of reading one element of a row a row apart from the neighbouring work-item's
 /// (`Lowerer::row_reads`), and of copying one element into local memory with consecutive
 /// work-items at consecutive addresses (`Lowerer::host_staged_rows`).
@@ -111,17 +113,20 @@ pub fn simplify(t: &Rc<Term>) -> Rc<Term> {
     Term::new(t.op.clone(), kids, t.len.clone(), t.inner.clone())
 }
 
-/// `λr. map g ys` or `λr. join (map g ys)`: the inner map and whether it is joined.
-fn two_d(f: &Rc<Term>) -> Option<(Rc<Term>, bool)> {
+/// `λr. map g ys`, `λr. join (map g ys)` or `λr. join (join (map g ys))`: the inner map and how
+/// many times it is joined. Twice is a row of reductions in chunks (`join (join (map (mapf (λw.
+/// reduce …)) (split k ws)))`, a convolution's row a chunk of outputs a work-item).
+fn two_d(f: &Rc<Term>) -> Option<(Rc<Term>, usize)> {
     if f.op != TOp::Lam {
         return None;
     }
-    let b = &f.kids[1];
-    match b.op {
-        TOp::Map => Some((b.clone(), false)),
-        TOp::Join if b.kids[0].op == TOp::Map => Some((b.kids[0].clone(), true)),
-        _ => None,
+    let mut b = &f.kids[1];
+    let mut joins = 0;
+    while b.op == TOp::Join && joins < 2 {
+        b = &b.kids[0];
+        joins += 1;
     }
+    (b.op == TOp::Map).then(|| (b.clone(), joins))
 }
 
 /// The parts of a 2-D work-group tiling (see `egraph::Tile2d`).
@@ -256,6 +261,8 @@ impl Lowerer<'_> {
     fn item_writes(&self, f: &Term) -> f64 {
         match f.op {
             TOp::MapF => self.item_writes(&f.kids[0]),
+            // `comp a b` returns what `a` does
+            TOp::Comp => self.item_writes(&f.kids[0]),
             TOp::Lam => {
                 let body = &f.kids[1];
                 match (&body.len, &body.inner) {
@@ -276,6 +283,41 @@ impl Lowerer<'_> {
     /// pixel, the tuned best on the H200).
     fn extra_writes(&self, f: &Term, threads: f64) -> f64 {
         (self.item_writes(f) - 1.0) * threads * MEM
+    }
+
+    /// The writes of `threads` work-items that each map `g` over a chunk of `y` (`mapf h` over
+    /// `split c ys`): neighbouring work-items write `c` elements apart, so from `c` of
+    /// `COALESCED_ELEMS` on every element of a warp's store is a segment of its own. Only this
+    /// charge separates the chunked `mapGlb1 × mapGlb` variants of a stencil from each other:
+    /// counted as coalesced (`extra_writes`), a work-item's writes ranked chunks of 128
+    /// outputs (2.26 ms on the H200 for jacobi at 8192²) above chunks of 4 (0.193 ms, the
+    /// tuned best, ranked 4th).
+    ///
+    /// A chunk of outputs that are each a reduction (a convolution's taps) pays more: its loop
+    /// runs once per output, and each of its loads by a warp spans `c` times the bytes of a
+    /// coalesced one, so every read of the reduction costs `c - 1` more turns of the cache
+    /// (`MEM` each). On the H200 convolution rows in chunks of 4 took 0.659 ms against 0.4255
+    /// for one output a work-item; jacobi's outputs, no reduction, 0.193 against 0.252.
+    fn chunk_strided(&self, g: &Term, y: &Term, threads: f64) -> f64 {
+        let c = self.eval(y.inner.as_ref());
+        if g.op != TOp::MapF || y.inner.is_none() {
+            return 0.0;
+        }
+        let writes = if c >= COALESCED_ELEMS {
+            threads * c * STRIDED
+        } else {
+            0.0
+        };
+        let reads = self.reduced_len(g).map_or(0.0, |n| threads * c * n * (c - 1.0) * MEM);
+        writes + reads
+    }
+
+    /// The length of the first reduction in `t` (the loads of its loop), if any.
+    fn reduced_len(&self, t: &Term) -> Option<f64> {
+        match t.op {
+            TOp::Reduce | TOp::ReduceU => Some(self.len(&t.kids[2])),
+            _ => t.kids.iter().find_map(|k| self.reduced_len(k)),
+        }
     }
 
     fn eval(&self, e: Option<&arith::ArithExpr>) -> f64 {
@@ -329,12 +371,59 @@ impl Lowerer<'_> {
     /// Whether evaluating `t` runs any computation (as opposed to only rearranging arrays).
     fn computes(&self, t: &Term) -> bool {
         match &t.op {
-            TOp::Map | TOp::Reduce | TOp::App | TOp::Let | TOp::TTile(_) | TOp::ColReduce(..) | TOp::RBlock(_) => true,
+            TOp::Map if self.reindexes(&t.kids[0]) => self.computes(&t.kids[1]),
+            // a definition's argument bound to a view (`pad2d`'s rows) is that view
+            TOp::Let => self.computes(&t.kids[1]) || self.computes(&t.kids[2]),
+            TOp::Map | TOp::Reduce | TOp::App | TOp::TTile(_) | TOp::ColReduce(..) | TOp::RBlock(_) => true,
             TOp::Other(s) => {
                 let head = s.as_str().split(['|', ' ']).next().unwrap_or("");
                 !LAYOUT.contains(&head) || t.kids.iter().any(|k| self.computes(k))
             }
             _ => t.kids.iter().any(|k| self.computes(k)),
+        }
+    }
+
+    /// Whether `f` only re-indexes its argument (join, split, transpose, slide, pad-clamp, pad
+    /// by a literal, and maps of those): code generation reads a plain `map f x` as a view of
+    /// `x` (`codegen_opencl`'s `layout_map`), so a kernel reading it needs no kernel before it
+    /// to store it (`slide2d`'s windows of every row).
+    fn reindexes(&self, f: &Term) -> bool {
+        match &f.op {
+            TOp::Lam => match &f.kids[0].op {
+                TOp::Sym(x) => self.reindex_chain(&f.kids[1], x),
+                _ => false,
+            },
+            TOp::MapF => self.reindexes(&f.kids[0]),
+            _ => false,
+        }
+    }
+
+    /// `t` is the variable `x` under re-indexings only (see [`Lowerer::reindexes`]).
+    fn reindex_chain(&self, t: &Term, x: &Symbol) -> bool {
+        match &t.op {
+            TOp::Sym(s) => s == x,
+            TOp::Split(_) => self.reindex_chain(&t.kids[1], x),
+            TOp::Join | TOp::Transpose => self.reindex_chain(&t.kids[0], x),
+            TOp::Map => self.reindexes(&t.kids[0]) && self.reindex_chain(&t.kids[1], x),
+            TOp::Other(s) => {
+                let head = s.as_str().split(['|', ' ']).next().unwrap_or("");
+                match (head, t.kids.as_slice()) {
+                    ("transpose" | "slide" | "pad-clamp", [a]) => self.reindex_chain(a, x),
+                    // a literal fill is the same in every row
+                    ("pad", [fill, a]) => {
+                        let literal = match &fill.op {
+                            TOp::Sym(v) => self
+                                .origin
+                                .get(v)
+                                .is_some_and(|id| matches!(self.b.src.expr(*id), Expr::Lit(_))),
+                            _ => false,
+                        };
+                        literal && self.reindex_chain(a, x)
+                    }
+                    _ => false,
+                }
+            }
+            _ => false,
         }
     }
 
@@ -417,6 +506,12 @@ impl Lowerer<'_> {
     pub fn seq(&mut self, t: &Rc<Term>) -> Out {
         let k = &t.kids;
         match &t.op {
+            // a view of its argument in any work-item: nothing is copied
+            TOp::Map if self.reindexes(&k[0]) => {
+                let (f, _) = self.func(&k[0], self.eval(k[1].inner.as_ref()));
+                let (x, xc) = self.seq(&k[1]);
+                (self.b.prim(Prim::Map(MapKind::Plain), vec![f, x]), xc)
+            }
             TOp::Map => {
                 let n = self.len(&k[1]);
                 let (f, fc) = self.func(&k[0], self.eval(k[1].inner.as_ref()));
@@ -517,6 +612,23 @@ impl Lowerer<'_> {
             // a K-tiling annotation: inside a work-item, the product it marks (seq and layout
             // would otherwise hand it to each other forever)
             TOp::KTile(_) => self.seq(&t.kids[1]),
+            // join (map (mapf f) (split k x)) = map f x: for a re-indexing `f` both are one
+            // view, so that the variants differing only in `k` lower to one program
+            TOp::Join if k[0].op == TOp::Map && k[0].kids[0].op == TOp::MapF && self.reindexes(&k[0].kids[0]) => {
+                match &k[0].kids[1].op {
+                    TOp::Split(_) => {
+                        let y = &k[0].kids[1].kids[1];
+                        let m = Term::new(
+                            TOp::Map,
+                            vec![k[0].kids[0].kids[0].clone(), y.clone()],
+                            t.len.clone(),
+                            t.inner.clone(),
+                        );
+                        self.seq(&m)
+                    }
+                    _ => self.layout(t, false),
+                }
+            }
             _ => self.layout(t, false),
         }
     }
@@ -1198,11 +1310,7 @@ impl Lowerer<'_> {
                     self.notes.push(format!("mapGlb1 {n} × mapGlb {m}"));
                     let threads = n * m;
                     let body = self.b.prim(Prim::Map(MapKind::Glb(0)), vec![g, y]);
-                    let body = if joined {
-                        self.b.prim(Prim::Join, vec![body])
-                    } else {
-                        body
-                    };
+                    let body = (0..joined).fold(body, |b, _| self.b.prim(Prim::Join, vec![b]));
                     self.b.unbind(pv);
                     let row_fn = self.b.lambda(vec![pv], body);
                     (
@@ -1210,7 +1318,8 @@ impl Lowerer<'_> {
                         (threads / self.lanes).ceil() * gc
                             + threads * MEM
                             + self.extra_writes(&inner.kids[0], threads)
-                            + self.strided(f, x),
+                            + self.strided(f, x)
+                            + self.chunk_strided(&inner.kids[0], &inner.kids[1], threads),
                     )
                 } else {
                     let (g, gc) = self.func(f, m);
@@ -1244,6 +1353,14 @@ impl Lowerer<'_> {
                 let (s, c) = self.seq(t);
                 self.notes.push(format!("one-work-item reduceSeq over {}", self.len(x)));
                 (self.b.to(AddressSpace::Global, s), c + LAUNCH)
+            }
+            // a view bound at host level is read where it is used, not made by a kernel
+            TOp::Let if !self.computes(&k[1]) => {
+                let (v, vc) = self.seq(&k[1]);
+                let x = self.b.bind(&Self::sym_name(&k[0]));
+                let (b, bc) = self.host(&k[2]);
+                self.b.unbind(x);
+                (self.b.let_(x, v, b), vc + bc)
             }
             TOp::Let => {
                 let (v, vc) = self.host(&k[1]);

@@ -228,7 +228,8 @@ impl Validator<'_> {
 
     // ----- shapes the back end treats as views (mirrors of its own predicates) -----
 
-    /// `map (λx. L x)` with `L` only join/split/transpose and plain maps of those.
+    /// `map (λx. L x)` with `L` only join/split/transpose/slide/pad-clamp/pad by a literal and
+    /// plain maps of those.
     fn layout_map(&self, e: ExprId) -> bool {
         let Expr::Prim {
             prim: Prim::Map(MapKind::Plain),
@@ -250,11 +251,18 @@ impl Validator<'_> {
         match self.prog.expr(e) {
             Expr::Var(v) => *v == x,
             Expr::Prim {
-                prim: Prim::Join | Prim::Split(_) | Prim::Transpose,
+                prim: Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::Slide(..) | Prim::PadClamp(..),
                 args,
             } => {
                 *any = true;
                 self.layout_chain(args[0], x, any)
+            }
+            Expr::Prim {
+                prim: Prim::Pad(..),
+                args,
+            } if matches!(self.prog.expr(args[0]), Expr::Lit(_)) => {
+                *any = true;
+                self.layout_chain(args[1], x, any)
             }
             Expr::Prim {
                 prim: Prim::Map(MapKind::Plain),
@@ -266,6 +274,53 @@ impl Validator<'_> {
                 _ => false,
             },
             _ => false,
+        }
+    }
+
+    /// A layout map that a destination can be written through: no slide or pad in it (the
+    /// back end's `layout_map_writable`).
+    fn writable_layout_map(&self, e: ExprId) -> bool {
+        let Expr::Prim {
+            prim: Prim::Map(MapKind::Plain),
+            args,
+        } = self.prog.expr(e)
+        else {
+            return false;
+        };
+        self.layout_map(e) && self.lambda(args[0]).is_some_and(|b| self.only_duals(b))
+    }
+
+    /// `e` (a layout chain) re-indexes only by join, split and transpose.
+    fn only_duals(&self, e: ExprId) -> bool {
+        match self.prog.expr(e) {
+            Expr::Prim { prim, args } => match prim {
+                Prim::Join | Prim::Split(_) | Prim::Transpose => self.only_duals(args[0]),
+                Prim::Map(MapKind::Plain) => {
+                    self.only_duals(args[1]) && self.lambda(args[0]).is_some_and(|b| self.only_duals(b))
+                }
+                Prim::Map(_)
+                | Prim::Slide(..)
+                | Prim::Pad(..)
+                | Prim::PadClamp(..)
+                | Prim::Reduce(_)
+                | Prim::Zip
+                | Prim::ReorderStride(_)
+                | Prim::Reverse
+                | Prim::Generate(_)
+                | Prim::Iterate(_)
+                | Prim::IterateUntil(_)
+                | Prim::Filter(_)
+                | Prim::AsVector(_)
+                | Prim::AsScalar
+                | Prim::To(_) => false,
+            },
+            Expr::Var(_) => true,
+            Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Let { .. }
+            | Expr::Pack(_) => false,
         }
     }
 
@@ -707,7 +762,7 @@ impl Validator<'_> {
                     let vec_dest = self.through(e, cx.vec_dest);
                     self.into(args[0], &Cx { vec_dest, ..cx.clone() })
                 }
-                Prim::Map(_) if self.layout_map(e) => {
+                Prim::Map(_) if self.writable_layout_map(e) => {
                     let vec_dest = self.through(e, cx.vec_dest);
                     self.into(args[1], &Cx { vec_dest, ..cx.clone() })
                 }

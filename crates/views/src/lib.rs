@@ -43,8 +43,10 @@ pub enum View<V> {
     Transpose { inner: Rc<View<V>> },
     /// `slide size step`: `[a][b]` reads `inner[a*step + b]`.
     Slide { step: ArithExpr, inner: Rc<View<V>> },
-    /// `pad l r`: `[a]` reads `inner[a - l]`, out-of-range reads give `fill` (or clamp if `None`).
+    /// `pad l r` below the first `skip` dimensions (`map (λr. pad l r v r)` has `skip` 1):
+    /// `[i…][a]` reads `inner[i…][a - l]`, out-of-range reads give `fill` (or clamp if `None`).
     Pad {
+        skip: usize,
         l: ArithExpr,
         n: ArithExpr,
         fill: Option<V>,
@@ -83,6 +85,9 @@ pub enum Layout {
     Split(ArithExpr),
     Join(ArithExpr),
     Transpose,
+    /// `slide size step`: `[a][b]` is `[a*step + b]` of the argument. Read only: windows
+    /// overlap, so nothing can be written through it.
+    Slide(ArithExpr),
     /// The first `n` indices name the work-item that owns the element, which keeps its part
     /// in private memory: they are dropped (a register block of a matrix product).
     PerItem(usize),
@@ -95,6 +100,7 @@ impl Layout {
             Layout::Split(k) => split_index(k, idx),
             Layout::Join(m) => join_index(m, idx),
             Layout::Transpose => transpose_index(idx),
+            Layout::Slide(step) => split_index(step, idx),
             Layout::PerItem(n) => {
                 if idx.len() < *n {
                     return err("internal: a view was read with too few indices");
@@ -119,6 +125,20 @@ fn join_index(m: &ArithExpr, idx: &mut Vec<ArithExpr>) -> Result<()> {
     idx.insert(0, a.rem(m));
     idx.insert(0, a.div(m));
     Ok(())
+}
+
+/// `j` clamped into `0..n`, with only the bounds that ranges cannot prove.
+fn clamp_index(j: &ArithExpr, n: &ArithExpr) -> ArithExpr {
+    let zero = ArithExpr::cst(0);
+    let last = n.sub(&ArithExpr::cst(1));
+    let mut c = j.clone();
+    if !c.prove_le(&last) {
+        c = ArithExpr::min(&c, &last);
+    }
+    if !zero.prove_le(&c) {
+        c = ArithExpr::max(&c, &zero);
+    }
+    c
 }
 
 /// `transpose`: `[a][b]` is `[b][a]` of the argument.
@@ -315,11 +335,13 @@ impl<V: Clone + fmt::Display> View<V> {
                 inner: inner.component(c),
             }),
             View::Pad {
+                skip,
                 l,
                 n,
                 fill: None,
                 inner,
             } => Rc::new(View::Pad {
+                skip: *skip,
                 l: l.clone(),
                 n: n.clone(),
                 fill: None,
@@ -422,30 +444,31 @@ impl<V: Clone + fmt::Display> View<V> {
             | View::Reorder { .. }
             | View::Reverse { .. }
             | View::Nested { .. } => self.reindex(idx)?.read_rev(idx),
-            View::Pad { l, n, fill, inner } => {
-                let a = pop1(idx)?;
+            View::Pad {
+                skip,
+                l,
+                n,
+                fill,
+                inner,
+            } => {
+                if idx.len() <= *skip {
+                    return err("internal: a view was read with too few indices");
+                }
+                let a = idx.remove(*skip);
                 let j = a.sub(l);
                 let zero = ArithExpr::cst(0);
                 let in_range = zero.prove_le(&j) && j.prove_lt(n);
                 match fill {
                     _ if in_range => {
-                        idx.insert(0, j);
+                        idx.insert(*skip, j);
                         inner.read_rev(idx)
                     }
                     None => {
-                        let last = n.sub(&ArithExpr::cst(1));
-                        let mut c = j.clone();
-                        if !c.prove_le(&last) {
-                            c = ArithExpr::min(&c, &last);
-                        }
-                        if !zero.prove_le(&c) {
-                            c = ArithExpr::max(&c, &zero);
-                        }
-                        idx.insert(0, c);
+                        idx.insert(*skip, clamp_index(&j, n));
                         inner.read_rev(idx)
                     }
                     Some(v) => {
-                        idx.insert(0, j.clone());
+                        idx.insert(*skip, j.clone());
                         match inner.read_rev(idx)? {
                             Read::Expr(e) => Ok(Read::Expr(Access::Guard {
                                 j,
@@ -691,10 +714,23 @@ impl<V: Clone + fmt::Display> View<V> {
             View::Join { m, inner } => format!("join({m}, {})", inner.describe()),
             View::Transpose { inner } => format!("transpose({})", inner.describe()),
             View::Slide { step, inner } => format!("slide(step {step}, {})", inner.describe()),
-            View::Pad { l, n, fill, inner } => match fill {
-                Some(f) => format!("pad({l}, len {n}, {f}, {})", inner.describe()),
-                None => format!("pad-clamp({l}, len {n}, {})", inner.describe()),
-            },
+            View::Pad {
+                skip,
+                l,
+                n,
+                fill,
+                inner,
+            } => {
+                let map = if *skip == 0 {
+                    String::new()
+                } else {
+                    format!("map^{skip} ")
+                };
+                match fill {
+                    Some(f) => format!("{map}pad({l}, len {n}, {f}, {})", inner.describe()),
+                    None => format!("{map}pad-clamp({l}, len {n}, {})", inner.describe()),
+                }
+            }
             View::Reorder { s, inner, .. } => format!("reorder-stride({s}, {})", inner.describe()),
             View::Reverse { inner, .. } => format!("reverse({})", inner.describe()),
             View::Zip(vs) => format!(
@@ -710,6 +746,7 @@ impl<V: Clone + fmt::Display> View<V> {
                     Layout::Split(k) => format!("split({k})"),
                     Layout::Join(m) => format!("join({m})"),
                     Layout::Transpose => "transpose".into(),
+                    Layout::Slide(step) => format!("slide(step {step})"),
                     Layout::PerItem(n) => format!("per-item({n})"),
                 };
                 format!("map^{skip} {op}({})", inner.describe())

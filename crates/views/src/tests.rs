@@ -90,6 +90,7 @@ fn clamped_pad_only_clamps_when_needed() {
     let n = ArithExpr::size_var("N");
     let xs = mem("xs", vec![n.clone()]);
     let p = View::Pad {
+        skip: 0,
         l: ArithExpr::cst(1),
         n: n.clone(),
         fill: None,
@@ -150,4 +151,65 @@ fn nested_layouts_reindex_below_the_outer_dimensions() {
     let idx = [ArithExpr::cst(1), ArithExpr::cst(2), ArithExpr::cst(3)];
     assert_eq!(text(t.read(&idx).unwrap()), format!("xs[{}]", 12 + 3 * 3 + 2));
     assert_eq!(loc(t.write(&idx).unwrap()), format!("xs[{}]", 12 + 3 * 3 + 2));
+}
+
+#[test]
+fn slides_below_the_outer_dimensions_overlap_in_the_argument() {
+    // g : [[float]6]4 ; `map (slide 3 1) g` : [[[float]3]4]4 ; element [r][w][c] = g[r][w + c]
+    let g = mem("g", vec![ArithExpr::cst(4), ArithExpr::cst(6)]);
+    let v = Rc::new(View::Nested {
+        skip: 1,
+        op: Layout::Slide(ArithExpr::cst(1)),
+        inner: g,
+    });
+    let idx = [ArithExpr::cst(2), ArithExpr::cst(3), ArithExpr::cst(1)];
+    assert_eq!(text(v.read(&idx).unwrap()), format!("g[{}]", 2 * 6 + 3 + 1));
+    // slide2d's windows: `map transpose (slide 3 1 (map (slide 3 1) g))`, element [r][c][y][x]
+    // is g[r + y][c + x]
+    let w = View::Nested {
+        skip: 1,
+        op: Layout::Transpose,
+        inner: Rc::new(View::Slide {
+            step: ArithExpr::cst(1),
+            inner: v,
+        }),
+    };
+    let idx = [
+        ArithExpr::cst(1),
+        ArithExpr::cst(2),
+        ArithExpr::cst(2),
+        ArithExpr::cst(0),
+    ];
+    assert_eq!(text(w.read(&idx).unwrap()), format!("g[{}]", 3 * 6 + 2));
+}
+
+#[test]
+fn pads_below_the_outer_dimensions_guard_the_inner_index() {
+    // `map (pad 1 1 0) g` over g : [[float]N]4 reads g[r][c - 1] where 1 <= c <= N
+    let n = ArithExpr::size_var("N");
+    let g = mem("g", vec![ArithExpr::cst(4), n.clone()]);
+    let p = View::Pad {
+        skip: 1,
+        l: ArithExpr::cst(1),
+        n: n.clone(),
+        fill: Some("0.0f".to_string()),
+        inner: g.clone(),
+    };
+    let r = loop_var("r", &ArithExpr::cst(4));
+    let c = loop_var("c", &n.add(&ArithExpr::cst(2)));
+    let e = text(p.read(&[r.clone(), c.clone()]).unwrap());
+    assert!(
+        e.contains("0.0f") && e.contains(&format!("g[{}]", r.mul(&n).add(&c).sub(&ArithExpr::cst(1)))),
+        "{e}"
+    );
+    // clamped, the row index is left alone and only the column is clamped
+    let p = View::Pad {
+        skip: 1,
+        l: ArithExpr::cst(1),
+        n: n.clone(),
+        fill: None,
+        inner: g,
+    };
+    let e = text(p.read(&[r, c]).unwrap());
+    assert_eq!(e, "g[((N*r)+max(0, min((N-1), (c-1))))]");
 }

@@ -19,9 +19,11 @@ impl Gen<'_> {
         }
     }
 
-    /// `map (λx. L x)` (a plain map) where `L` only re-indexes `x` (join, split, transpose and
-    /// plain maps of those) is a view, not a computation: its re-indexings in the order they
-    /// apply (innermost first), each with the number of outer dimensions it leaves alone.
+    /// `map (λx. L x)` (a plain map) where `L` only re-indexes `x` (join, split, transpose,
+    /// slide, pad-clamp, pad by a literal, and plain maps of those) is a view, not a computation:
+    /// its re-indexings in the order they apply (innermost first), each with the number of
+    /// outer dimensions it leaves alone. Slides and pads are read-only
+    /// ([`Gen::layout_map_writable`]).
     pub(super) fn layout_map(&self, e: ExprId) -> Option<Vec<(usize, ExprId)>> {
         let mut ops = vec![];
         match self.prog.expr(e) {
@@ -50,10 +52,20 @@ impl Gen<'_> {
         match self.prog.expr(e) {
             Expr::Var(v) => *v == x,
             Expr::Prim {
-                prim: Prim::Join | Prim::Split(_) | Prim::Transpose,
+                prim: Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::Slide(..) | Prim::PadClamp(..),
                 args,
             } => {
                 let ok = self.layout_chain(args[0], x, skip, ops);
+                ops.push((skip, e));
+                ok
+            }
+            // a fill that is a literal is the same in every row (one that read the row would
+            // need it bound where the view is read)
+            Expr::Prim {
+                prim: Prim::Pad(..),
+                args,
+            } if matches!(self.prog.expr(args[0]), Expr::Lit(_)) => {
+                let ok = self.layout_chain(args[1], x, skip, ops);
                 ops.push((skip, e));
                 ok
             }
@@ -122,15 +134,96 @@ impl Gen<'_> {
 
     /// `ops` applied in order over `view`: the view of a layout map over the view of its
     /// argument, or with `dual` the view its argument is written through.
-    pub(super) fn layout_map_view(&self, ops: &[(usize, ExprId)], mut view: Rc<View>, dual: bool) -> Result<Rc<View>> {
+    pub(super) fn layout_map_view(
+        &mut self,
+        ops: &[(usize, ExprId)],
+        mut view: Rc<View>,
+        dual: bool,
+    ) -> Result<Rc<View>> {
         for &(skip, op) in ops {
-            view = Rc::new(View::Nested {
-                skip,
-                op: self.layout_of(op, dual)?,
-                inner: view,
-            });
+            view = match self.prog.expr(op).clone() {
+                Expr::Prim {
+                    prim: Prim::Slide(_, step),
+                    ..
+                } if !dual => Rc::new(View::Nested {
+                    skip,
+                    op: Layout::Slide(step),
+                    inner: view,
+                }),
+                Expr::Prim {
+                    prim: Prim::PadClamp(l, _),
+                    args,
+                } if !dual => Rc::new(View::Pad {
+                    skip,
+                    l,
+                    n: self.len_of(args[0])?,
+                    fill: None,
+                    inner: view,
+                }),
+                Expr::Prim {
+                    prim: Prim::Pad(l, _),
+                    args,
+                } if !dual => {
+                    let fill = match self.scalar_val(args[0])? {
+                        Val::E(s) => s,
+                        Val::T(_) => return Err(self.err(args[0], "padding with tuples is not supported yet")),
+                    };
+                    Rc::new(View::Pad {
+                        skip,
+                        l,
+                        n: self.len_of(args[1])?,
+                        fill: Some(fill),
+                        inner: view,
+                    })
+                }
+                Expr::Var(_)
+                | Expr::Lit(_)
+                | Expr::Lambda { .. }
+                | Expr::Prim { .. }
+                | Expr::Op { .. }
+                | Expr::If { .. }
+                | Expr::Let { .. }
+                | Expr::Pack(_) => Rc::new(View::Nested {
+                    skip,
+                    op: self.layout_of(op, dual)?,
+                    inner: view,
+                }),
+            };
         }
         Ok(view)
+    }
+
+    /// Whether a layout map's re-indexings can be written through: each element of its result
+    /// is one element of its argument and no two share one (join, split, transpose; not the
+    /// overlapping windows of a slide, nor a pad's repeated or invented borders).
+    pub(super) fn layout_map_writable(&self, ops: &[(usize, ExprId)]) -> bool {
+        ops.iter().all(|&(_, op)| match self.prog.expr(op) {
+            Expr::Prim { prim, .. } => match prim {
+                Prim::Join | Prim::Split(_) | Prim::Transpose => true,
+                Prim::Slide(..)
+                | Prim::Pad(..)
+                | Prim::PadClamp(..)
+                | Prim::Map(_)
+                | Prim::Reduce(_)
+                | Prim::Zip
+                | Prim::ReorderStride(_)
+                | Prim::Reverse
+                | Prim::Generate(_)
+                | Prim::Iterate(_)
+                | Prim::IterateUntil(_)
+                | Prim::Filter(_)
+                | Prim::AsVector(_)
+                | Prim::AsScalar
+                | Prim::To(_) => false,
+            },
+            Expr::Var(_)
+            | Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Let { .. }
+            | Expr::Pack(_) => false,
+        })
     }
 
     /// `e` is `x` under re-indexing primitives that can be written through (join, split,
@@ -308,6 +401,7 @@ impl Gen<'_> {
                         };
                         let n = n_of(self, args[1])?;
                         Rc::new(View::Pad {
+                            skip: 0,
                             l,
                             n,
                             fill: Some(fill),
@@ -317,6 +411,7 @@ impl Gen<'_> {
                     Prim::PadClamp(l, _) => {
                         let n = n_of(self, args[0])?;
                         Rc::new(View::Pad {
+                            skip: 0,
                             l,
                             n,
                             fill: None,
@@ -440,7 +535,7 @@ impl Gen<'_> {
                 }
                 Prim::Map(kind) => match self.layout_map(e) {
                     // written through the dual re-indexings, outermost first
-                    Some(ops) => {
+                    Some(ops) if self.layout_map_writable(&ops) => {
                         let duals: Vec<(usize, ExprId)> = ops.into_iter().rev().collect();
                         let d = Dest {
                             view: self.layout_map_view(&duals, dest.view.clone(), true)?,
@@ -449,7 +544,9 @@ impl Gen<'_> {
                         };
                         self.gen_into(args[1], &d)
                     }
-                    None => self.gen_map(e, kind, args[0], args[1], dest),
+                    // copied element by element where the view has no dual (a slide's
+                    // windows overlap)
+                    Some(_) | None => self.gen_map(e, kind, args[0], args[1], dest),
                 },
                 Prim::Reduce(_) => self.gen_reduce(e, args[0], args[1], args[2], dest),
                 Prim::Filter(FilterKind::Seq | FilterKind::Plain) => self.gen_filter_seq(e, args[0], args[1], dest),

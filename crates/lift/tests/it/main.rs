@@ -36,6 +36,7 @@ mod opencl;
 mod rows2_specialise;
 mod rows_layouts;
 mod snapshots;
+mod views_slide;
 
 use std::path::{Path, PathBuf};
 
