@@ -363,3 +363,30 @@ fn the_plan_names_the_filters_choice_by_device() {
         "{plan}"
     );
 }
+
+/// Built for its size, a filter of at least 2^25 elements takes the GPU shape without the
+/// prefetch (fewer registers, more groups resident), and says so; a smaller one keeps it.
+#[test]
+fn the_plan_names_the_filters_choice_by_size() {
+    let plan_at = |n: i64| {
+        let opts = lift::Options {
+            sizes: [("N".to_string(), n)].into_iter().collect(),
+            specialise: true,
+            ..lift::Options::default()
+        };
+        let compiled = lift::compile(THESIS, &opts).expect("compiles");
+        compiled.plan.expect("a kernel plan").describe()
+    };
+    let large = plan_at(1 << 25);
+    assert!(
+        large.contains(
+            "the next tile not loaded early (at least 33554432 elements: fewer registers, more groups resident)"
+        ),
+        "{large}"
+    );
+    let small = plan_at((1 << 25) - 1);
+    assert!(
+        small.contains("the next tile loaded before this one is stored"),
+        "{small}"
+    );
+}
