@@ -67,6 +67,21 @@
 //! ticket replaced by `get_group_id` (tiles of 4096) 0.290 against 0.300 ms: the look-back's
 //! latency and the stores are what remain.
 //!
+//! Session 9 (`bench/results/runs/nvidia-h200-2026-11-24-s9-filt-speed4.md`, filter alone at
+//! 10^8, this kernel 0.252–0.254 ms at 91 registers): the persistent loop without the prefetch
+//! took 0.230 ms at 64 registers (four groups resident instead of two) but was slower at 10^7
+//! and 10^4, so a kernel built for a size of at least 2^25 elements drops it ([`GPU_LARGE`]).
+//! Slower were: a wider look-back window (each of 32 lanes reading 4 or 8 tiles: 0.305 / 0.456
+//! ms), 16 lanes (0.269), one status word a tile (0.259), work-item 0 looking back alone
+//! without barriers, 8 or 16 tiles a read (0.299 / 0.325), and taking the next ticket in the
+//! scan to prefetch before the look-back (0.424): the look-back's cost is its polling traffic
+//! and the delay of tiles ticketed early, not its window. Publishing the aggregate before the
+//! scan's last barrier gained 2 % (measured with the 4-tile lanes only), but PoCL 3.1 then
+//! miscomputes the kernel (every count 0: one work-item's global atomic between barriers in
+//! the ticket loop hides that region's local stores after the barrier; a reduced kernel is
+//! `...-s9-filt-speed4-pocl-repro.cl`, correct under Oclgrind and with `-cl-opt-disable`), so
+//! nothing global is written before the scan's last barrier.
+//!
 //! The kernel has two shapes, one for GPUs and one for other devices ([`Shape`]); both are in
 //! its text, under `if (LIFT_GPU)` and `if (!LIFT_GPU)`, and the host's definition of the macro
 //! when it builds the program for a device picks one (`LIFT_GPU_PATHS=1` forces the GPU's, so
