@@ -615,7 +615,7 @@ impl Gen<'_> {
                 if vector { " in one vector load" } else { "" },
                 if prefetched {
                     ", the next tile loaded before this one is stored".to_string()
-                } else if large {
+                } else if large && !rows {
                     format!(", the next tile not loaded early (at least {LARGE} elements: fewer registers, more groups resident)")
                 } else {
                     String::new()
