@@ -155,6 +155,14 @@ pub(crate) fn gpu_paths(kind: DeviceKind) -> u8 {
     }
 }
 
+/// The value of `LIFT_GPU_DEVICE` for a program built for `info`: 1 on a GPU whose work-groups
+/// really run at once. Oclgrind calls its simulator a GPU, but it checks what OpenCL 1.2
+/// promises, under which the filter's volatile reads of status words that other groups write
+/// with atomics are data races: there the kernels read them with atomics.
+pub(crate) fn gpu_device(info: &DeviceInfo) -> u8 {
+    u8::from(matches!(info.kind, DeviceKind::Gpu) && !info.platform.contains("Oclgrind"))
+}
+
 fn lowered<T: Copy + Ord + std::str::FromStr>(queried: T, var: &str) -> T {
     let forced = std::env::var(var).ok().and_then(|v| v.trim().parse::<T>().ok());
     forced.map_or(queried, |f| f.min(queried))

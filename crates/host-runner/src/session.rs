@@ -438,11 +438,12 @@ impl Session {
         // Kernels that choose a code path by the kind of device read `LIFT_GPU` (the filter's
         // tile shape, vector loads and prefetch are for GPUs).
         let gpu = crate::device::gpu_paths(self.info.kind);
-        // `LIFT_GPU_DEVICE`: the device really is a GPU (whatever `LIFT_GPU_PATHS` forces): the
-        // filter reads its look-back's status words with plain volatile loads there, atomics
-        // elsewhere (plain loads of words that other groups write with atomics are races in
-        // OpenCL 1.2's terms, which Oclgrind checks).
-        let device = u8::from(matches!(self.info.kind, crate::device::DeviceKind::Gpu));
+        // `LIFT_GPU_DEVICE`: the device really is a GPU (whatever `LIFT_GPU_PATHS` forces, and
+        // not Oclgrind's simulator, which says it is one): the filter reads its look-back's
+        // status words with plain volatile loads there, atomics elsewhere (plain loads of words
+        // that other groups write with atomics are races in OpenCL 1.2's terms, which Oclgrind
+        // checks).
+        let device = crate::device::gpu_device(&self.info);
         let options = &format!("{options} -D LIFT_GPU={gpu} -D LIFT_GPU_DEVICE={device}");
         // A diagnostic aid beside `LIFT_DUMP_BINARY`: extra driver options (`-cl-nv-verbose`
         // makes NVIDIA's build log name each kernel's registers and shared memory).

@@ -297,3 +297,22 @@ fn a_required_device_turns_skipping_into_failure() {
         "{e}"
     );
 }
+
+/// Oclgrind calls its simulator a GPU; the filter must still read its status words with atomics
+/// there (volatile reads of words other groups write with atomics are races it reports).
+#[test]
+fn oclgrind_is_no_gpu_device() {
+    use crate::device::gpu_device;
+    assert_eq!(
+        gpu_device(&fake("0:0", "NVIDIA H200", "NVIDIA CUDA", DeviceKind::Gpu)),
+        1
+    );
+    assert_eq!(
+        gpu_device(&fake("0:0", "Oclgrind Simulator", "Oclgrind", DeviceKind::Gpu)),
+        0
+    );
+    assert_eq!(
+        gpu_device(&fake("0:0", "cpu", "Portable Computing Language", DeviceKind::Cpu)),
+        0
+    );
+}

@@ -67,6 +67,21 @@
 //! ticket replaced by `get_group_id` (tiles of 4096) 0.290 against 0.300 ms: the look-back's
 //! latency and the stores are what remain.
 //!
+//! Session 9 (`bench/results/runs/nvidia-h200-2026-11-24-s9-filt-speed4.md`, filter alone at
+//! 10^8, this kernel 0.252–0.254 ms at 91 registers): the persistent loop without the prefetch
+//! took 0.230 ms at 64 registers (four groups resident instead of two) but was slower at 10^7
+//! and 10^4, so a kernel built for a size of at least 2^25 elements drops it ([`GPU_LARGE`]).
+//! Slower were: a wider look-back window (each of 32 lanes reading 4 or 8 tiles: 0.305 / 0.456
+//! ms), 16 lanes (0.269), one status word a tile (0.259), work-item 0 looking back alone
+//! without barriers, 8 or 16 tiles a read (0.299 / 0.325), and taking the next ticket in the
+//! scan to prefetch before the look-back (0.424): the look-back's cost is its polling traffic
+//! and the delay of tiles ticketed early, not its window. Publishing the aggregate before the
+//! scan's last barrier gained 2 % (measured with the 4-tile lanes only), but PoCL 3.1 then
+//! miscomputes the kernel (every count 0: one work-item's global atomic between barriers in
+//! the ticket loop hides that region's local stores after the barrier; a reduced kernel is
+//! `...-s9-filt-speed4-pocl-repro.cl`, correct under Oclgrind and with `-cl-opt-disable`), so
+//! nothing global is written before the scan's last barrier.
+//!
 //! The kernel has two shapes, one for GPUs and one for other devices ([`Shape`]); both are in
 //! its text, under `if (LIFT_GPU)` and `if (!LIFT_GPU)`, and the host's definition of the macro
 //! when it builds the program for a device picks one (`LIFT_GPU_PATHS=1` forces the GPU's, so
@@ -141,6 +156,21 @@ const GPU_SHAPE: Shape = Shape {
     field: 16,
     prefetch: true,
 };
+/// On a GPU where the filter's capacity is known when the kernel is built (as `lift run`,
+/// `bench` and `tune` build them) and at least `LARGE`: the same tiles without the prefetch. A
+/// work-item then holds one tile's elements in registers instead of two (64 registers on the
+/// H200 against 91), so four groups of 256 work-items are resident on a compute unit instead
+/// of two, and one group's look-back overlaps the others' loads. Measured (session 9, filter
+/// alone): 0.230 ms at 10^8 elements against 0.254 with the prefetch, but 0.0414 ms at 10^7
+/// against 0.0361 and 0.0097 at 10^4 against 0.0085, where fewer tiles a group leave the
+/// prefetch's overlap the larger gain.
+const GPU_LARGE: Shape = Shape {
+    prefetch: false,
+    ..GPU_SHAPE
+};
+/// The capacity from which a GPU filter built for its size takes `GPU_LARGE`: between the two
+/// sizes measured (10^7 prefetched faster, 10^8 slower); 2^25 itself is not measured.
+const LARGE: i64 = 1 << 25;
 /// Elsewhere (PoCL's CPU driver): one element a round, so that neighbouring work-items read
 /// neighbouring elements, which PoCL turns into vector loads across work-items; 4,096 elements.
 /// Its tiles are the smaller ones, which the status words and the grid are sized for.
@@ -567,9 +597,12 @@ impl Gen<'_> {
             rows,
             len_loc: &len_loc,
         };
+        // The GPU's shape by the size, where the kernel is built for one (see `GPU_LARGE`).
+        let large = super::types::specialised(&cap).as_cst().is_some_and(|c| c >= LARGE);
+        let gpu_shape = if large { GPU_LARGE } else { GPU_SHAPE };
         let gpu = Expr::Sym(GPU_MACRO.to_string());
         self.open_if(gpu.clone());
-        let (vector, prefetched) = self.tile_loop(&f, GPU_SHAPE, &cx)?;
+        let (vector, prefetched) = self.tile_loop(&f, gpu_shape, &cx)?;
         self.close();
         self.open_if(Expr::un(crate::ast::UnOp::Not, gpu));
         self.tile_loop(&f, CPU_SHAPE, &cx)?;
@@ -577,13 +610,15 @@ impl Gen<'_> {
         if let Some(k) = self.k.as_mut() {
             k.notes.push(format!(
                 "filterGlb: on a GPU ({GPU_MACRO} = 1) tiles of {} elements, each work-item reading {} consecutive elements a round{}{}; elsewhere tiles of {}, one element a round",
-                GPU_SHAPE.tile(wg),
-                GPU_SHAPE.chunk,
+                gpu_shape.tile(wg),
+                gpu_shape.chunk,
                 if vector { " in one vector load" } else { "" },
                 if prefetched {
-                    ", the next tile loaded before this one is stored"
+                    ", the next tile loaded before this one is stored".to_string()
+                } else if large && !rows {
+                    format!(", the next tile not loaded early (at least {LARGE} elements: fewer registers, more groups resident)")
                 } else {
-                    ""
+                    String::new()
                 },
                 CPU_SHAPE.tile(wg),
             ));

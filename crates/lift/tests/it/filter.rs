@@ -363,3 +363,60 @@ fn the_plan_names_the_filters_choice_by_device() {
         "{plan}"
     );
 }
+
+/// Built for its size, a filter of at least 2^25 elements takes the GPU shape without the
+/// prefetch (fewer registers, more groups resident), and says so; a smaller one keeps it.
+#[test]
+fn the_plan_names_the_filters_choice_by_size() {
+    let plan_at = |n: i64| {
+        let opts = lift::Options {
+            sizes: [("N".to_string(), n)].into_iter().collect(),
+            specialise: true,
+            ..lift::Options::default()
+        };
+        let compiled = lift::compile(THESIS, &opts).expect("compiles");
+        compiled.plan.expect("a kernel plan").describe()
+    };
+    let large = plan_at(1 << 25);
+    assert!(
+        large.contains(
+            "the next tile not loaded early (at least 33554432 elements: fewer registers, more groups resident)"
+        ),
+        "{large}"
+    );
+    let small = plan_at((1 << 25) - 1);
+    assert!(
+        small.contains("the next tile loaded before this one is stored"),
+        "{small}"
+    );
+}
+
+/// Under Oclgrind (`LIFT_OCLGRIND=1`), filters of several tiles in both shapes: the look-back
+/// reads status words that other groups write with atomics, so it must read them with atomics
+/// there, although Oclgrind calls its simulator a GPU (the examples' own data hold one tile).
+#[test]
+fn look_back_under_oclgrind_reports_no_race() {
+    let Some((oclgrind, icd)) = crate::opencl::oclgrind_setup() else {
+        return;
+    };
+    let program = examples_dir().join("filter_glb_only.lisp");
+    let program = program.display().to_string();
+    for gpu in ["0", "1"] {
+        let out = crate::opencl::under_oclgrind(
+            &oclgrind,
+            &icd,
+            std::path::Path::new(env!("CARGO_BIN_EXE_lift")),
+            &["bench", &program, "--size", "N=20001", "--check", "--repeats", "1"],
+        )
+        .env("LIFT_GPU_PATHS", gpu)
+        .output()
+        .expect("run oclgrind");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "LIFT_GPU_PATHS={gpu}: {stderr}");
+        if let Some(word) = crate::opencl::OCLGRIND_PROBLEMS.iter().find(|w| stderr.contains(*w)) {
+            panic!("LIFT_GPU_PATHS={gpu}: Oclgrind reports `{word}`:\n{stderr}");
+        }
+        assert!(stdout.contains("check: equals the interpreter"), "{stdout}{stderr}");
+    }
+}

@@ -266,7 +266,7 @@ fn timing_names_the_kernels() {
 /// "Read-write data race at local memory address ...", "Write-write data race ...",
 /// "Uninitialized value written to global memory ...", "Work-group divergence detected
 /// (barrier)", and API errors under `--check-api`. Oclgrind exits 0 regardless.
-const OCLGRIND_PROBLEMS: &[&str] = &[
+pub(crate) const OCLGRIND_PROBLEMS: &[&str] = &[
     "Invalid",
     "race",
     "Uninitialized",
@@ -287,7 +287,7 @@ fn which(program: &str) -> Option<PathBuf> {
 /// wrapper alone does not reach it (the host would silently keep using PoCL). Oclgrind's ICD
 /// library, named in `OCL_ICD_VENDORS`, makes the ICD loader offer only the Oclgrind device; the
 /// wrapper's options reach it through the `OCLGRIND_*` variables that the wrapper sets.
-fn oclgrind_setup() -> Option<(PathBuf, PathBuf)> {
+pub(crate) fn oclgrind_setup() -> Option<(PathBuf, PathBuf)> {
     if std::env::var("LIFT_OCLGRIND").ok().as_deref() != Some("1") {
         eprintln!("skipping Oclgrind checks: set LIFT_OCLGRIND=1 to run them");
         return None;
@@ -308,7 +308,7 @@ fn oclgrind_setup() -> Option<(PathBuf, PathBuf)> {
     Some((oclgrind, icd))
 }
 
-fn under_oclgrind(oclgrind: &Path, icd: &Path, program: &Path, args: &[&str]) -> Command {
+pub(crate) fn under_oclgrind(oclgrind: &Path, icd: &Path, program: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(oclgrind);
     // `-cl-opt-disable`: Oclgrind 21.10's uninitialized-value checker stops with "Unsupported
     // instruction: freeze" on what LLVM's optimizer makes of `/` and `%` together (seen on
