@@ -65,7 +65,7 @@ fn encode_scalar(v: &Value, s: Scalar, out: &mut Vec<u8>) -> Result<(), Error> {
 }
 
 /// Appends the bytes of `v` (of element type `t`, arrays flattened row-major).
-fn encode(v: &Value, t: &Type, out: &mut Vec<u8>) -> Result<(), Error> {
+pub(crate) fn encode(v: &Value, t: &Type, out: &mut Vec<u8>) -> Result<(), Error> {
     match (v, t) {
         (Value::Array(items), Type::Array(e, _)) => items.iter().try_for_each(|x| encode(x, e, out)),
         // Nested arrays flatten row-major onto the buffer's element type.

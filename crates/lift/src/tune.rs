@@ -2533,13 +2533,18 @@ mod tests {
     }
 
     /// A tune without checks gets the same random numbers as buffer bytes, not values: its
-    /// arrays of scalars (md's neighbour indices) as bytes, the others (its float4 particles,
-    /// its scalars) still as values, drawn in the same order.
+    /// arrays of scalars (md's neighbour indices), of vectors (md's float4 particles) and of
+    /// tuples (nn's pairs) as bytes, its scalars still as values, drawn in the same order.
     #[test]
     fn lean_inputs_are_the_same_numbers() {
-        let src = std::fs::read_to_string("../../bench/cgo17/md_rows.lisp").unwrap();
+        lean_inputs_of("md_rows", &[("N", 64), ("M", 8)], 2);
+        lean_inputs_of("nn", &[("N", 64)], 1);
+    }
+
+    fn lean_inputs_of(name: &str, sizes: &[(&str, i64)], arrays: usize) {
+        let src = std::fs::read_to_string(format!("../../bench/cgo17/{name}.lisp")).unwrap();
         let prog = compile(&src, &Options::types_only()).unwrap().given;
-        let sizes: BTreeMap<String, i64> = [("N".to_string(), 64), ("M".to_string(), 8)].into();
+        let sizes: BTreeMap<String, i64> = sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect();
         let full = data::random_inputs(&prog, &sizes, 42).unwrap();
         let (lean, bytes) = data::random_inputs_lean(&prog, &sizes, 42, false).unwrap();
         assert_eq!(bytes.len(), full.values.len());
@@ -2556,7 +2561,11 @@ mod tests {
                 None => assert_eq!(lean.values[k], full.values[k], "parameter {k}"),
             }
         }
-        assert!(as_bytes >= 1 && as_bytes < bytes.len(), "{as_bytes} of {}", bytes.len());
+        assert!(
+            as_bytes == arrays && as_bytes < bytes.len(),
+            "{as_bytes} of {}",
+            bytes.len()
+        );
         // With values kept, nothing is given as bytes.
         let (kept, bytes) = data::random_inputs_lean(&prog, &sizes, 42, true).unwrap();
         assert!(bytes.iter().all(Option::is_none));
