@@ -2538,16 +2538,7 @@ impl Lowerer<'_> {
         let barrier = BARRIER_WARP * group / 32.0;
         let per_item =
             k_len * (rm * rn + 0.5 * (rm + rn) / v) + (k_len / tk) * ((rm + rn) * tk / v * STAGED_COPY + barrier);
-        // a work-item holds its block, the rm vectors of x (rm values from a K-major tile) and
-        // the rn values of ys of a step, and its share of the next tiles (loaded ahead,
-        // `codegen_opencl` `gen_pipelined`), besides indices and addresses
-        let a_held = if kmajor { rm } else { rm * v };
-        let regs = rm * rn + a_held + rn + (rb.tm * rb.tk + rb.tk * rb.tn) as f64 / group + ITEM_ADDRESSES;
-        let alone = if SM_REGISTERS / (regs * group) < 2.0 {
-            ALONE
-        } else {
-            1.0
-        };
+        let alone = rblock_occupancy(rb, group);
         // a step unrolled into more multiply-adds than `UNROLLED_FMAS`
         let long = if rm * rn * tk > UNROLLED_FMAS { LONG_STEP } else { 1.0 };
         let cost = (items / self.lanes).ceil() * per_item * alone * long + items * rm * rn * MEM + LAUNCH;
@@ -2567,6 +2558,22 @@ const VEC: i64 = crate::egraph::RegBlockSizes::VEC;
 /// (`bench/results/runs/nvidia-h200-2026-11-24-s9-mm-speed3.md`).
 fn a_kmajor(rb: crate::egraph::RegBlockSizes) -> bool {
     rb.rm % VEC == 0 && rb.rn >= rb.rm
+}
+
+/// What a register-blocked product's work-items pay for their registers: `ALONE` when fewer
+/// than two groups of `group` fit in an SM's registers, else 1. A work-item holds its block,
+/// the `rm` vectors of x (`rm` values from a K-major tile) and the `rn` values of ys of a step,
+/// and its share of the next tiles (loaded ahead, `codegen_opencl` `gen_pipelined`), besides
+/// indices and addresses.
+fn rblock_occupancy(rb: crate::egraph::RegBlockSizes, group: f64) -> f64 {
+    let (rm, rn, v) = (rb.rm as f64, rb.rn as f64, VEC as f64);
+    let a_held = if a_kmajor(rb) { rm } else { rm * v };
+    let regs = rm * rn + a_held + rn + (rb.tm * rb.tk + rb.tk * rb.tn) as f64 / group + ITEM_ADDRESSES;
+    if SM_REGISTERS / (regs * group) < 2.0 {
+        ALONE
+    } else {
+        1.0
+    }
 }
 
 /// The registers of an SM (the H200's), shared by the work-groups resident on it.
@@ -3372,13 +3379,7 @@ impl Lowerer<'_> {
         let per_item =
             k_len * (rm * rn + 0.5 * (rm + rn) / v) + (k_len / tk) * ((rm + rn) * tk / v * STAGED_COPY + 4.0);
         let group = rb.items() as f64;
-        let a_held = if a_kmajor(rb) { rm } else { rm * v };
-        let regs = rm * rn + a_held + rn + (rb.tm * rb.tk + rb.tk * rb.tn) as f64 / group + ITEM_ADDRESSES;
-        let alone = if SM_REGISTERS / (regs * group) < 2.0 {
-            ALONE
-        } else {
-            1.0
-        };
+        let alone = rblock_occupancy(rb, group);
         let cost = (items / self.lanes).ceil() * per_item * alone + items * rm * rn * MEM + LAUNCH;
         Some((self.wrap(bind, e), xsc + cost))
     }
