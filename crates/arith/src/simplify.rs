@@ -268,6 +268,52 @@ fn split_multiples(a: &ArithExpr, b: &ArithExpr) -> Option<(ArithExpr, ArithExpr
     (!q.is_cst(0)).then_some((q, r))
 }
 
+/// A divisor `b = a·c` and a dividend `x = a·l + q` with `a ≥ 2` a constant, `l ≥ 0` and
+/// `0 ≤ q < a` (all proved): `(a, l, q, c)`. Then `x / b == l / c` and `x % b == a·(l % c) + q`,
+/// since `⌊(a·l + q)/(a·c)⌋ = ⌊⌊(a·l + q)/a⌋/c⌋ = ⌊l/c⌋` (floor is C's truncation here, all
+/// being non-negative). This is the index of lane `q` of vector `l` read as `b`-long rows
+/// (`(4·l + q) / 8` is `l / 2`: the four lanes lie in one row, adjacent), which
+/// `split_multiples` (`a == b` only) does not see. The candidates for `a` are the common
+/// factors of `b`'s content with each term's coefficient, largest first; a term whose
+/// coefficient `a` divides goes to `l`, the others (and the constant's remainder) to `q`.
+fn split_by_factor(x: &ArithExpr, b: &ArithExpr) -> Option<(i64, ArithExpr, ArithExpr, ArithExpr)> {
+    let (px, pb) = (Poly::from_expr(x), Poly::from_expr(b));
+    let content = pb.content();
+    if content < 2 || px.terms.is_empty() {
+        return None;
+    }
+    let mut cands: Vec<u64> = px
+        .terms
+        .iter()
+        .filter(|(m, _)| !m.is_empty())
+        .map(|(_, c)| gcd(content, c.unsigned_abs()))
+        .filter(|&g| g >= 2)
+        .collect();
+    cands.sort_unstable_by(|a, b| b.cmp(a));
+    cands.dedup();
+    for a in cands {
+        let a = i64::try_from(a).ok()?;
+        let (mut l, mut q) = (cst(0), cst(0));
+        for (m, c) in &px.terms {
+            if m.is_empty() {
+                l = l.add(&cst(c.div_euclid(a)));
+                q = q.add(&cst(c.rem_euclid(a)));
+            } else if c % a == 0 {
+                l = l.add(&Poly::mono(c / a, m.clone()).to_expr());
+            } else {
+                q = q.add(&Poly::mono(*c, m.clone()).to_expr());
+            }
+        }
+        // side condition: l ≥ 0 and 0 ≤ q < a, so that the rule is floor division's
+        if l.is_cst(0) || !l.prove_nonneg() || !q.prove_nonneg() || !q.prove_lt(&cst(a)) {
+            continue;
+        }
+        let c = exact_div(b, &cst(a))?;
+        return Some((a, l, q, c));
+    }
+    None
+}
+
 pub(crate) fn div(a: &ArithExpr, b: &ArithExpr) -> ArithExpr {
     if let (Some(x), Some(y)) = (a.as_cst(), b.as_cst()) {
         return match x.checked_div(y) {
@@ -331,6 +377,10 @@ pub(crate) fn div(a: &ArithExpr, b: &ArithExpr) -> ArithExpr {
                 return q.add(&div(&r, b));
             }
         }
+        // (a·l + q)/(a·c) == l/c when l ≥ 0, 0 ≤ q < a
+        if let Some((_, l, _, c)) = split_by_factor(a, b) {
+            return div(&l, &c);
+        }
     }
     node_div(a, b)
 }
@@ -382,6 +432,10 @@ pub(crate) fn rem(a: &ArithExpr, b: &ArithExpr) -> ArithExpr {
             if r.prove_nonneg() {
                 return rem(&r, b);
             }
+        }
+        // (a·l + q) % (a·c) == a·(l % c) + q when l ≥ 0, 0 ≤ q < a
+        if let Some((f, l, q, c)) = split_by_factor(a, b) {
+            return rem(&l, &c).mul(&cst(f)).add(&q);
         }
     }
     // Only factor out common parts when that lets the remainder fold.

@@ -235,8 +235,12 @@ fn gcd_cancellation() {
     let x = ArithExpr::pos_var("x");
     assert_eq!((&x * 4) / (&n() * 2), (&x * 2) / &n());
     assert_eq!((&x * &n()) / (&n() * &m()), &x / &m());
-    // Factoring out a gcd in `%` only happens when the remainder then folds.
-    assert!(matches!(((&x * 6) % 4).kind(), ExprKind::Mod(..)));
+    // Factoring out a gcd in `%` happens when the remainder then folds, or when the dividend
+    // is a non-negative multiple (`(a·l + q) % (a·c) == a·(l % c) + q`, q = 0 here); for a
+    // dividend of either sign it does not.
+    assert_eq!((&x * 6) % 4, ((&x * 3) % 2) * 2);
+    let y = ArithExpr::var("y", Range::between(c(-5), c(5)));
+    assert!(matches!(((&y * 6) % 4).kind(), ExprKind::Mod(..)));
     let j = idx("j", &n());
     assert_eq!((&j * 2 + 1) % (&n() * 2), &j * 2 + 1);
 }
@@ -685,4 +689,59 @@ fn nested_remainders_simplify_in_linear_time() {
     // The identity itself still applies where a quotient is present.
     let (a, b) = (n.add(&m), m.add(&ArithExpr::cst(1)));
     assert_eq!(a.div(&b).mul(&b).add(&a.rem(&b)), a);
+}
+
+/// `(a·l + q) / (a·c) == l / c` and `(a·l + q) % (a·c) == a·(l % c) + q` for `l ≥ 0`,
+/// `0 ≤ q < a`: the lanes of a vector read as rows of a multiple of its width.
+#[test]
+fn a_multiple_plus_a_small_remainder_over_a_multiple_of_the_factor() {
+    let l = idx("l", &c(1000));
+    let q = idx("q", &c(4));
+    for k in 0..4 {
+        let x = &l * 4 + k;
+        assert_eq!(&x / 8, &l / 2, "(4l + {k}) / 8");
+        assert_eq!(&x % 8, (&l % 2) * 4 + k, "(4l + {k}) % 8");
+    }
+    // a lane index as `q`, several terms in `l`, a symbolic divisor
+    let x = &l * 4 + &q;
+    assert_eq!(&x / 8, &l / 2);
+    assert_eq!(&x % 8, (&l % 2) * 4 + &q);
+    assert_eq!(&x / (&n() * 8), &l / (&n() * 2));
+    let (a, b) = (idx("a", &c(8)), idx("b", &c(16)));
+    let f = &a * 64 + &b * 4 + 3;
+    assert_eq!(&f / 128, &a / 2);
+    assert_eq!(&f % 128, (&a % 2) * 64 + &b * 4 + 3);
+    // a constant beyond the factor: 4l + 5 == 4(l + 1) + 1
+    assert_eq!((&l * 4 + 5) / 8, (&l + 1) / 2);
+    // side conditions that fail: the rule must not fire
+    let q5 = idx("q5", &c(5));
+    assert!(
+        matches!(((&l * 4 + &q5) / 8).kind(), ExprKind::Div(..)),
+        "q may reach 4"
+    );
+    assert!(matches!(((&l * 4 + &q5) % 8).kind(), ExprKind::Mod(..)));
+    let s = ArithExpr::var("s", Range::between(c(-3), c(3)));
+    assert!(
+        matches!(((&s * 4 + 1) / 8).kind(), ExprKind::Div(..)),
+        "l may be negative"
+    );
+    assert!(matches!(((&s * 4 + 1) % 8).kind(), ExprKind::Mod(..)));
+    let d = ArithExpr::var("d", Range::between(c(-1), c(3)));
+    assert!(
+        matches!(((&l * 4 + &d) / 8).kind(), ExprKind::Div(..)),
+        "q may be negative"
+    );
+    // a factor that does not divide the divisor: 3 ∤ 8
+    assert!(matches!(((&l * 3 + 1) / 8).kind(), ExprKind::Div(..)));
+    // every rewrite is the value itself
+    for lv in 0..40 {
+        for qv in 0..4 {
+            let bind = [("l", lv), ("q", qv), ("N", 5)];
+            let e = env(&bind);
+            let want = lv * 4 + qv;
+            assert_eq!((&x / 8).eval(&e), Ok(want / 8));
+            assert_eq!((&x % 8).eval(&e), Ok(want % 8));
+            assert_eq!((&x / (&n() * 8)).eval(&e), Ok(want / 40));
+        }
+    }
 }

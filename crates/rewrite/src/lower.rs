@@ -2166,8 +2166,25 @@ impl Lowerer<'_> {
     /// so that consecutive work-items read consecutive addresses (the local stores, a row of
     /// the tile apart, then share banks; `mm_nt` took 4.98 ms on the H200 at 4096³ so, 5.92
     /// copied along the tile's rows: `bench/results/runs/nvidia-h200-2026-11-24-s8-mm-speed2.md`).
+    ///
+    /// With `vec` the work-items move `float4`s instead (`VEC` adjacent elements of a row of
+    /// the tile as read, `asVector VEC (join tile)` in place of `join tile`, and `asScalar`
+    /// after the copy): step `t` of work-item `(a, b)` moves elements `VEC·(t·wi1·wi0 +
+    /// a·wi0 + b) + q`, `q < VEC`, one vector load from global memory (aligned where the
+    /// matrix's rows are a known multiple of `VEC` long, `codegen_opencl`
+    /// `Gen::aligned_vectors`) and, where the tile is not transposed on its way, one vector
+    /// store into local memory, for `VEC` scalar ones (`vector_copy`).
     #[allow(clippy::too_many_arguments)]
-    fn flat_local_copy(&mut self, tile: ExprId, rows: i64, row: i64, wi1: i64, wi0: i64, across: bool) -> ExprId {
+    fn flat_local_copy(
+        &mut self,
+        tile: ExprId,
+        rows: i64,
+        row: i64,
+        wi1: i64,
+        wi0: i64,
+        across: bool,
+        vec: bool,
+    ) -> ExprId {
         let cst = arith::ArithExpr::cst;
         let tile = if across {
             self.b.prim(Prim::Transpose, vec![tile])
@@ -2175,6 +2192,11 @@ impl Lowerer<'_> {
             tile
         };
         let flat = self.b.prim(Prim::Join, vec![tile]);
+        let flat = if vec {
+            self.b.prim(Prim::AsVector(VEC as u8), vec![flat])
+        } else {
+            flat
+        };
         let steps = self.b.prim(Prim::Split(cst(wi1 * wi0)), vec![flat]);
         let per_item = self.b.prim(Prim::Transpose, vec![steps]);
         let per_item = self.b.prim(Prim::Split(cst(wi0)), vec![per_item]);
@@ -2183,12 +2205,22 @@ impl Lowerer<'_> {
             l.map_with(MapKind::Lcl(0), "ce", r, |l, ev| {
                 let e = l.b.var(ev);
                 let id = l.id_fn();
-                l.b.prim(Prim::Map(MapKind::SeqUnroll), vec![id, e])
+                let moved = l.b.prim(Prim::Map(MapKind::SeqUnroll), vec![id, e]);
+                // vectors are stored only by the computation that makes them (`asScalar`
+                // directly around it); a work-item's share as rows of a vector's scalars
+                if vec {
+                    let scalars = l.b.prim(Prim::AsScalar, vec![moved]);
+                    l.b.prim(Prim::Split(cst(VEC)), vec![scalars])
+                } else {
+                    moved
+                }
             })
         });
+        // [wi1][wi0][s] (or [wi1][wi0][s/VEC][VEC]) back to the tile's order
         let back = self.b.prim(Prim::Join, vec![copied]);
         let back = self.b.prim(Prim::Transpose, vec![back]);
         let back = self.b.prim(Prim::Join, vec![back]);
+        let back = if vec { self.b.prim(Prim::Join, vec![back]) } else { back };
         let back = if across {
             let cols = self.b.prim(Prim::Split(cst(rows)), vec![back]);
             let t = self.b.prim(Prim::Transpose, vec![cols]);
@@ -2203,6 +2235,21 @@ impl Lowerer<'_> {
         let staged = self.b.prim(Prim::Join, vec![staged]);
         let vectors = self.b.prim(Prim::AsVector(VEC as u8), vec![staged]);
         self.b.prim(Prim::Split(cst(row / VEC)), vec![vectors])
+    }
+
+    /// Whether a tile of `elems` elements, read in rows of `run` elements of its matrix
+    /// (global rows `global` long), is copied by a group of `group` work-items as vectors
+    /// (`flat_local_copy`): each work-item moves whole vectors, a row of the tile holds whole
+    /// vectors, and the matrix's rows are known to be a multiple of `VEC` long, so that each
+    /// vector is one aligned load. Where the length is not known (a kernel for any size), the
+    /// copy stays scalar: `vload4` at offsets not known to be aligned is four loads on
+    /// NVIDIA's compiler, and the product took 5.39 ms at 4096³ on the H200 copied so, 4.24 by
+    /// elements (`bench/results/mm-speed-nvidia-h200-2026-11-24.md`).
+    fn vector_copy(&self, global: Option<&arith::ArithExpr>, run: i64, elems: i64, group: i64) -> bool {
+        let known = global
+            .and_then(|g| crate::egraph::estimate(g, self.sizes, 0))
+            .is_some_and(|g| g > 0 && g % VEC == 0);
+        known && run % VEC == 0 && elems % (VEC * group) == 0
     }
 
     /// `toPrivate (mapSeqUnroll (λx. x) e)`: values copied into registers.
@@ -2387,16 +2434,24 @@ impl Lowerer<'_> {
         // (rows of `x` are rows of the data; the tile of `ys` is transposed once more)
         let a_across = self.is_transpose(x);
         let b_across = !self.is_transpose(ys);
+        // rows of the matrices in global memory: x's are K long, or M where x is a transpose;
+        // ys's (columns of the product) N long where ys is a transpose, else K
+        let a_run = if a_across { x.len.as_ref() } else { x.inner.as_ref() };
+        let b_run = if b_across { ys.inner.as_ref() } else { ys.len.as_ref() };
+        let group = wi1 * wi0;
+        // the tile of x as copied: [tm][tk] along K, [tk][tm] across
+        let a_vec = self.vector_copy(a_run, if a_across { rb.tm } else { rb.tk }, rb.tm * rb.tk, group);
+        let b_vec = self.vector_copy(b_run, if b_across { rb.tk } else { rb.tn }, rb.tn * rb.tk, group);
         let la_val = if kmajor {
             let ta = self.b.prim(Prim::Transpose, vec![ta]);
-            self.flat_local_copy(ta, rb.tk, rb.tm, wi1, wi0, !a_across)
+            self.flat_local_copy(ta, rb.tk, rb.tm, wi1, wi0, !a_across, a_vec)
         } else {
-            self.flat_local_copy(ta, rb.tm, rb.tk, wi1, wi0, a_across)
+            self.flat_local_copy(ta, rb.tm, rb.tk, wi1, wi0, a_across, a_vec)
         };
         let lav = self.b.bind(&lan);
         let tb = self.get(1, tilesv);
         let tb = self.b.prim(Prim::Transpose, vec![tb]);
-        let lb_val = self.flat_local_copy(tb, rb.tk, rb.tn, wi1, wi0, b_across);
+        let lb_val = self.flat_local_copy(tb, rb.tk, rb.tn, wi1, wi0, b_across, b_vec);
         let lbv = self.b.bind(&lbn);
         let acce = self.b.var(accv);
         let lae = self.b.var(lav);

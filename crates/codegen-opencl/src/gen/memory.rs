@@ -43,7 +43,22 @@ impl Gen<'_> {
     /// Writes `v` to `dest` at index path `idx`, refusing writes that every work-item of a group
     /// would repeat.
     pub(super) fn write(&mut self, dest: &Rc<View>, idx: &[ArithExpr], v: &Read, at: ExprId) -> Result<()> {
-        let loc = dest.write(idx).map_err(|m| self.err(at, m.0))?;
+        let loc = match dest.write(idx) {
+            Ok(loc) => loc,
+            Err(m) => match (vector_dest(dest, idx.to_vec()), v) {
+                // a vector whose places are not adjacent (a copy of vectors that transposes
+                // its tile) is stored lane by lane
+                (Some((inner, i, w)), Read::Expr(x)) => {
+                    for k in 0..w {
+                        let place = i.mul(&ArithExpr::cst(i64::from(w))).add(&ArithExpr::cst(i64::from(k)));
+                        let lane = Read::Expr(Access::Lane(Box::new(x.clone()), k));
+                        self.write(&inner, &[place], &lane, at)?;
+                    }
+                    return Ok(());
+                }
+                _ => return Err(self.err(at, m.0)),
+            },
+        };
         if self.level() == Level::Group && !self.is_private(&loc) {
             return Err(self.err(at, "this value is computed directly inside `mapWrg`, so every work-item of the group would write it; distribute the work with `mapLcl`"));
         }
@@ -357,6 +372,34 @@ fn padded_tile(ty: &Type) -> Option<Type> {
         out = Type::array(out, d.clone());
     }
     Some(out)
+}
+
+/// `(inner, i, w)` when writing `dest` at `idx` writes element `i` of `asVector w inner`
+/// (through the accesses of maps around it).
+fn vector_dest(dest: &Rc<View>, mut idx: Vec<ArithExpr>) -> Option<(Rc<View>, ArithExpr, u8)> {
+    match &**dest {
+        View::Access { idx: i, inner } => {
+            idx.insert(0, i.clone());
+            vector_dest(inner, idx)
+        }
+        View::AsVector { w, inner } if idx.len() == 1 => Some((inner.clone(), idx.pop()?, *w)),
+        View::Mem { .. }
+        | View::Value { .. }
+        | View::Tuple(_)
+        | View::Split { .. }
+        | View::Join { .. }
+        | View::Transpose { .. }
+        | View::Slide { .. }
+        | View::Pad { .. }
+        | View::Reorder { .. }
+        | View::Reverse { .. }
+        | View::Zip(_)
+        | View::Component { .. }
+        | View::Generate { .. }
+        | View::AsVector { .. }
+        | View::AsScalar { .. }
+        | View::Nested { .. } => None,
+    }
 }
 
 /// A private array indexed only by constants (the accesses of unrolled loops) becomes one

@@ -23,6 +23,10 @@ use super::*;
 /// registers.
 const MAX_UNROLLED_COPY: i64 = 64;
 
+/// Most updates of a private accumulator's elements (multiply-adds of a register block) that
+/// an unrolled reduction writes out step by step; beyond, it is a `#pragma unroll` loop.
+const MAX_UNROLLED_UPDATES: i64 = 512;
+
 /// Scalars added to each row of a software-pipelined local tile whose rows are a multiple
 /// of 32 long (`gen_pipelined`): a multiple of 4, so that `float4` reads stay 16-byte aligned.
 const ROW_PAD: i64 = 4;
@@ -110,7 +114,27 @@ impl Gen<'_> {
             (true, MapKind::Seq) => self.staged_tiles(params, body)?,
             _ => vec![],
         };
-        if staged.is_empty() {
+        let block = dims
+            .iter()
+            .try_fold(1i64, |p, d| d.as_cst().map(|c| p.saturating_mul(c)));
+        let long = match (level, loop_kind, specialised(&n).as_cst(), block) {
+            (Level::Item, MapKind::SeqUnroll, Some(c), Some(b)) => c.saturating_mul(b) > MAX_UNROLLED_UPDATES,
+            _ => false,
+        };
+        if long && std::env::var_os("MMK_TEXTUAL").is_none() {
+            // a `#pragma unroll` loop: the same code after the compiler unrolls it, each step's
+            // indices of the block constant, without a body as long as all steps written out
+            let v = self.fresh("i");
+            let i = ArithExpr::var(v.as_str(), Range::upto(n.clone()));
+            self.open_for(&v, CExpr::Int(0), arith(&n), CExpr::Int(1), true);
+            self.push_loop(i.clone(), n.clone(), LoopKind::Sequential);
+            self.bind(params[0], Bound::View(acc.clone()));
+            self.bind(params[1], Bound::View(xv.access(i)));
+            self.gen_into(body, &plain(&acc))?;
+            self.sync_copy(&acc, body)?;
+            self.pop_loop();
+            self.close();
+        } else if staged.is_empty() {
             self.emit_loop(e, loop_kind, &n, |g, i| {
                 g.bind(params[0], Bound::View(acc.clone()));
                 g.bind(params[1], Bound::View(xv.access(i)));
@@ -357,14 +381,52 @@ impl Gen<'_> {
         })
     }
 
-    /// The stores of a staged copy: each work-item writes its registers into the tile.
+    /// The stores of a staged copy: each work-item writes its registers into the tile. A
+    /// share of rows of a vector's scalars (a copy that moved vectors, `rewrite`
+    /// `flat_local_copy`) is stored a vector at a time wherever the row lies adjacent in the
+    /// tile (one `st.shared.v4` for four), and element by element where the copy transposes.
     fn stage_store(&mut self, e: ExprId, copy: ExprId, regs: &Rc<View>, dest: &Dest) -> Result<()> {
-        let (dims, _) = dims_of(&self.cty(copy)?);
+        let (dims, elem) = dims_of(&self.cty(copy)?);
         let rest = dims[2..].to_vec();
+        let lanes = match (rest.last().and_then(|d| d.as_cst()), elem) {
+            (Some(w @ (2 | 4 | 8 | 16)), Type::Scalar(_)) if rest.len() >= 2 => Some(w),
+            _ => None,
+        };
         self.emit_loop(e, MapKind::Lcl(1), &dims[0], |g, i| {
-            g.emit_loop(e, MapKind::Lcl(0), &dims[1], |g, j| {
-                g.copy_unrolled(e, regs, &dest.view, &rest, vec![i.clone(), j])
+            g.emit_loop(e, MapKind::Lcl(0), &dims[1], |g, j| match lanes {
+                Some(w) => g.copy_vectors(e, regs, &dest.view, &rest[..rest.len() - 1], vec![i.clone(), j], w),
+                None => g.copy_unrolled(e, regs, &dest.view, &rest, vec![i.clone(), j]),
             })
+        })
+    }
+
+    /// Copies the rows `idx ++ [..dims]` of `w` scalars of `src` to `dst` (unrolled: a
+    /// work-item's few), each row read as one vector and stored as one where `dst` holds it
+    /// adjacent, else lane by lane.
+    fn copy_vectors(
+        &mut self,
+        e: ExprId,
+        src: &Rc<View>,
+        dst: &Rc<View>,
+        dims: &[ArithExpr],
+        idx: Vec<ArithExpr>,
+        w: i64,
+    ) -> Result<()> {
+        let Some((n, rest)) = dims.split_first() else {
+            let row = |v: &Rc<View>| {
+                let inner = idx.iter().fold(v.clone(), |v, i| v.access(i.clone()));
+                Rc::new(View::AsVector { w: w as u8, inner })
+            };
+            // (`Gen::write` stores the lanes one by one where they are not adjacent)
+            let (from, to) = (row(src), row(dst));
+            let at = [ArithExpr::cst(0)];
+            let r = from.read(&at).map_err(|m| self.err(e, m.0))?;
+            return self.write(&to, &at, &r, e);
+        };
+        self.emit_loop(e, MapKind::SeqUnroll, n, |g, i| {
+            let mut idx = idx.clone();
+            idx.push(i);
+            g.copy_vectors(e, src, dst, rest, idx, w)
         })
     }
 
@@ -417,8 +479,9 @@ impl Gen<'_> {
             // a column (a tile transposed on its way into local memory) has its work-items'
             // stores served one bank at a time; `ROW_PAD` more scalars a row spread them, and
             // keep every vector of a row aligned
+            let nopad = std::env::var_os("MMK_NOPAD_B").is_some() && !stages.is_empty();
             if let (Some(row), true) = (tile.last().and_then(|r| r.as_cst()), tile.len() >= 2) {
-                if row % 32 == 0 && matches!(elem, Type::Scalar(_)) {
+                if row % 32 == 0 && matches!(elem, Type::Scalar(_)) && !nopad {
                     *tile.last_mut().expect("two dimensions") = cst(row + ROW_PAD);
                 }
             }

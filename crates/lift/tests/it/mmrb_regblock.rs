@@ -179,9 +179,15 @@ fn derived_register_blocked_mm_reads_local_tiles_as_vectors() {
         let (rm, rn, tk) = (blocks.2, blocks.3, blocks.4);
         let want = (tk / 4) * rm + tk * (rn / 4);
         assert_eq!(local_vector_loads as i64, want, "{cl}");
-        // the copies from global memory stay scalar: as `vload4`s of unknown alignment they
-        // measured slower on the H200 (bench/results/mm-speed-nvidia-h200-2026-11-24.md)
-        assert_eq!(vload_sources(&cl).count(), 0, "{cl}");
+        // the copies from global memory move `float4`s too (the variant is derived for
+        // sizes whose rows are a multiple of 4 long): in this kernel for any size, `vload4`s
+        // of A and of B (aligned `float4` loads where the sizes are built in:
+        // `derived_register_blocked_mm_copies_tiles_as_aligned_vectors`)
+        let sources: Vec<&str> = vload_sources(&cl).collect();
+        assert!(
+            sources.iter().any(|s| s.starts_with("v_a +")) && sources.iter().any(|s| s.starts_with("v_b +")),
+            "{sources:?}\n{cl}"
+        );
     }
 }
 
@@ -234,15 +240,21 @@ fn derived_register_blocked_mm_loads_the_next_tiles_while_computing() {
     let _ = derived_with(&mm, (128, 128, 8, 8, 16), (256, 48, 128));
     let body = loop_body(&cl, "v_i_1");
     assert_eq!(body.matches("barrier(").count(), 1, "{body}");
-    // step i + 1's elements go to registers (8 of A's tile and 8 of B's per work-item) ...
+    // step i + 1's elements go to registers (8 of A's tile and 8 of B's per work-item, two
+    // `float4`s each) ...
     let ahead = body
         .find("if (v_i_1 + 1 < v_K / 16)")
         .expect("a guarded load of the next step");
-    let loads = body.matches("v_ppf_").count();
-    assert!(body[ahead..].contains("v_ppf_1_8 = v_a["), "{body}");
-    // ... and from there into the tile that the next step reads
-    assert!(body.contains("= v_ppf_2_8;"), "{body}");
-    assert_eq!(loads, 32, "{body}");
+    let uses = body.matches("v_ppf_").count();
+    assert!(body[ahead..].contains("v_ppf_1_2 = vload4("), "{body}");
+    assert!(body[ahead..].contains("v_ppf_2_2 = vload4("), "{body}");
+    // ... and from there into the tile that the next step reads: B's a vector at a time, A's
+    // (transposed into its K-major tile) lane by lane
+    assert!(
+        body.contains("= v_ppf_2_2;") && body.contains("= v_ppf_1_2.s3;"),
+        "{body}"
+    );
+    assert_eq!(uses, 4 + 2 + 8, "{body}");
     // the two halves of each local tile, 16 rows of 128 floats padded to 132: 4224 floats
     assert!(
         cl.contains("local float4 v_lt_1[1056];") && cl.contains("local float4 v_lt_2[1056];"),
@@ -272,20 +284,33 @@ fn best_kernel_at_large(src: &str) -> String {
 /// apart. (That the products equal the interpreter: `indep_mm`.)
 #[test]
 fn transposed_tiles_are_copied_along_global_memory() {
-    let loads = |cl: &str, reg: &str, buf: &str| -> Vec<String> {
-        let head = format!("{reg} = {buf}[");
-        cl.lines().filter(|l| l.contains(&head)).map(str::to_string).collect()
+    // the statements assigning `reg`, whitespace folded
+    let loads = |cl: &str, reg: &str| -> Vec<String> {
+        let head = format!("{reg} = ");
+        cl.match_indices(&head)
+            .map(|(at, _)| {
+                let end = at + cl[at..].find(';').expect("a statement");
+                cl[at..end].split_whitespace().collect::<Vec<_>>().join(" ")
+            })
+            .collect()
     };
+    // each work-item's share is read as `float4`s of four adjacent elements of a row of the
+    // matrix: along Bᵀ's rows (K long), not down its columns, a row apart
     let nt = best_kernel_at_large(include_str!("../../../../bench/indep/mm_nt.lisp"));
-    let b = loads(&nt, "v_ppf_2_1", "v_bt");
+    let b = loads(&nt, "v_ppf_2_1");
     assert!(!b.is_empty(), "{nt}");
-    // the work-item's index (16 · id1 + id0) walks a row of Bᵀ, never K apart
-    assert!(b.iter().all(|l| !l.contains("v_K * ((")), "{b:?}");
+    assert!(
+        b.iter().all(|l| l.starts_with("v_ppf_2_1 = vload4(0, v_bt + ")),
+        "{b:?}"
+    );
+    // and along Aᵀ's rows (M long)
     let tn = best_kernel_at_large(include_str!("../../../../bench/indep/mm_tn.lisp"));
-    let a = loads(&tn, "v_ppf_1_1", "v_at");
+    let a = loads(&tn, "v_ppf_1_1");
     assert!(!a.is_empty(), "{tn}");
-    // local id 0 is not scaled by a row of Aᵀ (M floats)
-    assert!(a.iter().all(|l| !l.contains("v_M * v_l_id_")), "{a:?}");
+    assert!(
+        a.iter().all(|l| l.starts_with("v_ppf_1_1 = vload4(0, v_at + ")),
+        "{a:?}"
+    );
 }
 
 /// A's tile is stored K-major (a column of the tile per row of local memory): each step of K a
@@ -311,11 +336,13 @@ fn derived_register_blocked_mm_keeps_a_k_major_padded_tile() {
         let a_tile = format!("local float4 v_lt_1[{}];", 2 * tk * (tm + 4) / 4);
         let b_tile = format!("local float4 v_lt_2[{}];", 2 * tk * (tn + 4) / 4);
         assert!(cl.contains(&a_tile) && cl.contains(&b_tile), "{cl}");
-        // A's elements go down the columns of its tile: a row of local memory apart
+        // A's elements go down the columns of its tile, lane by lane of the `float4`s read
+        // along A's rows: consecutive lanes a padded row of local memory apart
         let stores: Vec<&str> = cl.lines().filter(|l| l.contains("((local float*)v_lt_1)[")).collect();
         assert!(!stores.is_empty(), "{cl}");
-        let stride = format!("{} * (", tm + 4);
-        assert!(stores.iter().all(|l| l.contains(&stride)), "{stores:#?}");
+        assert!(stores.iter().all(|l| l.contains("= v_ppf_1_")), "{stores:#?}");
+        let lane1 = format!(" + {}] = v_ppf_1_1.s1;", tm + 4);
+        assert!(stores.iter().any(|l| l.ends_with(&lane1)), "{stores:#?}");
     }
 }
 
@@ -338,4 +365,62 @@ fn the_cost_model_ranks_8x8_blocks_by_groups_of_128_first_at_4096() {
         d.contains("8×16 work-items each computing a 8×8 block") && d.contains("K in steps of 8 "),
         "{ex}"
     );
+}
+
+/// In a kernel built for its sizes (as `lift run`, `bench` and `tune` build them) the derived
+/// product copies its tiles as aligned `float4`s: one `((const global float4*)…)[i]` load
+/// for four scalar ones (`ld.global.v4` on NVIDIA), B's tile stored a `float4` at a time into
+/// its padded rows and A's lane by lane down the columns of its K-major tile; the lanes'
+/// indices are `(4·l + q) / 8 = l / 2` and `(4·l + q) % 8 = 4·(l % 2) + q` (`arith`), which
+/// shows them adjacent. Equal to the interpreter at those sizes, with one step of K and with
+/// three, and for both orders of the dot product's operands.
+#[test]
+fn derived_register_blocked_mm_copies_tiles_as_aligned_vectors() {
+    let mm = repo("bench/cgo17/mm.lisp");
+    let swapped = mm.replace("(dot-product row col)", "(dot-product col row)");
+    for (src, (m, k, n)) in [(&mm, (128, 8, 256)), (&swapped, (64, 24, 128))] {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        let opts = rewrite::Options {
+            sizes: [("M", 4096), ("K", 4096), ("N", 4096)]
+                .map(|(k, v)| (k.to_string(), v))
+                .into_iter()
+                .collect(),
+            reg_blocks: vec![rewrite::egraph::RegBlockSizes {
+                tm: 64,
+                tn: 128,
+                rm: 8,
+                rn: 8,
+                tk: 8,
+            }],
+            ..rewrite::Options::default()
+        };
+        let ex = rewrite::explore(&prog, &info, &opts).expect("explores");
+        let v = ex
+            .variants
+            .iter()
+            .find(|v| v.description.contains("block in registers"))
+            .unwrap_or_else(|| panic!("no register-blocked variant:\n{ex}"));
+        let built = lift::Options {
+            sizes: [("M", m), ("K", k), ("N", n)]
+                .map(|(k, v)| (k.to_string(), v as i64))
+                .into_iter()
+                .collect(),
+            specialise: true,
+            ..lift::Options::default()
+        };
+        let c = lift::compile(&v.source, &built).unwrap_or_else(|e| panic!("{}", e.message()));
+        let cl = c.plan.expect("kernels").source;
+        for buf in ["v_a", "v_b"] {
+            assert!(cl.contains(&format!("((const global float4*){buf})[")), "{cl}");
+            assert!(!cl.contains(&format!("{buf}[")) && !cl.contains("vload4(0, v_"), "{cl}");
+        }
+        // a work-item's 8 floats of B's tile: two `float4` stores; its 4 of A's: 4 lanes
+        let prologue = &cl[..cl.find("for (int v_i_1").expect("the K loop")];
+        assert_eq!(prologue.matches("] = v_ppf_2_").count(), 2, "{prologue}");
+        assert!(prologue.contains("] = v_ppf_2_2;"), "{prologue}");
+        assert_eq!(prologue.matches("] = v_ppf_1_1.s").count(), 4, "{prologue}");
+        let (_dir, data) = matrices(&format!("mmrb-aligned-{m}x{k}x{n}"), m, k, n);
+        equals_interpreter(&v.source, &data);
+    }
 }
