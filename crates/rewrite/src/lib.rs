@@ -298,11 +298,7 @@ pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> R
             notes: vec![],
         };
         let (body, cost) = low.host(&t);
-        let Ok(program) = low.b.finish(body).inspect_err(|e| {
-            if std::env::var_os("MMK_DEBUG").is_some() {
-                eprintln!("MMK finish: {e:?}")
-            }
-        }) else {
+        let Ok(program) = low.b.finish(body) else {
             stats.rejected += 1;
             continue;
         };
@@ -385,20 +381,8 @@ fn keep_diverse(sorted: Vec<Variant>, k: usize) -> Vec<Variant> {
 
 /// The types of a variant, when it type-checks and is legal for the OpenCL back end.
 fn legal(program: &ir::Program, built_in: &BTreeMap<String, i64>) -> Option<typeck::TypeInfo> {
-    let info = typeck::infer(program)
-        .inspect_err(|e| {
-            if std::env::var_os("MMK_DEBUG").is_some() {
-                eprintln!("MMK typeck: {e:?}")
-            }
-        })
-        .ok()?;
-    validate::validate_with(program, &info, built_in)
-        .inspect_err(|e| {
-            if std::env::var_os("MMK_DEBUG").is_some() {
-                eprintln!("MMK validate: {e:?}")
-            }
-        })
-        .ok()?;
+    let info = typeck::infer(program).ok()?;
+    validate::validate_with(program, &info, built_in).ok()?;
     Some(info)
 }
 

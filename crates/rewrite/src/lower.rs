@@ -2156,10 +2156,7 @@ impl Lowerer<'_> {
     /// rows or broadcasts), read as vectors of `VEC` floats:
     /// `split (row/VEC) (asVector VEC (toLocal (join (transpose (join (mapLcl1 (λr. mapLcl0 (λe.
     /// mapSeqUnroll (λx. x) e) r) (split wi0 (transpose (split (wi1·wi0) (join tile))))))))))`.
-    /// The copy itself stays scalar: copied as `float4`s (`vload4` of four adjacent elements of
-    /// a row of `x`, whose offsets depend on the run-time K, so no 16-byte alignment is known),
-    /// the 128×128/8×8/16 product took 5.39 ms on the H200 at 4096³ against 4.24 ms copied
-    /// element by element (`bench/results/mm-speed-nvidia-h200-2026-11-24.md`).
+    /// Without `vec` the copy is scalar (see `vector_copy` for when it is not).
     /// When `across`, the tile's columns are what lies contiguous in global memory (a tile of
     /// `transpose m`, rows of `m`): the work-items then walk `transpose tile` row after row and
     /// transpose on the way into local memory, `join (transpose (split (|tile| / row) copied))`,
@@ -2168,12 +2165,17 @@ impl Lowerer<'_> {
     /// copied along the tile's rows: `bench/results/runs/nvidia-h200-2026-11-24-s8-mm-speed2.md`).
     ///
     /// With `vec` the work-items move `float4`s instead (`VEC` adjacent elements of a row of
-    /// the tile as read, `asVector VEC (join tile)` in place of `join tile`, and `asScalar`
-    /// after the copy): step `t` of work-item `(a, b)` moves elements `VEC·(t·wi1·wi0 +
-    /// a·wi0 + b) + q`, `q < VEC`, one vector load from global memory (aligned where the
-    /// matrix's rows are a known multiple of `VEC` long, `codegen_opencl`
-    /// `Gen::aligned_vectors`) and, where the tile is not transposed on its way, one vector
-    /// store into local memory, for `VEC` scalar ones (`vector_copy`).
+    /// the tile as read): `asVector VEC (join tile)` in place of `join tile`, each work-item's
+    /// vectors stored by `split VEC (asScalar (mapSeqUnroll (λx. x) e))` (vector stores need
+    /// `asScalar` right around the computation), and `join (join (transpose …))` back over the
+    /// vectors' lanes. Step `t` of work-item `(a, b)` moves elements `VEC·(t·wi1·wi0 + a·wi0 +
+    /// b) + q`, `q < VEC`: one vector load from global memory (aligned where the sizes are
+    /// built into the kernel, `codegen_opencl` `Gen::aligned_vectors`) and, where the tile is
+    /// not transposed on its way, one vector store into local memory, for `VEC` scalar ones
+    /// each (a transposing copy stores the lanes one by one). On the H200 at 4096³ the
+    /// 64×128/8×8/8 product took 2.971 ms so against 3.040 copied element by element, `mm_tn`
+    /// (both tiles stored as vectors) 2.916 against 3.026
+    /// (`bench/results/runs/nvidia-h200-2026-11-24-s10-mm-speed4.md`).
     #[allow(clippy::too_many_arguments)]
     fn flat_local_copy(
         &mut self,
@@ -2580,8 +2582,14 @@ impl Lowerer<'_> {
         let e = self.b.to(AddressSpace::Global, e);
         let e = self.wrap(ybind, e);
         let e = self.wrap(xbind, e);
+        let copied = match (a_vec, b_vec) {
+            (true, true) => ", both tiles copied as float4",
+            (true, false) => ", x's tile copied as float4",
+            (false, true) => ", ys's tile copied as float4",
+            (false, false) => "",
+        };
         self.notes.push(format!(
-            "mapWrg1×mapWrg0 tiles of {}×{}, {}×{} work-items each computing a {}×{} block in registers, K in steps of {} staged in local memory, read as float{}",
+            "mapWrg1×mapWrg0 tiles of {}×{}, {}×{} work-items each computing a {}×{} block in registers, K in steps of {} staged in local memory, read as float{}{copied}",
             rb.tm, rb.tn, wi1, wi0, rb.rm, rb.rn, rb.tk, VEC
         ));
         // per work-item and element of K: rm·rn multiply-adds and (rm + rn) / VEC vector reads
@@ -2591,8 +2599,12 @@ impl Lowerer<'_> {
         let (rm, rn, tk, v) = (rb.rm as f64, rb.rn as f64, rb.tk as f64, VEC as f64);
         let group = (wi1 * wi0) as f64;
         let barrier = BARRIER_WARP * group / 32.0;
-        let per_item =
-            k_len * (rm * rn + 0.5 * (rm + rn) / v) + (k_len / tk) * ((rm + rn) * tk / v * STAGED_COPY + barrier);
+        // and the copies' own instructions, a load and a store for each element of its share
+        // of the tiles, a quarter of them where a tile is copied as vectors (`vector_copy`)
+        let share = |elems: i64, vec: bool| elems as f64 / group / if vec { v } else { 1.0 };
+        let copies = share(rb.tm * rb.tk, a_vec) + share(rb.tn * rb.tk, b_vec);
+        let per_item = k_len * (rm * rn + 0.5 * (rm + rn) / v)
+            + (k_len / tk) * ((rm + rn) * tk / v * STAGED_COPY + barrier + copies * STAGED_COPY);
         let alone = rblock_occupancy(rb, group);
         // a step unrolled into more multiply-adds than `UNROLLED_FMAS`
         let long = if rm * rn * tk > UNROLLED_FMAS { LONG_STEP } else { 1.0 };
@@ -2642,10 +2654,12 @@ const ITEM_ADDRESSES: f64 = 35.0;
 /// waits. On the H200 at 4096³ the 8×8 blocks by groups of 128 (64×128 and 128×64 tiles,
 /// K by 8) took 3.04 and 3.08 ms against 3.10 for groups of 256 (128×128).
 const BARRIER_WARP: f64 = 1.0;
-/// Most multiply-adds of one step of K unrolled without cost (`LONG_STEP` beyond): on the
-/// H200 each 8×8 product by steps of 16 (1,024 multiply-adds a step) was 1–2 % slower than
-/// the same by steps of 8 (3.13 against 3.10 ms, 3.15 against 3.08, mm_tn 3.11 against 3.06,
-/// mm_nt 3.21 against 3.16), whose fewer barriers should have made it faster.
+/// Most multiply-adds of one step of K without cost (`LONG_STEP` beyond): on the H200 each 8×8
+/// product by steps of 16 (1,024 multiply-adds a step) was 1–2 % slower than the same by steps
+/// of 8 (3.13 against 3.10 ms, 3.15 against 3.08, mm_tn 3.11 against 3.06, mm_nt 3.21 against
+/// 3.16), whose fewer barriers should have made it faster. Not the length of the source: the
+/// step as a `#pragma unroll` loop (`codegen_opencl` `gen/regblock.rs`) gave the same PTX and
+/// time as written out (3.133 ms, 128×128/8×8/16, session 10).
 const UNROLLED_FMAS: f64 = 512.0;
 const LONG_STEP: f64 = 1.03;
 /// A group alone on its SM (no other group's arithmetic covers its barriers and local reads):
