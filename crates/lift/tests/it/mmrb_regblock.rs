@@ -240,6 +240,9 @@ fn derived_register_blocked_mm_loads_the_next_tiles_while_computing() {
     let _ = derived_with(&mm, (128, 128, 8, 8, 16), (256, 48, 128));
     let body = loop_body(&cl, "v_i_1");
     assert_eq!(body.matches("barrier(").count(), 1, "{body}");
+    // 16 steps of 64 multiply-adds: a `#pragma unroll` loop rather than 1,024 written out
+    assert_eq!(body.matches("#pragma unroll").count(), 1, "{body}");
+    assert_eq!(body.matches(" * v_pt_").count(), 64, "{body}");
     // step i + 1's elements go to registers (8 of A's tile and 8 of B's per work-item, two
     // `float4`s each) ...
     let ahead = body
