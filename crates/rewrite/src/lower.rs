@@ -2174,7 +2174,7 @@ impl Lowerer<'_> {
     /// not transposed on its way, one vector store into local memory, for `VEC` scalar ones
     /// each (a transposing copy stores the lanes one by one). On the H200 at 4096³ the
     /// 64×128/8×8/8 product took 2.971 ms so against 3.040 copied element by element, `mm_tn`
-    /// (both tiles stored as vectors) 2.916 against 3.026
+    /// (both tiles stored as vectors) 2.916 against 3.026, and the tuned 128×128/8×8/16 2.908
     /// (`bench/results/runs/nvidia-h200-2026-11-24-s10-mm-speed4.md`).
     #[allow(clippy::too_many_arguments)]
     fn flat_local_copy(
@@ -2659,7 +2659,9 @@ const BARRIER_WARP: f64 = 1.0;
 /// of 8 (3.13 against 3.10 ms, 3.15 against 3.08, mm_tn 3.11 against 3.06, mm_nt 3.21 against
 /// 3.16), whose fewer barriers should have made it faster. Not the length of the source: the
 /// step as a `#pragma unroll` loop (`codegen_opencl` `gen/regblock.rs`) gave the same PTX and
-/// time as written out (3.133 ms, 128×128/8×8/16, session 10).
+/// time as written out (3.133 ms, 128×128/8×8/16, session 10). With the tiles copied as
+/// `float4`s (`vector_copy`) the balance turned: 128×128/8×8 by 16 took 2.911 ms against 3.004
+/// by 8 (`bench/results/runs/nvidia-h200-2026-11-24-s10-mm-speed4.md`).
 const UNROLLED_FMAS: f64 = 512.0;
 const LONG_STEP: f64 = 1.03;
 /// A group alone on its SM (no other group's arithmetic covers its barriers and local reads):
