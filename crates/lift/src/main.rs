@@ -446,7 +446,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 .map_err(|e| e.render(&name, &src))?
                 .into_iter()
                 .collect();
+            // With sizes, the variants are validated with them built in, as `lift tune`
+            // measures them: the list is the one tune searches.
             let opts = rewrite::Options {
+                built_in: sizes.clone(),
                 sizes,
                 top_k: top,
                 ..rewrite::Options::default()

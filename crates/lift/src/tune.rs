@@ -8,10 +8,24 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-/// `lift explore`: the variants found, with their estimated costs and the e-graph statistics.
+/// `lift explore`: the variants found, with their estimated costs and the e-graph statistics,
+/// after a line saying how they were validated: with `opts.built_in` (the sizes `lift tune`
+/// builds into every kernel it times), or generically, for kernels taking every size as an
+/// argument (`lift compile` without `--known-size`).
 pub fn explore_text(src: &str, opts: &rewrite::Options) -> Result<String, Error> {
     let c = compile(src, &Options::types_only())?;
-    Ok(rewrite::explore(&c.given, &c.given_info, opts)?.to_string())
+    let validation = if opts.built_in.is_empty() {
+        "validated generically: every size a kernel argument (no --size)".to_string()
+    } else {
+        format!(
+            "validated with the sizes built in: {} (as `lift tune` times them)",
+            sizes_text(&opts.built_in)
+        )
+    };
+    Ok(format!(
+        "{validation}\n{}",
+        rewrite::explore(&c.given, &c.given_info, opts)?
+    ))
 }
 
 /// FNV-1a, 64 bit: stable across Rust releases, so cache keys survive rebuilds.
