@@ -56,3 +56,96 @@ fn known_sizes2_explore_validates_as_tune_does() {
     let without = text(&without.stdout);
     assert!(without.starts_with("validated generically"), "{without}");
 }
+
+fn repo_file(path: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path)
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn lift_cached(args: &[&str], cache: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lift"))
+        .args(args)
+        .env("LIFT_CACHE_DIR", cache)
+        .output()
+        .expect("run the lift binary")
+}
+
+/// `lift tune` times its best configurations a second time with the sizes as kernel arguments
+/// (rows of their own, checked against the interpreter), records which the tuned best is in
+/// the tuning cache, and `lift bench` builds the tuned configuration that way: with its sizes
+/// as arguments where the cache says so (named in its variant, and equal to the interpreter),
+/// built in otherwise. Skipped without a device.
+#[test]
+fn known_sizes2_tune_times_sizes_as_arguments() {
+    let Some(device) = crate::opencl::device() else { return };
+    let s = scratch("tune");
+    let cache = s.0.join("cache");
+    let table = s.0.join("t.json").to_string_lossy().into_owned();
+    let prog = repo_file("examples/hl_scale.lisp");
+    let mut args = vec![
+        "tune",
+        &prog,
+        "--size",
+        "N=4096",
+        "--top",
+        "2",
+        "--repeats",
+        "1",
+        "--out",
+        &table,
+    ];
+    if let Some(d) = &device {
+        args.extend(["--devices", d]);
+    }
+    let out = lift_cached(&args, &cache);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&table).expect("the table")).expect("JSON");
+    let rows = rows.as_array().expect("rows");
+    let generic: Vec<_> = rows.iter().filter(|r| r["built_in"] == false).collect();
+    assert!(
+        !generic.is_empty() && generic.len() <= 2,
+        "one or two leaders timed with the sizes as arguments:\n{stdout}"
+    );
+    for r in &generic {
+        assert_eq!(r["check"], "ok", "{r}\n{stdout}");
+        assert!(
+            r["note"]
+                .as_str()
+                .is_some_and(|n| n.contains("sizes as kernel arguments")),
+            "{r}"
+        );
+    }
+    assert!(
+        stdout.contains(", sizes built in,") || stdout.contains(", sizes as kernel arguments,"),
+        "tune's report says which the best is:\n{stdout}"
+    );
+    // the tuned best's entry, built in or not as the cache says
+    let path = cache.join("tuning.json");
+    let mut tuning: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("the tuning cache")).expect("JSON");
+    let key = (tuning.as_object().expect("an object").iter())
+        .find(|(k, v)| !k.starts_with("measured|") && v.get("source").is_some())
+        .map(|(k, _)| k.clone())
+        .expect("the tuned best's entry");
+    assert!(tuning[&key]["built_in"].is_boolean(), "{}", tuning[&key]);
+    for built_in in [false, true] {
+        tuning[&key]["built_in"] = serde_json::Value::Bool(built_in);
+        std::fs::write(&path, tuning.to_string()).expect("write the cache");
+        let mut args = vec!["bench", &prog, "--size", "N=4096", "--repeats", "1", "--check"];
+        if let Some(d) = &device {
+            args.extend(["--device", d]);
+        }
+        let out = lift_cached(&args, &cache);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let report = text(&out.stdout);
+        let variant = report.lines().find(|l| l.starts_with("variant:")).unwrap_or("");
+        assert!(variant.contains("(from the tuning cache)"), "{report}");
+        assert_eq!(variant.contains("sizes as kernel arguments"), !built_in, "{report}");
+        assert!(report.contains("equals the interpreter"), "{report}");
+    }
+}
