@@ -80,6 +80,8 @@ pub fn validate_with(prog: &Program, info: &TypeInfo, known: &BTreeMap<String, i
         }
     }
     v.host(prog.body, None);
+    // (after the walk, which records the lengths of `iterate` bodies)
+    v.constant_indices();
     v.shapes();
     v.capacities();
     v.nested_rows();
@@ -1314,6 +1316,40 @@ impl Validator<'_> {
         }
     }
 
+    /// `at c xs` with a literal index `c` out of range where the length is known (a literal,
+    /// fixed by the built-in sizes, or at some step of an `iterate`) fails on every run that
+    /// reaches it: refused here, at its place. (Within range, the code generator drops its
+    /// run-time check; elsewhere the check stays.)
+    fn constant_indices(&mut self) {
+        for i in 0..self.prog.exprs.len() {
+            let e = ExprId(i as u32);
+            let Expr::Op { op: Op::At, args } = self.prog.expr(e) else {
+                continue;
+            };
+            let Some((c, at)) = int_literal(self.prog, args[0]) else {
+                continue;
+            };
+            if c < 0 {
+                self.err(at, format!("the index of `at` is {c}, below 0"));
+                continue;
+            }
+            let Some(Type::Array(_, n)) = self.ty(args[1]) else {
+                continue;
+            };
+            let n = n.clone();
+            let out = |d: &[ir::ArithExpr]| Some(i64::from(d[0].as_cst().is_some_and(|len| c >= len)));
+            if let Some((1, shown)) = self.largest(std::slice::from_ref(&n), out) {
+                self.err(
+                    at,
+                    format!(
+                        "the index of `at` is {c}, out of range for an array of length {}",
+                        shown[0]
+                    ),
+                );
+            }
+        }
+    }
+
     /// Whether the capacity of the filter result `e` is known: followed through `toX`, `let`
     /// bodies, packs, `at` of an array of filter results, and the binders of the run-time
     /// lengths in its input's length.
@@ -1601,6 +1637,31 @@ impl Validator<'_> {
         };
         self.func(f, &inner);
     }
+}
+
+/// The value of an `int` literal, seen through `let`s binding it (a `define`d function's
+/// parameters are bound so), and the literal's node: where the value was written.
+fn int_literal(prog: &Program, e: ExprId) -> Option<(i64, ExprId)> {
+    let mut e = e;
+    // (a chain of variables bound to variables: as deep as the program, bounded for safety)
+    for _ in 0..64 {
+        match prog.expr(e) {
+            Expr::Lit(ir::Lit::Int(c)) => return Some((i64::from(*c), e)),
+            Expr::Var(v) => {
+                e = prog.exprs.iter().find_map(|x| match x {
+                    Expr::Let {
+                        kind: ir::LetKind::Let,
+                        var,
+                        value,
+                        ..
+                    } if var == v => Some(*value),
+                    _ => None,
+                })?;
+            }
+            _ => return None,
+        }
+    }
+    None
 }
 
 #[cfg(test)]

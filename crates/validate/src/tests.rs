@@ -682,3 +682,29 @@ fn nested_unrolled_loops_count_their_product() {
         "{errs:?}"
     );
 }
+
+/// `at` with a literal index out of range of a known length (a literal one, or fixed by the
+/// sizes built in) is refused at the index; where the length is not known it is left to the
+/// run-time check.
+#[test]
+fn constant_at_index_out_of_range() {
+    let window = |i: i64| vec1(&format!("(toGlobal (mapGlb (lambda (w) (at {i} w)) (slide #3 #1 xs)))"));
+    assert_eq!(check(&window(2)), vec![]);
+    one_error(
+        &window(3),
+        "the index of `at` is 3, out of range for an array of length 3",
+        "3",
+    );
+    let row = mat("(toGlobal (mapGlb (lambda (r) (at 7 r)) xs))");
+    assert_eq!(check(&row), vec![]);
+    assert_eq!(check_with(&row, &[("M", 8)]), vec![]);
+    let errs = check_with(&row, &[("M", 7)]);
+    assert!(
+        errs.len() == 1
+            && errs[0]
+                .0
+                .contains("the index of `at` is 7, out of range for an array of length M = 7")
+            && errs[0].1 == "7",
+        "{errs:?}"
+    );
+}

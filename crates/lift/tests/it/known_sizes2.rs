@@ -149,3 +149,95 @@ fn known_sizes2_tune_times_sizes_as_arguments() {
         assert!(report.contains("equals the interpreter"), "{report}");
     }
 }
+
+/// A 5-point stencil reading its windows with constant indices, and a gather with indices
+/// from data.
+const STENCIL: &str = "(define (cell w r c) (at r (at c w)))
+(lift (H W) ((array-type (array-type float (+ W 2)) (+ H 2)))
+  (lambda (g)
+    (toGlobal (mapGlb1 (lambda (rows)
+      (mapGlb (lambda (w)
+        (* 0.2f (+ (+ (cell w 0 1) (cell w 1 0)) (+ (cell w 1 1) (+ (cell w 1 2) (cell w 2 1))))))
+        (slide #3 #1 (transpose rows))))
+      (slide #3 #1 g)))))";
+
+const GATHER: &str = "(lift (N M) ((array-type float N) (array-type int M))
+  (lambda (xs idx) (toGlobal (mapGlb (lambda (i) (at i xs)) idx))))";
+
+/// Rows of `M`, each read at index 7: in range only where `M` is known to exceed 7.
+const ROW_AT: &str = "(lift (M N) ((array-type (array-type float M) N))
+  (lambda (xs) (toGlobal (mapGlb (lambda (r) (at 7 r)) xs))))";
+
+/// `at` with a constant index known in range carries no run-time check (no `e_flag` argument,
+/// no `atomic_max`), generic or with the sizes built in; an index from data keeps its check, as
+/// does a constant one where the length is not known; the stencil still equals the
+/// interpreter on OpenCL; a constant index out of range of a known length is refused at
+/// compile time, at the index.
+#[test]
+fn known_sizes2_constant_indices_in_range_are_not_checked() {
+    let s = scratch("at");
+    let stencil = write_program(&s.0, "stencil", STENCIL);
+    let gather = write_program(&s.0, "gather", GATHER);
+    let row_at = write_program(&s.0, "row_at", ROW_AT);
+    let cl = |prog: &str, known: &[&str]| {
+        let mut args = vec!["compile", prog, "--emit", "cl"];
+        for k in known {
+            args.extend(["--known-size", k]);
+        }
+        let out = lift(&args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let checked = |cl: &str| cl.contains("e_flag") || cl.contains("atomic_max");
+    for known in [&[][..], &["H=64", "W=64"][..]] {
+        let c = cl(&stencil, known);
+        assert!(!checked(&c), "{known:?}:\n{c}");
+    }
+    assert!(checked(&cl(&gather, &[])), "an index from data keeps its check");
+    assert!(checked(&cl(&row_at, &[])), "a row of length M may be shorter than 8");
+    assert!(!checked(&cl(&row_at, &["M=8", "N=4"])));
+    // out of range where the length is known: a compile-time error at the index
+    let out = lift(&["compile", &row_at, "--known-size", "M=7", "--known-size", "N=4"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        crate::mentions(
+            &stderr,
+            "the index of `at` is 7, out of range for an array of length M = 7"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked") && !stderr.contains("internal"), "{stderr}");
+    assert!(stderr.contains("(at 7 r)"), "{stderr}");
+    // on OpenCL the stencil still equals the interpreter
+    let Some(device) = crate::opencl::device() else { return };
+    let (h, w) = (5usize, 7usize);
+    let rows: Vec<String> = (0..h + 2)
+        .map(|r| {
+            let xs: Vec<String> = (0..w + 2)
+                .map(|c| format!("{}", ((r * 5 + c * 3) % 11) as f32 * 0.25))
+                .collect();
+            format!("[{}]", xs.join(","))
+        })
+        .collect();
+    let data = s.0.join("g.json");
+    std::fs::write(&data, format!("{{\"g\":[{}]}}", rows.join(","))).expect("write data");
+    let data = data.to_string_lossy().into_owned();
+    let mut args = vec!["run", stencil.as_str(), "--data", data.as_str()];
+    if let Some(d) = &device {
+        args.extend(["--device", d]);
+    }
+    let got = lift(&args);
+    assert!(got.status.success(), "{}", text(&got.stderr));
+    let want = lift(&["run", &stencil, "--data", &data, "--backend", "interp"]);
+    assert!(want.status.success(), "{}", text(&want.stderr));
+    assert!(
+        crate::json_close(
+            &crate::parse_json(&text(&want.stdout), "the interpreter's result"),
+            &crate::parse_json(&text(&got.stdout), "OpenCL's result")
+        ),
+        "{}\n{}",
+        text(&got.stdout),
+        text(&want.stdout)
+    );
+}
