@@ -130,7 +130,14 @@ impl Compiled {
             .ok_or_else(|| Error::plain("internal: code was asked of a program compiled only to its types"))?;
         Ok(match emit {
             Emit::Cl => plan.source.clone(),
-            Emit::Plan => plan.describe(),
+            // (the tuning cache's choice: `describe` names sizes built in, not their absence)
+            Emit::Plan => match &self.variant {
+                Some(v) if v.tuned && !v.built_in => format!(
+                    "tuned configuration: sizes as kernel arguments (lift tune timed them faster than built in)\n{}",
+                    plan.describe()
+                ),
+                Some(_) | None => plan.describe(),
+            },
             Emit::Views => plan.views.clone(),
             Emit::Types => unreachable!("returned above"),
         })

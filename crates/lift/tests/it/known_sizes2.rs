@@ -77,10 +77,12 @@ fn lift_cached(args: &[&str], cache: &Path) -> Output {
 /// (rows of their own, checked against the interpreter), records which the tuned best is in
 /// the tuning cache, and `lift bench` builds the tuned configuration that way: with its sizes
 /// as arguments where the cache says so (named in its variant, and equal to the interpreter),
-/// built in otherwise. Skipped without a device.
+/// built in otherwise; `lift compile --device --emit plan` says which. Skipped without a device.
 #[test]
 fn known_sizes2_tune_times_sizes_as_arguments() {
     let Some(device) = crate::opencl::device() else { return };
+    // (one device named for every command: tune, bench and compile agree on it)
+    let device = device.unwrap_or_else(|| "0:0".to_string());
     let s = scratch("tune");
     let cache = s.0.join("cache");
     let table = s.0.join("t.json").to_string_lossy().into_owned();
@@ -97,9 +99,7 @@ fn known_sizes2_tune_times_sizes_as_arguments() {
         "--out",
         &table,
     ];
-    if let Some(d) = &device {
-        args.extend(["--devices", d]);
-    }
+    args.extend(["--devices", &device]);
     let out = lift_cached(&args, &cache);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
@@ -137,9 +137,7 @@ fn known_sizes2_tune_times_sizes_as_arguments() {
         tuning[&key]["built_in"] = serde_json::Value::Bool(built_in);
         std::fs::write(&path, tuning.to_string()).expect("write the cache");
         let mut args = vec!["bench", &prog, "--size", "N=4096", "--repeats", "1", "--check"];
-        if let Some(d) = &device {
-            args.extend(["--device", d]);
-        }
+        args.extend(["--device", &device]);
         let out = lift_cached(&args, &cache);
         assert!(out.status.success(), "{}", text(&out.stderr));
         let report = text(&out.stdout);
@@ -147,6 +145,22 @@ fn known_sizes2_tune_times_sizes_as_arguments() {
         assert!(variant.contains("(from the tuning cache)"), "{report}");
         assert_eq!(variant.contains("sizes as kernel arguments"), !built_in, "{report}");
         assert!(report.contains("equals the interpreter"), "{report}");
+        // `lift compile --emit plan` for the device shows the same choice
+        let mut args = vec!["compile", &prog, "--known-size", "N=4096", "--emit", "plan"];
+        args.extend(["--device", &device]);
+        let out = lift_cached(&args, &cache);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let plan = text(&out.stdout);
+        assert_eq!(
+            plan.starts_with("tuned configuration: sizes as kernel arguments"),
+            !built_in,
+            "{plan}"
+        );
+        assert_eq!(
+            plan.contains("sizes built into the kernels: N=4096"),
+            built_in,
+            "{plan}"
+        );
     }
 }
 
