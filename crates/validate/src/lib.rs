@@ -1605,7 +1605,13 @@ impl Validator<'_> {
             .zip(inst)
             .map(|(n, c)| match c.as_cst() {
                 Some(c) if stepped && n.as_cst().is_none() => {
-                    format!("{n} = {c} at the largest step of its `iterate`")
+                    let vars: Vec<String> = (n.free_vars().into_iter())
+                        .filter(|v| self.steps.contains_key(v))
+                        .collect();
+                    format!(
+                        "{n} = {c} at the largest step of its `iterate`, {} being the length each step takes",
+                        vars.join(", ")
+                    )
                 }
                 _ => format!("{n}{}", self.with_sizes(n)),
             })
