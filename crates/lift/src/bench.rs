@@ -253,7 +253,8 @@ fn check_at(compiled: &Compiled, sizes: &[String], device: Option<&str>) -> Resu
         }
     }
     // The timed kernels are built for the timed sizes: the same variant, with the same
-    // work-group size, is built again for these.
+    // work-group size, is built again for these (or, with the sizes as kernel arguments, the
+    // same kernels run at them).
     let limit = host_runner::device_info(device).map_err(|e| Error::plain(e.to_string()))?;
     let again = crate::compile_program(
         compiled.program.clone(),
@@ -266,7 +267,8 @@ fn check_at(compiled: &Compiled, sizes: &[String], device: Option<&str>) -> Resu
                 .map(|v| v.work_group.clone())
                 .unwrap_or_default(),
             work_group_limit: Some(crate::work_group_limit(&limit)),
-            specialise: true,
+            // (a tuned configuration with its sizes as arguments: the very kernels timed)
+            specialise: compiled.variant.as_ref().is_none_or(|v| v.built_in),
             ..Options::default()
         },
     )?;

@@ -88,6 +88,9 @@ pub struct Chosen {
     pub tuned: bool,
     /// The `mapGlb` work-group size tuned with it (empty: the default).
     pub work_group: Vec<usize>,
+    /// Its kernels are built for [`Options::sizes`] where [`Options::specialise`] asks for it;
+    /// `false` where `lift tune` timed them faster with the sizes as kernel arguments.
+    pub built_in: bool,
 }
 
 /// A compiled program: what later stages and `--emit` need.
@@ -127,7 +130,14 @@ impl Compiled {
             .ok_or_else(|| Error::plain("internal: code was asked of a program compiled only to its types"))?;
         Ok(match emit {
             Emit::Cl => plan.source.clone(),
-            Emit::Plan => plan.describe(),
+            // (the tuning cache's choice: `describe` names sizes built in, not their absence)
+            Emit::Plan => match &self.variant {
+                Some(v) if v.tuned && !v.built_in => format!(
+                    "tuned configuration: sizes as kernel arguments (lift tune timed them faster than built in)\n{}",
+                    plan.describe()
+                ),
+                Some(_) | None => plan.describe(),
+            },
             Emit::Views => plan.views.clone(),
             Emit::Types => unreachable!("returned above"),
         })
@@ -189,7 +199,11 @@ fn compile_from(given: Program, source: Option<&str>, opts: &Options) -> Result<
     };
     // Kernels built for their sizes are validated with them: a private array or an unrolled
     // loop whose length they fix is legal there, and refused (with its span) in generic ones.
-    let known_sizes = built_in(opts);
+    // A tuned configuration keeps the sizes as arguments where that was timed faster.
+    let known_sizes = match &variant {
+        Some(c) if !c.built_in => BTreeMap::new(),
+        _ => built_in(opts),
+    };
     validate::validate_with(&program, &info, &known_sizes).map_err(Error::Invalid)?;
     let glb_work_group = match &variant {
         Some(c) if opts.work_group.is_empty() => c.work_group.clone(),
@@ -238,15 +252,25 @@ fn choose_variant(
         let tuned = tune::tuned_entry(src, &sizes, device).and_then(|t| {
             let p = ir::parse(&t.source).ok()?;
             let i = typeck::infer(&p).ok()?;
-            validate::validate_with(&p, &i, &built_in(opts)).ok()?;
-            Some((p, i, t.source, t.description, t.work_group))
+            let known = if t.built_in { built_in(opts) } else { BTreeMap::new() };
+            validate::validate_with(&p, &i, &known).ok()?;
+            Some((p, i, t))
         });
-        if let Some((p, i, text, description, work_group)) = tuned {
-            let wg = if work_group.is_empty() {
+        if let Some((p, i, t)) = tuned {
+            let tune::Tuned {
+                source: text,
+                description,
+                work_group,
+                built_in: sizes_built_in,
+            } = t;
+            let mut wg = if work_group.is_empty() {
                 String::new()
             } else {
                 format!("; mapGlb work-group {}", tune::work_group_text(&work_group))
             };
+            if !sizes_built_in && opts.specialise {
+                wg.push_str("; sizes as kernel arguments (timed faster than built in)");
+            }
             let chosen = Chosen {
                 description: if description.is_empty() {
                     format!("tuned for {device}{wg}")
@@ -256,6 +280,7 @@ fn choose_variant(
                 source: text,
                 tuned: true,
                 work_group,
+                built_in: sizes_built_in,
             };
             return Some((p, i, chosen));
         }
@@ -272,6 +297,7 @@ fn choose_variant(
         source: v.source,
         tuned: false,
         work_group: vec![],
+        built_in: true,
     };
     Some((v.program, v.info, chosen))
 }

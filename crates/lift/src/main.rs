@@ -40,6 +40,12 @@ enum Command {
         /// only. It also picks the variant for these sizes.
         #[arg(long, value_name = "NAME=VALUE", value_parser = size_arg, conflicts_with = "devices")]
         known_size: Vec<String>,
+        /// With `--known-size`: compile as `lift run`/`bench` would on this device (`P:D`): a
+        /// high-level program as its tuned configuration there, when the tuning cache has one
+        /// for these sizes (its sizes built in, or as kernel arguments where `lift tune` found
+        /// that faster), within the device's work-group limits.
+        #[arg(long, requires = "known_size", conflicts_with = "devices")]
+        device: Option<String>,
     },
     /// Compile and run a program on its inputs; print the result as JSON.
     Run {
@@ -331,6 +337,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             devices,
             devices_size,
             known_size,
+            device,
         } => {
             let (name, src) = read_program(&program)?;
             check_size_names(&src, "--known-size", &known_size)?;
@@ -356,10 +363,18 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 Emit::Views => lift::Emit::Views,
                 Emit::Plan => lift::Emit::Plan,
             });
+            let device = match &device {
+                Some(d) => Some(
+                    host_runner::device_info(Some(d)).map_err(|e| lift::report::render_plain(&e.to_string(), &[]))?,
+                ),
+                None => None,
+            };
             let opts = lift::Options {
                 types_only: emit == Some(lift::Emit::Types),
                 work_group: work_group.map(|w| w.0).unwrap_or_default(),
                 specialise: !known.is_empty(),
+                tuned_for: device.as_ref().map(|d| d.name.clone()),
+                work_group_limit: device.as_ref().map(lift::work_group_limit),
                 sizes: known,
                 ..lift::Options::default()
             };
@@ -446,7 +461,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 .map_err(|e| e.render(&name, &src))?
                 .into_iter()
                 .collect();
+            // With sizes, the variants are validated with them built in, as `lift tune`
+            // measures them: the list is the one tune searches.
             let opts = rewrite::Options {
+                built_in: sizes.clone(),
                 sizes,
                 top_k: top,
                 ..rewrite::Options::default()

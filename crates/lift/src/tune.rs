@@ -8,10 +8,24 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-/// `lift explore`: the variants found, with their estimated costs and the e-graph statistics.
+/// `lift explore`: the variants found, with their estimated costs and the e-graph statistics,
+/// after a line saying how they were validated: with `opts.built_in` (the sizes `lift tune`
+/// builds into every kernel it times), or generically, for kernels taking every size as an
+/// argument (`lift compile` without `--known-size`).
 pub fn explore_text(src: &str, opts: &rewrite::Options) -> Result<String, Error> {
     let c = compile(src, &Options::types_only())?;
-    Ok(rewrite::explore(&c.given, &c.given_info, opts)?.to_string())
+    let validation = if opts.built_in.is_empty() {
+        "validated generically: every size a kernel argument (no --size)".to_string()
+    } else {
+        format!(
+            "validated with the sizes built in: {} (as `lift tune` times them)",
+            sizes_text(&opts.built_in)
+        )
+    };
+    Ok(format!(
+        "{validation}\n{}",
+        rewrite::explore(&c.given, &c.given_info, opts)?
+    ))
 }
 
 /// FNV-1a, 64 bit: stable across Rust releases, so cache keys survive rebuilds.
@@ -66,6 +80,9 @@ pub struct Tuned {
     pub description: String,
     /// `mapGlb` work-group size per dimension (empty: the default).
     pub work_group: Vec<usize>,
+    /// Timed with the sizes built into the kernels (`false`: as kernel arguments, which was
+    /// faster); entries of older versions were all built in, or generic before those.
+    pub built_in: bool,
 }
 
 /// The tuning cache's best configuration for `src` at `sizes` on the device named `device_name`.
@@ -85,10 +102,12 @@ pub fn tuned_entry(src: &str, sizes: &[String], device_name: &str) -> Option<Tun
         .and_then(|w| w.as_array())
         .map(|w| w.iter().filter_map(|x| x.as_u64()).map(|x| x as usize).collect())
         .unwrap_or_default();
+    let built_in = entry.get("built_in").and_then(|b| b.as_bool()).unwrap_or(true);
     Some(Tuned {
         source,
         description,
         work_group,
+        built_in,
     })
 }
 
@@ -304,6 +323,9 @@ struct Row {
     secs: f64,
     /// Run once only, as it was already this many times the best so far.
     cut: Option<f64>,
+    /// The sizes built into its kernels (`Options::specialise`); `false`: kernel arguments,
+    /// timed for the leaders only (see [`ALTERNATIVES`]).
+    built_in: bool,
 }
 
 impl Row {
@@ -314,6 +336,11 @@ impl Row {
         let note = match &self.check {
             Check::NotRun => format!("skipped: {}", self.error),
             c => c.note(),
+        };
+        let note = match (self.built_in, note.is_empty()) {
+            (true, _) => note,
+            (false, true) => SIZES_AS_ARGUMENTS.to_string(),
+            (false, false) => format!("{SIZES_AS_ARGUMENTS}; {note}"),
         };
         match self.cut {
             Some(x) => {
@@ -335,11 +362,13 @@ impl Row {
     fn usable(&self) -> bool {
         self.median_ms.is_some() && !matches!(self.check, Check::Wrong(_) | Check::NotRun)
     }
-    /// Checked rows first, then unchecked ones, each by time; then those that did not run.
+    /// Checked rows first, then unchecked ones, each by time (sizes as kernel arguments
+    /// handicapped by [`ARGUMENTS_MARGIN`]); then those that did not run.
     fn rank_key(&self) -> (u8, f64) {
+        let ms = self.median_ms.unwrap_or(f64::INFINITY) * if self.built_in { 1.0 } else { 1.0 + ARGUMENTS_MARGIN };
         match self.check {
-            Check::Ok { .. } => (0, self.median_ms.unwrap_or(f64::INFINITY)),
-            Check::Unchecked(_) => (1, self.median_ms.unwrap_or(f64::INFINITY)),
+            Check::Ok { .. } => (0, ms),
+            Check::Unchecked(_) => (1, ms),
             Check::Wrong(_) | Check::NotRun => (2, f64::INFINITY),
         }
     }
@@ -704,6 +733,21 @@ const COMPETITIVE: f64 = 1.25;
 
 /// Leaders re-timed with the full number of repeats at the end of a budgeted search.
 const LEADERS: usize = 3;
+
+/// The best configurations (built for their sizes, as every configuration is timed) that are
+/// timed again with the sizes as kernel arguments, where generic kernels are legal: built-in
+/// sizes are usually as fast or faster, but not always (convolution_row on the H200, 0.426
+/// against 0.396 ms: the PTX differs only in `shl`/`or` against `mul`/`add`), and timing the
+/// alternative of every configuration would double the search's cost.
+const ALTERNATIVES: usize = 2;
+
+/// A configuration with its sizes as kernel arguments ranks before the same one with them built
+/// in only when it is faster by more than this share: within the noise of two timings, the
+/// built-in sizes (the default everywhere else) are kept.
+const ARGUMENTS_MARGIN: f64 = 0.02;
+
+/// How a configuration timed with its sizes as kernel arguments is named in the report.
+const SIZES_AS_ARGUMENTS: &str = "sizes as kernel arguments";
 
 /// Share of the budget the search may start configurations in; the rest is for re-timing the
 /// leaders and writing the report.
@@ -1230,6 +1274,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 resumed: false,
                 secs: 0.0,
                 cut: None,
+                built_in: true,
             };
             let key = Record::config_key(source, &config.work_group);
             if let Some((ms, check)) = record.lookup(&dev.name, &key) {
@@ -1260,13 +1305,20 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
             } else {
                 opts.repeats
             };
-            let mut measured = measure_within(this_limit, program, &config.work_group, &inputs, &dev.id, repeats);
+            let mut measured = measure_within(this_limit, program, &config.work_group, &inputs, &dev.id, repeats, true);
             if probe_first {
                 match &measured {
                     Some(Ok((_, ms))) if slow(*ms, best_so_far) => row.cut = Some(ms / best_so_far),
                     Some(Ok(_)) => {
-                        measured =
-                            measure_within(this_limit, program, &config.work_group, &inputs, &dev.id, opts.repeats)
+                        measured = measure_within(
+                            this_limit,
+                            program,
+                            &config.work_group,
+                            &inputs,
+                            &dev.id,
+                            opts.repeats,
+                            true,
+                        )
                     }
                     _ => {}
                 }
@@ -1402,7 +1454,8 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 let (source, _, program, _) = &cands[rows[i].variant];
                 progress.show(&format!("re-timing variant {}", rows[i].variant));
                 let wg = rows[i].work_group.clone();
-                let Some(measured) = measure_within(budget.limit(limit), program, &wg, &inputs, &dev.id, opts.repeats)
+                let Some(measured) =
+                    measure_within(budget.limit(limit), program, &wg, &inputs, &dev.id, opts.repeats, true)
                 else {
                     // (its one timing stands; the device is busy with this one until it ends)
                     break;
@@ -1447,12 +1500,122 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 refined += 1;
             }
         }
+        // The best configurations again with their sizes as kernel arguments, where generic
+        // kernels are legal (their plan compiles without the sizes): each is a configuration
+        // of its own, ranked with the rest, so the tuned best may keep its sizes as arguments.
+        // They are timed in every run, next to the leaders' timings of that run, and not
+        // recorded for resuming (the tuned best records which it is).
+        let mut alternatives = 0;
+        if !busy && !sizes.is_empty() {
+            let mut leaders: Vec<usize> = (0..rows.len())
+                .filter(|&i| {
+                    let r = &rows[i];
+                    r.device_index == k && r.usable() && !r.deferred() && r.built_in
+                })
+                .collect();
+            leaders.sort_by(|&a, &b| {
+                let (ka, kb) = (rows[a].rank_key(), rows[b].rank_key());
+                ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
+            });
+            leaders.truncate(ALTERNATIVES);
+            for i in leaders {
+                let (variant, wg) = (rows[i].variant, rows[i].work_group.clone());
+                let (_, description, program, _) = &cands[variant];
+                if plan_signature(program, &wg).is_none() {
+                    trace.at(&format!(
+                        "variant {variant} work-group {}: generic kernels are not legal, its sizes stay built in",
+                        work_group_text(&wg)
+                    ));
+                    continue;
+                }
+                let mut row = Row {
+                    started_s: start.elapsed().as_secs_f64(),
+                    ended_s: 0.0,
+                    device: dev.name.clone(),
+                    device_index: k,
+                    variant,
+                    work_group: wg.clone(),
+                    try_no: rows.iter().filter(|r| r.device_index == k).count() + 1,
+                    found_by: "a leader, with its sizes as kernel arguments",
+                    median_ms: None,
+                    check: Check::NotRun,
+                    error: String::new(),
+                    description: description.clone(),
+                    resumed: false,
+                    secs: 0.0,
+                    cut: None,
+                    built_in: false,
+                };
+                let interp = if variant != 0 && !checked_has(variant) && no_check.is_none() {
+                    budget.typical_interp()
+                } else {
+                    0.0
+                };
+                let cost = Budget::retime_cost(rows[i].secs, rows[i].median_ms.unwrap_or(0.0), opts.repeats);
+                if !budget.admits(FINISH_SHARE, cost + interp) {
+                    trace.at(&format!(
+                        "no time to time variant {variant} with its sizes as arguments ({cost:.2} s)"
+                    ));
+                    out_of_time += 1;
+                    continue;
+                }
+                progress.show(&format!("variant {variant} with its sizes as kernel arguments"));
+                let trial_start = std::time::Instant::now();
+                let Some(measured) =
+                    measure_within(budget.limit(limit), program, &wg, &inputs, &dev.id, opts.repeats, false)
+                else {
+                    // (cut at the end of the budget: the device is busy with it until it ends)
+                    trace.at(&format!("variant {variant} with its sizes as arguments did not finish"));
+                    break;
+                };
+                let (got, ms) = match measured {
+                    Ok(m) => m,
+                    Err(e) => {
+                        row.error = e.message().lines().next().unwrap_or("").to_string();
+                        row.ended_s = start.elapsed().as_secs_f64();
+                        rows.push(row);
+                        continue;
+                    }
+                };
+                row.median_ms = Some(ms);
+                // Other kernels than those checked: compared with the interpreter in their turn.
+                if reference.is_none() && no_check.is_none() {
+                    progress.show("variant 0: interpreting with error bounds");
+                    reference = Some(
+                        shared_reference
+                            .get_or_init(|| bounded_eval_program(cands[0].2, &inputs.inputs, check_steps))
+                            .clone(),
+                    );
+                }
+                let value = if let Some(why) = &no_check {
+                    Err(Check::Unchecked(why.clone()))
+                } else if let Some(Err(e)) = &reference {
+                    Err(e.clone())
+                } else if variant == 0 {
+                    reference.clone().expect("interpreted above")
+                } else {
+                    progress.show(&format!("variant {variant}: interpreting with error bounds"));
+                    checked_get(variant, program)
+                };
+                row.check = judge(&reference, &value, &got);
+                drop(got);
+                row.ended_s = start.elapsed().as_secs_f64();
+                row.secs = trial_start.elapsed().as_secs_f64();
+                trace.at(&format!(
+                    "variant {variant} work-group {} with its sizes as kernel arguments: {ms:.4} ms (built in: {:.4} ms)",
+                    work_group_text(&wg),
+                    rows[i].median_ms.unwrap_or(f64::NAN)
+                ));
+                rows.push(row);
+                alternatives += 1;
+            }
+        }
         // The device's calibration, refitted with this run's timings: every configuration that
         // ran and is not known wrong (a timing is a timing whether or not it was checked; with
         // `--check-steps 0`, as the suite runs, none is).
         let points: Vec<(Features, f64)> = rows
             .iter()
-            .filter(|r| r.device_index == k && r.usable())
+            .filter(|r| r.device_index == k && r.usable() && r.built_in)
             .filter_map(|r| {
                 let cost = cands[r.variant].3?;
                 let kernels = defaults[r.variant]?.1;
@@ -1467,6 +1630,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 void,
                 out_of_time,
                 refined,
+                alternatives,
                 calibrated_order: calibration.as_ref().is_some_and(|c| c.usable()),
                 refit,
                 order,
@@ -1523,10 +1687,11 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
     );
     let resumed = rows.iter().filter(|r| r.resumed).count();
     if resumed > 0 {
+        // (of the results that can be: those with the sizes as arguments are timed each run)
         let _ = writeln!(
             out,
             "resumed: {resumed} of {} result(s) were measured by an earlier run (tuning cache)",
-            rows.len()
+            rows.iter().filter(|r| r.built_in).count()
         );
     }
     for (k, dev) in chosen.iter().enumerate() {
@@ -1557,7 +1722,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 out,
                 "search: {} configuration(s) tried in {:.1} s of a {:.1} s budget ({seeded} seeded by the {}, \
                  {} mutation(s) of the best; {} work-group size(s) without effect skipped; {} left out as they would \
-                 end past the budget; {} leader(s) re-timed with {} repeats)",
+                 end past the budget; {} leader(s) re-timed with {} repeats, {} with the sizes as kernel arguments)",
                 mine.len(),
                 summary.elapsed.as_secs_f64(),
                 budget.as_secs_f64(),
@@ -1570,7 +1735,8 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 summary.void,
                 summary.out_of_time,
                 summary.refined,
-                opts.repeats
+                opts.repeats,
+                summary.alternatives
             );
         }
         if let Some(best) = ranked.first().filter(|r| r.usable()) {
@@ -1584,9 +1750,14 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 .position(|&v| v == best.variant)
                 .filter(|_| summary.calibrated_order)
                 .map_or(String::new(), |p| format!(" (calibrated rank {})", p + 1));
+            let built_in = if best.built_in {
+                "sizes built in"
+            } else {
+                SIZES_AS_ARGUMENTS
+            };
             let _ = writeln!(
                 out,
-                "best: variant {} ({}{calibrated}), work-group {}, found at try {} by {}{sp}",
+                "best: variant {} ({}{calibrated}), work-group {}, {built_in}, found at try {} by {}{sp}",
                 best.variant,
                 model_rank(best.variant),
                 work_group_text(&best.work_group),
@@ -1645,6 +1816,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                     "variant": best.variant,
                     "description": best.description,
                     "work_group": best.work_group,
+                    "built_in": best.built_in,
                     "checked": best.correct(),
                     "median_ms": best.median_ms,
                     "naive_ms": naive,
@@ -1671,6 +1843,8 @@ struct Summary {
     void: usize,
     out_of_time: usize,
     refined: usize,
+    /// Leaders timed again with their sizes as kernel arguments.
+    alternatives: usize,
     calibrated_order: bool,
     refit: Option<String>,
     order: Vec<usize>,
@@ -2058,6 +2232,7 @@ fn write_table(path: &Path, rows: &[Row]) -> Result<(), Error> {
                     "speedup": speedup(r), "correct": r.correct(), "check": r.check.label(),
                     "bound": r.check.bound(), "note": r.note(), "description": r.description,
                     "device_index": r.device_index, "started_s": r.started_s, "ended_s": r.ended_s,
+                    "built_in": r.built_in,
                 })
             })
             .collect();
@@ -2111,6 +2286,7 @@ fn time_limit() -> Result<std::time::Duration, Error> {
 
 /// [`measure`] on its own thread, waiting at most `limit`; `None` when it did not finish (a
 /// kernel that hangs cannot be stopped through OpenCL: the thread is left to the process exit).
+#[allow(clippy::too_many_arguments)]
 fn measure_within(
     limit: std::time::Duration,
     program: &ir::Program,
@@ -2118,6 +2294,7 @@ fn measure_within(
     inputs: &std::sync::Arc<TuneInputs>,
     device: &str,
     repeats: usize,
+    built_in: bool,
 ) -> Option<Result<(Value, f64), Error>> {
     let (tx, rx) = std::sync::mpsc::channel();
     let (program, inputs, device) = (program.clone(), inputs.clone(), device.to_string());
@@ -2126,7 +2303,7 @@ fn measure_within(
         .name("lift-tune-measure".into())
         .stack_size(ir::STACK_BYTES)
         .spawn(move || {
-            let _ = tx.send(measure(&program, &work_group, &inputs, &device, repeats));
+            let _ = tx.send(measure(&program, &work_group, &inputs, &device, repeats, built_in));
         });
     if let Err(e) = spawned {
         return Some(Err(Error::plain(format!(
@@ -2142,20 +2319,22 @@ fn measure_within(
     }
 }
 
-/// Compiles and runs one variant: its result and the median over `repeats` of its kernels' total time.
+/// Compiles and runs one variant, with the sizes built into its kernels or (`built_in` false)
+/// as their arguments: its result and the median over `repeats` of its kernels' total time.
 fn measure(
     prog: &ir::Program,
     work_group: &[usize],
     inputs: &TuneInputs,
     device: &str,
     repeats: usize,
+    built_in: bool,
 ) -> Result<(Value, f64), Error> {
     // Generated within the device's work-group limits, as `lift run` on it would.
     let limit = host_runner::device_info(Some(device)).map_err(|e| Error::plain(e.to_string()))?;
     let opts = Options {
         work_group_limit: Some(crate::work_group_limit(&limit)),
         sizes: inputs.inputs.sizes.clone(),
-        specialise: true,
+        specialise: built_in,
         ..measure_options(work_group)
     };
     let c = compile_program(prog.clone(), &opts)?;
@@ -2349,6 +2528,36 @@ mod tests {
         assert!(fit(&points[..3]).is_none());
     }
 
+    /// A configuration with its sizes as kernel arguments ranks first only when it is faster
+    /// than the built-in one by more than [`ARGUMENTS_MARGIN`] (convolution_row's 7 %, not a
+    /// timing's noise).
+    #[test]
+    fn sizes_as_arguments_rank_first_only_when_clearly_faster() {
+        let row = |ms: f64, built_in: bool| Row {
+            started_s: 0.0,
+            ended_s: 0.0,
+            device: "d".into(),
+            device_index: 0,
+            variant: 1,
+            work_group: vec![],
+            try_no: 1,
+            found_by: "seed (cost model)",
+            median_ms: Some(ms),
+            check: Check::Ok { bound: 0.0, used: 0.0 },
+            error: String::new(),
+            description: String::new(),
+            resumed: false,
+            secs: 0.0,
+            cut: None,
+            built_in,
+        };
+        let first = |a: &Row, b: &Row| a.rank_key().1 < b.rank_key().1;
+        assert!(first(&row(0.3957, false), &row(0.4257, true)));
+        assert!(!first(&row(0.995, false), &row(1.0, true)));
+        assert!(first(&row(1.0, true), &row(0.995, false)));
+        assert!(row(1.0, false).note().contains("sizes as kernel arguments"));
+    }
+
     /// The search's mutations never repeat a configuration, and exhaust the space.
     #[test]
     fn mutations_cover_every_configuration_once() {
@@ -2368,6 +2577,7 @@ mod tests {
             resumed: false,
             secs: 0.0,
             cut: None,
+            built_in: true,
         };
         let rows = vec![row(0, 3.0), row(1, 1.0)];
         let order = [1, 2, 3];

@@ -64,6 +64,7 @@ pub fn validate_with(prog: &Program, info: &TypeInfo, known: &BTreeMap<String, i
         errs: vec![],
         pre: BTreeSet::new(),
         kernel: None,
+        steps: BTreeMap::new(),
     };
     for p in &prog.params {
         match &p.ty {
@@ -79,6 +80,8 @@ pub fn validate_with(prog: &Program, info: &TypeInfo, known: &BTreeMap<String, i
         }
     }
     v.host(prog.body, None);
+    // (after the walk, which records the lengths of `iterate` bodies)
+    v.constant_indices();
     v.shapes();
     v.capacities();
     v.nested_rows();
@@ -113,6 +116,9 @@ struct Cx {
     /// The `asScalar`/`asVector` whose dual view is the outermost layer of the destination
     /// (stores through it are vector or lane stores, and nothing may re-index them before).
     vec_dest: Option<ExprId>,
+    /// Copies of this node's code that the unrolled loops around it make: the product of
+    /// their steps (1 outside every unrolled loop).
+    unrolled: i64,
 }
 
 /// The parallel maps seen so far in the kernel being checked.
@@ -136,6 +142,9 @@ struct Validator<'a> {
     /// Arguments computed by their own kernels before the kernel that reads them.
     pre: BTreeSet<ExprId>,
     kernel: Option<Kernel>,
+    /// The lengths an `iterate` body's length variable takes, one per step (the body is typed
+    /// once over the variable and emitted once per step, with each of these).
+    steps: BTreeMap<String, Vec<ir::ArithExpr>>,
 }
 
 const TUPLE_OF_ARRAYS_ACC: &str =
@@ -452,6 +461,7 @@ impl Validator<'_> {
                     active: vec![],
                     branch: false,
                     vec_dest,
+                    unrolled: 1,
                 };
                 v.into(e, &cx);
             });
@@ -494,6 +504,7 @@ impl Validator<'_> {
                             active: vec![MapKind::Glb(0)],
                             branch: false,
                             vec_dest: None,
+                            unrolled: 1,
                         };
                         v.func(args[0], &cx);
                         v.value(args[1], &cx);
@@ -712,6 +723,7 @@ impl Validator<'_> {
                 active: vec![],
                 branch: false,
                 vec_dest,
+                unrolled: 1,
             };
             v.into(e, &cx);
         });
@@ -787,6 +799,7 @@ impl Validator<'_> {
                             ),
                         );
                     }
+                    self.iterate_steps(&k, args[0], args[1]);
                     self.func(args[0], cx);
                     self.value(args[1], cx);
                 }
@@ -859,9 +872,21 @@ impl Validator<'_> {
                 prim: Prim::Map(_) | Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_),
                 ..
             } if !self.is_view(e) => {
-                // a temporary in the address space its innermost `toX` asks for
+                // a temporary in the address space its innermost `toX` asks for; an
+                // `iterate`'s holds each step's result, counted at its largest step
                 if let Some(space) = self.space_of(e) {
-                    self.space(e, space, e, cx);
+                    let held = match self.prog.expr(e) {
+                        Expr::Prim {
+                            prim: Prim::Iterate(k),
+                            args,
+                        } => {
+                            let (k, f, xs) = (k.clone(), args[0], args[1]);
+                            self.iterate_steps(&k, f, xs);
+                            self.lambda(f).unwrap_or(e)
+                        }
+                        _ => e,
+                    };
+                    self.space(e, space, held, cx);
                 }
                 self.into(
                     e,
@@ -940,28 +965,36 @@ impl Validator<'_> {
     }
 
     /// Why a private array of lengths `dims` (each known) and elements `el` is refused as too
-    /// large or of a negative length; `None` when it fits. Lengths that vary with the steps
-    /// of an `iterate` are not counted (each step's is known only where it is emitted).
+    /// large or of a negative length; `None` when it fits. In an `iterate` body, a length
+    /// that changes with the steps counts at its largest step.
     fn private_too_large(&self, dims: &[ir::ArithExpr], el: &Type) -> Option<String> {
-        let mut fixed = el.clone();
-        for n in dims.iter().rev() {
-            let c = self.fixed(n).as_cst()?;
-            if c < 0 {
-                return Some(format!(
-                    "this private array has a negative length, {n}{}",
-                    self.with_sizes(n)
-                ));
-            }
-            fixed = Type::array(fixed, ir::ArithExpr::cst(c));
+        if let Some((_, shown)) = self.largest(dims, |d| {
+            d.iter().any(|n| n.as_cst().is_some_and(|c| c < 0)).then_some(1)
+        }) {
+            let at = dims
+                .iter()
+                .zip(&shown)
+                .find(|(n, _)| self.fixed(n).as_cst().is_none_or(|c| c < 0));
+            return Some(format!(
+                "this private array has a negative length, {}",
+                at.map_or_else(|| shown.join(" × "), |(_, s)| s.clone())
+            ));
         }
-        let values = typeck::private_values(&fixed);
-        if values.is_some_and(|v| v <= MAX_PRIVATE_VALUES) {
+        let values = |d: &[ir::ArithExpr]| {
+            let mut fixed = el.clone();
+            for n in d.iter().rev() {
+                fixed = Type::array(fixed, ir::ArithExpr::cst(n.as_cst()?));
+            }
+            // (too many to count is more than any limit)
+            Some(typeck::private_values(&fixed).unwrap_or(i64::MAX))
+        };
+        let (v, shown) = self.largest(dims, values)?;
+        if v <= MAX_PRIVATE_VALUES {
             return None;
         }
-        let shown: Vec<String> = dims.iter().map(|n| format!("{n}{}", self.with_sizes(n))).collect();
         Some(format!(
             "this private array holds {} values ({} {}), more than the {MAX_PRIVATE_VALUES} a work-item may keep in private memory; use toLocal or toGlobal",
-            values.map_or_else(|| "too many".to_string(), |v| v.to_string()),
+            if v == i64::MAX { "too many".to_string() } else { v.to_string() },
             if shown.len() == 1 { "length" } else { "lengths" },
             shown.join(" × ")
         ))
@@ -1000,13 +1033,16 @@ impl Validator<'_> {
         };
         let inner = match kind {
             MapKind::Seq | MapKind::SeqUnroll | MapKind::Vec | MapKind::Plain => {
-                if kind == MapKind::SeqUnroll {
-                    self.unrolled(e, xs);
-                }
+                let unrolled = if kind == MapKind::SeqUnroll {
+                    self.unrolled(e, xs, cx)
+                } else {
+                    cx.unrolled
+                };
                 // a loop run at the level it is in: at work-group level its body's writes
                 // must be distributed by `mapLcl`s
                 Cx {
                     vec_dest: None,
+                    unrolled,
                     ..cx.clone()
                 }
             }
@@ -1024,6 +1060,7 @@ impl Validator<'_> {
                     branch: cx.branch && !matches!(kind, MapKind::Wrg(_)),
                     // each element is stored whole
                     vec_dest: None,
+                    unrolled: cx.unrolled,
                 }
             }
         };
@@ -1279,6 +1316,40 @@ impl Validator<'_> {
         }
     }
 
+    /// `at c xs` with a literal index `c` out of range where the length is known (a literal,
+    /// fixed by the built-in sizes, or at some step of an `iterate`) fails on every run that
+    /// reaches it: refused here, at its place. (Within range, the code generator drops its
+    /// run-time check; elsewhere the check stays.)
+    fn constant_indices(&mut self) {
+        for i in 0..self.prog.exprs.len() {
+            let e = ExprId(i as u32);
+            let Expr::Op { op: Op::At, args } = self.prog.expr(e) else {
+                continue;
+            };
+            let Some((c, at)) = int_literal(self.prog, args[0]) else {
+                continue;
+            };
+            if c < 0 {
+                self.err(at, format!("the index of `at` is {c}, below 0"));
+                continue;
+            }
+            let Some(Type::Array(_, n)) = self.ty(args[1]) else {
+                continue;
+            };
+            let n = n.clone();
+            let out = |d: &[ir::ArithExpr]| Some(i64::from(d[0].as_cst().is_some_and(|len| c >= len)));
+            if let Some((1, shown)) = self.largest(std::slice::from_ref(&n), out) {
+                self.err(
+                    at,
+                    format!(
+                        "the index of `at` is {c}, out of range for an array of length {}",
+                        shown[0]
+                    ),
+                );
+            }
+        }
+    }
+
     /// Whether the capacity of the filter result `e` is known: followed through `toX`, `let`
     /// bodies, packs, `at` of an array of filter results, and the binders of the run-time
     /// lengths in its input's length.
@@ -1409,25 +1480,143 @@ impl Validator<'_> {
     /// per step, where that length is a constant.
     fn known(&self, n: &ir::ArithExpr) -> bool {
         let n = self.fixed(n);
-        n.as_cst().is_some() || n.free_vars().iter().all(|v| self.info.iter_vars.contains(v))
+        n.as_cst().is_some()
+            || self.largest(std::slice::from_ref(&n), |d| d[0].as_cst()).is_some()
+            || (n.free_vars().iter()).all(|v| self.info.iter_vars.contains(v) && !self.steps.contains_key(v))
     }
 
-    fn unrolled(&mut self, e: ExprId, xs: ExprId) {
-        if let Some(Type::Array(_, n)) = self.ty(xs) {
-            let n = n.clone();
-            if !self.known(&n) {
-                self.err(
-                    e,
-                    format!("`mapSeqUnroll`/`reduceSeqUnroll` need a length known at compile time, not {n}"),
-                );
-            } else if let Some(c) = self.fixed(&n).as_cst().filter(|c| *c > MAX_UNROLLED_STEPS) {
-                let n = format!("{n}{}", self.with_sizes(&n));
-                self.err(
-                    e,
-                    format!("`mapSeqUnroll`/`reduceSeqUnroll` are limited to {MAX_UNROLLED_STEPS} steps, as the generated code holds the body once per step, but this one has {c} (length {n}); use mapSeq/reduceSeq"),
-                );
+    /// The checks of an unrolled loop over `xs` inside `cx`; the copies of its body's code
+    /// (the product of its steps and those of the unrolled loops around it) for the loops
+    /// inside. Each loop within the limit, nested ones can still multiply past it: the
+    /// innermost loop that does is refused, naming the product.
+    fn unrolled(&mut self, e: ExprId, xs: ExprId, cx: &Cx) -> i64 {
+        let Some(Type::Array(_, n)) = self.ty(xs) else {
+            return cx.unrolled;
+        };
+        let n = n.clone();
+        if !self.known(&n) {
+            self.err(
+                e,
+                format!("`mapSeqUnroll`/`reduceSeqUnroll` need a length known at compile time, not {n}"),
+            );
+            return cx.unrolled;
+        }
+        // (an `iterate` body's loop is emitted once per step: its largest step counts)
+        let Some((c, shown)) = self.largest(std::slice::from_ref(&n), |d| d[0].as_cst()) else {
+            return cx.unrolled;
+        };
+        if c > MAX_UNROLLED_STEPS {
+            self.err(
+                e,
+                format!("`mapSeqUnroll`/`reduceSeqUnroll` are limited to {MAX_UNROLLED_STEPS} steps, as the generated code holds the body once per step, but this one has {c} (length {}); use mapSeq/reduceSeq", shown[0]),
+            );
+            return cx.unrolled;
+        }
+        let total = cx.unrolled.saturating_mul(c.max(1));
+        if total > MAX_UNROLLED_STEPS {
+            self.err(
+                e,
+                format!("nested `mapSeqUnroll`/`reduceSeqUnroll` loops hold this loop's body {total} times ({} × {c} steps, length {}), more than the {MAX_UNROLLED_STEPS} steps the generated code may unroll; use mapSeq/reduceSeq for one of them", cx.unrolled, shown[0]),
+            );
+            // one error per nest: the loops inside are not counted again
+            return 1;
+        }
+        total
+    }
+
+    /// Records the lengths `iterate #k f xs`'s body is emitted with: its length variable takes
+    /// the input's length, then the body's result length of it, `k` times.
+    fn iterate_steps(&mut self, k: &ir::ArithExpr, f: ExprId, xs: ExprId) {
+        let (Some(count), Expr::Lambda { params, body }) = (k.as_cst(), self.prog.expr(f)) else {
+            return;
+        };
+        let param_len = |t: Option<&Type>| match t {
+            Some(Type::Array(_, n)) => n.as_var().map(|(v, _)| v.to_string()),
+            _ => None,
+        };
+        let Some(var) = params
+            .first()
+            .and_then(|p| param_len(self.info.var_types.get(p.0 as usize).and_then(Option::as_ref)))
+        else {
+            return;
+        };
+        let (Some(Type::Array(_, step)), Some(Type::Array(_, first))) = (self.ty(*body), self.ty(xs)) else {
+            return;
+        };
+        let (step, mut len) = (step.clone(), first.clone());
+        let mut lens = vec![];
+        for _ in 0..count.clamp(0, typeck::MAX_ITERATE) {
+            lens.push(len.clone());
+            len = step.subst(&var, &len);
+        }
+        self.steps.insert(var, lens);
+    }
+
+    /// The largest value `of` gives over the lengths `dims` as emitted: with the built-in sizes
+    /// substituted and, for the length variables of `iterate` bodies, at each of their steps
+    /// (the steps of nested ones combined). With it, `dims` as the message shows them: each
+    /// with its value where a size or a step fixes it. `None` when `of` gives none for some
+    /// instance (a length not a constant).
+    fn largest(
+        &self,
+        dims: &[ir::ArithExpr],
+        of: impl Fn(&[ir::ArithExpr]) -> Option<i64>,
+    ) -> Option<(i64, Vec<String>)> {
+        let mut instances = vec![dims.iter().map(|n| self.fixed(n)).collect::<Vec<_>>()];
+        // (nested iterates within their limits: at most a few thousand instances)
+        while let Some(var) = (instances.iter().flatten())
+            .flat_map(|n| n.free_vars())
+            .find(|v| self.steps.contains_key(v))
+        {
+            let (steps, var) = (&self.steps[&var], &var);
+            instances = (instances.iter())
+                .flat_map(|inst| {
+                    steps.iter().map(move |s| {
+                        inst.iter()
+                            .map(|n| {
+                                if n.mentions(var) {
+                                    self.fixed(&n.subst(var, s))
+                                } else {
+                                    n.clone()
+                                }
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            instances.dedup();
+            if instances.len() > 4096 {
+                return None;
             }
         }
+        let mut best: Option<(i64, &Vec<ir::ArithExpr>)> = None;
+        for inst in &instances {
+            let v = of(inst)?;
+            if best.is_none_or(|(b, _)| v > b) {
+                best = Some((v, inst));
+            }
+        }
+        let (v, inst) = best?;
+        let stepped = dims
+            .iter()
+            .any(|n| n.free_vars().iter().any(|x| self.steps.contains_key(x)));
+        let shown = dims
+            .iter()
+            .zip(inst)
+            .map(|(n, c)| match c.as_cst() {
+                Some(c) if stepped && n.as_cst().is_none() => {
+                    let vars: Vec<String> = (n.free_vars().into_iter())
+                        .filter(|v| self.steps.contains_key(v))
+                        .collect();
+                    format!(
+                        "{n} = {c} at the largest step of its `iterate`, {} being the length each step takes",
+                        vars.join(", ")
+                    )
+                }
+                _ => format!("{n}{}", self.with_sizes(n)),
+            })
+            .collect();
+        Some((v, shown))
     }
 
     fn reduce(&mut self, e: ExprId, kind: ReduceKind, f: ExprId, z: ExprId, xs: ExprId, cx: &Cx) {
@@ -1439,18 +1628,46 @@ impl Validator<'_> {
             self.value(z, cx);
         }
         self.value(xs, cx);
-        if kind == ReduceKind::SeqUnroll {
-            self.unrolled(e, xs);
-        }
+        let unrolled = if kind == ReduceKind::SeqUnroll {
+            self.unrolled(e, xs, cx)
+        } else {
+            cx.unrolled
+        };
         if self.ty(z).is_some_and(Type::has_existential) {
             self.err(z, "a reduction accumulator cannot hold filter results");
         }
         let inner = Cx {
             vec_dest: None,
+            unrolled,
             ..cx.clone()
         };
         self.func(f, &inner);
     }
+}
+
+/// The value of an `int` literal, seen through `let`s binding it (a `define`d function's
+/// parameters are bound so), and the literal's node: where the value was written.
+fn int_literal(prog: &Program, e: ExprId) -> Option<(i64, ExprId)> {
+    let mut e = e;
+    // (a chain of variables bound to variables: as deep as the program, bounded for safety)
+    for _ in 0..64 {
+        match prog.expr(e) {
+            Expr::Lit(ir::Lit::Int(c)) => return Some((i64::from(*c), e)),
+            Expr::Var(v) => {
+                e = prog.exprs.iter().find_map(|x| match x {
+                    Expr::Let {
+                        kind: ir::LetKind::Let,
+                        var,
+                        value,
+                        ..
+                    } if var == v => Some(*value),
+                    _ => None,
+                })?;
+            }
+            _ => return None,
+        }
+    }
+    None
 }
 
 #[cfg(test)]

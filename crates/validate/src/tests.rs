@@ -574,3 +574,137 @@ fn tuples_containing_arrays_are_stored_as_structs_of_arrays() {
         "(tuple (get #0 acc)",
     );
 }
+
+/// A private array in an `iterate` body whose length changes with the steps counts at its
+/// largest step (the first of a halving body): chunks of 4096 halve to 2048 values, then 1024,
+/// which the `iterate`'s private buffers hold.
+#[test]
+fn private_lengths_count_at_the_largest_iterate_step() {
+    let halving = |chunk: i64, steps: i64| {
+        vec1(&format!(
+            "(join (toGlobal (mapGlb (lambda (c) (mapSeq (lambda (x) x)
+               (iterate #{steps} (lambda (a) (toPrivate (mapSeq (lambda (p) (+ (at 0 p) (at 1 p))) (split #2 a)))) c)))
+             (split #{chunk} xs))))"
+        ))
+    };
+    assert_eq!(check(&halving(2048, 3)), vec![]);
+    one_error(
+        &halving(4096, 3),
+        "this private array holds 2048 values (length",
+        "(iterate #3",
+    );
+    let errs = check(&halving(4096, 3));
+    assert!(
+        errs[0].0.contains("= 2048 at the largest step of its `iterate`"),
+        "{errs:?}"
+    );
+    // the same lengths fixed by a size built in
+    let sized = |n: i64| {
+        check_with(
+            &prog(
+                "N M",
+                "(array-type (array-type float M) N)",
+                "xs",
+                "(toGlobal (mapGlb (lambda (c) (mapSeq (lambda (x) x)
+                   (iterate #2 (lambda (a) (toPrivate (mapSeq (lambda (p) (+ (at 0 p) (at 1 p))) (split #2 a)))) c))) xs))",
+            ),
+            &[("M", n)],
+        )
+    };
+    assert_eq!(sized(2048), vec![]);
+    let errs = sized(4096);
+    assert!(
+        errs.len() == 1 && errs[0].0.contains("holds 2048 values") && errs[0].1.starts_with("(iterate #2"),
+        "{errs:?}"
+    );
+}
+
+/// An unrolled loop in an `iterate` body counts its steps at the largest step too (a sum of
+/// the chunk, then of its one value).
+#[test]
+fn unrolled_lengths_count_at_the_largest_iterate_step() {
+    let summing = |chunk: i64| {
+        vec1(&format!(
+            "(join (toGlobal (mapGlb (lambda (c) (mapSeq (lambda (x) x)
+               (iterate #2 (lambda (a) (toPrivate (reduceSeqUnroll + 0.0f a))) c)))
+             (split #{chunk} xs))))"
+        ))
+    };
+    assert_eq!(check(&summing(1024)), vec![]);
+    one_error(
+        &summing(2048),
+        "but this one has 2048 (length L1 = 2048 at the largest step",
+        "(reduceSeqUnroll",
+    );
+}
+
+/// Unrolled loops inside unrolled loops: each within the limit, their product past it is
+/// refused at the inner loop, naming the product; within it, accepted.
+#[test]
+fn nested_unrolled_loops_count_their_product() {
+    let nest = |inner: i64, outer: i64| {
+        vec1(&format!(
+            "(join (toGlobal (mapGlb (lambda (r) (join (mapSeqUnroll (lambda (c) (mapSeqUnroll (lambda (x) (* x 2.0f)) c)) (split #{inner} r))))
+               (split #{} xs))))",
+            inner * outer
+        ))
+    };
+    assert_eq!(check(&nest(64, 16)), vec![]);
+    let errs = check(&nest(64, 32));
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].0.contains("hold this loop's body 2048 times (32 × 64 steps")
+            && errs[0].0.contains("more than the 1024 steps"),
+        "{errs:?}"
+    );
+    assert!(errs[0].1.starts_with("(mapSeqUnroll (lambda (x)"), "{errs:?}");
+    // the lengths fixed by a size built in: the same
+    let sized = |m: i64| {
+        check_with(
+            &mat("(toGlobal (mapGlb (lambda (r) (join (mapSeqUnroll (lambda (c) (mapSeqUnroll (lambda (x) x) c)) (split #64 r)))) xs))"),
+            &[("M", m)],
+        )
+    };
+    assert_eq!(sized(1024), vec![]);
+    let errs = sized(4096);
+    assert!(
+        errs.len() == 1 && errs[0].0.contains("4096 times (64 × 64 steps"),
+        "{errs:?}"
+    );
+    // an unrolled reduction around an unrolled map multiplies the same way
+    let reduce = vec1(
+        "(join (toGlobal (mapGlb (lambda (r) (mapSeq (lambda (x) x) (reduceSeqUnroll (lambda (acc c) (toPrivate (mapSeqUnroll (lambda (p) (+ (get #0 p) (get #1 p))) (zip acc c)))) (toPrivate (mapSeqUnroll (lambda (x) 0.0f) (at 0 (split #64 r)))) (split #64 r))))
+           (split #2048 xs))))",
+    );
+    let errs = check(&reduce);
+    assert!(
+        errs.len() == 1 && errs[0].0.contains("2048 times (32 × 64 steps"),
+        "{errs:?}"
+    );
+}
+
+/// `at` with a literal index out of range of a known length (a literal one, or fixed by the
+/// sizes built in) is refused at the index; where the length is not known it is left to the
+/// run-time check.
+#[test]
+fn constant_at_index_out_of_range() {
+    let window = |i: i64| vec1(&format!("(toGlobal (mapGlb (lambda (w) (at {i} w)) (slide #3 #1 xs)))"));
+    assert_eq!(check(&window(2)), vec![]);
+    one_error(
+        &window(3),
+        "the index of `at` is 3, out of range for an array of length 3",
+        "3",
+    );
+    let row = mat("(toGlobal (mapGlb (lambda (r) (at 7 r)) xs))");
+    assert_eq!(check(&row), vec![]);
+    assert_eq!(check_with(&row, &[("M", 8)]), vec![]);
+    let errs = check_with(&row, &[("M", 7)]);
+    assert!(
+        errs.len() == 1
+            && errs[0]
+                .0
+                .contains("the index of `at` is 7, out of range for an array of length M = 7")
+            && errs[0].1 == "7",
+        "{errs:?}"
+    );
+}

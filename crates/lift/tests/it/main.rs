@@ -28,6 +28,7 @@ mod indep_grid;
 mod indep_mm;
 mod interp;
 mod known_sizes;
+mod known_sizes2;
 mod mmrb_regblock;
 mod nbody2_speed;
 mod nbody_rows;
