@@ -2529,19 +2529,7 @@ impl Lowerer<'_> {
             "mapWrg1×mapWrg0 tiles of {}×{}, {}×{} work-items each computing a {}×{} block in registers, K in steps of {} staged in local memory, read as float{}",
             rb.tm, rb.tn, wi1, wi0, rb.rm, rb.rn, rb.tk, VEC
         ));
-        // per work-item and element of K: rm·rn multiply-adds and (rm + rn) / VEC vector reads
-        // of local memory; per step of K its share of the two tiles' copies and the barrier,
-        // which waits for every warp of the group (`BARRIER_WARP` each)
-        let items = rows_n * cols_n / (rb.rm * rb.rn) as f64;
-        let (rm, rn, tk, v) = (rb.rm as f64, rb.rn as f64, rb.tk as f64, VEC as f64);
-        let group = (wi1 * wi0) as f64;
-        let barrier = BARRIER_WARP * group / 32.0;
-        let per_item =
-            k_len * (rm * rn + 0.5 * (rm + rn) / v) + (k_len / tk) * ((rm + rn) * tk / v * STAGED_COPY + barrier);
-        let alone = rblock_occupancy(rb, group);
-        // a step unrolled into more multiply-adds than `UNROLLED_FMAS`
-        let long = if rm * rn * tk > UNROLLED_FMAS { LONG_STEP } else { 1.0 };
-        let cost = (items / self.lanes).ceil() * per_item * alone * long + items * rm * rn * MEM + LAUNCH;
+        let cost = self.rblock_cost(rb, rows_n * cols_n, k_len, x, ys);
         (e, xc + yc + cost)
     }
 }
@@ -2585,14 +2573,15 @@ const ITEM_ADDRESSES: f64 = 35.0;
 /// Per warp of a work-group, what its barrier at each step of K costs a work-item: the
 /// barrier waits for every warp of the group, and fewer, smaller groups cover each other's
 /// waits. On the H200 at 4096³ the 8×8 blocks by groups of 128 (64×128 and 128×64 tiles,
-/// K by 8) took 3.04 and 3.08 ms against 3.10 for groups of 256 (128×128).
-const BARRIER_WARP: f64 = 1.0;
+/// K by 8) took 3.04 and 3.08 ms against 3.10 for groups of 256 (128×128), though each of
+/// their work-items copies half as much again of the tiles (`Lowerer::rblock_cost`).
+const BARRIER_WARP: f64 = 4.0;
 /// Most multiply-adds of one step of K unrolled without cost (`LONG_STEP` beyond): on the
 /// H200 each 8×8 product by steps of 16 (1,024 multiply-adds a step) was 1–2 % slower than
 /// the same by steps of 8 (3.13 against 3.10 ms, 3.15 against 3.08, mm_tn 3.11 against 3.06,
 /// mm_nt 3.21 against 3.16), whose fewer barriers should have made it faster.
 const UNROLLED_FMAS: f64 = 512.0;
-const LONG_STEP: f64 = 1.03;
+const LONG_STEP: f64 = 1.05;
 /// A group alone on its SM (no other group's arithmetic covers its barriers and local reads):
 /// on the H200 at 4096³ the 128×128/8×8/16 product (about 120 values per work-item) took
 /// 4.33 ms, the 128×64/8×4/16 one (about 80) 3.85 ms, though it reads local memory more per
@@ -3374,13 +3363,7 @@ impl Lowerer<'_> {
         // as `host_rblock`'s, for the work-items of every element of the batch at once
         let rb = crate::egraph::RegBlockSizes::unpack(c);
         let (rows_n, cols_n, k_len) = (self.len(&x), self.len(&ys), self.eval(x.inner.as_ref()));
-        let items = batch * rows_n * cols_n / (rb.rm * rb.rn) as f64;
-        let (rm, rn, tk, v) = (rb.rm as f64, rb.rn as f64, rb.tk as f64, VEC as f64);
-        let per_item =
-            k_len * (rm * rn + 0.5 * (rm + rn) / v) + (k_len / tk) * ((rm + rn) * tk / v * STAGED_COPY + 4.0);
-        let group = rb.items() as f64;
-        let alone = rblock_occupancy(rb, group);
-        let cost = (items / self.lanes).ceil() * per_item * alone + items * rm * rn * MEM + LAUNCH;
+        let cost = self.rblock_cost(rb, batch * rows_n * cols_n, k_len, &x, &ys);
         Some((self.wrap(bind, e), xsc + cost))
     }
 
@@ -3406,3 +3389,44 @@ impl Lowerer<'_> {
         Term::new(t.op.clone(), kids, t.len.clone(), t.inner.clone())
     }
 }
+
+impl Lowerer<'_> {
+    /// What a register-blocked product of `outputs` elements costs (`host_rblock`, and
+    /// `host_batch_rblock` for every element of its batch at once). Per work-item and element
+    /// of K: `rm·rn` multiply-adds and `(rm + rn) / VEC` vector reads of local memory. Per step
+    /// of K: its share of the two tiles' copies, an instruction pair per element
+    /// (`TILE_ELEM`) and a transaction per 128-byte line a tile's rows touch in global memory
+    /// (`TILE_LINE`), and the barrier, which waits for every warp of the group
+    /// (`BARRIER_WARP` each). A tile lies along its rows of K in global memory unless its
+    /// matrix is a `transpose`: rows of K are `tk` floats, and a step of 8 reads a 32-byte run
+    /// of each of the tile's rows, a line each, where a tile along its long side reads whole
+    /// lines. Counted so, on the H200 at 4096³, the larger tiles of `mm_nt` (both operands
+    /// along K: 128×128 3.16 ms against 3.20 for 64×128 and 128×64) rank first, while `mm`
+    /// (one, 64×128 3.04 ms against 3.10) and `mm_tn` (none, 128×64 3.02 against 3.06) keep
+    /// groups of 128 first (`bench/results/runs/nvidia-h200-2026-11-24-s9-mm-speed3.md`).
+    fn rblock_cost(&self, rb: crate::egraph::RegBlockSizes, outputs: f64, k_len: f64, x: &Term, ys: &Term) -> f64 {
+        let (rm, rn, tk, v) = (rb.rm as f64, rb.rn as f64, rb.tk as f64, VEC as f64);
+        let group = rb.items() as f64;
+        let items = outputs / (rm * rn);
+        let lines = |rows: i64, transposed: bool| -> f64 {
+            let (runs, run) = if transposed { (rb.tk, rows) } else { (rows, rb.tk) };
+            (runs * ((run + LINE_FLOATS - 1) / LINE_FLOATS)) as f64
+        };
+        let copy = TILE_ELEM * ((rb.tm + rb.tn) * rb.tk) as f64
+            + TILE_LINE * (lines(rb.tm, self.is_transpose(x)) + lines(rb.tn, self.is_transpose(ys)));
+        let barrier = BARRIER_WARP * group / 32.0;
+        let per_item = k_len * (rm * rn + 0.5 * (rm + rn) / v) + (k_len / tk) * (copy / group + barrier);
+        let alone = rblock_occupancy(rb, group);
+        // a step unrolled into more multiply-adds than `UNROLLED_FMAS`
+        let long = if rm * rn * tk > UNROLLED_FMAS { LONG_STEP } else { 1.0 };
+        (items / self.lanes).ceil() * per_item * alone * long + items * rm * rn * MEM + LAUNCH
+    }
+}
+
+/// Floats in a 128-byte line, what one transaction of a warp's global load moves.
+const LINE_FLOATS: i64 = 32;
+/// A tile element's copy into local memory: its global load and local store.
+const TILE_ELEM: f64 = 1.0;
+/// A line of a tile read from global memory per step of K, fitted with `TILE_ELEM` and
+/// `BARRIER_WARP` to the order of the H200's 8×8 products at 4096³ (`Lowerer::rblock_cost`).
+const TILE_LINE: f64 = 32.0;

@@ -1533,3 +1533,40 @@ fn slide_views_every_tiling_of_a_tiled_read_is_a_candidate() {
         assert!(ex.variants.iter().any(|v| v.description.contains(d)), "no `{d}`:\n{ex}");
     }
 }
+
+/// The first register-blocked tiles of the three layouts of the product at 4096³ follow the
+/// H200 (`bench/results/runs/nvidia-h200-2026-11-24-s9-mm-speed3.md`): with both operands'
+/// rows along K (`mm_nt`, each step of a tile a 32-byte run of every row) the 128×128 tiles,
+/// which read the fewest lines a work-item, came first (3.16 ms against 3.20); with one or
+/// none so read, the groups of 128 (mm 64×128 3.04, mm_tn 128×64 3.02, 128×128 3.10 and 3.06).
+#[test]
+fn cost_model2_ranks_the_tiles_of_each_product_layout_as_measured() {
+    let rank = |src: &str, tiles: &str| -> usize {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        let opts = Options {
+            sizes: [("M", 4096), ("K", 4096), ("N", 4096)]
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+            ..Options::default()
+        };
+        let ex = explore(&prog, &info, &opts).expect("explores");
+        let d = format!("mapWrg1×mapWrg0 tiles of {tiles} work-items each computing a 8×8 block in registers, K in steps of 8 staged");
+        ex.variants
+            .iter()
+            .position(|v| v.description.starts_with(&d))
+            .unwrap_or_else(|| panic!("no `{d}`:\n{ex}"))
+    };
+    let (mm, mm_nt, mm_tn) = (
+        include_str!("../../../bench/cgo17/mm.lisp"),
+        include_str!("../../../bench/indep/mm_nt.lisp"),
+        include_str!("../../../bench/indep/mm_tn.lisp"),
+    );
+    assert_eq!(rank(mm_nt, "128×128, 16×16"), 0);
+    assert!(rank(mm_nt, "128×128, 16×16") < rank(mm_nt, "64×128, 8×16"));
+    assert_eq!(rank(mm, "64×128, 8×16"), 0);
+    assert!(rank(mm, "64×128, 8×16") < rank(mm, "128×128, 16×16"));
+    assert!(rank(mm_tn, "128×64, 16×8") < 2);
+    assert!(rank(mm_tn, "128×64, 16×8") < rank(mm_tn, "128×128, 16×16"));
+}
