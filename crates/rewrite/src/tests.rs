@@ -1570,3 +1570,40 @@ fn cost_model2_ranks_the_tiles_of_each_product_layout_as_measured() {
     assert!(rank(mm_tn, "128×64, 16×8") < 2);
     assert!(rank(mm_tn, "128×64, 16×8") < rank(mm_tn, "128×128, 16×16"));
 }
+
+/// `batch-reg-block-*` needs its operands to be views of the batch element: with `B_b` scaled
+/// before the product (`transpose (map (λr. map (λv. 2·v) r) (get 1 ab))`, a computation) it
+/// makes no `rblock`, so no variant is built to be refused by validation, and the mappings of
+/// the map over the batch stay (every variant equals the interpreter; at a batch of 4 the
+/// refused `rblock`s had crowded every valid term out of extraction: "no variant that
+/// compiles"); with `B_b` read as it is, the rule still fires.
+#[test]
+fn cost_model2_the_batch_rule_needs_operands_that_are_views() {
+    let scaled = "(lift (B M K N)
+      ((array-type (array-type (array-type float K) M) B)
+       (array-type (array-type (array-type float N) K) B))
+      (lambda (as bs)
+        (map (lambda (ab)
+               (map (lambda (row)
+                      (map (lambda (col)
+                             (reduce + 0.0f (map (lambda (p) (* (get #0 p) (get #1 p))) (zip row col))))
+                           (transpose (map (lambda (r) (map (lambda (v) (* 2.0f v)) r)) (get #1 ab)))))
+                    (get #0 ab)))
+             (zip as bs))))";
+    let sizes = [("B", 4), ("M", 32), ("K", 32), ("N", 32)];
+    let ex = check_with(scaled, &sizes, 4, |o| o.top_k = 100);
+    assert_eq!(ex.stats.rejected, 0, "{ex}");
+    for family in ["mapGlb1 4 × mapGlb 32 |", "mapGlb 4 |"] {
+        assert!(
+            ex.variants.iter().any(|v| v.description.contains(family)),
+            "no `{family}`:\n{ex}"
+        );
+    }
+    let ex = check_with(include_str!("../../../bench/indep/bmm.lisp"), &sizes, 1, |_| {});
+    assert!(
+        ex.variants
+            .iter()
+            .any(|v| v.description.contains("mapWrg2 over a batch of 4")),
+        "{ex}"
+    );
+}
