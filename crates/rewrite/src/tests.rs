@@ -1607,3 +1607,42 @@ fn cost_model2_the_batch_rule_needs_operands_that_are_views() {
         "{ex}"
     );
 }
+
+/// Terms that lower to one program up to the names of its binders are one variant: md's
+/// `mapGlb` with the neighbour list's `let` outside or inside the reduction, the batched
+/// product's `rblock` lowered as the map it marks, gemv_bias's `let` of the reduction.
+#[test]
+fn cost_model2_variants_are_distinct_up_to_binder_names() {
+    let cases: &[(&str, &[(&str, i64)])] = &[
+        (
+            include_str!("../../../bench/cgo17/md_rows.lisp"),
+            &[("N", 4096), ("M", 128)],
+        ),
+        (
+            include_str!("../../../bench/indep/bmm.lisp"),
+            &[("B", 4096), ("M", 32), ("K", 32), ("N", 32)],
+        ),
+        (
+            include_str!("../../../bench/indep/gemv_bias.lisp"),
+            &[("M", 512), ("N", 3000)],
+        ),
+    ];
+    for (src, sizes) in cases {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        let opts = Options {
+            sizes: sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            top_k: 40,
+            ..Options::default()
+        };
+        let ex = explore(&prog, &info, &opts).expect("explores");
+        let mut seen = std::collections::BTreeMap::new();
+        for v in &ex.variants {
+            let text =
+                crate::encode::subtree_text(&v.program, &crate::encode::canonical_names(&v.program), v.program.body);
+            if let Some(d) = seen.insert(text, &v.description) {
+                panic!("one program twice:\n{d}\n{}", v.description);
+            }
+        }
+    }
+}
