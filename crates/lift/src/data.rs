@@ -1885,18 +1885,18 @@ mod tests {
         let sizes = BTreeMap::from([("N".to_string(), 5), ("M".to_string(), 3)]);
         let full = random_inputs(&p, &sizes, 7).unwrap();
         let (lean, bytes) = random_inputs_lean(&p, &sizes, 7, false).unwrap();
-        for k in 0..3 {
+        for (k, b) in bytes.iter().enumerate().take(3) {
             let mut want = vec![];
             crate::backend::encode(&full.values[k], &p.params[k].ty, &mut want).unwrap();
-            assert_eq!(bytes[k].as_deref(), Some(&want[..]), "parameter {k}");
+            assert_eq!(b.as_deref(), Some(&want[..]), "parameter {k}");
             assert_eq!(lean.values[k], Value::Array(vec![]));
         }
         // 5 float3 packed; 15 structs of 64 bytes (float, then the nested struct at 16, 32
         // bytes, then float2 at 48); 5 structs of 32 (the int3 at 16)
         let lens: Vec<usize> = bytes.iter().take(3).map(|b| b.as_ref().map_or(0, Vec::len)).collect();
         assert_eq!(lens, [60, 960, 160]);
-        for k in 3..5 {
-            assert_eq!(bytes[k], None);
+        for (k, b) in bytes.iter().enumerate().skip(3) {
+            assert_eq!(*b, None);
             assert_eq!(lean.values[k], full.values[k]);
         }
     }
