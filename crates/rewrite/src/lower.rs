@@ -1446,7 +1446,7 @@ impl Lowerer<'_> {
             .push(format!("mapWrg {n} groups × work-group reduction by {s}"));
         let threads = n * s as f64;
         let strided = if self.reads_columns(x) { UNCOALESCED } else { 1.0 };
-        let cost = (threads / self.lanes).ceil() * bc * strided + n * MEM;
+        let cost = (threads / (self.lanes * wg_occupancy(s))).ceil() * bc * strided + n * MEM;
         (self.wrap(bind, e), xc + cost + LAUNCH)
     }
 
@@ -3430,3 +3430,19 @@ const TILE_ELEM: f64 = 1.0;
 /// A line of a tile read from global memory per step of K, fitted with `TILE_ELEM` and
 /// `BARRIER_WARP` to the order of the H200's 8×8 products at 4096³ (`Lowerer::rblock_cost`).
 const TILE_LINE: f64 = 32.0;
+
+/// The share of an SM's work-item slots (`SM_ITEMS`) that work-groups of `s` work-items fill,
+/// as if at most `RESIDENT_GROUPS` of them were resident: a work-group reduction's loads in
+/// flight, what bounds it, scale with it. On the H200 gemv_bias's rows of 3000 (10000 groups)
+/// took 0.0658 ms by 64 work-items (chunks of 48, read four at a time), 0.0350 by 128 (24)
+/// and 0.0427 by 256 (`bench/results/runs/nvidia-h200-2026-11-24-s10-cost-model2.md`); every
+/// tuned best of the suite's work-group reductions is by 128 or 256.
+fn wg_occupancy(s: i64) -> f64 {
+    ((s * RESIDENT_GROUPS) as f64 / SM_ITEMS).min(1.0)
+}
+
+/// Work-item slots of an SM (the H200's).
+const SM_ITEMS: f64 = 2048.0;
+/// Work-groups resident on an SM at most, as the H200's work-group reductions ran
+/// (`wg_occupancy`).
+const RESIDENT_GROUPS: i64 = 16;

@@ -1646,3 +1646,29 @@ fn cost_model2_variants_are_distinct_up_to_binder_names() {
         }
     }
 }
+
+/// gemv_bias's work-group reductions in the H200's order at M=10000 N=3000: by 128 work-items
+/// 0.0350 ms, by 256 0.0427, by 64 0.0658 (chunks of 48 read four at a time: the padding to
+/// whole fours did not make it as fast), `bench/results/runs/nvidia-h200-2026-11-24-s10-cost-model2.md`.
+#[test]
+fn cost_model2_orders_gemv_bias_work_group_sizes_as_measured() {
+    let prog = ir::parse(include_str!("../../../bench/indep/gemv_bias.lisp")).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    let opts = Options {
+        sizes: [("M", 10000), ("N", 3000)]
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect(),
+        ..Options::default()
+    };
+    let ex = explore(&prog, &info, &opts).expect("explores");
+    let rank = |s: i64| {
+        let d = format!("mapWrg 10000 groups × work-group reduction by {s} |");
+        ex.variants
+            .iter()
+            .position(|v| v.description.contains(&d))
+            .unwrap_or_else(|| panic!("no `{d}`:\n{ex}"))
+    };
+    assert_eq!(rank(128), 0, "{ex}");
+    assert!(rank(256) < rank(64), "{ex}");
+}
