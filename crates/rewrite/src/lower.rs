@@ -1296,7 +1296,7 @@ impl Lowerer<'_> {
                     let chunk_fn = self.b.lambda(vec![cv], lcl);
                     (
                         self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![chunk_fn, xt]),
-                        under * (threads / self.lanes).ceil() * gc
+                        under * (threads / self.lanes).ceil() * (gc + group_end_barrier(m))
                             + threads * MEM
                             + self.extra_writes(f, threads)
                             + self.strided(&f.kids[0], x)
@@ -3446,3 +3446,13 @@ const SM_ITEMS: f64 = 2048.0;
 /// Work-groups resident on an SM at most, as the H200's work-group reductions ran
 /// (`wg_occupancy`).
 const RESIDENT_GROUPS: i64 = 16;
+
+/// What the barrier that ends each work-group of a `mapWrg × mapLcl` kernel (a global memory
+/// fence, `codegen_opencl`'s) costs a work-item of a group of `m`: it waits for every warp of
+/// the group (`BARRIER_WARP` each, as the register-blocked product's barriers). A `mapGlb` has
+/// none: nn's pairs (33.5 M) took 0.1020 ms on the H200 by `mapGlb` (groups of 128) against
+/// 0.1664 by `mapWrg 262144 × mapLcl 128`, which the model had ranked equal and first
+/// (`bench/results/nvidia-h200-2026-11-24-s9.md`, `runs/nvidia-h200-2026-11-24-s9-final-rows.md`).
+fn group_end_barrier(m: f64) -> f64 {
+    BARRIER_WARP * (m / 32.0).ceil()
+}

@@ -1672,3 +1672,32 @@ fn cost_model2_orders_gemv_bias_work_group_sizes_as_measured() {
     assert_eq!(rank(128), 0, "{ex}");
     assert!(rank(256) < rank(64), "{ex}");
 }
+
+/// A `mapWrg × mapLcl` kernel ends each group with a barrier that a `mapGlb` does not have:
+/// nn's element-wise map ranks `mapGlb` first (0.1020 ms on the H200, against 0.1664 by
+/// `mapWrg 262144 × mapLcl 128`, ranked equal before), and md's neighbour-major form keeps a
+/// `mapWrg × mapLcl` first, its tuned best (its body outweighs a barrier).
+#[test]
+fn cost_model2_ranks_map_glb_first_for_an_element_wise_map() {
+    let first = |src: &str, sizes: &[(&str, i64)]| -> String {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        let opts = Options {
+            sizes: sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..Options::default()
+        };
+        let ex = explore(&prog, &info, &opts).expect("explores");
+        ex.variants[0].description.split(" | ").next().unwrap_or("").to_string()
+    };
+    assert_eq!(
+        first(include_str!("../../../bench/cgo17/nn.lisp"), &[("N", 33554432)]),
+        "mapGlb 33554432"
+    );
+    assert_eq!(
+        first(
+            include_str!("../../../bench/cgo17/md_nmajor.lisp"),
+            &[("N", 73728), ("M", 128)]
+        ),
+        "reduce∘map fused; mapWrg 1152 groups × mapLcl 64"
+    );
+}
