@@ -3448,11 +3448,11 @@ const SM_ITEMS: f64 = 2048.0;
 const RESIDENT_GROUPS: i64 = 16;
 
 /// What the barrier that ends each work-group of a `mapWrg × mapLcl` kernel (a global memory
-/// fence, `codegen_opencl`'s) costs a work-item of a group of `m`: it waits for every warp of
-/// the group (`BARRIER_WARP` each, as the register-blocked product's barriers). A `mapGlb` has
-/// none: nn's pairs (33.5 M) took 0.1020 ms on the H200 by `mapGlb` (groups of 128) against
-/// 0.1664 by `mapWrg 262144 × mapLcl 128`, which the model had ranked equal and first
-/// (`bench/results/nvidia-h200-2026-11-24-s9.md`, `runs/nvidia-h200-2026-11-24-s9-final-rows.md`).
-fn group_end_barrier(m: f64) -> f64 {
-    BARRIER_WARP * (m / 32.0).ceil()
+/// fence, `codegen_opencl`'s) costs each of its work-items, whatever the group's size (counted
+/// per warp it would rank sub-warp groups first, which `under` charges for idle lanes): a
+/// `mapGlb` has none. nn's pairs (33.5 M) took 0.1020 ms on the H200 by `mapGlb` (groups of
+/// 128) against 0.1664 by `mapWrg 262144 × mapLcl 128`, which the model had ranked equal and
+/// first (`bench/results/nvidia-h200-2026-11-24-s9.md`, `runs/nvidia-h200-2026-11-24-s9-final-rows.md`).
+fn group_end_barrier(_m: f64) -> f64 {
+    BARRIER_WARP
 }
