@@ -1675,8 +1675,8 @@ fn cost_model2_orders_gemv_bias_work_group_sizes_as_measured() {
 
 /// A `mapWrg × mapLcl` kernel ends each group with a barrier that a `mapGlb` does not have:
 /// nn's element-wise map ranks `mapGlb` first (0.1020 ms on the H200, against 0.1664 by
-/// `mapWrg 262144 × mapLcl 128`, ranked equal before), and md's neighbour-major form keeps a
-/// `mapWrg × mapLcl` first, its tuned best (its body outweighs a barrier).
+/// `mapWrg 262144 × mapLcl 128`, ranked equal before), and md with its neighbour lists as rows
+/// keeps a `mapWrg × mapLcl` first, its tuned best (its body outweighs a barrier).
 #[test]
 fn cost_model2_ranks_map_glb_first_for_an_element_wise_map() {
     let first = |src: &str, sizes: &[(&str, i64)]| -> String {
@@ -1695,7 +1695,7 @@ fn cost_model2_ranks_map_glb_first_for_an_element_wise_map() {
     );
     assert_eq!(
         first(
-            include_str!("../../../bench/cgo17/md_nmajor.lisp"),
+            include_str!("../../../bench/cgo17/md_rows.lisp"),
             &[("N", 73728), ("M", 128)]
         ),
         "reduce∘map fused; mapWrg 1152 groups × mapLcl 64"
