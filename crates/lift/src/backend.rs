@@ -28,7 +28,7 @@ pub fn layout(t: &Type) -> (usize, usize) {
 
 /// Size and alignment of a value as a struct member in OpenCL C (spec 6.1.5): a vector is
 /// aligned to its size, and a 3-lane vector has the size of a 4-lane one.
-fn member_layout(t: &Type) -> (usize, usize) {
+pub(crate) fn member_layout(t: &Type) -> (usize, usize) {
     match t {
         Type::Scalar(s) => (s.size_bytes(), s.size_bytes()),
         Type::Vector(s, w) => {

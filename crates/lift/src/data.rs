@@ -981,18 +981,22 @@ pub fn input_elements(prog: &Program, sizes: &BTreeMap<String, i64>) -> Res<u64>
 }
 
 /// The element of `ty` when it is an array (of arrays) of scalars, of vectors or of tuples of
-/// scalars and vectors: one buffer of such elements (a struct each, `backend`'s layout), whose
-/// bytes [`random_bytes`] makes one element at a time; `None` for every other type. A
-/// 33.5 M-element array of pairs (nn) took 10.6 s of a 25 s tune budget on the H200 host as
-/// values. 3-lane vectors are left out: their buffers pad them.
+/// scalars, vectors and such tuples: one buffer of such elements (a struct each, `backend`'s
+/// layout), whose bytes [`random_bytes`] makes one scalar at a time; `None` for every other
+/// type (a tuple holding an array is stored as one buffer per component). A 33.5 M-element
+/// array of pairs (nn) took 10.6 s of a 25 s tune budget on the H200 host as values.
 fn lean_element(ty: &Type) -> Option<&Type> {
-    let vector = |t: &Type| matches!(t, Type::Vector(_, w) if *w != 3);
+    fn member(t: &Type) -> bool {
+        match t {
+            Type::Scalar(_) | Type::Vector(..) => true,
+            Type::Tuple(ts) => ts.iter().all(member),
+            Type::Array(..) | Type::Exists(_) | Type::Fun(..) => false,
+        }
+    }
     match ty {
         Type::Array(e, _) => match &**e {
             e @ Type::Array(..) => lean_element(e),
-            e @ Type::Scalar(_) => Some(e),
-            e @ Type::Vector(..) => Some(e).filter(|e| vector(e)),
-            e @ Type::Tuple(ts) => Some(e).filter(|_| ts.iter().all(|t| matches!(t, Type::Scalar(_)) || vector(t))),
+            e @ (Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_)) => Some(e).filter(|e| member(e)),
             Type::Exists(_) | Type::Fun(..) => None,
         },
         Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) | Type::Exists(_) | Type::Fun(..) => None,
@@ -1000,7 +1004,9 @@ fn lean_element(ty: &Type) -> Option<&Type> {
 }
 
 /// The buffer bytes of a random value of `ty` (see [`lean_element`]), drawn in the order
-/// [`random_value`] draws it, without holding more than one element as a value.
+/// [`random_value`] draws it, laid out as `backend::encode` lays the value out: a buffer's
+/// vectors with their lanes packed (`vload3` reads 12 bytes), a tuple as an OpenCL C struct
+/// whose members are aligned to their size, a 3-lane vector member taking 4 lanes.
 fn random_bytes(
     ty: &Type,
     env: &dyn Fn(&str) -> Option<i64>,
@@ -1011,8 +1017,8 @@ fn random_bytes(
     match ty {
         Type::Array(e, n) => {
             let n = array_len(n, env, name)?;
-            // arrays of scalars (the common case) without a call or a `Value` per element:
-            // 10^8 floats in about 0.6 s here, against 2.1 s through `random_value` and `encode`
+            // arrays of scalars (the common case) without a call per element: 10^8 floats in
+            // about 0.6 s here, against 2.1 s through `random_value` and `encode`
             if let Type::Scalar(s) = **e {
                 (0..n).for_each(|_| random_scalar_bytes(rng, s, out));
                 return Ok(());
@@ -1023,10 +1029,26 @@ fn random_bytes(
             random_scalar_bytes(rng, *s, out);
             Ok(())
         }
-        t => {
-            let v = random_value(t, env, rng, name)?;
-            crate::backend::encode(&v, t, out).map_err(|e| DataError::new(e.message()))
+        Type::Vector(s, w) => {
+            (0..*w).for_each(|_| random_scalar_bytes(rng, *s, out));
+            Ok(())
         }
+        Type::Tuple(ts) => {
+            let start = out.len();
+            for t in ts {
+                let (size, align) = crate::backend::member_layout(t);
+                out.resize(start + (out.len() - start).div_ceil(align) * align, 0);
+                let field = out.len();
+                random_bytes(t, env, rng, name, out)?;
+                out.resize(field + size, 0);
+            }
+            let (size, _) = crate::backend::member_layout(ty);
+            out.resize(start + size, 0);
+            Ok(())
+        }
+        Type::Exists(_) | Type::Fun(..) => Err(DataError::new(format!(
+            "cannot generate a random value of type {ty} for `{name}`"
+        ))),
     }
 }
 
@@ -1843,5 +1865,39 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.message.contains("more than"), "{}", e.message);
+    }
+
+    /// Arrays of 3-lane vectors and of nested tuples holding them are generated as buffer
+    /// bytes (not as values): the same numbers, in the layout `backend::encode` gives the
+    /// values (a buffer's `float3` packed in 12 bytes; in a struct, 16 bytes and aligned to
+    /// them; a nested struct aligned to its widest member); a tuple holding an array stays a
+    /// value (one buffer per component).
+    #[test]
+    fn nested_tuples_and_three_lane_vectors_are_generated_as_bytes() {
+        let p = prog(
+            "(lift (N M) ((array-type (vector-type float 3) N)
+                          (array-type (array-type (tuple-type float (tuple-type int (vector-type float 3)) (vector-type float 2)) M) N)
+                          (array-type (tuple-type (tuple-type bool double) (vector-type int 3)) N)
+                          float
+                          (array-type (tuple-type float (array-type float M)) N))
+               (lambda (a b c s d) (tuple a b c s d)))",
+        );
+        let sizes = BTreeMap::from([("N".to_string(), 5), ("M".to_string(), 3)]);
+        let full = random_inputs(&p, &sizes, 7).unwrap();
+        let (lean, bytes) = random_inputs_lean(&p, &sizes, 7, false).unwrap();
+        for (k, b) in bytes.iter().enumerate().take(3) {
+            let mut want = vec![];
+            crate::backend::encode(&full.values[k], &p.params[k].ty, &mut want).unwrap();
+            assert_eq!(b.as_deref(), Some(&want[..]), "parameter {k}");
+            assert_eq!(lean.values[k], Value::Array(vec![]));
+        }
+        // 5 float3 packed; 15 structs of 64 bytes (float, then the nested struct at 16, 32
+        // bytes, then float2 at 48); 5 structs of 32 (the int3 at 16)
+        let lens: Vec<usize> = bytes.iter().take(3).map(|b| b.as_ref().map_or(0, Vec::len)).collect();
+        assert_eq!(lens, [60, 960, 160]);
+        for (k, b) in bytes.iter().enumerate().skip(3) {
+            assert_eq!(*b, None);
+            assert_eq!(lean.values[k], full.values[k]);
+        }
     }
 }

@@ -1807,7 +1807,9 @@ pub fn batch_reg_block_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAna
             // conditions (g a dot product, x and ys matrices of floats, tm | rows of x, tk | K,
             // tn | rows of ys, a tile's work-items fit a work-group), r not free in ys, and x,
             // ys reading no variable but ab and the parameters (the batch map is lowered at
-            // host level, ab its only binder)
+            // host level, ab its only binder), and x, ys views of ab, no computation
+            // (`view_of_leaves`: a computed operand would be a kernel of its own inside the
+            // batch's work-group, which `validate` refuses)
             Rewrite::new(
                 format!("batch-reg-block-{}", c.name()),
                 pat("(map (lam ?ab ?b) ?xs)"),
@@ -1915,7 +1917,12 @@ impl Applier<Lift, LiftAnalysis> for BatchRegBlock {
         };
         let mut out = vec![];
         for (r, g, x, ys, rows) in products_in(eg, body) {
-            if !self.admits(eg, r, g, x, ys) || !reads_batch_only(eg, x) || !reads_batch_only(eg, ys) {
+            if !self.admits(eg, r, g, x, ys)
+                || !reads_batch_only(eg, x)
+                || !reads_batch_only(eg, ys)
+                || !view_of_leaves(eg, x, &mut vec![])
+                || !view_of_leaves(eg, ys, &mut vec![])
+            {
                 continue;
             }
             let flags = RBLOCK_BATCH | if rows { RBLOCK_ROWS } else { 0 };
@@ -1947,4 +1954,72 @@ pub fn reuse_tilings(opts: &crate::Options) -> Vec<(i64, i64)> {
             opts.only_rules.is_empty() || opts.only_rules.iter().any(|o| name.contains(o.as_str()))
         })
         .collect()
+}
+
+/// Whether e-class `id` holds an array that only re-indexes leaves (variables and the
+/// encoder's opaque leaves, `get #0 ab`): transposes, splits, joins, vector views, `let`s of
+/// such, the layout heads of `Other` (`zip`, `slide`, `pad`, ...), and maps of a function that
+/// only re-indexes its parameter, as `Lowerer::computes` reads them. `visiting` holds the
+/// classes on the path, so a cycle (`join (split k x)` in the class of `x`) is not followed.
+fn view_of_leaves(eg: &EG, id: Id, visiting: &mut Vec<Id>) -> bool {
+    let id = eg.find(id);
+    if visiting.contains(&id) {
+        return false;
+    }
+    visiting.push(id);
+    let view = eg[id].nodes.iter().any(|n| match n {
+        Lift::Sym(_) => true,
+        Lift::Transpose(a) | Lift::Join(a) | Lift::AsScalar(a) | Lift::Split([_, a]) | Lift::AsVector([_, a]) => {
+            view_of_leaves(eg, *a, visiting)
+        }
+        Lift::Let([_, v, b]) => view_of_leaves(eg, *v, visiting) && view_of_leaves(eg, *b, visiting),
+        Lift::Other(head, kids) => {
+            LAYOUT_HEADS.contains(&head.as_str().split('|').next().unwrap_or(""))
+                && kids.iter().all(|k| view_of_leaves(eg, *k, visiting))
+        }
+        Lift::Map([f, x]) => reindexes(eg, *f, visiting) && view_of_leaves(eg, *x, visiting),
+        _ => false,
+    });
+    visiting.pop();
+    view
+}
+
+/// Heads of `Other` nodes that only re-index their arguments (`Lowerer::computes`'s).
+const LAYOUT_HEADS: [&str; 7] = [
+    "zip",
+    "transpose",
+    "slide",
+    "pad",
+    "pad-clamp",
+    "reorder-stride",
+    "reverse",
+];
+
+/// Whether e-class `f` holds `λp. b` with `b` the parameter `p` under re-indexings only.
+fn reindexes(eg: &EG, f: Id, visiting: &mut Vec<Id>) -> bool {
+    fn chain(eg: &EG, t: Id, p: Symbol, visiting: &mut Vec<Id>) -> bool {
+        let t = eg.find(t);
+        if visiting.contains(&t) {
+            return false;
+        }
+        visiting.push(t);
+        let ok = eg[t].nodes.iter().any(|n| match n {
+            Lift::Sym(s) => *s == p,
+            Lift::Transpose(a) | Lift::Join(a) | Lift::Split([_, a]) => chain(eg, *a, p, visiting),
+            Lift::Other(head, kids) => {
+                matches!(
+                    head.as_str().split('|').next(),
+                    Some("transpose" | "slide" | "pad-clamp")
+                ) && kids.len() == 1
+                    && chain(eg, kids[0], p, visiting)
+            }
+            _ => false,
+        });
+        visiting.pop();
+        ok
+    }
+    eg[f].nodes.iter().any(|n| match n {
+        Lift::Lam([p, b]) => symbol_of(eg, *p).is_some_and(|p| chain(eg, *b, p, visiting)),
+        _ => false,
+    })
 }

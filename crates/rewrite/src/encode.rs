@@ -382,6 +382,48 @@ pub fn subtree_text(prog: &Program, names: &[String], id: ExprId) -> String {
     }
 }
 
+/// Names for `subtree_text` under which two programs that differ only in the names of their
+/// binders read the same: each variable bound in the body is `v{n}`, `n` its binder's place in
+/// the text (the builder's fresh names depend on the term lowered: `let k4 (map …) (reduce …
+/// k4)` and `reduce … (let k1 … (map … k1))` lower to one program). The program's parameters
+/// keep their names.
+pub fn canonical_names(prog: &Program) -> Vec<String> {
+    fn walk(prog: &Program, id: ExprId, names: &mut [String], next: &mut usize) {
+        let mut bind = |v: &ir::VarId, names: &mut [String]| {
+            names[v.index()] = format!("v{next}");
+            *next += 1;
+        };
+        match prog.expr(id) {
+            Expr::Var(_) | Expr::Lit(_) => {}
+            Expr::Lambda { params, body } => {
+                for p in params {
+                    bind(p, names);
+                }
+                walk(prog, *body, names, next);
+            }
+            Expr::Let { var, value, body, .. } => {
+                bind(var, names);
+                walk(prog, *value, names, next);
+                walk(prog, *body, names, next);
+            }
+            Expr::Prim { args, .. } | Expr::Op { args, .. } => {
+                for a in args {
+                    walk(prog, *a, names, next);
+                }
+            }
+            Expr::If { cond, then, els } => {
+                for a in [cond, then, els] {
+                    walk(prog, *a, names, next);
+                }
+            }
+            Expr::Pack(e) => walk(prog, *e, names, next),
+        }
+    }
+    let mut names = ir::print::var_names(prog);
+    walk(prog, prog.body, &mut names, &mut 0);
+    names
+}
+
 /// Whether `body` is zero wherever the components of `p` it reads are: a component `(get #i
 /// p)` (`component` says it is a float), or a sum, difference or product of two such bodies
 /// (no literal: `0·x` is not zero for an infinite `x`, and a constant term is not zero).

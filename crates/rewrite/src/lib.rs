@@ -296,6 +296,7 @@ pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> R
             lanes: opts.lanes,
             fresh: 0,
             notes: vec![],
+            rblock_vecs: (false, false),
         };
         let (body, cost) = low.host(&t);
         let Ok(program) = low.b.finish(body) else {
@@ -306,7 +307,10 @@ pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> R
         // breaks ties in cost; the laid-out text costs more than building and checking the
         // variant, so only the kept ones are printed.
         let key = encode::subtree_text(&program, &ir::print::var_names(&program), program.body);
-        if !seen.insert(key.clone()) {
+        // terms that lower to one program up to its binders' names are one variant: an `rblock`
+        // lowered as the map it marks, a `let` moved into a reduction (`encode::canonical_names`)
+        let same = encode::subtree_text(&program, &encode::canonical_names(&program), program.body);
+        if !seen.insert(same) {
             continue;
         }
         let Some(info) = legal(&program, &opts.built_in) else {

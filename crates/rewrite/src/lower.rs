@@ -86,6 +86,9 @@ pub struct Lowerer<'a> {
     pub lanes: f64,
     pub fresh: usize,
     pub notes: Vec<String>,
+    /// Whether the last register-blocked product lowered copies x's and ys's tiles as vectors
+    /// (`host_rblock`), for its cost, which a batch of products charges after lowering one.
+    pub rblock_vecs: (bool, bool),
 }
 
 type Out = (ExprId, f64);
@@ -1296,7 +1299,7 @@ impl Lowerer<'_> {
                     let chunk_fn = self.b.lambda(vec![cv], lcl);
                     (
                         self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![chunk_fn, xt]),
-                        under * (threads / self.lanes).ceil() * gc
+                        under * (threads / self.lanes).ceil() * (gc + group_end_barrier(m))
                             + threads * MEM
                             + self.extra_writes(f, threads)
                             + self.strided(&f.kids[0], x)
@@ -1446,7 +1449,7 @@ impl Lowerer<'_> {
             .push(format!("mapWrg {n} groups × work-group reduction by {s}"));
         let threads = n * s as f64;
         let strided = if self.reads_columns(x) { UNCOALESCED } else { 1.0 };
-        let cost = (threads / self.lanes).ceil() * bc * strided + n * MEM;
+        let cost = (threads / (self.lanes * wg_occupancy(s))).ceil() * bc * strided + n * MEM;
         (self.wrap(bind, e), xc + cost + LAUNCH)
     }
 
@@ -2592,23 +2595,8 @@ impl Lowerer<'_> {
             "mapWrg1×mapWrg0 tiles of {}×{}, {}×{} work-items each computing a {}×{} block in registers, K in steps of {} staged in local memory, read as float{}{copied}",
             rb.tm, rb.tn, wi1, wi0, rb.rm, rb.rn, rb.tk, VEC
         ));
-        // per work-item and element of K: rm·rn multiply-adds and (rm + rn) / VEC vector reads
-        // of local memory; per step of K its share of the two tiles' copies and the barrier,
-        // which waits for every warp of the group (`BARRIER_WARP` each)
-        let items = rows_n * cols_n / (rb.rm * rb.rn) as f64;
-        let (rm, rn, tk, v) = (rb.rm as f64, rb.rn as f64, rb.tk as f64, VEC as f64);
-        let group = (wi1 * wi0) as f64;
-        let barrier = BARRIER_WARP * group / 32.0;
-        // and the copies' own instructions, a load and a store for each element of its share
-        // of the tiles, a quarter of them where a tile is copied as vectors (`vector_copy`)
-        let share = |elems: i64, vec: bool| elems as f64 / group / if vec { v } else { 1.0 };
-        let copies = share(rb.tm * rb.tk, a_vec) + share(rb.tn * rb.tk, b_vec);
-        let per_item = k_len * (rm * rn + 0.5 * (rm + rn) / v)
-            + (k_len / tk) * ((rm + rn) * tk / v * STAGED_COPY + barrier + copies * STAGED_COPY);
-        let alone = rblock_occupancy(rb, group);
-        // a step unrolled into more multiply-adds than `UNROLLED_FMAS`
-        let long = if rm * rn * tk > UNROLLED_FMAS { LONG_STEP } else { 1.0 };
-        let cost = (items / self.lanes).ceil() * per_item * alone * long + items * rm * rn * MEM + LAUNCH;
+        self.rblock_vecs = (a_vec, b_vec);
+        let cost = self.rblock_cost(rb, rows_n * cols_n, k_len, x, ys);
         (e, xc + yc + cost)
     }
 }
@@ -2652,18 +2640,19 @@ const ITEM_ADDRESSES: f64 = 35.0;
 /// Per warp of a work-group, what its barrier at each step of K costs a work-item: the
 /// barrier waits for every warp of the group, and fewer, smaller groups cover each other's
 /// waits. On the H200 at 4096³ the 8×8 blocks by groups of 128 (64×128 and 128×64 tiles,
-/// K by 8) took 3.04 and 3.08 ms against 3.10 for groups of 256 (128×128).
-const BARRIER_WARP: f64 = 1.0;
-/// Most multiply-adds of one step of K without cost (`LONG_STEP` beyond): on the H200 each 8×8
-/// product by steps of 16 (1,024 multiply-adds a step) was 1–2 % slower than the same by steps
-/// of 8 (3.13 against 3.10 ms, 3.15 against 3.08, mm_tn 3.11 against 3.06, mm_nt 3.21 against
-/// 3.16), whose fewer barriers should have made it faster. Not the length of the source: the
+/// K by 8) took 3.04 and 3.08 ms against 3.10 for groups of 256 (128×128), though each of
+/// their work-items copies half as much again of the tiles (`Lowerer::rblock_cost`).
+const BARRIER_WARP: f64 = 4.0;
+/// Most multiply-adds of one step of K unrolled without cost (`LONG_STEP` beyond): on the
+/// H200 each 8×8 product by steps of 16 (1,024 multiply-adds a step) was 1–2 % slower than
+/// the same by steps of 8 (3.13 against 3.10 ms, 3.15 against 3.08, mm_tn 3.11 against 3.06,
+/// mm_nt 3.21 against 3.16), whose fewer barriers should have made it faster. Not the length of the source: the
 /// step as a `#pragma unroll` loop (`codegen_opencl` `gen/regblock.rs`) gave the same PTX and
 /// time as written out (3.133 ms, 128×128/8×8/16, session 10). With the tiles copied as
 /// `float4`s (`vector_copy`) the balance turned: 128×128/8×8 by 16 took 2.911 ms against 3.004
 /// by 8 (`bench/results/runs/nvidia-h200-2026-11-24-s10-mm-speed4.md`).
 const UNROLLED_FMAS: f64 = 512.0;
-const LONG_STEP: f64 = 1.03;
+const LONG_STEP: f64 = 1.05;
 /// A group alone on its SM (no other group's arithmetic covers its barriers and local reads):
 /// on the H200 at 4096³ the 128×128/8×8/16 product (about 120 values per work-item) took
 /// 4.33 ms, the 128×64/8×4/16 one (about 80) 3.85 ms, though it reads local memory more per
@@ -3445,13 +3434,7 @@ impl Lowerer<'_> {
         // as `host_rblock`'s, for the work-items of every element of the batch at once
         let rb = crate::egraph::RegBlockSizes::unpack(c);
         let (rows_n, cols_n, k_len) = (self.len(&x), self.len(&ys), self.eval(x.inner.as_ref()));
-        let items = batch * rows_n * cols_n / (rb.rm * rb.rn) as f64;
-        let (rm, rn, tk, v) = (rb.rm as f64, rb.rn as f64, rb.tk as f64, VEC as f64);
-        let per_item =
-            k_len * (rm * rn + 0.5 * (rm + rn) / v) + (k_len / tk) * ((rm + rn) * tk / v * STAGED_COPY + 4.0);
-        let group = rb.items() as f64;
-        let alone = rblock_occupancy(rb, group);
-        let cost = (items / self.lanes).ceil() * per_item * alone + items * rm * rn * MEM + LAUNCH;
+        let cost = self.rblock_cost(rb, batch * rows_n * cols_n, k_len, &x, &ys);
         Some((self.wrap(bind, e), xsc + cost))
     }
 
@@ -3476,4 +3459,75 @@ impl Lowerer<'_> {
         let kids: Vec<_> = t.kids.iter().map(|k| self.bind_leaves(k, bound)).collect();
         Term::new(t.op.clone(), kids, t.len.clone(), t.inner.clone())
     }
+}
+
+impl Lowerer<'_> {
+    /// What a register-blocked product of `outputs` elements costs (`host_rblock`, and
+    /// `host_batch_rblock` for every element of its batch at once). Per work-item and element
+    /// of K: `rm·rn` multiply-adds and `(rm + rn) / VEC` vector reads of local memory. Per step
+    /// of K: its share of the two tiles' copies, an instruction pair per element
+    /// (`TILE_ELEM`) and a transaction per 128-byte line a tile's rows touch in global memory
+    /// (`TILE_LINE`), and the barrier, which waits for every warp of the group
+    /// (`BARRIER_WARP` each). A tile lies along its rows of K in global memory unless its
+    /// matrix is a `transpose`: rows of K are `tk` floats, and a step of 8 reads a 32-byte run
+    /// of each of the tile's rows, a line each, where a tile along its long side reads whole
+    /// lines. Counted so, on the H200 at 4096³, the larger tiles of `mm_nt` (both operands
+    /// along K: 128×128 3.16 ms against 3.20 for 64×128 and 128×64) rank first, while `mm`
+    /// (one, 64×128 3.04 ms against 3.10) and `mm_tn` (none, 128×64 3.02 against 3.06) keep
+    /// groups of 128 first (`bench/results/runs/nvidia-h200-2026-11-24-s9-mm-speed3.md`).
+    fn rblock_cost(&self, rb: crate::egraph::RegBlockSizes, outputs: f64, k_len: f64, x: &Term, ys: &Term) -> f64 {
+        let (rm, rn, tk, v) = (rb.rm as f64, rb.rn as f64, rb.tk as f64, VEC as f64);
+        let group = rb.items() as f64;
+        let items = outputs / (rm * rn);
+        let lines = |rows: i64, transposed: bool| -> f64 {
+            let (runs, run) = if transposed { (rb.tk, rows) } else { (rows, rb.tk) };
+            (runs * ((run + LINE_FLOATS - 1) / LINE_FLOATS)) as f64
+        };
+        // a tile copied as vectors (`vector_copy`, `host_rblock` records which) issues a load
+        // and a store for each four of its elements
+        let (a_vec, b_vec) = self.rblock_vecs;
+        let elems = |n: i64, vec: bool| n as f64 / if vec { v } else { 1.0 };
+        let copy = TILE_ELEM * (elems(rb.tm * rb.tk, a_vec) + elems(rb.tn * rb.tk, b_vec))
+            + TILE_LINE * (lines(rb.tm, self.is_transpose(x)) + lines(rb.tn, self.is_transpose(ys)));
+        let barrier = BARRIER_WARP * group / 32.0;
+        let per_item = k_len * (rm * rn + 0.5 * (rm + rn) / v) + (k_len / tk) * (copy / group + barrier);
+        let alone = rblock_occupancy(rb, group);
+        // a step unrolled into more multiply-adds than `UNROLLED_FMAS`
+        let long = if rm * rn * tk > UNROLLED_FMAS { LONG_STEP } else { 1.0 };
+        (items / self.lanes).ceil() * per_item * alone * long + items * rm * rn * MEM + LAUNCH
+    }
+}
+
+/// Floats in a 128-byte line, what one transaction of a warp's global load moves.
+const LINE_FLOATS: i64 = 32;
+/// A tile element's copy into local memory: its global load and local store.
+const TILE_ELEM: f64 = 1.0;
+/// A line of a tile read from global memory per step of K, fitted with `TILE_ELEM` and
+/// `BARRIER_WARP` to the order of the H200's 8×8 products at 4096³ (`Lowerer::rblock_cost`).
+const TILE_LINE: f64 = 32.0;
+
+/// The share of an SM's work-item slots (`SM_ITEMS`) that work-groups of `s` work-items fill,
+/// as if at most `RESIDENT_GROUPS` of them were resident: a work-group reduction's loads in
+/// flight, what bounds it, scale with it. On the H200 gemv_bias's rows of 3000 (10000 groups)
+/// took 0.0658 ms by 64 work-items (chunks of 48, read four at a time), 0.0350 by 128 (24)
+/// and 0.0427 by 256 (`bench/results/runs/nvidia-h200-2026-11-24-s10-cost-model2.md`); every
+/// tuned best of the suite's work-group reductions is by 128 or 256.
+fn wg_occupancy(s: i64) -> f64 {
+    ((s * RESIDENT_GROUPS) as f64 / SM_ITEMS).min(1.0)
+}
+
+/// Work-item slots of an SM (the H200's).
+const SM_ITEMS: f64 = 2048.0;
+/// Work-groups resident on an SM at most, as the H200's work-group reductions ran
+/// (`wg_occupancy`).
+const RESIDENT_GROUPS: i64 = 16;
+
+/// What the barrier that ends each work-group of a `mapWrg × mapLcl` kernel (a global memory
+/// fence, `codegen_opencl`'s) costs each of its work-items, whatever the group's size (counted
+/// per warp it would rank sub-warp groups first, which `under` charges for idle lanes): a
+/// `mapGlb` has none. nn's pairs (33.5 M) took 0.1020 ms on the H200 by `mapGlb` (groups of
+/// 128) against 0.1664 by `mapWrg 262144 × mapLcl 128`, which the model had ranked equal and
+/// first (`bench/results/nvidia-h200-2026-11-24-s9.md`, `runs/nvidia-h200-2026-11-24-s9-final-rows.md`).
+fn group_end_barrier(_m: f64) -> f64 {
+    BARRIER_WARP
 }

@@ -1533,3 +1533,171 @@ fn slide_views_every_tiling_of_a_tiled_read_is_a_candidate() {
         assert!(ex.variants.iter().any(|v| v.description.contains(d)), "no `{d}`:\n{ex}");
     }
 }
+
+/// The first register-blocked tiles of the three layouts of the product at 4096³ follow the
+/// H200 (`bench/results/runs/nvidia-h200-2026-11-24-s9-mm-speed3.md`): with both operands'
+/// rows along K (`mm_nt`, each step of a tile a 32-byte run of every row) the 128×128 tiles,
+/// which read the fewest lines a work-item, came first (3.16 ms against 3.20); with one or
+/// none so read, the groups of 128 (mm 64×128 3.04, mm_tn 128×64 3.02, 128×128 3.10 and 3.06).
+#[test]
+fn cost_model2_ranks_the_tiles_of_each_product_layout_as_measured() {
+    let rank = |src: &str, tiles: &str| -> usize {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        let opts = Options {
+            sizes: [("M", 4096), ("K", 4096), ("N", 4096)]
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+            ..Options::default()
+        };
+        let ex = explore(&prog, &info, &opts).expect("explores");
+        let d = format!("mapWrg1×mapWrg0 tiles of {tiles} work-items each computing a 8×8 block in registers, K in steps of 8 staged");
+        ex.variants
+            .iter()
+            .position(|v| v.description.starts_with(&d))
+            .unwrap_or_else(|| panic!("no `{d}`:\n{ex}"))
+    };
+    let (mm, mm_nt, mm_tn) = (
+        include_str!("../../../bench/cgo17/mm.lisp"),
+        include_str!("../../../bench/indep/mm_nt.lisp"),
+        include_str!("../../../bench/indep/mm_tn.lisp"),
+    );
+    assert_eq!(rank(mm_nt, "128×128, 16×16"), 0);
+    assert!(rank(mm_nt, "128×128, 16×16") < rank(mm_nt, "64×128, 8×16"));
+    assert_eq!(rank(mm, "64×128, 8×16"), 0);
+    assert!(rank(mm, "64×128, 8×16") < rank(mm, "128×128, 16×16"));
+    assert!(rank(mm_tn, "128×64, 16×8") < 2);
+    assert!(rank(mm_tn, "128×64, 16×8") < rank(mm_tn, "128×128, 16×16"));
+}
+
+/// `batch-reg-block-*` needs its operands to be views of the batch element: with `B_b` scaled
+/// before the product (`transpose (map (λr. map (λv. 2·v) r) (get 1 ab))`, a computation) it
+/// makes no `rblock`, so no variant is built to be refused by validation, and the mappings of
+/// the map over the batch stay (every variant equals the interpreter; at a batch of 4 the
+/// refused `rblock`s had crowded every valid term out of extraction: "no variant that
+/// compiles"); with `B_b` read as it is, the rule still fires.
+#[test]
+fn cost_model2_the_batch_rule_needs_operands_that_are_views() {
+    let scaled = "(lift (B M K N)
+      ((array-type (array-type (array-type float K) M) B)
+       (array-type (array-type (array-type float N) K) B))
+      (lambda (as bs)
+        (map (lambda (ab)
+               (map (lambda (row)
+                      (map (lambda (col)
+                             (reduce + 0.0f (map (lambda (p) (* (get #0 p) (get #1 p))) (zip row col))))
+                           (transpose (map (lambda (r) (map (lambda (v) (* 2.0f v)) r)) (get #1 ab)))))
+                    (get #0 ab)))
+             (zip as bs))))";
+    let sizes = [("B", 4), ("M", 32), ("K", 32), ("N", 32)];
+    let ex = check_with(scaled, &sizes, 4, |o| o.top_k = 100);
+    assert_eq!(ex.stats.rejected, 0, "{ex}");
+    for family in ["mapGlb1 4 × mapGlb 32 |", "mapGlb 4 |"] {
+        assert!(
+            ex.variants.iter().any(|v| v.description.contains(family)),
+            "no `{family}`:\n{ex}"
+        );
+    }
+    let ex = check_with(include_str!("../../../bench/indep/bmm.lisp"), &sizes, 1, |_| {});
+    assert!(
+        ex.variants
+            .iter()
+            .any(|v| v.description.contains("mapWrg2 over a batch of 4")),
+        "{ex}"
+    );
+}
+
+/// Terms that lower to one program up to the names of its binders are one variant: md's
+/// `mapGlb` with the neighbour list's `let` outside or inside the reduction, the batched
+/// product's `rblock` lowered as the map it marks, gemv_bias's `let` of the reduction.
+#[test]
+fn cost_model2_variants_are_distinct_up_to_binder_names() {
+    let cases: &[(&str, &[(&str, i64)])] = &[
+        (
+            include_str!("../../../bench/cgo17/md_rows.lisp"),
+            &[("N", 4096), ("M", 128)],
+        ),
+        (
+            include_str!("../../../bench/indep/bmm.lisp"),
+            &[("B", 4096), ("M", 32), ("K", 32), ("N", 32)],
+        ),
+        (
+            include_str!("../../../bench/indep/gemv_bias.lisp"),
+            &[("M", 512), ("N", 3000)],
+        ),
+    ];
+    for (src, sizes) in cases {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        let opts = Options {
+            sizes: sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            top_k: 40,
+            ..Options::default()
+        };
+        let ex = explore(&prog, &info, &opts).expect("explores");
+        let mut seen = std::collections::BTreeMap::new();
+        for v in &ex.variants {
+            let text =
+                crate::encode::subtree_text(&v.program, &crate::encode::canonical_names(&v.program), v.program.body);
+            if let Some(d) = seen.insert(text, &v.description) {
+                panic!("one program twice:\n{d}\n{}", v.description);
+            }
+        }
+    }
+}
+
+/// gemv_bias's work-group reductions in the H200's order at M=10000 N=3000: by 128 work-items
+/// 0.0350 ms, by 256 0.0427, by 64 0.0658 (chunks of 48 read four at a time: the padding to
+/// whole fours did not make it as fast), `bench/results/runs/nvidia-h200-2026-11-24-s10-cost-model2.md`.
+#[test]
+fn cost_model2_orders_gemv_bias_work_group_sizes_as_measured() {
+    let prog = ir::parse(include_str!("../../../bench/indep/gemv_bias.lisp")).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    let opts = Options {
+        sizes: [("M", 10000), ("N", 3000)]
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect(),
+        ..Options::default()
+    };
+    let ex = explore(&prog, &info, &opts).expect("explores");
+    let rank = |s: i64| {
+        let d = format!("mapWrg 10000 groups × work-group reduction by {s} |");
+        ex.variants
+            .iter()
+            .position(|v| v.description.contains(&d))
+            .unwrap_or_else(|| panic!("no `{d}`:\n{ex}"))
+    };
+    assert_eq!(rank(128), 0, "{ex}");
+    assert!(rank(256) < rank(64), "{ex}");
+}
+
+/// A `mapWrg × mapLcl` kernel ends each group with a barrier that a `mapGlb` does not have:
+/// nn's element-wise map ranks `mapGlb` first (0.1020 ms on the H200, against 0.1664 by
+/// `mapWrg 262144 × mapLcl 128`, ranked equal before), and md with its neighbour lists as rows
+/// keeps a `mapWrg × mapLcl` first, its tuned best (its body outweighs a barrier).
+#[test]
+fn cost_model2_ranks_map_glb_first_for_an_element_wise_map() {
+    let first = |src: &str, sizes: &[(&str, i64)]| -> String {
+        let prog = ir::parse(src).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        let opts = Options {
+            sizes: sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..Options::default()
+        };
+        let ex = explore(&prog, &info, &opts).expect("explores");
+        ex.variants[0].description.split(" | ").next().unwrap_or("").to_string()
+    };
+    assert_eq!(
+        first(include_str!("../../../bench/cgo17/nn.lisp"), &[("N", 33554432)]),
+        "mapGlb 33554432"
+    );
+    assert_eq!(
+        first(
+            include_str!("../../../bench/cgo17/md_rows.lisp"),
+            &[("N", 73728), ("M", 128)]
+        ),
+        "reduce∘map fused; mapWrg 1152 groups × mapLcl 64"
+    );
+}
