@@ -1299,7 +1299,7 @@ impl Lowerer<'_> {
                     let chunk_fn = self.b.lambda(vec![cv], lcl);
                     (
                         self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![chunk_fn, xt]),
-                        under * (threads / self.lanes).ceil() * (gc + group_end_barrier(m))
+                        under * (threads / self.lanes).ceil() * (gc + GROUP_END_BARRIER)
                             + threads * MEM
                             + self.extra_writes(f, threads)
                             + self.strided(&f.kids[0], x)
@@ -3528,6 +3528,4 @@ const RESIDENT_GROUPS: i64 = 16;
 /// `mapGlb` has none. nn's pairs (33.5 M) took 0.1020 ms on the H200 by `mapGlb` (groups of
 /// 128) against 0.1664 by `mapWrg 262144 × mapLcl 128`, which the model had ranked equal and
 /// first (`bench/results/nvidia-h200-2026-11-24-s9.md`, `runs/nvidia-h200-2026-11-24-s9-final-rows.md`).
-fn group_end_barrier(_m: f64) -> f64 {
-    BARRIER_WARP
-}
+const GROUP_END_BARRIER: f64 = BARRIER_WARP;
