@@ -1358,7 +1358,7 @@ impl Gen {
                 // lengths that the windows' step divides after the padding
                 let fits = |n: usize| {
                     let padded = if pad == 0 { n } else { n + 2 * (s / 2) };
-                    padded >= s && (padded - s) % step == 0
+                    padded >= s && (padded - s).is_multiple_of(step)
                 };
                 if self.chance(50) {
                     let choices: Vec<usize> = [17, 32, 33, 64, 65, 100, 128, 129, 1024, 1025]
