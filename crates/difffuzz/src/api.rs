@@ -122,7 +122,8 @@ pub struct Variant {
 /// lowering was refused by type checking or validation (`rewrite::Stats::rejected`).
 pub struct Explored {
     pub variants: Vec<Variant>,
-    pub rejected: usize,
+    /// Why each rejected term was rejected (`rewrite::Stats::rejections`).
+    pub rejections: Vec<String>,
     pub extracted: usize,
 }
 
@@ -157,7 +158,7 @@ impl Session {
         };
         let ex = rewrite::explore(prog, &info, &ropts).map_err(|d| Refusal::new(Stage::Compile, d.message))?;
         Ok(Explored {
-            rejected: ex.stats.rejected,
+            rejections: ex.stats.rejections,
             extracted: ex.stats.extracted,
             variants: ex
                 .variants

@@ -7,6 +7,8 @@
 //! difffuzz shrink --seed S --index I [--out DIR] [--name NAME] [--what TEXT]
 //!                                         shrink one case, write NAME.lisp/.json
 //! difffuzz eval PROG.lisp DATA.json       the verdict on one program
+//! difffuzz explore --seed S --cases N     the variants mode's exploration alone (no device):
+//!                                         why rewritten terms are dropped
 //! difffuzz worker [--device ID]           (internal) evaluate requests from stdin
 //! ```
 //!
@@ -142,6 +144,43 @@ fn main_with(cmd: &str, args: &Args) -> Result<ExitCode, String> {
             }
             let refused: u64 = why.values().map(|(k, _)| k).sum();
             println!("{refused} of {n} refused by the front end");
+            for (msg, (k, first)) in why {
+                println!("{k:6}  {msg}  (first {first})");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        "explore" => {
+            // Exploration alone (no device): why rewritten terms are dropped, with the first case
+            // of each reason, over the variants mode's programs.
+            let (seed, n) = (args.num("seed", 1)?, args.num("cases", 1000)?);
+            let variants = args.variants()?.or(Some((4, 2)));
+            let mut why: std::collections::BTreeMap<String, (u64, String)> = Default::default();
+            let mut variants_kept = 0;
+            for i in 0..n {
+                let (case, mode) = campaign::case(seed, variants, i);
+                let Ok(session) = difffuzz::api::Session::new(&case.src, &case.data().to_string()) else {
+                    continue;
+                };
+                let symbolic = mode.is_some_and(|m| m.symbolic);
+                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| session.explore(symbolic, 64))) {
+                    Ok(Ok(ex)) => {
+                        variants_kept += ex.variants.len();
+                        for r in ex.rejections {
+                            let e = why
+                                .entry(difffuzz::oracle::normalize(&r))
+                                .or_insert((0, format!("{}{}", case.id, if symbolic { " symbolic" } else { "" })));
+                            e.0 += 1;
+                        }
+                    }
+                    Ok(Err(r)) => {
+                        why.entry(difffuzz::oracle::normalize(&r.message))
+                            .or_insert((0, case.id.clone()))
+                            .0 += 1
+                    }
+                    Err(_) => why.entry("panic".into()).or_insert((0, case.id.clone())).0 += 1,
+                }
+            }
+            println!("{n} programs explored, {variants_kept} variants kept; dropped terms by reason:");
             for (msg, (k, first)) in why {
                 println!("{k:6}  {msg}  (first {first})");
             }

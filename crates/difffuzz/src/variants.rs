@@ -113,9 +113,9 @@ impl Mode {
 pub struct Counts {
     /// Cases whose program was explored.
     pub explored: u64,
-    /// Extracted terms whose lowering type checking or validation refused (`explore` drops
-    /// them before any variant is kept).
-    pub rejected: u64,
+    /// Extracted terms whose lowering, type checking or validation refused, by reason
+    /// (`explore` drops them before any variant is kept).
+    pub rejected: BTreeMap<String, u64>,
     /// Variants compiled and run.
     pub run: u64,
     pub agree: u64,
@@ -129,7 +129,9 @@ pub struct Counts {
 impl Counts {
     pub fn add(&mut self, o: &Counts) {
         self.explored += o.explored;
-        self.rejected += o.rejected;
+        for (k, n) in &o.rejected {
+            *self.rejected.entry(k.clone()).or_default() += n;
+        }
         self.run += o.run;
         self.agree += o.agree;
         self.unbounded += o.unbounded;
@@ -149,34 +151,46 @@ impl Counts {
 
     pub fn from_json(v: &serde_json::Value) -> Option<Counts> {
         let n = |k: &str| v.get(k).and_then(serde_json::Value::as_u64);
+        let map = |k: &str| -> Option<BTreeMap<String, u64>> {
+            Some(
+                v.get(k)?
+                    .as_object()?
+                    .iter()
+                    .filter_map(|(k, n)| Some((k.clone(), n.as_u64()?)))
+                    .collect(),
+            )
+        };
         Some(Counts {
             explored: n("explored")?,
-            rejected: n("rejected")?,
+            rejected: map("rejected")?,
             run: n("run")?,
             agree: n("agree")?,
             unbounded: n("unbounded")?,
             defects: n("defects")?,
-            refused: v
-                .get("refused")?
-                .as_object()?
-                .iter()
-                .filter_map(|(k, n)| Some((k.clone(), n.as_u64()?)))
-                .collect(),
+            refused: map("refused")?,
         })
     }
 
     /// Lines for a summary.
     pub fn render(&self) -> String {
         let refused: u64 = self.refused.values().sum();
+        let rejected: u64 = self.rejected.values().sum();
         let mut out = format!(
-            "variants: {} program(s) explored ({} extracted term(s) refused by type checking or validation of the lowering); {} variant(s) run: {} agree, {} refused cleanly, {} unbounded, {} defect(s)\n",
-            self.explored, self.rejected, self.run, self.agree, refused, self.unbounded, self.defects
+            "variants: {} program(s) explored; {} variant(s) run: {} agree, {} refused cleanly, {} unbounded, {} defect(s)\n",
+            self.explored, self.run, self.agree, refused, self.unbounded, self.defects
         );
-        let mut by: Vec<_> = self.refused.iter().collect();
-        by.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-        for (msg, n) in by {
-            out.push_str(&format!("  {n:6}  {msg}\n"));
-        }
+        let list = |out: &mut String, m: &BTreeMap<String, u64>| {
+            let mut by: Vec<_> = m.iter().collect();
+            by.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+            for (msg, n) in by {
+                out.push_str(&format!("  {n:6}  {msg}\n"));
+            }
+        };
+        list(&mut out, &self.refused);
+        out.push_str(&format!(
+            "extracted terms that exploration dropped (lowering, types, validation): {rejected}\n"
+        ));
+        list(&mut out, &self.rejected);
         out
     }
 }
@@ -230,7 +244,9 @@ fn evaluate_unguarded(src: &str, data: &str, device: Option<&str>, mode: Mode) -
         Err(r) => return clean(&r.message, counts),
     };
     counts.explored = 1;
-    counts.rejected = explored.rejected as u64;
+    for why in &explored.rejections {
+        *counts.rejected.entry(oracle::normalize(why)).or_default() += 1;
+    }
     let n = explored.variants.len();
     let mut first_refusal: Option<String> = None;
     for (i, wg) in mode.choose(n) {
