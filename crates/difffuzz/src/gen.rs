@@ -1253,19 +1253,21 @@ impl Gen {
             }
             // matrix products: a row against a column of b (transposed, or given as rows)
             3..=6 => {
-                let big = self.chance(15);
+                // big enough for the register-blocked tiles (64 and 128 rows and columns) with
+                // known sizes, a short K keeping the interpreter's work near 2^20
+                let big = self.chance(25);
                 let m = if big {
-                    Len::var("M", 128)
+                    Len::var("M", self.pick(&[128, 128, 256]))
                 } else {
                     self.dim("M", &[16, 32, 64], &[12, 20, 24, 48])
                 };
                 let n = if big {
-                    Len::var("N", self.pick(&[64, 128]))
+                    Len::var("N", self.pick(&[64, 128, 128]))
                 } else {
                     self.dim("N", &[16, 32, 64], &[12, 20, 40, 48])
                 };
                 let k = if big {
-                    self.dim("K", &[8, 16], &[12])
+                    self.dim("K", &[8, 16, 32], &[12])
                 } else {
                     self.dim("K", &[4, 8, 16, 32, 64], &[12, 20, 24])
                 };
