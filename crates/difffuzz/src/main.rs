@@ -166,6 +166,9 @@ fn main_with(cmd: &str, args: &Args) -> Result<ExitCode, String> {
                     Ok(Ok(ex)) => {
                         variants_kept += ex.variants.len();
                         for r in ex.rejections {
+                            if args.get("verbose").is_some_and(|v| v != "0") {
+                                eprintln!("{}: {r}", case.id);
+                            }
                             let e = why
                                 .entry(difffuzz::oracle::normalize(&r))
                                 .or_insert((0, format!("{}{}", case.id, if symbolic { " symbolic" } else { "" })));

@@ -214,7 +214,9 @@ impl Enc<'_> {
                 d.ret = Ret::Const(n.clone());
             }
         }
-        if params.len() == 1 && self.lanewise(body) {
+        // a body that never reads its argument (a constant, a float from outside) stays a
+        // float when the argument is a vector: `asScalar` of its map does not type-check
+        if params.len() == 1 && self.lanewise(body) && ir_free_vars(self.prog, body).contains(&params[0]) {
             d.flags |= LANEWISE;
         }
         if params.len() == 1 && self.product_of_components(params[0], body) {

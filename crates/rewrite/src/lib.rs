@@ -175,7 +175,7 @@ pub struct Stats {
     /// Extracted terms before lowering and deduplication.
     pub extracted: usize,
     /// Why each rejected term was rejected (`lowering: `, `types: ` or `validation: ` and the
-    /// message), in extraction order: a lowering that does not type-check is a bug of a rule or
+    /// message, then the term on a line of its own), in extraction order: a lowering that does not type-check is a bug of a rule or
     /// of `lower` that would otherwise only shrink the explored space (the differential
     /// fuzzer's variants mode reports these).
     pub rejections: Vec<String>,
@@ -307,7 +307,7 @@ pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> R
             Ok(p) => p,
             Err(why) => {
                 stats.rejected += 1;
-                stats.rejections.push(format!("lowering: {why}"));
+                stats.rejections.push(format!("lowering: {why}\n{}", t.sexp()));
                 continue;
             }
         };
@@ -322,7 +322,7 @@ pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> R
             Ok(info) => info,
             Err(why) => {
                 stats.rejected += 1;
-                stats.rejections.push(why);
+                stats.rejections.push(format!("{why}\n{}", t.sexp()));
                 continue;
             }
         };

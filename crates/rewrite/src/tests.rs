@@ -1533,3 +1533,22 @@ fn slide_views_every_tiling_of_a_tiled_read_is_a_candidate() {
         assert!(ex.variants.iter().any(|v| v.description.contains(d)), "no `{d}`:\n{ex}");
     }
 }
+
+/// Found by difffuzz's variants mode (seed 40, case 97): a map whose function ignores its
+/// argument was vectorized, `asScalar (map (λx. c) (asVector 4 row))`, whose map yields floats,
+/// not vectors; every such term failed type checking and was dropped. None is extracted now.
+#[test]
+fn fuzz_a_map_of_a_constant_is_not_vectorized() {
+    let src = "(lift (R C) ((array-type (array-type float C) R))
+      (lambda (a) (map (lambda (row) (reduce + 0.0f (map (lambda (x) -1.0f) row))) (transpose a))))";
+    let prog = ir::parse(src).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    let opts = Options {
+        sizes: [("R".to_string(), 16), ("C".to_string(), 64)].into_iter().collect(),
+        top_k: 64,
+        ..Options::default()
+    };
+    let ex = explore(&prog, &info, &opts).expect("explores");
+    let ill_typed: Vec<&String> = ex.stats.rejections.iter().filter(|r| r.starts_with("types:")).collect();
+    assert!(ill_typed.is_empty(), "{ill_typed:#?}");
+}
