@@ -1539,8 +1539,23 @@ fn slide_views_every_tiling_of_a_tiled_read_is_a_candidate() {
 /// not vectors; every such term failed type checking and was dropped. None is extracted now.
 #[test]
 fn fuzz_a_map_of_a_constant_is_not_vectorized() {
-    let src = "(lift (R C) ((array-type (array-type float C) R))
-      (lambda (a) (map (lambda (row) (reduce + 0.0f (map (lambda (x) -1.0f) row))) (transpose a))))";
+    no_ill_typed_terms(
+        "(lift (R C) ((array-type (array-type float C) R))
+      (lambda (a) (map (lambda (row) (reduce + 0.0f (map (lambda (x) -1.0f) row))) (transpose a))))",
+    );
+}
+
+/// Found by difffuzz's variants mode on the H200 (seed 33): `fma` with an operand that does not
+/// read the mapped element was vectorized into `fma` of float4, float4 and float.
+#[test]
+fn fuzz_an_fma_with_a_constant_operand_is_not_vectorized() {
+    no_ill_typed_terms(
+        "(lift (R C) ((array-type (array-type float C) R))
+      (lambda (a) (map (lambda (row) (reduce + 0.0f (map (lambda (x) (fma x x 2.0f)) row))) (transpose a))))",
+    );
+}
+
+fn no_ill_typed_terms(src: &str) {
     let prog = ir::parse(src).expect("parses");
     let info = typeck::infer(&prog).expect("types");
     let opts = Options {
