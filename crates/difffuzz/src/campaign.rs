@@ -158,7 +158,7 @@ fn resume(cfg: &Config, state: &mut State, claimed: &mut BTreeSet<(Class, String
     };
     if !text.starts_with(&header) {
         return Err(format!(
-            "{} holds the results of another run than seed {}{}; give another --out",
+            "{} holds the results of another seed (or mode) than seed {}{}; give another --out",
             path.display(),
             cfg.seed,
             cfg.variants
@@ -462,6 +462,13 @@ mod tests {
         // another seed's cases are other programs
         let err = resume(&config(&dir, 8), &mut State::default(), &mut BTreeSet::new()).unwrap_err();
         assert!(err.contains("another seed"), "{err}");
+        // nor are the variants mode's of the same seed
+        let variants = Config {
+            variants: Some((4, 2)),
+            ..config(&dir, 7)
+        };
+        let err = resume(&variants, &mut State::default(), &mut BTreeSet::new()).unwrap_err();
+        assert!(err.contains("with variants 4+2"), "{err}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
