@@ -1195,11 +1195,20 @@ impl Gen {
     /// `max`, `min` as associative), sometimes a lambda they see as opaque.
     fn reduce_op(&mut self) -> (String, &'static str) {
         let (a, b) = (self.name("acc"), self.name("y"));
+        // sometimes a start that is not the operator's neutral element: a rule that splits the
+        // reduction must then not fire (its side condition), or the start counts many times
+        let odd = self.chance(15);
         match self.rng.below(10) {
+            0..=5 if odd => ("+".into(), "1.5f"),
             0..=5 => ("+".into(), "0.0f"),
+            6 if odd => ("max".into(), "0.5f"),
             6 => ("max".into(), "-1.0e30f"),
+            7 if odd => ("min".into(), "-0.5f"),
             7 => ("min".into(), "1.0e30f"),
-            8 => (format!("(lambda ({a} {b}) (+ {a} {b}))"), "0.0f"),
+            8 => (
+                format!("(lambda ({a} {b}) (+ {a} {b}))"),
+                if odd { "-2.0f" } else { "0.0f" },
+            ),
             _ => (format!("(lambda ({a} {b}) (max {a} {b}))"), "-1.0e30f"),
         }
     }
