@@ -47,3 +47,45 @@ fn fuzzrw_vector_writes_scattered_by_a_transpose_are_stored_by_lanes() {
     let Some((want, got)) = both(src, data) else { return };
     assert!(json_close(&want, &got), "interpreter {want}\nOpenCL      {got}");
 }
+
+/// Seeds 33 and 34 on the H200: a strided partial sum's chunks of 500 became a `mapWrg` ×
+/// `mapLcl` of 500 work-items, whose launch NVIDIA's driver refused ("this kernel allows at
+/// most 256"; so were 288, 512, 1000 and 1024, though the device allows 1024). A `mapLcl` longer
+/// than 256 now strides over work-groups of at most 256 even where the device allows more.
+#[test]
+fn fuzzrw_a_long_map_lcl_strides_over_at_most_256_work_items() {
+    let src = "(lift (N) ((array-type float N))
+  (lambda (xs) (join (toGlobal (mapWrg (lambda (c) (mapLcl (lambda (x) (* 2.0f x)) c)) (split #500 xs))))))";
+    let opts = lift::Options {
+        sizes: [("N".to_string(), 1000)].into_iter().collect(),
+        specialise: true,
+        work_group_limit: Some(codegen_opencl::WorkGroupLimit::new(1024, &[1024, 1024, 64])),
+        ..lift::Options::default()
+    };
+    let c = lift::compile(src, &opts).unwrap_or_else(|e| panic!("{}", e.message()));
+    let plan = c.plan.expect("kernels");
+    let groups: Vec<usize> = plan
+        .source
+        .split("reqd_work_group_size(")
+        .skip(1)
+        .map(|s| {
+            s.split(')')
+                .next()
+                .unwrap_or("")
+                .split(',')
+                .map(|n| n.trim().parse::<usize>().unwrap_or(0))
+                .product()
+        })
+        .collect();
+    assert!(
+        !groups.is_empty() && groups.iter().all(|&g| g <= 256),
+        "{groups:?}\n{}",
+        plan.source
+    );
+    let data = format!(
+        "{{\"xs\": {:?}}}",
+        (0..1000).map(|i| (i % 13) as f64 - 6.0).collect::<Vec<_>>()
+    );
+    let Some((want, got)) = both(src, &data) else { return };
+    assert!(json_close(&want, &got), "interpreter {want}\nOpenCL      {got}");
+}
