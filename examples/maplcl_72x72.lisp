@@ -1,6 +1,7 @@
 ;; Two nested `mapLcl` of 72 (rows in dimension 1, columns in dimension 0): one work-item per
 ;; element would make work-groups of 5,184, over the device limit, so the group stays within
-;; 1,024 work-items (72 x 14) and the row loop strides. The doubled tile is then summed.
+;; 256 work-items (72 x 3: NVIDIA's driver refuses more for such a kernel) and the row loop
+;; strides. The doubled tile is then summed.
 ;; data: maplcl_72x72.json
 ;; expect: [15552.0]
 (lift

@@ -105,6 +105,122 @@ pub fn opencl(src: &str, data: &str, device: Option<&str>) -> Result<Value, Refu
         .map_err(|e| Refusal::new(Stage::Run, full_message(&e)))
 }
 
+/// A program and its inputs, read once for the runs of its rewritten variants.
+pub struct Session {
+    loaded: Loaded,
+}
+
+/// One variant of [`Session::explore`]: its rank in the cost model's order, program and text.
+pub struct Variant {
+    pub rank: usize,
+    pub program: ir::Program,
+    pub source: String,
+    pub description: String,
+}
+
+/// What exploration gave: the variants in the model's order, and the extracted terms whose
+/// lowering was refused by type checking or validation (`rewrite::Stats::rejected`).
+pub struct Explored {
+    pub variants: Vec<Variant>,
+    /// Why each rejected term was rejected (`rewrite::Stats::rejections`).
+    pub rejections: Vec<String>,
+    pub extracted: usize,
+}
+
+impl Session {
+    /// Reads the program and its data (the refusals of [`interpret`]'s front end and loader).
+    pub fn new(src: &str, data: &str) -> Result<Session, Refusal> {
+        Ok(Session {
+            loaded: load(src, data)?,
+        })
+    }
+
+    pub fn sizes(&self) -> &std::collections::BTreeMap<String, i64> {
+        &self.loaded.inputs.sizes
+    }
+
+    /// `rewrite::explore` as `lift tune` calls it, keeping up to `pool` variants: with this
+    /// case's sizes known (decided and built in), or (`symbolic`) with none, as `lift explore`
+    /// without `--size` and `lift compile` see the program.
+    pub fn explore(&self, symbolic: bool, pool: usize) -> Result<Explored, Refusal> {
+        let prog = &self.loaded.prog;
+        let info = typeck::infer(prog).map_err(|d| Refusal::new(Stage::Front, d.message))?;
+        let sizes = if symbolic {
+            Default::default()
+        } else {
+            self.loaded.inputs.sizes.clone()
+        };
+        let ropts = rewrite::Options {
+            sizes: sizes.clone(),
+            top_k: pool.max(1),
+            built_in: sizes,
+            ..rewrite::Options::default()
+        };
+        let ex = rewrite::explore(prog, &info, &ropts).map_err(|d| Refusal::new(Stage::Compile, d.message))?;
+        Ok(Explored {
+            rejections: ex.stats.rejections,
+            extracted: ex.stats.extracted,
+            variants: ex
+                .variants
+                .into_iter()
+                .enumerate()
+                .map(|(rank, v)| Variant {
+                    rank,
+                    program: v.program,
+                    source: v.source,
+                    description: v.description,
+                })
+                .collect(),
+        })
+    }
+
+    /// Compiles and runs one variant as `lift tune` measures it (`tune::measure`): as written,
+    /// within the device's work-group limits, with the `mapGlb` work-group size `work_group`,
+    /// the sizes built in unless `symbolic` (then generic kernels, as `lift compile` makes),
+    /// and the variant's own size checks verified first.
+    pub fn run(
+        &self,
+        prog: &ir::Program,
+        symbolic: bool,
+        work_group: &[usize],
+        device: Option<&str>,
+    ) -> Result<Value, Refusal> {
+        let limit = host_runner::device_info(device).map_err(|e| Refusal::new(Stage::Run, e.to_string()))?;
+        let opts = lift::Options {
+            as_written: true,
+            work_group: work_group.to_vec(),
+            work_group_limit: Some(lift::work_group_limit(&limit)),
+            sizes: self.loaded.inputs.sizes.clone(),
+            specialise: !symbolic,
+            ..lift::Options::default()
+        };
+        let c =
+            lift::compile_program(prog.clone(), &opts).map_err(|e| Refusal::new(Stage::Compile, full_message(&e)))?;
+        lift::verify_checks(&c.info, &self.loaded.inputs).map_err(|e| Refusal::new(Stage::Data, e.message()))?;
+        let plan = c
+            .plan
+            .as_ref()
+            .ok_or_else(|| Refusal::new(Stage::Compile, "internal: a variant without kernels"))?;
+        lift::backend::run(plan, &self.loaded.inputs, device, false)
+            .map(|(v, _)| v)
+            .map_err(|e| Refusal::new(Stage::Run, full_message(&e)))
+    }
+
+    /// A variant's own value on the interpreter (to tell a wrong rewrite from wrong kernels).
+    pub fn interpret(&self, prog: &ir::Program) -> Result<Value, Refusal> {
+        let lookup = |n: &str| self.loaded.inputs.sizes.get(n).copied();
+        let opts = ir::interp::Options {
+            arith: ir::interp::Arith::Native,
+            max_steps: Some(MAX_STEPS),
+        };
+        ir::interp::eval_with(prog, &self.loaded.inputs.values, &lookup, &opts).map_err(|e| Refusal {
+            stage: Stage::Run,
+            step_limit: e.kind == ir::interp::ErrorKind::StepLimit,
+            message: e.message,
+        })
+    }
+}
+
 /// The message and its notes (a build log is a note).
 fn full_message(e: &lift::Error) -> String {
     match e {

@@ -5,6 +5,7 @@ use crate::gen::{Case, Gen};
 use crate::oracle::{Class, Verdict};
 use crate::runner::Runner;
 use crate::shrink::{self, Budget};
+use crate::variants::{Counts, Mode};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -31,6 +32,36 @@ pub struct Config {
     /// Stop starting new cases after this long (the cases under way finish); the results so far
     /// stay in `results.tsv`, and the same command run again goes on from there.
     pub max_time: Option<Duration>,
+    /// The variants mode (`crate::variants`): the cost model's first `top` variants and
+    /// `random` others of each generated high-level program, `(top, random)`.
+    pub variants: Option<(usize, usize)>,
+}
+
+impl Config {
+    /// Case `index`: see [`case`].
+    pub fn case(&self, index: u64) -> (Case, Option<Mode>) {
+        case(self.seed, self.variants, index)
+    }
+
+    /// The first line of `results.tsv`: the run whose cases it records.
+    fn header(&self) -> String {
+        match self.variants {
+            Some((top, random)) => format!("# difffuzz seed {} variants {top}+{random}\n", self.seed),
+            None => format!("# difffuzz seed {}\n", self.seed),
+        }
+    }
+}
+
+/// Case `index` of run `seed`: the program, and the variants mode it is evaluated in (with
+/// `variants`, `(top, random)`).
+pub fn case(seed: u64, variants: Option<(usize, usize)>, index: u64) -> (Case, Option<Mode>) {
+    match variants {
+        Some((top, random)) => (
+            Gen::variants_case(seed, index),
+            Some(Mode::of_case(seed, index, top, random)),
+        ),
+        None => (Gen::case(seed, index), None),
+    }
 }
 
 /// Every finished case of a campaign, one line each (`index<TAB>class<TAB>signature`), appended
@@ -50,6 +81,9 @@ struct State {
     defects: BTreeMap<(Class, String), (Vec<String>, Option<String>)>,
     /// The first case that differed only where no error bound exists.
     first_unbounded: Option<String>,
+    /// The variants mode: what happened to the variants of this run's cases (not recorded in
+    /// `results.tsv`: a resumed run counts its own).
+    variants: Counts,
 }
 
 /// A file-name-safe, stable name for a signature.
@@ -113,7 +147,7 @@ fn result_line(index: u64, class: Class, signature: &str) -> String {
 /// another seed is an error: its cases are other programs.
 fn resume(cfg: &Config, state: &mut State, claimed: &mut BTreeSet<(Class, String)>) -> Result<BTreeSet<u64>, String> {
     let path = cfg.out.join(RESULTS);
-    let header = format!("# difffuzz seed {}\n", cfg.seed);
+    let header = cfg.header();
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -124,9 +158,11 @@ fn resume(cfg: &Config, state: &mut State, claimed: &mut BTreeSet<(Class, String
     };
     if !text.starts_with(&header) {
         return Err(format!(
-            "{} holds the results of another seed than {}; give another --out",
+            "{} holds the results of another seed (or mode) than seed {}{}; give another --out",
             path.display(),
-            cfg.seed
+            cfg.seed,
+            cfg.variants
+                .map_or(String::new(), |(t, r)| format!(" with variants {t}+{r}"))
         ));
     }
     let mut seen = BTreeSet::new();
@@ -187,7 +223,8 @@ pub fn run(cfg: &Config) -> Result<String, String> {
             let (next, state, claimed) = (next.clone(), state.clone(), claimed.clone());
             let (recorded, log) = (recorded.clone(), log.clone());
             let mut runner = Runner::new(cfg.exe.clone(), cfg.device.clone(), cfg.timeout);
-            let (seed, out, verbose) = (cfg.seed, cfg.out.clone(), cfg.verbose);
+            let (out, verbose) = (cfg.out.clone(), cfg.verbose);
+            let (seed, variants) = (cfg.seed, cfg.variants);
             let budget = Budget {
                 evaluations: cfg.shrink.evaluations,
                 time: cfg.shrink.time,
@@ -204,13 +241,13 @@ pub fn run(cfg: &Config) -> Result<String, String> {
                     continue;
                 }
                 // A bug of the generator must not stop the run; it shows as an error line.
-                let Ok(case) = std::panic::catch_unwind(|| Gen::case(seed, index)) else {
+                let Ok((case, mode)) = std::panic::catch_unwind(|| case(seed, variants, index)) else {
                     eprintln!("difffuzz: the generator panicked on case {seed}:{index}");
                     continue;
                 };
                 let data = case.data().to_string();
                 let t = Instant::now();
-                let v = runner.eval(&case.src, &data);
+                let v = runner.eval_in(&case.src, &data, mode);
                 if verbose {
                     eprintln!(
                         "{} {} {:.2}s {}",
@@ -250,6 +287,9 @@ pub fn run(cfg: &Config) -> Result<String, String> {
                     if v.class.is_defect() {
                         s.defects.entry(key.clone()).or_default().0.push(case.id.clone());
                     }
+                    if let Some(c) = &v.counts {
+                        s.variants.add(c);
+                    }
                     // recorded once counted, so a resumed run neither skips nor repeats it
                     use std::io::Write as _;
                     let mut f = log.lock().expect("no panics");
@@ -258,9 +298,17 @@ pub fn run(cfg: &Config) -> Result<String, String> {
                 }
                 if let Some(folder) = folder {
                     let dir = out.join(folder);
-                    let _ = write_case(&dir, "original", &case, &v, "as generated");
-                    let (small, sv) = shrink::shrink(&case, &v, &budget, &mut |src, data| runner.eval(src, data));
-                    let _ = write_case(&dir, "repro", &small, &sv, "shrunk");
+                    let how = mode.map_or(String::new(), |m| {
+                        format!("\nevaluated with `difffuzz eval PROG DATA {}`", m.flags())
+                    });
+                    let _ = write_case(&dir, "original", &case, &v, &format!("as generated{how}"));
+                    let (small, sv) =
+                        shrink::shrink(&case, &v, &budget, &mut |src, data| runner.eval_in(src, data, mode));
+                    let _ = write_case(&dir, "repro", &small, &sv, &format!("shrunk{how}"));
+                    if let Some(variant) = &sv.variant {
+                        // the failing variant is a low-level program: `difffuzz eval` runs it as written
+                        let _ = std::fs::write(dir.join("variant.lisp"), variant);
+                    }
                     let mut s = state.lock().expect("no panics");
                     let entry = &mut s.defects.entry(key).or_default().1;
                     if entry.is_none() {
@@ -318,8 +366,10 @@ fn summary(s: &State, cfg: &Config, took: Duration) -> String {
     let count = |c| s.by_class.get(&c).copied().unwrap_or(0);
     let new = s.done - s.resumed;
     let mut out = format!(
-        "difffuzz: seed {} cases {}..{}: {new} run in {:.0} s ({:.2} programs/s), {} recorded before (all of {}/{RESULTS})\nprograms: {}\nagree: {}\nclean errors: {}\n",
+        "difffuzz: seed {}{} cases {}..{}: {new} run in {:.0} s ({:.2} programs/s), {} recorded before (all of {}/{RESULTS})\nprograms: {}\nagree: {}\nclean errors: {}\n",
         cfg.seed,
+        cfg.variants
+            .map_or(String::new(), |(t, r)| format!(" (variants mode: the first {t} and {r} random variants of each)")),
         cfg.first,
         cfg.first + cfg.cases,
         took.as_secs_f64(),
@@ -357,6 +407,10 @@ fn summary(s: &State, cfg: &Config, took: Duration) -> String {
             );
         }
     }
+    if cfg.variants.is_some() {
+        out.push_str("in this run (not counted from results.tsv) ");
+        out.push_str(&s.variants.render());
+    }
     out
 }
 
@@ -380,6 +434,7 @@ mod tests {
             },
             verbose: false,
             max_time: None,
+            variants: None,
         }
     }
 
@@ -407,6 +462,13 @@ mod tests {
         // another seed's cases are other programs
         let err = resume(&config(&dir, 8), &mut State::default(), &mut BTreeSet::new()).unwrap_err();
         assert!(err.contains("another seed"), "{err}");
+        // nor are the variants mode's of the same seed
+        let variants = Config {
+            variants: Some((4, 2)),
+            ..config(&dir, 7)
+        };
+        let err = resume(&variants, &mut State::default(), &mut BTreeSet::new()).unwrap_err();
+        assert!(err.contains("with variants 4+2"), "{err}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

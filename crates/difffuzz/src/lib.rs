@@ -2,7 +2,9 @@
 //! ([`gen`]) run on the reference interpreter and on OpenCL ([`api`], the only module that
 //! calls the compiler), a verdict per case ([`oracle`]), failing cases shrunk ([`shrink`]) and
 //! written out with their data. [`runner`] evaluates cases in a child process so that an abort
-//! or a hang costs one verdict; [`campaign`] is the long run of `scripts/fuzz.sh`.
+//! or a hang costs one verdict; [`campaign`] is the long run of `scripts/fuzz.sh`. The variants
+//! mode ([`variants`], `--variants K`) runs high-level programs as the variants that rewriting
+//! makes of them instead.
 
 pub mod api;
 pub mod campaign;
@@ -10,6 +12,7 @@ pub mod gen;
 pub mod oracle;
 pub mod runner;
 pub mod shrink;
+pub mod variants;
 
 /// One line of `known-failures.txt`: `seed:index class  # the defect it shows`.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -64,6 +64,10 @@ pub struct Verdict {
     pub signature: String,
     /// What was observed against what was expected, for the report.
     pub detail: String,
+    /// The variants mode: what happened to the case's variants.
+    pub counts: Option<crate::variants::Counts>,
+    /// The variants mode: the failing variant's program text.
+    pub variant: Option<String>,
 }
 
 impl Verdict {
@@ -72,6 +76,8 @@ impl Verdict {
             class,
             signature: signature.into(),
             detail: detail.into(),
+            counts: None,
+            variant: None,
         }
     }
     /// Fails in the same way as `other` (for shrinking).
@@ -79,13 +85,23 @@ impl Verdict {
         self.class == other.class && (self.class == Class::Wrong || self.signature == other.signature)
     }
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({ "class": self.class.name(), "signature": self.signature, "detail": self.detail })
+        let mut v =
+            serde_json::json!({ "class": self.class.name(), "signature": self.signature, "detail": self.detail });
+        if let Some(c) = &self.counts {
+            v["counts"] = c.to_json();
+        }
+        if let Some(s) = &self.variant {
+            v["variant"] = serde_json::Value::String(s.clone());
+        }
+        v
     }
     pub fn from_json(v: &serde_json::Value) -> Option<Verdict> {
         Some(Verdict {
             class: Class::parse(v.get("class")?.as_str()?)?,
             signature: v.get("signature")?.as_str()?.to_string(),
             detail: v.get("detail")?.as_str()?.to_string(),
+            counts: v.get("counts").and_then(crate::variants::Counts::from_json),
+            variant: v.get("variant").and_then(|s| s.as_str()).map(str::to_string),
         })
     }
 }
@@ -134,6 +150,17 @@ fn evaluate_unguarded(src: &str, data: &str, device: Option<&str>) -> Verdict {
         }
     }
     let got = api::opencl(src, data, device);
+    compare(src, data, &expected, got)
+}
+
+/// The verdict on OpenCL's `got` against the interpreter's `expected` for program `src` (whose
+/// bounded interpretation decides a difference) on `data`.
+pub(crate) fn compare(
+    src: &str,
+    data: &str,
+    expected: &Result<ir::interp::Value, api::Refusal>,
+    got: Result<ir::interp::Value, api::Refusal>,
+) -> Verdict {
     match (expected, got) {
         (_, Err(r)) if is_internal(&r.message) => Verdict::new(
             Class::Internal,
@@ -151,7 +178,7 @@ fn evaluate_unguarded(src: &str, data: &str, device: Option<&str>) -> Verdict {
             format!("fails on OpenCL only: {}", normalize(&o.message)),
             format!(
                 "expected (interpreter) {}\nobserved (OpenCL) error: {}",
-                short(&api::json(&v)),
+                short(&api::json(v)),
                 short(&o.message)
             ),
         ),
@@ -166,7 +193,7 @@ fn evaluate_unguarded(src: &str, data: &str, device: Option<&str>) -> Verdict {
             ),
         ),
         (Ok(want), Ok(got)) => {
-            if api::close(&want, &got) {
+            if api::close(want, &got) {
                 return Verdict::new(Class::Agree, "", "");
             }
             // Not equal to the float32 evaluation in program order: maybe still within the
@@ -182,7 +209,7 @@ fn evaluate_unguarded(src: &str, data: &str, device: Option<&str>) -> Verdict {
                         "no float32 error bound",
                         format!(
                             "expected (interpreter) {}\nobserved (OpenCL)      {}\n({why})",
-                            short(&api::json(&want)),
+                            short(&api::json(want)),
                             short(&api::json(&got))
                         ),
                     )
@@ -196,7 +223,7 @@ fn evaluate_unguarded(src: &str, data: &str, device: Option<&str>) -> Verdict {
                         "no float32 error bound",
                         format!(
                             "expected (interpreter) {}\nobserved (OpenCL)      {}\n({})",
-                            short(&api::json(&want)),
+                            short(&api::json(want)),
                             short(&api::json(&got)),
                             r.message
                         ),
@@ -209,7 +236,7 @@ fn evaluate_unguarded(src: &str, data: &str, device: Option<&str>) -> Verdict {
                 "different results",
                 format!(
                     "expected (interpreter) {}\nobserved (OpenCL)      {}\n({note})",
-                    short(&api::json(&want)),
+                    short(&api::json(want)),
                     short(&api::json(&got))
                 ),
             )

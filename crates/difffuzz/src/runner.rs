@@ -2,11 +2,13 @@
 //! stack overflow) or hangs costs one verdict, not the run.
 //!
 //! The child is this binary in `worker` mode: it reads one JSON request per line on stdin
-//! (`{"src": ..., "data": ...}`) and answers one JSON verdict per line on stdout. The parent
+//! (`{"src": ..., "data": ...}`, and `"variants": mode` to run the case's rewritten variants)
+//! and answers one JSON verdict per line on stdout. The parent
 //! waits for each answer at most `timeout`; a child that dies or overruns is killed, the case gets
 //! a `crash` or `timeout` verdict, and the next case starts a fresh child.
 
 use crate::oracle::{self, Class, Verdict};
+use crate::variants::Mode;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -90,6 +92,11 @@ impl Runner {
 
     /// The verdict on one case.
     pub fn eval(&mut self, src: &str, data: &str) -> Verdict {
+        self.eval_in(src, data, None)
+    }
+
+    /// The verdict on one case, as written or (`mode`) as its rewritten variants.
+    pub fn eval_in(&mut self, src: &str, data: &str, mode: Option<Mode>) -> Verdict {
         if self.child.is_none() {
             match self.spawn() {
                 Ok(w) => self.child = Some(w),
@@ -99,7 +106,11 @@ impl Runner {
         let w = self.child.as_mut().expect("just started");
         // Anything the previous case left on stderr is not this case's.
         w.stderr.lock().unwrap_or_else(|e| e.into_inner()).clear();
-        let request = serde_json::json!({ "src": src, "data": data }).to_string();
+        let mut request = serde_json::json!({ "src": src, "data": data });
+        if let Some(m) = mode {
+            request["variants"] = m.to_json();
+        }
+        let request = request.to_string();
         let sent = writeln!(w.stdin, "{request}").and_then(|()| w.stdin.flush());
         let answer = match sent {
             Ok(()) => w.lines.recv_timeout(self.timeout),
@@ -170,7 +181,10 @@ pub fn serve(device: Option<&str>) {
         };
         let src = req.get("src").and_then(|v| v.as_str()).unwrap_or("");
         let data = req.get("data").and_then(|v| v.as_str()).unwrap_or("{}");
-        let v = oracle::evaluate(src, data, device);
+        let v = match req.get("variants").and_then(Mode::from_json) {
+            Some(mode) => crate::variants::evaluate(src, data, device, mode),
+            None => oracle::evaluate(src, data, device),
+        };
         if writeln!(out, "{}", v.to_json()).and_then(|()| out.flush()).is_err() {
             break;
         }

@@ -214,7 +214,13 @@ impl Enc<'_> {
                 d.ret = Ret::Const(n.clone());
             }
         }
-        if params.len() == 1 && self.lanewise(body) {
+        // a body that never reads its argument (a constant, a float from outside) stays a
+        // float when the argument is a vector: `asScalar` of its map does not type-check
+        if params.len() == 1
+            && self.lanewise(body)
+            && ir_free_vars(self.prog, body).contains(&params[0])
+            && self.fma_operands_vary(body, params[0])
+        {
             d.flags |= LANEWISE;
         }
         if params.len() == 1 && self.product_of_components(params[0], body) {
@@ -288,6 +294,19 @@ impl Enc<'_> {
                     && args.iter().all(|a| self.lanewise(*a))
             }
             _ => false,
+        }
+    }
+
+    /// Every `fma` in `id` has the three operands read `x`: `fma` takes no mix of vectors and
+    /// floats (unlike `+` or `min`), so one operand that stays a float when `x` is a vector
+    /// makes the vectorized function ill-typed.
+    fn fma_operands_vary(&self, id: ExprId, x: ir::VarId) -> bool {
+        match self.prog.expr(id) {
+            Expr::Op { op, args } => {
+                (*op != Op::Fma || args.iter().all(|a| ir_free_vars(self.prog, *a).contains(&x)))
+                    && args.iter().all(|a| self.fma_operands_vary(*a, x))
+            }
+            _ => true,
         }
     }
 

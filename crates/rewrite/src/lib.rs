@@ -174,6 +174,11 @@ pub struct Stats {
     pub rejected: usize,
     /// Extracted terms before lowering and deduplication.
     pub extracted: usize,
+    /// Why each rejected term was rejected (`lowering: `, `types: ` or `validation: ` and the
+    /// message, then the term on a line of its own), in extraction order: a lowering that does not type-check is a bug of a rule or
+    /// of `lower` that would otherwise only shrink the explored space (the differential
+    /// fuzzer's variants mode reports these).
+    pub rejections: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -299,9 +304,13 @@ pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> R
             rblock_vecs: (false, false),
         };
         let (body, cost) = low.host(&t);
-        let Ok(program) = low.b.finish(body) else {
-            stats.rejected += 1;
-            continue;
+        let program = match low.b.finish(body) {
+            Ok(p) => p,
+            Err(why) => {
+                stats.rejected += 1;
+                stats.rejections.push(format!("lowering: {why}\n{}", t.sexp()));
+                continue;
+            }
         };
         // The flat text of the body identifies a variant (as its printed program would) and
         // breaks ties in cost; the laid-out text costs more than building and checking the
@@ -313,9 +322,13 @@ pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> R
         if !seen.insert(same) {
             continue;
         }
-        let Some(info) = legal(&program, &opts.built_in) else {
-            stats.rejected += 1;
-            continue;
+        let info = match legal(&program, &opts.built_in) {
+            Ok(info) => info,
+            Err(why) => {
+                stats.rejected += 1;
+                stats.rejections.push(format!("{why}\n{}", t.sexp()));
+                continue;
+            }
         };
         let mut notes = low.notes.clone();
         notes.dedup();
@@ -383,11 +396,17 @@ fn keep_diverse(sorted: Vec<Variant>, k: usize) -> Vec<Variant> {
     out
 }
 
-/// The types of a variant, when it type-checks and is legal for the OpenCL back end.
-fn legal(program: &ir::Program, built_in: &BTreeMap<String, i64>) -> Option<typeck::TypeInfo> {
-    let info = typeck::infer(program).ok()?;
-    validate::validate_with(program, &info, built_in).ok()?;
-    Some(info)
+/// The types of a variant, when it type-checks and is legal for the OpenCL back end; else why
+/// not (`types: ` or `validation: ` and the first message).
+fn legal(program: &ir::Program, built_in: &BTreeMap<String, i64>) -> Result<typeck::TypeInfo, String> {
+    let info = typeck::infer(program).map_err(|d| format!("types: {}", d.message))?;
+    validate::validate_with(program, &info, built_in).map_err(|ds| {
+        format!(
+            "validation: {}",
+            ds.first().map_or("(no message)", |d| d.message.as_str())
+        )
+    })?;
+    Ok(info)
 }
 
 #[cfg(test)]

@@ -1701,3 +1701,37 @@ fn cost_model2_ranks_map_glb_first_for_an_element_wise_map() {
         "reduce∘map fused; mapWrg 1152 groups × mapLcl 64"
     );
 }
+
+/// Found by difffuzz's variants mode (seed 40, case 97): a map whose function ignores its
+/// argument was vectorized, `asScalar (map (λx. c) (asVector 4 row))`, whose map yields floats,
+/// not vectors; every such term failed type checking and was dropped. None is extracted now.
+#[test]
+fn fuzz_a_map_of_a_constant_is_not_vectorized() {
+    no_ill_typed_terms(
+        "(lift (R C) ((array-type (array-type float C) R))
+      (lambda (a) (map (lambda (row) (reduce + 0.0f (map (lambda (x) -1.0f) row))) (transpose a))))",
+    );
+}
+
+/// Found by difffuzz's variants mode on the H200 (seed 33): `fma` with an operand that does not
+/// read the mapped element was vectorized into `fma` of float4, float4 and float.
+#[test]
+fn fuzz_an_fma_with_a_constant_operand_is_not_vectorized() {
+    no_ill_typed_terms(
+        "(lift (R C) ((array-type (array-type float C) R))
+      (lambda (a) (map (lambda (row) (reduce + 0.0f (map (lambda (x) (fma x x 2.0f)) row))) (transpose a))))",
+    );
+}
+
+fn no_ill_typed_terms(src: &str) {
+    let prog = ir::parse(src).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    let opts = Options {
+        sizes: [("R".to_string(), 16), ("C".to_string(), 64)].into_iter().collect(),
+        top_k: 64,
+        ..Options::default()
+    };
+    let ex = explore(&prog, &info, &opts).expect("explores");
+    let ill_typed: Vec<&String> = ex.stats.rejections.iter().filter(|r| r.starts_with("types:")).collect();
+    assert!(ill_typed.is_empty(), "{ill_typed:#?}");
+}

@@ -219,6 +219,9 @@ pub enum Loc<V> {
     Plain(Access<V>),
     /// A vector of width `w` stored as scalars from `base + offset` (use `vstoreW`).
     Vector { base: String, offset: ArithExpr, w: u8 },
+    /// A vector whose lanes a re-indexing outside its vector view scatters (`transpose (split
+    /// k (asScalar v))`): lane `k` is stored to the `k`-th lvalue.
+    Lanes(Vec<Access<V>>),
 }
 
 impl<V> Access<V> {
@@ -673,7 +676,7 @@ impl<V: Clone + fmt::Display> View<V> {
             }
             View::Component { c, inner } => match inner.write(idx)? {
                 Loc::Plain(l) => Ok(Loc::Plain(Access::Field(Box::new(l), *c))),
-                Loc::Vector { .. } => err("cannot write a tuple component of a vector"),
+                Loc::Vector { .. } | Loc::Lanes(_) => err("cannot write a tuple component of a vector"),
             },
             View::Value { expr, .. } if idx.is_empty() => Ok(Loc::Plain(Access::Value(expr.clone()))),
             View::AsScalar { w, inner } if idx.len() == 1 => match inner.vector_scalar_address(&idx[0], *w)? {
@@ -684,7 +687,14 @@ impl<V: Clone + fmt::Display> View<V> {
                 let base = idx[0].mul(&ArithExpr::cst(i64::from(*w)));
                 match inner.contiguous_address(&base, *w)? {
                     Some((name, off)) => Ok(Loc::Vector { base: name, offset: off, w: *w }),
-                    None => err("cannot write through asVector here"),
+                    // the lanes are not consecutive scalars: each is stored where it goes
+                    None => (0..i64::from(*w))
+                        .map(|k| match inner.write(&[base.add(&ArithExpr::cst(k))])? {
+                            Loc::Plain(a) => Ok(a),
+                            Loc::Vector { .. } | Loc::Lanes(_) => err("cannot write through asVector here"),
+                        })
+                        .collect::<Result<Vec<_>>>()
+                        .map(Loc::Lanes),
                 }
             }
             _ => match self.resolve(&mut idx.to_vec())? {

@@ -12,7 +12,7 @@ fn text(r: Read<V>) -> String {
 fn loc(l: Loc<V>) -> String {
     match l {
         Loc::Plain(a) => a.to_string(),
-        Loc::Vector { .. } => panic!("a vector store"),
+        Loc::Vector { .. } | Loc::Lanes(_) => panic!("a vector store"),
     }
 }
 

@@ -523,7 +523,7 @@ impl Gen<'_> {
             .ok_or_else(|| self.err(e, "internal: filter without a length destination"))?;
         let len_loc = match len.write(&[]).map_err(|m| self.err(e, m.0))? {
             Loc::Plain(l) => self.access_expr(&l),
-            Loc::Vector { .. } => return Err(self.err(e, "internal: vector length")),
+            Loc::Vector { .. } | Loc::Lanes(_) => return Err(self.err(e, "internal: vector length")),
         };
         let elem_ty = match self.cty(xs)? {
             Type::Array(t, _) => *t,

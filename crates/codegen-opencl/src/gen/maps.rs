@@ -173,7 +173,7 @@ impl Gen<'_> {
                         // kept within the device's limits, the loops stride over what one
                         // work-item per index would exceed.
                         let others: usize = (0..3).filter(|&o| o != d).filter_map(|o| k.local[o]).product();
-                        let room = self.wg_limit.room(d, others);
+                        let room = self.wg_limit.lcl_room(d, others);
                         let l = *k.local[d].get_or_insert_with(|| match cap.as_cst() {
                             Some(c) if c >= 1 && c as usize <= room => c as usize,
                             _ => room.min(128),

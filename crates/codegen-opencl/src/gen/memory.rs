@@ -35,7 +35,15 @@ impl Gen<'_> {
                     offset: arith(offset),
                 })
             }
-            (Loc::Vector { .. }, Read::Tuple(_)) => return Err(self.err(at, "cannot store a tuple into a vector")),
+            (Loc::Vector { .. } | Loc::Lanes(_), Read::Tuple(_)) => {
+                return Err(self.err(at, "cannot store a tuple into a vector"))
+            }
+            (Loc::Lanes(lanes), Read::Expr(e)) => {
+                for (k, l) in lanes.iter().enumerate() {
+                    let lane = Access::Lane(Box::new(e.clone()), k as u8);
+                    self.store(&Loc::Plain(l.clone()), &Read::Expr(lane), at)?;
+                }
+            }
         }
         Ok(())
     }
@@ -93,6 +101,7 @@ impl Gen<'_> {
         let name = match loc {
             Loc::Plain(l) => l.buffer(),
             Loc::Vector { base, .. } => Some(base.as_str()),
+            Loc::Lanes(lanes) => lanes.first().and_then(Access::buffer),
         };
         // a location that is no buffer is a private variable
         name.and_then(|n| self.mem.by_name(n))

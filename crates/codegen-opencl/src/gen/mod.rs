@@ -54,6 +54,15 @@ use types::{arith, fits_private, specialised, specialised_type, specialising, Sp
 const MAX_WORK_GROUP: usize = 1024;
 /// Work-group size along dimension 0 of `mapGlb` kernels.
 const GLB_LOCAL: usize = 256;
+
+/// The most work-items a `mapLcl` of constant length gets one each (a longer one strides):
+/// NVIDIA's driver reports 256 as the most work-items of a `mapWrg` × `mapLcl` kernel whose
+/// `reqd_work_group_size` is above 256 and refuses its launch, though the device's limit is
+/// 1024 (an H200, session 10: such kernels of 288, 500, 512, 1000 and 1024 work-items, a few
+/// registers each, all refused; 128 and 256 ran). `mapGlb` kernels are not capped: the same
+/// fuzz runs ran variants at `lift tune`'s work-groups of 512 and 1024 without such refusals.
+/// Found by difffuzz's variants mode: a strided partial reduction's chunks of 500.
+pub(crate) const LCL_LOCAL_MAX: usize = 256;
 /// Indices per work-item of an outermost `mapGlb` over a run-time length. Scaling 10^8 floats on
 /// the H200 took 1.05 times a device copy with 8, 1.13 with 4 and 1.07 with 16; a grid-stride
 /// loop over a launch sized to the device (1056 to 4224 groups) took 1.10 to 1.21.
@@ -123,6 +132,12 @@ impl WorkGroupLimit {
     /// The most work-items along dimension `d` when the other dimensions hold `others`.
     fn room(&self, d: usize, others: usize) -> usize {
         (self.total / others.max(1)).clamp(1, self.per_dim[d.min(2)])
+    }
+
+    /// The most work-items along dimension `d` of a work-group of `mapLcl`s when the other
+    /// dimensions hold `others`: [`WorkGroupLimit::room`], and at most [`LCL_LOCAL_MAX`] in all.
+    fn lcl_room(&self, d: usize, others: usize) -> usize {
+        self.room(d, others).min((LCL_LOCAL_MAX / others.max(1)).max(1))
     }
 
     /// The work-group size of `mapGlb` kernels along dimension `d` (`GLB_LOCAL` along 0).

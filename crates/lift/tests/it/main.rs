@@ -22,6 +22,7 @@ mod codegen;
 mod devices;
 mod filter;
 mod fuzz;
+mod fuzzrw_variants;
 mod host;
 mod indep2_forms;
 mod indep_grid;
