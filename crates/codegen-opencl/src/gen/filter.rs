@@ -16,16 +16,32 @@
 //! stay in flight across the stores and the ticket; the host defines `LIFT_GPU` (0 elsewhere),
 //! and the compiler folds the other path away.
 //!
-//! Where the stored values are 4-byte scalars (the kept element or the fused map's result) in a
-//! plain buffer and the device's local memory holds a tile of them beside the scan's arrays, the
-//! GPU's shape gathers instead: right after the scan each kept value goes to its rank in the
-//! tile in local memory (`f_cb`, 32 KiB), which frees its registers, so the group publishes its
-//! aggregate, takes its next ticket and issues that tile's loads into the same registers
-//! *before* its look-back; the loads are in flight through the look-back and the stores, and
-//! the stores are one run: consecutive work-items write consecutive places from the tile's
-//! offset (`gathered_store`), the fused map applied as the value is gathered. The ticket taken
-//! before the look-back delays its tile by the look-back, but so did the loads it replaces.
+//! Where the elements are 4-byte scalars stored (or mapped to scalars) into a plain buffer and
+//! the device's local memory holds a tile of them beside the scan's arrays, the GPU's shape
+//! gathers instead: right after the scan the group publishes its aggregate, its last work-item
+//! takes the next ticket while every work-item puts its kept elements at their ranks in the
+//! tile in local memory (`f_cb`, 32 KiB), which frees their registers; after one barrier the
+//! group issues the next tile's loads into them and only then looks back, so the loads are in
+//! flight through the look-back and the stores, and the stores are one run: consecutive
+//! work-items write consecutive places from the tile's offset, the fused map applied as each
+//! element is stored (`gathered_store`). The ticket taken before the look-back delays its tile
+//! by the look-back, as the loads it replaces did. That barrier region holds global atomics
+//! (aggregate, ticket) beside local stores, the pattern of the PoCL fault below; it is correct
+//! on PoCL, under Oclgrind and on the H200 at every size the filter tests run.
 //!
+//! Session 10 (`bench/results/runs/nvidia-h200-2026-11-24-s10-filt-speed5.md`, H200, 10^8
+//! elements, a copy 0.194 ms): the filter alone took 0.227 ms before (64 registers); gathered
+//! with the ticket after the gathering's barrier 0.210 (80 registers: three groups resident),
+//! with the ticket taken during the gathering 0.188 (64 registers), this kernel. Gathered but
+//! stored as `float4` runs 0.249 (128 registers), gathered after the look-back without early
+//! loads 0.260, the ticket alone taken during the look-back 0.304, a window of 64 0.203 /
+//! 0.187 (without / with the early ticket: not kept, it would change the CPU's shape too),
+//! 4096-element tiles 0.209 (48 registers; PoCL miscomputes them, see `FILTER_WG_MIN`). With
+//! the early loads the look-back makes 2.2 trips a tile on average (0.5 of them on a tile not
+//! yet published) against 4.4 (2.4) before. Program 6.1 with the map applied as elements are
+//! gathered took 0.211 ms (80 registers; 0.234 before); this kernel applies it at the store,
+//! so that 6.1's kernel is the filter's but for the map, and was not timed at 10^8.
+
 //! Forward progress: OpenCL 1.2 promises none between the work-groups of a launch, which is why
 //! the tile comes from the ticket and not from `get_group_id`: a group only waits for tiles whose
 //! tickets were taken earlier, by groups that are therefore already running. Every device we run
@@ -919,50 +935,52 @@ impl Gen<'_> {
         self.close();
         self.close();
         self.scan_tile(f, slots, runs, rounds, parts, sh.field);
-        // Each kept value at its rank in the tile, in local memory.
-        if gather.is_some() {
-            self.open_block();
-            self.kept_loop(f, sh, int(0), |g| {
-                let value = g.kept_value(consumer, &staged, elem_ty)?;
-                g.push(Stmt::assign(v(&f.cb).index(v(&f.o)), value));
-                Ok(())
-            })?;
-            self.close();
-            // No global write shares a barrier region with these local stores (the PoCL 3.1
-            // fault of the module doc).
-            self.push(Stmt::Barrier(Fence::Local));
-        }
         self.look_back_start(f, st, rounds, parts);
-        // The next ticket: with the values gathered, taken before the look-back and its tile's
-        // loads issued, so that they are in flight through the look-back and the stores.
-        // Otherwise only once this tile has published its prefix: a ticket taken earlier to
-        // load into a second set of registers leaves its tile unpublished for a whole tile's
-        // time, and every later tile's look-back waits on it (measured slower on the H200, and
-        // PoCL's two threads then mostly wait on each other).
-        let ticket = |g: &mut Self| {
-            g.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
+        // The next ticket: where the values are gathered, taken at once (by the last work-item,
+        // while the others gather) and its tile's loads issued before the look-back, so that
+        // they are in flight through the look-back and the stores. Otherwise only once this
+        // tile has published its prefix: a ticket taken earlier to load into a second set of
+        // registers leaves its tile unpublished for a whole tile's time, and every later
+        // tile's look-back waits on it (measured slower on the H200, and PoCL's two threads
+        // then mostly wait on each other).
+        let ticket = |g: &mut Self, lane: usize| {
+            g.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(lane)));
             g.push(Stmt::assign(
                 v(&f.tk).index(int(1)),
                 Expr::call("atomic_inc", vec![v(st)]),
             ));
             g.close();
-            g.push(Stmt::Barrier(Fence::Local));
-            g.push(Stmt::assign(v(&f.tn), v(&f.tk).index(int(1))));
         };
         if gather.is_some() {
-            ticket(self);
+            ticket(self, wg - 1);
+            // Each kept element at its rank in the tile, in local memory.
+            self.open_block();
+            self.kept_loop(f, sh, int(0), |g| {
+                let value = g.kept_value(None, &staged, elem_ty)?;
+                g.push(Stmt::assign(v(&f.cb).index(v(&f.o)), value));
+                Ok(())
+            })?;
+            self.close();
+            self.push(Stmt::Barrier(Fence::Local));
+            self.push(Stmt::assign(v(&f.tn), v(&f.tk).index(int(1))));
             load_tile(self, &f.tn, &leaves);
         }
         self.look_back(f, st, (&tiles, &live), len_loc.clone());
         if gather.is_none() {
-            ticket(self);
+            ticket(self, 0);
+            self.push(Stmt::Barrier(Fence::Local));
+            self.push(Stmt::assign(v(&f.tn), v(&f.tk).index(int(1))));
+        } else {
+            // Not needed for the order of anything; the kernel measured on the H200 (0.188 ms
+            // at 10^8) has it, and one without it has not been timed.
+            self.push(Stmt::Barrier(Fence::Local));
         }
         if !next_leaves.is_empty() {
             load_tile(self, &f.tn, &next_leaves);
         }
         if let Some((_, buf)) = &gather {
             // The barrier after the gathering makes every gathered value visible.
-            self.gathered_store(f, buf, wg);
+            self.gathered_store(f, buf, wg, consumer, elem_ty)?;
         } else {
             self.kept_loop(f, sh, v(&f.a), |g| {
                 let pos = ArithExpr::var(f.o.as_str(), Range::upto(cap.clone()));
@@ -1059,15 +1077,25 @@ impl Gen<'_> {
         }
     }
 
-    /// The tile's `f_c` kept values, gathered in `f_cb`, stored from `f_a` of `buf`:
-    /// consecutive work-items at consecutive places, so each warp's store is one run.
-    /// (Whole 4-vectors stored as `float4`, head and tail one by one, took 128 registers on
-    /// the H200 against 80 and were slower: see the module doc.)
-    fn gathered_store(&mut self, f: &Names, buf: &str, wg: usize) {
+    /// The tile's `f_c` kept elements, gathered in `f_cb`, stored from `f_a` of `buf`, through
+    /// the fused map where there is one: consecutive work-items at consecutive places, so each
+    /// warp's store is one run. (Whole 4-vectors stored as `float4`, head and tail one by one,
+    /// took 128 registers on the H200 against 80 and were slower: see the module doc.)
+    fn gathered_store(
+        &mut self,
+        f: &Names,
+        buf: &str,
+        wg: usize,
+        consumer: Option<ExprId>,
+        elem_ty: &Type,
+    ) -> Result<()> {
         let out = v(&self.buf_ident(buf));
         self.open_for(&f.u, v(&f.l), v(&f.c), int(wg), false);
-        self.push(Stmt::assign(out.index(add(v(&f.a), v(&f.u))), v(&f.cb).index(v(&f.u))));
+        let gathered = Read::Expr(Access::Value(v(&f.cb).index(v(&f.u))));
+        let value = self.kept_value(consumer, &gathered, elem_ty)?;
+        self.push(Stmt::assign(out.index(add(v(&f.a), v(&f.u))), value));
         self.close();
+        Ok(())
     }
 
     /// `f_c`, the tile's count of kept elements, and `f_a`, its exclusive prefix (0 until the
@@ -1315,9 +1343,10 @@ impl Gen<'_> {
         self.close();
     }
 
-    /// The scalar type and buffer of the values the GPU's shape stores through local memory:
-    /// 4-byte scalars (the kept element, or the fused map's result) written to a plain buffer
-    /// at the filter's positions; `None` where the stores stay direct.
+    /// The element type and output buffer where the GPU's shape gathers the kept elements in
+    /// local memory: 4-byte scalar elements whose stored values (the element, or the fused
+    /// map's scalar result of it) go to a plain buffer at the filter's positions; `None` where
+    /// each is stored in place.
     fn compact_type(
         &mut self,
         f: &Names,
@@ -1330,17 +1359,16 @@ impl Gen<'_> {
         if rows {
             return Ok(None);
         }
-        let ty = match consumer {
-            Some(g) => {
-                let (_, body) = self.lambda(g)?;
-                self.info.ty(body).clone()
+        if let Some(g) = consumer {
+            let (_, body) = self.lambda(g)?;
+            if !matches!(self.info.ty(body), Type::Scalar(_)) {
+                return Ok(None);
             }
-            None => elem_ty.clone(),
-        };
-        if !matches!(ty, Type::Scalar(_)) {
+        }
+        if !matches!(elem_ty, Type::Scalar(_)) {
             return Ok(None);
         }
-        let ct = self.ctype(&ty)?;
+        let ct = self.ctype(elem_ty)?;
         if !matches!(ct, CType::Scalar(crate::ast::Scalar::Int | crate::ast::Scalar::Float)) {
             return Ok(None);
         }

@@ -384,7 +384,7 @@ fn the_plan_names_where_kept_values_are_gathered() {
     );
     let small = plan_with(32 * 1024);
     assert!(
-        small.contains("the next tile loaded before this one is stored (kept values stored in place: gathering them takes 38504 bytes of local memory, the device has 32768)"),
+        small.contains("the next tile loaded before this one is stored (kept values stored in place: gathering them takes 38496 bytes of local memory, the device has 32768)"),
         "{small}"
     );
 }
