@@ -37,8 +37,8 @@
 //! loads 0.260, the ticket alone taken during the look-back 0.304, a window of 64 0.203 /
 //! 0.187 (without / with the early ticket: not kept, it would change the CPU's shape too),
 //! 4096-element tiles 0.209 (48 registers; PoCL miscomputes them, see `FILTER_WG_MIN`). With
-//! the early loads the look-back makes 2.2 trips a tile on average (0.5 of them on a tile not
-//! yet published) against 4.4 (2.4) before. Program 6.1 with the map applied as elements are
+//! the early loads the look-back makes 3.1 trips a tile on average (1.25 of them ending on a
+//! tile not yet published; 80 registers) against 4.4 (2.4) before. Program 6.1 with the map applied as elements are
 //! gathered took 0.211 ms (80 registers; 0.234 before); this kernel applies it at the store,
 //! so that 6.1's kernel is the filter's but for the map, and was not timed at 10^8.
 
