@@ -1630,6 +1630,7 @@ fn smallest_limit(devices: &[String]) -> Option<codegen_opencl::WorkGroupLimit> 
         Some(codegen_opencl::WorkGroupLimit {
             total: a.total.min(b.total),
             per_dim: [0, 1, 2].map(|d| a.per_dim[d].min(b.per_dim[d])),
+            local_mem: a.local_mem.min(b.local_mem),
         })
     })
 }

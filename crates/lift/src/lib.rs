@@ -500,9 +500,9 @@ pub(crate) fn run_options(
 /// A device's work-group limits as code generation takes them: the queried
 /// `CL_DEVICE_MAX_WORK_GROUP_SIZE` and `CL_DEVICE_MAX_WORK_ITEM_SIZES`, already lowered by
 /// `LIFT_MAX_WORK_GROUP_SIZE` where it is set (`host_runner::MAX_WORK_GROUP_VAR`), so that the
-/// kernels fit the device rather than being refused at launch.
+/// kernels fit the device rather than being refused at launch, and its local memory.
 pub fn work_group_limit(d: &host_runner::DeviceInfo) -> codegen_opencl::WorkGroupLimit {
-    codegen_opencl::WorkGroupLimit::new(d.max_work_group_size, &d.max_work_item_sizes)
+    codegen_opencl::WorkGroupLimit::new(d.max_work_group_size, &d.max_work_item_sizes).with_local_mem(d.local_mem_bytes)
 }
 
 /// Whether a program still holds high-level `map`, `reduce` or `filter`.

@@ -16,6 +16,32 @@
 //! stay in flight across the stores and the ticket; the host defines `LIFT_GPU` (0 elsewhere),
 //! and the compiler folds the other path away.
 //!
+//! Where the elements are 4-byte scalars stored (or mapped to scalars) into a plain buffer and
+//! the device's local memory holds a tile of them beside the scan's arrays, the GPU's shape
+//! gathers instead: right after the scan the group publishes its aggregate, its last work-item
+//! takes the next ticket while every work-item puts its kept elements at their ranks in the
+//! tile in local memory (`f_cb`, 32 KiB), which frees their registers; after one barrier the
+//! group issues the next tile's loads into them and only then looks back, so the loads are in
+//! flight through the look-back and the stores, and the stores are one run: consecutive
+//! work-items write consecutive places from the tile's offset, the fused map applied as each
+//! element is stored (`gathered_store`). The ticket taken before the look-back delays its tile
+//! by the look-back, as the loads it replaces did. That barrier region holds global atomics
+//! (aggregate, ticket) beside local stores, the pattern of the PoCL fault below; it is correct
+//! on PoCL, under Oclgrind and on the H200 at every size the filter tests run.
+//!
+//! Session 10 (`bench/results/runs/nvidia-h200-2026-11-24-s10-filt-speed5.md`, H200, 10^8
+//! elements, a copy 0.194 ms): the filter alone took 0.227 ms before (64 registers); gathered
+//! with the ticket after the gathering's barrier 0.210 (80 registers: three groups resident),
+//! with the ticket taken during the gathering 0.188 (64 registers), this kernel. Gathered but
+//! stored as `float4` runs 0.249 (128 registers), gathered after the look-back without early
+//! loads 0.260, the ticket alone taken during the look-back 0.304, a window of 64 0.203 /
+//! 0.187 (without / with the early ticket: not kept, it would change the CPU's shape too),
+//! 4096-element tiles 0.209 (48 registers; PoCL miscomputes them, see `FILTER_WG_MIN`). With
+//! the early loads the look-back makes 3.1 trips a tile on average (1.25 of them ending on a
+//! tile not yet published; 80 registers) against 4.4 (2.4) before. Program 6.1 with the map applied as elements are
+//! gathered took 0.211 ms (80 registers; 0.234 before); this kernel applies it at the store,
+//! so that 6.1's kernel is the filter's but for the map, and was not timed at 10^8.
+
 //! Forward progress: OpenCL 1.2 promises none between the work-groups of a launch, which is why
 //! the tile comes from the ticket and not from `get_group_id`: a group only waits for tiles whose
 //! tickets were taken earlier, by groups that are therefore already running. Every device we run
@@ -116,6 +142,14 @@ const FILTER_WG: usize = 256;
 /// The fewest work-items per work-group of the filter kernel. Groups of 4 to 32 are correct
 /// under Oclgrind, but PoCL 3.1 (LLVM 15) computes every tile's count as 0 with them (the
 /// tile's flags never reach the scan); a device allowing fewer refuses the launch cleanly.
+/// Checked in session 10: groups of 32 are also correct on PoCL with `-cl-opt-disable`, and so
+/// is the GPU's shape with one part a tile (4096 elements), which PoCL miscomputes optimized
+/// too: the signature of the fault reduced in session 9 (`bench/results/runs/
+/// nvidia-h200-2026-11-24-s9-filt-speed4-pocl-repro.cl`: local stores of a barrier region
+/// lost after the barrier, in a loop of barriers whose bound comes from local memory, right
+/// with `-cl-opt-disable` and under Oclgrind). Neither of these kernels has that repro's
+/// global atomic inside the scan, so the trigger differs; that they are one LLVM fault is
+/// likely, not proven.
 const FILTER_WG_MIN: usize = 64;
 /// Scans per tile: each orders the rounds of every work-item packed in one `ulong`, and one
 /// look-back serves them all.
@@ -131,6 +165,8 @@ struct Shape {
     field: usize,
     /// Loads of the next tile are issued before this tile's stores.
     prefetch: bool,
+    /// Scans a tile (at most `FILTER_PARTS`).
+    parts: usize,
 }
 
 impl Shape {
@@ -140,7 +176,7 @@ impl Shape {
 
     /// Elements of a tile read by groups of `wg` work-items.
     fn tile(self, wg: usize) -> usize {
-        wg * self.chunk * self.rounds() * FILTER_PARTS
+        wg * self.chunk * self.rounds() * self.parts
     }
 
     fn tiles(self, wg: usize, cap: &ArithExpr) -> ArithExpr {
@@ -155,6 +191,7 @@ const GPU_SHAPE: Shape = Shape {
     chunk: 4,
     field: 16,
     prefetch: true,
+    parts: FILTER_PARTS,
 };
 /// On a GPU where the filter's capacity is known when the kernel is built (as `lift run`,
 /// `bench` and `tune` build them) and at least `LARGE`: the same tiles without the prefetch. A
@@ -178,6 +215,7 @@ const CPU_SHAPE: Shape = Shape {
     chunk: 1,
     field: 8,
     prefetch: false,
+    parts: FILTER_PARTS,
 };
 const _: () = assert!(CPU_SHAPE.chunk * (64 / CPU_SHAPE.field) <= GPU_SHAPE.chunk * (64 / GPU_SHAPE.field));
 const _: () = assert!(255 * GPU_SHAPE.chunk < 1 << GPU_SHAPE.field && 255 * CPU_SHAPE.chunk < 1 << CPU_SHAPE.field);
@@ -214,6 +252,7 @@ struct Names {
     a: Ident,
     b: Ident,
     c: Ident,
+    cb: Ident,
     e: Ident,
     g: Ident,
     h: Ident,
@@ -239,6 +278,7 @@ struct Names {
     t: Ident,
     tk: Ident,
     tn: Ident,
+    u: Ident,
     w: Ident,
     y: Ident,
     z: Ident,
@@ -251,6 +291,7 @@ impl Names {
             a: f("a"),
             b: f("b"),
             c: f("c"),
+            cb: f("cb"),
             e: f("e"),
             g: f("g"),
             h: f("h"),
@@ -276,6 +317,7 @@ impl Names {
             t: f("t"),
             tk: f("tk"),
             tn: f("tn"),
+            u: f("u"),
             w: f("w"),
             y: f("y"),
             z: f("z"),
@@ -311,7 +353,7 @@ fn field(x: Expr, r: &Ident, bits: usize) -> Expr {
 }
 
 /// What both shapes of the filter kernel generate from.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct FilterCx<'a> {
     e: ExprId,
     p: ExprId,
@@ -327,6 +369,9 @@ struct FilterCx<'a> {
     elem_ty: &'a Type,
     rows: bool,
     len_loc: &'a Expr,
+    /// The scalar type of the stored values where the GPU's shape compacts each tile's kept
+    /// values in local memory (`f_cb`) and stores them with consecutive work-items.
+    compact: Option<(CType, String)>,
 }
 
 /// One scalar component of the filter's input, staged in registers.
@@ -559,6 +604,21 @@ impl Gen<'_> {
         k.decls.push(local_array(CType::INT, &f.roff, roff_len));
         k.decls.push(local_array(CType::INT, &f.tk, 2));
         k.decls.push(local_array(CType::INT, &f.lb, 4));
+        let compact = self.compact_type(&f, consumer, &elem_ty, rows, dest, &cap)?;
+        // The GPU's shape by the size, where the kernel is built for one (see `GPU_LARGE`); a
+        // shape gathering its kept values issues the next tile's loads before the look-back,
+        // so it holds one tile in registers at every size.
+        let large = super::types::specialised(&cap).as_cst().is_some_and(|c| c >= LARGE);
+        let shape_for = |gathering: bool| if large || gathering { GPU_LARGE } else { GPU_SHAPE };
+        // The compacted values share local memory with the scan's arrays.
+        let scan_bytes = 8 * FILTER_PARTS * (slots + 2 * runs) + 4 * (roff_len + 2 + 4);
+        let compact_ty = compact;
+        let compact_bytes = scan_bytes + 4 * shape_for(true).tile(wg);
+        let compact = compact_ty.clone().filter(|_| compact_bytes <= self.wg_limit.local_mem);
+        let gpu_shape = shape_for(compact.is_some());
+        if let Some((t, _)) = &compact {
+            k.decls.push(local_array(t.clone(), &f.cb, gpu_shape.tile(wg)));
+        }
         self.k = Some(k);
         let lb_none = int(2 * LOOKBACK);
         self.push(Stmt::decl(CType::INT, &f.l, Expr::call("get_local_id", vec![int(0)])));
@@ -596,16 +656,18 @@ impl Gen<'_> {
             elem_ty: &elem_ty,
             rows,
             len_loc: &len_loc,
+            compact: compact.clone(),
         };
-        // The GPU's shape by the size, where the kernel is built for one (see `GPU_LARGE`).
-        let large = super::types::specialised(&cap).as_cst().is_some_and(|c| c >= LARGE);
-        let gpu_shape = if large { GPU_LARGE } else { GPU_SHAPE };
         let gpu = Expr::Sym(GPU_MACRO.to_string());
         self.open_if(gpu.clone());
         let (vector, prefetched) = self.tile_loop(&f, gpu_shape, &cx)?;
         self.close();
         self.open_if(Expr::un(crate::ast::UnOp::Not, gpu));
-        self.tile_loop(&f, CPU_SHAPE, &cx)?;
+        let cpu_cx = FilterCx {
+            compact: None,
+            ..cx.clone()
+        };
+        self.tile_loop(&f, CPU_SHAPE, &cpu_cx)?;
         self.close();
         if let Some(k) = self.k.as_mut() {
             k.notes.push(format!(
@@ -613,10 +675,19 @@ impl Gen<'_> {
                 gpu_shape.tile(wg),
                 gpu_shape.chunk,
                 if vector { " in one vector load" } else { "" },
-                if prefetched {
+                if compact.is_some() {
+                    ", its kept values gathered in order in local memory and stored by consecutive work-items, the next tile's ticket and loads issued before the look-back".to_string()
+                } else if prefetched {
                     ", the next tile loaded before this one is stored".to_string()
                 } else if large && !rows {
                     format!(", the next tile not loaded early (at least {LARGE} elements: fewer registers, more groups resident)")
+                } else {
+                    String::new()
+                } + &if compact_ty.is_some() && compact.is_none() {
+                    format!(
+                        " (kept values stored in place: gathering them takes {compact_bytes} bytes of local memory, the device has {})",
+                        self.wg_limit.local_mem
+                    )
                 } else {
                     String::new()
                 },
@@ -650,8 +721,10 @@ impl Gen<'_> {
             elem_ty,
             rows,
             len_loc,
+            ref compact,
         } = *cx;
-        let (rounds, parts, chunk) = (sh.rounds(), FILTER_PARTS, sh.chunk);
+        let compact = compact.clone();
+        let (rounds, parts, chunk) = (sh.rounds(), sh.parts, sh.chunk);
         let tile = sh.tile(wg);
         let tiles = sh.tiles(wg, cap);
         // An input whose length is only known on the device (a filter result, e.g. a loop's
@@ -798,7 +871,11 @@ impl Gen<'_> {
             load_chunk(g, t, leaves);
             g.close();
         };
-        if !next_leaves.is_empty() {
+        // Gathering the kept values in local memory frees their registers before the look-back,
+        // so the next tile's loads are issued then, into the same registers (the first tile's
+        // before the loop).
+        let gather = compact.filter(|_| sh.chunk > 1 && !sh.prefetch && !leaves.is_empty());
+        if !next_leaves.is_empty() || gather.is_some() {
             load_tile(self, &f.tn, &leaves);
         }
         self.open(Head::For {
@@ -813,7 +890,7 @@ impl Gen<'_> {
         self.push(Stmt::assign(v(&f.mk).index(v(&f.h)), int(0)));
         self.open_for(&f.r, int(0), int(rounds), int(1), true);
         self.push(round_k());
-        if !sh.prefetch && !leaves.is_empty() {
+        if !sh.prefetch && gather.is_none() && !leaves.is_empty() {
             load_chunk(self, &f.t, &leaves);
         } else {
             self.push(Stmt::decl(CType::INT, &f.g, chunk_first(&f.t)));
@@ -858,68 +935,77 @@ impl Gen<'_> {
         self.close();
         self.close();
         self.scan_tile(f, slots, runs, rounds, parts, sh.field);
-        self.look_back(f, st, (&tiles, &live), rounds, parts, len_loc.clone());
-        // The next ticket is taken only once this tile has published its prefix: a ticket taken
-        // earlier (to prefetch during the scan) leaves its tile unpublished for a whole tile's
-        // time, and every later tile's look-back waits on it (measured slower on the H200,
-        // and PoCL's two threads then mostly wait on each other).
-        self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
-        self.push(Stmt::assign(
-            v(&f.tk).index(int(1)),
-            Expr::call("atomic_inc", vec![v(st)]),
-        ));
-        self.close();
-        self.push(Stmt::Barrier(Fence::Local));
-        self.push(Stmt::assign(v(&f.tn), v(&f.tk).index(int(1))));
+        self.look_back_start(f, st, rounds, parts);
+        // The next ticket: where the values are gathered, taken at once (by the last work-item,
+        // while the others gather) and its tile's loads issued before the look-back, so that
+        // they are in flight through the look-back and the stores. Otherwise only once this
+        // tile has published its prefix: a ticket taken earlier to load into a second set of
+        // registers leaves its tile unpublished for a whole tile's time, and every later
+        // tile's look-back waits on it (measured slower on the H200, and PoCL's two threads
+        // then mostly wait on each other).
+        let ticket = |g: &mut Self, lane: usize| {
+            g.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(lane)));
+            g.push(Stmt::assign(
+                v(&f.tk).index(int(1)),
+                Expr::call("atomic_inc", vec![v(st)]),
+            ));
+            g.close();
+        };
+        if gather.is_some() {
+            ticket(self, wg - 1);
+            // Each kept element at its rank in the tile, in local memory.
+            self.open_block();
+            self.kept_loop(f, sh, int(0), |g| {
+                let value = g.kept_value(None, &staged, elem_ty)?;
+                g.push(Stmt::assign(v(&f.cb).index(v(&f.o)), value));
+                Ok(())
+            })?;
+            self.close();
+            self.push(Stmt::Barrier(Fence::Local));
+            self.push(Stmt::assign(v(&f.tn), v(&f.tk).index(int(1))));
+            load_tile(self, &f.tn, &leaves);
+        }
+        self.look_back(f, st, (&tiles, &live), len_loc.clone());
+        if gather.is_none() {
+            ticket(self, 0);
+            self.push(Stmt::Barrier(Fence::Local));
+            self.push(Stmt::assign(v(&f.tn), v(&f.tk).index(int(1))));
+        } else {
+            // Not needed for the order of anything; the kernel measured on the H200 (0.188 ms
+            // at 10^8) has it, and one without it has not been timed.
+            self.push(Stmt::Barrier(Fence::Local));
+        }
         if !next_leaves.is_empty() {
             load_tile(self, &f.tn, &next_leaves);
         }
-        // `f_ho`: where part `f_h` of the tile starts in the output; `f_o`: where the next kept
-        // element of this work-item's chunk goes.
-        self.push(Stmt::decl(CType::INT, &f.ho, v(&f.a)));
-        let roff = |h: Expr, k: Expr| v(&f.roff).index(add(mul(h, int(rounds + 1)), k));
-        self.open_for(&f.h, int(0), int(parts), int(1), true);
-        self.open_for(&f.r, int(0), int(rounds), int(1), true);
-        self.push(round_k());
-        let first = add(
-            add(v(&f.ho), roff(v(&f.h), v(&f.r))),
-            field(v(&f.ex).index(v(&f.h)), &f.r, sh.field),
-        );
-        self.push(Stmt::decl(CType::INT, &f.o, first));
-        self.open_for(&f.m, int(0), int(chunk), int(1), true);
-        self.push(slot_i());
-        let kept = Expr::bin(
-            BinOp::BitAnd,
-            Expr::bin(BinOp::Shr, v(&f.mk).index(v(&f.h)), bit()),
-            int(1),
-        );
-        self.open_if(kept);
-        let pos = ArithExpr::var(f.o.as_str(), Range::upto(cap.clone()));
-        if rows {
-            self.push(Stmt::decl(CType::INT, &f.e, add(chunk_first(&f.t), v(&f.m))));
-            let (dims, _) = dims_of(elem_ty);
-            let x = self.filter_elem(f, xs)?;
-            self.copy_dims(e, &x, &dest.view.access(pos), &dims, vec![], MapKind::Seq)?;
-        } else if let Some(g) = consumer {
-            let (params, body) = self.lambda(g)?;
-            let elem = self.read_view(staged.clone(), elem_ty);
-            self.bind(params[0], Bound::View(elem));
-            let d = Dest {
-                view: dest.view.access(pos),
-                len: None,
-                rows: false,
-            };
-            self.gen_into(body, &d)?;
+        if let Some((_, buf)) = &gather {
+            // The barrier after the gathering makes every gathered value visible.
+            self.gathered_store(f, buf, wg, consumer, elem_ty)?;
         } else {
-            let loc = dest.view.write(&[pos]).map_err(|m| self.err(e, m.0))?;
-            self.store(&loc, &staged, e)?;
+            self.kept_loop(f, sh, v(&f.a), |g| {
+                let pos = ArithExpr::var(f.o.as_str(), Range::upto(cap.clone()));
+                if rows {
+                    g.push(Stmt::decl(CType::INT, &f.e, add(chunk_first(&f.t), v(&f.m))));
+                    let (dims, _) = dims_of(elem_ty);
+                    let x = g.filter_elem(f, xs)?;
+                    g.copy_dims(e, &x, &dest.view.access(pos), &dims, vec![], MapKind::Seq)?;
+                } else if let Some(c) = consumer {
+                    let (params, body) = g.lambda(c)?;
+                    let elem = g.read_view(staged.clone(), elem_ty);
+                    g.bind(params[0], Bound::View(elem));
+                    let d = Dest {
+                        view: dest.view.access(pos),
+                        len: None,
+                        rows: false,
+                    };
+                    g.gen_into(body, &d)?;
+                } else {
+                    let loc = dest.view.write(&[pos]).map_err(|m| g.err(e, m.0))?;
+                    g.store(&loc, &staged, e)?;
+                }
+                Ok(())
+            })?;
         }
-        self.push(add_to(v(&f.o), int(1)));
-        self.close();
-        self.close();
-        self.close();
-        self.push(add_to(v(&f.ho), roff(v(&f.h), int(rounds))));
-        self.close();
         if !moves.is_empty() {
             self.open_for(&f.i, int(0), int(chunk * rounds * parts), int(1), true);
             for (cur, next) in &moves {
@@ -931,6 +1017,102 @@ impl Gen<'_> {
         self.push(Stmt::Barrier(Fence::Local));
         self.close();
         Ok((vector, !next_leaves.is_empty()))
+    }
+
+    /// For each kept element of the tile in order (slot `f_i`), `body` with `f_o` its place:
+    /// `base` plus its rank among the tile's kept elements.
+    fn kept_loop(
+        &mut self,
+        f: &Names,
+        sh: Shape,
+        base: Expr,
+        mut body: impl FnMut(&mut Self) -> Result<()>,
+    ) -> Result<()> {
+        let (rounds, parts, chunk) = (sh.rounds(), sh.parts, sh.chunk);
+        // `f_ho`: where part `f_h` of the tile starts; `f_o`: where the next kept element of
+        // this work-item's chunk goes.
+        self.push(Stmt::decl(CType::INT, &f.ho, base));
+        let roff = |h: Expr, k: Expr| v(&f.roff).index(add(mul(h, int(rounds + 1)), k));
+        self.open_for(&f.h, int(0), int(parts), int(1), true);
+        self.open_for(&f.r, int(0), int(rounds), int(1), true);
+        self.push(Stmt::decl(CType::INT, &f.k, add(mul(v(&f.h), int(rounds)), v(&f.r))));
+        let first = add(
+            add(v(&f.ho), roff(v(&f.h), v(&f.r))),
+            field(v(&f.ex).index(v(&f.h)), &f.r, sh.field),
+        );
+        self.push(Stmt::decl(CType::INT, &f.o, first));
+        self.open_for(&f.m, int(0), int(chunk), int(1), true);
+        self.push(Stmt::decl(CType::INT, &f.i, add(mul(v(&f.k), int(chunk)), v(&f.m))));
+        let bit = add(mul(v(&f.r), int(chunk)), v(&f.m));
+        let kept = Expr::bin(
+            BinOp::BitAnd,
+            Expr::bin(BinOp::Shr, v(&f.mk).index(v(&f.h)), bit),
+            int(1),
+        );
+        self.open_if(kept);
+        body(self)?;
+        self.push(add_to(v(&f.o), int(1)));
+        self.close();
+        self.close();
+        self.close();
+        self.push(add_to(v(&f.ho), roff(v(&f.h), int(rounds))));
+        self.close();
+        Ok(())
+    }
+
+    /// The value stored for the kept element in slot `f_i`: the element, or the fused map's
+    /// result of it (a scalar, see [`Self::compact_type`]).
+    fn kept_value(&mut self, consumer: Option<ExprId>, staged: &Read, elem_ty: &Type) -> Result<Expr> {
+        match consumer {
+            Some(c) => {
+                let (params, body) = self.lambda(c)?;
+                let elem = self.read_view(staged.clone(), elem_ty);
+                self.bind(params[0], Bound::View(elem));
+                self.scalar_expr(body)
+            }
+            None => match staged {
+                Read::Expr(a) => Ok(self.access_expr(a)),
+                Read::Tuple(_) => Err(ir::Diagnostic::new(ir::Span::default(), "internal: compacted tuple")),
+            },
+        }
+    }
+
+    /// The tile's `f_c` kept elements, gathered in `f_cb`, stored from `f_a` of `buf`, through
+    /// the fused map where there is one: consecutive work-items at consecutive places, so each
+    /// warp's store is one run. (Whole 4-vectors stored as `float4`, head and tail one by one,
+    /// took 128 registers on the H200 against 80 and were slower: see the module doc.)
+    fn gathered_store(
+        &mut self,
+        f: &Names,
+        buf: &str,
+        wg: usize,
+        consumer: Option<ExprId>,
+        elem_ty: &Type,
+    ) -> Result<()> {
+        let out = v(&self.buf_ident(buf));
+        self.open_for(&f.u, v(&f.l), v(&f.c), int(wg), false);
+        let gathered = Read::Expr(Access::Value(v(&f.cb).index(v(&f.u))));
+        let value = self.kept_value(consumer, &gathered, elem_ty)?;
+        self.push(Stmt::assign(out.index(add(v(&f.a), v(&f.u))), value));
+        self.close();
+        Ok(())
+    }
+
+    /// `f_c`, the tile's count of kept elements, and `f_a`, its exclusive prefix (0 until the
+    /// look-back); work-item 0 publishes the tile's aggregate.
+    fn look_back_start(&mut self, f: &Names, st: &Ident, rounds: usize, parts: usize) {
+        let total = (0..parts)
+            .map(|h| v(&f.roff).index(int(h * (rounds + 1) + rounds)))
+            .reduce(add)
+            .expect("at least one part");
+        self.push(Stmt::decl(CType::INT, &f.c, total));
+        self.push(Stmt::decl(CType::INT, &f.a, int(0)));
+        self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
+        self.push(Stmt::Call(Expr::call(
+            "atomic_xchg",
+            vec![add(v(st), add(int(1), v(&f.t))), add(v(&f.c), int(1))],
+        )));
+        self.close();
     }
 
     /// Decoupled look-back with a window, leaving the tile's exclusive prefix in `f_a` (the same
@@ -946,15 +1128,7 @@ impl Gen<'_> {
     /// words are only written and read with atomics, so no other memory needs ordering: the
     /// output positions depend on nothing else.
     /// `tiles`: the tiles the status words are laid out for, and those that run.
-    fn look_back(
-        &mut self,
-        f: &Names,
-        st: &Ident,
-        (tiles, live): (&ArithExpr, &ArithExpr),
-        rounds: usize,
-        parts: usize,
-        len_loc: Expr,
-    ) {
+    fn look_back(&mut self, f: &Names, st: &Ident, (tiles, live): (&ArithExpr, &ArithExpr), len_loc: Expr) {
         let w = LOOKBACK;
         let none = int(2 * w);
         let agg_at = |k: Expr| add(v(st), add(int(1), k));
@@ -965,15 +1139,6 @@ impl Gen<'_> {
         let ne0 = |x: &Ident| Expr::bin(BinOp::Ne, v(x), int(0));
         let stop_of = |q: Expr| v(&f.lb).index(q);
         let sum_of = |q: Expr| v(&f.lb).index(add(int(2), q));
-        let total = (0..parts)
-            .map(|h| v(&f.roff).index(int(h * (rounds + 1) + rounds)))
-            .reduce(add)
-            .expect("at least one part");
-        self.push(Stmt::decl(CType::INT, &f.c, total));
-        self.push(Stmt::decl(CType::INT, &f.a, int(0)));
-        self.open_if(Expr::bin(BinOp::Eq, v(&f.l), int(0)));
-        self.push(publish(agg_at(v(&f.t)), v(&f.c)));
-        self.close();
         // `f_j`: the nearest tile of the window; -1 once the prefix is known.
         self.open(Head::For {
             var: f.j.clone(),
@@ -1076,7 +1241,7 @@ impl Gen<'_> {
                     ty: ty.clone(),
                     name: name.clone(),
                     space: None,
-                    len: Some(sh.chunk * sh.rounds() * FILTER_PARTS),
+                    len: Some(sh.chunk * sh.rounds() * sh.parts),
                     init: None,
                     is_const: false,
                 });
@@ -1176,6 +1341,44 @@ impl Gen<'_> {
             add(in_part(&f.runpre, run_of), my_slot()),
         ));
         self.close();
+    }
+
+    /// The element type and output buffer where the GPU's shape gathers the kept elements in
+    /// local memory: 4-byte scalar elements whose stored values (the element, or the fused
+    /// map's scalar result of it) go to a plain buffer at the filter's positions; `None` where
+    /// each is stored in place.
+    fn compact_type(
+        &mut self,
+        f: &Names,
+        consumer: Option<ExprId>,
+        elem_ty: &Type,
+        rows: bool,
+        dest: &Dest,
+        cap: &ArithExpr,
+    ) -> Result<Option<(CType, String)>> {
+        if rows {
+            return Ok(None);
+        }
+        if let Some(g) = consumer {
+            let (_, body) = self.lambda(g)?;
+            if !matches!(self.info.ty(body), Type::Scalar(_)) {
+                return Ok(None);
+            }
+        }
+        if !matches!(elem_ty, Type::Scalar(_)) {
+            return Ok(None);
+        }
+        let ct = self.ctype(elem_ty)?;
+        if !matches!(ct, CType::Scalar(crate::ast::Scalar::Int | crate::ast::Scalar::Float)) {
+            return Ok(None);
+        }
+        let pos = ArithExpr::var(f.o.as_str(), Range::upto(cap.clone()));
+        Ok(match dest.view.write(&[pos]) {
+            Ok(Loc::Plain(Access::Elem { buf, idx })) if idx.as_var().is_some_and(|(n, _)| n == f.o.as_str()) => {
+                Some((ct, buf))
+            }
+            Ok(_) | Err(_) => None,
+        })
     }
 
     /// The element `f_e` of `xs` as a view (inside the filter kernels).

@@ -107,13 +107,20 @@ pub struct EmitOptions {
 pub struct WorkGroupLimit {
     pub total: usize,
     pub per_dim: [usize; 3],
+    /// Bytes of local memory a work-group may use (`CL_DEVICE_LOCAL_MEM_SIZE`);
+    /// [`DEFAULT_LOCAL_MEM`] where no device is known.
+    pub local_mem: usize,
 }
+
+/// Local memory assumed where the device is not known: a common GPU's 48 KiB.
+pub const DEFAULT_LOCAL_MEM: usize = 48 * 1024;
 
 impl Default for WorkGroupLimit {
     fn default() -> WorkGroupLimit {
         WorkGroupLimit {
             total: MAX_WORK_GROUP,
             per_dim: [MAX_WORK_GROUP; 3],
+            local_mem: DEFAULT_LOCAL_MEM,
         }
     }
 }
@@ -126,6 +133,15 @@ impl WorkGroupLimit {
         WorkGroupLimit {
             total: total.max(1),
             per_dim: [at(0), at(1), at(2)],
+            local_mem: DEFAULT_LOCAL_MEM,
+        }
+    }
+
+    /// The same limits on a device whose work-groups may use `bytes` of local memory.
+    pub fn with_local_mem(self, bytes: u64) -> WorkGroupLimit {
+        WorkGroupLimit {
+            local_mem: usize::try_from(bytes).unwrap_or(usize::MAX),
+            ..self
         }
     }
 

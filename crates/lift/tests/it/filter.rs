@@ -359,41 +359,76 @@ fn the_plan_names_the_filters_choice_by_device() {
     let compiled = lift::compile(THESIS, &lift::Options::default()).expect("compiles");
     let plan = compiled.plan.expect("a kernel plan").describe();
     assert!(
-        plan.contains("filterGlb: on a GPU (LIFT_GPU = 1) tiles of 8192 elements, each work-item reading 4 consecutive elements a round in one vector load, the next tile loaded before this one is stored; elsewhere tiles of 4096"),
+        plan.contains("filterGlb: on a GPU (LIFT_GPU = 1) tiles of 8192 elements, each work-item reading 4 consecutive elements a round in one vector load, its kept values gathered in order in local memory and stored by consecutive work-items, the next tile's ticket and loads issued before the look-back; elsewhere tiles of 4096"),
         "{plan}"
     );
 }
 
-/// Built for its size, a filter of at least 2^25 elements takes the GPU shape without the
-/// prefetch (fewer registers, more groups resident), and says so; a smaller one keeps it.
+/// The kept values are gathered in local memory only where the device's local memory holds a
+/// tile of them beside the scan's arrays; elsewhere each is stored in place, and the plan says
+/// why.
 #[test]
-fn the_plan_names_the_filters_choice_by_size() {
-    let plan_at = |n: i64| {
+fn the_plan_names_where_kept_values_are_gathered() {
+    let plan_with = |bytes: u64| {
         let opts = lift::Options {
-            sizes: [("N".to_string(), n)].into_iter().collect(),
-            specialise: true,
+            work_group_limit: Some(codegen_opencl::WorkGroupLimit::default().with_local_mem(bytes)),
             ..lift::Options::default()
         };
         let compiled = lift::compile(THESIS, &opts).expect("compiles");
         compiled.plan.expect("a kernel plan").describe()
     };
-    let large = plan_at(1 << 25);
+    let roomy = plan_with(48 * 1024);
+    assert!(
+        roomy.contains("its kept values gathered in order in local memory"),
+        "{roomy}"
+    );
+    let small = plan_with(32 * 1024);
+    assert!(
+        small.contains("the next tile loaded before this one is stored (kept values stored in place: gathering them takes 38496 bytes of local memory, the device has 32768)"),
+        "{small}"
+    );
+}
+
+/// Built for its size, a filter whose kept values are not gathered in local memory (tuples
+/// here) takes the GPU shape without the prefetch from 2^25 elements (fewer registers, more
+/// groups resident) and says so, a smaller one keeps it; one gathering them (program 6.1)
+/// loads the next tile before its look-back at every size.
+#[test]
+fn the_plan_names_the_filters_choice_by_size() {
+    let plan_at = |src: &str, n: i64| {
+        let opts = lift::Options {
+            sizes: [("N".to_string(), n)].into_iter().collect(),
+            specialise: true,
+            ..lift::Options::default()
+        };
+        let compiled = lift::compile(src, &opts).expect("compiles");
+        compiled.plan.expect("a kernel plan").describe()
+    };
+    let large = plan_at(TUPLES_ALONE, 1 << 25);
     assert!(
         large.contains(
             "the next tile not loaded early (at least 33554432 elements: fewer registers, more groups resident)"
         ),
         "{large}"
     );
-    let small = plan_at((1 << 25) - 1);
+    let small = plan_at(TUPLES_ALONE, (1 << 25) - 1);
     assert!(
         small.contains("the next tile loaded before this one is stored"),
         "{small}"
+    );
+    let gathered = plan_at(THESIS, (1 << 25) - 1);
+    assert!(
+        gathered.contains("the next tile's ticket and loads issued before the look-back"),
+        "{gathered}"
     );
 }
 
 /// Under Oclgrind (`LIFT_OCLGRIND=1`), filters of several tiles in both shapes: the look-back
 /// reads status words that other groups write with atomics, so it must read them with atomics
 /// there, although Oclgrind calls its simulator a GPU (the examples' own data hold one tile).
+/// Oclgrind's 32 KiB of local memory cannot hold the GPU shape's gathered tile, so that shape
+/// also runs with 64 KiB (its kept values gathered in local memory) and with 32 (stored in
+/// place).
 #[test]
 fn look_back_under_oclgrind_reports_no_race() {
     let Some((oclgrind, icd)) = crate::opencl::oclgrind_setup() else {
@@ -401,21 +436,34 @@ fn look_back_under_oclgrind_reports_no_race() {
     };
     let program = examples_dir().join("filter_glb_only.lisp");
     let program = program.display().to_string();
-    for gpu in ["0", "1"] {
-        let out = crate::opencl::under_oclgrind(
-            &oclgrind,
-            &icd,
-            std::path::Path::new(env!("CARGO_BIN_EXE_lift")),
-            &["bench", &program, "--size", "N=20001", "--check", "--repeats", "1"],
-        )
-        .env("LIFT_GPU_PATHS", gpu)
-        .output()
-        .expect("run oclgrind");
+    for (gpu, local) in [("0", None), ("1", None), ("1", Some("65536"))] {
+        let lift_bin = std::path::Path::new(env!("CARGO_BIN_EXE_lift"));
+        let args = ["bench", &program, "--size", "N=20001", "--check", "--repeats", "1"];
+        let mut cmd = match local {
+            // Oclgrind's own options come before the program it runs.
+            Some(bytes) => {
+                let mut c = Command::new(&oclgrind);
+                c.args(["--local-mem-size", bytes]);
+                c.args([
+                    "--data-races",
+                    "--uninitialized",
+                    "--check-api",
+                    "--build-options",
+                    "-cl-opt-disable",
+                ]);
+                c.arg(lift_bin).args(args);
+                c.env("OCL_ICD_VENDORS", &icd).env_remove("LIFT_TEST_DEVICE");
+                c
+            }
+            None => crate::opencl::under_oclgrind(&oclgrind, &icd, lift_bin, &args),
+        };
+        let out = cmd.env("LIFT_GPU_PATHS", gpu).output().expect("run oclgrind");
         let stderr = String::from_utf8_lossy(&out.stderr);
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "LIFT_GPU_PATHS={gpu}: {stderr}");
+        let what = format!("LIFT_GPU_PATHS={gpu}, local memory {local:?}");
+        assert!(out.status.success(), "{what}: {stderr}");
         if let Some(word) = crate::opencl::OCLGRIND_PROBLEMS.iter().find(|w| stderr.contains(*w)) {
-            panic!("LIFT_GPU_PATHS={gpu}: Oclgrind reports `{word}`:\n{stderr}");
+            panic!("{what}: Oclgrind reports `{word}`:\n{stderr}");
         }
         assert!(stdout.contains("check: equals the interpreter"), "{stdout}{stderr}");
     }
