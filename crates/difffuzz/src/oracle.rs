@@ -108,21 +108,22 @@ impl Verdict {
 
 /// Evaluates one case in this process, turning a panic into a `crash` verdict.
 pub fn evaluate(src: &str, data: &str, device: Option<&str>) -> Verdict {
-    match catch_unwind(AssertUnwindSafe(|| evaluate_unguarded(src, data, device))) {
-        Ok(v) => v,
-        Err(p) => {
-            let msg = p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "a panic without a message".into());
-            Verdict::new(
-                Class::Crash,
-                format!("panic: {}", normalize(&msg)),
-                format!("panic: {msg}"),
-            )
-        }
-    }
+    catch_unwind(AssertUnwindSafe(|| evaluate_unguarded(src, data, device))).unwrap_or_else(|p| crash(p, ""))
+}
+
+/// The `crash` verdict of a caught panic; `context` (with its leading space) says where it
+/// happened in the full message.
+pub fn crash(p: Box<dyn std::any::Any + Send>, context: &str) -> Verdict {
+    let msg = p
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "a panic without a message".into());
+    Verdict::new(
+        Class::Crash,
+        format!("panic: {}", normalize(&msg)),
+        format!("panic{context}: {msg}"),
+    )
 }
 
 fn short(s: &str) -> String {

@@ -35,21 +35,8 @@ pub struct Mode {
 /// Variants kept from exploration, that the random ones are picked from.
 const POOL: usize = 64;
 
-/// `mapGlb` work-group sizes a random variant may run with: those `lift tune`'s search tries.
-const WORK_GROUPS: [&[usize]; 12] = [
-    &[32],
-    &[64],
-    &[128],
-    &[512],
-    &[1024],
-    &[16],
-    &[8, 8],
-    &[16, 16],
-    &[32, 8],
-    &[64, 4],
-    &[128, 2],
-    &[32, 32],
-];
+// The `mapGlb` work-group sizes a random variant may run with are those `lift tune`'s search tries.
+use lift::tune::WORK_GROUPS;
 
 impl Mode {
     /// The mode of case `index` of run `seed`: sizes unknown one time in four.
@@ -197,21 +184,8 @@ impl Counts {
 
 /// The verdict on the variants of one case, with their counts; a panic is a `crash` verdict.
 pub fn evaluate(src: &str, data: &str, device: Option<&str>, mode: Mode) -> Verdict {
-    match catch_unwind(AssertUnwindSafe(|| evaluate_unguarded(src, data, device, mode))) {
-        Ok(v) => v,
-        Err(p) => {
-            let msg = p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "a panic without a message".into());
-            Verdict::new(
-                Class::Crash,
-                format!("panic: {}", oracle::normalize(&msg)),
-                format!("panic (in exploring or running a variant): {msg}"),
-            )
-        }
-    }
+    catch_unwind(AssertUnwindSafe(|| evaluate_unguarded(src, data, device, mode)))
+        .unwrap_or_else(|p| oracle::crash(p, " (in exploring or running a variant)"))
 }
 
 fn clean(message: &str, counts: Counts) -> Verdict {

@@ -709,7 +709,7 @@ impl Default for TuneOptions {
 /// Work-group sizes of `mapGlb` kernels the search tries (dimension 0, or 0 and 1). Sizes that
 /// a kernel cannot take safely are not applied (`codegen_opencl::EmitOptions`), and a size
 /// that leaves the plan unchanged is skipped without being timed.
-const WORK_GROUPS: [&[usize]; 12] = [
+pub const WORK_GROUPS: [&[usize]; 12] = [
     &[32],
     &[64],
     &[128],
