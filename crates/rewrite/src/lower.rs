@@ -2619,11 +2619,12 @@ fn a_kmajor(rb: crate::egraph::RegBlockSizes) -> bool {
 /// than two groups of `group` fit in an SM's registers, else 1. A work-item holds its block,
 /// the `rm` vectors of x (`rm` values from a K-major tile) and the `rn` values of ys of a step,
 /// and its share of the next tiles (loaded ahead, `codegen_opencl` `gen_pipelined`), besides
-/// indices and addresses.
-fn rblock_occupancy(rb: crate::egraph::RegBlockSizes, group: f64) -> f64 {
+/// indices and addresses, fewer where both tiles are copied as vectors (`vectors`).
+fn rblock_occupancy(rb: crate::egraph::RegBlockSizes, group: f64, vectors: bool) -> f64 {
     let (rm, rn, v) = (rb.rm as f64, rb.rn as f64, VEC as f64);
     let a_held = if a_kmajor(rb) { rm } else { rm * v };
-    let regs = rm * rn + a_held + rn + (rb.tm * rb.tk + rb.tk * rb.tn) as f64 / group + ITEM_ADDRESSES;
+    let addresses = if vectors { VECTOR_ITEM_ADDRESSES } else { ITEM_ADDRESSES };
+    let regs = rm * rn + a_held + rn + (rb.tm * rb.tk + rb.tk * rb.tn) as f64 / group + addresses;
     if SM_REGISTERS / (regs * group) < 2.0 {
         ALONE
     } else {
@@ -2637,6 +2638,10 @@ const SM_REGISTERS: f64 = 65536.0;
 /// addresses): `ptxas -v` counted 125 to 133 registers for the K-major 8×8 blocks whose values
 /// `host_rblock` counts as 88 to 104 (`bench/results/runs/nvidia-h200-2026-11-24-s9-mm-speed3.md`).
 const ITEM_ADDRESSES: f64 = 35.0;
+/// `ITEM_ADDRESSES` where both tiles are copied as `float4`s, a quarter of the global addresses:
+/// `ptxas -v` counted 128 registers for the 128×128/8×8/16 product so copied, whose values
+/// `host_rblock` counts as 96 (`bench/results/runs/nvidia-h200-2026-11-24-s10-mm-speed4.md`).
+const VECTOR_ITEM_ADDRESSES: f64 = 32.0;
 /// Per warp of a work-group, what its barrier at each step of K costs a work-item: the
 /// barrier waits for every warp of the group, and fewer, smaller groups cover each other's
 /// waits. On the H200 at 4096³ the 8×8 blocks by groups of 128 (64×128 and 128×64 tiles,
@@ -3491,9 +3496,14 @@ impl Lowerer<'_> {
             + TILE_LINE * (lines(rb.tm, self.is_transpose(x)) + lines(rb.tn, self.is_transpose(ys)));
         let barrier = BARRIER_WARP * group / 32.0;
         let per_item = k_len * (rm * rn + 0.5 * (rm + rn) / v) + (k_len / tk) * (copy / group + barrier);
-        let alone = rblock_occupancy(rb, group);
-        // a step unrolled into more multiply-adds than `UNROLLED_FMAS`
-        let long = if rm * rn * tk > UNROLLED_FMAS { LONG_STEP } else { 1.0 };
+        let alone = rblock_occupancy(rb, group, a_vec && b_vec);
+        // a step unrolled into more multiply-adds than `UNROLLED_FMAS`, with a tile copied by
+        // scalars (`LONG_STEP`: with both copied as vectors steps of 16 were the faster)
+        let long = if rm * rn * tk > UNROLLED_FMAS && !(a_vec && b_vec) {
+            LONG_STEP
+        } else {
+            1.0
+        };
         (items / self.lanes).ceil() * per_item * alone * long + items * rm * rn * MEM + LAUNCH
     }
 }
