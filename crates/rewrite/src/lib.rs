@@ -301,7 +301,6 @@ pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> R
             lanes: opts.lanes,
             fresh: 0,
             notes: vec![],
-            rblock_vecs: (false, false),
         };
         let (body, cost) = low.host(&t);
         let program = match low.b.finish(body) {

@@ -86,9 +86,6 @@ pub struct Lowerer<'a> {
     pub lanes: f64,
     pub fresh: usize,
     pub notes: Vec<String>,
-    /// Whether the last register-blocked product lowered copies x's and ys's tiles as vectors
-    /// (`host_rblock`), for its cost, which a batch of products charges after lowering one.
-    pub rblock_vecs: (bool, bool),
 }
 
 type Out = (ExprId, f64);
@@ -2257,6 +2254,24 @@ impl Lowerer<'_> {
         known && run % VEC == 0 && elems % (VEC * group) == 0
     }
 
+    /// Whether a register-blocked product copies the tiles of `x` and of `ys` as vectors
+    /// (`vector_copy`), for its lowering (`host_rblock`) and its cost (`rblock_cost`).
+    fn rblock_tile_vectors(&self, rb: crate::egraph::RegBlockSizes, x: &Term, ys: &Term) -> (bool, bool) {
+        // a tile lies along its rows in global memory unless its matrix is a `transpose`
+        // (rows of `x` are rows of the data; the tile of `ys` is transposed once more)
+        let a_across = self.is_transpose(x);
+        let b_across = !self.is_transpose(ys);
+        // rows of the matrices in global memory: x's are K long, or M where x is a transpose;
+        // ys's (columns of the product) N long where ys is a transpose, else K
+        let a_run = if a_across { x.len.as_ref() } else { x.inner.as_ref() };
+        let b_run = if b_across { ys.inner.as_ref() } else { ys.len.as_ref() };
+        let group = rb.items();
+        // the tile of x as copied: [tm][tk] along K, [tk][tm] across
+        let a_vec = self.vector_copy(a_run, if a_across { rb.tm } else { rb.tk }, rb.tm * rb.tk, group);
+        let b_vec = self.vector_copy(b_run, if b_across { rb.tk } else { rb.tn }, rb.tn * rb.tk, group);
+        (a_vec, b_vec)
+    }
+
     /// `toPrivate (mapSeqUnroll (λx. x) e)`: values copied into registers.
     fn private_copy(&mut self, e: ExprId) -> ExprId {
         let id = self.id_fn();
@@ -2435,18 +2450,8 @@ impl Lowerer<'_> {
         // la : [tm][tk/VEC] vectors along K, or K-major [tk][tm/VEC] vectors down a column of
         // the tile; lb : [tk][tn/VEC] vectors along a row of `m`
         let ta = self.get(0, tilesv);
-        // a tile lies along its rows in global memory unless its matrix is a `transpose`
-        // (rows of `x` are rows of the data; the tile of `ys` is transposed once more)
-        let a_across = self.is_transpose(x);
-        let b_across = !self.is_transpose(ys);
-        // rows of the matrices in global memory: x's are K long, or M where x is a transpose;
-        // ys's (columns of the product) N long where ys is a transpose, else K
-        let a_run = if a_across { x.len.as_ref() } else { x.inner.as_ref() };
-        let b_run = if b_across { ys.inner.as_ref() } else { ys.len.as_ref() };
-        let group = wi1 * wi0;
-        // the tile of x as copied: [tm][tk] along K, [tk][tm] across
-        let a_vec = self.vector_copy(a_run, if a_across { rb.tm } else { rb.tk }, rb.tm * rb.tk, group);
-        let b_vec = self.vector_copy(b_run, if b_across { rb.tk } else { rb.tn }, rb.tn * rb.tk, group);
+        let (a_across, b_across) = (self.is_transpose(x), !self.is_transpose(ys));
+        let (a_vec, b_vec) = self.rblock_tile_vectors(rb, x, ys);
         let la_val = if kmajor {
             let ta = self.b.prim(Prim::Transpose, vec![ta]);
             self.flat_local_copy(ta, rb.tk, rb.tm, wi1, wi0, !a_across, a_vec)
@@ -2595,7 +2600,6 @@ impl Lowerer<'_> {
             "mapWrg1×mapWrg0 tiles of {}×{}, {}×{} work-items each computing a {}×{} block in registers, K in steps of {} staged in local memory, read as float{}{copied}",
             rb.tm, rb.tn, wi1, wi0, rb.rm, rb.rn, rb.tk, VEC
         ));
-        self.rblock_vecs = (a_vec, b_vec);
         let cost = self.rblock_cost(rb, rows_n * cols_n, k_len, x, ys);
         (e, xc + yc + cost)
     }
@@ -3488,9 +3492,9 @@ impl Lowerer<'_> {
             let (runs, run) = if transposed { (rb.tk, rows) } else { (rows, rb.tk) };
             (runs * ((run + LINE_FLOATS - 1) / LINE_FLOATS)) as f64
         };
-        // a tile copied as vectors (`vector_copy`, `host_rblock` records which) issues a load
-        // and a store for each four of its elements
-        let (a_vec, b_vec) = self.rblock_vecs;
+        // a tile copied as vectors (`vector_copy`) issues a load and a store for each four of
+        // its elements
+        let (a_vec, b_vec) = self.rblock_tile_vectors(rb, x, ys);
         let elems = |n: i64, vec: bool| n as f64 / if vec { v } else { 1.0 };
         let copy = TILE_ELEM * (elems(rb.tm * rb.tk, a_vec) + elems(rb.tn * rb.tk, b_vec))
             + TILE_LINE * (lines(rb.tm, self.is_transpose(x)) + lines(rb.tn, self.is_transpose(ys)));
