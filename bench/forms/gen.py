@@ -4,7 +4,8 @@
 Deterministic: fixed seeds, values that are multiples of 1/8 (exact in float32).
 Expected values are computed with numpy (float64, from the formulas only) and written
 into each program's `;; expect:` line (the programs name their data with `;; data:`).
-Usage: python3 bench/forms/gen.py           # writes data/*.json and updates expect lines
+Usage: python3 bench/forms/gen.py             # writes data/*.json, the expect lines and suite.tsv
+       python3 bench/forms/gen.py --medium DIR # random data at the medium sizes of suite.tsv
 """
 import json, math, os, re, sys
 import numpy as np
@@ -238,5 +239,101 @@ def main():
             print("updated", fn)
 
 
+# ---------------------------------------------------------------- suite.tsv
+# computation -> (data set, medium sizes); the large sizes are each program's `;; size:` line.
+COMPUTATIONS = [
+    ("sum", "sum", "N=800000"),
+    ("dot", "dot", "N=262144"),
+    ("transpose", "transpose", "M=512 N=512"),
+    ("nn", "nn", "N=262144"),
+    ("mriq", "mriq", "X=1024 K=256"),
+    ("kmeans", "kmeans", "P=4096 F=34 C=5"),
+    ("md", "md", "N=1024 M=128"),
+    ("conv_row", "conv_row", "H=256 W=256"),
+    ("conv_col", "conv_col", "H=256 W=256"),
+    ("conv_sep", "conv_sep", "H=256 W=256"),
+    ("gemv_n", "gemv_n", "M=512 N=512"),
+    ("gemv_t", "gemv_t", "M=512 N=512"),
+    ("atax", "atax", "M=512 N=512"),
+    ("gesummv", "gesummv", "M=512 N=512"),
+    ("mm", "mm", "M=128 K=128 N=128"),
+    ("nbody", "nbody", "N=1024"),
+]
+
+
+def computation_of(stem):
+    best = None
+    for c, _, _ in COMPUTATIONS:
+        if stem.startswith(c + "_") and (best is None or len(c) > len(best)):
+            best = c
+    return best
+
+
+def write_suite():
+    rows = []
+    medium = {c: m for c, _, m in COMPUTATIONS}
+    order = {c: i for i, (c, _, _) in enumerate(COMPUTATIONS)}
+    for fn in os.listdir(HERE):
+        if not fn.endswith(".lisp"):
+            continue
+        stem = fn[:-5]
+        c = computation_of(stem)
+        src = open(os.path.join(HERE, fn)).read()
+        large = re.search(r"^;; size: (.*)$", src, re.M).group(1).strip()
+        rows.append((order[c], stem, c, stem[len(c) + 1:], fn, large, medium[c]))
+    rows.sort()
+    with open(os.path.join(HERE, "suite.tsv"), "w") as f:
+        f.write("key\tcomputation\tform\tfile\tlarge\tmedium\n")
+        for r in rows:
+            f.write("\t".join(r[1:]) + "\n")
+
+
+def medium_data(outdir):
+    """Random data (multiples of 1/8) at the medium sizes, one file per data set, for checking
+    OpenCL against the interpreter at a larger size (check.py --medium DIR). Not committed."""
+    os.makedirs(outdir, exist_ok=True)
+    rng = np.random.default_rng(100)
+    sz = {c: dict(kv.split("=") for kv in m.split()) for c, _, m in COMPUTATIONS}
+    I = lambda c, k: int(sz[c][k])
+    e = lambda *s: eighths(rng, s, -2, 2)
+
+    def f4(n, mass):
+        a = eighths(rng, (n, 4), -2, 2)
+        a[:, 3] = eighths(rng, n, 0.5, 2) if mass else 0.0
+        return a
+    D = {}
+    D["sum"] = {"xs": e(I("sum", "N"))}
+    n = I("dot", "N"); D["dot"] = {"xs": e(n), "ys": e(n)}
+    D["transpose"] = {"m": e(I("transpose", "M"), I("transpose", "N"))}
+    D["nn"] = {"pts": e(I("nn", "N"), 2), "lat": 1.5, "lng": -2.25}
+    K, X = I("mriq", "K"), I("mriq", "X")
+    D["mriq"] = dict(kx=e(K), ky=e(K), kz=e(K), phiMag=e(K), x=e(X), y=e(X), z=e(X))
+    D["kmeans"] = {"points": e(I("kmeans", "P"), I("kmeans", "F")), "clusters": e(I("kmeans", "C"), I("kmeans", "F"))}
+    N, M = I("md", "N"), I("md", "M")
+    side = int(round(N ** (1 / 3))) + 1
+    grid = np.array([[i % side, (i // side) % side, i // (side * side)] for i in range(N)], float) * 1.25
+    pos = np.concatenate([grid + eighths(rng, (N, 3), -0.25, 0.25), np.zeros((N, 1))], axis=1)
+    neigh = np.array([rng.choice(np.delete(np.arange(N), i), M, replace=False) for i in range(N)])
+    D["md"] = {"pos": pos, "neigh": neigh, "cutsq": 16.0, "lj1": 1.5, "lj2": 2.0}
+    for c in ("conv_row", "conv_col", "conv_sep"):
+        D[c] = {"img": e(I(c, "H"), I(c, "W")), "weights": eighths(rng, 17, -1, 1)}
+    for c in ("gemv_n", "gemv_t"):
+        m, n = I(c, "M"), I(c, "N")
+        xn, yn = (n, m) if c == "gemv_n" else (m, n)
+        D[c] = {"A": e(m, n), "x": e(xn), "y": e(yn), "alpha": 1.5, "beta": -0.5}
+    D["atax"] = {"A": e(I("atax", "M"), I("atax", "N")), "x": e(I("atax", "N"))}
+    m, n = I("gesummv", "M"), I("gesummv", "N")
+    D["gesummv"] = {"A": e(m, n), "B": e(m, n), "x": e(n), "alpha": 1.5, "beta": -0.5}
+    D["mm"] = {"A": e(I("mm", "M"), I("mm", "K")), "B": e(I("mm", "K"), I("mm", "N"))}
+    n = I("nbody", "N"); D["nbody"] = {"pos": f4(n, True), "vel": f4(n, False), "eps": 0.0625, "dt": 0.125}
+    for c, d in D.items():
+        with open(os.path.join(outdir, c + ".json"), "w") as f:
+            json.dump({k: tolist(v) for k, v in d.items()}, f)
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--medium"]:
+        medium_data(sys.argv[2])
+    else:
+        main()
+        write_suite()
