@@ -350,11 +350,10 @@ impl Gen {
             });
             let i = self.name("i");
             let ienv = generate_env(env, &i);
-            let f = self.scalar(&Ty::Float, &ienv, 2);
-            (
-                format!("(generate {} (lambda ({i}) {f}))", n.size_arg()),
-                Ty::arr(Ty::Float, n),
-            )
+            // computed elements of every type: a vector view of them must take their type
+            let et = self.pick(&[Ty::Float, Ty::Float, Ty::Int, Ty::Double]);
+            let f = self.scalar(&et, &ienv, 2);
+            (format!("(generate {} (lambda ({i}) {f}))", n.size_arg()), Ty::arr(et, n))
         } else {
             let v = self.pick(&arrays);
             (v.name.clone(), v.ty.clone())
