@@ -353,7 +353,10 @@ impl Gen {
             // computed elements of every type: a vector view of them must take their type
             let et = self.pick(&[Ty::Float, Ty::Float, Ty::Int, Ty::Double]);
             let f = self.scalar(&et, &ienv, 2);
-            (format!("(generate {} (lambda ({i}) {f}))", n.size_arg()), Ty::arr(et, n))
+            (
+                format!("(generate {} (lambda ({i}) {f}))", n.size_arg()),
+                Ty::arr(et, n),
+            )
         } else {
             let v = self.pick(&arrays);
             (v.name.clone(), v.ty.clone())
