@@ -412,13 +412,24 @@ impl Gen<'_> {
             | Op::VGet(_) => {}
         }
         let mut a = args.iter().map(|x| self.scalar_expr(*x)).collect::<Result<Vec<_>>>()?;
+        let rt = self.cty(e)?;
+        if let (Type::Vector(..), true) = (&rt, is_builtin_call(op, float)) {
+            // OpenCL's built-ins have no overload for every vector-and-scalar pair (`min(int,
+            // int4)`, `pow(float4, float)`): a scalar operand is made the vector, so that the
+            // call has exactly one match on every compiler
+            let vt = self.ctype(&rt)?;
+            for (x, arg) in a.iter_mut().zip(args) {
+                if let Type::Scalar(_) = self.info.ty(*arg) {
+                    *x = CExpr::cast(vt.clone(), std::mem::replace(x, CExpr::Int(0)));
+                }
+            }
+        }
         let bin = |o: BinOp, a: &mut Vec<CExpr>| {
             let y = a.pop().expect("two operands");
             let x = a.pop().expect("two operands");
             CExpr::bin(o, x, y)
         };
         let call = |f: &'static str, a: Vec<CExpr>| CExpr::call(f, a);
-        let rt = self.cty(e)?;
         Ok(Val::E(match op {
             Op::Add => bin(BinOp::Add, &mut a),
             Op::Sub => bin(BinOp::Sub, &mut a),
@@ -441,8 +452,12 @@ impl Gen<'_> {
             Op::Min => call("min", a),
             Op::Max => call("max", a),
             Op::Abs if float => call("fabs", a),
-            // `abs` of an int is an unsigned int in OpenCL C
-            Op::Abs => CExpr::cast(CType::INT, call("abs", a)),
+            // `abs` of an int is an unsigned int in OpenCL C, and a vector of them converts
+            // back only bit for bit (C casts between vector types are errors)
+            Op::Abs => match &rt {
+                Type::Vector(_, w) => CExpr::call(format!("as_int{w}"), vec![call("abs", a)]),
+                _ => CExpr::cast(CType::INT, call("abs", a)),
+            },
             Op::Sqrt => call("sqrt", a),
             Op::Exp => call("exp", a),
             Op::Log => call("log", a),
@@ -485,6 +500,45 @@ impl Gen<'_> {
             Op::VGet(i) => a.swap_remove(0).lane(u32::from(i)),
             Op::Tuple | Op::Get(_) | Op::At => unreachable!("handled above"),
         }))
+    }
+}
+
+/// Whether `op` is emitted as a call of an OpenCL built-in function of several operands
+/// (`float`: on floating operands) rather than as a C operator.
+fn is_builtin_call(op: Op, float: bool) -> bool {
+    match op {
+        Op::Min | Op::Max | Op::Pow | Op::Fma => true,
+        Op::Rem => float,
+        Op::Add
+        | Op::Sub
+        | Op::Mul
+        | Op::Div
+        | Op::Lt
+        | Op::Le
+        | Op::Gt
+        | Op::Ge
+        | Op::Eq
+        | Op::Ne
+        | Op::And
+        | Op::Or
+        | Op::Not
+        | Op::Neg
+        | Op::Abs
+        | Op::Sqrt
+        | Op::Exp
+        | Op::Log
+        | Op::Sin
+        | Op::Cos
+        | Op::ToFloat
+        | Op::ToInt
+        | Op::ToDouble
+        | Op::Dot
+        | Op::Length
+        | Op::MakeVec
+        | Op::VGet(_)
+        | Op::Tuple
+        | Op::Get(_)
+        | Op::At => false,
     }
 }
 
