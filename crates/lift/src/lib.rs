@@ -24,9 +24,6 @@
 //! assert_eq!(result.json, "[3.0,-4.0]");
 //! ```
 
-pub mod bench;
-pub mod tune;
-
 pub use lift_compile::*;
 pub use lift_data as data;
 pub use lift_devices as devices;
@@ -36,3 +33,5 @@ pub use lift_runtime::{
     read_sources, run_compiled, run_files, run_options, values_close, verify_checks, work_group_limit, RunOptions,
     RunResult,
 };
+pub use lift_tune as tune;
+pub use lift_tune::bench;

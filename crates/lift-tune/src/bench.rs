@@ -7,8 +7,8 @@
 //! the program as given (f64 with float32 error bounds, as `lift tune` checks), so a timing is
 //! never reported for a variant that computes something else.
 
-use crate::tune::{bounded_eval_program, check_result, Check, CHECK_STEPS};
 use crate::{backend, compile, data, parse_sizes, values_close, verify_checks, Compiled, Error, Options};
+use crate::{bounded_eval_program, check_result, Check, CHECK_STEPS};
 use ir::Diagnostic;
 use std::collections::BTreeMap;
 
