@@ -1,6 +1,13 @@
-//! The `lift` driver: the one place the compiler's stages are chained ([`compile`]), and the
-//! CLI's commands on top of it. No compiler logic lives here beyond ordering the passes and
-//! converting data.
+//! `lift`: the compiler's library API in one place, re-exporting the crates that do the work,
+//! and (package only) the `lift` binary, whose code is crate `lift_cli`.
+//!
+//! | concern | crate | here as |
+//! |---|---|---|
+//! | the compile pipeline, host programs, the tuning cache, errors | `lift_compile` | [`compile`], [`Options`], [`Compiled`], [`host`], [`cache`], [`Error`] |
+//! | data files, random inputs, buffer layout | `lift_data` | [`data`], [`load`] |
+//! | running plans and host programs on a device, or the interpreter | `lift_runtime` | [`backend`], [`run_files`], [`run_compiled`] |
+//! | several devices for one program | `lift_devices` | [`devices`] |
+//! | `lift explore`, `lift tune`, `lift bench` | `lift_tune` | [`tune`], [`bench`] |
 //!
 //! ```text
 //! source ─ir::parse─▶ Program ─typeck::infer─▶ TypeInfo ─(high-level: the tuning cache or
@@ -26,8 +33,9 @@
 
 pub use lift_compile::*;
 pub use lift_data as data;
+pub use lift_data::load;
 pub use lift_devices as devices;
-/// Running plans on a device: the runtime crate, under the name the code has always used.
+/// Running plans on a device (crate `lift_runtime`).
 pub use lift_runtime as backend;
 pub use lift_runtime::{
     read_sources, run_compiled, run_files, run_options, values_close, verify_checks, work_group_limit, RunOptions,
