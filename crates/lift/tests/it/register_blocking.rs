@@ -70,7 +70,7 @@ fn equals_interpreter(src: &str, data: &str) {
 #[test]
 fn low_level_register_blocked_mm_equals_the_interpreter() {
     // two work-groups down, three across, two steps of K
-    let (_dir, data) = matrices("mmrb-low", 128, 32, 192);
+    let (_dir, data) = matrices("regblock-low", 128, 32, 192);
     equals_interpreter(&repo("bench/mm_regblock.lisp"), &data);
 }
 
@@ -82,7 +82,7 @@ fn low_level_register_blocked_mm_keeps_blocks_in_registers() {
     // no local accumulator nor a second buffer of one: the blocks are private scalars
     assert!(!cl.contains("lacc") && !cl.contains("nxt"), "{cl}");
     assert!(cl.contains("float v_pacc_1_16;"), "{cl}");
-    insta::assert_snapshot!("cl@mmrb_mm_regblock.lisp", cl);
+    insta::assert_snapshot!("cl@mm_regblock.lisp", cl);
 }
 
 #[test]
@@ -102,7 +102,7 @@ fn derived_register_blocked_mm_equals_the_interpreter() {
     let ex = rewrite::explore(&prog, &info, &opts).expect("explores");
     let best = &ex.variants[0];
     assert!(best.description.contains("block in registers"), "{ex}");
-    let (_dir, data) = matrices("mmrb-derived", 256, 16, 128);
+    let (_dir, data) = matrices("regblock-derived", 256, 16, 128);
     equals_interpreter(&best.source, &data);
 }
 
@@ -118,7 +118,7 @@ fn accumulators_read_out_of_place_are_not_updated_in_place() {
     let c = lift::compile(src, &lift::Options::default()).expect("compiles");
     let cl = c.text(lift::Emit::Cl).expect("emits");
     assert!(cl.contains("nxt"), "{cl}");
-    let dir = tempfile_free::Scratch::new("mmrb-reverse");
+    let dir = tempfile_free::Scratch::new("regblock-reverse");
     let path = dir.path.join("data.json");
     let xs: Vec<Vec<f64>> = (0..6)
         .map(|r| (0..4).map(|c| (r * 4 + c) as f64 * 0.25).collect())
@@ -148,7 +148,7 @@ fn derived_with(src: &str, blocks: (i64, i64, i64, i64, i64), small: (usize, usi
         .find(|v| v.description.contains("block in registers"))
         .unwrap_or_else(|| panic!("no register-blocked variant:\n{ex}"));
     let (m, k, n) = small;
-    let (_dir, data) = matrices(&format!("mmrb-vec-{tm}x{tn}-{rm}x{rn}-{tk}-{m}x{k}x{n}"), m, k, n);
+    let (_dir, data) = matrices(&format!("regblock-vec-{tm}x{tn}-{rm}x{rn}-{tk}-{m}x{k}x{n}"), m, k, n);
     equals_interpreter(&v.source, &data);
     let c = lift::compile(&v.source, &lift::Options::default()).expect("compiles");
     c.text(lift::Emit::Cl).expect("emits")
@@ -427,7 +427,7 @@ fn derived_register_blocked_mm_copies_tiles_as_aligned_vectors() {
         assert_eq!(prologue.matches("] = v_ppf_2_").count(), 2, "{prologue}");
         assert!(prologue.contains("] = v_ppf_2_2;"), "{prologue}");
         assert_eq!(prologue.matches("] = v_ppf_1_1.s").count(), 4, "{prologue}");
-        let (_dir, data) = matrices(&format!("mmrb-aligned-{m}x{k}x{n}"), m, k, n);
+        let (_dir, data) = matrices(&format!("regblock-aligned-{m}x{k}x{n}"), m, k, n);
         equals_interpreter(&v.source, &data);
     }
 }

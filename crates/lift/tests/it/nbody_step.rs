@@ -50,7 +50,7 @@ fn kernel_text(source: &str) -> String {
 /// The cost model's n-body kernel at the benchmark size: each row's step is one statement
 /// accumulating the product into lanes 0 to 2, and each accumulator is stored with w = 0.
 #[test]
-fn nbody2_step_is_one_multiply_add_per_lane_without_the_w_lane() {
+fn nbody_step_is_one_multiply_add_per_lane_without_the_w_lane() {
     let vs = variants(&repo("bench/cgo17/nbody.lisp"), 131072);
     let (description, source) = vs.first().expect("a variant");
     let cl = kernel_text(source);
@@ -95,7 +95,7 @@ fn nbody2_step_is_one_multiply_add_per_lane_without_the_w_lane() {
 
 /// With every lane read, no store drops one.
 #[test]
-fn nbody2_a_lane_the_result_reads_is_kept() {
+fn nbody_a_lane_the_result_reads_is_kept() {
     let vs = variants(&nbody_all_lanes(), 131072);
     let (description, source) = vs.first().expect("a variant");
     let cl = kernel_text(source);
@@ -144,7 +144,7 @@ fn bodies(n: usize) -> serde_json::Value {
 fn variants_equal_the_interpreter(tag: &str, src: &str) {
     let Some(device) = crate::opencl::device() else { return };
     let n = 512;
-    let dir = std::env::temp_dir().join(format!("lift-nbody2-{tag}-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("lift-nbody-step-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch folder");
     let scratch = Scratch(dir);
     let data = scratch.0.join("data.json");
@@ -181,11 +181,11 @@ fn variants_equal_the_interpreter(tag: &str, src: &str) {
 }
 
 #[test]
-fn nbody2_variants_equal_the_interpreter() {
+fn nbody_variants_equal_the_interpreter() {
     variants_equal_the_interpreter("xyz", &repo("bench/cgo17/nbody.lisp"));
 }
 
 #[test]
-fn nbody2_variants_reading_every_lane_equal_the_interpreter() {
+fn nbody_variants_reading_every_lane_equal_the_interpreter() {
     variants_equal_the_interpreter("xyzw", &nbody_all_lanes());
 }

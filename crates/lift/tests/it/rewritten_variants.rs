@@ -33,7 +33,7 @@ fn both(src: &str, data: &str) -> Option<(serde_json::Value, serde_json::Value)>
 /// `N/4` apart. It was "internal: cannot write through asVector here"; each lane is stored
 /// where it goes now.
 #[test]
-fn fuzzrw_vector_writes_scattered_by_a_transpose_are_stored_by_lanes() {
+fn variant_vector_writes_scattered_by_a_transpose_are_stored_by_lanes() {
     let src = "(lift (N) ((array-type float N))
   (lambda (xs)
     (let tmp2
@@ -53,7 +53,7 @@ fn fuzzrw_vector_writes_scattered_by_a_transpose_are_stored_by_lanes() {
 /// most 256"; so were 288, 512, 1000 and 1024, though the device allows 1024). A `mapLcl` longer
 /// than 256 now strides over work-groups of at most 256 even where the device allows more.
 #[test]
-fn fuzzrw_a_long_map_lcl_strides_over_at_most_256_work_items() {
+fn variant_a_long_map_lcl_strides_over_at_most_256_work_items() {
     let src = "(lift (N) ((array-type float N))
   (lambda (xs) (join (toGlobal (mapWrg (lambda (c) (mapLcl (lambda (x) (* 2.0f x)) c)) (split #500 xs))))))";
     let opts = lift::Options {

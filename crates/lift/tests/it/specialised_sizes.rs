@@ -24,7 +24,7 @@ fn specialised(src: &str, sizes: &[(&str, i64)]) -> lift::Compiled {
 }
 
 #[test]
-fn rows2_two_sizes_give_two_kernels_that_equal_the_interpreter() {
+fn specialised_two_sizes_give_two_kernels_that_equal_the_interpreter() {
     let device = crate::opencl::device();
     let scratch = Scratch(std::env::temp_dir().join(format!("lift-it-rows2-{}", std::process::id())));
     let src = kmeans_rows();
@@ -86,7 +86,7 @@ fn rows2_two_sizes_give_two_kernels_that_equal_the_interpreter() {
 
 /// A plan built for F=9 run on inputs of F=34 is our bug, refused before anything runs.
 #[test]
-fn rows2_a_plan_built_for_one_size_refuses_another() {
+fn specialised_a_plan_built_for_one_size_refuses_another() {
     let Some(device) = crate::opencl::device() else { return };
     let scratch = Scratch(std::env::temp_dir().join(format!("lift-it-rows2-other-{}", std::process::id())));
     let compiled = specialised(&kmeans_rows(), &[("P", 256), ("F", 9), ("C", 3)]);
@@ -108,7 +108,7 @@ fn rows2_a_plan_built_for_one_size_refuses_another() {
 /// `lift compile` without sizes keeps every size a kernel argument; with `--known-size` the
 /// kernels take none.
 #[test]
-fn rows2_compile_builds_in_only_the_sizes_it_is_given() {
+fn specialised_compile_builds_in_only_the_sizes_it_is_given() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/cgo17/kmeans_rows.lisp");
     let run = |extra: &[&str]| {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_lift"))
@@ -147,7 +147,7 @@ fn rows2_compile_builds_in_only_the_sizes_it_is_given() {
 /// The kernel of the cost model's best variant of k-means (points as rows) at the suite's
 /// size, the sizes built in.
 #[test]
-fn rows2_specialised_kernel_kmeans_rows() {
+fn specialised_kernel_kmeans_rows() {
     let compiled = specialised(&kmeans_rows(), &[("P", 819_200), ("F", 34), ("C", 5)]);
     let cl = compiled
         .text(lift::Emit::Cl)
@@ -165,7 +165,7 @@ fn rows2_specialised_kernel_kmeans_rows() {
         omit_expression => true,
         description => "bench/cgo17/kmeans_rows.lisp compiled with the sizes P=819200 F=34 C=5 built in",
     }, {
-        insta::assert_snapshot!("rows2_specialised", format!(";; {description}\n{cl}/* launch plan\n{plan}*/\n"));
+        insta::assert_snapshot!("specialised", format!(";; {description}\n{cl}/* launch plan\n{plan}*/\n"));
     });
 }
 
@@ -203,7 +203,7 @@ fn md_data(dir: &std::path::Path, n: usize, m: usize) -> String {
 /// of the reduction over a neighbour row takes four neighbours (four gathers issued at once);
 /// with a length that is not, one. Both equal the interpreter on OpenCL.
 #[test]
-fn rows2_md_rows_takes_four_neighbours_an_iteration() {
+fn specialised_md_rows_takes_four_neighbours_an_iteration() {
     let device = crate::opencl::device();
     let scratch = Scratch(std::env::temp_dir().join(format!("lift-it-rows2-md-{}", std::process::id())));
     let src = md_rows();
@@ -251,7 +251,7 @@ fn rows2_md_rows_takes_four_neighbours_an_iteration() {
 /// The kernel of the cost model's best variant of md (neighbours as rows) at the suite's size,
 /// the sizes built in: four neighbours an iteration.
 #[test]
-fn rows2_specialised_kernel_md_rows() {
+fn specialised_kernel_md_rows() {
     let compiled = specialised(&md_rows(), &[("N", 73_728), ("M", 128)]);
     let cl = compiled
         .text(lift::Emit::Cl)
@@ -266,6 +266,6 @@ fn rows2_specialised_kernel_md_rows() {
         omit_expression => true,
         description => "bench/cgo17/md_rows.lisp compiled with the sizes N=73728 M=128 built in",
     }, {
-        insta::assert_snapshot!("rows2_specialised", format!(";; {description}\n{cl}"));
+        insta::assert_snapshot!("specialised", format!(";; {description}\n{cl}"));
     });
 }
