@@ -195,8 +195,8 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
         };
         // The seeds alternate between the calibrated order and the model's own, so that the
         // model's first variants are always timed: a calibration fitted on other programs can
-        // rank a whole family last (in session 9's suite run on the H200 it came out at
-        // -1.22 per kernel and seeded none of sum's one-launch grid reductions, 0.100 ms in the
+        // rank a whole family last (in an H200 suite run of 2026-11-24, `bench/results/HISTORY.md`,
+        // it came out at -1.22 per kernel and seeded none of sum's one-launch grid reductions, 0.100 ms in the
         // run before, leaving a 0.133 ms four-kernel sum the best).
         let mut seeds: Vec<Config> = seed_order(&order)
             .iter()

@@ -137,7 +137,7 @@ fn a_wrong_rewrite_fails() {
 }
 
 /// A calibration that ranks the model's first variants last still leaves them among the
-/// first seeds (sum's one-launch grid reductions, session 9).
+/// first seeds (sum's one-launch grid reductions in the H200 suite run of 2026-11-24).
 #[test]
 fn the_models_first_variants_are_seeded_whatever_the_calibration() {
     assert_eq!(seed_order(&[5, 4, 3, 2, 1]), vec![5, 1, 4, 2, 3]);
