@@ -34,19 +34,17 @@ enum Command {
         /// comma-separated `P:D`).
         #[arg(long)]
         devices: Option<String>,
-        /// With `--devices`: sizes (`N=4096`) at which to show each device's share and why.
-        #[arg(long = "size", value_name = "NAME=VALUE", value_parser = size_arg, requires = "devices")]
-        devices_size: Vec<String>,
-        /// Build a size's value into the kernels (`F=34`; may be repeated), as `lift run`,
-        /// `bench` and `tune` do with the sizes they run at: the kernels then serve that value
-        /// only. It also picks the variant for these sizes.
-        #[arg(long, value_name = "NAME=VALUE", value_parser = size_arg, conflicts_with = "devices")]
-        known_size: Vec<String>,
-        /// With `--known-size`: compile as `lift run`/`bench` would on this device (`P:D`): a
+        /// A size's value (`F=34`; may be repeated), as `lift run`, `bench` and `tune` take it:
+        /// the kernels are built with it known (they then serve that value only) and the variant
+        /// is the one for these sizes; with `--devices`, the sizes at which each device's share
+        /// is shown.
+        #[arg(long, visible_alias = "known-size", value_name = "NAME=VALUE", value_parser = size_arg)]
+        size: Vec<String>,
+        /// With `--size`: compile as `lift run`/`bench` would on this device (`P:D`): a
         /// high-level program as its tuned configuration there, when the tuning cache has one
         /// for these sizes (its sizes built in, or as kernel arguments where `lift tune` found
         /// that faster), within the device's work-group limits.
-        #[arg(long, requires = "known_size", conflicts_with = "devices")]
+        #[arg(long, requires = "size", conflicts_with = "devices")]
         device: Option<String>,
     },
     /// Compile and run a program on its inputs; print the result as JSON.
@@ -58,8 +56,10 @@ enum Command {
         /// Give or check a size variable: `N=1024`; may be repeated.
         #[arg(long, value_parser = size_arg)]
         size: Vec<String>,
-        #[arg(long, value_enum, default_value = "opencl")]
-        backend: Backend,
+        /// Where to run: an OpenCL device, or the reference interpreter. Without it, OpenCL,
+        /// unless the machine has no OpenCL platform: then the interpreter, said on stderr.
+        #[arg(long, value_enum)]
+        backend: Option<Backend>,
         /// OpenCL device: `P:D` from `lift devices`, or part of its name.
         #[arg(long)]
         device: Option<String>,
@@ -162,6 +162,24 @@ enum Backend {
     Interp,
 }
 
+/// `lift run`'s backend when none is given: OpenCL, or the reference interpreter on a machine
+/// without any OpenCL platform or device, so that a newcomer's first run gives the result (and
+/// one line on how to get OpenCL) instead of only an error. Any other OpenCL failure is left to
+/// the run, which reports it.
+fn default_backend() -> Result<Backend, Failure> {
+    let why = match host_runner::devices() {
+        Err(host_runner::Error::NoPlatform(why)) => format!("no OpenCL platform found ({why})"),
+        Ok(devices) if devices.is_empty() => "no OpenCL device found".to_string(),
+        Ok(_) | Err(_) => return Ok(Backend::Opencl),
+    };
+    err_out(&format!(
+        "lift: {why}; running on the reference interpreter instead (for OpenCL install PoCL, on \
+         Debian `apt-get install pocl-opencl-icd ocl-icd-libopencl1`, or a GPU driver; \
+         `--backend opencl` makes this an error)\n"
+    ))?;
+    Ok(Backend::Interp)
+}
+
 /// A `--size`/`--check-size` value that is no `NAME=VALUE` pair of an integer is a usage error
 /// (exit 2, from clap, like any malformed flag), not an error of the program.
 fn size_arg(s: &str) -> Result<String, String> {
@@ -184,7 +202,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     // The interpreter has no devices to split over: a flag it would silently ignore is a misuse.
     if let Command::Run {
-        backend: Backend::Interp,
+        backend: Some(Backend::Interp),
         devices: Some(_),
         ..
     } = &cli.command
@@ -339,13 +357,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
             output,
             work_group,
             devices,
-            devices_size,
-            known_size,
+            size,
             device,
         } => {
             let (name, src) = read_program(&program)?;
-            check_size_names(&src, "--known-size", &known_size)?;
-            let known: std::collections::BTreeMap<String, i64> = lift_compile::parse_sizes(&known_size)
+            check_size_names(&src, "--size", &size)?;
+            let known: std::collections::BTreeMap<String, i64> = lift_compile::parse_sizes(&size)
                 .map_err(|e| e.render(&name, &src))?
                 .into_iter()
                 .collect();
@@ -357,7 +374,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     )));
                 }
                 let text = lift_devices::resolve(&spec)
-                    .and_then(|devs| lift_devices::describe(&src, &devs, &devices_size))
+                    .and_then(|devs| lift_devices::describe(&src, &devs, &size))
                     .map_err(|e| e.render(&name, &src))?;
                 return write_out(output.as_ref(), &text);
             }
@@ -408,6 +425,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let (name, src) = read_program(&program)?;
             check_size_names(&src, "--size", &size)?;
             let format = output.as_deref().map(out_format).transpose()?;
+            let backend = match backend {
+                Some(b) => b,
+                None if devices.is_none() => default_backend()?,
+                None => Backend::Opencl,
+            };
             let result = match devices {
                 Some(spec) if backend == Backend::Opencl => lift_devices::resolve(&spec)
                     .and_then(|devs| lift_devices::run_files(&src, &data, &size, &devs, time)),

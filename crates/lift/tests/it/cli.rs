@@ -1279,3 +1279,77 @@ fn work_groups_are_generated_within_the_devices_limit() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `lift` with the OpenCL loader pointed at an empty vendor directory: a machine without any
+/// OpenCL driver, as a newcomer with only Rust has.
+fn lift_without_opencl(args: &[&str], name: &str) -> Output {
+    let empty = scratch(name);
+    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .args(args)
+        .current_dir(repo_root())
+        .env("OCL_ICD_VENDORS", &empty)
+        // Both loaders also take explicit driver lists, which would bypass the empty directory.
+        .env_remove("OCL_ICD_FILENAMES")
+        .env_remove("OPENCL_VENDOR_PATH")
+        .output()
+        .expect("run the lift binary");
+    let _ = std::fs::remove_dir_all(&empty);
+    out
+}
+
+#[test]
+fn run_without_an_opencl_platform_falls_back_to_the_interpreter_and_says_so() {
+    let args = ["run", "examples/thesis_2_1.lisp", "--data", "examples/thesis_2_1.json"];
+    let out = lift_without_opencl(&args, "no-platform-run");
+    let stdout = assert_succeeds(&out);
+    assert_eq!(stdout, "[2.0,4.0,6.0,8.0,10.0,12.0]\n");
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "one line on stderr:\n{stderr}");
+    assert!(
+        stderr.starts_with("lift: no OpenCL platform found (")
+            && stderr.contains("running on the reference interpreter instead")
+            && stderr.contains("apt-get install pocl-opencl-icd ocl-icd-libopencl1"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_explicit_opencl_backend_without_a_platform_is_an_error() {
+    let mut args = vec!["run", "examples/thesis_2_1.lisp", "--data", "examples/thesis_2_1.json"];
+    args.extend(["--backend", "opencl"]);
+    let out = lift_without_opencl(&args, "no-platform-explicit");
+    let stderr = assert_fails(&out, "no OpenCL platform found");
+    assert!(!stderr.contains("interpreter"), "{stderr}");
+    for cmd in ["bench", "tune"] {
+        let out = lift_without_opencl(&[cmd, "examples/thesis_2_1.lisp", "--size", "N=8"], "no-platform-cmd");
+        assert_fails(&out, "no OpenCL platform found");
+    }
+}
+
+#[test]
+fn compile_size_builds_the_size_into_the_kernels() {
+    let generic = assert_succeeds(&lift(&["compile", "examples/thesis_2_1.lisp", "--emit", "cl"]));
+    let known = assert_succeeds(&lift(&[
+        "compile",
+        "examples/thesis_2_1.lisp",
+        "--size",
+        "N=6",
+        "--emit",
+        "cl",
+    ]));
+    assert!(
+        generic.contains("int v_N"),
+        "N is a kernel argument without --size:\n{generic}"
+    );
+    assert!(!known.contains("v_N"), "N=6 is built in with --size:\n{known}");
+    assert!(known.contains("< 6"), "{known}");
+    let alias = assert_succeeds(&lift(&[
+        "compile",
+        "examples/thesis_2_1.lisp",
+        "--known-size",
+        "N=6",
+        "--emit",
+        "cl",
+    ]));
+    assert_eq!(alias, known, "--known-size is another name of --size");
+}
