@@ -73,6 +73,28 @@ enum Command {
         /// comma-separated `P:D` (a device named twice gets two contexts).
         #[arg(long, conflicts_with = "device")]
         devices: Option<String>,
+        /// Arithmetic of products summed in reductions: `f32` (IEEE single precision) or `tf32`
+        /// (tensor cores; not supported yet).
+        #[arg(long, value_enum, default_value = "f32")]
+        precision: Precision,
+        /// One process per MPI rank (`mpirun -n R lift ...`); not supported yet.
+        #[arg(long)]
+        mpi: bool,
+    },
+    /// A program for an application: a C header and a shared library (not supported yet).
+    Build {
+        program: PathBuf,
+        /// The folder for `<prog>.h` and `lib<prog>.so`.
+        #[arg(short, long)]
+        output: PathBuf,
+        #[arg(long, value_parser = size_arg)]
+        size: Vec<String>,
+        #[arg(long)]
+        device: Option<String>,
+        /// Arithmetic of products summed in reductions: `f32` (IEEE single precision) or `tf32`
+        /// (tensor cores; not supported yet).
+        #[arg(long, value_enum, default_value = "f32")]
+        precision: Precision,
     },
     /// List OpenCL platforms and devices.
     Devices,
@@ -116,6 +138,10 @@ enum Command {
         /// CSV table, or JSON when the name ends in `.json`.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Arithmetic of products summed in reductions: `f32` (IEEE single precision) or `tf32`
+        /// (tensor cores; not supported yet).
+        #[arg(long, value_enum, default_value = "f32")]
+        precision: Precision,
     },
     /// Time a program on random inputs next to a device copy of its input bytes.
     Bench {
@@ -145,7 +171,20 @@ enum Command {
         /// device, next to the first device alone in the same invocation.
         #[arg(long, conflicts_with_all = ["device", "as_written"])]
         devices: Option<String>,
+        /// Arithmetic of products summed in reductions: `f32` (IEEE single precision) or `tf32`
+        /// (tensor cores; not supported yet).
+        #[arg(long, value_enum, default_value = "f32")]
+        precision: Precision,
+        /// One process per MPI rank (`mpirun -n R lift ...`); not supported yet.
+        #[arg(long)]
+        mpi: bool,
     },
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
+enum Precision {
+    F32,
+    Tf32,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -160,6 +199,35 @@ enum Emit {
 enum Backend {
     Opencl,
     Interp,
+}
+
+/// Options that LANGUAGE.md names and the compiler does not implement yet: each is one clear
+/// error (exit 1) rather than a usage error or a silent fallback.
+fn refuse_unsupported(command: &Command) -> Result<(), Failure> {
+    let (precision, mpi) = match command {
+        Command::Run { precision, mpi, .. } | Command::Bench { precision, mpi, .. } => (*precision, *mpi),
+        Command::Tune { precision, .. } | Command::Build { precision, .. } => (*precision, false),
+        Command::Check { .. } | Command::Compile { .. } | Command::Devices | Command::Explore { .. } => {
+            (Precision::F32, false)
+        }
+    };
+    if precision == Precision::Tf32 {
+        return Err(not_supported_yet(
+            "`--precision tf32` is not supported yet: lift generates no tensor-core code, so \
+             products are computed in f32 (the default, `--precision f32`)",
+        ));
+    }
+    if mpi {
+        return Err(not_supported_yet(
+            "`--mpi` is not supported yet: a program runs on the devices of one host \
+             (`--devices`); there is no MPI transport between hosts",
+        ));
+    }
+    Ok(())
+}
+
+fn not_supported_yet(message: &str) -> Failure {
+    Failure::User(lift_compile::report::render_plain(message, &[]))
 }
 
 /// `lift run`'s backend when none is given: OpenCL, or the reference interpreter on a machine
@@ -344,6 +412,7 @@ fn out_format(path: &std::path::Path) -> Result<OutFormat, Failure> {
 }
 
 fn run(cli: Cli) -> Result<(), Failure> {
+    refuse_unsupported(&cli.command)?;
     match cli.command {
         Command::Check { program } => {
             let (name, src) = read_program(&program)?;
@@ -421,6 +490,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             output,
             time,
             devices,
+            precision: _,
+            mpi: _,
         } => {
             let (name, src) = read_program(&program)?;
             check_size_names(&src, "--size", &size)?;
@@ -463,6 +534,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             as_written,
             json,
             devices,
+            precision: _,
+            mpi: _,
         } => {
             let (name, src) = read_program(&program)?;
             check_size_names(&src, "--size", &size)?;
@@ -511,6 +584,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             plot,
             check_steps,
             out,
+            precision: _,
         } => {
             let (name, src) = read_program(&program)?;
             check_size_names(&src, "--size", &size)?;
@@ -527,6 +601,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let report = lift_tune::tune_with(&src, &size, &devs, &opts).map_err(|e| e.render(&name, &src))?;
             to_stdout(&report)
         }
+        Command::Build { .. } => Err(not_supported_yet(
+            "`lift build` is not supported yet: there is no C library or Python module for a \
+             compiled program; run it with `lift run`, or from Rust with the `lift` crate \
+             (`lift::run_files`)",
+        )),
         Command::Devices => {
             let devs = host_runner::devices().map_err(|e| lift_compile::report::render_plain(&e.to_string(), &[]))?;
             to_stdout(&host_runner::describe_devices(&devs))

@@ -1353,3 +1353,52 @@ fn compile_size_builds_the_size_into_the_kernels() {
     ]));
     assert_eq!(alias, known, "--known-size is another name of --size");
 }
+
+/// What LANGUAGE.md's command section names and the compiler does not do yet: each is one
+/// "not supported yet" error with exit 1, never a usage error or a run in another mode.
+#[test]
+fn unimplemented_commands_and_options_are_refused_as_not_supported_yet() {
+    let run = ["run", "examples/thesis_2_1.lisp", "--data", "examples/thesis_2_1.json"];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            [&run[..], &["--precision", "tf32"]].concat(),
+            "`--precision tf32` is not supported yet",
+        ),
+        ([&run[..], &["--mpi"]].concat(), "`--mpi` is not supported yet"),
+        (
+            vec!["bench", "examples/thesis_2_1.lisp", "--size", "N=8", "--mpi"],
+            "`--mpi` is not supported yet",
+        ),
+        (
+            vec![
+                "tune",
+                "examples/thesis_2_1.lisp",
+                "--size",
+                "N=8",
+                "--precision",
+                "tf32",
+            ],
+            "`--precision tf32` is not supported yet",
+        ),
+        (
+            vec!["build", "examples/thesis_2_1.lisp", "-o", "unused-dir"],
+            "`lift build` is not supported yet",
+        ),
+    ];
+    for (args, message) in cases {
+        let stderr = assert_fails(&lift(&args), message);
+        assert_eq!(
+            stderr.lines().filter(|l| !l.trim().is_empty()).count(),
+            1,
+            "{args:?}:\n{stderr}"
+        );
+    }
+    assert!(
+        !repo_root().join("unused-dir").exists(),
+        "a refused build writes nothing"
+    );
+    let f32 = assert_succeeds(&lift(
+        &[&run[..], &["--precision", "f32", "--backend", "interp"]].concat(),
+    ));
+    assert_eq!(f32, "[2.0,4.0,6.0,8.0,10.0,12.0]\n");
+}
