@@ -1208,9 +1208,9 @@ fn runs_over_several_devices_are_generated_within_their_limits() {
 /// The device's work-group limit is known before code generation (the queried
 /// `CL_DEVICE_MAX_WORK_GROUP_SIZE`, lowered by `LIFT_MAX_WORK_GROUP_SIZE`): `mapLcl` of 128 in
 /// a work-group, and two nested `mapLcl` of 72 (5,184 work-items), stride within a limit of 64
-/// and give the interpreter's result, as without the limit; `mapGlb` kernels take groups of 64 instead of 256, and
-/// so does `filterGlb` (its tiles of 1,024 elements then, five of them here, so the look-back
-/// runs). They were refused at launch. Skipped without a device.
+/// and give the interpreter's result, as without the limit; `mapGlb` kernels take groups of 64
+/// instead of 256, and so does `filterGlb` (its tiles of 1,024 elements then, five of them here,
+/// so the look-back runs). They were refused at launch. Skipped without a device.
 #[test]
 fn work_groups_are_generated_within_the_devices_limit() {
     let Some(device) = crate::opencl::device() else { return };
