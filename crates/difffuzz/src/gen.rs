@@ -1818,7 +1818,7 @@ impl Gen {
                     let a = self.scalar(&from, env, d);
                     format!("(to-float {a})")
                 }
-                11 => self.from_vector(Lane::Float, env, d),
+                11 => self.scalar_of_vector(Lane::Float, env, d),
                 _ => {
                     let op = self.pick(&["+", "*", "-", "max"]);
                     let a = self.scalar(t, env, d);
@@ -1826,8 +1826,8 @@ impl Gen {
                     format!("({op} {a} {b})")
                 }
             },
-            Ty::Double if self.chance(15) => self.from_vector(Lane::Double, env, d),
-            Ty::Int if self.chance(10) => self.from_vector(Lane::Int, env, d),
+            Ty::Double if self.chance(15) => self.scalar_of_vector(Lane::Double, env, d),
+            Ty::Int if self.chance(10) => self.scalar_of_vector(Lane::Int, env, d),
             Ty::Double => match self.rng.below(4) {
                 0 | 1 => {
                     let op = self.pick(&["+", "*", "-", "min", "max"]);
@@ -1892,7 +1892,7 @@ impl Gen {
 
     /// A scalar of lane type `l` out of a vector: a lane, or for floating lanes a `dot` or a
     /// `length`. Mostly of a width in scope.
-    fn from_vector(&mut self, l: Lane, env: &[Var], d: usize) -> String {
+    fn scalar_of_vector(&mut self, l: Lane, env: &[Var], d: usize) -> String {
         let vs: Vec<usize> = env
             .iter()
             .filter_map(|v| match v.ty {

@@ -456,7 +456,9 @@ impl Gen<'_> {
             // back only bit for bit (C casts between vector types are errors)
             Op::Abs => match &rt {
                 Type::Vector(_, w) => CExpr::call(format!("as_int{w}"), vec![call("abs", a)]),
-                _ => CExpr::cast(CType::INT, call("abs", a)),
+                Type::Scalar(_) | Type::Tuple(_) | Type::Array(..) | Type::Exists(_) | Type::Fun(..) => {
+                    CExpr::cast(CType::INT, call("abs", a))
+                }
             },
             Op::Sqrt => call("sqrt", a),
             Op::Exp => call("exp", a),

@@ -9,6 +9,9 @@ use ir::rng::XorShift;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
+/// How long the whole loop may run before the watchdog calls it a hang.
+const HANG: Duration = Duration::from_secs(600);
+
 /// Tokens that make interesting replacements: every kind of literal at its edges, keywords,
 /// primitives, and types.
 const VOCABULARY: &[&str] = &[
@@ -281,7 +284,9 @@ fn front_end_never_panics() {
         }
     }
     // The loop runs on its own thread so that an input that hangs the front end is reported
-    // (the watchdog below names it) instead of hanging the test run.
+    // (the watchdog below names it) instead of hanging the test run. The watchdog's limit only
+    // tells a hang from slowness on a loaded machine (the slowest input takes well under a
+    // second); how fast the front end is belongs in benchmarks, not here.
     let inputs = std::sync::Arc::new(inputs);
     let current = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let worker = {
@@ -305,10 +310,10 @@ fn front_end_never_panics() {
     };
     let started = Instant::now();
     while !worker.is_finished() {
-        if started.elapsed() > Duration::from_secs(60) {
+        if started.elapsed() > HANG {
             let k = current.load(std::sync::atomic::Ordering::Relaxed);
             panic!(
-                "the front end seems to hang (60 s) on input {k} (seed {seed:#x}):\n{}",
+                "the front end seems to hang ({HANG:?}) on input {k} (seed {seed:#x}):\n{}",
                 inputs[k]
             );
         }
@@ -327,11 +332,5 @@ fn front_end_never_panics() {
         failures.len(),
         inputs.len(),
         failures.iter().take(5).cloned().collect::<Vec<_>>().join("\n")
-    );
-    assert!(
-        slowest.0 < Duration::from_secs(2),
-        "one input took {:?} in the front end:\n{}",
-        slowest.0,
-        slowest.1
     );
 }

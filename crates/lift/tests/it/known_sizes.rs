@@ -193,63 +193,6 @@ fn known_sizes_one_aligned_read_rewrite() {
     assert!(known.contains(aligned) && !known.contains("vload4"), "{known}");
 }
 
-/// The peak resident memory (`VmHWM`, KiB) of `lift` run with `args`, read from `/proc` while
-/// it runs (the peak only grows, so the last reading before it exits is the peak of all but
-/// its last moments); `None` where `/proc` has no such field.
-fn peak_kib(args: &[&str]) -> Option<u64> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_lift"))
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("run the lift binary");
-    let status = format!("/proc/{}/status", child.id());
-    let mut peak = None;
-    loop {
-        if let Ok(text) = std::fs::read_to_string(&status) {
-            let hwm = text
-                .lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
-            peak = hwm.max(peak);
-        }
-        if let Some(s) = child.try_wait().expect("wait for lift") {
-            let mut err = String::new();
-            std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut err).ok();
-            assert!(s.success(), "lift {args:?}: {err}");
-            return peak;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
-
-/// `lift bench` without `--check` makes its inputs as buffer bytes and does not decode the
-/// result (as `lift tune` does): no interpreter values of 8·10^6 floats in and out, so its peak
-/// memory is well under that of the same bench with `--check` (which needs the values); before
-/// the lean inputs it was 0.77 of it (672 against 877 MiB), now 0.44 (382 MiB).
-#[test]
-fn known_sizes_bench_without_check_holds_no_values() {
-    let Some(device) = crate::opencl::device() else { return };
-    let scratch = Scratch(std::env::temp_dir().join(format!("lift-it-known-bench-{}", std::process::id())));
-    std::fs::create_dir_all(&scratch.0).expect("scratch dir");
-    let prog = write_program(
-        &scratch.0,
-        "double",
-        "(lift (N) ((array-type float N)) (lambda (xs) (toGlobal (mapGlb (lambda (x) (* x 2.0f)) xs))))",
-    );
-    let mut args = vec!["bench", prog.as_str(), "--size", "N=8000000", "--repeats", "1"];
-    if let Some(dev) = &device {
-        args.extend(["--device", dev]);
-    }
-    let Some(lean) = peak_kib(&args) else { return };
-    args.push("--check");
-    let Some(checked) = peak_kib(&args) else { return };
-    assert!(
-        (lean as f64) < 0.6 * checked as f64,
-        "lift bench without --check peaked at {lean} KiB, with it {checked} KiB"
-    );
-}
-
 fn scratch(name: &str) -> Scratch {
     let s = Scratch(std::env::temp_dir().join(format!("lift-it-known-sizes-{name}-{}", std::process::id())));
     std::fs::create_dir_all(&s.0).expect("scratch dir");

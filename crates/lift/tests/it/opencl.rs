@@ -256,7 +256,35 @@ fn timing_names_the_kernels() {
     };
     let res = lift::run_files(&ex.src, &data, &[], &opts).unwrap_or_else(|e| panic!("{}", e.render(&ex.name, &ex.src)));
     let timing = res.timing.expect("--time gives a timing report");
-    assert!(!timing.trim().is_empty(), "empty timing report");
+    let kernels: Vec<String> = lift::compile(&ex.src, &lift::Options::default())
+        .unwrap_or_else(|e| panic!("{}", e.render(&ex.name, &ex.src)))
+        .plan
+        .expect("one kernel program")
+        .kernels
+        .into_iter()
+        .map(|k| k.name)
+        .collect();
+    assert!(!kernels.is_empty());
+    let lines: Vec<&str> = timing.lines().collect();
+    assert!(lines[0].starts_with("device: "), "{timing}");
+    // `NAME: T ms` for every kernel of the plan, in order, then their total
+    let ms = |line: &str, prefix: &str| -> f64 {
+        line.strip_prefix(prefix)
+            .and_then(|t| t.strip_suffix(" ms"))
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("expected `{prefix}T ms`, found `{line}` in:\n{timing}"))
+    };
+    assert_eq!(lines.len(), kernels.len() + 2, "{timing}");
+    let times: Vec<f64> = kernels
+        .iter()
+        .zip(&lines[1..])
+        .map(|(k, line)| ms(line, &format!("{k}: ")))
+        .collect();
+    let total = ms(lines[lines.len() - 1], "total kernel time: ");
+    assert!(
+        (total - times.iter().sum::<f64>()).abs() <= 0.001 * times.len() as f64,
+        "the total is the kernels' sum:\n{timing}"
+    );
 }
 
 // ---- Oclgrind ----------------------------------------------------------------------------
