@@ -1,3 +1,5 @@
+//! Unit tests of data loading, conversions, `.npy` files and random inputs.
+
 use super::*;
 use crate::json::*;
 use crate::load::*;

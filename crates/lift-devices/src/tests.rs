@@ -1,3 +1,5 @@
+//! Unit tests of the shares the planner gives devices.
+
 use super::*;
 
 fn est(ns_per_elem: f64, fixed_ms: f64) -> Estimate {

@@ -295,36 +295,6 @@ pub fn run_measured_with(
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tuples_of_arrays_are_zipped_back_from_their_component_buffers() {
-        use ir::ArithExpr;
-        let f = |x: f32| Value::Float(x);
-        let arr = |xs: Vec<Value>| Value::Array(xs);
-        let n = ArithExpr::size_var("N");
-        // [([float]2, float)]N from the buffers [[float]2]N and [float]N
-        let ty = Type::array(
-            Type::Tuple(vec![Type::array(Type::float(), ArithExpr::cst(2)), Type::float()]),
-            n,
-        );
-        let rows = arr(vec![arr(vec![f(1.0), f(2.0)]), arr(vec![f(3.0), f(4.0)])]);
-        let last = arr(vec![f(5.0), f(6.0)]);
-        let got = from_parts(&ty, &mut vec![rows, last].into_iter());
-        let want = arr(vec![
-            Value::Tuple(vec![arr(vec![f(1.0), f(2.0)]), f(5.0)]),
-            Value::Tuple(vec![arr(vec![f(3.0), f(4.0)]), f(6.0)]),
-        ]);
-        assert_eq!(got, Some(want));
-        // components of different lengths are no zip
-        let short = arr(vec![f(5.0)]);
-        let rows = arr(vec![arr(vec![f(1.0), f(2.0)]), arr(vec![f(3.0), f(4.0)])]);
-        assert_eq!(from_parts(&ty, &mut vec![rows, short].into_iter()), None);
-    }
-}
-
 /// Reassembles a value of type `ty` from the values of its storage buffers, in the order of
 /// `codegen_opencl::storage_parts`: tuples holding arrays are stored as one array per component
 /// (struct of arrays), so their elements are zipped back together here. `None` when `parts`
@@ -377,4 +347,34 @@ fn zip_values(comps: Vec<Value>, depth: usize) -> Option<Value> {
         })
         .collect::<Option<Vec<_>>>()
         .map(Value::Array)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tuples_of_arrays_are_zipped_back_from_their_component_buffers() {
+        use ir::ArithExpr;
+        let f = |x: f32| Value::Float(x);
+        let arr = |xs: Vec<Value>| Value::Array(xs);
+        let n = ArithExpr::size_var("N");
+        // [([float]2, float)]N from the buffers [[float]2]N and [float]N
+        let ty = Type::array(
+            Type::Tuple(vec![Type::array(Type::float(), ArithExpr::cst(2)), Type::float()]),
+            n,
+        );
+        let rows = arr(vec![arr(vec![f(1.0), f(2.0)]), arr(vec![f(3.0), f(4.0)])]);
+        let last = arr(vec![f(5.0), f(6.0)]);
+        let got = from_parts(&ty, &mut vec![rows, last].into_iter());
+        let want = arr(vec![
+            Value::Tuple(vec![arr(vec![f(1.0), f(2.0)]), f(5.0)]),
+            Value::Tuple(vec![arr(vec![f(3.0), f(4.0)]), f(6.0)]),
+        ]);
+        assert_eq!(got, Some(want));
+        // components of different lengths are no zip
+        let short = arr(vec![f(5.0)]);
+        let rows = arr(vec![arr(vec![f(1.0), f(2.0)]), arr(vec![f(3.0), f(4.0)])]);
+        assert_eq!(from_parts(&ty, &mut vec![rows, short].into_iter()), None);
+    }
 }

@@ -28,7 +28,7 @@ pub(crate) fn report(
         out,
         "sizes: {}; {} variants (e-graph {} nodes, {} classes); results checked against the interpreter \
          (f64, with float32 error bounds for each variant's order of evaluation)",
-        sizes_text(&sizes),
+        sizes_text(sizes),
         cands.len(),
         ex.stats.nodes,
         ex.stats.classes,
@@ -157,7 +157,7 @@ pub(crate) fn report(
         if let Some(best) = ranked.first().filter(|r| r.usable()) {
             store_best(
                 src,
-                &sizes,
+                sizes,
                 &dev.name,
                 serde_json::json!({
                     "source": cands[best.variant].0,
@@ -178,10 +178,10 @@ pub(crate) fn report(
          the largest element (it grows with the lengths of the variant's sequential reductions)"
     );
     if let Some(path) = &opts.out {
-        write_table(path, &rows)?;
+        write_table(path, rows)?;
     }
     if let Some(path) = &opts.plot {
-        plot_sweep(path, &rows, &chosen)?;
+        plot_sweep(path, rows, chosen)?;
     }
     Ok(out)
 }

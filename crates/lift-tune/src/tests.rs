@@ -1,3 +1,6 @@
+//! Unit tests of the tuner: checks against the interpreter, budgets, seeding, calibration,
+//! mutations and lean inputs.
+
 use super::*;
 use crate::calibration::*;
 use crate::check::*;
