@@ -20,6 +20,8 @@ use npyz::WriterBuilder;
 use std::collections::BTreeMap;
 use std::fmt;
 
+mod ints;
+
 pub struct Inputs {
     /// One value per program parameter, in order.
     pub values: Vec<Value>,
@@ -531,6 +533,7 @@ fn json_scalar(v: &serde_json::Value, s: Scalar, path: &Path) -> Res<Value> {
     }
     match (s, v) {
         (Scalar::Bool, J::Bool(b)) => Ok(Value::Bool(*b)),
+        (Scalar::Uint | Scalar::Long | Scalar::Ulong, J::Number(n)) => ints::json_int(n, s, path),
         (Scalar::Int, J::Number(n)) => {
             if let Some(i) = n.as_i64() {
                 return i32::try_from(i)
@@ -581,10 +584,9 @@ fn json_scalar(v: &serde_json::Value, s: Scalar, path: &Path) -> Res<Value> {
 }
 
 fn article(s: Scalar) -> &'static str {
-    if s == Scalar::Int {
-        "an"
-    } else {
-        "a"
+    match s {
+        Scalar::Int => "an",
+        Scalar::Float | Scalar::Double | Scalar::Bool | Scalar::Uint | Scalar::Long | Scalar::Ulong => "a",
     }
 }
 
@@ -638,12 +640,12 @@ fn from_npy(bytes: &[u8], ty: &Type, param: &str, file: &str, sizes: &mut Sizes)
     }
     let npyz::DType::Plain(ts) = npy.dtype() else {
         return Err(DataError::new(format!("{file}: structured dtypes are not supported"))
-            .note("accepted dtypes: float32, float64, int32, int64, bool"));
+            .note("accepted dtypes: float32, float64, int32, int64, uint32, uint64, bool"));
     };
     let descr = ts.to_string();
     let bad_dtype = || {
         DataError::new(format!("{file}: dtype {descr} cannot be read as {}", scalar.name())).note(
-            "accepted dtypes: float32 (<f4), float64 (<f8), int32 (<i4), int64 (<i8) for numbers, bool (|b1) for bool",
+            "accepted dtypes: float32 (<f4), float64 (<f8), int32 (<i4), int64 (<i8) for numbers, uint32 (<u4), uint64 (<u8) for integers, bool (|b1) for bool",
         )
     };
     let io = |e: std::io::Error| DataError::new(format!("{file}: cannot read the data: {e}"));
@@ -655,6 +657,10 @@ fn from_npy(bytes: &[u8], ty: &Type, param: &str, file: &str, sizes: &mut Sizes)
             .map(Value::Bool)
             .collect(),
         (npyz::TypeChar::Bool, ..) | (_, _, Scalar::Bool) => return Err(bad_dtype()),
+        (tc @ (npyz::TypeChar::Int | npyz::TypeChar::Uint), b, s @ (Scalar::Uint | Scalar::Long | Scalar::Ulong))
+        | (tc @ npyz::TypeChar::Uint, b, s @ Scalar::Int) => {
+            ints::from_npy(npy, tc == npyz::TypeChar::Uint, b, s, file, &shape)?
+        }
         (npyz::TypeChar::Float, 4, s) => convert(
             npy.into_vec::<f32>().map_err(io)?.into_iter().map(f64::from),
             s,
@@ -741,6 +747,19 @@ fn convert(xs: impl Iterator<Item = f64>, s: Scalar, from_int: bool, file: &str,
                     .note("convert it with numpy: a.astype(np.int32)"));
                 }
                 Value::Int(x as i32)
+            }
+            Scalar::Uint | Scalar::Long | Scalar::Ulong => {
+                // integral values of a float file (every f4 and f8 value is exact in f64)
+                let v = (x.fract() == 0.0 && x.is_finite() && x.abs() < 1.8e19)
+                    .then(|| ints::int_value(x as i128, s))
+                    .flatten();
+                v.ok_or_else(|| {
+                    DataError::new(format!(
+                        "{file}: element {} is {x:?}, which is not {}",
+                        index_str(i, shape),
+                        ints::range_text(s)
+                    ))
+                })?
             }
             Scalar::Bool => unreachable!("bool is dispatched before conversion"),
         });
@@ -845,6 +864,9 @@ pub fn value_to_npy(v: &Value, ty: &Type) -> Res<Vec<u8>> {
         Scalar::Double => write_as!(f64, |x: &Value| if let Value::Double(f) = x { Some(*f) } else { None }),
         Scalar::Int => write_as!(i32, |x: &Value| if let Value::Int(i) = x { Some(*i) } else { None }),
         Scalar::Bool => write_as!(bool, |x: &Value| if let Value::Bool(b) = x { Some(*b) } else { None }),
+        Scalar::Uint => write_as!(u32, |x: &Value| if let Value::Uint(u) = x { Some(*u) } else { None }),
+        Scalar::Long => write_as!(i64, |x: &Value| if let Value::Long(l) = x { Some(*l) } else { None }),
+        Scalar::Ulong => write_as!(u64, |x: &Value| if let Value::Ulong(u) = x { Some(*u) } else { None }),
     }
     Ok(buf)
 }
@@ -1059,6 +1081,9 @@ fn random_scalar_bytes(rng: &mut XorShift, s: Scalar, out: &mut Vec<u8>) {
         Value::Double(d) => out.extend(d.to_le_bytes()),
         Value::Int(i) => out.extend(i.to_le_bytes()),
         Value::Bool(b) => out.extend(i32::from(b).to_le_bytes()),
+        Value::Uint(u) => out.extend(u.to_le_bytes()),
+        Value::Long(l) => out.extend(l.to_le_bytes()),
+        Value::Ulong(u) => out.extend(u.to_le_bytes()),
         Value::Vector(_) | Value::Tuple(_) | Value::Array(_) | Value::Approx(_) => {
             unreachable!("random_scalar draws scalars")
         }
@@ -1118,6 +1143,10 @@ fn random_scalar(rng: &mut XorShift, s: Scalar) -> Value {
         Scalar::Double => Value::Double((r >> 11) as f64 / (1u64 << 53) as f64),
         Scalar::Int => Value::Int(((r >> 32) % 100) as i32),
         Scalar::Bool => Value::Bool(r >> 63 == 1),
+        // every bit pattern: wrapping, shifts and comparisons see all of them
+        Scalar::Uint => Value::Uint((r >> 32) as u32),
+        Scalar::Long => Value::Long(r as i64),
+        Scalar::Ulong => Value::Ulong(r),
     }
 }
 
@@ -1154,6 +1183,9 @@ fn zip_values(comps: Vec<Value>, depth: usize) -> Option<Value> {
             | Value::Double(_)
             | Value::Int(_)
             | Value::Bool(_)
+            | Value::Uint(_)
+            | Value::Long(_)
+            | Value::Ulong(_)
             | Value::Vector(_)
             | Value::Tuple(_)
             | Value::Approx(_) => None,

@@ -411,6 +411,9 @@ impl Checker<'_> {
                 ir::Lit::Double(_) => Scalar::Double,
                 ir::Lit::Int(_) => Scalar::Int,
                 ir::Lit::Bool(_) => Scalar::Bool,
+                ir::Lit::Uint(_) => Scalar::Uint,
+                ir::Lit::Long(_) => Scalar::Long,
+                ir::Lit::Ulong(_) => Scalar::Ulong,
             }),
             Expr::Lambda { .. } => {
                 return Err(Diagnostic::new(
@@ -979,24 +982,17 @@ impl Checker<'_> {
         let span = self.span(e);
         let name = op.name();
         let err = |msg: String| Diagnostic::new(span, msg);
-        let numeric = |t: &Type| matches!(t.scalar(), Some(Scalar::Float | Scalar::Double | Scalar::Int));
+        let numeric = |t: &Type| t.scalar().is_some_and(Scalar::is_numeric);
         let floating = |t: &Type| matches!(t.scalar(), Some(Scalar::Float | Scalar::Double));
-        // Lane-wise operands: equal types, or a vector and a scalar of its lane type.
-        let lanewise = |a: &Type, b: &Type| -> Option<Type> {
-            match (a, b) {
-                _ if a == b => Some(a.clone()),
-                (Type::Vector(s, _), Type::Scalar(t)) | (Type::Scalar(t), Type::Vector(s, _)) if s == t => {
-                    Some(if let Type::Vector(..) = a { a.clone() } else { b.clone() })
-                }
-                _ => None,
-            }
-        };
+        let lanewise = ints::lanewise;
+        let spans: Vec<Span> = args.iter().map(|a| self.span(*a)).collect();
+        if let Some(t) = ints::op_type(op, ts, span, &spans) {
+            return t;
+        }
         let mismatch = |a: &Type, b: &Type| {
             let mut d = err(format!("`{name}` of {a} and {b}: the operands must have the same type"));
             if a.scalar().is_some() && b.scalar().is_some() {
-                d = d.with_note(
-                    "convert one side with to-float, to-int or to-double, or write the literal as 2.0f / 2 / 2.0d",
-                );
+                d = d.with_note(ints::SUFFIX_NOTE);
             }
             d
         };
@@ -1073,6 +1069,17 @@ impl Checker<'_> {
                     _ => Scalar::Double,
                 })
             }
+            Op::ToUint
+            | Op::ToLong
+            | Op::ToUlong
+            | Op::As(_)
+            | Op::BitAnd
+            | Op::BitOr
+            | Op::BitXor
+            | Op::BitNot
+            | Op::Shl
+            | Op::Shr
+            | Op::Rotl => return Err(err(format!("internal: `{name}` was not typed as an integer operator"))),
             Op::Dot => match (&ts[0], &ts[1]) {
                 (Type::Vector(s, w), Type::Vector(t, v)) if s == t && w == v && s.is_floating() => Type::Scalar(*s),
                 _ => {
@@ -1194,3 +1201,5 @@ fn walk_lengths(t: &Type, f: &mut dyn FnMut(&ArithExpr)) {
 
 #[cfg(test)]
 mod tests;
+
+mod ints;

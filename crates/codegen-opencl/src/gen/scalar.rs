@@ -248,6 +248,9 @@ impl Gen<'_> {
                 }
                 Lit::Int(i) => CExpr::Int(i.into()),
                 Lit::Bool(b) => CExpr::Int(i64::from(b)),
+                l @ (Lit::Uint(_) | Lit::Long(_) | Lit::Ulong(_)) => {
+                    ints::literal(&l).ok_or_else(|| self.err(e, "internal: integer literal"))?
+                }
             })),
             Expr::If { cond, then, els } => {
                 let c = self.scalar_expr(cond)?;
@@ -317,6 +320,7 @@ impl Gen<'_> {
             x @ CExpr::Int(_)
             | x @ CExpr::Float(_)
             | x @ CExpr::Double(_)
+            | x @ CExpr::TypedInt(..)
             | x @ CExpr::Index(..)
             | x @ CExpr::Field(..)
             | x @ CExpr::Unary(..)
@@ -409,7 +413,18 @@ impl Gen<'_> {
             | Op::Dot
             | Op::Length
             | Op::MakeVec
-            | Op::VGet(_) => {}
+            | Op::VGet(_)
+            | Op::ToUint
+            | Op::ToLong
+            | Op::ToUlong
+            | Op::As(_)
+            | Op::BitAnd
+            | Op::BitOr
+            | Op::BitXor
+            | Op::BitNot
+            | Op::Shl
+            | Op::Shr
+            | Op::Rotl => {}
         }
         let mut a = args.iter().map(|x| self.scalar_expr(*x)).collect::<Result<Vec<_>>>()?;
         let bin = |o: BinOp, a: &mut Vec<CExpr>| {
@@ -419,6 +434,10 @@ impl Gen<'_> {
         };
         let call = |f: &'static str, a: Vec<CExpr>| CExpr::call(f, a);
         let rt = self.cty(e)?;
+        if ints::is_int_op(op, &t0) {
+            let ts = args.iter().map(|x| self.cty(*x)).collect::<Result<Vec<_>>>()?;
+            return Ok(Val::E(self.int_op(e, op, &ts, &rt, a)?));
+        }
         Ok(Val::E(match op {
             Op::Add => bin(BinOp::Add, &mut a),
             Op::Sub => bin(BinOp::Sub, &mut a),
@@ -441,8 +460,8 @@ impl Gen<'_> {
             Op::Min => call("min", a),
             Op::Max => call("max", a),
             Op::Abs if float => call("fabs", a),
-            // `abs` of an int is an unsigned int in OpenCL C
-            Op::Abs => CExpr::cast(CType::INT, call("abs", a)),
+            // `abs` of an int is an unsigned int in OpenCL C (of a long an unsigned long)
+            Op::Abs => CExpr::cast(self.ctype(&rt)?, call("abs", a)),
             Op::Sqrt => call("sqrt", a),
             Op::Exp => call("exp", a),
             Op::Log => call("log", a),
@@ -484,6 +503,22 @@ impl Gen<'_> {
             Op::MakeVec => CExpr::VecLit(self.ctype(&rt)?, a),
             Op::VGet(i) => a.swap_remove(0).lane(u32::from(i)),
             Op::Tuple | Op::Get(_) | Op::At => unreachable!("handled above"),
+            Op::ToUint
+            | Op::ToLong
+            | Op::ToUlong
+            | Op::As(_)
+            | Op::BitAnd
+            | Op::BitOr
+            | Op::BitXor
+            | Op::BitNot
+            | Op::Shl
+            | Op::Shr
+            | Op::Rotl => {
+                return Err(self.err(
+                    e,
+                    format!("internal: `{}` not generated as an integer operator", op.name()),
+                ))
+            }
         }))
     }
 }

@@ -25,6 +25,8 @@ use crate::diag::Span;
 use crate::expr::{Expr, ExprId, Lit, MapKind, Op, Prim, Program, ReduceKind, VarId};
 use arith::ArithExpr;
 use std::fmt::Write as _;
+
+mod ints;
 use std::rc::Rc;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -33,6 +35,9 @@ pub enum Value {
     Double(f64),
     Int(i32),
     Bool(bool),
+    Uint(u32),
+    Long(i64),
+    Ulong(u64),
     /// Lanes of an OpenCL vector, all of one scalar kind.
     Vector(Vec<Value>),
     Tuple(Vec<Value>),
@@ -326,6 +331,9 @@ impl<'a> Interp<'a> {
                 Lit::Float(f) => Value::Float(*f),
                 Lit::Double(d) => Value::Double(*d),
                 Lit::Int(i) => Value::Int(*i),
+                Lit::Uint(u) => Value::Uint(*u),
+                Lit::Long(l) => Value::Long(*l),
+                Lit::Ulong(u) => Value::Ulong(*u),
                 Lit::Bool(b) => Value::Bool(*b),
             }),
             Expr::Lambda { .. } => self.err(id, "a function cannot be used as a value here"),
@@ -937,6 +945,9 @@ impl<'a> Interp<'a> {
         if self.bounded && args.iter().any(|a| matches!(a, Float(_) | Double(_) | Approx(_))) {
             return self.bounded_scalar(id, op, args).unwrap_or_else(bad);
         }
+        if let Some(r) = ints::scalar(op, args) {
+            return r.or_else(|m| self.err(id, m));
+        }
         match (op, args) {
             (Op::Not, [Bool(b)]) => Ok(Bool(!b)),
             (Op::And, [Bool(a), Bool(b)]) => Ok(Bool(*a && *b)),
@@ -1118,7 +1129,14 @@ fn unary_f32(op: Op, a: f32) -> Option<f32> {
 fn is_scalar(v: &Value) -> bool {
     matches!(
         v,
-        Value::Float(_) | Value::Double(_) | Value::Int(_) | Value::Bool(_) | Value::Approx(_)
+        Value::Float(_)
+            | Value::Double(_)
+            | Value::Int(_)
+            | Value::Bool(_)
+            | Value::Uint(_)
+            | Value::Long(_)
+            | Value::Ulong(_)
+            | Value::Approx(_)
     )
 }
 
@@ -1129,6 +1147,9 @@ fn scalar_kind(v: &Value) -> &'static str {
         Value::Double(_) | Value::Approx(Approx { double: true, .. }) => "double",
         Value::Int(_) => "int",
         Value::Bool(_) => "bool",
+        Value::Uint(_) => "uint",
+        Value::Long(_) => "long",
+        Value::Ulong(_) => "ulong",
         Value::Vector(_) | Value::Tuple(_) | Value::Array(_) => "",
     }
 }
@@ -1140,6 +1161,9 @@ fn describe(v: &Value) -> String {
         Value::Double(_) | Value::Approx(Approx { double: true, .. }) => "a double".into(),
         Value::Int(_) => "an int".into(),
         Value::Bool(_) => "a bool".into(),
+        Value::Uint(_) => "a uint".into(),
+        Value::Long(_) => "a long".into(),
+        Value::Ulong(_) => "a ulong".into(),
         Value::Vector(l) => format!("a vector of {} lanes", l.len()),
         Value::Tuple(c) => format!("a tuple of {} components", c.len()),
         Value::Array(xs) => format!("an array of length {}", xs.len()),
@@ -1189,6 +1213,15 @@ impl Value {
             Value::Approx(a) => s.push_str(non_finite(a.value)),
             Value::Int(i) => {
                 let _ = write!(s, "{i}");
+            }
+            Value::Uint(u) => {
+                let _ = write!(s, "{u}");
+            }
+            Value::Long(l) => {
+                let _ = write!(s, "{l}");
+            }
+            Value::Ulong(u) => {
+                let _ = write!(s, "{u}");
             }
             Value::Bool(b) => s.push_str(if *b { "true" } else { "false" }),
             Value::Vector(xs) | Value::Tuple(xs) | Value::Array(xs) => {
@@ -1597,6 +1630,50 @@ impl<'a> Interp<'a> {
                     ));
                 }
                 Value::Int(a.v as i32)
+            }
+            (Op::ToUint | Op::ToLong | Op::ToUlong, [x]) => {
+                let a = B::of(x)?;
+                let to = match op {
+                    Op::ToUint => crate::types::Scalar::Uint,
+                    Op::ToLong => crate::types::Scalar::Long,
+                    _ => crate::types::Scalar::Ulong,
+                };
+                let (lo, hi) = (a.v - a.spread(), a.v + a.spread());
+                if !a.is_exact() && (a.v.is_nan() || ints::from_float(lo, to) != ints::from_float(hi, to)) {
+                    return Some(self.fail(
+                        id,
+                        ErrorKind::Unbounded,
+                        format!(
+                            "`{}` of {} ± {:.3e}: rounding can change the integer",
+                            op.name(),
+                            a.v,
+                            a.spread()
+                        ),
+                    ));
+                }
+                ints::from_float(a.v, to)
+            }
+            (Op::As(_), [x]) => {
+                // The bits of a computed float are only known when it is exact.
+                let a = B::of(x)?;
+                if !a.is_exact() {
+                    return Some(self.fail(
+                        id,
+                        ErrorKind::Unbounded,
+                        format!(
+                            "`{}` of {} ± {:.3e}: rounding can change the bits",
+                            op.name(),
+                            a.v,
+                            a.spread()
+                        ),
+                    ));
+                }
+                let exact = if a.double {
+                    Value::Double(a.v)
+                } else {
+                    Value::Float(a.v as f32)
+                };
+                return Some(ints::scalar(op, &[exact])?.or_else(|m| self.err(id, m)));
             }
             (Op::Neg | Op::Abs, [x]) => {
                 let a = B::of(x)?;
