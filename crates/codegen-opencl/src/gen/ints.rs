@@ -48,10 +48,11 @@ impl Gen<'_> {
                         .scalar()
                         .ok_or_else(|| self.err(e, "internal: shift of a non-scalar"))?,
                 );
-                let n = if ts[1] == ts[0] || ts[1] == lane {
-                    n
-                } else {
-                    CExpr::cast(self.ctype(&lane)?, n)
+                let n = match (n, self.ctype(&lane)?) {
+                    (n, _) if ts[1] == ts[0] || ts[1] == lane => n,
+                    // a literal count is written in the value's type: `13u`, not `(uint)13`
+                    (CExpr::Int(i), CType::Scalar(s)) if i >= 0 => CExpr::TypedInt(s, i as u64),
+                    (n, t) => CExpr::cast(t, n),
                 };
                 match op {
                     Op::Shl => CExpr::bin(BinOp::Shl, x, n),
