@@ -66,8 +66,10 @@ pub enum View<V> {
     Component { c: usize, inner: Rc<View<V>> },
     /// `generate`: `[a]` is the code generator's `body` with its `param` bound to `a`.
     Generate { param: V, body: V },
-    /// `asVector w` over scalars.
-    AsVector { w: u8, inner: Rc<View<V>> },
+    /// `asVector w` over scalars of type `scalar`. The type is carried rather than found
+    /// below, because a `generate` or a zip's component below does not know it, and a vector
+    /// of the wrong element type reinterprets the lanes' bits.
+    AsVector { w: u8, scalar: Scalar, inner: Rc<View<V>> },
     /// `asScalar` over vectors of width `w`.
     AsScalar { w: u8, inner: Rc<View<V>> },
     /// A re-indexing applied below the first `skip` dimensions: `map (λx. join x)` is
@@ -515,7 +517,7 @@ impl<V: Clone + fmt::Display> View<V> {
                     idx: a,
                 }))
             }
-            View::AsVector { w, inner } => {
+            View::AsVector { w, scalar, inner } => {
                 let a = pop1(idx)?;
                 let base = a.mul(&ArithExpr::cst(i64::from(*w)));
                 if let Some((name, off)) = inner.contiguous_address(&base, *w)? {
@@ -529,8 +531,7 @@ impl<V: Clone + fmt::Display> View<V> {
                         Read::Tuple(_) => return err("asVector of tuples"),
                     }
                 }
-                let scalar = inner.scalar_type().unwrap_or(Scalar::Float);
-                Ok(Read::Expr(Access::Vector { scalar, lanes }))
+                Ok(Read::Expr(Access::Vector { scalar: *scalar, lanes }))
             }
             View::AsScalar { w, inner } => {
                 let a = pop1(idx)?;
@@ -541,7 +542,10 @@ impl<V: Clone + fmt::Display> View<V> {
                 let lane = a.rem(&wc);
                 let Some(k) = lane.as_cst() else {
                     // `asScalar (asVector xs)` at any index is `xs` at that index
-                    if let View::AsVector { w: v, inner: scalars } = &**inner {
+                    if let View::AsVector {
+                        w: v, inner: scalars, ..
+                    } = &**inner
+                    {
                         if v == w {
                             return scalars.read_rev(&mut vec![a]);
                         }
@@ -619,26 +623,6 @@ impl<V: Clone + fmt::Display> View<V> {
         }
     }
 
-    fn scalar_type(&self) -> Option<Scalar> {
-        match self {
-            View::Mem { elem, .. } => elem.scalar(),
-            View::Value { ty, .. } => ty.scalar(),
-            View::Access { inner, .. }
-            | View::Split { inner, .. }
-            | View::Join { inner, .. }
-            | View::Transpose { inner }
-            | View::Slide { inner, .. }
-            | View::Pad { inner, .. }
-            | View::Reorder { inner, .. }
-            | View::Reverse { inner, .. }
-            | View::AsVector { inner, .. }
-            | View::AsScalar { inner, .. }
-            | View::Nested { inner, .. }
-            | View::Component { inner, .. } => inner.scalar_type(),
-            View::Tuple(_) | View::Zip(_) | View::Generate { .. } => None,
-        }
-    }
-
     /// Follows pure re-indexing views down to a buffer: `(name, element offset, element type)`.
     /// `None` when the path goes through a view that computes values (pad, generate, ...).
     fn resolve(&self, idx: &mut Vec<ArithExpr>) -> Result<Option<(String, ArithExpr, Type)>> {
@@ -686,7 +670,7 @@ impl<V: Clone + fmt::Display> View<V> {
                 Some((name, off)) => Ok(Loc::Plain(Access::Elem { buf: name, idx: off })),
                 None => err("cannot write through asScalar here"),
             },
-            View::AsVector { w, inner } if idx.len() == 1 => {
+            View::AsVector { w, inner, .. } if idx.len() == 1 => {
                 let base = idx[0].mul(&ArithExpr::cst(i64::from(*w)));
                 match inner.contiguous_address(&base, *w)? {
                     Some((name, off)) => Ok(Loc::Vector { base: name, offset: off, w: *w }),
@@ -752,7 +736,7 @@ impl<V: Clone + fmt::Display> View<V> {
             ),
             View::Component { c, inner } => format!("get({c}, {})", inner.describe()),
             View::Generate { param, body } => format!("generate({param} => {body})"),
-            View::AsVector { w, inner } => format!("asVector({w}, {})", inner.describe()),
+            View::AsVector { w, scalar, inner } => format!("asVector({w}, {}, {})", scalar.name(), inner.describe()),
             View::AsScalar { w, inner } => format!("asScalar({w}, {})", inner.describe()),
             View::Nested { skip, op, inner } => {
                 let op = match op {

@@ -263,10 +263,10 @@ impl Gen<'_> {
                 inner,
             },
             Prim::Transpose => View::Transpose { inner },
-            Prim::AsScalar => View::AsVector {
-                w: self.vector_width(args[0])?,
-                inner,
-            },
+            Prim::AsScalar => {
+                let (scalar, w) = self.vector_of(args[0])?;
+                View::AsVector { w, scalar, inner }
+            }
             Prim::AsVector(w) => View::AsScalar { w: *w, inner },
             Prim::Map(_)
             | Prim::Reduce(_)
@@ -436,10 +436,11 @@ impl Gen<'_> {
                     }
                     Prim::AsVector(w) => Rc::new(View::AsVector {
                         w,
+                        scalar: self.vector_of(e)?.0,
                         inner: self.value(args[0])?,
                     }),
                     Prim::AsScalar => Rc::new(View::AsScalar {
-                        w: self.vector_width(args[0])?,
+                        w: self.vector_of(args[0])?.1,
                         inner: self.value(args[0])?,
                     }),
                     Prim::Generate(_) => self.generate_view(e, args[0])?,

@@ -391,7 +391,7 @@ fn vector_dest(dest: &Rc<View>, mut idx: Vec<ArithExpr>) -> Option<(Rc<View>, Ar
             idx.insert(0, i.clone());
             vector_dest(inner, idx)
         }
-        View::AsVector { w, inner } if idx.len() == 1 => Some((inner.clone(), idx.pop()?, *w)),
+        View::AsVector { w, inner, .. } if idx.len() == 1 => Some((inner.clone(), idx.pop()?, *w)),
         View::Mem { .. }
         | View::Value { .. }
         | View::Tuple(_)

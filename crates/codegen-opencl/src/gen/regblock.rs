@@ -392,18 +392,20 @@ impl Gen<'_> {
         let (dims, elem) = dims_of(&self.cty(copy)?);
         let rest = dims[2..].to_vec();
         let lanes = match (rest.last().and_then(|d| d.as_cst()), elem) {
-            (Some(w @ (2 | 4 | 8 | 16)), Type::Scalar(_)) if rest.len() >= 2 => Some(w),
+            (Some(w @ (2 | 4 | 8 | 16)), Type::Scalar(s)) if rest.len() >= 2 => Some((s, w)),
             _ => None,
         };
         self.emit_loop(e, MapKind::Lcl(1), &dims[0], |g, i| {
             g.emit_loop(e, MapKind::Lcl(0), &dims[1], |g, j| match lanes {
-                Some(w) => g.copy_vectors(e, regs, &dest.view, &rest[..rest.len() - 1], vec![i.clone(), j], w),
+                Some((s, w)) => {
+                    g.copy_vectors(e, regs, &dest.view, &rest[..rest.len() - 1], vec![i.clone(), j], (s, w))
+                }
                 None => g.copy_unrolled(e, regs, &dest.view, &rest, vec![i.clone(), j]),
             })
         })
     }
 
-    /// Copies the rows `idx ++ [..dims]` of `w` scalars of `src` to `dst` (unrolled: a
+    /// Copies the rows `idx ++ [..dims]` of `w` scalars `s` of `src` to `dst` (unrolled: a
     /// work-item's few), each row read as one vector and stored as one where `dst` holds it
     /// adjacent, else lane by lane.
     fn copy_vectors(
@@ -413,12 +415,16 @@ impl Gen<'_> {
         dst: &Rc<View>,
         dims: &[ArithExpr],
         idx: Vec<ArithExpr>,
-        w: i64,
+        (s, w): (Scalar, i64),
     ) -> Result<()> {
         let Some((n, rest)) = dims.split_first() else {
             let row = |v: &Rc<View>| {
                 let inner = idx.iter().fold(v.clone(), |v, i| v.access(i.clone()));
-                Rc::new(View::AsVector { w: w as u8, inner })
+                Rc::new(View::AsVector {
+                    w: w as u8,
+                    scalar: s,
+                    inner,
+                })
             };
             // (`Gen::write` stores the lanes one by one where they are not adjacent)
             let (from, to) = (row(src), row(dst));
@@ -429,7 +435,7 @@ impl Gen<'_> {
         self.emit_loop(e, MapKind::SeqUnroll, n, |g, i| {
             let mut idx = idx.clone();
             idx.push(i);
-            g.copy_vectors(e, src, dst, rest, idx, w)
+            g.copy_vectors(e, src, dst, rest, idx, (s, w))
         })
     }
 

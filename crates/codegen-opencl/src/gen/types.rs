@@ -214,10 +214,11 @@ impl Gen<'_> {
         }
     }
 
-    pub(super) fn vector_width(&self, e: ExprId) -> Result<u8> {
+    /// The element type and width of an array of vectors.
+    pub(super) fn vector_of(&self, e: ExprId) -> Result<(Scalar, u8)> {
         match self.cty(e)? {
             Type::Array(v, _) => match *v {
-                Type::Vector(_, w) => Ok(w),
+                Type::Vector(s, w) => Ok((s, w)),
                 t @ Type::Scalar(_)
                 | t @ Type::Tuple(_)
                 | t @ Type::Array(..)
