@@ -3,7 +3,7 @@
 //!
 //! The interpreter (`ir::interp`, module `ints`) fixes what C leaves undefined, and the C here
 //! is chosen to mean exactly that on every device:
-//! - signed `+ - *` and negation are computed in the unsigned type of the same width and the
+//! - signed `+ - *`, negation and `shl` are computed in the unsigned type of the same width and the
 //!   bits read back (`as_int(as_uint(a) + as_uint(b))`): unsigned arithmetic wraps in C, signed
 //!   overflow is undefined, and compilers do exploit it;
 //! - a shift count is reduced modulo the width by OpenCL C itself; a count of another integer
@@ -55,7 +55,8 @@ impl Gen<'_> {
                     (n, t) => CExpr::cast(t, n),
                 };
                 match op {
-                    Op::Shl => CExpr::bin(BinOp::Shl, x, n),
+                    // a signed value shifted into or past the sign bit: computed unsigned
+                    Op::Shl => self.wrapping(&ts[0], |u| CExpr::bin(BinOp::Shl, u(x), n))?,
                     Op::Shr => CExpr::bin(BinOp::Shr, x, n),
                     // `rotate` takes the count as a vector of the value's type
                     _ if ts[1] != ts[0] && matches!(ts[0], Type::Vector(..)) => {

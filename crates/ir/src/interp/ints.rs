@@ -176,7 +176,8 @@ fn convert(x: &Value, to: Scalar) -> Result<Value, String> {
             Scalar::Float => Value::Float(wide(b, s) as f32),
             Scalar::Double => Value::Double(wide(b, s) as f64),
             Scalar::Bool => Value::Bool(b != 0),
-            Scalar::Int | Scalar::Uint | Scalar::Long | Scalar::Ulong => of_bits(b, to),
+            // the value's two's complement, sign-extended, cut to the target's width
+            Scalar::Int | Scalar::Uint | Scalar::Long | Scalar::Ulong => of_bits(wide(b, s) as u64, to),
         });
     }
     match x {
