@@ -207,7 +207,7 @@ fn reinterpret(x: &Value, to: Scalar) -> Result<Value, String> {
     };
     if w != width(to) || to == Scalar::Bool {
         return Err(format!(
-            "`as-{}` of a {w}-bit {}: the widths differ",
+            "`as-{}` of {} ({w} bits): the widths differ",
             to.name(),
             super::describe(x)
         ));
@@ -288,5 +288,80 @@ fn compare(op: Op, a: &Value, b: &Value) -> Result<Value, String> {
             super::describe(a),
             super::describe(b)
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(op: Op, args: &[Value]) -> Value {
+        match scalar(op, args) {
+            Some(Ok(v)) => v,
+            other => panic!("{} of {args:?}: {other:?}", op.name()),
+        }
+    }
+
+    #[test]
+    fn unsigned_and_signed_arithmetic_wraps() {
+        assert_eq!(ok(Op::Add, &[Value::Uint(u32::MAX), Value::Uint(2)]), Value::Uint(1));
+        assert_eq!(ok(Op::Sub, &[Value::Uint(0), Value::Uint(1)]), Value::Uint(u32::MAX));
+        assert_eq!(ok(Op::Mul, &[Value::Ulong(u64::MAX), Value::Ulong(u64::MAX)]), Value::Ulong(1));
+        assert_eq!(ok(Op::Add, &[Value::Long(i64::MAX), Value::Long(1)]), Value::Long(i64::MIN));
+        assert_eq!(ok(Op::Neg, &[Value::Long(i64::MIN)]), Value::Long(i64::MIN));
+        assert_eq!(ok(Op::Abs, &[Value::Long(-5)]), Value::Long(5));
+        assert_eq!(ok(Op::Neg, &[Value::Uint(1)]), Value::Uint(u32::MAX));
+        assert_eq!(ok(Op::Div, &[Value::Long(i64::MIN), Value::Long(-1)]), Value::Long(i64::MIN));
+        assert_eq!(ok(Op::Rem, &[Value::Long(-7), Value::Long(2)]), Value::Long(-1));
+        assert_eq!(
+            scalar(Op::Div, &[Value::Ulong(1), Value::Ulong(0)]),
+            Some(Err("integer division by zero".to_string()))
+        );
+        // `int` arithmetic is the caller's
+        assert_eq!(scalar(Op::Add, &[Value::Int(1), Value::Int(2)]), None);
+    }
+
+    #[test]
+    fn shift_counts_are_taken_modulo_the_width() {
+        assert_eq!(ok(Op::Shl, &[Value::Uint(1), Value::Int(33)]), Value::Uint(2));
+        assert_eq!(ok(Op::Shl, &[Value::Int(1), Value::Int(-1)]), Value::Int(i32::MIN));
+        assert_eq!(ok(Op::Shl, &[Value::Ulong(1), Value::Uint(64)]), Value::Ulong(1));
+        assert_eq!(ok(Op::Shr, &[Value::Int(-16), Value::Int(2)]), Value::Int(-4));
+        assert_eq!(ok(Op::Shr, &[Value::Uint(0xffff_fff0), Value::Int(2)]), Value::Uint(0x3fff_fffc));
+        assert_eq!(ok(Op::Shr, &[Value::Long(-1), Value::Int(63)]), Value::Long(-1));
+        assert_eq!(ok(Op::Rotl, &[Value::Uint(0x8000_0001), Value::Int(1)]), Value::Uint(3));
+        assert_eq!(ok(Op::Rotl, &[Value::Int(-1), Value::Int(5)]), Value::Int(-1));
+        assert_eq!(ok(Op::Rotl, &[Value::Ulong(1 << 63), Value::Ulong(65)]), Value::Ulong(1));
+        assert_eq!(ok(Op::BitNot, &[Value::Long(0)]), Value::Long(-1));
+        assert_eq!(ok(Op::BitXor, &[Value::Int(-1), Value::Int(5)]), Value::Int(-6));
+    }
+
+    #[test]
+    fn conversions_keep_low_bits_and_saturate_floats() {
+        assert_eq!(ok(Op::ToLong, &[Value::Int(-1)]), Value::Long(-1));
+        assert_eq!(ok(Op::ToUlong, &[Value::Int(-1)]), Value::Ulong(u64::MAX));
+        assert_eq!(ok(Op::ToUint, &[Value::Long(-1)]), Value::Uint(u32::MAX));
+        assert_eq!(ok(Op::ToInt, &[Value::Uint(u32::MAX)]), Value::Int(-1));
+        assert_eq!(ok(Op::ToUint, &[Value::Float(-2.5)]), Value::Uint(0));
+        assert_eq!(ok(Op::ToUint, &[Value::Float(f32::NAN)]), Value::Uint(0));
+        assert_eq!(ok(Op::ToLong, &[Value::Double(1e300)]), Value::Long(i64::MAX));
+        assert_eq!(ok(Op::ToFloat, &[Value::Uint(16_777_217)]), Value::Float(16_777_216.0));
+        assert_eq!(ok(Op::ToDouble, &[Value::Ulong(u64::MAX)]), Value::Double(18_446_744_073_709_551_616.0));
+        assert_eq!(ok(Op::ToUint, &[Value::Bool(true)]), Value::Uint(1));
+        // conversions among int, float, double and bool are the caller's
+        assert_eq!(scalar(Op::ToInt, &[Value::Float(1.5)]), None);
+    }
+
+    #[test]
+    fn reinterpretation_keeps_the_bits_of_one_width() {
+        assert_eq!(ok(Op::As(Scalar::Uint), &[Value::Float(1.0)]), Value::Uint(0x3f80_0000));
+        assert_eq!(ok(Op::As(Scalar::Float), &[Value::Uint(0x4049_0fdb)]), Value::Float(std::f32::consts::PI));
+        assert_eq!(ok(Op::As(Scalar::Int), &[Value::Float(-0.0)]), Value::Int(i32::MIN));
+        assert_eq!(ok(Op::As(Scalar::Ulong), &[Value::Double(1.0)]), Value::Ulong(0x3ff0_0000_0000_0000));
+        assert_eq!(ok(Op::As(Scalar::Long), &[Value::Ulong(u64::MAX)]), Value::Long(-1));
+        assert_eq!(
+            scalar(Op::As(Scalar::Uint), &[Value::Double(1.0)]),
+            Some(Err("`as-uint` of a double (64 bits): the widths differ".to_string()))
+        );
     }
 }
