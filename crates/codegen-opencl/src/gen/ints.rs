@@ -138,10 +138,12 @@ impl Gen<'_> {
             }
         };
         let (st, ut) = (print::ctype(&self.ctype(t)?), print::ctype(&self.ctype(&ut)?));
-        let to_u = format!("as_{ut}");
+        let (to_u, to_s) = (format!("as_{ut}"), format!("as_{st}"));
         Ok(CExpr::call(
-            format!("as_{st}"),
+            to_s.clone(),
             vec![f(&|x| match x {
+                // the bits of another wrapping operation are used as they are
+                CExpr::Call(g, mut xs) if *g == to_s && xs.len() == 1 => xs.remove(0),
                 // a literal operand needs no conversion: it is written in the unsigned type
                 CExpr::Int(i) if unsigned == Scalar::Uint && i >= 0 => CExpr::TypedInt(ast::Scalar::UInt, i as u64),
                 CExpr::TypedInt(ast::Scalar::Long, b) if b as i64 >= 0 => CExpr::TypedInt(ast::Scalar::ULong, b),
