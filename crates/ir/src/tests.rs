@@ -239,12 +239,18 @@ fn integer_literals_out_of_range_are_errors() {
     );
     assert_eq!(message("-3ul"), "bad number `-3ul`: a ulong cannot be negative");
     assert_eq!(message("0x"), "bad number `0x`: no hexadecimal digits after `0x`");
-    assert_eq!(message("0x12z"), "bad number `0x12z`: `z` is not an integer suffix (`u`, `l` or `ul`)");
+    assert_eq!(
+        message("0x12z"),
+        "bad number `0x12z`: `z` is not an integer suffix (`u`, `l` or `ul`)"
+    );
 }
 
 #[test]
 fn integer_literals_print_with_their_suffix() {
     let prog = parse::parse("(lift () (uint) (lambda (u) (tuple (+ u 0xffu) 3l 3ul)))").unwrap();
     let text = print::program(&prog);
-    assert!(text.contains("255u") && text.contains("3l") && text.contains("3ul"), "{text}");
+    assert!(
+        text.contains("255u") && text.contains("3l") && text.contains("3ul"),
+        "{text}"
+    );
 }

@@ -306,12 +306,21 @@ mod tests {
     fn unsigned_and_signed_arithmetic_wraps() {
         assert_eq!(ok(Op::Add, &[Value::Uint(u32::MAX), Value::Uint(2)]), Value::Uint(1));
         assert_eq!(ok(Op::Sub, &[Value::Uint(0), Value::Uint(1)]), Value::Uint(u32::MAX));
-        assert_eq!(ok(Op::Mul, &[Value::Ulong(u64::MAX), Value::Ulong(u64::MAX)]), Value::Ulong(1));
-        assert_eq!(ok(Op::Add, &[Value::Long(i64::MAX), Value::Long(1)]), Value::Long(i64::MIN));
+        assert_eq!(
+            ok(Op::Mul, &[Value::Ulong(u64::MAX), Value::Ulong(u64::MAX)]),
+            Value::Ulong(1)
+        );
+        assert_eq!(
+            ok(Op::Add, &[Value::Long(i64::MAX), Value::Long(1)]),
+            Value::Long(i64::MIN)
+        );
         assert_eq!(ok(Op::Neg, &[Value::Long(i64::MIN)]), Value::Long(i64::MIN));
         assert_eq!(ok(Op::Abs, &[Value::Long(-5)]), Value::Long(5));
         assert_eq!(ok(Op::Neg, &[Value::Uint(1)]), Value::Uint(u32::MAX));
-        assert_eq!(ok(Op::Div, &[Value::Long(i64::MIN), Value::Long(-1)]), Value::Long(i64::MIN));
+        assert_eq!(
+            ok(Op::Div, &[Value::Long(i64::MIN), Value::Long(-1)]),
+            Value::Long(i64::MIN)
+        );
         assert_eq!(ok(Op::Rem, &[Value::Long(-7), Value::Long(2)]), Value::Long(-1));
         assert_eq!(
             scalar(Op::Div, &[Value::Ulong(1), Value::Ulong(0)]),
@@ -327,11 +336,17 @@ mod tests {
         assert_eq!(ok(Op::Shl, &[Value::Int(1), Value::Int(-1)]), Value::Int(i32::MIN));
         assert_eq!(ok(Op::Shl, &[Value::Ulong(1), Value::Uint(64)]), Value::Ulong(1));
         assert_eq!(ok(Op::Shr, &[Value::Int(-16), Value::Int(2)]), Value::Int(-4));
-        assert_eq!(ok(Op::Shr, &[Value::Uint(0xffff_fff0), Value::Int(2)]), Value::Uint(0x3fff_fffc));
+        assert_eq!(
+            ok(Op::Shr, &[Value::Uint(0xffff_fff0), Value::Int(2)]),
+            Value::Uint(0x3fff_fffc)
+        );
         assert_eq!(ok(Op::Shr, &[Value::Long(-1), Value::Int(63)]), Value::Long(-1));
         assert_eq!(ok(Op::Rotl, &[Value::Uint(0x8000_0001), Value::Int(1)]), Value::Uint(3));
         assert_eq!(ok(Op::Rotl, &[Value::Int(-1), Value::Int(5)]), Value::Int(-1));
-        assert_eq!(ok(Op::Rotl, &[Value::Ulong(1 << 63), Value::Ulong(65)]), Value::Ulong(1));
+        assert_eq!(
+            ok(Op::Rotl, &[Value::Ulong(1 << 63), Value::Ulong(65)]),
+            Value::Ulong(1)
+        );
         assert_eq!(ok(Op::BitNot, &[Value::Long(0)]), Value::Long(-1));
         assert_eq!(ok(Op::BitXor, &[Value::Int(-1), Value::Int(5)]), Value::Int(-6));
     }
@@ -346,7 +361,10 @@ mod tests {
         assert_eq!(ok(Op::ToUint, &[Value::Float(f32::NAN)]), Value::Uint(0));
         assert_eq!(ok(Op::ToLong, &[Value::Double(1e300)]), Value::Long(i64::MAX));
         assert_eq!(ok(Op::ToFloat, &[Value::Uint(16_777_217)]), Value::Float(16_777_216.0));
-        assert_eq!(ok(Op::ToDouble, &[Value::Ulong(u64::MAX)]), Value::Double(18_446_744_073_709_551_616.0));
+        assert_eq!(
+            ok(Op::ToDouble, &[Value::Ulong(u64::MAX)]),
+            Value::Double(18_446_744_073_709_551_616.0)
+        );
         assert_eq!(ok(Op::ToUint, &[Value::Bool(true)]), Value::Uint(1));
         // conversions among int, float, double and bool are the caller's
         assert_eq!(scalar(Op::ToInt, &[Value::Float(1.5)]), None);
@@ -355,9 +373,15 @@ mod tests {
     #[test]
     fn reinterpretation_keeps_the_bits_of_one_width() {
         assert_eq!(ok(Op::As(Scalar::Uint), &[Value::Float(1.0)]), Value::Uint(0x3f80_0000));
-        assert_eq!(ok(Op::As(Scalar::Float), &[Value::Uint(0x4049_0fdb)]), Value::Float(std::f32::consts::PI));
+        assert_eq!(
+            ok(Op::As(Scalar::Float), &[Value::Uint(0x4049_0fdb)]),
+            Value::Float(std::f32::consts::PI)
+        );
         assert_eq!(ok(Op::As(Scalar::Int), &[Value::Float(-0.0)]), Value::Int(i32::MIN));
-        assert_eq!(ok(Op::As(Scalar::Ulong), &[Value::Double(1.0)]), Value::Ulong(0x3ff0_0000_0000_0000));
+        assert_eq!(
+            ok(Op::As(Scalar::Ulong), &[Value::Double(1.0)]),
+            Value::Ulong(0x3ff0_0000_0000_0000)
+        );
         assert_eq!(ok(Op::As(Scalar::Long), &[Value::Ulong(u64::MAX)]), Value::Long(-1));
         assert_eq!(
             scalar(Op::As(Scalar::Uint), &[Value::Double(1.0)]),
