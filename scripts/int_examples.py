@@ -163,6 +163,12 @@ def int_bits(d):
     return [floats, doubles, uints]
 
 
+def cdiv(a, b):
+    """C's division: the quotient truncated toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
 def int_wrap(d):
     out = []
     for a, b in zip(d["as"], d["bs"]):
@@ -189,6 +195,8 @@ def int_wrap(d):
                 i32(a & b),
                 i32(a | b),
                 i32(~a),
+                i32(cdiv(a, b)),
+                a - cdiv(a, b) * b,
             ]
         )
     return out

@@ -6,6 +6,8 @@
 //! - signed `+ - *`, negation and `shl` are computed in the unsigned type of the same width and the
 //!   bits read back (`as_int(as_uint(a) + as_uint(b))`): unsigned arithmetic wraps in C, signed
 //!   overflow is undefined, and compilers do exploit it;
+//! - a signed scalar divided by -1 is negated instead (remainder 0): `INT_MIN / -1` traps on
+//!   x86 and wraps in the interpreter;
 //! - a shift count is reduced modulo the width by OpenCL C itself; a count of another integer
 //!   type is cast to the shifted type (`rotate` takes one type, and a vector shifted by a scalar
 //!   of another type is not C);
@@ -87,9 +89,33 @@ impl Gen<'_> {
                 let x = one(&mut a)?;
                 self.wrapping(rt, |u| CExpr::un(UnOp::Neg, u(x)))?
             }
-            Op::Div
-            | Op::Rem
-            | Op::Lt
+            // A signed scalar divided by -1 is its negation (remainder 0): the minimum divided
+            // by -1 overflows, which traps on some devices, and wraps in the interpreter.
+            Op::Div | Op::Rem => {
+                let (x, y) = two(&mut a)?;
+                let constant = match y {
+                    CExpr::Int(c) => Some(c),
+                    CExpr::TypedInt(ast::Scalar::Long, b) => Some(b as i64),
+                    _ => None,
+                };
+                if constant.is_some_and(|c| c != -1) {
+                    let o = if op == Op::Div { BinOp::Div } else { BinOp::Rem };
+                    return Ok(CExpr::bin(o, x, y));
+                }
+                let (x, y) = (self.shareable(x, &ts[0])?, self.shareable(y, &ts[1])?);
+                let minus_one = match crt {
+                    CType::Scalar(ast::Scalar::Long) => CExpr::TypedInt(ast::Scalar::Long, u64::MAX),
+                    _ => CExpr::Int(-1),
+                };
+                let by_minus_one = CExpr::bin(BinOp::Eq, y.clone(), minus_one);
+                if op == Op::Div {
+                    let neg = self.wrapping(rt, |u| CExpr::un(UnOp::Neg, u(x.clone())))?;
+                    CExpr::select(by_minus_one, neg, CExpr::bin(BinOp::Div, x, y))
+                } else {
+                    CExpr::select(by_minus_one, CExpr::Int(0), CExpr::bin(BinOp::Rem, x, y))
+                }
+            }
+            Op::Lt
             | Op::Le
             | Op::Gt
             | Op::Ge
@@ -171,9 +197,8 @@ pub(super) fn is_int_op(op: Op, t: &Type) -> bool {
         | Op::ToUlong
         | Op::As(_) => true,
         Op::Add | Op::Sub | Op::Mul | Op::Neg => signed,
-        Op::Div
-        | Op::Rem
-        | Op::Lt
+        Op::Div | Op::Rem => signed && matches!(t, Type::Scalar(_)),
+        Op::Lt
         | Op::Le
         | Op::Gt
         | Op::Ge
