@@ -156,6 +156,7 @@ def int_bits(d):
                 saturate(x, 0, U32),
                 saturate(x, -(1 << 63), (1 << 63) - 1),
                 saturate(x, 0, U64),
+                saturate(x, -(1 << 31), (1 << 31) - 1),
             ]
         )
     doubles = [[f64_bits(x), bits_f64(f64_bits(x)), i64(f64_bits(x))] for x in d["ds"]]

@@ -434,7 +434,7 @@ impl Gen<'_> {
         };
         let call = |f: &'static str, a: Vec<CExpr>| CExpr::call(f, a);
         let rt = self.cty(e)?;
-        if ints::is_int_op(op, &t0) {
+        if ints::is_int_op(op, &t0, &rt) {
             let ts = args.iter().map(|x| self.cty(*x)).collect::<Result<Vec<_>>>()?;
             return Ok(Val::E(self.int_op(e, op, &ts, &rt, a)?));
         }
@@ -470,6 +470,8 @@ impl Gen<'_> {
             Op::Pow => call("pow", a),
             Op::Fma => call("fma", a),
             Op::ToFloat => CExpr::cast(CType::FLOAT, a.swap_remove(0)),
+            // saturating, NaN to 0, as the interpreter: a cast of an out-of-range float is undefined
+            Op::ToInt if float => call("convert_int_sat", a),
             Op::ToInt => CExpr::cast(CType::INT, a.swap_remove(0)),
             Op::ToDouble => {
                 self.needs_fp64 = true;
