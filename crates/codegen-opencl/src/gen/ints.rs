@@ -11,8 +11,9 @@
 //! - a shift count is reduced modulo the width by OpenCL C itself; a count of another integer
 //!   type is cast to the shifted type (`rotate` takes one type, and a vector shifted by a scalar
 //!   of another type is not C);
-//! - a float converted to an integer type goes through `convert_T_sat` (`to-int` in `scalar`), which
-//!   saturates and maps NaN to 0, as the interpreter does (a cast is undefined out of range).
+//! - a float converted to an integer type goes through `convert_T_sat` (`to-int` in
+//!   `scalar`), which saturates and maps NaN to 0, as the interpreter does (a cast is undefined
+//!   out of range).
 
 use super::*;
 use ir::Scalar;

@@ -9,8 +9,9 @@
 //! scalar, and iteration (map, reduce, iterate, ...) is a loop, so the Rust stack only grows with
 //! the nesting depth of the program, never with array lengths.
 //!
-//! Scalar operators follow OpenCL C: `float` arithmetic is done in `f32`, `int` arithmetic wraps
-//! (signed overflow is undefined in OpenCL; wrapping is what the hardware does), integer `/` and
+//! Scalar operators follow OpenCL C: `float` arithmetic is done in `f32`, integer arithmetic wraps
+//! (signed overflow is undefined in OpenCL C, so the kernels compute signed arithmetic in the
+//! unsigned type; `ints` holds the integer semantics and every case it fixes), integer `/` and
 //! `%` truncate toward zero and fail on a zero divisor, `%` on floats is `fmod`. Operands of
 //! different scalar types meet by C's usual arithmetic conversions (`int` < `float` < `double`).
 //! `and`/`or` on scalar operands short-circuit as C's `&&`/`||` do, which matters when the right
@@ -968,8 +969,8 @@ impl<'a> Interp<'a> {
                 Bool(b) => Ok(Double(f64::from(u8::from(*b)))),
                 _ => bad(),
             },
-            // Truncation toward zero as a C cast; out of range saturates and NaN gives 0 (what
-            // Rust's `as` and NVIDIA's cvt.rzi do; C leaves it undefined).
+            // Truncation toward zero as a C cast; out of range saturates and NaN gives 0 (C leaves
+            // it undefined; the kernels use `convert_int_sat`, which OpenCL defines so).
             (Op::ToInt, [x]) => match x {
                 Float(f) => Ok(Int(*f as i32)),
                 Double(d) => Ok(Int(*d as i32)),
