@@ -34,38 +34,28 @@ impl Gen<'_> {
                 .ok_or_else(|| self.err(e, format!("internal: `{}` needs an operand", op.name())))
         };
         Ok(match op {
-            Op::BitAnd | Op::BitOr | Op::BitXor => {
-                let (x, y) = two(&mut a)?;
-                let o = match op {
-                    Op::BitAnd => BinOp::BitAnd,
-                    Op::BitOr => BinOp::BitOr,
-                    _ => BinOp::BitXor,
-                };
-                CExpr::bin(o, x, y)
-            }
+            Op::BitAnd => self.bin_of(BinOp::BitAnd, two(&mut a)?),
+            Op::BitOr => self.bin_of(BinOp::BitOr, two(&mut a)?),
+            Op::BitXor => self.bin_of(BinOp::BitXor, two(&mut a)?),
             Op::BitNot => CExpr::un(UnOp::BitNot, one(&mut a)?),
-            Op::Shl | Op::Shr | Op::Rotl => {
+            Op::Shl => {
                 let (x, n) = two(&mut a)?;
-                let lane = Type::Scalar(
-                    ts[0]
-                        .scalar()
-                        .ok_or_else(|| self.err(e, "internal: shift of a non-scalar"))?,
-                );
-                let n = match (n, self.ctype(&lane)?) {
-                    (n, _) if ts[1] == ts[0] || ts[1] == lane => n,
-                    // a literal count is written in the value's type: `13u`, not `(uint)13`
-                    (CExpr::Int(i), CType::Scalar(s)) if i >= 0 => CExpr::TypedInt(s, i as u64),
-                    (n, t) => CExpr::cast(t, n),
-                };
-                match op {
-                    // a signed value shifted into or past the sign bit: computed unsigned
-                    Op::Shl => self.wrapping(&ts[0], |u| CExpr::bin(BinOp::Shl, u(x), n))?,
-                    Op::Shr => CExpr::bin(BinOp::Shr, x, n),
-                    // `rotate` takes the count as a vector of the value's type
-                    _ if ts[1] != ts[0] && matches!(ts[0], Type::Vector(..)) => {
-                        CExpr::call("rotate", vec![x, CExpr::VecLit(crt, vec![n])])
-                    }
-                    _ => CExpr::call("rotate", vec![x, n]),
+                let n = self.count(e, ts, n)?;
+                // a signed value shifted into or past the sign bit: computed unsigned
+                self.wrapping(&ts[0], |u| CExpr::bin(BinOp::Shl, u(x), n))?
+            }
+            Op::Shr => {
+                let (x, n) = two(&mut a)?;
+                CExpr::bin(BinOp::Shr, x, self.count(e, ts, n)?)
+            }
+            Op::Rotl => {
+                let (x, n) = two(&mut a)?;
+                let n = self.count(e, ts, n)?;
+                // `rotate` takes the count as a vector of the value's type
+                if ts[1] != ts[0] && matches!(ts[0], Type::Vector(..)) {
+                    CExpr::call("rotate", vec![x, CExpr::VecLit(crt, vec![n])])
+                } else {
+                    CExpr::call("rotate", vec![x, n])
                 }
             }
             Op::ToUint | Op::ToLong | Op::ToUlong => {
@@ -77,45 +67,17 @@ impl Gen<'_> {
                 }
             }
             Op::As(_) => CExpr::call(format!("as_{}", print::ctype(&crt)), vec![one(&mut a)?]),
-            Op::Add | Op::Sub | Op::Mul => {
-                let (x, y) = two(&mut a)?;
-                let o = match op {
-                    Op::Add => BinOp::Add,
-                    Op::Sub => BinOp::Sub,
-                    _ => BinOp::Mul,
-                };
-                self.wrapping(rt, |u| CExpr::bin(o, u(x), u(y)))?
-            }
+            Op::Add => self.wrapping_bin(rt, BinOp::Add, two(&mut a)?)?,
+            Op::Sub => self.wrapping_bin(rt, BinOp::Sub, two(&mut a)?)?,
+            Op::Mul => self.wrapping_bin(rt, BinOp::Mul, two(&mut a)?)?,
             Op::Neg => {
                 let x = one(&mut a)?;
                 self.wrapping(rt, |u| CExpr::un(UnOp::Neg, u(x)))?
             }
             // A signed scalar divided by -1 is its negation (remainder 0): the minimum divided
             // by -1 overflows, which traps on some devices, and wraps in the interpreter.
-            Op::Div | Op::Rem => {
-                let (x, y) = two(&mut a)?;
-                let constant = match y {
-                    CExpr::Int(c) => Some(c),
-                    CExpr::TypedInt(ast::Scalar::Long, b) => Some(b as i64),
-                    _ => None,
-                };
-                if constant.is_some_and(|c| c != -1) {
-                    let o = if op == Op::Div { BinOp::Div } else { BinOp::Rem };
-                    return Ok(CExpr::bin(o, x, y));
-                }
-                let (x, y) = (self.shareable(x, &ts[0])?, self.shareable(y, &ts[1])?);
-                let minus_one = match crt {
-                    CType::Scalar(ast::Scalar::Long) => CExpr::TypedInt(ast::Scalar::Long, u64::MAX),
-                    _ => CExpr::Int(-1),
-                };
-                let by_minus_one = CExpr::bin(BinOp::Eq, y.clone(), minus_one);
-                if op == Op::Div {
-                    let neg = self.wrapping(rt, |u| CExpr::un(UnOp::Neg, u(x.clone())))?;
-                    CExpr::select(by_minus_one, neg, CExpr::bin(BinOp::Div, x, y))
-                } else {
-                    CExpr::select(by_minus_one, CExpr::Int(0), CExpr::bin(BinOp::Rem, x, y))
-                }
-            }
+            Op::Div => self.signed_division(BinOp::Div, ts, rt, &crt, two(&mut a)?)?,
+            Op::Rem => self.signed_division(BinOp::Rem, ts, rt, &crt, two(&mut a)?)?,
             Op::Lt
             | Op::Le
             | Op::Gt
@@ -148,6 +110,68 @@ impl Gen<'_> {
         })
     }
 
+    fn bin_of(&self, o: BinOp, (x, y): (CExpr, CExpr)) -> CExpr {
+        CExpr::bin(o, x, y)
+    }
+
+    fn wrapping_bin(&mut self, t: &Type, o: BinOp, (x, y): (CExpr, CExpr)) -> Result<CExpr> {
+        self.wrapping(t, |u| CExpr::bin(o, u(x), u(y)))
+    }
+
+    /// A shift or rotate count `n` in the type of the shifted value (`ts[0]`): as it is when it
+    /// has that type or the value's lane type; a literal written in that type (`13u`, not
+    /// `(uint)13`); else cast.
+    fn count(&mut self, e: ExprId, ts: &[Type], n: CExpr) -> Result<CExpr> {
+        let lane = Type::Scalar(
+            ts[0]
+                .scalar()
+                .ok_or_else(|| self.err(e, "internal: shift of a non-scalar"))?,
+        );
+        if ts[1] == ts[0] || ts[1] == lane {
+            return Ok(n);
+        }
+        let t = self.ctype(&lane)?;
+        Ok(match (&n, &t) {
+            (CExpr::Int(i), CType::Scalar(s)) if *i >= 0 => CExpr::TypedInt(*s, *i as u64),
+            _ => CExpr::cast(t, n),
+        })
+    }
+
+    /// `x / y` or `x % y` of signed scalars, with `y == -1` giving `-x` (wrapping) or 0; a
+    /// constant divisor other than -1 needs no test.
+    fn signed_division(
+        &mut self,
+        o: BinOp,
+        ts: &[Type],
+        rt: &Type,
+        crt: &CType,
+        (x, y): (CExpr, CExpr),
+    ) -> Result<CExpr> {
+        let constant = if let CExpr::Int(c) = y {
+            Some(c)
+        } else if let CExpr::TypedInt(ast::Scalar::Long, b) = y {
+            Some(b as i64)
+        } else {
+            None
+        };
+        if constant.is_some_and(|c| c != -1) {
+            return Ok(CExpr::bin(o, x, y));
+        }
+        let (x, y) = (self.shareable(x, &ts[0])?, self.shareable(y, &ts[1])?);
+        let minus_one = if *crt == CType::Scalar(ast::Scalar::Long) {
+            CExpr::TypedInt(ast::Scalar::Long, u64::MAX)
+        } else {
+            CExpr::Int(-1)
+        };
+        let by_minus_one = CExpr::bin(BinOp::Eq, y.clone(), minus_one);
+        let special = if o == BinOp::Div {
+            self.wrapping(rt, |u| CExpr::un(UnOp::Neg, u(x.clone())))?
+        } else {
+            CExpr::Int(0)
+        };
+        Ok(CExpr::select(by_minus_one, special, CExpr::bin(o, x, y)))
+    }
+
     /// `f` computed in the unsigned type of `t`'s width when `t` is signed (`int`, `long` or
     /// vectors of them), its bits read back as `t`: `f` gets the conversion of each operand.
     fn wrapping(&mut self, t: &Type, f: impl FnOnce(&dyn Fn(CExpr) -> CExpr) -> CExpr) -> Result<CExpr> {
@@ -168,16 +192,31 @@ impl Gen<'_> {
         let (to_u, to_s) = (format!("as_{ut}"), format!("as_{st}"));
         Ok(CExpr::call(
             to_s.clone(),
-            vec![f(&|x| match x {
-                // the bits of another wrapping operation are used as they are
-                CExpr::Call(g, mut xs) if *g == to_s && xs.len() == 1 => xs.remove(0),
-                // a literal operand needs no conversion: it is written in the unsigned type
-                CExpr::Int(i) if unsigned == Scalar::Uint && i >= 0 => CExpr::TypedInt(ast::Scalar::UInt, i as u64),
-                CExpr::TypedInt(ast::Scalar::Long, b) if b as i64 >= 0 => CExpr::TypedInt(ast::Scalar::ULong, b),
-                x => CExpr::call(to_u.clone(), vec![x]),
-            })],
+            vec![f(&|x| unsigned_operand(x, unsigned == Scalar::Uint, &to_s, &to_u))],
         ))
     }
+}
+
+/// Operand `x` of a wrapping operation in the unsigned type: the bits of another wrapping
+/// operation (`as_int(y)`, `to_s`) as they are (`y`); a non-negative literal written in the
+/// unsigned type (`1u`, `1UL`); else converted (`to_u`).
+fn unsigned_operand(x: CExpr, uint: bool, to_s: &str, to_u: &str) -> CExpr {
+    if let CExpr::Call(g, xs) = &x {
+        if g == to_s && xs.len() == 1 {
+            return xs[0].clone();
+        }
+    }
+    if let CExpr::Int(i) = x {
+        if uint && i >= 0 {
+            return CExpr::TypedInt(ast::Scalar::UInt, i as u64);
+        }
+    }
+    if let CExpr::TypedInt(ast::Scalar::Long, b) = x {
+        if b as i64 >= 0 {
+            return CExpr::TypedInt(ast::Scalar::ULong, b);
+        }
+    }
+    CExpr::call(to_u.to_string(), vec![x])
 }
 
 /// Whether `op` is generated by [`Gen::int_op`] for a first operand of type `t` and a result of
