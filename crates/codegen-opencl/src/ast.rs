@@ -44,6 +44,17 @@ impl CType {
     pub const FLOAT: CType = CType::Scalar(Scalar::Float);
     pub const ULONG: CType = CType::Scalar(Scalar::ULong);
 
+    /// Whether this is an integer scalar or vector type (the operands of bit operations).
+    pub fn is_integer(&self) -> bool {
+        match self {
+            CType::Scalar(s) | CType::Vector(s, _) => match s {
+                Scalar::Int | Scalar::UInt | Scalar::Long | Scalar::ULong => true,
+                Scalar::Float | Scalar::Double => false,
+            },
+            CType::Struct(_) | CType::Ptr { .. } => false,
+        }
+    }
+
     /// Whether values of this type need the `cl_khr_fp64` extension.
     pub fn uses_double(&self) -> bool {
         match self {

@@ -549,21 +549,9 @@ impl Types {
                 match op {
                     BinOp::Mul | BinOp::Div | BinOp::Rem | BinOp::Add | BinOp::Sub => arith(&a, &b),
                     // the result of a shift has the type of its left operand
-                    BinOp::Shl | BinOp::Shr => match a {
-                        CType::Scalar(Scalar::Int | Scalar::UInt | Scalar::Long | Scalar::ULong)
-                        | CType::Vector(Scalar::Int | Scalar::UInt | Scalar::Long | Scalar::ULong, _) => Some(a),
-                        CType::Scalar(Scalar::Float | Scalar::Double)
-                        | CType::Vector(Scalar::Float | Scalar::Double, _)
-                        | CType::Struct(_)
-                        | CType::Ptr { .. } => None,
-                    },
-                    BinOp::BitAnd | BinOp::BitXor | BinOp::BitOr => arith(&a, &b).filter(|t| {
-                        matches!(
-                            t,
-                            CType::Scalar(Scalar::Int | Scalar::UInt | Scalar::Long | Scalar::ULong)
-                                | CType::Vector(Scalar::Int | Scalar::UInt | Scalar::Long | Scalar::ULong, _)
-                        )
-                    }),
+                    // a shift has the type of its left operand
+                    BinOp::Shl | BinOp::Shr => a.is_integer().then_some(a),
+                    BinOp::BitAnd | BinOp::BitXor | BinOp::BitOr => arith(&a, &b).filter(CType::is_integer),
                     BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne | BinOp::And | BinOp::Or => {
                         match (a, b) {
                             (CType::Scalar(_), CType::Scalar(_)) => Some(CType::INT),
