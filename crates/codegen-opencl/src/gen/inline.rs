@@ -549,7 +549,6 @@ impl Types {
                 match op {
                     BinOp::Mul | BinOp::Div | BinOp::Rem | BinOp::Add | BinOp::Sub => arith(&a, &b),
                     // the result of a shift has the type of its left operand
-                    // a shift has the type of its left operand
                     BinOp::Shl | BinOp::Shr => a.is_integer().then_some(a),
                     BinOp::BitAnd | BinOp::BitXor | BinOp::BitOr => arith(&a, &b).filter(CType::is_integer),
                     BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne | BinOp::And | BinOp::Or => {
