@@ -13,9 +13,44 @@
 //!   use `convert_T_sat`, which OpenCL defines so);
 //! - `/` and `%` by zero are errors, as for `int`.
 
-use super::Value;
-use crate::expr::Op;
+use super::{ErrorKind, Res, Value, B};
+use crate::expr::{ExprId, Op};
 use crate::types::Scalar;
+
+impl super::Interp<'_> {
+    /// A conversion of a float to integer kind `to` (`bits`: a reinterpretation as `to`) under
+    /// [`super::Arith::Bounded`]: the exact value's result when every value within the bound
+    /// gives the same one, else an `Unbounded` failure (rounding could change the integer or
+    /// the bits). `None` when `x` is no float.
+    pub(super) fn bounded_int(&self, id: ExprId, op: Op, to: Scalar, bits: bool, x: &Value) -> Option<Res<Value>> {
+        let a = B::of(x)?;
+        let (lo, hi) = (a.v - a.spread(), a.v + a.spread());
+        // the bits of a computed float are only known when it is exact
+        let changes = bits || a.v.is_nan() || from_float(lo, to) != from_float(hi, to);
+        if !a.is_exact() && changes {
+            return Some(self.fail(
+                id,
+                ErrorKind::Unbounded,
+                format!(
+                    "`{}` of {} ± {:.3e}: rounding can change the {}",
+                    op.name(),
+                    a.v,
+                    a.spread(),
+                    if bits { "bits" } else { "integer" }
+                ),
+            ));
+        }
+        if !bits {
+            return Some(Ok(from_float(a.v, to)));
+        }
+        let exact = if a.double {
+            Value::Double(a.v)
+        } else {
+            Value::Float(a.v as f32)
+        };
+        Some(reinterpret(&exact, to).or_else(|m| self.err(id, m)))
+    }
+}
 
 /// Two's-complement bits of an integer value, with its kind; `None` for other values.
 fn bits(v: &Value) -> Option<(u64, Scalar)> {
@@ -34,7 +69,7 @@ fn bits(v: &Value) -> Option<(u64, Scalar)> {
     })
 }
 
-/// The value of kind `s` (an integer kind) with these low bits.
+/// The value of kind `s` with these low bits (of a float type: these bits as a float).
 fn of_bits(b: u64, s: Scalar) -> Value {
     match s {
         Scalar::Int => Value::Int(b as u32 as i32),
@@ -47,7 +82,7 @@ fn of_bits(b: u64, s: Scalar) -> Value {
     }
 }
 
-/// Width in bits of an integer kind.
+/// Width in bits of a scalar kind in memory.
 fn width(s: Scalar) -> u32 {
     match s {
         Scalar::Int | Scalar::Uint | Scalar::Float | Scalar::Bool => 32,
@@ -72,19 +107,6 @@ fn wide(b: u64, s: Scalar) -> i128 {
     }
 }
 
-/// The target kind of a conversion operator.
-fn conversion_target(op: Op) -> Option<Scalar> {
-    match op {
-        Op::ToInt => Some(Scalar::Int),
-        Op::ToUint => Some(Scalar::Uint),
-        Op::ToLong => Some(Scalar::Long),
-        Op::ToUlong => Some(Scalar::Ulong),
-        Op::ToFloat => Some(Scalar::Float),
-        Op::ToDouble => Some(Scalar::Double),
-        _ => None,
-    }
-}
-
 /// A float converted to integer kind `s` as `convert_T_sat` does: toward zero, saturating,
 /// NaN to 0 (Rust's `as` from a float does exactly this).
 pub(super) fn from_float(x: f64, s: Scalar) -> Value {
@@ -104,21 +126,63 @@ pub(super) fn from_float(x: f64, s: Scalar) -> Value {
 /// `None` leaves the operation to the caller (`int`, `float`, `double` and `bool` arithmetic);
 /// `Some(Err(message))` is a failure of the program (division by zero, a bad operand).
 pub(super) fn scalar(op: Op, args: &[Value]) -> Option<Result<Value, String>> {
-    let new_kind = |v: &Value| matches!(v, Value::Uint(_) | Value::Long(_) | Value::Ulong(_));
-    if let (Some(to), [x]) = (conversion_target(op), args) {
-        if !(new_kind(x) || matches!(to, Scalar::Uint | Scalar::Long | Scalar::Ulong)) {
-            return None;
-        }
-        return Some(convert(x, to));
-    }
+    let wide_args = args
+        .iter()
+        .any(|v| matches!(v, Value::Uint(_) | Value::Long(_) | Value::Ulong(_)));
+    // a conversion is this module's when it involves a new kind
+    let conversion = |to: Scalar| match args {
+        [x] if wide_args || matches!(to, Scalar::Uint | Scalar::Long | Scalar::Ulong) => Some(convert(x, to)),
+        [_] => None,
+        _ => Some(Err(format!("`{}` takes one operand", op.name()))),
+    };
+    let bitwise = |same_type: bool, f: &dyn Fn(u64, u64, Scalar) -> u64| match args {
+        [a, b] => Some(bitwise(op, a, b, same_type, f)),
+        _ => Some(Err(format!("`{}` takes two operands", op.name()))),
+    };
+    // arithmetic and comparisons of `int`, `float` and `double` are the caller's
+    let arith = |f: &dyn Fn(i128, i128) -> Result<i128, String>| match args {
+        [a, b] if wide_args => Some(arith(op, a, b, f)),
+        _ => None,
+    };
+    let compare = || match args {
+        [a, b] if wide_args => Some(compare(op, a, b)),
+        _ => None,
+    };
+    // the negation's low bits: wrapping, as all integer arithmetic here
+    let unary = |f: &dyn Fn(i128) -> i128| match args {
+        [a] if wide_args => bits(a).map(|(b, s)| Ok(of_bits(f(wide(b, s)) as u64, s))),
+        _ => None,
+    };
     match op {
+        Op::ToInt => conversion(Scalar::Int),
+        Op::ToUint => conversion(Scalar::Uint),
+        Op::ToLong => conversion(Scalar::Long),
+        Op::ToUlong => conversion(Scalar::Ulong),
+        Op::ToFloat => conversion(Scalar::Float),
+        Op::ToDouble => conversion(Scalar::Double),
         Op::As(to) => Some(match args {
             [x] => reinterpret(x, to),
             _ => Err(format!("`{}` takes one operand", op.name())),
         }),
-        Op::BitAnd | Op::BitOr | Op::BitXor | Op::Shl | Op::Shr | Op::Rotl => Some(match args {
-            [a, b] => bitwise(op, a, b),
-            _ => Err(format!("`{}` takes two operands", op.name())),
+        Op::BitAnd => bitwise(true, &|x, y, _| x & y),
+        Op::BitOr => bitwise(true, &|x, y, _| x | y),
+        Op::BitXor => bitwise(true, &|x, y, _| x ^ y),
+        // The count modulo the width, read as unsigned: OpenCL C's rule for `<<` and `>>`.
+        Op::Shl => bitwise(false, &|x, y, s| x << (y % u64::from(width(s)))),
+        Op::Shr => bitwise(false, &|x, y, s| {
+            let n = y % u64::from(width(s));
+            if signed(s) {
+                (wide(x, s) >> n) as u64
+            } else {
+                x >> n
+            }
+        }),
+        Op::Rotl => bitwise(false, &|x, y, s| {
+            if width(s) == 64 {
+                x.rotate_left((y % 64) as u32)
+            } else {
+                u64::from((x as u32).rotate_left((y % 32) as u32))
+            }
         }),
         Op::BitNot => Some(match args {
             [a] => match bits(a) {
@@ -127,30 +191,19 @@ pub(super) fn scalar(op: Op, args: &[Value]) -> Option<Result<Value, String>> {
             },
             _ => Err("`bit-not` takes one operand".to_string()),
         }),
-        Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Rem | Op::Min | Op::Max => match args {
-            [a, b] if new_kind(a) || new_kind(b) => Some(arith(op, a, b)),
-            _ => None,
-        },
-        Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne => match args {
-            [a, b] if new_kind(a) || new_kind(b) => Some(compare(op, a, b)),
-            _ => None,
-        },
-        Op::Neg | Op::Abs => match args {
-            [a] if new_kind(a) => {
-                let (b, s) = bits(a)?;
-                let v = wide(b, s);
-                // the negation's low bits: wrapping, as all integer arithmetic here
-                Some(Ok(of_bits(if op == Op::Neg || v < 0 { (-v) as u64 } else { b }, s)))
-            }
-            _ => None,
-        },
-        Op::ToFloat
-        | Op::ToInt
-        | Op::ToDouble
-        | Op::ToUint
-        | Op::ToLong
-        | Op::ToUlong
-        | Op::And
+        Op::Add => arith(&|x, y| Ok(x + y)),
+        Op::Sub => arith(&|x, y| Ok(x - y)),
+        // the low 64 bits of the product are those of the product of the low 64 bits
+        Op::Mul => arith(&|x, y| Ok(i128::from((x as u64).wrapping_mul(y as u64)))),
+        // truncating toward zero; i128 holds LONG_MIN / -1, which then wraps as for `int`
+        Op::Div => arith(&|x, y| nonzero(y, "division").map(|y| x / y)),
+        Op::Rem => arith(&|x, y| nonzero(y, "remainder").map(|y| x % y)),
+        Op::Min => arith(&|x, y| Ok(x.min(y))),
+        Op::Max => arith(&|x, y| Ok(x.max(y))),
+        Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne => compare(),
+        Op::Neg => unary(&|v| -v),
+        Op::Abs => unary(&i128::abs),
+        Op::And
         | Op::Or
         | Op::Not
         | Op::Sqrt
@@ -167,6 +220,14 @@ pub(super) fn scalar(op: Op, args: &[Value]) -> Option<Result<Value, String>> {
         | Op::Tuple
         | Op::Get(_)
         | Op::At => None,
+    }
+}
+
+fn nonzero(y: i128, what: &str) -> Result<i128, String> {
+    if y == 0 {
+        Err(format!("integer {what} by zero"))
+    } else {
+        Ok(y)
     }
 }
 
@@ -215,32 +276,29 @@ fn reinterpret(x: &Value, to: Scalar) -> Result<Value, String> {
     Ok(of_bits(b, to))
 }
 
-fn bitwise(op: Op, a: &Value, b: &Value) -> Result<Value, String> {
+/// A bit operation `f` on the bits of `a` and `b` (and `a`'s kind), cut to `a`'s width; the
+/// operands must have one kind when `same_type` (a shift count need not).
+fn bitwise(
+    op: Op,
+    a: &Value,
+    b: &Value,
+    same_type: bool,
+    f: &dyn Fn(u64, u64, Scalar) -> u64,
+) -> Result<Value, String> {
     let operands = || format!("`{}` of {} and {}", op.name(), super::describe(a), super::describe(b));
     let (Some((x, s)), Some((y, t))) = (bits(a), bits(b)) else {
         return Err(format!("{}: bit operations need integers", operands()));
     };
+    if same_type && s != t {
+        return Err(format!("{}: the operands must have one type", operands()));
+    }
     let w = width(s);
     let mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
-    let r = match op {
-        Op::BitAnd | Op::BitOr | Op::BitXor if s != t => {
-            return Err(format!("{}: the operands must have one type", operands()))
-        }
-        Op::BitAnd => x & y,
-        Op::BitOr => x | y,
-        Op::BitXor => x ^ y,
-        // The count modulo the width, read as unsigned: OpenCL C's rule for `<<` and `>>`.
-        Op::Shl => x << (y & u64::from(w - 1)),
-        Op::Shr if signed(s) => (wide(x, s) >> (y & u64::from(w - 1))) as u64,
-        Op::Shr => x >> (y & u64::from(w - 1)),
-        Op::Rotl if w == 64 => x.rotate_left((y & 63) as u32),
-        Op::Rotl => u64::from((x as u32).rotate_left((y & 31) as u32)),
-        _ => return Err(format!("{}: not a bit operation", operands())),
-    };
-    Ok(of_bits(r & mask, s))
+    Ok(of_bits(f(x, y, s) & mask, s))
 }
 
-fn arith(op: Op, a: &Value, b: &Value) -> Result<Value, String> {
+/// Arithmetic `f` on the exact values of two integers of one kind, wrapped to that kind.
+fn arith(op: Op, a: &Value, b: &Value, f: &dyn Fn(i128, i128) -> Result<i128, String>) -> Result<Value, String> {
     let (Some((x, s)), Some((y, t))) = (bits(a), bits(b)) else {
         return Err(format!(
             "`{}` cannot be applied to {} and {}",
@@ -252,26 +310,7 @@ fn arith(op: Op, a: &Value, b: &Value) -> Result<Value, String> {
     if s != t {
         return Err(format!("`{}` of a {} and a {}", op.name(), s.name(), t.name()));
     }
-    let (vx, vy) = (wide(x, s), wide(y, s));
-    let r: i128 = match op {
-        Op::Add => vx + vy,
-        Op::Sub => vx - vy,
-        // the low 64 bits of the product are those of the product of the low 64 bits
-        Op::Mul => (x.wrapping_mul(y)) as i128,
-        Op::Div | Op::Rem if vy == 0 => {
-            return Err(format!(
-                "integer {} by zero",
-                if op == Op::Div { "division" } else { "remainder" }
-            ))
-        }
-        // truncating toward zero; i128 holds LONG_MIN / -1, which then wraps as for `int`
-        Op::Div => vx / vy,
-        Op::Rem => vx % vy,
-        Op::Min => vx.min(vy),
-        Op::Max => vx.max(vy),
-        _ => return Err(format!("`{}` is no arithmetic operator", op.name())),
-    };
-    Ok(of_bits(r as u64, s))
+    Ok(of_bits(f(wide(x, s), wide(y, s))? as u64, s))
 }
 
 fn compare(op: Op, a: &Value, b: &Value) -> Result<Value, String> {

@@ -24,6 +24,7 @@
 
 use crate::diag::Span;
 use crate::expr::{Expr, ExprId, Lit, MapKind, Op, Prim, Program, ReduceKind, VarId};
+use crate::types::Scalar;
 use arith::ArithExpr;
 use std::fmt::Write as _;
 
@@ -1632,50 +1633,10 @@ impl<'a> Interp<'a> {
                 }
                 Value::Int(a.v as i32)
             }
-            (Op::ToUint | Op::ToLong | Op::ToUlong, [x]) => {
-                let a = B::of(x)?;
-                let to = match op {
-                    Op::ToUint => crate::types::Scalar::Uint,
-                    Op::ToLong => crate::types::Scalar::Long,
-                    _ => crate::types::Scalar::Ulong,
-                };
-                let (lo, hi) = (a.v - a.spread(), a.v + a.spread());
-                if !a.is_exact() && (a.v.is_nan() || ints::from_float(lo, to) != ints::from_float(hi, to)) {
-                    return Some(self.fail(
-                        id,
-                        ErrorKind::Unbounded,
-                        format!(
-                            "`{}` of {} ± {:.3e}: rounding can change the integer",
-                            op.name(),
-                            a.v,
-                            a.spread()
-                        ),
-                    ));
-                }
-                ints::from_float(a.v, to)
-            }
-            (Op::As(_), [x]) => {
-                // The bits of a computed float are only known when it is exact.
-                let a = B::of(x)?;
-                if !a.is_exact() {
-                    return Some(self.fail(
-                        id,
-                        ErrorKind::Unbounded,
-                        format!(
-                            "`{}` of {} ± {:.3e}: rounding can change the bits",
-                            op.name(),
-                            a.v,
-                            a.spread()
-                        ),
-                    ));
-                }
-                let exact = if a.double {
-                    Value::Double(a.v)
-                } else {
-                    Value::Float(a.v as f32)
-                };
-                return Some(ints::scalar(op, &[exact])?.or_else(|m| self.err(id, m)));
-            }
+            (Op::ToUint, [x]) => return self.bounded_int(id, op, Scalar::Uint, false, x),
+            (Op::ToLong, [x]) => return self.bounded_int(id, op, Scalar::Long, false, x),
+            (Op::ToUlong, [x]) => return self.bounded_int(id, op, Scalar::Ulong, false, x),
+            (Op::As(to), [x]) => return self.bounded_int(id, op, to, true, x),
             (Op::Neg | Op::Abs, [x]) => {
                 let a = B::of(x)?;
                 B {
