@@ -59,6 +59,7 @@ mod tests;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+pub use display::Marked;
 pub use eval::EvalError;
 
 use poly::Poly;
@@ -235,6 +236,13 @@ impl ArithExpr {
         simplify::div(self, o)
     }
 
+    /// The text of the expression with its exact divisions written `/^` (`N/^4` is the length
+    /// of `split #4`, `N/4` the user's floor division, which differ until a check shows
+    /// `4 | N`). The plain text (`Display`) is OpenCL C and prints both as `/`.
+    pub fn marked(&self) -> Marked<'_> {
+        Marked(self)
+    }
+
     /// `self /^ d`: a division the caller asserts to be exact (array lengths
     /// of `split`). It is kept as an `ExactDiv` atom unless [`exact_div`]
     /// succeeds, and cancels when multiplied by a multiple of `d`, so that
@@ -326,11 +334,23 @@ impl ArithExpr {
     /// which then cancels against multiplication: under `2 | N`, `(N/2)*2` is `N`, and the
     /// user's `N/2` equals the `N /^ 2` of `split #2`. A remainder `e % d` becomes 0. Sound
     /// exactly when the facts hold.
+    ///
+    /// The facts are first closed under what they imply, so that a division is exact whenever
+    /// they show it is, however they were written: `10 | N` and `3 | N/10` give `30 | N` (a
+    /// split of a split against the user's `N/30`), and `30 | N` gives `15 | N`.
     pub fn assume_divisible(&self, facts: &[(ArithExpr, ArithExpr)]) -> ArithExpr {
         if facts.is_empty() || !self.has_division() {
             return self.clone();
         }
-        let holds = |a: &ArithExpr, b: &ArithExpr| facts.iter().any(|(e, d)| e == a && d == b);
+        self.assume_closed(&close_facts(facts))
+    }
+
+    /// [`assume_divisible`](ArithExpr::assume_divisible) under facts already closed.
+    fn assume_closed(&self, facts: &[(ArithExpr, ArithExpr)]) -> ArithExpr {
+        if !self.has_division() {
+            return self.clone();
+        }
+        let holds = |a: &ArithExpr, b: &ArithExpr| facts.iter().any(|(e, d)| e == a && divides(b, d));
         self.rebuild(&Rebuild {
             var: &|_, _, _| None,
             div: &|a, b| {
@@ -526,6 +546,42 @@ impl ArithExpr {
 }
 
 /// How [`ArithExpr::rebuild`] rebuilds variables, divisions and remainders.
+/// Whether `b` divides `d` as polynomials (`3 | 6`, `k | 2*k`).
+fn divides(b: &ArithExpr, d: &ArithExpr) -> bool {
+    b == d || d.exact_div(b).is_some()
+}
+
+/// How many rounds [`close_facts`] takes at most: each round composes facts one level
+/// deeper, and programs nest splits only a few deep.
+const FACT_ROUNDS: usize = 4;
+
+/// The divisibility facts with what they imply: every fact's dividend read under the others
+/// (`3 | N/10` under `10 | N` is `3 | N/^10`), and `d1 | e` with `d2 | e/^d1` composed into
+/// `d1*d2 | e`.
+fn close_facts(facts: &[(ArithExpr, ArithExpr)]) -> Vec<(ArithExpr, ArithExpr)> {
+    let mut out = facts.to_vec();
+    for _ in 0..FACT_ROUNDS {
+        let before = out.clone();
+        for (e, _) in &mut out {
+            *e = e.assume_closed(&before);
+        }
+        let snapshot = out.clone();
+        for (e1, d1) in &snapshot {
+            let q = e1.div_assume_exact(d1);
+            for (e2, d2) in &snapshot {
+                let composed = (e1.clone(), d1.mul(d2));
+                if *e2 == q && !out.contains(&composed) {
+                    out.push(composed);
+                }
+            }
+        }
+        if out == before {
+            break;
+        }
+    }
+    out
+}
+
 struct Rebuild<'a> {
     var: &'a dyn Fn(&str, VarKind, &Range) -> Option<ArithExpr>,
     div: &'a dyn Fn(&ArithExpr, &ArithExpr) -> ArithExpr,

@@ -745,3 +745,40 @@ fn a_multiple_plus_a_small_remainder_over_a_multiple_of_the_factor() {
         }
     }
 }
+
+#[test]
+fn divisibility_facts_compose_and_divide() {
+    let m = ArithExpr::size_var("M");
+    let (ten, three, fifteen, thirty) = (
+        ArithExpr::cst(10),
+        ArithExpr::cst(3),
+        ArithExpr::cst(15),
+        ArithExpr::cst(30),
+    );
+    // `split #3 (split #10 xs)`: the checks are 10 | M and 3 | M/10
+    let facts = vec![(m.clone(), ten.clone()), (m.div(&ten), three.clone())];
+    let nested = m.div_assume_exact(&ten).div_assume_exact(&three);
+    assert_eq!(
+        m.div(&thirty).assume_divisible(&facts),
+        nested,
+        "the user's M/30 is the split's length"
+    );
+    assert_eq!(m.div(&fifteen).assume_divisible(&facts), m.div_assume_exact(&fifteen));
+    assert!(m.rem(&thirty).assume_divisible(&facts).is_cst(0));
+    // nothing shows 4 | M
+    let four = ArithExpr::cst(4);
+    assert_eq!(m.div(&four).assume_divisible(&facts), m.div(&four));
+}
+
+#[test]
+fn floor_division_of_a_floor_division_is_one_division() {
+    let n = ArithExpr::size_var("N");
+    let two = ArithExpr::cst(2);
+    assert_eq!(n.div(&two).div(&two), n.div(&ArithExpr::cst(4)));
+    let facts = vec![(n.clone(), ArithExpr::cst(4))];
+    assert_eq!(
+        n.div(&two).assume_divisible(&facts).div_assume_exact(&two),
+        n.div(&ArithExpr::cst(4)).assume_divisible(&facts),
+        "under 4 | N, (N/2)/^2 is N/^4"
+    );
+}

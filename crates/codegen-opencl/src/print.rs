@@ -287,6 +287,9 @@ fn edoc(e: &Expr) -> Doc {
                 .group()
         }
         Expr::Call(f, xs) => Doc::text(f.to_string()).append(args(xs)),
+        // `(int4)(x)…` is a vector literal whatever follows it, so the operand of a cast to a
+        // vector is always parenthesized: `(int4)(x)[i]` would index the literal, not `x`
+        Expr::Cast(t @ CType::Vector(..), a) => Doc::text(format!("({})", ctype(t))).append(parens(edoc(a))),
         Expr::Cast(t, a) => Doc::text(format!("({})", ctype(t))).append(operand(a, P_UNARY)),
         Expr::Select(c, a, b) => operand(c, P_SELECT + 1)
             .append(Doc::text(" ?"))

@@ -58,12 +58,38 @@ pub enum Ty {
     Double,
     Int,
     Bool,
-    /// A float vector of this width.
-    Vector(usize),
+    /// A vector of these lanes and this width.
+    Vector(Lane, usize),
     Tuple(Vec<Ty>),
     Array(Box<Ty>, Len),
     /// The result of a filter: at most `capacity` elements, known at run time.
     Exists(Box<Ty>, Len),
+}
+
+/// The lane type of a vector: every scalar but `bool`, which OpenCL has no vectors of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lane {
+    Float,
+    Double,
+    Int,
+}
+
+impl Lane {
+    pub fn ty(self) -> Ty {
+        match self {
+            Lane::Float => Ty::Float,
+            Lane::Double => Ty::Double,
+            Lane::Int => Ty::Int,
+        }
+    }
+    fn of(t: &Ty) -> Option<Lane> {
+        match t {
+            Ty::Float => Some(Lane::Float),
+            Ty::Double => Some(Lane::Double),
+            Ty::Int => Some(Lane::Int),
+            Ty::Bool | Ty::Vector(..) | Ty::Tuple(_) | Ty::Array(..) | Ty::Exists(..) => None,
+        }
+    }
 }
 
 impl Ty {
@@ -80,7 +106,7 @@ impl Ty {
             Ty::Double => "double".into(),
             Ty::Int => "int".into(),
             Ty::Bool => "bool".into(),
-            Ty::Vector(w) => format!("(vector-type float {w})"),
+            Ty::Vector(l, w) => format!("(vector-type {} {w})", l.ty().lift()),
             Ty::Tuple(ts) => format!("(tuple-type {})", ts.iter().map(Ty::lift).collect::<Vec<_>>().join(" ")),
             Ty::Array(e, n) | Ty::Exists(e, n) => format!("(array-type {} {})", e.lift(), n.text),
         }
@@ -88,7 +114,7 @@ impl Ty {
     /// Data without an array inside can be an element computed by one work-item.
     fn flat(&self) -> bool {
         match self {
-            Ty::Float | Ty::Double | Ty::Int | Ty::Bool | Ty::Vector(_) => true,
+            Ty::Float | Ty::Double | Ty::Int | Ty::Bool | Ty::Vector(..) => true,
             Ty::Tuple(ts) => ts.iter().all(Ty::flat),
             Ty::Array(..) | Ty::Exists(..) => false,
         }
@@ -141,7 +167,7 @@ fn plain_value(count: &mut usize, ty: &Ty, sizes: &[(String, usize)]) -> Json {
         Ty::Float | Ty::Double => json!(next() as f64),
         Ty::Int => json!(next()),
         Ty::Bool => json!(next() % 2 == 1),
-        Ty::Vector(w) => (0..*w).map(|_| plain_value(count, &Ty::Float, sizes)).collect(),
+        Ty::Vector(l, w) => (0..*w).map(|_| plain_value(count, &l.ty(), sizes)).collect(),
         Ty::Tuple(ts) => ts.iter().map(|t| plain_value(count, t, sizes)).collect(),
         Ty::Array(e, n) | Ty::Exists(e, n) => (0..length(n, sizes)).map(|_| plain_value(count, e, sizes)).collect(),
     }
@@ -154,7 +180,7 @@ fn random_value(rng: &mut XorShift, ty: &Ty, sizes: &[(String, usize)]) -> Json 
         Ty::Float | Ty::Double => json!((rng.below(33) as f64 - 16.0) / 4.0),
         Ty::Int => json!(rng.below(17) as i64 - 8),
         Ty::Bool => json!(rng.below(2) == 1),
-        Ty::Vector(w) => (0..*w).map(|_| random_value(rng, &Ty::Float, sizes)).collect(),
+        Ty::Vector(l, w) => (0..*w).map(|_| random_value(rng, &l.ty(), sizes)).collect(),
         Ty::Tuple(ts) => ts.iter().map(|t| random_value(rng, t, sizes)).collect(),
         Ty::Array(e, n) | Ty::Exists(e, n) => {
             let len = sizes.iter().find(|(k, _)| *k == n.text).map_or(n.val, |(_, v)| *v);
@@ -238,9 +264,12 @@ impl Gen {
             0..=4 => Ty::arr(Ty::Float, len_n.clone()),
             5 => Ty::arr(Ty::Int, len_n.clone()),
             6 | 7 => Ty::arr(Ty::arr(Ty::Float, len_m.clone()), len_n.clone()),
-            8 if self.chance(35) => Ty::arr(Ty::Tuple(vec![Ty::Vector(4), Ty::Float]), len_n.clone()),
+            8 if self.chance(35) => Ty::arr(Ty::Tuple(vec![Ty::Vector(Lane::Float, 4), Ty::Float]), len_n.clone()),
             8 => Ty::arr(Ty::Tuple(vec![Ty::Float, Ty::Int]), len_n.clone()),
-            _ => Ty::arr(Ty::Vector(4), len_n.clone()),
+            _ => {
+                let lane = self.lane();
+                Ty::arr(Ty::Vector(lane, 4), len_n.clone())
+            }
         };
         params.push(("xs".into(), first));
         let extra = self.rng.below(3);
@@ -449,17 +478,18 @@ impl Gen {
                         return (format!("(pad #{l} #{r} {v} {e})"), Ty::Array(elem, len));
                     }
                 }
-                7 if *elem == Ty::Float => {
-                    let w = self.pick(&[4, 4, 2, 8, 16]);
+                7 if Lane::of(&elem).is_some() => {
+                    let lane = Lane::of(&elem).expect("checked");
+                    let w = self.pick(&[4, 4, 2, 3, 8, 16]);
                     if n.val % w == 0 || self.unruly {
                         let out = Len::op("/", &n, w, n.val / w);
-                        return (format!("(asVector #{w} {e})"), Ty::arr(Ty::Vector(w), out));
+                        return (format!("(asVector #{w} {e})"), Ty::arr(Ty::Vector(lane, w), out));
                     }
                 }
                 8 => {
-                    if let Ty::Vector(w) = *elem {
+                    if let Ty::Vector(lane, w) = *elem {
                         let len = Len::op("*", &n, w, n.val * w);
-                        return (format!("(asScalar {e})"), Ty::arr(Ty::Float, len));
+                        return (format!("(asScalar {e})"), Ty::arr(lane.ty(), len));
                     }
                 }
                 9 | 10 => {
@@ -468,17 +498,19 @@ impl Gen {
                         .iter()
                         .filter(|v| matches!(&v.ty, Ty::Array(_, m) if *m == n) && v.name != e)
                         .collect();
-                    // A `generate` of a computed length is refused today (its `/` is not the
-                    // exact division of `split`'s length), so only the unruly programs do it.
-                    let plain = n.text.chars().all(|c| c.is_ascii_alphanumeric()) || self.unruly;
-                    if partners.is_empty() && !plain {
-                        continue;
-                    }
-                    let (pe, pt) = if partners.is_empty() || (plain && self.chance(30)) {
+                    let (pe, pt) = if partners.is_empty() || self.chance(30) {
+                        // A `generate` of the length as the user would write it: the splits'
+                        // nested divisions, or one division by their product, which the
+                        // checks of the splits make the same length.
                         let i = self.name("i");
                         let ienv = generate_env(env, &i);
-                        let f = self.scalar(&Ty::Int, &ienv, 1);
-                        (format!("(generate {} (lambda ({i}) {f}))", n.size_arg()), Ty::Int)
+                        let et = self.pick(&[Ty::Int, Ty::Int, Ty::Float]);
+                        let f = self.scalar(&et, &ienv, 1);
+                        let len = match flat_division(&n.text) {
+                            Some(flat) if self.chance(50) => flat,
+                            _ => n.size_arg(),
+                        };
+                        (format!("(generate {len} (lambda ({i}) {f}))"), et)
                     } else {
                         let p = self.pick(&partners);
                         let Ty::Array(pt, _) = &p.ty else {
@@ -964,7 +996,7 @@ impl Gen {
     fn accumulator(&mut self, elem: &Ty) -> (String, Ty) {
         match elem {
             Ty::Int => (self.pick(&["0", "1"]).to_string(), Ty::Int),
-            Ty::Vector(w) => (self.value(&Ty::Vector(*w), &[], 0), Ty::Vector(*w)),
+            Ty::Vector(..) => (self.value(elem, &[], 0), elem.clone()),
             Ty::Tuple(_) if self.chance(30) => {
                 let t = Ty::Tuple(vec![Ty::Float, Ty::Int]);
                 (self.value(&t, &[], 0), t)
@@ -999,7 +1031,7 @@ impl Gen {
                 let v = self.value(&Ty::Int, &inner, 2);
                 format!("(+ {acc} {v})")
             }
-            Ty::Vector(_) => {
+            Ty::Vector(..) => {
                 let v = self.value(zt, &inner, 1);
                 format!("(+ {acc} {v})")
             }
@@ -1023,7 +1055,7 @@ impl Gen {
         let vectors: Vec<Ty> = env
             .iter()
             .filter_map(|v| match &v.ty {
-                Ty::Vector(w) => Some(Ty::Vector(*w)),
+                Ty::Vector(..) => Some(v.ty.clone()),
                 _ => None,
             })
             .collect();
@@ -1034,17 +1066,21 @@ impl Gen {
             // tuples holding vectors: C structs whose vector members are aligned to their size
             8 if self.chance(35) => {
                 let w = self.pick(&[2, 3, 4, 8]);
+                let lane = self.lane();
                 if self.chance(50) {
-                    Ty::Tuple(vec![Ty::Vector(w), Ty::Float])
+                    Ty::Tuple(vec![Ty::Vector(lane, w), Ty::Float])
                 } else {
-                    Ty::Tuple(vec![Ty::Int, Ty::Tuple(vec![Ty::Float, Ty::Vector(w)])])
+                    Ty::Tuple(vec![Ty::Int, Ty::Tuple(vec![Ty::Float, Ty::Vector(lane, w)])])
                 }
             }
             8 => Ty::Tuple(vec![Ty::Float, Ty::Int]),
             9 if self.chance(40) => Ty::Tuple(vec![Ty::Float, Ty::Tuple(vec![Ty::Int, Ty::Float])]),
             9 => Ty::Double,
             10 if !vectors.is_empty() => self.pick(&vectors),
-            11 => Ty::Vector(self.pick(&[2, 3, 4, 4, 8, 16])),
+            11 => {
+                let lane = self.lane();
+                Ty::Vector(lane, self.pick(&[2, 3, 4, 4, 8, 16]))
+            }
             _ => Ty::Float,
         }
     }
@@ -1539,7 +1575,7 @@ impl Gen {
     fn value(&mut self, t: &Ty, env: &[Var], depth: usize) -> String {
         match t {
             Ty::Float | Ty::Double | Ty::Int | Ty::Bool => self.scalar(t, env, depth),
-            Ty::Vector(w) => self.vector(*w, env, depth),
+            Ty::Vector(l, w) => self.vector(*l, *w, env, depth),
             Ty::Tuple(ts) => {
                 if let Some(v) = self.leaf(t, env) {
                     if self.chance(40) {
@@ -1559,48 +1595,96 @@ impl Gen {
         }
     }
 
-    fn vector(&mut self, w: usize, env: &[Var], depth: usize) -> String {
-        let t = Ty::Vector(w);
+    /// Mostly float lanes, as most programs have, but every lane type.
+    fn lane(&mut self) -> Lane {
+        match self.rng.below(6) {
+            0..=2 => Lane::Float,
+            3 | 4 => Lane::Int,
+            _ => Lane::Double,
+        }
+    }
+
+    /// A vector of `w` lanes `l`. Operators and built-ins take it beside a vector or a scalar
+    /// on either side (`(min 3 v)`, `(pow v 2.0f)`), the mixed operands OpenCL C has no
+    /// overload for.
+    fn vector(&mut self, l: Lane, w: usize, env: &[Var], depth: usize) -> String {
+        let t = Ty::Vector(l, w);
+        let lt = l.ty();
         if let Some(v) = self.leaf(&t, env) {
             if depth == 0 || self.chance(30) {
                 return v;
             }
         }
         if depth == 0 || self.chance(25) {
-            let lanes: Vec<String> = (0..w).map(|_| self.scalar(&Ty::Float, env, depth.min(1))).collect();
+            let lanes: Vec<String> = (0..w).map(|_| self.scalar(&lt, env, depth.min(1))).collect();
             return format!("(vec {})", lanes.join(" "));
         }
-        match self.rng.below(5) {
+        match self.rng.below(6) {
             0 | 1 => {
                 let op = self.pick(&["+", "*", "-", "min", "max"]);
-                let a = self.vector(w, env, depth - 1);
+                let a = self.vector(l, w, env, depth - 1);
                 let b = if self.chance(30) {
-                    self.scalar(&Ty::Float, env, 0)
+                    self.scalar(&lt, env, 0)
                 } else {
-                    self.vector(w, env, depth - 1)
+                    self.vector(l, w, env, depth - 1)
                 };
+                if self.chance(30) {
+                    return format!("({op} {b} {a})");
+                }
                 format!("({op} {a} {b})")
             }
             2 => {
-                let l = self.name("l");
+                let x = self.name("l");
                 let mut inner = env.to_vec();
                 inner.push(Var {
-                    name: l.clone(),
-                    ty: Ty::Float,
+                    name: x.clone(),
+                    ty: lt.clone(),
                 });
-                let body = self.scalar(&Ty::Float, &inner, 1);
-                let v = self.vector(w, env, depth - 1);
-                format!("(mapVec (lambda ({l}) {body}) {v})")
+                let body = self.scalar(&lt, &inner, 1);
+                let v = self.vector(l, w, env, depth - 1);
+                format!("(mapVec (lambda ({x}) {body}) {v})")
             }
             3 => {
                 let c = self.scalar(&Ty::Bool, env, 1);
-                let a = self.vector(w, env, depth - 1);
-                let b = self.vector(w, env, depth - 1);
+                let a = self.vector(l, w, env, depth - 1);
+                let b = self.vector(l, w, env, depth - 1);
                 format!("(if {c} {a} {b})")
             }
+            4 => {
+                // division and remainder by a divisor kept away from zero
+                let a = self.vector(l, w, env, depth - 1);
+                let (op, k) = match l {
+                    Lane::Int => (self.pick(&["/", "%"]), self.pick(&["2", "3", "-4"]).to_string()),
+                    Lane::Float | Lane::Double => {
+                        let b = self.vector(l, w, env, depth - 1);
+                        let one = if l == Lane::Float { "1.0f" } else { "1.0d" };
+                        (self.pick(&["/", "%"]), format!("(+ (abs {b}) {one})"))
+                    }
+                };
+                if l != Lane::Int && self.chance(40) {
+                    // a scalar dividend beside the vector divisor
+                    let x = self.scalar(&lt, env, 0);
+                    return format!("({op} {x} {k})");
+                }
+                format!("({op} {a} {k})")
+            }
             _ => {
-                let a = self.vector(w, env, depth - 1);
-                format!("(abs {a})")
+                let a = self.vector(l, w, env, depth - 1);
+                match l {
+                    Lane::Int => format!("(abs {a})"),
+                    Lane::Float | Lane::Double => {
+                        let two = if l == Lane::Float { "2.0f" } else { "2.0d" };
+                        match self.rng.below(4) {
+                            0 => format!("(abs {a})"),
+                            1 => format!("(sqrt (abs {a}))"),
+                            2 => format!("(pow (abs {a}) {two})"),
+                            _ => {
+                                let b = self.vector(l, w, env, depth - 1);
+                                format!("(fma {a} {b} {a})")
+                            }
+                        }
+                    }
+                }
             }
         }
     }
@@ -1732,26 +1816,7 @@ impl Gen {
                     let a = self.scalar(&from, env, d);
                     format!("(to-float {a})")
                 }
-                11 => {
-                    let vs: Vec<usize> = env
-                        .iter()
-                        .filter_map(|v| match v.ty {
-                            Ty::Vector(w) => Some(w),
-                            _ => None,
-                        })
-                        .collect();
-                    let w = if vs.is_empty() {
-                        self.pick(&[2, 4])
-                    } else {
-                        self.pick(&vs)
-                    };
-                    let v = self.vector(w, env, d);
-                    match self.rng.below(3) {
-                        0 => format!("(dot {v} {})", self.vector(w, env, d)),
-                        1 => format!("(length {v})"),
-                        _ => format!("(vget #{} {v})", self.rng.below(w)),
-                    }
-                }
+                11 => self.from_vector(Lane::Float, env, d),
                 _ => {
                     let op = self.pick(&["+", "*", "-", "max"]);
                     let a = self.scalar(t, env, d);
@@ -1759,6 +1824,8 @@ impl Gen {
                     format!("({op} {a} {b})")
                 }
             },
+            Ty::Double if self.chance(15) => self.from_vector(Lane::Double, env, d),
+            Ty::Int if self.chance(10) => self.from_vector(Lane::Int, env, d),
             Ty::Double => match self.rng.below(4) {
                 0 | 1 => {
                     let op = self.pick(&["+", "*", "-", "min", "max"]);
@@ -1818,6 +1885,29 @@ impl Gen {
                 }
             },
             _ => unreachable!("scalars only"),
+        }
+    }
+
+    /// A scalar of lane type `l` out of a vector: a lane, or for floating lanes a `dot` or a
+    /// `length`. Mostly of a width in scope.
+    fn from_vector(&mut self, l: Lane, env: &[Var], d: usize) -> String {
+        let vs: Vec<usize> = env
+            .iter()
+            .filter_map(|v| match v.ty {
+                Ty::Vector(vl, w) if vl == l => Some(w),
+                _ => None,
+            })
+            .collect();
+        let w = if vs.is_empty() {
+            self.pick(&[2, 4])
+        } else {
+            self.pick(&vs)
+        };
+        let v = self.vector(l, w, env, d);
+        match self.rng.below(3) {
+            0 if l != Lane::Int => format!("(dot {v} {})", self.vector(l, w, env, d)),
+            1 if l != Lane::Int => format!("(length {v})"),
+            _ => format!("(vget #{} {v})", self.rng.below(w)),
         }
     }
 
@@ -1893,7 +1983,7 @@ fn paths(name: &str, ty: &Ty, want: &Ty, out: &mut Vec<String>, depth: usize) {
                 paths(&format!("(get #{i} {name})"), c, want, out, depth + 1);
             }
         }
-        Ty::Vector(w) if *want == Ty::Float => {
+        Ty::Vector(l, w) if l.ty() == *want => {
             for i in 0..*w {
                 out.push(format!("(vget #{i} {name})"));
             }
@@ -1902,12 +1992,30 @@ fn paths(name: &str, ty: &Ty, want: &Ty, out: &mut Vec<String>, depth: usize) {
     }
 }
 
+/// A length of nested divisions by literals, `(/ (/ N 2) 4)`, as one division, `(/ N 8)`;
+/// `None` for any other length.
+fn flat_division(text: &str) -> Option<String> {
+    fn parts(text: &str) -> Option<(&str, usize)> {
+        let (inner, k) = text.strip_prefix("(/ ")?.strip_suffix(')')?.rsplit_once(' ')?;
+        Some((inner, k.parse().ok()?))
+    }
+    let (inner, k) = parts(text)?;
+    let (base, product) = match flat_division(inner) {
+        Some(flat) => parts(&flat).map(|(b, j)| (b.to_string(), j * k))?,
+        None => {
+            let (b, j) = parts(inner)?;
+            (b.to_string(), j * k)
+        }
+    };
+    Some(format!("(/ {base} {product})"))
+}
+
 /// The scope of a `generate`'s function: the scalars and vectors in scope (which a function
 /// with `let`s receives as arguments of its C function) and, innermost, its index `i`.
 fn generate_env(env: &[Var], i: &str) -> Vec<Var> {
     let mut out: Vec<Var> = env
         .iter()
-        .filter(|v| v.ty.is_scalar() || matches!(v.ty, Ty::Vector(_)))
+        .filter(|v| v.ty.is_scalar() || matches!(v.ty, Ty::Vector(..)))
         .cloned()
         .collect();
     out.push(Var {

@@ -52,7 +52,7 @@ fn no_thread() -> ! {
 pub use diag::{Diagnostic, Span};
 pub use expr::*;
 pub use parse::parse;
-pub use types::{Scalar, Type};
+pub use types::{distinct_lengths, distinct_texts, Scalar, Type};
 
 #[cfg(test)]
 mod tests;

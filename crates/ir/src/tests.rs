@@ -254,3 +254,37 @@ fn integer_literals_print_with_their_suffix() {
         "{text}"
     );
 }
+
+/// Two lengths a message says differ never print alike: a floor division and the exact
+/// division of a split print as `/` and `/^` where the plain text would not tell them apart.
+#[test]
+fn different_lengths_print_differently() {
+    use crate::{distinct_lengths, distinct_texts, Type};
+    use arith::ArithExpr;
+    let n = ArithExpr::size_var("N");
+    let four = ArithExpr::cst(4);
+    let (floor, exact) = (n.div(&four), n.div_assume_exact(&four));
+    assert_eq!(
+        floor.to_string(),
+        exact.to_string(),
+        "the OpenCL text of both is C's `/`"
+    );
+    assert_eq!(
+        distinct_lengths(&floor, &exact),
+        ("(N/4)".to_string(), "(N/^4)".to_string())
+    );
+    assert_eq!(distinct_lengths(&floor, &n), ("(N/4)".to_string(), "N".to_string()));
+    let (a, b) = (
+        Type::array(Type::float(), floor),
+        Type::array(Type::float(), exact.clone()),
+    );
+    assert_eq!(
+        distinct_texts(&a, &b),
+        ("[float](N/4)".to_string(), "[float](N/^4)".to_string())
+    );
+    let same = Type::array(Type::float(), exact);
+    assert_eq!(
+        distinct_texts(&b, &same),
+        ("[float](N/4)".to_string(), "[float](N/4)".to_string())
+    );
+}

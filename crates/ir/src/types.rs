@@ -129,43 +129,99 @@ impl Type {
 
 impl fmt::Display for Type {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Type::Scalar(s) => write!(f, "{}", s.name()),
-            Type::Vector(s, w) => write!(f, "{}{}", s.name(), w),
-            Type::Tuple(ts) => {
-                write!(f, "(")?;
-                for (i, t) in ts.iter().enumerate() {
-                    if i > 0 {
-                        write!(f, ", ")?;
-                    }
-                    write!(f, "{t}")?;
+        write_type(self, false, f)
+    }
+}
+
+/// A type printed with the exact divisions of its lengths written `/^` (see
+/// [`Type::marked`]).
+pub struct MarkedType<'a>(&'a Type);
+
+impl fmt::Display for MarkedType<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_type(self.0, true, f)
+    }
+}
+
+impl Type {
+    /// The type with the exact divisions of its lengths written `/^` (`ArithExpr::marked`).
+    pub fn marked(&self) -> MarkedType<'_> {
+        MarkedType(self)
+    }
+}
+
+/// The texts of two types (or lengths, as `[T]n`) that a message says differ, printed so that
+/// they read differently: plainly where that tells them apart, else with exact divisions
+/// marked `/^`, else structurally.
+pub fn distinct_texts(a: &Type, b: &Type) -> (String, String) {
+    let plain = (a.to_string(), b.to_string());
+    if plain.0 != plain.1 || a == b {
+        return plain;
+    }
+    let marked = (a.marked().to_string(), b.marked().to_string());
+    if marked.0 != marked.1 {
+        return marked;
+    }
+    (format!("{a:?}"), format!("{b:?}"))
+}
+
+/// The texts of two lengths that a message says differ (see [`distinct_texts`]).
+pub fn distinct_lengths(m: &ArithExpr, n: &ArithExpr) -> (String, String) {
+    let plain = (m.to_string(), n.to_string());
+    if plain.0 != plain.1 || m == n {
+        return plain;
+    }
+    let marked = (m.marked().to_string(), n.marked().to_string());
+    if marked.0 != marked.1 {
+        return marked;
+    }
+    (format!("{m:?}"), format!("{n:?}"))
+}
+
+fn write_type(t: &Type, mark: bool, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let sub = |f: &mut fmt::Formatter<'_>, t: &Type| write_type(t, mark, f);
+    match t {
+        Type::Scalar(s) => write!(f, "{}", s.name()),
+        Type::Vector(s, w) => write!(f, "{}{}", s.name(), w),
+        Type::Tuple(ts) => {
+            write!(f, "(")?;
+            for (i, t) in ts.iter().enumerate() {
+                if i > 0 {
+                    write!(f, ", ")?;
                 }
-                write!(f, ")")
+                sub(f, t)?;
             }
-            Type::Array(e, n) => {
-                let n = n.to_string();
-                if n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || (n.starts_with('(') && n.ends_with(')'))
-                {
-                    write!(f, "[{e}]{n}")
-                } else {
-                    write!(f, "[{e}]({n})")
+            write!(f, ")")
+        }
+        Type::Array(e, n) => {
+            let n = if mark { n.marked().to_string() } else { n.to_string() };
+            write!(f, "[")?;
+            sub(f, e)?;
+            if n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || (n.starts_with('(') && n.ends_with(')')) {
+                write!(f, "]{n}")
+            } else {
+                write!(f, "]({n})")
+            }
+        }
+        Type::Exists(e) => {
+            write!(f, "{{∃X. [")?;
+            sub(f, e)?;
+            write!(f, "]X}}")
+        }
+        Type::Fun(ps, r) => {
+            write!(f, "(")?;
+            for (i, t) in ps.iter().enumerate() {
+                if i > 0 {
+                    write!(f, ", ")?;
                 }
+                sub(f, t)?;
             }
-            Type::Exists(e) => write!(f, "{{∃X. [{e}]X}}"),
-            Type::Fun(ps, r) => {
-                if ps.len() == 1 {
-                    write!(f, "({} -> {r})", ps[0])
-                } else {
-                    write!(f, "(")?;
-                    for (i, t) in ps.iter().enumerate() {
-                        if i > 0 {
-                            write!(f, ", ")?;
-                        }
-                        write!(f, "{t}")?;
-                    }
-                    write!(f, ") -> {r}")
-                }
+            write!(f, "{}", if ps.len() == 1 { " -> " } else { ") -> " })?;
+            sub(f, r)?;
+            if ps.len() == 1 {
+                write!(f, ")")?;
             }
+            Ok(())
         }
     }
 }

@@ -27,7 +27,10 @@
 //! that way once typing is done.
 
 use arith::{ArithExpr, VarKind};
-use ir::{Diagnostic, Expr, ExprId, LetKind, MapKind, Op, Prim, Program, ReduceKind, Scalar, Span, Type, VarId};
+use ir::{
+    distinct_lengths, distinct_texts, Diagnostic, Expr, ExprId, LetKind, MapKind, Op, Prim, Program, ReduceKind,
+    Scalar, Span, Type, VarId,
+};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
@@ -488,9 +491,10 @@ impl Checker<'_> {
                     None => (ta, tb),
                 };
                 if !self.same(&ta, &tb) {
+                    let (a, b) = distinct_texts(&ta, &tb);
                     return Err(Diagnostic::new(
                         self.span(e),
-                        format!("the branches of `if` have different types: {ta} and {tb}"),
+                        format!("the branches of `if` have different types: {a} and {b}"),
                     ));
                 }
                 match &ta {
@@ -663,7 +667,8 @@ impl Checker<'_> {
                 let acc = match kind {
                     ReduceKind::Plain => {
                         if !self.same(&tz, &elem) {
-                            return Err(Diagnostic::new(self.span(args[1]), format!("the initial value of `reduce` has type {tz}, but the elements are {elem}"))
+                            let (z, x) = distinct_texts(&tz, &elem);
+                            return Err(Diagnostic::new(self.span(args[1]), format!("the initial value of `reduce` has type {z}, but the elements are {x}"))
                                 .with_note("`reduce` combines elements of one type; use `reduceSeq` to fold into a different accumulator"));
                         }
                         elem.clone()
@@ -672,6 +677,7 @@ impl Checker<'_> {
                 };
                 let r = self.lambda(args[0], &[acc.clone(), elem])?;
                 if !self.same(&r, &acc) {
+                    let (r, acc) = distinct_texts(&r, &acc);
                     return Err(Diagnostic::new(
                         self.span(args[0]),
                         format!("the function of `{name}` returns {r}, but the accumulator has type {acc}"),
@@ -686,12 +692,16 @@ impl Checker<'_> {
                     let (t, n) = self.array_arg(prim, *a)?;
                     if let Some((m, first)) = &len {
                         if *m != n && self.norm_len(m) != self.norm_len(&n) {
+                            let (mt, nt) = distinct_lengths(m, &n);
                             let mut d = Diagnostic::new(
                                 self.span(*a),
-                                format!("`zip` of arrays of different lengths: {m} and {n}"),
+                                format!("`zip` of arrays of different lengths: {mt} and {nt}"),
                             )
-                            .with_label(format!("length {n}"))
-                            .with_note(format!("the first array of this zip has length {m}"));
+                            .with_label(format!("length {nt}"))
+                            .with_note(format!("the first array of this zip has length {mt}"));
+                            if mt.contains("/^") || nt.contains("/^") {
+                                d = d.with_note("`/^` is a division that a run-time check makes exact (the length of a `split` or `asVector`); `/` rounds down");
+                            }
                             let _ = first;
                             if has_exist_var(m) && has_exist_var(&n) {
                                 d = d.with_note("each filter result has its own run-time length, so two different filter results cannot be zipped (thesis ch. 3); zip a filter result with a map of itself instead");
@@ -758,6 +768,7 @@ impl Checker<'_> {
                 let tv = self.infer(args[0])?;
                 let (elem, n) = self.array_arg(prim, args[1])?;
                 if !self.same(&tv, &elem) {
+                    let (tv, elem) = distinct_texts(&tv, &elem);
                     return Err(Diagnostic::new(
                         self.span(args[0]),
                         format!("the padding value has type {tv}, but the elements are {elem}"),
@@ -965,6 +976,7 @@ impl Checker<'_> {
             }
         }
         if !self.same(&r, &t) {
+            let (t, r) = distinct_texts(&t, &r);
             return Err(Diagnostic::new(
                 self.span(f),
                 format!("the function of a host-level `{what}` must keep the state's type {t}, but it returns {r}"),

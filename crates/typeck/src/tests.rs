@@ -368,3 +368,21 @@ fn conversions_and_reinterpretation_of_integers() {
     assert_eq!(int_ty("(max l 1ul)"), "ulong");
     assert_eq!(int_ty("(abs (- 0l 3l))"), "long");
 }
+
+/// Exact and floor division are one notion once a check shows the division exact, however
+/// the checks were written: `10 | N` and `3 | N/10` show `30 | N`, and `4 | N` shows `2 | N`.
+#[test]
+fn a_users_division_equals_a_nested_split_length() {
+    assert_eq!(
+        ty("(zip (split #3 (split #10 xs)) (generate (/ N 30) (lambda (i) (to-float i))))"),
+        "[([[float]10]3, float)](N/30)"
+    );
+    assert_eq!(
+        ty("(zip (asVector #4 xs) (asVector #2 (generate (/ N 2) (lambda (i) (to-float i)))))"),
+        "[(float4, float2)](N/4)"
+    );
+    assert_eq!(
+        ty("(zip (split #4 xs) (generate (/ N 3) (lambda (i) (to-float i))))"),
+        "error: `zip` of arrays of different lengths: (N/4) and (N/3)"
+    );
+}

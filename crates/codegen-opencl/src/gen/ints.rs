@@ -42,7 +42,9 @@ impl Gen<'_> {
                 let (x, n) = two(&mut a)?;
                 let n = self.count(e, ts, n)?;
                 // a signed value shifted into or past the sign bit: computed unsigned
-                self.wrapping(&ts[0], |u| CExpr::bin(BinOp::Shl, u(x), n))?
+                self.wrapping(&ts[0], vec![(x, ts[0].clone())], |u| {
+                    CExpr::bin(BinOp::Shl, u[0].clone(), n)
+                })?
             }
             Op::Shr => {
                 let (x, n) = two(&mut a)?;
@@ -67,12 +69,12 @@ impl Gen<'_> {
                 }
             }
             Op::As(_) => CExpr::call(format!("as_{}", print::ctype(&crt)), vec![one(&mut a)?]),
-            Op::Add => self.wrapping_bin(rt, BinOp::Add, two(&mut a)?)?,
-            Op::Sub => self.wrapping_bin(rt, BinOp::Sub, two(&mut a)?)?,
-            Op::Mul => self.wrapping_bin(rt, BinOp::Mul, two(&mut a)?)?,
+            Op::Add => self.wrapping_bin(rt, ts, BinOp::Add, two(&mut a)?)?,
+            Op::Sub => self.wrapping_bin(rt, ts, BinOp::Sub, two(&mut a)?)?,
+            Op::Mul => self.wrapping_bin(rt, ts, BinOp::Mul, two(&mut a)?)?,
             Op::Neg => {
                 let x = one(&mut a)?;
-                self.wrapping(rt, |u| CExpr::un(UnOp::Neg, u(x)))?
+                self.wrapping(rt, vec![(x, ts[0].clone())], |u| CExpr::un(UnOp::Neg, u[0].clone()))?
             }
             // A signed scalar divided by -1 is its negation (remainder 0): the minimum divided
             // by -1 overflows, which traps on some devices, and wraps in the interpreter.
@@ -114,8 +116,10 @@ impl Gen<'_> {
         CExpr::bin(o, x, y)
     }
 
-    fn wrapping_bin(&mut self, t: &Type, o: BinOp, (x, y): (CExpr, CExpr)) -> Result<CExpr> {
-        self.wrapping(t, |u| CExpr::bin(o, u(x), u(y)))
+    fn wrapping_bin(&mut self, t: &Type, ts: &[Type], o: BinOp, (x, y): (CExpr, CExpr)) -> Result<CExpr> {
+        self.wrapping(t, vec![(x, ts[0].clone()), (y, ts[1].clone())], |u| {
+            CExpr::bin(o, u[0].clone(), u[1].clone())
+        })
     }
 
     /// A shift or rotate count `n` in the type of the shifted value (`ts[0]`): as it is when it
@@ -165,21 +169,47 @@ impl Gen<'_> {
         };
         let by_minus_one = CExpr::bin(BinOp::Eq, y.clone(), minus_one);
         let special = if o == BinOp::Div {
-            self.wrapping(rt, |u| CExpr::un(UnOp::Neg, u(x.clone())))?
+            self.wrapping(rt, vec![(x.clone(), ts[0].clone())], |u| {
+                CExpr::un(UnOp::Neg, u[0].clone())
+            })?
         } else {
             CExpr::Int(0)
         };
         Ok(CExpr::select(by_minus_one, special, CExpr::bin(o, x, y)))
     }
 
-    /// `f` computed in the unsigned type of `t`'s width when `t` is signed (`int`, `long` or
-    /// vectors of them), its bits read back as `t`: `f` gets the conversion of each operand.
-    fn wrapping(&mut self, t: &Type, f: impl FnOnce(&dyn Fn(CExpr) -> CExpr) -> CExpr) -> Result<CExpr> {
+    /// `build` of `operands` (each with its type) computed in the unsigned type of `t`'s width
+    /// when `t` is signed (`int`, `long` or vectors of them), its bits read back as `t`: `build`
+    /// gets each operand converted to the unsigned type of its own type (a scalar beside a
+    /// vector stays a scalar).
+    fn wrapping(
+        &mut self,
+        t: &Type,
+        operands: Vec<(CExpr, Type)>,
+        build: impl FnOnce(&[CExpr]) -> CExpr,
+    ) -> Result<CExpr> {
+        let Some((signed, _)) = self.unsigned_names(t)? else {
+            let xs: Vec<CExpr> = operands.into_iter().map(|(x, _)| x).collect();
+            return Ok(build(&xs));
+        };
+        let mut xs = Vec::with_capacity(operands.len());
+        for (x, xt) in operands {
+            xs.push(match self.unsigned_names(&xt)? {
+                Some((to_s, to_u)) => unsigned_operand(x, xt.scalar() == Some(Scalar::Int), &to_s, &to_u),
+                None => x,
+            });
+        }
+        Ok(CExpr::call(signed, vec![build(&xs)]))
+    }
+
+    /// `as_int4` and `as_uint4` for `int4` (the conversions from and to the unsigned type of
+    /// the same width); `None` for a type that is not signed.
+    fn unsigned_names(&mut self, t: &Type) -> Result<Option<(String, String)>> {
         let unsigned = match t.scalar() {
             Some(Scalar::Int) => Scalar::Uint,
             Some(Scalar::Long) => Scalar::Ulong,
             Some(Scalar::Uint | Scalar::Ulong | Scalar::Float | Scalar::Double | Scalar::Bool) | None => {
-                return Ok(f(&|x| x));
+                return Ok(None)
             }
         };
         let ut = match t {
@@ -189,11 +219,7 @@ impl Gen<'_> {
             }
         };
         let (st, ut) = (print::ctype(&self.ctype(t)?), print::ctype(&self.ctype(&ut)?));
-        let (to_u, to_s) = (format!("as_{ut}"), format!("as_{st}"));
-        Ok(CExpr::call(
-            to_s.clone(),
-            vec![f(&|x| unsigned_operand(x, unsigned == Scalar::Uint, &to_s, &to_u))],
-        ))
+        Ok(Some((format!("as_{st}"), format!("as_{ut}"))))
     }
 }
 

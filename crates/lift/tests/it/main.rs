@@ -16,6 +16,7 @@
 //! - `fuzz`: random bytes and mutated examples never make the front end panic.
 
 mod batch_rules;
+mod builtins;
 mod cgo17;
 mod cli;
 mod codegen;
