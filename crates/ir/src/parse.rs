@@ -721,6 +721,9 @@ impl Elab {
         if let Some(b) = builtin(name) {
             return Ok(Val::Fun(Rc::new(Fun::Builtin(b, vec![], span))));
         }
+        if let Some(d) = crate::unsupported::primitive(name, span) {
+            return Err(d);
+        }
         let mut d = Diagnostic::new(span, format!("unknown name `{name}`")).with_label("not defined");
         let candidates = env
             .names

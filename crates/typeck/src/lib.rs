@@ -588,7 +588,13 @@ impl Checker<'_> {
     }
 
     fn array_arg(&mut self, prim: &Prim, a: ExprId) -> Result<(Type, ArithExpr)> {
-        match self.infer(a)? {
+        let t = self.infer(a)?;
+        self.array_of(prim, a, t)
+    }
+
+    /// The element type and length of `t`, the type of argument `a` of `prim`, an array.
+    fn array_of(&self, prim: &Prim, a: ExprId, t: Type) -> Result<(Type, ArithExpr)> {
+        match t {
             Type::Array(elem, n) => Ok((*elem, n)),
             Type::Exists(_) => Err(Diagnostic::new(
                 self.span(a),
@@ -858,13 +864,16 @@ impl Checker<'_> {
             return self.same_state(e, args[0], t, "iterate");
         }
         let Some(count) = k.as_cst() else {
-            return Err(Diagnostic::new(
-                self.span(e),
-                "the iteration count of `iterate` inside a kernel must be a literal like #3",
-            )
-            .with_note("a size variable counts only the steps of an `iterate` at host level"));
+            return Err(ir::unsupported::iterate_count_in_kernel(self.span(e)));
         };
-        let (elem, n) = self.array_arg(&Prim::Iterate(k.clone()), args[1])?;
+        let state = self.infer(args[1])?;
+        if let Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) = state {
+            return Err(ir::unsupported::iterate_state_in_kernel(
+                self.span(args[1]),
+                &state.to_string(),
+            ));
+        }
+        let (elem, n) = self.array_of(&Prim::Iterate(k.clone()), args[1], state)?;
         let mut k = self.n_iter;
         let lname = self.fresh_name("L", &mut k);
         self.n_iter = k;
@@ -924,11 +933,7 @@ impl Checker<'_> {
     /// is a `bool` or `[bool]1`.
     fn iterate_until(&mut self, e: ExprId, args: &[ExprId]) -> Result<Type> {
         if !self.host[e.index()] {
-            return Err(Diagnostic::new(
-                self.span(e),
-                "`iterate-until` runs on the host and cannot be used inside a kernel",
-            )
-            .with_note("use it outside every `mapGlb`, `mapWrg` and sequential primitive"));
+            return Err(ir::unsupported::iterate_until_in_kernel(self.span(e)));
         }
         let t = self.infer(args[2])?;
         let t = self.same_state(e, args[1], t, "iterate-until")?;
