@@ -3,7 +3,7 @@
 
 Runs `lift explore --top N` at the large sizes of bench/cgo17/suite.tsv and bench/indep/suite.tsv
 and prints, per program, the position (1-based) of the variant whose mapping description is the
-measured best's (the H200 tables of session 9, `bench/results/*-s9.md`, and the per-branch runs
+measured best's (the H200 suite tables of 2026-11-24, `bench/results/HISTORY.md`, and the runs
 they cite), or `-` where it is not among the first N.
 
 Usage: scripts/model-ranks.py [--lift target/debug/lift] [--top 40] [KEY ...]
@@ -12,7 +12,7 @@ import argparse
 import subprocess
 import sys
 
-# The measured best of each program on the H200 (session 9): the mapping description, the part
+# The measured best of each program on the H200 (2026-11-24): the mapping description, the part
 # of `lift explore`'s description before " | ".
 BEST = {
     "nn": "mapGlb 33554432",

@@ -259,7 +259,18 @@ pub fn json(v: &Value) -> String {
     v.to_json()
 }
 
-/// Whether an OpenCL device exists (the CI test skips without one, as the OpenCL tests do).
-pub fn has_device() -> bool {
-    matches!(host_runner::devices(), Ok(d) if !d.is_empty())
+/// For a test that needs an OpenCL device: whether there is one; without one it says that the
+/// test is skipped, or fails the test where `LIFT_REQUIRE_OPENCL` demands the device (CI).
+pub fn device_or_skip() -> bool {
+    match host_runner::devices() {
+        Ok(d) if !d.is_empty() => true,
+        Ok(_) => {
+            host_runner::skip_without_device("no OpenCL device");
+            false
+        }
+        Err(e) => {
+            host_runner::skip_without_device(&e.to_string());
+            false
+        }
+    }
 }

@@ -350,10 +350,12 @@ impl Gen {
             });
             let i = self.name("i");
             let ienv = generate_env(env, &i);
-            let f = self.scalar(&Ty::Float, &ienv, 2);
+            // computed elements of every type: a vector view of them must take their type
+            let et = self.pick(&[Ty::Float, Ty::Float, Ty::Int, Ty::Double]);
+            let f = self.scalar(&et, &ienv, 2);
             (
                 format!("(generate {} (lambda ({i}) {f}))", n.size_arg()),
-                Ty::arr(Ty::Float, n),
+                Ty::arr(et, n),
             )
         } else {
             let v = self.pick(&arrays);

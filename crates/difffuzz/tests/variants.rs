@@ -49,8 +49,7 @@ fn the_choice_of_variants_is_deterministic_and_within_the_pool() {
 
 #[test]
 fn a_few_programs_agree_as_their_variants() {
-    if !difffuzz::api::has_device() {
-        eprintln!("skipping the variants run: no OpenCL device");
+    if !difffuzz::api::device_or_skip() {
         return;
     }
     let device = std::env::var("LIFT_TEST_DEVICE").ok().filter(|d| !d.is_empty());

@@ -29,7 +29,7 @@
 //! (aggregate, ticket) beside local stores, the pattern of the PoCL fault below; it is correct
 //! on PoCL, under Oclgrind and on the H200 at every size the filter tests run.
 //!
-//! Session 10 (`bench/results/runs/nvidia-h200-2026-11-24-s10-filt-speed5.md`, H200, 10^8
+//! Measured 2026-11-24 (`bench/results/runs/nvidia-h200-2026-11-24-s10-filt-speed5.md`, H200, 10^8
 //! elements, a copy 0.194 ms): the filter alone took 0.227 ms before (64 registers); gathered
 //! with the ticket after the gathering's barrier 0.210 (80 registers: three groups resident),
 //! with the ticket taken during the gathering 0.188 (64 registers), this kernel. Gathered but
@@ -80,7 +80,7 @@
 //! The older history: a look-back of one predecessor at a time took 0.617 ms for 6.1 at 10^8, the
 //! two-kernel reduce-then-scan before it 0.380 ms in three launches.
 //!
-//! Session 8 (`bench/results/runs/nvidia-h200-2026-11-24-s8-filt-speed3.md`, filter alone at
+//! Earlier the same day (`bench/results/runs/nvidia-h200-2026-11-24-s8-filt-speed3.md`, filter alone at
 //! 10^8, variants of the generator in two commands): this kernel took 0.261 ms at 98 registers
 //! a work-item (two groups of 256 resident on a compute unit), and 0.246 ms with its status
 //! words read by volatile loads instead of `atomic_or` (this kernel now). One group a tile
@@ -93,7 +93,7 @@
 //! ticket replaced by `get_group_id` (tiles of 4096) 0.290 against 0.300 ms: the look-back's
 //! latency and the stores are what remain.
 //!
-//! Session 9 (`bench/results/runs/nvidia-h200-2026-11-24-s9-filt-speed4.md`, filter alone at
+//! Then (`bench/results/runs/nvidia-h200-2026-11-24-s9-filt-speed4.md`, filter alone at
 //! 10^8, this kernel 0.252–0.254 ms at 91 registers): the persistent loop without the prefetch
 //! took 0.230 ms at 64 registers (four groups resident instead of two) but was slower at 10^7
 //! and 10^4, so a kernel built for a size of at least 2^25 elements drops it ([`GPU_LARGE`]).
@@ -105,7 +105,7 @@
 //! scan's last barrier gained 2 % (measured with the 4-tile lanes only), but PoCL 3.1 then
 //! miscomputes the kernel (every count 0: one work-item's global atomic between barriers in
 //! the ticket loop hides that region's local stores after the barrier; a reduced kernel is
-//! `...-s9-filt-speed4-pocl-repro.cl`, correct under Oclgrind and with `-cl-opt-disable`), so
+//! `bench/results/runs/pocl-filter-fault-repro.cl`, correct under Oclgrind and with `-cl-opt-disable`), so
 //! nothing global is written before the scan's last barrier.
 //!
 //! The kernel has two shapes, one for GPUs and one for other devices ([`Shape`]); both are in
@@ -142,10 +142,10 @@ const FILTER_WG: usize = 256;
 /// The fewest work-items per work-group of the filter kernel. Groups of 4 to 32 are correct
 /// under Oclgrind, but PoCL 3.1 (LLVM 15) computes every tile's count as 0 with them (the
 /// tile's flags never reach the scan); a device allowing fewer refuses the launch cleanly.
-/// Checked in session 10: groups of 32 are also correct on PoCL with `-cl-opt-disable`, and so
+/// Checked on 2026-11-24: groups of 32 are also correct on PoCL with `-cl-opt-disable`, and so
 /// is the GPU's shape with one part a tile (4096 elements), which PoCL miscomputes optimized
-/// too: the signature of the fault reduced in session 9 (`bench/results/runs/
-/// nvidia-h200-2026-11-24-s9-filt-speed4-pocl-repro.cl`: local stores of a barrier region
+/// too: the signature of the reduced fault (`bench/results/runs/
+/// pocl-filter-fault-repro.cl`: local stores of a barrier region
 /// lost after the barrier, in a loop of barriers whose bound comes from local memory, right
 /// with `-cl-opt-disable` and under Oclgrind). Neither of these kernels has that repro's
 /// global atomic inside the scan, so the trigger differs; that they are one LLVM fault is
@@ -197,8 +197,8 @@ const GPU_SHAPE: Shape = Shape {
 /// `bench` and `tune` build them) and at least `LARGE`: the same tiles without the prefetch. A
 /// work-item then holds one tile's elements in registers instead of two (64 registers on the
 /// H200 against 91), so four groups of 256 work-items are resident on a compute unit instead
-/// of two, and one group's look-back overlaps the others' loads. Measured (session 9, filter
-/// alone): 0.230 ms at 10^8 elements against 0.254 with the prefetch, but 0.0414 ms at 10^7
+/// of two, and one group's look-back overlaps the others' loads. Measured (2026-11-24, filter
+/// alone, `bench/results/runs/nvidia-h200-2026-11-24-s9-filt-speed4.md`): 0.230 ms at 10^8 elements against 0.254 with the prefetch, but 0.0414 ms at 10^7
 /// against 0.0361 and 0.0097 at 10^4 against 0.0085, where fewer tiles a group leave the
 /// prefetch's overlap the larger gain.
 const GPU_LARGE: Shape = Shape {

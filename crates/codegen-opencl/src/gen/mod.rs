@@ -59,7 +59,7 @@ const GLB_LOCAL: usize = 256;
 /// The most work-items a `mapLcl` of constant length gets one each (a longer one strides):
 /// NVIDIA's driver reports 256 as the most work-items of a `mapWrg` × `mapLcl` kernel whose
 /// `reqd_work_group_size` is above 256 and refuses its launch, though the device's limit is
-/// 1024 (an H200, session 10: such kernels of 288, 500, 512, 1000 and 1024 work-items, a few
+/// 1024 (an H200, 2026-11-24: such kernels of 288, 500, 512, 1000 and 1024 work-items, a few
 /// registers each, all refused; 128 and 256 ran). `mapGlb` kernels are not capped: the same
 /// fuzz runs ran variants at `lift tune`'s work-groups of 512 and 1024 without such refusals.
 /// Found by difffuzz's variants mode: a strided partial reduction's chunks of 500.

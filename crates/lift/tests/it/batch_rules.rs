@@ -2,7 +2,7 @@
 //! `bench/indep/bmm.lisp`): at the benchmark's sizes the cost model's best variant is the
 //! register-blocked product under the batch's map (`batch-reg-block-*`), the batch the grid's
 //! third dimension; its kernel is a snapshot (`cl@batch_rules__bmm.snap`). Its results equal
-//! the interpreter's on OpenCL in `indep2_forms.rs` (the cost model's first variants).
+//! the interpreter's on OpenCL in `indep_forms.rs` (the cost model's first variants).
 
 const BMM: &str = include_str!("../../../../bench/indep/bmm.lisp");
 

@@ -24,7 +24,7 @@ fn best_at_large(src: &str) -> Result<(String, String), String> {
     let info = typeck::infer(&prog).map_err(|e| e.message)?;
     let opts = rewrite::Options {
         // not a multiple of 4: the variant read as `float4`s (`grid-reduce-v4-*`, whole vectors
-        // only) is not among them, the scalar one serves any length (`indep2_forms` runs the
+        // only) is not among them, the scalar one serves any length (`indep_forms` runs the
         // `float4` one)
         sizes: [("N".to_string(), 100_000_001)].into_iter().collect(),
         top_k: 1,

@@ -1,0 +1,273 @@
+//! One compiled program kept on one device across many runs (the multi-device planner's host
+//! loops, `lift bench --devices`): kernels built once, inputs in resident buffers uploaded only
+//! when they change.
+
+use crate::host::HostVal;
+use crate::launch::*;
+use codegen_opencl::KernelPlan;
+use ir::interp::Value;
+use ir::Type;
+use lift_compile::Error;
+use lift_data::layout::{decode_dims, encode, layout};
+use lift_data::Inputs;
+use memalloc::Role;
+use std::collections::BTreeMap;
+
+/// One compiled program kept on one device across many runs (`devices`' host loops): its
+/// kernels built once, every input in a resident buffer that is uploaded only when it changes,
+/// and its result read back after each launch.
+pub struct Resident {
+    pub(crate) session: host_runner::Session,
+    pub(crate) plan: KernelPlan,
+    pub(crate) prepared: host_runner::Prepared,
+    pub(crate) env: Env,
+    /// Per parameter: its buffer (arrays) or value (scalars).
+    pub(crate) params: Vec<HostVal>,
+    /// Per plan buffer that is neither input nor output: its storage, and which are zeroed.
+    pub(crate) fixed: BTreeMap<usize, host_runner::Resident>,
+    pub(crate) zeroed: Vec<host_runner::Resident>,
+    pub(crate) out: host_runner::Resident,
+    pub(crate) out_dims: Vec<usize>,
+    pub(crate) out_elem: Type,
+    pub(crate) flag: host_runner::Resident,
+}
+
+impl Resident {
+    /// Opens `device`, builds `plan`'s kernels, makes its buffers at `inputs`' sizes and
+    /// uploads every input.
+    pub fn new(plan: &KernelPlan, ty: &Type, inputs: &Inputs, device: Option<&str>) -> Result<Resident, Error> {
+        let mut session = host_runner::Session::open(device).map_err(run_error)?;
+        if plan.result.lengths.is_some() {
+            return Err(Error::plain("internal: a resident program returning a filter result"));
+        }
+        let env = Env::of_plan(plan, &inputs.sizes)?;
+        let names: Vec<&str> = plan.kernels.iter().map(|k| k.name.as_str()).collect();
+        let prepared = session
+            .prepare(&plan.source, "-cl-std=CL1.2", &names)
+            .map_err(run_error)?;
+        let (fixed, zeroed, out_bytes) = resident_buffers(&mut session, plan, &env)?;
+        let out = session.alloc("result", out_bytes.max(1)).map_err(run_error)?;
+        let flag = session.alloc("e_flag", 4).map_err(run_error)?;
+        session.zero(flag).map_err(run_error)?;
+        let (out_dims, out_elem) = shape(ty, &inputs.sizes)?;
+        let mut r = Resident {
+            session,
+            plan: plan.clone(),
+            prepared,
+            env,
+            params: vec![],
+            fixed,
+            zeroed,
+            out,
+            out_dims,
+            out_elem,
+            flag,
+        };
+        for (k, v) in inputs.values.iter().enumerate() {
+            let hv = r.make_param(k, v)?;
+            r.params.push(hv);
+        }
+        Ok(r)
+    }
+
+    pub(crate) fn param_type(&self, k: usize) -> Option<Type> {
+        self.plan.memory.buffers.iter().find_map(|b| match b.role {
+            Role::Input(p) if p == k => Some(b.elem.clone()),
+            _ => None,
+        })
+    }
+
+    pub(crate) fn make_param(&mut self, k: usize, v: &Value) -> Result<HostVal, Error> {
+        match self.param_type(k) {
+            Some(elem) => {
+                let mut data = vec![];
+                encode(v, &elem, &mut data)?;
+                let r = self.session.alloc("parameter", data.len().max(1)).map_err(run_error)?;
+                self.session.upload(r, &data).map_err(run_error)?;
+                Ok(HostVal::Dev(r))
+            }
+            // A parameter without a buffer is a scalar argument (or unused).
+            None => Ok(HostVal::Scalar(v.clone())),
+        }
+    }
+
+    /// Replaces parameter `k`'s value (same length) on the device.
+    pub fn set(&mut self, k: usize, v: &Value) -> Result<(), Error> {
+        match self.params[k].clone() {
+            HostVal::Dev(r) => {
+                let elem = self.param_type(k).expect("a buffer parameter has a type");
+                let mut data = Vec::with_capacity(self.session.bytes_of(r));
+                encode(v, &elem, &mut data)?;
+                self.session.upload(r, &data).map_err(run_error)
+            }
+            HostVal::Scalar(_) => {
+                self.params[k] = HostVal::Scalar(v.clone());
+                Ok(())
+            }
+            HostVal::Exist(..) => Err(Error::plain(format!("internal: parameter {k} is a filter result"))),
+        }
+    }
+
+    /// Runs every kernel once and reads the result back.
+    pub fn launch(&mut self) -> Result<Value, Error> {
+        self.enqueue_kernels()?;
+        let bytes = self
+            .session
+            .read_resident(self.out, 0, self.session.bytes_of(self.out))
+            .map_err(run_error)?;
+        self.check_flag()?;
+        Ok(decode_dims(&bytes, &self.out_dims, &self.out_elem))
+    }
+
+    /// Zeroes what must start at zero and enqueues every kernel once: their events.
+    pub(crate) fn enqueue_kernels(&mut self) -> Result<Vec<host_runner::LaunchEvent>, Error> {
+        for r in &self.zeroed {
+            self.session.zero(*r).map_err(run_error)?;
+        }
+        let mut events = vec![];
+        for k in &self.plan.kernels {
+            let launch = launch_of(
+                &self.plan,
+                k,
+                &self.env,
+                host_runner::KernelArg::Buffer(self.flag.0),
+                |b| {
+                    let r = match self.plan.memory.buffers[b].role {
+                        Role::Input(p) => match &self.params[p] {
+                            HostVal::Dev(r) => *r,
+                            HostVal::Scalar(_) | HostVal::Exist(..) => {
+                                return Err(Error::plain(format!("internal: input {p} is not on the device")))
+                            }
+                        },
+                        Role::Output => self.out,
+                        _ => *self.fixed.get(&b).ok_or_else(|| {
+                            Error::plain(format!("internal: buffer {b} of a resident program has no storage"))
+                        })?,
+                    };
+                    Ok(host_runner::KernelArg::Buffer(r.0))
+                },
+                |p| match &self.params[p] {
+                    HostVal::Scalar(v) => scalar_arg(v),
+                    v => Err(Error::plain(format!("internal: parameter value {v:?} is not a scalar"))),
+                },
+            )?;
+            self.session.check_launch(&self.prepared, &launch).map_err(run_error)?;
+            events.extend(
+                self.session
+                    .enqueue_resident(&self.prepared, &launch)
+                    .map_err(run_error)?,
+            );
+        }
+        Ok(events)
+    }
+
+    /// The error of the device-side checks, read after the kernels ran.
+    pub(crate) fn check_flag(&self) -> Result<(), Error> {
+        if self.plan.uses_error_flag() {
+            let b = self.session.read_resident(self.flag, 0, 4).map_err(run_error)?;
+            let flag = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            flag_error(&self.plan, flag, &self.env, |b| {
+                read_int(&self.session, self.fixed.get(&b).copied())
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// What one profiled launch of a [`Resident`] program took: its kernels on the device's
+/// clock, and on the host the blocking read of its result and the decoding of those bytes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ResidentTimes {
+    pub kernel_ns: u64,
+    pub download_ms: f64,
+    pub decode_ms: f64,
+}
+
+/// Measured runs (`lift bench --devices`): an input's bytes are made once, before the timed
+/// runs, so that a timed upload is the blocking write alone.
+impl Resident {
+    /// Parameter `k`'s value as the bytes of its buffer (`None`: a scalar argument).
+    pub fn encode_param(&self, k: usize, v: &Value) -> Result<Option<Vec<u8>>, Error> {
+        match self.params.get(k) {
+            Some(HostVal::Dev(r)) => {
+                let elem = self.param_type(k).expect("a buffer parameter has a type");
+                let mut data = Vec::with_capacity(self.session.bytes_of(*r));
+                encode(v, &elem, &mut data)?;
+                Ok(Some(data))
+            }
+            Some(HostVal::Scalar(_)) => Ok(None),
+            Some(HostVal::Exist(..)) | None => Err(Error::plain(format!(
+                "internal: a resident program has no parameter {k}"
+            ))),
+        }
+    }
+
+    /// Blocking upload of bytes made by [`Resident::encode_param`] into parameter `k`'s buffer.
+    pub fn upload_param(&mut self, k: usize, data: &[u8]) -> Result<(), Error> {
+        match self.params.get(k) {
+            Some(HostVal::Dev(r)) => self.session.upload(*r, data).map_err(run_error),
+            _ => Err(Error::plain(format!("internal: parameter {k} has no buffer"))),
+        }
+    }
+
+    /// [`Resident::launch`] with each phase timed: the queue is drained after the kernels so
+    /// that the read that follows is the transfer alone.
+    pub fn launch_profiled(&mut self) -> Result<(Value, ResidentTimes), Error> {
+        let events = self.enqueue_kernels()?;
+        self.session.finish().map_err(run_error)?;
+        let mut times = ResidentTimes::default();
+        for e in &events {
+            times.kernel_ns += e.ns().map_err(run_error)?;
+        }
+        let t = std::time::Instant::now();
+        let bytes = self
+            .session
+            .read_resident(self.out, 0, self.session.bytes_of(self.out))
+            .map_err(run_error)?;
+        times.download_ms = t.elapsed().as_secs_f64() * 1e3;
+        self.check_flag()?;
+        let t = std::time::Instant::now();
+        let value = decode_dims(&bytes, &self.out_dims, &self.out_elem);
+        times.decode_ms = t.elapsed().as_secs_f64() * 1e3;
+        Ok((value, times))
+    }
+}
+
+/// The buffers a plan keeps on the device for a resident run: temporaries, and lengths and
+/// scratch (to be zeroed before every launch) by plan buffer index; and the output's size in bytes
+/// (inputs and the output are bound per launch).
+pub(crate) type ResidentBuffers = (
+    BTreeMap<usize, host_runner::Resident>,
+    Vec<host_runner::Resident>,
+    usize,
+);
+
+pub(crate) fn resident_buffers(
+    session: &mut host_runner::Session,
+    plan: &KernelPlan,
+    env: &Env,
+) -> Result<ResidentBuffers, Error> {
+    let mut fixed = BTreeMap::new();
+    let mut zeroed = vec![];
+    let mut out_bytes = 0;
+    for (i, b) in plan.global_buffers() {
+        let n = env.eval(&b.len, &format!("the length of buffer {}", b.name))?;
+        let (esz, _) = layout(&b.elem);
+        let bytes = n
+            .checked_mul(esz)
+            .ok_or_else(|| Error::plain(format!("buffer {} is too large", b.name)))?;
+        match b.role {
+            Role::Input(_) | Role::InputLength(_) => {}
+            Role::Output => out_bytes = bytes,
+            Role::Temp => {
+                fixed.insert(i, session.alloc(&b.name, bytes).map_err(run_error)?);
+            }
+            Role::OutputLength | Role::TempLength | Role::Scratch => {
+                let r = session.alloc(&b.name, bytes).map_err(run_error)?;
+                fixed.insert(i, r);
+                zeroed.push(r);
+            }
+        }
+    }
+    Ok((fixed, zeroed, out_bytes))
+}

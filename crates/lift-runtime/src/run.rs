@@ -1,0 +1,155 @@
+//! Running a compiled program on loaded inputs: on its device (a kernel plan, or a host
+//! program's units) or on the reference interpreter; what `lift run` reads (`--data`, `--size`)
+//! and how it compiles for the device it runs on.
+
+use ir::{Diagnostic, Program};
+use lift_compile::{compile, is_high_level, parse_sizes, report, Compiled, Error, Options};
+use lift_data as data;
+use std::collections::BTreeMap;
+use typeck::TypeInfo;
+
+pub struct RunOptions {
+    pub device: Option<String>,
+    pub time: bool,
+    /// Run the reference interpreter instead of OpenCL.
+    pub interp: bool,
+}
+
+pub struct RunResult {
+    pub value: ir::interp::Value,
+    pub ty: ir::Type,
+    pub json: String,
+    /// Per-kernel times, when asked for.
+    pub timing: Option<String>,
+}
+
+impl RunResult {
+    pub fn npy(&self) -> Result<Vec<u8>, String> {
+        data::value_to_npy(&self.value, &self.ty).map_err(|e| report::render_plain(&e.message, &e.notes))
+    }
+}
+
+/// Reads the `--data` arguments: `in.json` files and `param=file.npy` pairs.
+pub fn read_sources(data: &[String]) -> Result<Vec<data::DataSource>, Error> {
+    let mut out = vec![];
+    for d in data {
+        let read =
+            |path: &str| std::fs::read(path).map_err(|e| Error::plain(format!("cannot read data file {path}: {e}")));
+        match d.split_once('=') {
+            Some((param, path)) if path.ends_with(".npy") => out.push(data::DataSource::Npy {
+                param: param.to_string(),
+                bytes: read(path)?,
+                file: path.to_string(),
+            }),
+            _ => {
+                let bytes = read(d)?;
+                let text =
+                    String::from_utf8(bytes).map_err(|_| Error::plain(format!("data file {d} is not UTF-8 text")))?;
+                out.push(data::DataSource::Json(text, d.clone()));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The run-time size conditions of a typed program (`split #2` of `N`: `N` even), checked
+/// against the sizes of loaded inputs; the first that fails is the error, at its place.
+pub fn verify_checks(info: &TypeInfo, inputs: &data::Inputs) -> Result<(), Error> {
+    let lookup = |n: &str| inputs.sizes.get(n).copied();
+    for c in &info.checks {
+        c.verify(&lookup)
+            .map_err(|m| Error::Source(Diagnostic::new(c.span, m)))?;
+    }
+    Ok(())
+}
+
+/// `lift run`: load inputs, check sizes, run on the chosen backend.
+pub fn run_files(src: &str, data: &[String], sizes: &[String], opts: &RunOptions) -> Result<RunResult, Error> {
+    let typed = compile(src, &Options::types_only())?;
+    let sources = read_sources(data)?;
+    let given = parse_sizes(sizes)?;
+    let inputs = data::load(&typed.given, &sources, &given)?;
+    // A variant may have dropped a primitive that the program's checks come from (`join ∘
+    // split = id`), and its inputs are declared under them: they are the program's.
+    verify_checks(&typed.given_info, &inputs)?;
+    if opts.interp {
+        return run_compiled(&typed, &inputs, opts);
+    }
+    // A high-level program runs as its tuned variant for these sizes and this device, else as
+    // the cost model's best variant; every program is generated within the device's limits.
+    // Without a device, running fails later with the reason.
+    let device = host_runner::device_info(opts.device.as_deref()).ok();
+    let compiled = compile(src, &run_options(&typed.given, &inputs.sizes, device.as_ref()))?;
+    run_compiled(&compiled, &inputs, opts)
+}
+
+/// How `lift run` compiles `given` for `device` at `sizes`: a high-level program as its tuned
+/// variant for the device when the tuning cache has one, every kernel within the device's
+/// work-group limits and built for these sizes; without a device, none of these.
+pub fn run_options(
+    given: &Program,
+    sizes: &BTreeMap<String, i64>,
+    device: Option<&host_runner::DeviceInfo>,
+) -> Options {
+    Options {
+        sizes: sizes.clone(),
+        tuned_for: device.filter(|_| is_high_level(given)).map(|d| d.name.clone()),
+        work_group_limit: device.map(work_group_limit),
+        specialise: device.is_some(),
+        ..Options::default()
+    }
+}
+
+/// A device's work-group limits as code generation takes them: the queried
+/// `CL_DEVICE_MAX_WORK_GROUP_SIZE` and `CL_DEVICE_MAX_WORK_ITEM_SIZES`, already lowered by
+/// `LIFT_MAX_WORK_GROUP_SIZE` where it is set (`host_runner::MAX_WORK_GROUP_VAR`), so that the
+/// kernels fit the device rather than being refused at launch, and its local memory.
+pub fn work_group_limit(d: &host_runner::DeviceInfo) -> codegen_opencl::WorkGroupLimit {
+    codegen_opencl::WorkGroupLimit::new(d.max_work_group_size, &d.max_work_item_sizes).with_local_mem(d.local_mem_bytes)
+}
+
+/// Runs a compiled program on loaded inputs: its kernels, or with `interp` (or without kernels)
+/// the reference interpreter on the program as given.
+pub fn run_compiled(c: &Compiled, inputs: &data::Inputs, opts: &RunOptions) -> Result<RunResult, Error> {
+    let lookup = |n: &str| inputs.sizes.get(n).copied();
+    let plan = c.plan.as_ref().filter(|_| !opts.interp);
+    let (prog, info) = match plan {
+        Some(_) => (&c.program, &c.info),
+        None => (&c.given, &c.given_info),
+    };
+    verify_checks(info, inputs)?;
+    let host = c.host.as_ref().filter(|_| !opts.interp);
+    let (value, timing) = match (plan, host) {
+        (_, Some(h)) => crate::host::run_host(h, inputs, opts.device.as_deref(), opts.time)?,
+        (Some(plan), None) => crate::plan::run(plan, inputs, opts.device.as_deref(), opts.time)?,
+        (None, None) => {
+            let v = ir::interp::eval(prog, &inputs.values, &lookup)
+                .map_err(|e| Error::Source(Diagnostic::new(e.span, e.message)))?;
+            (v, None)
+        }
+    };
+    let json = value.to_json();
+    Ok(RunResult {
+        value,
+        ty: info.result().clone(),
+        json,
+        timing,
+    })
+}
+
+/// Equality with a relative tolerance for floats.
+pub fn values_close(a: &ir::interp::Value, b: &ir::interp::Value, rel: f64) -> bool {
+    use ir::interp::Value as V;
+    let close =
+        |x: f64, y: f64| x == y || (x - y).abs() <= rel * x.abs().max(y.abs()).max(1e-6) || (x.is_nan() && y.is_nan());
+    match (a, b) {
+        (V::Float(x), V::Float(y)) => close(f64::from(*x), f64::from(*y)),
+        (V::Double(x), V::Double(y)) => close(*x, *y),
+        (V::Int(x), V::Int(y)) => x == y,
+        (V::Bool(x), V::Bool(y)) => x == y,
+        (V::Vector(xs), V::Vector(ys)) | (V::Tuple(xs), V::Tuple(ys)) | (V::Array(xs), V::Array(ys)) => {
+            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| values_close(x, y, rel))
+        }
+        _ => false,
+    }
+}
