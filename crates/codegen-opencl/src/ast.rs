@@ -15,6 +15,8 @@ use std::collections::BTreeSet;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Scalar {
     Int,
+    UInt,
+    Long,
     ULong,
     Float,
     Double,
@@ -42,6 +44,17 @@ impl CType {
     pub const FLOAT: CType = CType::Scalar(Scalar::Float);
     pub const ULONG: CType = CType::Scalar(Scalar::ULong);
 
+    /// Whether this is an integer scalar or vector type (the operands of bit operations).
+    pub fn is_integer(&self) -> bool {
+        match self {
+            CType::Scalar(s) | CType::Vector(s, _) => match s {
+                Scalar::Int | Scalar::UInt | Scalar::Long | Scalar::ULong => true,
+                Scalar::Float | Scalar::Double => false,
+            },
+            CType::Struct(_) | CType::Ptr { .. } => false,
+        }
+    }
+
     /// Whether values of this type need the `cl_khr_fp64` extension.
     pub fn uses_double(&self) -> bool {
         match self {
@@ -57,6 +70,8 @@ impl CType {
 pub enum UnOp {
     Neg,
     Not,
+    /// `~`
+    BitNot,
 }
 
 /// An infix operator.
@@ -76,6 +91,8 @@ pub enum BinOp {
     Eq,
     Ne,
     BitAnd,
+    BitXor,
+    BitOr,
     And,
     Or,
 }
@@ -87,6 +104,8 @@ pub enum Expr {
     Int(i64),
     Float(f32),
     Double(f64),
+    /// A literal of another scalar type, by its 64 bits (`3u`, `-3L`, `3UL`).
+    TypedInt(Scalar, u64),
     /// `base[index]`
     Index(Box<Expr>, Box<Expr>),
     /// `base.field`: a struct component `c0` or a vector lane `s3`.
@@ -151,7 +170,9 @@ impl Expr {
     /// The direct subexpressions, mutably.
     pub fn children_mut(&mut self) -> Vec<&mut Expr> {
         match self {
-            Expr::Var(_) | Expr::Int(_) | Expr::Float(_) | Expr::Double(_) | Expr::Sym(_) => vec![],
+            Expr::Var(_) | Expr::Int(_) | Expr::Float(_) | Expr::Double(_) | Expr::TypedInt(..) | Expr::Sym(_) => {
+                vec![]
+            }
             Expr::Index(a, b) | Expr::Binary(_, a, b) => vec![a, b],
             Expr::Field(a, _) | Expr::Unary(_, a) | Expr::Cast(_, a) => vec![a],
             Expr::Call(_, xs) | Expr::VecLit(_, xs) => xs.iter_mut().collect(),
@@ -179,7 +200,7 @@ impl Expr {
     /// The direct subexpressions.
     pub fn children(&self) -> impl Iterator<Item = &Expr> {
         let v: Vec<&Expr> = match self {
-            Expr::Var(_) | Expr::Int(_) | Expr::Float(_) | Expr::Double(_) | Expr::Sym(_) => {
+            Expr::Var(_) | Expr::Int(_) | Expr::Float(_) | Expr::Double(_) | Expr::TypedInt(..) | Expr::Sym(_) => {
                 vec![]
             }
             Expr::Index(a, b) | Expr::Binary(_, a, b) => vec![a, b],
@@ -424,6 +445,7 @@ pub fn idents(stmts: &[Stmt]) -> BTreeSet<String> {
             Expr::Int(_)
             | Expr::Float(_)
             | Expr::Double(_)
+            | Expr::TypedInt(..)
             | Expr::Index(..)
             | Expr::Field(..)
             | Expr::Unary(..)

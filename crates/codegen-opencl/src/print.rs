@@ -29,6 +29,8 @@ fn bin_prec(op: BinOp) -> u8 {
         BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => 10,
         BinOp::Eq | BinOp::Ne => 9,
         BinOp::BitAnd => 8,
+        BinOp::BitXor => 7,
+        BinOp::BitOr => 6,
         BinOp::And => 5,
         BinOp::Or => 4,
     }
@@ -50,6 +52,8 @@ fn bin_text(op: BinOp) -> &'static str {
         BinOp::Eq => "==",
         BinOp::Ne => "!=",
         BinOp::BitAnd => "&",
+        BinOp::BitXor => "^",
+        BinOp::BitOr => "|",
         BinOp::And => "&&",
         BinOp::Or => "||",
     }
@@ -57,7 +61,10 @@ fn bin_text(op: BinOp) -> &'static str {
 
 /// Operators that compilers want parenthesized when mixed with others (`&&` inside `||` too).
 fn needs_clarity(op: BinOp) -> bool {
-    matches!(op, BinOp::Shl | BinOp::Shr | BinOp::BitAnd)
+    matches!(
+        op,
+        BinOp::Shl | BinOp::Shr | BinOp::BitAnd | BinOp::BitXor | BinOp::BitOr
+    )
 }
 
 fn prec(e: &Expr) -> u8 {
@@ -83,6 +90,13 @@ fn prec(e: &Expr) -> u8 {
                 P_POSTFIX
             }
         }
+        Expr::TypedInt(s, b) => {
+            if typed_int(*s, *b).starts_with('-') {
+                P_UNARY
+            } else {
+                P_POSTFIX
+            }
+        }
         Expr::Var(_) | Expr::Sym(_) | Expr::Call(..) | Expr::Index(..) | Expr::Field(..) => P_POSTFIX,
         Expr::Unary(..) | Expr::Cast(..) | Expr::VecLit(..) => P_UNARY,
         Expr::Binary(op, ..) => bin_prec(*op),
@@ -94,9 +108,11 @@ fn prec(e: &Expr) -> u8 {
 fn starts_with_minus(e: &Expr) -> bool {
     match e {
         Expr::Unary(UnOp::Neg, _) => true,
+        Expr::Unary(UnOp::BitNot, _) => false,
         Expr::Int(i) => *i < 0,
         Expr::Float(f) => f.is_sign_negative(),
         Expr::Double(d) => d.is_sign_negative(),
+        Expr::TypedInt(s, b) => typed_int(*s, *b).starts_with('-'),
         Expr::Binary(_, a, _) => starts_with_minus(a),
         Expr::Select(c, ..) => starts_with_minus(c),
         Expr::Var(_)
@@ -113,6 +129,8 @@ fn starts_with_minus(e: &Expr) -> bool {
 pub fn scalar(s: Scalar) -> &'static str {
     match s {
         Scalar::Int => "int",
+        Scalar::UInt => "uint",
+        Scalar::Long => "long",
         Scalar::ULong => "ulong",
         Scalar::Float => "float",
         Scalar::Double => "double",
@@ -164,6 +182,20 @@ fn int_lit(i: i64) -> String {
     }
 }
 
+/// A literal of scalar type `s` from its bits: `3u`, `3L`, `3UL` (uppercase `L`, never read
+/// as a `1`).
+fn typed_int(s: Scalar, b: u64) -> String {
+    match s {
+        Scalar::Int => int_lit(i64::from(b as u32 as i32)),
+        Scalar::UInt => format!("{}u", b as u32),
+        Scalar::Long if b as i64 == i64::MIN => "(-9223372036854775807L - 1)".into(),
+        Scalar::Long => format!("{}L", b as i64),
+        Scalar::ULong => format!("{b}UL"),
+        Scalar::Float => float_lit(f64::from(f32::from_bits(b as u32)), "f"),
+        Scalar::Double => float_lit(f64::from_bits(b), ""),
+    }
+}
+
 /// An expression's text, on one line.
 pub fn expr(e: &Expr) -> String {
     let mut out = String::new();
@@ -199,6 +231,7 @@ fn bin_operand(parent: BinOp, e: &Expr, min: u8) -> Doc {
         | Expr::Int(_)
         | Expr::Float(_)
         | Expr::Double(_)
+        | Expr::TypedInt(..)
         | Expr::Index(..)
         | Expr::Field(..)
         | Expr::Unary(..)
@@ -229,6 +262,7 @@ fn edoc(e: &Expr) -> Doc {
         Expr::Int(i) => Doc::text(int_lit(*i)),
         Expr::Float(f) => Doc::text(float_lit(f64::from(*f), "f")),
         Expr::Double(d) => Doc::text(float_lit(*d, "")),
+        Expr::TypedInt(s, b) => Doc::text(typed_int(*s, *b)),
         Expr::Sym(t) => Doc::text(t.clone()),
         // an index stays on one line, so that the access reads as one unit
         Expr::Index(a, i) => operand(a, P_POSTFIX).append(Doc::text(format!("[{}]", expr(i)))),
@@ -237,6 +271,7 @@ fn edoc(e: &Expr) -> Doc {
             let sign = Doc::text(match op {
                 UnOp::Neg => "-",
                 UnOp::Not => "!",
+                UnOp::BitNot => "~",
             });
             if *op == UnOp::Neg && starts_with_minus(a) {
                 sign.append(parens(edoc(a)))

@@ -579,6 +579,8 @@ impl Session {
                     KernelArg::Local(bytes) => kernel.set_arg_local_buffer(i, bytes.max(1)),
                     KernelArg::I32(v) => kernel.set_arg(i, &v),
                     KernelArg::U32(v) => kernel.set_arg(i, &v),
+                    KernelArg::I64(v) => kernel.set_arg(i, &v),
+                    KernelArg::U64(v) => kernel.set_arg(i, &v),
                     KernelArg::F32(v) => kernel.set_arg(i, &v),
                     KernelArg::F64(v) => kernel.set_arg(i, &v),
                 }

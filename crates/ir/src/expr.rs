@@ -37,6 +37,12 @@ pub enum Lit {
     Double(f64),
     Int(i32),
     Bool(bool),
+    /// `3u`
+    Uint(u32),
+    /// `3l`
+    Long(i64),
+    /// `3ul`
+    Ulong(u64),
 }
 
 /// Where a `toX` primitive puts its result.
@@ -142,6 +148,21 @@ pub enum Op {
     ToFloat,
     ToInt,
     ToDouble,
+    ToUint,
+    ToLong,
+    ToUlong,
+    /// `(as-uint e)` etc.: the bits of `e` read as a value of this type (same width).
+    As(crate::types::Scalar),
+    BitAnd,
+    BitOr,
+    BitXor,
+    BitNot,
+    /// `(shl x n)`: shift left by `n` modulo the width of `x`.
+    Shl,
+    /// `(shr x n)`: arithmetic on signed `x`, logical on unsigned.
+    Shr,
+    /// `(rotl x n)`: OpenCL's `rotate`.
+    Rotl,
     Dot,
     Length,
     /// `(vec a b ...)`
@@ -366,6 +387,17 @@ impl Op {
             Op::ToFloat => "to-float".into(),
             Op::ToInt => "to-int".into(),
             Op::ToDouble => "to-double".into(),
+            Op::ToUint => "to-uint".into(),
+            Op::ToLong => "to-long".into(),
+            Op::ToUlong => "to-ulong".into(),
+            Op::As(s) => format!("as-{}", s.name()),
+            Op::BitAnd => "bit-and".into(),
+            Op::BitOr => "bit-or".into(),
+            Op::BitXor => "bit-xor".into(),
+            Op::BitNot => "bit-not".into(),
+            Op::Shl => "shl".into(),
+            Op::Shr => "shr".into(),
+            Op::Rotl => "rotl".into(),
             Op::Dot => "dot".into(),
             Op::Length => "length".into(),
             Op::MakeVec => "vec".into(),

@@ -13,6 +13,7 @@ pub mod print;
 pub mod rng;
 pub mod sexp;
 pub mod types;
+pub mod unsupported;
 
 pub use arith::{ArithExpr, Range};
 

@@ -219,7 +219,9 @@ fn op_shape(op: Op) -> Shape {
         }
         Op::And | Op::Or | Op::Min | Op::Max | Op::Pow | Op::Dot | Op::At => (0, Some(2)),
         Op::Not | Op::Neg | Op::Abs | Op::Sqrt | Op::Exp | Op::Log | Op::Sin | Op::Cos => (0, Some(1)),
-        Op::ToFloat | Op::ToInt | Op::ToDouble | Op::Length => (0, Some(1)),
+        Op::ToFloat | Op::ToInt | Op::ToDouble | Op::ToUint | Op::ToLong | Op::ToUlong | Op::Length => (0, Some(1)),
+        Op::As(_) | Op::BitNot => (0, Some(1)),
+        Op::BitAnd | Op::BitOr | Op::BitXor | Op::Shl | Op::Shr | Op::Rotl => (0, Some(2)),
         Op::Fma => (0, Some(3)),
         Op::MakeVec | Op::Tuple => (0, None),
         Op::VGet(_) | Op::Get(_) => (1, Some(1)),
@@ -295,6 +297,22 @@ fn builtin(name: &str) -> Option<Builtin> {
         "to-float" => op(Op::ToFloat),
         "to-int" => op(Op::ToInt),
         "to-double" => op(Op::ToDouble),
+        "to-uint" => op(Op::ToUint),
+        "to-long" => op(Op::ToLong),
+        "to-ulong" => op(Op::ToUlong),
+        "as-int" => op(Op::As(Scalar::Int)),
+        "as-uint" => op(Op::As(Scalar::Uint)),
+        "as-long" => op(Op::As(Scalar::Long)),
+        "as-ulong" => op(Op::As(Scalar::Ulong)),
+        "as-float" => op(Op::As(Scalar::Float)),
+        "as-double" => op(Op::As(Scalar::Double)),
+        "bit-and" => op(Op::BitAnd),
+        "bit-or" => op(Op::BitOr),
+        "bit-xor" => op(Op::BitXor),
+        "bit-not" => op(Op::BitNot),
+        "shl" => op(Op::Shl),
+        "shr" => op(Op::Shr),
+        "rotl" => op(Op::Rotl),
         "dot" => op(Op::Dot),
         "length" => op(Op::Length),
         "vec" => op(Op::MakeVec),
@@ -506,8 +524,11 @@ impl Elab {
                 "double" => Ok(Type::Scalar(Scalar::Double)),
                 "int" => Ok(Type::Scalar(Scalar::Int)),
                 "bool" => Ok(Type::Scalar(Scalar::Bool)),
+                "uint" => Ok(Type::Scalar(Scalar::Uint)),
+                "long" => Ok(Type::Scalar(Scalar::Long)),
+                "ulong" => Ok(Type::Scalar(Scalar::Ulong)),
                 _ => Err(Diagnostic::new(t.span, format!("unknown type `{s}`")).with_note(
-                    "types are float, double, int, bool, (array-type T n), (tuple-type T ...), (vector-type float 4)",
+                    "types are float, double, int, uint, long, ulong, bool, (array-type T n), (tuple-type T ...), (vector-type float 4)",
                 )),
             },
             SexpKind::List(items) if !items.is_empty() => {
@@ -530,7 +551,7 @@ impl Elab {
                         Ok(Type::Vector(s, w as u8))
                     }
                     _ => Err(Diagnostic::new(t.span, "malformed type")
-                        .with_note("types are float, double, int, bool, (array-type T n), (tuple-type T ...), (vector-type float 4)")),
+                        .with_note("types are float, double, int, uint, long, ulong, bool, (array-type T n), (tuple-type T ...), (vector-type float 4)")),
                 }
             }
             _ => Err(Diagnostic::new(t.span, "expected a type")),
@@ -588,6 +609,9 @@ impl Elab {
         let _level = self.enter(s.span)?;
         match &s.kind {
             SexpKind::Int(i) => Ok(self.lit(Lit::Int(*i as i32), s.span)),
+            SexpKind::Uint(u) => Ok(self.lit(Lit::Uint(*u), s.span)),
+            SexpKind::Long(l) => Ok(self.lit(Lit::Long(*l), s.span)),
+            SexpKind::Ulong(u) => Ok(self.lit(Lit::Ulong(*u), s.span)),
             SexpKind::Float(f, FloatSuffix::D) => Ok(self.lit(Lit::Double(*f), s.span)),
             SexpKind::Float(f, FloatSuffix::F | FloatSuffix::None) => Ok(self.lit(Lit::Float(*f as f32), s.span)),
             SexpKind::Bool(b) => Ok(self.lit(Lit::Bool(*b), s.span)),
@@ -696,6 +720,9 @@ impl Elab {
         }
         if let Some(b) = builtin(name) {
             return Ok(Val::Fun(Rc::new(Fun::Builtin(b, vec![], span))));
+        }
+        if let Some(d) = crate::unsupported::primitive(name, span) {
+            return Err(d);
         }
         let mut d = Diagnostic::new(span, format!("unknown name `{name}`")).with_label("not defined");
         let candidates = env

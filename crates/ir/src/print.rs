@@ -43,6 +43,9 @@ pub fn lit(l: &Lit) -> String {
         Lit::Double(d) => format!("{}d", float_text(*d)),
         Lit::Int(i) => i.to_string(),
         Lit::Bool(b) => b.to_string(),
+        Lit::Uint(u) => format!("{u}u"),
+        Lit::Long(l) => format!("{l}l"),
+        Lit::Ulong(u) => format!("{u}ul"),
     }
 }
 

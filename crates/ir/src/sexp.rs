@@ -17,7 +17,14 @@ pub enum FloatSuffix {
 pub enum SexpKind {
     List(Vec<Sexp>),
     Symbol(String),
+    /// `3`, `0x7f`: an `int` (in range by construction).
     Int(i64),
+    /// `3u`
+    Uint(u32),
+    /// `3l`
+    Long(i64),
+    /// `3ul`
+    Ulong(u64),
     Float(f64, FloatSuffix),
     /// `#4`: a size literal.
     Size(u64),
@@ -149,6 +156,12 @@ fn atom(text: &str, span: Span) -> Result<Sexp, Diagnostic> {
         )
     } else if text == "true" || text == "false" {
         SexpKind::Bool(text == "true")
+    } else if let Some(int) = integer(text) {
+        int.map_err(|why| {
+            Diagnostic::new(span, format!("bad number `{text}`: {why}")).with_note(
+                "integers are `3` (int), `3u` (uint), `3l` (long), `3ul` (ulong), also in hexadecimal: `0x67452301u`",
+            )
+        })?
     } else if starts_number(text) {
         number(text).ok_or_else(|| {
             bad("number").with_note("numbers are written `3` (int), `2.0` or `2.0f` (float), `2.0d` (double)")
@@ -164,6 +177,63 @@ fn atom(text: &str, span: Span) -> Result<Sexp, Diagnostic> {
         SexpKind::Symbol(text.to_string())
     };
     Ok(Sexp { kind, span })
+}
+
+/// An integer literal: optional sign, decimal digits or `0x` and hexadecimal digits, optional
+/// suffix `u`, `l`, `ul` (either case, `lu` too, as C reads them). `None` when `text` is no
+/// integer literal at all (a float, or not a number); an error when it is one whose value does
+/// not fit its type. Hexadecimal is tried before float suffixes: `0x1f` ends in `f`.
+fn integer(text: &str) -> Option<Result<SexpKind, String>> {
+    let (negative, unsigned_text) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let lower = unsigned_text.to_ascii_lowercase();
+    let (radix, body) = match lower.strip_prefix("0x") {
+        Some(rest) => (16, rest),
+        None => (10, lower.as_str()),
+    };
+    let digits_end = body.find(|c: char| !c.is_digit(radix)).unwrap_or(body.len());
+    let (digits, suffix) = body.split_at(digits_end);
+    if digits.is_empty() {
+        return (radix == 16).then(|| Err("no hexadecimal digits after `0x`".to_string()));
+    }
+    let (unsigned, long) = match suffix {
+        "" => (false, false),
+        "u" => (true, false),
+        "l" => (false, true),
+        "ul" | "lu" => (true, true),
+        // `2.0`, `1e3`, `2f`, ...: not an integer
+        _ if radix == 10 => return None,
+        _ => return Some(Err(format!("`{suffix}` is not an integer suffix (`u`, `l` or `ul`)"))),
+    };
+    let (ty, hint) = match (unsigned, long) {
+        (false, false) => ("int", "; write `u`, `l` or `ul` after it for a uint, long or ulong"),
+        (true, false) => ("uint", "; write `ul` after it for a ulong"),
+        (false, true) => ("long", "; write `ul` after it for a ulong"),
+        (true, true) => ("ulong", ""),
+    };
+    let too_large = || format!("the value does not fit in {ty}{hint}");
+    let Ok(magnitude) = u128::from_str_radix(digits, radix) else {
+        return Some(Err(too_large()));
+    };
+    if negative && unsigned && magnitude != 0 {
+        return Some(Err(format!("a {ty} cannot be negative")));
+    }
+    let value = if negative {
+        -(magnitude as i128)
+    } else {
+        magnitude as i128
+    };
+    let fits = |lo: i128, hi: i128| (lo..=hi).contains(&value);
+    Some(match (unsigned, long) {
+        (false, false) if fits(i32::MIN.into(), i32::MAX.into()) => Ok(SexpKind::Int(value as i64)),
+        (true, false) if fits(0, u32::MAX.into()) => Ok(SexpKind::Uint(value as u32)),
+        (false, true) if fits(i64::MIN.into(), i64::MAX.into()) => Ok(SexpKind::Long(value as i64)),
+        (true, true) if fits(0, u64::MAX.into()) => Ok(SexpKind::Ulong(value as u64)),
+        _ => Err(too_large()),
+    })
 }
 
 fn starts_number(text: &str) -> bool {
@@ -189,16 +259,9 @@ fn number(text: &str) -> Option<SexpKind> {
     if !digits_ok {
         return None;
     }
-    let is_float = body.contains(['.', 'e', 'E']);
-    if !is_float {
-        if suffix != FloatSuffix::None {
-            return None;
-        }
-        return body
-            .parse::<i64>()
-            .ok()
-            .filter(|v| i32::try_from(*v).is_ok())
-            .map(SexpKind::Int);
+    // integers were read by `integer`; `2f` (no point or exponent) is no number
+    if !body.contains(['.', 'e', 'E']) {
+        return None;
     }
     let v: f64 = body.parse().ok()?;
     v.is_finite().then_some(SexpKind::Float(v, suffix))

@@ -212,6 +212,56 @@ fn leaves_past_the_margin_print_as_themselves() {
     assert_eq!(print::program(&q), text);
 }
 
+#[test]
+fn reads_integer_literals_of_every_type() {
+    assert_eq!(
+        kinds("3u 3l 3ul 3UL 3lu 0x67452301u 0x1f 0xdu -0x80000000 0xffffffffffffffffUL -9223372036854775808l"),
+        vec![
+            SexpKind::Uint(3),
+            SexpKind::Long(3),
+            SexpKind::Ulong(3),
+            SexpKind::Ulong(3),
+            SexpKind::Ulong(3),
+            SexpKind::Uint(0x6745_2301),
+            // hexadecimal digits `f` and `d` are digits, not float suffixes
+            SexpKind::Int(31),
+            SexpKind::Uint(13),
+            SexpKind::Int(-2_147_483_648),
+            SexpKind::Ulong(u64::MAX),
+            SexpKind::Long(i64::MIN),
+        ]
+    );
+}
+
+#[test]
+fn integer_literals_out_of_range_are_errors() {
+    let message = |src: &str| read(src).unwrap_err().message;
+    assert_eq!(
+        message("2147483648"),
+        "bad number `2147483648`: the value does not fit in int; write `u`, `l` or `ul` after it for a uint, long or ulong"
+    );
+    assert_eq!(
+        message("18446744073709551616ul"),
+        "bad number `18446744073709551616ul`: the value does not fit in ulong"
+    );
+    assert_eq!(message("-3ul"), "bad number `-3ul`: a ulong cannot be negative");
+    assert_eq!(message("0x"), "bad number `0x`: no hexadecimal digits after `0x`");
+    assert_eq!(
+        message("0x12z"),
+        "bad number `0x12z`: `z` is not an integer suffix (`u`, `l` or `ul`)"
+    );
+}
+
+#[test]
+fn integer_literals_print_with_their_suffix() {
+    let prog = parse::parse("(lift () (uint) (lambda (u) (tuple (+ u 0xffu) 3l 3ul)))").unwrap();
+    let text = print::program(&prog);
+    assert!(
+        text.contains("255u") && text.contains("3l") && text.contains("3ul"),
+        "{text}"
+    );
+}
+
 /// Two lengths a message says differ never print alike: a floor division and the exact
 /// division of a split print as `/` and `/^` where the plain text would not tell them apart.
 #[test]

@@ -10,6 +10,12 @@ pub enum Scalar {
     Double,
     Int,
     Bool,
+    /// 32-bit unsigned.
+    Uint,
+    /// 64-bit signed.
+    Long,
+    /// 64-bit unsigned.
+    Ulong,
 }
 
 impl Scalar {
@@ -19,19 +25,33 @@ impl Scalar {
             Scalar::Double => "double",
             Scalar::Int => "int",
             Scalar::Bool => "bool",
+            Scalar::Uint => "uint",
+            Scalar::Long => "long",
+            Scalar::Ulong => "ulong",
         }
     }
     pub fn is_floating(self) -> bool {
         match self {
             Scalar::Float | Scalar::Double => true,
-            Scalar::Int | Scalar::Bool => false,
+            Scalar::Int | Scalar::Bool | Scalar::Uint | Scalar::Long | Scalar::Ulong => false,
         }
+    }
+    /// `int`, `uint`, `long` or `ulong`: the types of bit operations.
+    pub fn is_integer(self) -> bool {
+        match self {
+            Scalar::Int | Scalar::Uint | Scalar::Long | Scalar::Ulong => true,
+            Scalar::Float | Scalar::Double | Scalar::Bool => false,
+        }
+    }
+    /// Whether values are numbers (arithmetic applies).
+    pub fn is_numeric(self) -> bool {
+        self.is_floating() || self.is_integer()
     }
     /// Bytes of one element on the device (`bool` is stored as an `int`: OpenCL forbids `bool` in buffers).
     pub fn size_bytes(self) -> usize {
         match self {
-            Scalar::Float | Scalar::Int => 4,
-            Scalar::Double => 8,
+            Scalar::Float | Scalar::Int | Scalar::Uint => 4,
+            Scalar::Double | Scalar::Long | Scalar::Ulong => 8,
             Scalar::Bool => 4,
         }
     }

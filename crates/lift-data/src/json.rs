@@ -149,6 +149,7 @@ pub(crate) fn json_scalar(v: &serde_json::Value, s: Scalar, path: &Path) -> Res<
     }
     match (s, v) {
         (Scalar::Bool, J::Bool(b)) => Ok(Value::Bool(*b)),
+        (Scalar::Uint | Scalar::Long | Scalar::Ulong, J::Number(n)) => crate::ints::json_int(n, s, path),
         (Scalar::Int, J::Number(n)) => {
             if let Some(i) = n.as_i64() {
                 return i32::try_from(i)
@@ -199,9 +200,8 @@ pub(crate) fn json_scalar(v: &serde_json::Value, s: Scalar, path: &Path) -> Res<
 }
 
 pub(crate) fn article(s: Scalar) -> &'static str {
-    if s == Scalar::Int {
-        "an"
-    } else {
-        "a"
+    match s {
+        Scalar::Int => "an",
+        Scalar::Float | Scalar::Double | Scalar::Bool | Scalar::Uint | Scalar::Long | Scalar::Ulong => "a",
     }
 }

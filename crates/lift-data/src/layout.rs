@@ -49,6 +49,9 @@ fn encode_scalar(v: &Value, s: Scalar, out: &mut Vec<u8>) -> Res<()> {
         (Value::Double(d), Scalar::Double) => out.extend(d.to_le_bytes()),
         (Value::Int(i), Scalar::Int) => out.extend(i.to_le_bytes()),
         (Value::Bool(b), Scalar::Bool) => out.extend(i32::from(*b).to_le_bytes()),
+        (Value::Uint(u), Scalar::Uint) => out.extend(u.to_le_bytes()),
+        (Value::Long(l), Scalar::Long) => out.extend(l.to_le_bytes()),
+        (Value::Ulong(u), Scalar::Ulong) => out.extend(u.to_le_bytes()),
         (v, s) => {
             return Err(DataError::new(format!(
                 "internal: value {v:?} does not match {}",
@@ -93,11 +96,15 @@ pub fn encode(v: &Value, t: &Type, out: &mut Vec<u8>) -> Res<()> {
 
 fn decode_scalar(b: &[u8], s: Scalar) -> Value {
     let w4 = || [b[0], b[1], b[2], b[3]];
+    let w8 = || [b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]];
     match s {
         Scalar::Float => Value::Float(f32::from_le_bytes(w4())),
         Scalar::Int => Value::Int(i32::from_le_bytes(w4())),
         Scalar::Bool => Value::Bool(i32::from_le_bytes(w4()) != 0),
-        Scalar::Double => Value::Double(f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])),
+        Scalar::Double => Value::Double(f64::from_le_bytes(w8())),
+        Scalar::Uint => Value::Uint(u32::from_le_bytes(w4())),
+        Scalar::Long => Value::Long(i64::from_le_bytes(w8())),
+        Scalar::Ulong => Value::Ulong(u64::from_le_bytes(w8())),
     }
 }
 

@@ -14,9 +14,10 @@
 //! Python's `json` writes them and as `lift run` prints them.
 //!
 //! Modules: [`load`] binds sizes and reads JSON ([`json`]) and `.npy` ([`npy`]) files against the
-//! declared types; [`random`] draws inputs; [`layout`] is the byte layout of values in device
+//! declared types, integers of every width through [`ints`]; [`random`] draws inputs; [`layout`] is the byte layout of values in device
 //! buffers, shared with the runtime that writes and reads them.
 
+mod ints;
 mod json;
 pub mod layout;
 mod load;

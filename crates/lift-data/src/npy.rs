@@ -57,12 +57,12 @@ pub(crate) fn from_npy(bytes: &[u8], ty: &Type, param: &str, file: &str, sizes: 
     }
     let npyz::DType::Plain(ts) = npy.dtype() else {
         return Err(DataError::new(format!("{file}: structured dtypes are not supported"))
-            .note("accepted dtypes: float32, float64, int32, int64, bool"));
+            .note("accepted dtypes: float32, float64, int32, int64, uint32, uint64, bool"));
     };
     let descr = ts.to_string();
     let bad_dtype = || {
         DataError::new(format!("{file}: dtype {descr} cannot be read as {}", scalar.name())).note(
-            "accepted dtypes: float32 (<f4), float64 (<f8), int32 (<i4), int64 (<i8) for numbers, bool (|b1) for bool",
+            "accepted dtypes: float32 (<f4), float64 (<f8), int32 (<i4), int64 (<i8) for numbers, uint32 (<u4), uint64 (<u8) for integers, bool (|b1) for bool",
         )
     };
     let io = |e: std::io::Error| DataError::new(format!("{file}: cannot read the data: {e}"));
@@ -74,6 +74,10 @@ pub(crate) fn from_npy(bytes: &[u8], ty: &Type, param: &str, file: &str, sizes: 
             .map(Value::Bool)
             .collect(),
         (npyz::TypeChar::Bool, ..) | (_, _, Scalar::Bool) => return Err(bad_dtype()),
+        (tc @ (npyz::TypeChar::Int | npyz::TypeChar::Uint), b, s @ (Scalar::Uint | Scalar::Long | Scalar::Ulong))
+        | (tc @ npyz::TypeChar::Uint, b, s @ Scalar::Int) => {
+            crate::ints::from_npy(npy, tc == npyz::TypeChar::Uint, b, s, file, &shape)?
+        }
         (npyz::TypeChar::Float, 4, s) => convert(
             npy.into_vec::<f32>().map_err(io)?.into_iter().map(f64::from),
             s,
@@ -122,7 +126,7 @@ fn innermost(ty: &Type) -> &Type {
     }
 }
 
-fn index_str(flat: usize, shape: &[u64]) -> String {
+pub(crate) fn index_str(flat: usize, shape: &[u64]) -> String {
     let mut idx = vec![0u64; shape.len()];
     let mut rest = flat as u64;
     for k in (0..shape.len()).rev() {
@@ -160,6 +164,19 @@ fn convert(xs: impl Iterator<Item = f64>, s: Scalar, from_int: bool, file: &str,
                     .note("convert it with numpy: a.astype(np.int32)"));
                 }
                 Value::Int(x as i32)
+            }
+            Scalar::Uint | Scalar::Long | Scalar::Ulong => {
+                // integral values of a float file (every f4 and f8 value is exact in f64)
+                let v = (x.fract() == 0.0 && x.is_finite() && x.abs() < 1.8e19)
+                    .then(|| crate::ints::int_value(x as i128, s))
+                    .flatten();
+                v.ok_or_else(|| {
+                    DataError::new(format!(
+                        "{file}: element {} is {x:?}, which is not {}",
+                        index_str(i, shape),
+                        crate::ints::range_text(s)
+                    ))
+                })?
             }
             Scalar::Bool => unreachable!("bool is dispatched before conversion"),
         });
@@ -264,6 +281,9 @@ pub fn value_to_npy(v: &Value, ty: &Type) -> Res<Vec<u8>> {
         Scalar::Double => write_as!(f64, |x: &Value| if let Value::Double(f) = x { Some(*f) } else { None }),
         Scalar::Int => write_as!(i32, |x: &Value| if let Value::Int(i) = x { Some(*i) } else { None }),
         Scalar::Bool => write_as!(bool, |x: &Value| if let Value::Bool(b) = x { Some(*b) } else { None }),
+        Scalar::Uint => write_as!(u32, |x: &Value| if let Value::Uint(u) = x { Some(*u) } else { None }),
+        Scalar::Long => write_as!(i64, |x: &Value| if let Value::Long(l) = x { Some(*l) } else { None }),
+        Scalar::Ulong => write_as!(u64, |x: &Value| if let Value::Ulong(u) = x { Some(*u) } else { None }),
     }
     Ok(buf)
 }

@@ -181,6 +181,9 @@ fn random_scalar_bytes(rng: &mut XorShift, s: Scalar, out: &mut Vec<u8>) {
         Value::Double(d) => out.extend(d.to_le_bytes()),
         Value::Int(i) => out.extend(i.to_le_bytes()),
         Value::Bool(b) => out.extend(i32::from(b).to_le_bytes()),
+        Value::Uint(u) => out.extend(u.to_le_bytes()),
+        Value::Long(l) => out.extend(l.to_le_bytes()),
+        Value::Ulong(u) => out.extend(u.to_le_bytes()),
         Value::Vector(_) | Value::Tuple(_) | Value::Array(_) | Value::Approx(_) => {
             unreachable!("random_scalar draws scalars")
         }
@@ -240,5 +243,9 @@ fn random_scalar(rng: &mut XorShift, s: Scalar) -> Value {
         Scalar::Double => Value::Double((r >> 11) as f64 / (1u64 << 53) as f64),
         Scalar::Int => Value::Int(((r >> 32) % 100) as i32),
         Scalar::Bool => Value::Bool(r >> 63 == 1),
+        // every bit pattern: wrapping, shifts and comparisons see all of them
+        Scalar::Uint => Value::Uint((r >> 32) as u32),
+        Scalar::Long => Value::Long(r as i64),
+        Scalar::Ulong => Value::Ulong(r),
     }
 }

@@ -500,6 +500,9 @@ pub(crate) fn identity_init(prog: &Program, op: ExprId, init: ExprId) -> bool {
         Lit::Float(f) => f64::from(*f) == x,
         Lit::Double(d) => *d == x,
         Lit::Int(i) => f64::from(*i) == x,
+        Lit::Uint(u) => f64::from(*u) == x,
+        Lit::Long(l) => *l as f64 == x,
+        Lit::Ulong(u) => *u as f64 == x,
         Lit::Bool(_) => false,
     };
     operands_ok

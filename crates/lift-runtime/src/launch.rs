@@ -188,6 +188,9 @@ pub(crate) fn scalar_arg(v: &Value) -> Result<host_runner::KernelArg, Error> {
         Value::Double(d) => host_runner::KernelArg::F64(*d),
         Value::Int(i) => host_runner::KernelArg::I32(*i),
         Value::Bool(b) => host_runner::KernelArg::I32(i32::from(*b)),
+        Value::Uint(u) => host_runner::KernelArg::U32(*u),
+        Value::Long(l) => host_runner::KernelArg::I64(*l),
+        Value::Ulong(u) => host_runner::KernelArg::U64(*u),
         v => return Err(Error::plain(format!("internal: parameter value {v:?} is not a scalar"))),
     })
 }

@@ -328,6 +328,9 @@ fn zip_values(comps: Vec<Value>, depth: usize) -> Option<Value> {
             | Value::Double(_)
             | Value::Int(_)
             | Value::Bool(_)
+            | Value::Uint(_)
+            | Value::Long(_)
+            | Value::Ulong(_)
             | Value::Vector(_)
             | Value::Tuple(_)
             | Value::Approx(_) => None,

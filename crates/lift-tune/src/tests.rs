@@ -386,6 +386,9 @@ fn flat_bytes(v: &Value, out: &mut Vec<u8>) {
         Value::Double(d) => out.extend(d.to_le_bytes()),
         Value::Int(i) => out.extend(i.to_le_bytes()),
         Value::Bool(b) => out.extend(i32::from(*b).to_le_bytes()),
+        Value::Uint(u) => out.extend(u.to_le_bytes()),
+        Value::Long(l) => out.extend(l.to_le_bytes()),
+        Value::Ulong(u) => out.extend(u.to_le_bytes()),
         Value::Array(xs) | Value::Vector(xs) | Value::Tuple(xs) => xs.iter().for_each(|x| flat_bytes(x, out)),
         Value::Approx(a) => out.extend(a.value.to_le_bytes()),
     }

@@ -191,6 +191,9 @@ impl Enc<'_> {
                         Lit::Double(f) => Some(*f),
                         Lit::Int(i) => Some(f64::from(*i)),
                         Lit::Bool(_) => None,
+                        Lit::Uint(u) => Some(f64::from(*u)),
+                        Lit::Long(l) => Some(*l as f64),
+                        Lit::Ulong(u) => Some(*u as f64),
                     };
                 }
                 self.opaque(id, d)

@@ -414,6 +414,9 @@ impl Checker<'_> {
                 ir::Lit::Double(_) => Scalar::Double,
                 ir::Lit::Int(_) => Scalar::Int,
                 ir::Lit::Bool(_) => Scalar::Bool,
+                ir::Lit::Uint(_) => Scalar::Uint,
+                ir::Lit::Long(_) => Scalar::Long,
+                ir::Lit::Ulong(_) => Scalar::Ulong,
             }),
             Expr::Lambda { .. } => {
                 return Err(Diagnostic::new(
@@ -585,7 +588,13 @@ impl Checker<'_> {
     }
 
     fn array_arg(&mut self, prim: &Prim, a: ExprId) -> Result<(Type, ArithExpr)> {
-        match self.infer(a)? {
+        let t = self.infer(a)?;
+        self.array_of(prim, a, t)
+    }
+
+    /// The element type and length of `t`, the type of argument `a` of `prim`, an array.
+    fn array_of(&self, prim: &Prim, a: ExprId, t: Type) -> Result<(Type, ArithExpr)> {
+        match t {
             Type::Array(elem, n) => Ok((*elem, n)),
             Type::Exists(_) => Err(Diagnostic::new(
                 self.span(a),
@@ -855,13 +864,16 @@ impl Checker<'_> {
             return self.same_state(e, args[0], t, "iterate");
         }
         let Some(count) = k.as_cst() else {
-            return Err(Diagnostic::new(
-                self.span(e),
-                "the iteration count of `iterate` inside a kernel must be a literal like #3",
-            )
-            .with_note("a size variable counts only the steps of an `iterate` at host level"));
+            return Err(ir::unsupported::iterate_count_in_kernel(self.span(e)));
         };
-        let (elem, n) = self.array_arg(&Prim::Iterate(k.clone()), args[1])?;
+        let state = self.infer(args[1])?;
+        if let Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) = state {
+            return Err(ir::unsupported::iterate_state_in_kernel(
+                self.span(args[1]),
+                &state.to_string(),
+            ));
+        }
+        let (elem, n) = self.array_of(&Prim::Iterate(k.clone()), args[1], state)?;
         let mut k = self.n_iter;
         let lname = self.fresh_name("L", &mut k);
         self.n_iter = k;
@@ -921,11 +933,7 @@ impl Checker<'_> {
     /// is a `bool` or `[bool]1`.
     fn iterate_until(&mut self, e: ExprId, args: &[ExprId]) -> Result<Type> {
         if !self.host[e.index()] {
-            return Err(Diagnostic::new(
-                self.span(e),
-                "`iterate-until` runs on the host and cannot be used inside a kernel",
-            )
-            .with_note("use it outside every `mapGlb`, `mapWrg` and sequential primitive"));
+            return Err(ir::unsupported::iterate_until_in_kernel(self.span(e)));
         }
         let t = self.infer(args[2])?;
         let t = self.same_state(e, args[1], t, "iterate-until")?;
@@ -991,24 +999,17 @@ impl Checker<'_> {
         let span = self.span(e);
         let name = op.name();
         let err = |msg: String| Diagnostic::new(span, msg);
-        let numeric = |t: &Type| matches!(t.scalar(), Some(Scalar::Float | Scalar::Double | Scalar::Int));
+        let numeric = |t: &Type| t.scalar().is_some_and(Scalar::is_numeric);
         let floating = |t: &Type| matches!(t.scalar(), Some(Scalar::Float | Scalar::Double));
-        // Lane-wise operands: equal types, or a vector and a scalar of its lane type.
-        let lanewise = |a: &Type, b: &Type| -> Option<Type> {
-            match (a, b) {
-                _ if a == b => Some(a.clone()),
-                (Type::Vector(s, _), Type::Scalar(t)) | (Type::Scalar(t), Type::Vector(s, _)) if s == t => {
-                    Some(if let Type::Vector(..) = a { a.clone() } else { b.clone() })
-                }
-                _ => None,
-            }
-        };
+        let lanewise = ints::lanewise;
+        let spans: Vec<Span> = args.iter().map(|a| self.span(*a)).collect();
+        if let Some(t) = ints::op_type(op, ts, span, &spans) {
+            return t;
+        }
         let mismatch = |a: &Type, b: &Type| {
             let mut d = err(format!("`{name}` of {a} and {b}: the operands must have the same type"));
             if a.scalar().is_some() && b.scalar().is_some() {
-                d = d.with_note(
-                    "convert one side with to-float, to-int or to-double, or write the literal as 2.0f / 2 / 2.0d",
-                );
+                d = d.with_note(ints::SUFFIX_NOTE);
             }
             d
         };
@@ -1085,6 +1086,17 @@ impl Checker<'_> {
                     _ => Scalar::Double,
                 })
             }
+            Op::ToUint
+            | Op::ToLong
+            | Op::ToUlong
+            | Op::As(_)
+            | Op::BitAnd
+            | Op::BitOr
+            | Op::BitXor
+            | Op::BitNot
+            | Op::Shl
+            | Op::Shr
+            | Op::Rotl => return Err(err(format!("internal: `{name}` was not typed as an integer operator"))),
             Op::Dot => match (&ts[0], &ts[1]) {
                 (Type::Vector(s, w), Type::Vector(t, v)) if s == t && w == v && s.is_floating() => Type::Scalar(*s),
                 _ => {
@@ -1206,3 +1218,5 @@ fn walk_lengths(t: &Type, f: &mut dyn FnMut(&ArithExpr)) {
 
 #[cfg(test)]
 mod tests;
+
+mod ints;

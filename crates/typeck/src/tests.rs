@@ -253,7 +253,7 @@ fn host_sections_keep_the_state_type_and_select_arrays_only_at_host_level() {
     // A literal count inside a kernel is still unrolled; a size variable there is refused.
     assert_eq!(
         ty("(mapGlb (lambda (r) (iterate M (lambda (s) (mapSeq (lambda (x) x) s)) r)) xss)"),
-        "error: the iteration count of `iterate` inside a kernel must be a literal like #3"
+        "error: `iterate` with a size-variable count inside a kernel is not supported yet"
     );
     // `if` selects arrays at host level, on a bool or a [bool]1 ...
     assert_eq!(ty("(if (> a 0.0f) xs (mapGlb (lambda (x) x) xs))"), "[float]N");
@@ -301,6 +301,72 @@ fn a_host_loops_state_may_be_a_filter_result() {
     let info = infer(&prog).expect("types");
     assert_eq!(info.result().to_string(), ex);
     assert_eq!(info.param_unpacks.len(), 1);
+}
+
+/// Types `body` over `u : uint`, `l : ulong`, `i : int`, `f : float`, `d : double`,
+/// `v : uint4`, `fv : float4`.
+fn int_ty(body: &str) -> String {
+    let src = format!(
+        "(lift () (uint ulong int float double (vector-type uint 4) (vector-type float 4)) (lambda (u l i f d v fv) {body}))"
+    );
+    let prog = ir::parse(&src).unwrap_or_else(|d| panic!("parse: {}", d.message));
+    match infer(&prog) {
+        Ok(info) => info.result().to_string(),
+        Err(d) => format!("error: {}", d.message),
+    }
+}
+
+#[test]
+fn bit_operations_take_integers_and_keep_the_type() {
+    assert_eq!(int_ty("(bit-xor u 0x9e3779b9u)"), "uint");
+    assert_eq!(int_ty("(bit-and v 255u)"), "uint4");
+    assert_eq!(int_ty("(bit-not l)"), "ulong");
+    assert_eq!(int_ty("(shl l 13)"), "ulong");
+    assert_eq!(int_ty("(shr v (vec 1u 2u 3u 4u))"), "uint4");
+    assert_eq!(int_ty("(rotl v 7)"), "uint4");
+    assert_eq!(
+        int_ty("(bit-or u l)"),
+        "error: `bit-or` of uint and ulong: the operands must have the same type"
+    );
+    assert_eq!(
+        int_ty("(bit-and f 1.0f)"),
+        "error: `bit-and` needs an integer (int, uint, long or ulong), but this is float"
+    );
+    assert_eq!(
+        int_ty("(shl u 1.0f)"),
+        "error: `shl` needs an integer (int, uint, long or ulong), but this is float"
+    );
+    assert_eq!(
+        int_ty("(bit-not true)"),
+        "error: `bit-not` needs an integer (int, uint, long or ulong), but this is bool"
+    );
+    assert_eq!(
+        int_ty("(shl i v)"),
+        "error: `shl` of int by uint4: the count must be an integer scalar or a vector of the type of the value"
+    );
+}
+
+#[test]
+fn conversions_and_reinterpretation_of_integers() {
+    assert_eq!(int_ty("(to-ulong f)"), "ulong");
+    assert_eq!(int_ty("(to-float l)"), "float");
+    assert_eq!(int_ty("(to-int l)"), "int");
+    assert_eq!(int_ty("(as-uint f)"), "uint");
+    assert_eq!(int_ty("(as-double l)"), "double");
+    assert_eq!(int_ty("(as-uint fv)"), "uint4");
+    assert_eq!(int_ty("(as-float i)"), "float");
+    assert_eq!(
+        int_ty("(as-ulong f)"),
+        "error: `as-ulong` of float: reinterpreting needs the same width, and float has 32 bits, ulong has 64"
+    );
+    assert_eq!(
+        int_ty("(as-int (> i 0))"),
+        "error: `as-int` cannot reinterpret bool: bool has no bit layout"
+    );
+    assert_eq!(int_ty("(to-uint v)"), "error: `to-uint` converts scalars, not uint4");
+    assert_eq!(int_ty("(< u 3u)"), "bool");
+    assert_eq!(int_ty("(max l 1ul)"), "ulong");
+    assert_eq!(int_ty("(abs (- 0l 3l))"), "long");
 }
 
 /// Exact and floor division are one notion once a check shows the division exact, however

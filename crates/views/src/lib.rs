@@ -274,6 +274,9 @@ pub fn c_scalar(s: Scalar) -> &'static str {
         Scalar::Float => "float",
         Scalar::Double => "double",
         Scalar::Int | Scalar::Bool => "int",
+        Scalar::Uint => "uint",
+        Scalar::Long => "long",
+        Scalar::Ulong => "ulong",
     }
 }
 

@@ -232,6 +232,7 @@ fn root(lhs: &Expr) -> Option<String> {
         Expr::Int(_)
         | Expr::Float(_)
         | Expr::Double(_)
+        | Expr::TypedInt(..)
         | Expr::Unary(..)
         | Expr::Binary(..)
         | Expr::Call(..)
@@ -257,6 +258,7 @@ fn names(e: &Expr, out: &mut BTreeSet<String>) {
         Expr::Int(_)
         | Expr::Float(_)
         | Expr::Double(_)
+        | Expr::TypedInt(..)
         | Expr::Index(..)
         | Expr::Field(..)
         | Expr::Unary(..)
@@ -280,6 +282,7 @@ fn guarded_read(e: &Expr) -> bool {
         | Expr::Int(_)
         | Expr::Float(_)
         | Expr::Double(_)
+        | Expr::TypedInt(..)
         | Expr::Index(..)
         | Expr::Field(..)
         | Expr::Unary(..)
@@ -309,6 +312,7 @@ fn reads_memory(e: &Expr) -> bool {
         | Expr::Int(_)
         | Expr::Float(_)
         | Expr::Double(_)
+        | Expr::TypedInt(..)
         | Expr::Field(..)
         | Expr::Unary(..)
         | Expr::Binary(..)
@@ -424,6 +428,7 @@ impl Counts {
             | Expr::Int(_)
             | Expr::Float(_)
             | Expr::Double(_)
+            | Expr::TypedInt(..)
             | Expr::Unary(..)
             | Expr::Binary(..)
             | Expr::Call(..)
@@ -499,6 +504,7 @@ impl Types {
             Expr::Int(_)
             | Expr::Float(_)
             | Expr::Double(_)
+            | Expr::TypedInt(..)
             | Expr::Index(..)
             | Expr::Field(..)
             | Expr::Unary(..)
@@ -521,6 +527,7 @@ impl Types {
             Expr::Sym(_) | Expr::Int(_) => Some(CType::INT),
             Expr::Float(_) => Some(CType::FLOAT),
             Expr::Double(_) => Some(CType::Scalar(Scalar::Double)),
+            Expr::TypedInt(s, _) => Some(CType::Scalar(*s)),
             Expr::Index(b, _) => self.elem(b),
             Expr::Field(a, f) => {
                 // `s2` is a lane, `s012` a vector of lanes
@@ -532,7 +539,7 @@ impl Types {
                     (CType::Vector(..) | CType::Scalar(_) | CType::Struct(_) | CType::Ptr { .. }, _) => None,
                 }
             }
-            Expr::Unary(UnOp::Neg, a) => self.of(a),
+            Expr::Unary(UnOp::Neg | UnOp::BitNot, a) => self.of(a),
             Expr::Unary(UnOp::Not, a) => match self.of(a)? {
                 CType::Scalar(_) => Some(CType::INT),
                 CType::Vector(..) | CType::Struct(_) | CType::Ptr { .. } => None,
@@ -541,9 +548,9 @@ impl Types {
                 let (a, b) = (self.of(a)?, self.of(b)?);
                 match op {
                     BinOp::Mul | BinOp::Div | BinOp::Rem | BinOp::Add | BinOp::Sub => arith(&a, &b),
-                    BinOp::Shl | BinOp::Shr | BinOp::BitAnd => {
-                        arith(&a, &b).filter(|t| matches!(t, CType::Scalar(Scalar::Int | Scalar::ULong)))
-                    }
+                    // the result of a shift has the type of its left operand
+                    BinOp::Shl | BinOp::Shr => a.is_integer().then_some(a),
+                    BinOp::BitAnd | BinOp::BitXor | BinOp::BitOr => arith(&a, &b).filter(CType::is_integer),
                     BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne | BinOp::And | BinOp::Or => {
                         match (a, b) {
                             (CType::Scalar(_), CType::Scalar(_)) => Some(CType::INT),
@@ -595,12 +602,14 @@ impl Types {
 /// The type of an arithmetic operator's result under C's conversions (a vector with a scalar
 /// of its element type is the vector).
 fn arith(a: &CType, b: &CType) -> Option<CType> {
-    use Scalar::{Double, Float, Int, ULong};
+    use Scalar::{Double, Float, Int, Long, UInt, ULong};
     let rank = |s: &Scalar| match s {
         Int => 0,
-        ULong => 1,
-        Float => 2,
-        Double => 3,
+        UInt => 1,
+        Long => 2,
+        ULong => 3,
+        Float => 4,
+        Double => 5,
     };
     match (a, b) {
         (CType::Scalar(x), CType::Scalar(y)) => Some(CType::Scalar(if rank(x) >= rank(y) { *x } else { *y })),

@@ -106,7 +106,8 @@ fn is_plus_zero(e: &Expr) -> bool {
     match e {
         Expr::Float(f) => *f == 0.0 && f.is_sign_positive(),
         Expr::Double(f) => *f == 0.0 && f.is_sign_positive(),
-        Expr::Var(_)
+        Expr::TypedInt(..)
+        | Expr::Var(_)
         | Expr::Int(_)
         | Expr::Index(..)
         | Expr::Field(..)
@@ -262,8 +263,9 @@ impl Demand<'_> {
             Expr::Int(_)
             | Expr::Float(_)
             | Expr::Double(_)
+            | Expr::TypedInt(..)
             | Expr::Sym(_)
-            | Expr::Unary(UnOp::Not, _)
+            | Expr::Unary(UnOp::Not | UnOp::BitNot, _)
             | Expr::Binary(..)
             | Expr::Cast(..)
             | Expr::Select(..)
@@ -292,6 +294,7 @@ impl Demand<'_> {
             Expr::Int(_)
             | Expr::Float(_)
             | Expr::Double(_)
+            | Expr::TypedInt(..)
             | Expr::Unary(..)
             | Expr::Binary(..)
             | Expr::Call(..)
@@ -319,6 +322,7 @@ impl Demand<'_> {
                     Expr::Int(_)
                     | Expr::Float(_)
                     | Expr::Double(_)
+                    | Expr::TypedInt(..)
                     | Expr::Index(..)
                     | Expr::Field(..)
                     | Expr::Unary(..)
@@ -476,6 +480,7 @@ fn multiple_of(e: &Expr, w: i64) -> bool {
         Expr::Var(_)
         | Expr::Float(_)
         | Expr::Double(_)
+        | Expr::TypedInt(..)
         | Expr::Index(..)
         | Expr::Field(..)
         | Expr::Unary(..)
@@ -530,7 +535,7 @@ fn mask(value: &mut Expr, m: u16, d: &Demand) {
         return;
     }
     let zero = match s {
-        Scalar::Int | Scalar::ULong => Expr::Int(0),
+        Scalar::Int | Scalar::UInt | Scalar::Long | Scalar::ULong => Expr::Int(0),
         Scalar::Float => Expr::Float(0.0),
         Scalar::Double => Expr::Double(0.0),
     };

@@ -32,6 +32,7 @@ type Result<T> = std::result::Result<T, Diagnostic>;
 mod filter;
 mod host;
 mod inline;
+mod ints;
 mod lanes;
 mod layout;
 mod maps;

@@ -456,8 +456,9 @@ fn publish(s: &mut Stmt, buf: &Ident, elem: Scalar) -> usize {
         } if **b == CExpr::Var(buf.clone()) => {
             let at = CExpr::cast(word_ptr(), CExpr::bin(BinOp::Add, CExpr::var(buf), (**i).clone()));
             let v = match elem {
-                Scalar::Float => CExpr::call("as_int", vec![rhs.clone()]),
-                Scalar::Int | Scalar::Double | Scalar::Bool => rhs.clone(),
+                Scalar::Float | Scalar::Uint => CExpr::call("as_int", vec![rhs.clone()]),
+                // 64-bit elements never take this path (only int and float reductions do)
+                Scalar::Int | Scalar::Double | Scalar::Bool | Scalar::Long | Scalar::Ulong => rhs.clone(),
             };
             *s = Stmt::Call(CExpr::call("atomic_xchg", vec![at, v]));
             1
@@ -482,7 +483,8 @@ fn acquire(s: &mut Stmt, buf: &Ident, elem: Scalar) {
                 let load = CExpr::call("atomic_or", vec![CExpr::cast(word_ptr(), at), CExpr::Int(0)]);
                 *e = match elem {
                     Scalar::Float => CExpr::call("as_float", vec![load]),
-                    Scalar::Int | Scalar::Double | Scalar::Bool => load,
+                    Scalar::Uint => CExpr::call("as_uint", vec![load]),
+                    Scalar::Int | Scalar::Double | Scalar::Bool | Scalar::Long | Scalar::Ulong => load,
                 };
                 return;
             }

@@ -307,6 +307,9 @@ pub(super) fn ast_scalar(s: Scalar) -> ast::Scalar {
         Scalar::Double => ast::Scalar::Double,
         // `bool` is stored and computed as `int`
         Scalar::Int | Scalar::Bool => ast::Scalar::Int,
+        Scalar::Uint => ast::Scalar::UInt,
+        Scalar::Long => ast::Scalar::Long,
+        Scalar::Ulong => ast::Scalar::ULong,
     }
 }
 

@@ -9,8 +9,9 @@
 //! scalar, and iteration (map, reduce, iterate, ...) is a loop, so the Rust stack only grows with
 //! the nesting depth of the program, never with array lengths.
 //!
-//! Scalar operators follow OpenCL C: `float` arithmetic is done in `f32`, `int` arithmetic wraps
-//! (signed overflow is undefined in OpenCL; wrapping is what the hardware does), integer `/` and
+//! Scalar operators follow OpenCL C: `float` arithmetic is done in `f32`, integer arithmetic wraps
+//! (signed overflow is undefined in OpenCL C, so the kernels compute signed arithmetic in the
+//! unsigned type; `ints` holds the integer semantics and every case it fixes), integer `/` and
 //! `%` truncate toward zero and fail on a zero divisor, `%` on floats is `fmod`. Operands of
 //! different scalar types meet by C's usual arithmetic conversions (`int` < `float` < `double`).
 //! `and`/`or` on scalar operands short-circuit as C's `&&`/`||` do, which matters when the right
@@ -23,8 +24,11 @@
 
 use crate::diag::Span;
 use crate::expr::{Expr, ExprId, Lit, MapKind, Op, Prim, Program, ReduceKind, VarId};
+use crate::types::Scalar;
 use arith::ArithExpr;
 use std::fmt::Write as _;
+
+mod ints;
 use std::rc::Rc;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -33,6 +37,9 @@ pub enum Value {
     Double(f64),
     Int(i32),
     Bool(bool),
+    Uint(u32),
+    Long(i64),
+    Ulong(u64),
     /// Lanes of an OpenCL vector, all of one scalar kind.
     Vector(Vec<Value>),
     Tuple(Vec<Value>),
@@ -326,6 +333,9 @@ impl<'a> Interp<'a> {
                 Lit::Float(f) => Value::Float(*f),
                 Lit::Double(d) => Value::Double(*d),
                 Lit::Int(i) => Value::Int(*i),
+                Lit::Uint(u) => Value::Uint(*u),
+                Lit::Long(l) => Value::Long(*l),
+                Lit::Ulong(u) => Value::Ulong(*u),
                 Lit::Bool(b) => Value::Bool(*b),
             }),
             Expr::Lambda { .. } => self.err(id, "a function cannot be used as a value here"),
@@ -937,6 +947,9 @@ impl<'a> Interp<'a> {
         if self.bounded && args.iter().any(|a| matches!(a, Float(_) | Double(_) | Approx(_))) {
             return self.bounded_scalar(id, op, args).unwrap_or_else(bad);
         }
+        if let Some(r) = ints::scalar(op, args) {
+            return r.or_else(|m| self.err(id, m));
+        }
         match (op, args) {
             (Op::Not, [Bool(b)]) => Ok(Bool(!b)),
             (Op::And, [Bool(a), Bool(b)]) => Ok(Bool(*a && *b)),
@@ -957,8 +970,8 @@ impl<'a> Interp<'a> {
                 Bool(b) => Ok(Double(f64::from(u8::from(*b)))),
                 _ => bad(),
             },
-            // Truncation toward zero as a C cast; out of range saturates and NaN gives 0 (what
-            // Rust's `as` and NVIDIA's cvt.rzi do; C leaves it undefined).
+            // Truncation toward zero as a C cast; out of range saturates and NaN gives 0 (C leaves
+            // it undefined; the kernels use `convert_int_sat`, which OpenCL defines so).
             (Op::ToInt, [x]) => match x {
                 Float(f) => Ok(Int(*f as i32)),
                 Double(d) => Ok(Int(*d as i32)),
@@ -1118,7 +1131,14 @@ fn unary_f32(op: Op, a: f32) -> Option<f32> {
 fn is_scalar(v: &Value) -> bool {
     matches!(
         v,
-        Value::Float(_) | Value::Double(_) | Value::Int(_) | Value::Bool(_) | Value::Approx(_)
+        Value::Float(_)
+            | Value::Double(_)
+            | Value::Int(_)
+            | Value::Bool(_)
+            | Value::Uint(_)
+            | Value::Long(_)
+            | Value::Ulong(_)
+            | Value::Approx(_)
     )
 }
 
@@ -1129,6 +1149,9 @@ fn scalar_kind(v: &Value) -> &'static str {
         Value::Double(_) | Value::Approx(Approx { double: true, .. }) => "double",
         Value::Int(_) => "int",
         Value::Bool(_) => "bool",
+        Value::Uint(_) => "uint",
+        Value::Long(_) => "long",
+        Value::Ulong(_) => "ulong",
         Value::Vector(_) | Value::Tuple(_) | Value::Array(_) => "",
     }
 }
@@ -1140,6 +1163,9 @@ fn describe(v: &Value) -> String {
         Value::Double(_) | Value::Approx(Approx { double: true, .. }) => "a double".into(),
         Value::Int(_) => "an int".into(),
         Value::Bool(_) => "a bool".into(),
+        Value::Uint(_) => "a uint".into(),
+        Value::Long(_) => "a long".into(),
+        Value::Ulong(_) => "a ulong".into(),
         Value::Vector(l) => format!("a vector of {} lanes", l.len()),
         Value::Tuple(c) => format!("a tuple of {} components", c.len()),
         Value::Array(xs) => format!("an array of length {}", xs.len()),
@@ -1189,6 +1215,15 @@ impl Value {
             Value::Approx(a) => s.push_str(non_finite(a.value)),
             Value::Int(i) => {
                 let _ = write!(s, "{i}");
+            }
+            Value::Uint(u) => {
+                let _ = write!(s, "{u}");
+            }
+            Value::Long(l) => {
+                let _ = write!(s, "{l}");
+            }
+            Value::Ulong(u) => {
+                let _ = write!(s, "{u}");
             }
             Value::Bool(b) => s.push_str(if *b { "true" } else { "false" }),
             Value::Vector(xs) | Value::Tuple(xs) | Value::Array(xs) => {
@@ -1598,6 +1633,10 @@ impl<'a> Interp<'a> {
                 }
                 Value::Int(a.v as i32)
             }
+            (Op::ToUint, [x]) => return self.bounded_int(id, op, Scalar::Uint, false, x),
+            (Op::ToLong, [x]) => return self.bounded_int(id, op, Scalar::Long, false, x),
+            (Op::ToUlong, [x]) => return self.bounded_int(id, op, Scalar::Ulong, false, x),
+            (Op::As(to), [x]) => return self.bounded_int(id, op, to, true, x),
             (Op::Neg | Op::Abs, [x]) => {
                 let a = B::of(x)?;
                 B {

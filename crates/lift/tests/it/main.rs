@@ -175,7 +175,9 @@ pub fn json_close(expected: &serde_json::Value, got: &serde_json::Value) -> bool
     match (expected, got) {
         (J::Array(a), J::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| json_close(x, y)),
         (J::Number(a), J::Number(b)) => {
-            if let (Some(a), Some(b)) = (a.as_i64(), b.as_i64()) {
+            // integers exactly, also the ulongs beyond i64
+            let int = |n: &serde_json::Number| n.as_i64().map(i128::from).or_else(|| n.as_u64().map(i128::from));
+            if let (Some(a), Some(b)) = (int(a), int(b)) {
                 return a == b;
             }
             let (a, b) = (a.as_f64().unwrap_or(f64::NAN), b.as_f64().unwrap_or(f64::NAN));
