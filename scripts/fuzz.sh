@@ -6,6 +6,9 @@
 #   scripts/fuzz.sh --cases 100000 --seed S [--out DIR] [--jobs J] [--start-case K] [--timeout SECS]
 #                   [--shrink-secs SECS]   (time spent shrinking each distinct failure, default 60)
 #                   [--max-secs SECS]      (stop starting cases after SECS; 0: no limit)
+#                   [--oclgrind K]         (the agreeing cases of every K-th index also run on
+#                                           Oclgrind's device; default 20 where `oclgrind` is
+#                                           installed; 0: none)
 #
 # Each job is a child process per case stream; a case that aborts or hangs (--timeout seconds,
 # default 60) is recorded as `crash` or `timeout` and the job goes on in a fresh process.
@@ -26,6 +29,8 @@ first=0
 timeout=60
 shrink_secs=60
 max_secs=0
+oclgrind=0
+if command -v oclgrind >/dev/null; then oclgrind=20; fi
 while [ $# -gt 0 ]; do
   case "$1" in
     --cases) cases="$2"; shift 2 ;;
@@ -36,7 +41,8 @@ while [ $# -gt 0 ]; do
     --max-secs) max_secs="$2"; shift 2 ;;
     --timeout) timeout="$2"; shift 2 ;;
     --shrink-secs) shrink_secs="$2"; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    --oclgrind) oclgrind="$2"; shift 2 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "fuzz.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -49,6 +55,8 @@ cargo build --release -p difffuzz --bin difffuzz
 export LIFT_CACHE_DIR="${LIFT_CACHE_DIR:-$(mktemp -d)}"
 device=()
 if [ -n "${LIFT_TEST_DEVICE:-}" ]; then device=(--device "$LIFT_TEST_DEVICE"); fi
+sample=()
+if [ "$oclgrind" != 0 ]; then sample=(--oclgrind "$oclgrind"); fi
 exec target/release/difffuzz run --seed "$seed" --cases "$cases" --first "$first" \
   --jobs "$jobs" --out "$out" --timeout "$timeout" --shrink-secs "$shrink_secs" \
-  --max-secs "$max_secs" "${device[@]}"
+  --max-secs "$max_secs" "${device[@]}" "${sample[@]}"

@@ -83,10 +83,14 @@ pub fn interpret(src: &str, data: &str, bounded: bool) -> Result<Value, Refusal>
 pub fn opencl(src: &str, data: &str, device: Option<&str>) -> Result<Value, Refusal> {
     let l = load(src, data)?;
     // Sizes built into the kernels, as `lift run` on a device builds them (the generic
-    // kernels, which `--devices` and `lift compile` use, were fuzzed before this existed).
+    // kernels, which `--devices` and `lift compile` use, were fuzzed before this existed),
+    // within the device's limits (a device with less local memory, as Oclgrind's, gets kernels
+    // that fit it).
+    let limit = host_runner::device_info(device).map_err(|e| Refusal::new(Stage::Run, e.to_string()))?;
     let opts = lift::Options {
         sizes: l.inputs.sizes.clone(),
         specialise: true,
+        work_group_limit: Some(lift::work_group_limit(&limit)),
         ..lift::Options::default()
     };
     let c = lift::compile_program(l.prog, &opts).map_err(|e| Refusal::new(Stage::Compile, full_message(&e)))?;

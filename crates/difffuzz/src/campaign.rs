@@ -2,6 +2,7 @@
 //! shrunk (the first of each signature) and written to a folder, and a summary.
 
 use crate::gen::{Case, Gen};
+use crate::oclgrind::Oclgrind;
 use crate::oracle::{Class, Verdict};
 use crate::runner::Runner;
 use crate::shrink::{self, Budget};
@@ -35,6 +36,8 @@ pub struct Config {
     /// The variants mode (`crate::variants`): the cost model's first `top` variants and
     /// `random` others of each generated high-level program, `(top, random)`.
     pub variants: Option<(usize, usize)>,
+    /// The Oclgrind sample: one agreeing case in so many evaluated again on Oclgrind's device.
+    pub oclgrind: Option<Oclgrind>,
 }
 
 impl Config {
@@ -84,6 +87,8 @@ struct State {
     /// The variants mode: what happened to the variants of this run's cases (not recorded in
     /// `results.tsv`: a resumed run counts its own).
     variants: Counts,
+    /// Cases of this run evaluated again under Oclgrind.
+    oclgrind_sampled: u64,
 }
 
 /// A file-name-safe, stable name for a signature.
@@ -225,6 +230,7 @@ pub fn run(cfg: &Config) -> Result<String, String> {
             let mut runner = Runner::new(cfg.exe.clone(), cfg.device.clone(), cfg.timeout);
             let (out, verbose) = (cfg.out.clone(), cfg.verbose);
             let (seed, variants) = (cfg.seed, cfg.variants);
+            let (oclgrind, exe, timeout) = (cfg.oclgrind.clone(), cfg.exe.clone(), cfg.timeout);
             let budget = Budget {
                 evaluations: cfg.shrink.evaluations,
                 time: cfg.shrink.time,
@@ -247,7 +253,25 @@ pub fn run(cfg: &Config) -> Result<String, String> {
                 };
                 let data = case.data().to_string();
                 let t = Instant::now();
-                let v = runner.eval_in(&case.src, &data, mode);
+                let scratch = out.join("oclgrind").join(case.id.replace(':', "-"));
+                // Agreeing cases of the sample are evaluated again on Oclgrind's device (and so
+                // are the candidates of their shrinking).
+                let eval = |runner: &mut Runner, src: &str, data: &str| {
+                    let v = runner.eval_in(src, data, mode);
+                    match &oclgrind {
+                        Some(o) if v.class == Class::Agree && mode.is_none() && o.samples(index) => {
+                            let found = o.check(&exe, &scratch, src, data, timeout);
+                            let _ = std::fs::remove_dir_all(&scratch);
+                            found.unwrap_or(v)
+                        }
+                        Some(_) | None => v,
+                    }
+                };
+                let v = eval(&mut runner, &case.src, &data);
+                let sampled = oclgrind.as_ref().is_some_and(|o| o.samples(index)) && mode.is_none();
+                if sampled && matches!(v.class, Class::Agree | Class::Oclgrind) {
+                    state.lock().expect("no panics").oclgrind_sampled += 1;
+                }
                 if verbose {
                     eprintln!(
                         "{} {} {:.2}s {}",
@@ -302,8 +326,7 @@ pub fn run(cfg: &Config) -> Result<String, String> {
                         format!("\nevaluated with `difffuzz eval PROG DATA {}`", m.flags())
                     });
                     let _ = write_case(&dir, "original", &case, &v, &format!("as generated{how}"));
-                    let (small, sv) =
-                        shrink::shrink(&case, &v, &budget, &mut |src, data| runner.eval_in(src, data, mode));
+                    let (small, sv) = shrink::shrink(&case, &v, &budget, &mut |src, data| eval(&mut runner, src, data));
                     let _ = write_case(&dir, "repro", &small, &sv, &format!("shrunk{how}"));
                     if let Some(variant) = &sv.variant {
                         // the failing variant is a low-level program: `difffuzz eval` runs it as written
@@ -407,6 +430,15 @@ fn summary(s: &State, cfg: &Config, took: Duration) -> String {
             );
         }
     }
+    if let Some(o) = &cfg.oclgrind {
+        let _ = writeln!(
+            out,
+            "under Oclgrind (the agreeing cases of every {}th index, in this run): {} evaluated, {} reported",
+            o.every,
+            s.oclgrind_sampled,
+            count(Class::Oclgrind)
+        );
+    }
     if cfg.variants.is_some() {
         out.push_str("in this run (not counted from results.tsv) ");
         out.push_str(&s.variants.render());
@@ -435,6 +467,7 @@ mod tests {
             verbose: false,
             max_time: None,
             variants: None,
+            oclgrind: None,
         }
     }
 

@@ -9,6 +9,7 @@
 pub mod api;
 pub mod campaign;
 pub mod gen;
+pub mod oclgrind;
 pub mod oracle;
 pub mod runner;
 pub mod shrink;

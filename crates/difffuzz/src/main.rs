@@ -3,6 +3,7 @@
 //! ```text
 //! difffuzz run --seed S --cases N [--first K] [--jobs J] [--out DIR] [--timeout SECS] [--device ID]
 //!              [--max-secs SECS]          cases recorded in DIR/results.tsv are skipped
+//!              [--oclgrind K]             agreeing cases of every K-th index also on Oclgrind
 //! difffuzz show --seed S --index I        print one generated case (program, then data)
 //! difffuzz shrink --seed S --index I [--out DIR] [--name NAME] [--what TEXT]
 //!                                         shrink one case, write NAME.lisp/.json
@@ -27,7 +28,7 @@ use std::time::Duration;
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: difffuzz run --seed S --cases N [--first K] [--jobs J] [--out DIR] [--timeout SECS] [--device ID] [--max-secs SECS] [--variants K [--random R]]\n       \
+        "usage: difffuzz run --seed S --cases N [--first K] [--jobs J] [--out DIR] [--timeout SECS] [--device ID] [--max-secs SECS] [--oclgrind K] [--variants K [--random R]]\n       \
          difffuzz show --seed S --index I [--variants K [--random R]]\n       \
          difffuzz shrink --seed S --index I [--out DIR] [--name NAME] [--what TEXT] [--variants K [--random R]]\n       \
          difffuzz eval PROG.lisp DATA.json [--device ID] [--variants K --random R --symbolic 0|1 --pick P]\n\n\
@@ -277,6 +278,10 @@ fn main_with(cmd: &str, args: &Args) -> Result<ExitCode, String> {
                     s => Some(Duration::from_secs(s)),
                 },
                 variants,
+                oclgrind: match args.get("oclgrind") {
+                    Some(_) => Some(difffuzz::oclgrind::Oclgrind::find(args.num("oclgrind", 20)?)?),
+                    None => None,
+                },
             };
             print!("{}", campaign::run(&cfg)?);
             Ok(ExitCode::SUCCESS)

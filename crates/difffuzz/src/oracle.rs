@@ -18,6 +18,10 @@ pub enum Class {
     /// A panic, or the process died.
     Crash,
     Timeout,
+    /// Agreed, but Oclgrind's simulated device reports an out-of-bounds access, a data race,
+    /// an uninitialized value, a divergent barrier or an API error in its kernels (the long
+    /// run's sample, `crate::oclgrind`).
+    Oclgrind,
     /// Different, but only where the interpreter's error analysis bounds nothing: an
     /// ill-conditioned computation (cancellation, a chaotic loop) in which an ulp of difference
     /// in a library function (`sin`, `log`: OpenCL allows a few) or an fma contraction grows
@@ -26,7 +30,7 @@ pub enum Class {
 }
 
 impl Class {
-    pub const ALL: [Class; 8] = [
+    pub const ALL: [Class; 9] = [
         Class::Agree,
         Class::CleanError,
         Class::Unbounded,
@@ -35,6 +39,7 @@ impl Class {
         Class::Driver,
         Class::Crash,
         Class::Timeout,
+        Class::Oclgrind,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -46,6 +51,7 @@ impl Class {
             Class::Crash => "crash",
             Class::Timeout => "timeout",
             Class::Unbounded => "unbounded",
+            Class::Oclgrind => "oclgrind",
         }
     }
     pub fn parse(s: &str) -> Option<Class> {

@@ -235,7 +235,7 @@ fn evaluate_unguarded(src: &str, data: &str, device: Option<&str>, mode: Mode) -
                 *counts.refused.entry(v.signature.clone()).or_default() += 1;
                 first_refusal.get_or_insert(v.signature.clone());
             }
-            Class::Wrong | Class::Internal | Class::Driver | Class::Crash | Class::Timeout => {
+            Class::Wrong | Class::Internal | Class::Driver | Class::Crash | Class::Timeout | Class::Oclgrind => {
                 counts.defects += 1;
                 if v.class == Class::Wrong {
                     v.signature = wrong_where(&session, var, &expected, src, data);
