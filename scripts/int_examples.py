@@ -203,6 +203,20 @@ def int_wrap(d):
     return out
 
 
+def int_guarded_division(d):
+    out = []
+    for u, v, l, m in zip(d["us"], d["vs"], d["ls"], d["ms"]):
+        out.append(
+            [
+                u // v if v else 0,
+                u % v if v else 0,
+                i64(cdiv(l, m)) if m else 0,
+                l - cdiv(l, m) * m if m else 0,
+            ]
+        )
+    return out
+
+
 COMPUTE = {
     "uint_xorshift": uint_xorshift,
     "ulong_xorshift64": ulong_xorshift64,
@@ -211,6 +225,7 @@ COMPUTE = {
     "uint_vectors": uint_vectors,
     "int_bits": int_bits,
     "int_wrap": int_wrap,
+    "int_guarded_division": int_guarded_division,
 }
 
 

@@ -106,6 +106,8 @@ pub struct KernelPlan {
     pub checks: Vec<Span>,
     /// The checks among `checks` that are conditions on run-time lengths.
     pub length_checks: Vec<LengthCheck>,
+    /// The checks among `checks` (by index) that are integer divisors tested for zero.
+    pub division_checks: Vec<usize>,
     /// `--emit views`: one line per bound variable and materialized value.
     pub views: String,
     /// The sizes built into the kernels (`EmitOptions::known_sizes`), by the program's names:

@@ -212,17 +212,20 @@ pub(crate) fn flag_error(
     at_check(plan, flag)
 }
 
-/// The error of a kernel's flag when an `at` bounds check failed (flag `i + 1` names the plan's
-/// check `i`).
+/// The error of a kernel's flag when an `at` bounds check or a divisor's test for zero failed
+/// (flag `i + 1` names the plan's check `i`).
 pub(crate) fn at_check(plan: &KernelPlan, flag: i32) -> Result<(), Error> {
     if flag <= 0 {
         return Ok(());
     }
-    let span = plan.checks.get((flag - 1) as usize).copied().unwrap_or_default();
-    Err(Error::Source(Diagnostic::new(
-        span,
-        "index out of range in `at` (detected on the device)",
-    )))
+    let site = (flag - 1) as usize;
+    let span = plan.checks.get(site).copied().unwrap_or_default();
+    let message = if plan.division_checks.contains(&site) {
+        "integer division by zero (detected on the device)"
+    } else {
+        "index out of range in `at` (detected on the device)"
+    };
+    Err(Error::Source(Diagnostic::new(span, message)))
 }
 
 #[cfg(test)]

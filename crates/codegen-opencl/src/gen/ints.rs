@@ -112,6 +112,50 @@ impl Gen<'_> {
         })
     }
 
+    /// The divisor `y` (of type `t`) of an integer `/` or `%` in expression `e`, made safe: a
+    /// zero divisor sets the error flag (unless an enclosing `if` branch is not taken), as the
+    /// interpreter fails on it, and the division is by 1 instead (by zero it is undefined, and
+    /// traps on some devices). A constant other than 0 is used as it is.
+    pub(super) fn checked_divisor(&mut self, e: ExprId, y: CExpr, t: &Type) -> Result<CExpr> {
+        let nonzero_constant = match y {
+            CExpr::Int(c) => c != 0,
+            CExpr::TypedInt(_, b) => b != 0,
+            CExpr::Var(_)
+            | CExpr::Float(_)
+            | CExpr::Double(_)
+            | CExpr::Index(..)
+            | CExpr::Field(..)
+            | CExpr::Unary(..)
+            | CExpr::Binary(..)
+            | CExpr::Call(..)
+            | CExpr::Cast(..)
+            | CExpr::Select(..)
+            | CExpr::VecLit(..)
+            | CExpr::Sym(_) => false,
+        };
+        if nonzero_constant {
+            return Ok(y);
+        }
+        let y = self.shareable(y, t)?;
+        let site = self.checks.len() + 1;
+        self.division_checks.push(self.checks.len());
+        self.checks.push(self.prog.span(e));
+        let zero = CExpr::bin(BinOp::Eq, y.clone(), CExpr::Int(0));
+        let fails = self
+            .guards
+            .iter()
+            .rev()
+            .fold(zero.clone(), |o, g| CExpr::bin(BinOp::And, g.clone(), o));
+        self.open_if(fails);
+        let flag = CExpr::var(&self.error_flag);
+        self.push(Stmt::Call(CExpr::call(
+            "atomic_max",
+            vec![flag, CExpr::Int(site as i64)],
+        )));
+        self.close();
+        Ok(CExpr::select(zero, CExpr::Int(1), y))
+    }
+
     fn bin_of(&self, o: BinOp, (x, y): (CExpr, CExpr)) -> CExpr {
         CExpr::bin(o, x, y)
     }

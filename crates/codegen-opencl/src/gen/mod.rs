@@ -222,6 +222,7 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
         rounded_launch,
         error_flag,
         checks: vec![],
+        division_checks: vec![],
         length_checks: vec![],
         length_origins: BTreeMap::new(),
         guards: vec![],
@@ -362,6 +363,7 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
             ty: prog_result_ty(info),
         },
         checks: g.checks,
+        division_checks: g.division_checks,
         length_checks: g.length_checks.into_iter().map(|(_, c)| c).collect(),
         views: g.views,
         specialised: (prog.sizes.iter())
@@ -506,6 +508,8 @@ struct Gen<'a> {
     rounded_launch: Ident,
     error_flag: Ident,
     checks: Vec<Span>,
+    /// The indices in `checks` of integer divisors tested for zero.
+    division_checks: Vec<usize>,
     /// Device-side checks of run-time lengths, by the index of the type checker's check.
     length_checks: Vec<(usize, crate::LengthCheck)>,
     /// Run-time lengths held on the device: C name -> the filter computing it, its buffer.

@@ -119,6 +119,7 @@ impl Gen<'_> {
             return Ok(v);
         }
         self.checks.truncate(before.0);
+        self.division_checks.retain(|c| *c < before.0);
         self.source.truncate(before.1);
         self.views.truncate(before.2);
         self.generate_view_as(e, f, true)?
@@ -445,6 +446,12 @@ impl Gen<'_> {
             CExpr::bin(o, x, y)
         };
         let call = |f: &'static str, a: Vec<CExpr>| CExpr::call(f, a);
+        if let (Op::Div | Op::Rem, Type::Scalar(s), [_, y]) = (op, &rt, &mut a[..]) {
+            if s.is_integer() {
+                let (divisor, t1) = (std::mem::replace(y, CExpr::Int(0)), self.cty(args[1])?);
+                *y = self.checked_divisor(e, divisor, &t1)?;
+            }
+        }
         if ints::is_int_op(op, &t0, &rt) {
             let ts = args.iter().map(|x| self.cty(*x)).collect::<Result<Vec<_>>>()?;
             return Ok(Val::E(self.int_op(e, op, &ts, &rt, a)?));

@@ -82,6 +82,34 @@ impl Lcg {
     fn matrix(&mut self, rows: usize, cols: usize) -> serde_json::Value {
         (0..rows).map(|_| self.floats(cols, -4.0, 33, 4.0)).collect()
     }
+    /// 64 random bits.
+    fn bits(&mut self) -> u64 {
+        let (hi, lo, low2) = (self.int(1 << 31) as u64, self.int(1 << 31) as u64, self.int(4) as u64);
+        hi << 33 | lo << 2 | low2
+    }
+    /// `n` values of 32 (or 64) random bits as uints, ints (of all signs), ulongs or longs.
+    fn uints(&mut self, n: usize) -> Vec<u32> {
+        (0..n).map(|_| self.bits() as u32).collect()
+    }
+    fn ints(&mut self, n: usize) -> Vec<i32> {
+        (0..n).map(|_| self.bits() as i32).collect()
+    }
+    fn ulongs(&mut self, n: usize) -> Vec<u64> {
+        (0..n).map(|_| self.bits()).collect()
+    }
+    fn longs(&mut self, n: usize) -> Vec<i64> {
+        (0..n).map(|_| self.bits() as i64).collect()
+    }
+    /// Finite floats of every magnitude: random bits, the all-ones exponent (infinities and
+    /// NaN) cleared.
+    fn any_floats(&mut self, n: usize) -> Vec<f32> {
+        (0..n)
+            .map(|_| f32::from_bits(self.bits() as u32 & !(1 << 30)))
+            .collect()
+    }
+    fn any_doubles(&mut self, n: usize) -> Vec<f64> {
+        (0..n).map(|_| f64::from_bits(self.bits() & !(1 << 62))).collect()
+    }
 }
 
 /// Inputs larger than one work-group, and lengths that are not multiples of the work-group
@@ -164,6 +192,36 @@ fn larger_inputs() -> Vec<(&'static str, serde_json::Value)> {
         ),
         // A host loop's filter-result state over several filter tiles.
         ("host_filter_loop.lisp", json!({ "xs": r.floats(9000, 0.0, 64, 16.0) })),
+        // Integers of every bit pattern: wrapping, shifts, conversions, and reductions the
+        // rewriter splits over several kernels with a padded last group.
+        ("uint_xorshift.lisp", json!({ "seeds": r.uints(5003) })),
+        ("ulong_xorshift64.lisp", json!({ "states": r.ulongs(3001) })),
+        (
+            "uint_hash.lisp",
+            json!({ "rows": (0..1001).map(|_| (0..8).map(|_| r.int(256)).collect::<Vec<_>>()).collect::<Vec<_>>() }),
+        ),
+        (
+            "long_sum.lisp",
+            json!({ "ints": r.ints(20011), "longs": r.longs(20011), "us": r.uints(20011) }),
+        ),
+        (
+            "uint_vectors.lisp",
+            json!({ "us": r.uints(4 * 777), "ls": r.ulongs(4 * 777) }),
+        ),
+        (
+            "int_bits.lisp",
+            json!({ "xs": r.any_floats(1001), "ds": r.any_doubles(999), "us": r.uints(1003) }),
+        ),
+        (
+            "int_wrap.lisp",
+            // no divisor 0 (an error of the program); -1 and INT_MIN among the rest
+            {
+                let a: Vec<i32> = [vec![i32::MIN, i32::MAX, -1], r.ints(2001)].concat();
+                let b: Vec<i32> = [vec![-1, 1, i32::MIN], r.ints(2001)].concat();
+                let b: Vec<i32> = b.into_iter().map(|b| if b == 0 { 1 } else { b }).collect();
+                json!({ "as": a, "bs": b })
+            },
+        ),
     ]
 }
 
