@@ -25,6 +25,7 @@ pub mod egraph;
 pub mod encode;
 pub mod extract;
 pub mod lower;
+pub mod normalise;
 mod options;
 pub mod rules;
 pub mod sizes;
@@ -162,6 +163,9 @@ pub fn saturate(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> 
 
 /// Explores rewrites of a high-level program; see the crate docs.
 pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> Result<Exploration, ir::Diagnostic> {
+    // variants are built from the normalised program (its nodes are their leaves)
+    let normal = normalise::normalise(prog, info);
+    let (prog, info) = normal.as_ref().map_or((prog, info), |(p, i)| (p, i));
     let (eg, root, enc, mut stats) = saturate(prog, info, opts);
     let terms = extract::top_terms(&eg, root, opts.per_class, opts.per_class * 24, 30);
     // one row a work-item only: a two-row sibling changed n-body's first variant (groups of
