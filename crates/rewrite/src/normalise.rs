@@ -15,7 +15,8 @@
 //! - **`at 0` of a one-element array**: `map (λr. B[at 0 R]) X` =
 //!   `join (map (λr. map (λs. B[s]) R) X)`, `R` a reduction (or a map of one) reading nothing
 //!   bound inside `B`; two of them are taken together, `map (λs. B[get #0 s, get #1 s]) (zip R1
-//!   R2)`, as the suite's gesummv reads;
+//!   R2)`, as the suite's gesummv reads; an `R` reading the `let`s `B` starts with is mapped
+//!   inside them;
 //! - **identity maps**: `map (λs. s) X` = `X` for a computed `X` (a copy of a view stays);
 //! - **two-level reductions**: `reduce f z (join (map (λc. reduce f z c) (split k xs)))` =
 //!   `reduce f z xs`, `f` `+`, `*`, `min` or `max` (in either operand order) and `z` its neutral
@@ -228,7 +229,9 @@ impl Cx<'_> {
 
     /// `map (λr. B[at 0 R…]) X` = `join (map (λr. map (λs. B[s…]) R) X)` for the (at most two)
     /// distinct one-element arrays `R` that `B` takes `at 0` of outside any inner lambda and
-    /// that read nothing bound inside `B`. Gives back the arguments when it does not apply.
+    /// that read nothing bound inside `B`. When `R` reads the `let`s that `B` starts with
+    /// (`B = let c V B'`, a scalar `c`), the map over `R` goes inside them: `join (map (λr. let c
+    /// V (map (λs. B'[s…]) R)) X)`. Gives back the arguments when it does not apply.
     fn lift_at0(&mut self, k: ir::MapKind, mut args: Vec<T>, span: Span) -> Result<T, Vec<T>> {
         let N::Lambda(ps, body) = &args[0].n else {
             return Err(args);
@@ -238,6 +241,16 @@ impl Cx<'_> {
         }
         let mut found: Vec<T> = vec![];
         collect_at0(body, &mut BTreeSet::new(), &mut found);
+        // the lets `B` starts with, when the `R`s are found only under them
+        let mut depth = 0;
+        if found.is_empty() {
+            let mut inner = &**body;
+            while let N::Let(LetKind::Let, _, _, b) = &inner.n {
+                inner = b;
+                depth += 1;
+            }
+            collect_at0(inner, &mut BTreeSet::new(), &mut found);
+        }
         if found.is_empty() || found.len() > 2 {
             return Err(args);
         }
@@ -246,6 +259,15 @@ impl Cx<'_> {
             N::Lambda(mut ps, body) => (ps.remove(0), *body),
             _ => unreachable!(),
         };
+        let mut spine = vec![];
+        let mut body = body;
+        for _ in 0..depth {
+            let N::Let(kind, v, val, b) = body.n else {
+                unreachable!()
+            };
+            spine.push((kind, v, val, body.span));
+            body = *b;
+        }
         let s = self.fresh("elem", span);
         let sv = t(N::Var(s), span);
         let (body, ones) = if found.len() == 1 {
@@ -258,10 +280,13 @@ impl Cx<'_> {
             (body, t(N::Prim(Prim::Zip, found), span))
         };
         let inner_fn = t(N::Lambda(vec![s], Box::new(body)), span);
-        let inner = self.rewrite(
+        let mut inner = self.rewrite(
             t(N::Prim(Prim::Map(ir::MapKind::Plain), vec![inner_fn, ones]), span),
             false,
         );
+        while let Some((kind, v, val, lspan)) = spine.pop() {
+            inner = t(N::Let(kind, v, val, Box::new(inner)), lspan);
+        }
         let outer_fn = t(N::Lambda(vec![r], Box::new(inner)), span);
         args.insert(0, outer_fn);
         let mapped = t(N::Prim(Prim::Map(ir::MapKind::Plain), args), span);

@@ -78,12 +78,17 @@ fn at_0_of_a_reduction_is_its_element() {
 }
 
 #[test]
-fn at_0_of_a_reduction_reading_a_let_of_the_body_stays() {
-    // the reduction reads `t`, bound inside the row function: it cannot leave it
-    let src = format!(
-        "{MV}(map (lambda (r) (let t (map (lambda (v) (* v v)) r) (+ (at 0 t) (at 0 (reduce + 0.0f t))))) a)))"
+fn at_0_of_a_reduction_reading_the_lets_a_body_starts_with_is_mapped_inside_them() {
+    let centred = "(let c (at 0 r) (at 0 (reduce + 0.0f (map (lambda (v) (* (- v c) (- v c))) r))))";
+    same_normal_form(
+        &format!("{MV}(map (lambda (r) {centred}) a)))"),
+        &format!(
+            "{MV}(join (map (lambda (r) (let c (at 0 r) (reduce + 0.0f (map (lambda (v) (* (- v c) (- v c))) r)))) a))))"
+        ),
     );
-    assert!(normal(&src).contains("(at "), "{}", normal(&src));
+    // a `let` inside the arithmetic, not around it: the reduction cannot leave the row function
+    let inside = format!("{MV}(map (lambda (r) (+ 1.0f {centred})) a)))");
+    assert!(!normal(&inside).contains("(join"), "{}", normal(&inside));
 }
 
 const SUM: &str = "(lift (N) ((array-type float N)) (lambda (xs) ";
