@@ -8,16 +8,18 @@
 //! every such rule would add the whole rewritten program again to the e-graph. On the IR the
 //! equalities are plain substitutions. Each holds for every program (no cost decides them):
 //! - **`let`-bound ≡ inline**: `let x v b` = `b[v/x]` when `v` is an array (not existential;
-//!   scalar `let`s are arithmetic that encoding keeps opaque) and either
-//!   only re-indexes variables (`get`, `zip`, `transpose`, `split`, `join`, …) or `x` occurs
+//!   scalar `let`s are arithmetic that encoding keeps opaque) and either only re-indexes
+//!   variables (`get`, `zip`, `transpose`, `split`, `join`, …) or is high level and `x` occurs
 //!   once in `b`, outside its lambdas (so `v` is computed as often as before); the other `let`s
-//!   stay (a host-level value read inside a map is a kernel of its own);
+//!   stay (a value read inside a map is computed once, by a kernel of its own; and a program
+//!   that fixes part of its mapping, `toLocal` copies say, keeps its `let`s);
 //! - **`at 0` of a one-element array**: `map (λr. B[at 0 R]) X` =
 //!   `join (map (λr. map (λs. B[s]) R) X)`, `R` a reduction (or a map of one) reading nothing
 //!   bound inside `B`; two of them are taken together, `map (λs. B[get #0 s, get #1 s]) (zip R1
 //!   R2)`, as the suite's gesummv reads; an `R` reading the `let`s `B` starts with is mapped
 //!   inside them;
-//! - **identity maps**: `map (λs. s) X` = `X` for a computed `X` (a copy of a view stays);
+//! - **identity maps**: `map (λs. s) X` = `X` for a computed `X` (a copy of a view stays, and
+//!   so does a low-level `mapSeq (λs. s)`: a copy into memory);
 //! - **two-level reductions**: `reduce f z (join (map (λc. reduce f z c) (split k xs)))` =
 //!   `reduce f z xs`, `f` `+`, `*`, `min` or `max` (in either operand order) and `z` its neutral
 //!   element (any `z` for `min` and `max`): the rules derive the partial reductions of every
@@ -154,7 +156,7 @@ impl Cx<'_> {
                 let val = self.norm(*val, host);
                 let once = || {
                     let (n, under) = uses(&body, v, false);
-                    n == 1 && !under
+                    n == 1 && !under && high_level(&val)
                 };
                 if k == LetKind::Let && self.plain_array(v) && (is_view(&val) || once()) {
                     self.changed = true;
@@ -190,7 +192,8 @@ impl Cx<'_> {
                 };
                 inner.remove(0)
             }
-            N::Prim(Prim::Map(k), mut args) => {
+            N::Prim(Prim::Map(ir::MapKind::Plain), mut args) => {
+                let k = ir::MapKind::Plain;
                 // map (λs. s) X = X, X computed (a copy of a view is what a program that
                 // copies, a transpose, asks for)
                 if let N::Lambda(ps, b) = &args[0].n {
@@ -200,7 +203,7 @@ impl Cx<'_> {
                     }
                 }
                 // map g (reduce f z xs) = let r (reduce f z xs) (map g r), at host level
-                if host && matches!(args[1].n, N::Prim(Prim::Reduce(_), _)) {
+                if host && matches!(args[1].n, N::Prim(Prim::Reduce(ir::ReduceKind::Plain), _)) {
                     self.changed = true;
                     let r = self.fresh("reduced", span);
                     let red = args.remove(1);
@@ -301,6 +304,28 @@ fn has_exists(ty: &Type) -> bool {
         Type::Array(e, _) => has_exists(e),
         Type::Tuple(ts) => ts.iter().any(has_exists),
         _ => false,
+    }
+}
+
+/// Whether `e` has no low-level primitive (a mapping, a copy to an address space): a program
+/// that fixes part of its mapping keeps it as written.
+fn high_level(e: &T) -> bool {
+    match &e.n {
+        N::Prim(p, a) => {
+            let low = match p {
+                Prim::Map(k) => *k != ir::MapKind::Plain,
+                Prim::Reduce(k) => *k != ir::ReduceKind::Plain,
+                Prim::Filter(k) => *k != ir::FilterKind::Plain,
+                Prim::To(_) => true,
+                _ => false,
+            };
+            !low && a.iter().all(high_level)
+        }
+        N::Var(_) | N::Lit(_) => true,
+        N::Lambda(_, b) | N::Pack(b) => high_level(b),
+        N::Op(_, a) => a.iter().all(high_level),
+        N::If(b) => b.iter().all(high_level),
+        N::Let(_, _, v, b) => high_level(v) && high_level(b),
     }
 }
 
