@@ -27,8 +27,7 @@
 //! - **`transpose (transpose x)`** = `x`;
 //! - **a host-level map of a reduction's result**: `map g (reduce f z xs)` =
 //!   `let r (reduce f z xs) (map g r)` at host level, so the reduction is its own kernel (with
-//!   every whole-array reduction rule) rather than a loop inside the map's single work-item.
-//!
+//!   every whole-array reduction rule) rather than a loop inside the map's single work-item;
 //! - **commuted operator lambdas**: `(lambda (a b) (op b a))` = `(lambda (a b) (op a b))` for
 //!   `+`, `*`, `min`, `max` (`encode` recognises either as the operator, `Data::assoc`; one
 //!   spelling makes one program text, so the variants of both are the same).
