@@ -1,0 +1,1 @@
+//! The stencil suite (`bench/stencil/`): placeholder, filled in below.
