@@ -55,7 +55,11 @@ fn data_of(ex: &Example) -> Result<String, String> {
 fn header_line<'a>(ex: &'a Example, key: &str) -> Option<&'a str> {
     ex.src.lines().find_map(|l| {
         let (k, v) = l.strip_prefix(";;")?.split_once(':')?;
-        (k.trim() == key).then(|| v.trim())
+        if k.trim() == key {
+            Some(v.trim())
+        } else {
+            None
+        }
     })
 }
 
