@@ -90,7 +90,7 @@ pub fn build(
 /// The refusal of a program `lift build` cannot make a library of yet.
 pub(crate) fn not_supported(feature: &str) -> Error {
     Error::plain(format!(
-        "{feature} not supported yet in `lift build`; run the program with `lift run`"
+        "{feature}: not supported yet in `lift build`; run the program with `lift run`"
     ))
 }
 
