@@ -513,9 +513,9 @@ fn run_function(
         } else {
             "index out of range in `at`"
         };
-        let _ = write!(
+        let _ = writeln!(
             checks,
-            "        if (flag == {}) lr_fail(ctx, \"{what} (detected on the device)\");\n",
+            "        if (flag == {}) lr_fail(ctx, \"{what} (detected on the device)\");",
             i + 1
         );
     }
