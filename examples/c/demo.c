@@ -1,5 +1,5 @@
 /* Calling LIFT programs from C: examples/saxpy.lisp and examples/hl_matvec.lisp, each built with
- * `lift build` into a header and a shared library (see README.md in this folder).
+ * `lift build` into a header and a shared library:
  *
  *   lift build examples/saxpy.lisp -o build --size N=8
  *   lift build examples/hl_matvec.lisp -o build --size M=4 --size N=4

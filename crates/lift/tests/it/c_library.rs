@@ -129,3 +129,89 @@ fn a_library_needs_every_size() {
         "a refused build writes nothing"
     );
 }
+
+/// Checks of `examples/at.lisp`'s library, as a C program: an int array parameter, a failed `at`
+/// bounds check reported with `lift run`'s message (and the context usable after it),
+/// and four threads calling one context at once, each getting its own right result.
+const AT_CHECKS: &str = r#"
+#include <pthread.h>
+#include <stdio.h>
+#include "at.h"
+static at_ctx* ctx;
+static at_f32_1d* xs;
+static void* worker(void* arg) {
+    intptr_t failures = 0;
+    int32_t idx[6];
+    for (int k = 0; k < 6; k++) idx[k] = (k + (int)(intptr_t)arg) % 5;
+    for (int rep = 0; rep < 50; rep++) {
+        at_i32_1d* i = at_new_i32_1d(ctx, idx, 6);
+        at_f32_1d* r = NULL;
+        float out[6];
+        if (!i || at_run(ctx, &r, xs, i) || at_values_f32_1d(ctx, r, out)) return (void*)(failures + 1000);
+        for (int k = 0; k < 6; k++) if (out[k] != 10.0f + (float)idx[k]) failures++;
+        at_free_f32_1d(ctx, r);
+        at_free_i32_1d(ctx, i);
+    }
+    return (void*)failures;
+}
+int main(int argc, char** argv) {
+    ctx = at_ctx_new(argc > 1 ? argv[1] : NULL);
+    if (!ctx || at_error(ctx)[0]) { printf("context: %s\n", ctx ? at_error(ctx) : "NULL"); return 1; }
+    const float x[5] = {10, 11, 12, 13, 14};
+    const int32_t bad[6] = {4, 7, 2, 2, 1, 3};
+    xs = at_new_f32_1d(ctx, x, 5);
+    at_i32_1d* b = at_new_i32_1d(ctx, bad, 6);
+    at_f32_1d* r = NULL;
+    if (at_run(ctx, &r, xs, b) == 0 || r) { printf("out of range: no error\n"); return 1; }
+    printf("out of range: %s\n", at_error(ctx));
+    pthread_t t[4];
+    for (int k = 0; k < 4; k++) pthread_create(&t[k], NULL, worker, (void*)(intptr_t)k);
+    intptr_t failures = 0;
+    for (int k = 0; k < 4; k++) {
+        void* f = NULL;
+        pthread_join(t[k], &f);
+        failures += (intptr_t)f;
+    }
+    printf("thread failures: %d\n", (int)failures);
+    at_free_i32_1d(ctx, b);
+    at_free_f32_1d(ctx, xs);
+    printf("freed: %d\n", at_ctx_free(ctx));
+    return 0;
+}
+"#;
+
+#[test]
+fn a_failed_device_check_is_an_error_and_threads_share_a_context() {
+    let Some(device) = crate::opencl::device() else { return };
+    let dir = std::env::temp_dir().join(format!("lift-it-c-library-at-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().expect("a UTF-8 temporary folder");
+    run(&mut lift(&[
+        "build",
+        "examples/at.lisp",
+        "-o",
+        d,
+        "--size",
+        "N=5",
+        "--size",
+        "M=6",
+    ]));
+    let src = dir.join("checks.c");
+    std::fs::write(&src, AT_CHECKS).expect("write the C program");
+    let exe = dir.join("checks");
+    run(Command::new("cc")
+        .args(["-std=c99", "-Wall", "-Werror", "-I", d, "-L", d])
+        .arg(&src)
+        .args(["-lat", "-lpthread", &format!("-Wl,-rpath,{d}"), "-o"])
+        .arg(&exe));
+    let mut checks = Command::new(&exe);
+    checks.args(device.as_deref());
+    let out = run(&mut checks);
+    assert_eq!(
+        line(&out, "out of range"),
+        "index out of range in `at` (detected on the device)"
+    );
+    assert_eq!(line(&out, "thread failures"), "0", "{out}");
+    assert_eq!(line(&out, "freed"), "0", "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
