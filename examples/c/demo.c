@@ -80,6 +80,8 @@ int main(int argc, char** argv) {
         return 1;
     }
     print("matvec", mv_out, 4);
+    /* A high-level program runs as one of its variants: the tuned one, or the cost model's. */
+    printf("matvec compiled as: %s\n", hl_matvec_compiled_as());
     /* A vector where the matrix belongs is a handle of another type: refused, not misread. */
     hl_matvec_f32_1d* bad_mv = NULL;
     if (hl_matvec_run(mctx, &bad_mv, (const hl_matvec_f32_2d*)v, v) == 0) {

@@ -132,6 +132,7 @@ pub(crate) fn generate(
     prog: &Program,
     plan: &KernelPlan,
     sizes: &BTreeMap<String, i64>,
+    chosen: &str,
 ) -> Result<Library, Error> {
     if !plan.capacities.is_empty()
         || plan.result.lengths.is_some()
@@ -187,12 +188,13 @@ pub(crate) fn generate(
         h,
         "/* {name}: a LIFT program as a C library, made by `lift build` for {}.\n * Every function \
          but the `new` ones returns 0 on success, else nonzero with the reason in\n * `{name}_error(ctx)`. \
-         Calls on one context are serialised by its lock. */",
+         Calls on one context are serialised by its lock.\n * Compiled as {}. */",
         if sizes_text.is_empty() {
             "no sizes".to_string()
         } else {
             sizes_text.join(", ")
-        }
+        },
+        chosen.replace("*/", "* /")
     );
     let _ = writeln!(h, "#ifndef {guard}\n#define {guard}\n#include <stdint.h>");
     let _ = writeln!(h, "#ifdef __cplusplus\nextern \"C\" {{\n#endif\n");
@@ -207,6 +209,11 @@ pub(crate) fn generate(
          device cannot be\n * opened the context says why in `{name}_error` and every call on it fails. */"
     );
     let _ = writeln!(h, "{name}_ctx* {name}_ctx_new(const char* device);");
+    let _ = writeln!(
+        h,
+        "/* What the kernels compute: the program as written, or which variant of it. */\nconst char* \
+         {name}_compiled_as(void);"
+    );
     let _ = writeln!(
         h,
         "/* Fails while arrays of the context remain. */\nint {name}_ctx_free({name}_ctx* ctx);"
@@ -289,6 +296,11 @@ pub(crate) fn generate(
         c,
         "const char* {name}_error({name}_ctx* ctx) {{\n    return ctx ? ((struct lr_ctx*)ctx)->error : \"no \
          context (NULL)\";\n}}\n"
+    );
+    let _ = writeln!(
+        c,
+        "const char* {name}_compiled_as(void) {{\n    return {};\n}}\n",
+        c_string(chosen).trim()
     );
     for k in &kinds {
         array_functions(&mut c, name, *k, kind_id(*k));

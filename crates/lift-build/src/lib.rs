@@ -72,7 +72,20 @@ pub fn build(
         .plan
         .as_ref()
         .ok_or_else(|| Error::plain("internal: a compiled program without kernels"))?;
-    let lib = gen::generate(&name, &compiled.program, plan, sizes)?;
+    // A library says which variant it holds, as `lift run --time` would.
+    let chosen = match &compiled.variant {
+        Some(v) if v.tuned => format!(
+            "the variant `lift tune` found fastest on {}: {}",
+            info.as_ref().map_or("the device", |d| d.name.as_str()),
+            v.description.lines().next().unwrap_or_default()
+        ),
+        Some(v) => format!(
+            "the cost model's best variant: {}",
+            v.description.lines().next().unwrap_or_default()
+        ),
+        None => "the program as written".to_string(),
+    };
+    let lib = gen::generate(&name, &compiled.program, plan, sizes, &chosen)?;
     std::fs::create_dir_all(out).map_err(|e| Error::plain(format!("cannot create {}: {e}", out.display())))?;
     let header = out.join(format!("{name}.h"));
     let c = out.join(format!("{name}.c"));

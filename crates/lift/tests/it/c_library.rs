@@ -100,6 +100,11 @@ fn the_c_demo_equals_the_interpreter_and_reports_wrong_calls() {
     let want = interp("examples/hl_matvec.lisp", &data, &dir);
     assert!(json_close(&want, &mv), "matvec: interpreter {want}, C {mv}");
 
+    let chosen = line(&out, "matvec compiled as");
+    assert!(
+        chosen.starts_with("the cost model's best variant: ") || chosen.starts_with("the variant `lift tune` found"),
+        "{chosen}"
+    );
     assert_eq!(
         line(&out, "wrong length"),
         "argument `xs` has shape [4], but the library was built for [8] (N=8)"
