@@ -294,8 +294,8 @@ pub(crate) fn generate(
     );
     let _ = writeln!(
         c,
-        "const char* {name}_error({name}_ctx* ctx) {{\n    return ctx ? ((struct lr_ctx*)ctx)->error : \"no \
-         context (NULL)\";\n}}\n"
+        "const char* {name}_error({name}_ctx* ctx) {{\n    if (!ctx) return \"no context (NULL)\";\n    return lr_live((struct lr_ctx*)ctx) ? ((struct \
+         lr_ctx*)ctx)->error : lr_closed;\n}}\n"
     );
     let _ = writeln!(
         c,

@@ -78,13 +78,18 @@ struct lr_ctx {
     int nkernels;
     /* Set when the device could not be opened: every later call fails with `error`. */
     int broken;
-    /* Live arrays, so that ctx_free can refuse while some remain (their memory is the context's). */
+    /* Live arrays, so that ctx_free can refuse while some remain (their memory is the context's),
+     * and a freed handle passed again is an error rather than a use after free. */
     int64_t arrays;
+    struct lr_array* live;
+    /* The list of live contexts: a freed context passed again is refused. */
+    struct lr_ctx* next_ctx;
     char error[4096];
 };
 
 struct lr_array {
     struct lr_ctx* ctx;
+    struct lr_array *prev, *next;
     cl_mem mem;
     /* Which handle type this is (element type and rank), so a handle of one type passed where
      * another is expected is a clean error rather than a wrong result. */
@@ -93,6 +98,21 @@ struct lr_array {
     int64_t shape[LR_MAX_RANK];
     size_t bytes;
 };
+
+static pthread_mutex_t lr_contexts_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct lr_ctx* lr_contexts;
+
+/* Whether `ctx` is a context of this library that has not been freed. */
+static int lr_live(const struct lr_ctx* ctx) {
+    pthread_mutex_lock(&lr_contexts_lock);
+    const struct lr_ctx* c = lr_contexts;
+    while (c && c != ctx) c = c->next_ctx;
+    pthread_mutex_unlock(&lr_contexts_lock);
+    return c != NULL;
+}
+
+/* The message for a context that is not live, which has no room for it. */
+static const char* const lr_closed = "the context was freed (or is not one of this library)";
 
 static void lr_fail(struct lr_ctx* ctx, const char* fmt, ...) {
     va_list ap;
@@ -149,6 +169,10 @@ static struct lr_ctx* lr_ctx_new(const char* wanted, const char* source, const c
     if (!ctx) return NULL;
     pthread_mutex_init(&ctx->lock, NULL);
     ctx->broken = 1;
+    pthread_mutex_lock(&lr_contexts_lock);
+    ctx->next_ctx = lr_contexts;
+    lr_contexts = ctx;
+    pthread_mutex_unlock(&lr_contexts_lock);
     if (lr_select(ctx, wanted)) return ctx;
     cl_int e = CL_SUCCESS;
     ctx->context = clCreateContext(NULL, 1, &ctx->device, NULL, NULL, &e);
@@ -177,6 +201,7 @@ static struct lr_ctx* lr_ctx_new(const char* wanted, const char* source, const c
 
 static int lr_ctx_free(struct lr_ctx* ctx) {
     if (!ctx) return 0;
+    if (!lr_live(ctx)) return 1;
     pthread_mutex_lock(&ctx->lock);
     if (ctx->arrays > 0) {
         lr_fail(ctx, "the context still has %lld arrays: free them first", (long long)ctx->arrays);
@@ -184,6 +209,11 @@ static int lr_ctx_free(struct lr_ctx* ctx) {
         return 1;
     }
     pthread_mutex_unlock(&ctx->lock);
+    pthread_mutex_lock(&lr_contexts_lock);
+    struct lr_ctx** at = &lr_contexts;
+    while (*at && *at != ctx) at = &(*at)->next_ctx;
+    if (*at) *at = ctx->next_ctx;
+    pthread_mutex_unlock(&lr_contexts_lock);
     for (int k = 0; k < ctx->nkernels; k++) clReleaseKernel(ctx->kernels[k]);
     free(ctx->kernels);
     if (ctx->program) clReleaseProgram(ctx->program);
@@ -194,8 +224,9 @@ static int lr_ctx_free(struct lr_ctx* ctx) {
     return 0;
 }
 
-/* The lock of a usable context; nonzero (and the lock not held) when it is broken. */
+/* The lock of a usable context; nonzero (and the lock not held) when it is broken or freed. */
 static int lr_enter(struct lr_ctx* ctx) {
+    if (!lr_live(ctx)) return 1;
     pthread_mutex_lock(&ctx->lock);
     if (ctx->broken) {
         pthread_mutex_unlock(&ctx->lock);
@@ -241,12 +272,18 @@ static struct lr_array* lr_array_alloc(struct lr_ctx* ctx, int kind, int rank, c
     a->mem = lr_alloc(ctx, a->bytes, "an array");
     if (!a->mem) { free(a); return NULL; }
     ctx->arrays++;
+    a->next = ctx->live;
+    if (ctx->live) ctx->live->prev = a;
+    ctx->live = a;
     return a;
 }
 
 static void lr_array_free(struct lr_array* a) {
     clReleaseMemObject(a->mem);
     a->ctx->arrays--;
+    if (a->prev) a->prev->next = a->next;
+    else a->ctx->live = a->next;
+    if (a->next) a->next->prev = a->prev;
     free(a);
 }
 
@@ -281,7 +318,10 @@ static int lr_array_values(struct lr_ctx* ctx, const struct lr_array* a, void* o
 /* Checks that `a` is an array of this context and of the handle type the parameter takes. */
 static int lr_check_array(struct lr_ctx* ctx, const struct lr_array* a, int kind, const char* param) {
     if (!a) { lr_fail(ctx, "argument `%s` is NULL", param); return 1; }
-    if (a->ctx != ctx) { lr_fail(ctx, "argument `%s` is an array of another context", param); return 1; }
+    /* Found among the context's arrays before anything of it is read: it may have been freed. */
+    const struct lr_array* l = ctx->live;
+    while (l && l != a) l = l->next;
+    if (!l) { lr_fail(ctx, "argument `%s` is not a live array of this context (freed, or another context's)", param); return 1; }
     if (a->kind != kind) { lr_fail(ctx, "argument `%s` is an array of another element type or rank", param); return 1; }
     return 0;
 }

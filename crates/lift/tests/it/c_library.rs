@@ -137,7 +137,8 @@ fn a_library_needs_every_size() {
 
 /// Checks of `examples/at.lisp`'s library, as a C program: an int array parameter, a failed `at`
 /// bounds check reported with `lift run`'s message (and the context usable after it),
-/// and four threads calling one context at once, each getting its own right result.
+/// four threads calling one context at once, each getting its own right result, and an array
+/// freed twice and a call on a freed context, refused with their message.
 const AT_CHECKS: &str = r#"
 #include <pthread.h>
 #include <stdio.h>
@@ -179,8 +180,12 @@ int main(int argc, char** argv) {
     }
     printf("thread failures: %d\n", (int)failures);
     at_free_i32_1d(ctx, b);
+    if (at_free_i32_1d(ctx, b) == 0) { printf("an array was freed twice\n"); return 1; }
+    printf("freed twice: %s\n", at_error(ctx));
     at_free_f32_1d(ctx, xs);
     printf("freed: %d\n", at_ctx_free(ctx));
+    if (at_run(ctx, &r, xs, b) == 0) { printf("a freed context ran\n"); return 1; }
+    printf("closed: %s\n", at_error(ctx));
     return 0;
 }
 "#;
@@ -218,5 +223,13 @@ fn a_failed_device_check_is_an_error_and_threads_share_a_context() {
     );
     assert_eq!(line(&out, "thread failures"), "0", "{out}");
     assert_eq!(line(&out, "freed"), "0", "{out}");
+    assert_eq!(
+        line(&out, "freed twice"),
+        "argument `a` is not a live array of this context (freed, or another context's)"
+    );
+    assert_eq!(
+        line(&out, "closed"),
+        "the context was freed (or is not one of this library)"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
