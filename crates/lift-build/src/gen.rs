@@ -546,3 +546,15 @@ fn run_function(
 fn elem_bytes(t: &Type) -> Result<i64, Error> {
     i64::try_from(lift_data::layout::layout(t).0).map_err(|_| Error::plain("internal: an element too large"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::c_string;
+
+    #[test]
+    fn kernel_text_becomes_a_c_literal_that_keeps_every_byte() {
+        let lit = c_string("a \"q\" \\ b\n\tc ∘\n");
+        assert_eq!(lit, "    \"a \\\"q\\\" \\\\ b\\n\"\n    \"\\tc \\342\\210\\230\\n\"\n");
+        assert_eq!(c_string(""), "    \"\"\n");
+    }
+}

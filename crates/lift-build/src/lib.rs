@@ -147,3 +147,21 @@ fn cc(c: &Path, library: &Path, dir: &Path) -> Result<(), Error> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::library_name;
+    use std::path::Path;
+
+    #[test]
+    fn the_library_is_named_after_a_file_whose_stem_is_a_c_identifier() {
+        assert_eq!(
+            library_name(Path::new("dir/hl_matvec.lisp")).ok().as_deref(),
+            Some("hl_matvec")
+        );
+        for bad in ["hl-matvec.lisp", "2mm.lisp", ".lisp"] {
+            let e = library_name(Path::new(bad)).err().map(|e| e.message());
+            assert!(e.is_some_and(|m| m.contains("not a C identifier")), "{bad}");
+        }
+    }
+}
