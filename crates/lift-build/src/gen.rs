@@ -99,6 +99,81 @@ impl Env {
     }
 }
 
+/// Refuses a parameter name that cannot be a C parameter of `<prog>_run`: not an identifier, a
+/// C or C++ keyword, or a name the generated code uses (`ctx`, `out`, the runtime's `lr_`).
+fn c_name(n: &str) -> Result<(), Error> {
+    const RESERVED: &[&str] = &[
+        "ctx",
+        "ctx_",
+        "out",
+        "auto",
+        "bool",
+        "break",
+        "case",
+        "catch",
+        "char",
+        "class",
+        "const",
+        "continue",
+        "default",
+        "delete",
+        "do",
+        "double",
+        "else",
+        "enum",
+        "explicit",
+        "extern",
+        "false",
+        "float",
+        "for",
+        "friend",
+        "goto",
+        "if",
+        "inline",
+        "int",
+        "long",
+        "mutable",
+        "namespace",
+        "new",
+        "operator",
+        "private",
+        "protected",
+        "public",
+        "register",
+        "restrict",
+        "return",
+        "short",
+        "signed",
+        "sizeof",
+        "static",
+        "struct",
+        "switch",
+        "template",
+        "this",
+        "throw",
+        "true",
+        "try",
+        "typedef",
+        "typename",
+        "union",
+        "unsigned",
+        "using",
+        "virtual",
+        "void",
+        "volatile",
+        "while",
+    ];
+    let ident = n.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !ident || RESERVED.contains(&n) || n.starts_with("lr_") {
+        return Err(Error::plain(format!(
+            "parameter `{n}` cannot be a parameter of the C function `run`: rename it (a C identifier, \
+             not a keyword, `ctx`, `out` or `lr_…`)"
+        )));
+    }
+    Ok(())
+}
+
 /// A C string literal of `text`, one source line per line.
 fn c_string(text: &str) -> String {
     let mut s = String::new();
@@ -160,6 +235,7 @@ pub(crate) fn generate(
         .iter()
         .map(|p| {
             let n = prog.var(p.var).name.clone();
+            c_name(&n)?;
             let s = shape_of(&p.ty, &env, &format!("parameter `{n}`"))?;
             Ok((n, s))
         })
@@ -420,8 +496,8 @@ fn run_function(
     let flag = globals.len();
     let _ = writeln!(
         c,
-        "    cl_mem b[{nb}] = {{0}};\n    int owned[{nb}] = {{0}};\n    struct lr_array* result = NULL;\n    int rc = \
-         1;\n    int32_t flag = 0;"
+        "    cl_mem lr_b[{nb}] = {{0}};\n    int lr_owned[{nb}] = {{0}};\n    struct lr_array* lr_result = NULL;\n    int lr_rc = \
+         1;\n    int32_t lr_flag = 0;"
     );
     for (j, (i, b)) in globals.iter().enumerate() {
         let esz = elem_bytes(&b.elem)?;
@@ -429,14 +505,14 @@ fn run_function(
         match b.role {
             Role::Input(k) => {
                 let (n, _) = &params[k];
-                let _ = writeln!(c, "    b[{j}] = ((const struct lr_array*){n})->mem;");
+                let _ = writeln!(c, "    lr_b[{j}] = ((const struct lr_array*){n})->mem;");
             }
             Role::Output if *i == plan.result.data => {
                 let dims: Vec<String> = result.1.iter().map(i64::to_string).collect();
                 let _ = writeln!(
                     c,
-                    "    {{\n        int64_t shape[{}] = {{{}}};\n        result = lr_array_alloc(ctx, {}, {}, shape, \
-                     {esz});\n        if (!result) goto done;\n        b[{j}] = result->mem;\n    }}",
+                    "    {{\n        int64_t lr_shape[{}] = {{{}}};\n        lr_result = lr_array_alloc(ctx, {}, {}, lr_shape, \
+                     {esz});\n        if (!lr_result) goto done;\n        lr_b[{j}] = lr_result->mem;\n    }}",
                     result.1.len().max(1),
                     dims.join(", "),
                     kind_id(result.0),
@@ -446,8 +522,8 @@ fn run_function(
             Role::Output | Role::Temp => {
                 let _ = writeln!(
                     c,
-                    "    b[{j}] = lr_alloc(ctx, {bytes}, \"temporary `{}`\");\n    if (!b[{j}]) goto done;\n    \
-                     owned[{j}] = 1;",
+                    "    lr_b[{j}] = lr_alloc(ctx, {bytes}, \"temporary `{}`\");\n    if (!lr_b[{j}]) goto done;\n    \
+                     lr_owned[{j}] = 1;",
                     b.name
                 );
             }
@@ -458,16 +534,16 @@ fn run_function(
     }
     let _ = writeln!(
         c,
-        "    b[{flag}] = lr_alloc(ctx, 4, \"the error flag\");\n    if (!b[{flag}]) goto done;\n    owned[{flag}] = \
-         1;\n    if (clEnqueueWriteBuffer(ctx->queue, b[{flag}], CL_TRUE, 0, 4, &flag, 0, NULL, NULL) != \
+        "    lr_b[{flag}] = lr_alloc(ctx, 4, \"the error flag\");\n    if (!lr_b[{flag}]) goto done;\n    lr_owned[{flag}] = \
+         1;\n    if (clEnqueueWriteBuffer(ctx->queue, lr_b[{flag}], CL_TRUE, 0, 4, &lr_flag, 0, NULL, NULL) != \
          CL_SUCCESS) {{\n        lr_fail(ctx, \"clearing the error flag failed\");\n        goto done;\n    }}"
     );
     for (ki, k) in plan.kernels.iter().enumerate() {
         let _ = writeln!(c, "    /* {} */\n    {{", k.name);
         for (ai, a) in k.args.iter().enumerate() {
             let (size, value) = match a {
-                KernelArg::Buffer(bi) => ("sizeof(cl_mem)".to_string(), format!("&b[{}]", index[bi])),
-                KernelArg::ErrorFlag => ("sizeof(cl_mem)".to_string(), format!("&b[{flag}]")),
+                KernelArg::Buffer(bi) => ("sizeof(cl_mem)".to_string(), format!("&lr_b[{}]", index[bi])),
+                KernelArg::ErrorFlag => ("sizeof(cl_mem)".to_string(), format!("&lr_b[{flag}]")),
                 KernelArg::Local(bi) => {
                     let lb = &plan.memory.buffers[*bi];
                     let bytes = env.eval(&lb.len)? * elem_bytes(&lb.elem)?;
@@ -478,8 +554,8 @@ fn run_function(
                         .0
                         .get(cn)
                         .ok_or_else(|| Error::plain(format!("internal: size {cn} has no value")))?;
-                    let _ = writeln!(c, "        int32_t s{ai} = {v};");
-                    ("sizeof(int32_t)".to_string(), format!("&s{ai}"))
+                    let _ = writeln!(c, "        int32_t lr_s{ai} = {v};");
+                    ("sizeof(int32_t)".to_string(), format!("&lr_s{ai}"))
                 }
                 KernelArg::Param(p) => {
                     let (n, s) = &params[*p];
@@ -499,14 +575,14 @@ fn run_function(
         let local = match &k.local {
             Some(l) => {
                 let l: Vec<String> = l.iter().map(usize::to_string).collect();
-                let _ = writeln!(c, "        size_t l[{}] = {{{}}};", l.len(), l.join(", "));
-                "l"
+                let _ = writeln!(c, "        size_t lr_l[{}] = {{{}}};", l.len(), l.join(", "));
+                "lr_l"
             }
             None => "NULL",
         };
         let _ = writeln!(
             c,
-            "        size_t g[{}] = {{{}}};\n        if (lr_launch(ctx, {ki}, {}, g, {local})) goto done;\n    }}",
+            "        size_t lr_g[{}] = {{{}}};\n        if (lr_launch(ctx, {ki}, {}, lr_g, {local})) goto done;\n    }}",
             global.len(),
             global.join(", "),
             global.len()
@@ -515,7 +591,7 @@ fn run_function(
     // Reading the flag waits for every launch; a set flag names the failed check.
     let _ = writeln!(
         c,
-        "    if (clEnqueueReadBuffer(ctx->queue, b[{flag}], CL_TRUE, 0, 4, &flag, 0, NULL, NULL) != CL_SUCCESS) {{\n        \
+        "    if (clEnqueueReadBuffer(ctx->queue, lr_b[{flag}], CL_TRUE, 0, 4, &lr_flag, 0, NULL, NULL) != CL_SUCCESS) {{\n        \
          lr_fail(ctx, \"running the kernels failed\");\n        goto done;\n    }}"
     );
     let mut checks = String::new();
@@ -527,16 +603,16 @@ fn run_function(
         };
         let _ = writeln!(
             checks,
-            "        if (flag == {}) lr_fail(ctx, \"{what} (detected on the device)\");",
+            "        if (lr_flag == {}) lr_fail(ctx, \"{what} (detected on the device)\");",
             i + 1
         );
     }
     let _ = writeln!(
         c,
-        "    if (flag != 0) {{\n        lr_fail(ctx, \"a check failed on the device (flag %d)\", (int)flag);\n{checks}        \
-         goto done;\n    }}\n    *out = ({}*)result;\n    result = NULL;\n    rc = 0;\ndone:\n    for (int i = 0; i < {nb}; \
-         i++)\n        if (owned[i] && b[i]) clReleaseMemObject(b[i]);\n    if (result) lr_array_free(result);\n    return \
-         lr_leave(ctx, rc);\n}}",
+        "    if (lr_flag != 0) {{\n        lr_fail(ctx, \"a check failed on the device (flag %d)\", (int)lr_flag);\n{checks}        \
+         goto done;\n    }}\n    *out = ({}*)lr_result;\n    lr_result = NULL;\n    lr_rc = 0;\ndone:\n    for (int lr_i = 0; lr_i < {nb}; \
+         lr_i++)\n        if (lr_owned[lr_i] && lr_b[lr_i]) clReleaseMemObject(lr_b[lr_i]);\n    if (lr_result) lr_array_free(lr_result);\n    return \
+         lr_leave(ctx, lr_rc);\n}}",
         result.0.name(name)
     );
     Ok(())

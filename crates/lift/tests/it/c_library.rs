@@ -233,3 +233,61 @@ fn a_failed_device_check_is_an_error_and_threads_share_a_context() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A low-level program with local memory sized at launch and 2-D work-groups, whose parameter
+/// `b` would clash with a name of the generated code if that code did not keep to `lr_` names.
+const MATMUL: &str = r#"
+#include <stdio.h>
+#include "matmul_tiled.h"
+int main(int argc, char** argv) {
+    matmul_tiled_ctx* ctx = matmul_tiled_ctx_new(argc > 1 ? argv[1] : NULL);
+    const float a[24] = {-2, 1, 3, 3, 3, -3, -1, -3, 0, 3, 0, 0, 2, 0, 3, -2, -3, 0, -3, 3, 0, 0, 1, 3};
+    const float b[24] = {3, -3, 2, 0, -1, 2, 3, -2, 1, -3, -1, -3, -3, -3, 2, 1, -3, 0, 2, -2, 0, 2, -3, 1};
+    matmul_tiled_f32_2d* A = matmul_tiled_new_f32_2d(ctx, a, 4, 6);
+    matmul_tiled_f32_2d* B = matmul_tiled_new_f32_2d(ctx, b, 6, 4);
+    matmul_tiled_f32_2d* C = NULL;
+    float c[16];
+    if (matmul_tiled_run(ctx, &C, A, B) || matmul_tiled_values_f32_2d(ctx, C, c)) {
+        printf("error: %s\n", matmul_tiled_error(ctx));
+        return 1;
+    }
+    const int64_t* shape = matmul_tiled_shape_f32_2d(ctx, C);
+    printf("shape: [%lld, %lld]\nresult: [", (long long)shape[0], (long long)shape[1]);
+    for (int i = 0; i < 4; i++) {
+        printf(i ? ", [" : "[");
+        for (int j = 0; j < 4; j++) printf(j ? ", %.9g" : "%.9g", c[4 * i + j]);
+        printf("]");
+    }
+    printf("]\n");
+    return 0;
+}
+"#;
+
+#[test]
+fn a_library_with_local_memory_equals_the_interpreter() {
+    let Some(device) = crate::opencl::device() else { return };
+    let dir = std::env::temp_dir().join(format!("lift-it-c-library-mm-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().expect("a UTF-8 temporary folder");
+    let sizes = ["--size", "M=4", "--size", "K=6", "--size", "N=4"];
+    run(&mut lift(
+        &[&["build", "examples/matmul_tiled.lisp", "-o", d][..], &sizes[..]].concat(),
+    ));
+    let src = dir.join("mm.c");
+    std::fs::write(&src, MATMUL).expect("write the C program");
+    let exe = dir.join("mm");
+    run(Command::new("cc")
+        .args(["-std=c99", "-Wall", "-Werror", "-I", d, "-L", d])
+        .arg(&src)
+        .args(["-lmatmul_tiled", &format!("-Wl,-rpath,{d}"), "-o"])
+        .arg(&exe));
+    let mut mm = Command::new(&exe);
+    mm.args(device.as_deref());
+    let out = run(&mut mm);
+    assert_eq!(line(&out, "shape"), "[4, 4]");
+    let got = parse_json(line(&out, "result"), "the C result");
+    let data = std::fs::read_to_string(repo_root().join("examples/matmul_tiled.json")).expect("read the data");
+    let want = interp("examples/matmul_tiled.lisp", &data, &dir);
+    assert!(json_close(&want, &got), "interpreter {want}, C {got}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
