@@ -280,9 +280,10 @@ pub(crate) fn generate(
     }
     let _ = writeln!(
         h,
-        "\n/* A context on the device with id `device` (\"P:D\" as `lift devices` prints it), or the \
-         first GPU,\n * else the first device, for NULL. NULL only when out of memory; when the \
-         device cannot be\n * opened the context says why in `{name}_error` and every call on it fails. */"
+        "\n/* A context on the device `device`: an id \"P:D\" as `lift devices` prints it, or a part of \
+         its name;\n * for NULL the first GPU, else the first device. NULL only when out of memory; \
+         when the device\n * cannot be opened the context says why in `{name}_error` and every call \
+         on it fails. */"
     );
     let _ = writeln!(h, "{name}_ctx* {name}_ctx_new(const char* device);");
     let _ = writeln!(

@@ -121,8 +121,23 @@ static void lr_fail(struct lr_ctx* ctx, const char* fmt, ...) {
     va_end(ap);
 }
 
-/* Device ids as `lift devices` prints them: `P:D`, the platform's and the device's index. */
+/* Whether `needle` is in `hay`, ignoring ASCII case. */
+static int lr_contains(const char* hay, const char* needle) {
+    size_t n = strlen(needle);
+    for (; *hay; hay++) {
+        size_t i = 0;
+        while (i < n && hay[i] && (hay[i] | 32) == (needle[i] | 32)) i++;
+        if (i == n) return 1;
+    }
+    return n == 0;
+}
+
+/* The device as `lift` picks it (host-runner's `select`): an id `P:D` as `lift devices` prints
+ * it (the platform's and the device's index), else a case-insensitive part of the device's name,
+ * first match; without one, the first GPU, else the first device. */
 static int lr_select(struct lr_ctx* ctx, const char* wanted) {
+    if (wanted && !wanted[0]) wanted = NULL;
+    cl_device_id named = NULL;
     cl_platform_id platforms[16];
     cl_uint np = 0;
     cl_int e = clGetPlatformIDs(16, platforms, &np);
@@ -144,14 +159,21 @@ static int lr_select(struct lr_ctx* ctx, const char* wanted) {
                 ctx->device = devs[d];
                 return 0;
             }
+            char name[256] = "";
+            clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof name - 1, name, NULL);
+            if (wanted && !named && lr_contains(name, wanted)) named = devs[d];
             cl_device_type t = 0;
             clGetDeviceInfo(devs[d], CL_DEVICE_TYPE, sizeof t, &t, NULL);
             if (!first) first = devs[d];
             if (!gpu && (t & CL_DEVICE_TYPE_GPU)) gpu = devs[d];
         }
     }
+    if (named) {
+        ctx->device = named;
+        return 0;
+    }
     if (wanted) {
-        lr_fail(ctx, "no OpenCL device with id `%s` (`lift devices` lists the ids)", wanted);
+        lr_fail(ctx, "no OpenCL device with id or name `%s` (`lift devices` lists them)", wanted);
         return 1;
     }
     ctx->device = gpu ? gpu : first;

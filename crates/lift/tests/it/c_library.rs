@@ -137,8 +137,9 @@ fn a_library_needs_every_size() {
 
 /// Checks of `examples/at.lisp`'s library, as a C program: an int array parameter, a failed `at`
 /// bounds check reported with `lift run`'s message (and the context usable after it),
-/// four threads calling one context at once, each getting its own right result, and an array
-/// freed twice and a call on a freed context, refused with their message.
+/// four threads calling one context at once, each getting its own right result, an array
+/// freed twice, a call on a freed context and a context on an unknown device, refused with their
+/// message.
 const AT_CHECKS: &str = r#"
 #include <pthread.h>
 #include <stdio.h>
@@ -186,7 +187,10 @@ int main(int argc, char** argv) {
     printf("freed: %d\n", at_ctx_free(ctx));
     if (at_run(ctx, &r, xs, b) == 0) { printf("a freed context ran\n"); return 1; }
     printf("closed: %s\n", at_error(ctx));
-    return 0;
+    at_ctx* nowhere = at_ctx_new("99:99");
+    if (!nowhere || at_run(nowhere, &r, xs, b) == 0) { printf("a context without a device ran\n"); return 1; }
+    printf("no device: %s\n", at_error(nowhere));
+    return at_ctx_free(nowhere);
 }
 "#;
 
@@ -226,6 +230,10 @@ fn a_failed_device_check_is_an_error_and_threads_share_a_context() {
     assert_eq!(
         line(&out, "freed twice"),
         "argument `a` is not a live array of this context (freed, or another context's)"
+    );
+    assert_eq!(
+        line(&out, "no device"),
+        "no OpenCL device with id or name `99:99` (`lift devices` lists them)"
     );
     assert_eq!(
         line(&out, "closed"),
