@@ -601,11 +601,23 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let report = lift_tune::tune_with(&src, &size, &devs, &opts).map_err(|e| e.render(&name, &src))?;
             to_stdout(&report)
         }
-        Command::Build { .. } => Err(not_supported_yet(
-            "`lift build` is not supported yet: there is no C library or Python module for a \
-             compiled program; run it with `lift run`, or from Rust with the `lift` crate \
-             (`lift::run_files`)",
-        )),
+        Command::Build {
+            program,
+            output,
+            size,
+            device,
+            ..
+        } => {
+            let (name, src) = read_program(&program)?;
+            check_size_names(&src, "--size", &size)?;
+            let sizes: std::collections::BTreeMap<String, i64> = lift_compile::parse_sizes(&size)
+                .map_err(|e| e.render(&name, &src))?
+                .into_iter()
+                .collect();
+            let built = lift_build::build(&program, &src, &sizes, device.as_deref(), &output)
+                .map_err(|e| e.render(&name, &src))?;
+            to_stdout(&format!("{}\n{}\n", built.header.display(), built.library.display()))
+        }
         Command::Devices => {
             let devs = host_runner::devices().map_err(|e| lift_compile::report::render_plain(&e.to_string(), &[]))?;
             to_stdout(&host_runner::describe_devices(&devs))

@@ -8,6 +8,7 @@
 //! | running plans and host programs on a device, or the interpreter | `lift_runtime` | [`backend`], [`run_files`], [`run_compiled`] |
 //! | several devices for one program | `lift_devices` | [`devices`] |
 //! | `lift explore`, `lift tune`, `lift bench` | `lift_tune` | [`tune`], [`bench`] |
+//! | `lift build`: a C library of a program | `lift_build` | [`library`] |
 //!
 //! ```text
 //! source ─ir::parse─▶ Program ─typeck::infer─▶ TypeInfo ─(high-level: the tuning cache or
@@ -31,6 +32,8 @@
 //! assert_eq!(result.json, "[3.0,-4.0]");
 //! ```
 
+/// `lift build`: a program as a C library ([`library::build`]).
+pub use lift_build as library;
 pub use lift_compile::*;
 pub use lift_data as data;
 pub use lift_data::load;

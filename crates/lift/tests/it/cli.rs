@@ -1383,8 +1383,30 @@ fn unimplemented_commands_and_options_are_refused_as_not_supported_yet() {
             "`--precision tf32` is not supported yet",
         ),
         (
-            vec!["build", "examples/thesis_2_1.lisp", "-o", "unused-dir"],
-            "`lift build` is not supported yet",
+            vec![
+                "build",
+                "examples/thesis_2_1.lisp",
+                "-o",
+                "unused-dir",
+                "--precision",
+                "tf32",
+            ],
+            "`--precision tf32` is not supported yet",
+        ),
+        (
+            vec!["build", "examples/host_nbody.lisp", "-o", "unused-dir", "--size", "N=6"],
+            "host sections (`iterate`, `iterate-until`, a host `if`): not supported yet in `lift build`",
+        ),
+        (
+            vec![
+                "build",
+                "examples/filter_glb.lisp",
+                "-o",
+                "unused-dir",
+                "--size",
+                "N=40",
+            ],
+            "filters (results of run-time length): not supported yet in `lift build`",
         ),
     ];
     for (args, message) in cases {

@@ -17,6 +17,7 @@
 
 mod batch_rules;
 mod builtins;
+mod c_library;
 mod cgo17;
 mod cli;
 mod codegen;

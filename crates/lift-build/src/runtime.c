@@ -1,0 +1,363 @@
+/* The runtime that every library built by `lift build` carries: OpenCL declarations (so that
+ * building needs no OpenCL headers, only the ICD loader libOpenCL.so.1 at link time), the
+ * context (device, queue, built program, kernels, lock, last error) and device arrays. The
+ * generated part of the library follows this text; it names everything here `lr_`, and all of it
+ * is static, so two libraries loaded in one process do not clash. */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+
+/* --- the subset of the OpenCL 1.2 C API that the library calls (Khronos cl.h) --- */
+typedef int32_t cl_int;
+typedef uint32_t cl_uint;
+typedef uint64_t cl_ulong;
+typedef cl_ulong cl_bitfield;
+typedef cl_bitfield cl_device_type;
+typedef cl_bitfield cl_mem_flags;
+typedef cl_bitfield cl_command_queue_properties;
+typedef cl_uint cl_device_info;
+typedef cl_uint cl_program_build_info;
+typedef cl_uint cl_bool;
+typedef intptr_t cl_context_properties;
+typedef struct _cl_platform_id* cl_platform_id;
+typedef struct _cl_device_id* cl_device_id;
+typedef struct _cl_context* cl_context;
+typedef struct _cl_command_queue* cl_command_queue;
+typedef struct _cl_mem* cl_mem;
+typedef struct _cl_program* cl_program;
+typedef struct _cl_kernel* cl_kernel;
+typedef struct _cl_event* cl_event;
+#define CL_SUCCESS 0
+#define CL_TRUE 1
+#define CL_DEVICE_TYPE_GPU (1 << 2)
+#define CL_DEVICE_TYPE_ALL 0xFFFFFFFF
+#define CL_DEVICE_TYPE 0x1000
+#define CL_DEVICE_NAME 0x102B
+#define CL_PROGRAM_BUILD_LOG 0x1183
+#define CL_MEM_READ_WRITE (1 << 0)
+cl_int clGetPlatformIDs(cl_uint, cl_platform_id*, cl_uint*);
+cl_int clGetDeviceIDs(cl_platform_id, cl_device_type, cl_uint, cl_device_id*, cl_uint*);
+cl_int clGetDeviceInfo(cl_device_id, cl_device_info, size_t, void*, size_t*);
+cl_context clCreateContext(const cl_context_properties*, cl_uint, const cl_device_id*,
+                           void (*)(const char*, const void*, size_t, void*), void*, cl_int*);
+cl_command_queue clCreateCommandQueue(cl_context, cl_device_id, cl_command_queue_properties, cl_int*);
+cl_program clCreateProgramWithSource(cl_context, cl_uint, const char**, const size_t*, cl_int*);
+cl_int clBuildProgram(cl_program, cl_uint, const cl_device_id*, const char*,
+                      void (*)(cl_program, void*), void*);
+cl_int clGetProgramBuildInfo(cl_program, cl_device_id, cl_program_build_info, size_t, void*, size_t*);
+cl_kernel clCreateKernel(cl_program, const char*, cl_int*);
+cl_int clSetKernelArg(cl_kernel, cl_uint, size_t, const void*);
+cl_mem clCreateBuffer(cl_context, cl_mem_flags, size_t, void*, cl_int*);
+cl_int clEnqueueWriteBuffer(cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void*, cl_uint,
+                            const cl_event*, cl_event*);
+cl_int clEnqueueReadBuffer(cl_command_queue, cl_mem, cl_bool, size_t, size_t, void*, cl_uint,
+                           const cl_event*, cl_event*);
+cl_int clEnqueueNDRangeKernel(cl_command_queue, cl_kernel, cl_uint, const size_t*, const size_t*,
+                              const size_t*, cl_uint, const cl_event*, cl_event*);
+cl_int clFinish(cl_command_queue);
+cl_int clReleaseMemObject(cl_mem);
+cl_int clReleaseKernel(cl_kernel);
+cl_int clReleaseProgram(cl_program);
+cl_int clReleaseCommandQueue(cl_command_queue);
+cl_int clReleaseContext(cl_context);
+
+/* --- context and arrays --- */
+#define LR_MAX_RANK 4
+#define LR_MAX_DEVICES 64
+
+struct lr_ctx {
+    pthread_mutex_t lock;
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue queue;
+    cl_program program;
+    cl_kernel* kernels;
+    int nkernels;
+    /* Set when the device could not be opened: every later call fails with `error`. */
+    int broken;
+    /* Live arrays, so that ctx_free can refuse while some remain (their memory is the context's),
+     * and a freed handle passed again is an error rather than a use after free. */
+    int64_t arrays;
+    struct lr_array* live;
+    /* The list of live contexts: a freed context passed again is refused. */
+    struct lr_ctx* next_ctx;
+    char error[4096];
+};
+
+struct lr_array {
+    struct lr_ctx* ctx;
+    struct lr_array *prev, *next;
+    cl_mem mem;
+    /* Which handle type this is (element type and rank), so a handle of one type passed where
+     * another is expected is a clean error rather than a wrong result. */
+    int kind;
+    int rank;
+    int64_t shape[LR_MAX_RANK];
+    size_t bytes;
+};
+
+static pthread_mutex_t lr_contexts_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct lr_ctx* lr_contexts;
+
+/* Whether `ctx` is a context of this library that has not been freed. */
+static int lr_live(const struct lr_ctx* ctx) {
+    pthread_mutex_lock(&lr_contexts_lock);
+    const struct lr_ctx* c = lr_contexts;
+    while (c && c != ctx) c = c->next_ctx;
+    pthread_mutex_unlock(&lr_contexts_lock);
+    return c != NULL;
+}
+
+/* The message for a context that is not live, which has no room for it. */
+static const char* const lr_closed = "the context was freed (or is not one of this library)";
+
+static void lr_fail(struct lr_ctx* ctx, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
+    va_end(ap);
+}
+
+/* Whether `needle` is in `hay`, ignoring ASCII case. */
+static int lr_contains(const char* hay, const char* needle) {
+    size_t n = strlen(needle);
+    for (; *hay; hay++) {
+        size_t i = 0;
+        while (i < n && hay[i] && (hay[i] | 32) == (needle[i] | 32)) i++;
+        if (i == n) return 1;
+    }
+    return n == 0;
+}
+
+/* The device as `lift` picks it (host-runner's `select`): an id `P:D` as `lift devices` prints
+ * it (the platform's and the device's index), else a case-insensitive part of the device's name,
+ * first match; without one, the first GPU, else the first device. */
+static int lr_select(struct lr_ctx* ctx, const char* wanted) {
+    if (wanted && !wanted[0]) wanted = NULL;
+    cl_device_id named = NULL;
+    cl_platform_id platforms[16];
+    cl_uint np = 0;
+    cl_int e = clGetPlatformIDs(16, platforms, &np);
+    if (e != CL_SUCCESS || np == 0) {
+        lr_fail(ctx, "no OpenCL platform found (clGetPlatformIDs: error %d)", (int)e);
+        return 1;
+    }
+    if (np > 16) np = 16;
+    cl_device_id first = NULL, gpu = NULL;
+    for (cl_uint p = 0; p < np; p++) {
+        cl_device_id devs[LR_MAX_DEVICES];
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, LR_MAX_DEVICES, devs, &nd) != CL_SUCCESS) continue;
+        if (nd > LR_MAX_DEVICES) nd = LR_MAX_DEVICES;
+        for (cl_uint d = 0; d < nd; d++) {
+            char id[32];
+            snprintf(id, sizeof id, "%u:%u", p, d);
+            if (wanted && strcmp(wanted, id) == 0) {
+                ctx->device = devs[d];
+                return 0;
+            }
+            char name[256] = "";
+            clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof name - 1, name, NULL);
+            if (wanted && !named && lr_contains(name, wanted)) named = devs[d];
+            cl_device_type t = 0;
+            clGetDeviceInfo(devs[d], CL_DEVICE_TYPE, sizeof t, &t, NULL);
+            if (!first) first = devs[d];
+            if (!gpu && (t & CL_DEVICE_TYPE_GPU)) gpu = devs[d];
+        }
+    }
+    if (named) {
+        ctx->device = named;
+        return 0;
+    }
+    if (wanted) {
+        lr_fail(ctx, "no OpenCL device with id or name `%s` (`lift devices` lists them)", wanted);
+        return 1;
+    }
+    ctx->device = gpu ? gpu : first;
+    if (!ctx->device) {
+        lr_fail(ctx, "the OpenCL platforms list no device");
+        return 1;
+    }
+    return 0;
+}
+
+/* Opens the device and builds the kernels; on failure the context is kept, broken, with its
+ * message, so that the caller can read why. */
+static struct lr_ctx* lr_ctx_new(const char* wanted, const char* source, const char* const* names, int n) {
+    struct lr_ctx* ctx = (struct lr_ctx*)calloc(1, sizeof *ctx);
+    if (!ctx) return NULL;
+    pthread_mutex_init(&ctx->lock, NULL);
+    ctx->broken = 1;
+    pthread_mutex_lock(&lr_contexts_lock);
+    ctx->next_ctx = lr_contexts;
+    lr_contexts = ctx;
+    pthread_mutex_unlock(&lr_contexts_lock);
+    if (lr_select(ctx, wanted)) return ctx;
+    cl_int e = CL_SUCCESS;
+    ctx->context = clCreateContext(NULL, 1, &ctx->device, NULL, NULL, &e);
+    if (e != CL_SUCCESS) { lr_fail(ctx, "clCreateContext failed: error %d", (int)e); return ctx; }
+    ctx->queue = clCreateCommandQueue(ctx->context, ctx->device, 0, &e);
+    if (e != CL_SUCCESS) { lr_fail(ctx, "clCreateCommandQueue failed: error %d", (int)e); return ctx; }
+    ctx->program = clCreateProgramWithSource(ctx->context, 1, &source, NULL, &e);
+    if (e != CL_SUCCESS) { lr_fail(ctx, "clCreateProgramWithSource failed: error %d", (int)e); return ctx; }
+    e = clBuildProgram(ctx->program, 1, &ctx->device, "-cl-std=CL1.2", NULL, NULL);
+    if (e != CL_SUCCESS) {
+        char log[2048] = "";
+        clGetProgramBuildInfo(ctx->program, ctx->device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
+        lr_fail(ctx, "the OpenCL driver could not build the kernels (error %d), a bug of lift:\n%s", (int)e, log);
+        return ctx;
+    }
+    ctx->kernels = (cl_kernel*)calloc((size_t)n, sizeof(cl_kernel));
+    if (!ctx->kernels) { lr_fail(ctx, "out of host memory"); return ctx; }
+    for (int k = 0; k < n; k++) {
+        ctx->kernels[k] = clCreateKernel(ctx->program, names[k], &e);
+        if (e != CL_SUCCESS) { lr_fail(ctx, "clCreateKernel(%s) failed: error %d", names[k], (int)e); return ctx; }
+        ctx->nkernels = k + 1;
+    }
+    ctx->broken = 0;
+    return ctx;
+}
+
+static int lr_ctx_free(struct lr_ctx* ctx) {
+    if (!ctx) return 0;
+    if (!lr_live(ctx)) return 1;
+    pthread_mutex_lock(&ctx->lock);
+    if (ctx->arrays > 0) {
+        lr_fail(ctx, "the context still has %lld arrays: free them first", (long long)ctx->arrays);
+        pthread_mutex_unlock(&ctx->lock);
+        return 1;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    pthread_mutex_lock(&lr_contexts_lock);
+    struct lr_ctx** at = &lr_contexts;
+    while (*at && *at != ctx) at = &(*at)->next_ctx;
+    if (*at) *at = ctx->next_ctx;
+    pthread_mutex_unlock(&lr_contexts_lock);
+    for (int k = 0; k < ctx->nkernels; k++) clReleaseKernel(ctx->kernels[k]);
+    free(ctx->kernels);
+    if (ctx->program) clReleaseProgram(ctx->program);
+    if (ctx->queue) clReleaseCommandQueue(ctx->queue);
+    if (ctx->context) clReleaseContext(ctx->context);
+    pthread_mutex_destroy(&ctx->lock);
+    free(ctx);
+    return 0;
+}
+
+/* The lock of a usable context; nonzero (and the lock not held) when it is broken or freed. */
+static int lr_enter(struct lr_ctx* ctx) {
+    if (!lr_live(ctx)) return 1;
+    pthread_mutex_lock(&ctx->lock);
+    if (ctx->broken) {
+        pthread_mutex_unlock(&ctx->lock);
+        return 1;
+    }
+    ctx->error[0] = 0;
+    return 0;
+}
+
+static int lr_leave(struct lr_ctx* ctx, int rc) {
+    pthread_mutex_unlock(&ctx->lock);
+    return rc;
+}
+
+/* A device buffer; OpenCL refuses zero-sized ones, so an empty array takes one byte. */
+static cl_mem lr_alloc(struct lr_ctx* ctx, size_t bytes, const char* what) {
+    cl_int e = CL_SUCCESS;
+    cl_mem m = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &e);
+    if (e != CL_SUCCESS) {
+        lr_fail(ctx, "cannot allocate %zu bytes on the device for %s: error %d", bytes, what, (int)e);
+        return NULL;
+    }
+    return m;
+}
+
+/* A device array of `shape` whose contents are not set (a result before its kernels run). */
+static struct lr_array* lr_array_alloc(struct lr_ctx* ctx, int kind, int rank, const int64_t* shape, size_t elem_bytes) {
+    size_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        if (shape[i] < 0) {
+            lr_fail(ctx, "dimension %d of the new array is negative (%lld)", i, (long long)shape[i]);
+            return NULL;
+        }
+        n *= (size_t)shape[i];
+    }
+    struct lr_array* a = (struct lr_array*)calloc(1, sizeof *a);
+    if (!a) { lr_fail(ctx, "out of host memory"); return NULL; }
+    a->ctx = ctx;
+    a->kind = kind;
+    a->rank = rank;
+    for (int i = 0; i < rank; i++) a->shape[i] = shape[i];
+    a->bytes = n * elem_bytes;
+    a->mem = lr_alloc(ctx, a->bytes, "an array");
+    if (!a->mem) { free(a); return NULL; }
+    ctx->arrays++;
+    a->next = ctx->live;
+    if (ctx->live) ctx->live->prev = a;
+    ctx->live = a;
+    return a;
+}
+
+static void lr_array_free(struct lr_array* a) {
+    clReleaseMemObject(a->mem);
+    a->ctx->arrays--;
+    if (a->prev) a->prev->next = a->next;
+    else a->ctx->live = a->next;
+    if (a->next) a->next->prev = a->prev;
+    free(a);
+}
+
+static struct lr_array* lr_array_new(struct lr_ctx* ctx, int kind, const void* data, int rank, const int64_t* shape,
+                                     size_t elem_bytes) {
+    struct lr_array* a = lr_array_alloc(ctx, kind, rank, shape, elem_bytes);
+    if (!a) return NULL;
+    if (a->bytes > 0 && !data) {
+        lr_fail(ctx, "the new array's data is NULL");
+        lr_array_free(a);
+        return NULL;
+    }
+    if (a->bytes > 0) {
+        cl_int e = clEnqueueWriteBuffer(ctx->queue, a->mem, CL_TRUE, 0, a->bytes, data, 0, NULL, NULL);
+        if (e != CL_SUCCESS) {
+            lr_fail(ctx, "copying the new array to the device failed: error %d", (int)e);
+            lr_array_free(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
+static int lr_array_values(struct lr_ctx* ctx, const struct lr_array* a, void* out) {
+    if (a->bytes == 0) return 0;
+    if (!out) { lr_fail(ctx, "the destination of the values is NULL"); return 1; }
+    cl_int e = clEnqueueReadBuffer(ctx->queue, a->mem, CL_TRUE, 0, a->bytes, out, 0, NULL, NULL);
+    if (e != CL_SUCCESS) { lr_fail(ctx, "reading the array from the device failed: error %d", (int)e); return 1; }
+    return 0;
+}
+
+/* Checks that `a` is an array of this context and of the handle type the parameter takes. */
+static int lr_check_array(struct lr_ctx* ctx, const struct lr_array* a, int kind, const char* param) {
+    if (!a) { lr_fail(ctx, "argument `%s` is NULL", param); return 1; }
+    /* Found among the context's arrays before anything of it is read: it may have been freed. */
+    const struct lr_array* l = ctx->live;
+    while (l && l != a) l = l->next;
+    if (!l) { lr_fail(ctx, "argument `%s` is not a live array of this context (freed, or another context's)", param); return 1; }
+    if (a->kind != kind) { lr_fail(ctx, "argument `%s` is an array of another element type or rank", param); return 1; }
+    return 0;
+}
+
+static int lr_arg(struct lr_ctx* ctx, int k, cl_uint i, size_t bytes, const void* value) {
+    cl_int e = clSetKernelArg(ctx->kernels[k], i, bytes, value);
+    if (e != CL_SUCCESS) { lr_fail(ctx, "setting argument %u of kernel %d failed: error %d", i, k, (int)e); return 1; }
+    return 0;
+}
+
+static int lr_launch(struct lr_ctx* ctx, int k, cl_uint dims, const size_t* global, const size_t* local) {
+    for (cl_uint d = 0; d < dims; d++)
+        if (global[d] == 0) return 0; /* no work */
+    cl_int e = clEnqueueNDRangeKernel(ctx->queue, ctx->kernels[k], dims, NULL, global, local, 0, NULL, NULL);
+    if (e != CL_SUCCESS) { lr_fail(ctx, "launching kernel %d failed: error %d", k, (int)e); return 1; }
+    return 0;
+}

@@ -1,0 +1,301 @@
+//! `lift build`: the C library of a program, used from C by `examples/c/demo.c`. The demo's
+//! printed results equal `lift run --backend interp`, including a call whose input is the
+//! previous call's result (left on the device); its wrong calls fail with their message; the
+//! header compiles as C++ too. Needs `cc`, `c++` and an OpenCL device (PoCL in CI).
+
+use crate::{json_close, parse_json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn run(cmd: &mut Command) -> String {
+    let out: Output = cmd.current_dir(repo_root()).output().expect("start the command");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}):\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn lift(args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_lift"));
+    c.args(args);
+    c
+}
+
+/// The interpreter's result of `program` on the JSON `data`.
+fn interp(program: &str, data: &str, dir: &Path) -> serde_json::Value {
+    let file = dir.join("data.json");
+    std::fs::write(&file, data).expect("write the data");
+    let out = run(lift(&["run", program, "--backend", "interp", "--data"]).arg(&file));
+    parse_json(&out, "the interpreter's result")
+}
+
+/// The line `label: …` of the demo's output, after the label.
+fn line<'a>(out: &'a str, label: &str) -> &'a str {
+    out.lines()
+        .find_map(|l| l.strip_prefix(&format!("{label}: ")))
+        .unwrap_or_else(|| panic!("no `{label}:` line in\n{out}"))
+}
+
+#[test]
+fn the_c_demo_equals_the_interpreter_and_reports_wrong_calls() {
+    let Some(device) = crate::opencl::device() else { return };
+    let dir = std::env::temp_dir().join(format!("lift-it-c-library-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().expect("a UTF-8 temporary folder");
+    let built = run(&mut lift(&["build", "examples/saxpy.lisp", "-o", d, "--size", "N=8"]));
+    assert!(built.contains("libsaxpy.so"), "{built}");
+    run(&mut lift(&[
+        "build",
+        "examples/hl_matvec.lisp",
+        "-o",
+        d,
+        "--size",
+        "M=4",
+        "--size",
+        "N=4",
+    ]));
+    for f in ["saxpy.h", "libsaxpy.so", "hl_matvec.h", "libhl_matvec.so"] {
+        assert!(dir.join(f).is_file(), "{f} missing from {}", dir.display());
+    }
+    let exe = dir.join("demo");
+    run(Command::new("cc")
+        .args(["-std=c99", "-Wall", "-Werror", "examples/c/demo.c", "-I", d, "-L", d])
+        .args(["-lsaxpy", "-lhl_matvec", &format!("-Wl,-rpath,{d}"), "-o"])
+        .arg(&exe));
+    // The demo is also C++: compiled as C++ it checks that the headers are.
+    run(Command::new("c++").args([
+        "-x",
+        "c++",
+        "-Wall",
+        "-Werror",
+        "-fsyntax-only",
+        "examples/c/demo.c",
+        "-I",
+        d,
+    ]));
+    let mut demo = Command::new(&exe);
+    demo.args(device.as_deref());
+    let out = run(&mut demo);
+
+    let saxpy = parse_json(line(&out, "saxpy"), "the demo's saxpy");
+    let data = std::fs::read_to_string(repo_root().join("examples/saxpy.json")).expect("read saxpy.json");
+    let want = interp("examples/saxpy.lisp", &data, &dir);
+    assert!(json_close(&want, &saxpy), "saxpy: interpreter {want}, C {saxpy}");
+    // The chained call: the first result as `ys`.
+    let chained = parse_json(line(&out, "saxpy chained"), "the demo's chained saxpy");
+    let mut again: serde_json::Value = parse_json(&data, "saxpy.json");
+    again["ys"] = want;
+    let want = interp("examples/saxpy.lisp", &again.to_string(), &dir);
+    assert!(json_close(&want, &chained), "chained: interpreter {want}, C {chained}");
+    let mv = parse_json(line(&out, "matvec"), "the demo's matvec");
+    let data = std::fs::read_to_string(repo_root().join("examples/hl_matvec.json")).expect("read hl_matvec.json");
+    let want = interp("examples/hl_matvec.lisp", &data, &dir);
+    assert!(json_close(&want, &mv), "matvec: interpreter {want}, C {mv}");
+
+    let chosen = line(&out, "matvec compiled as");
+    assert!(
+        chosen.starts_with("the cost model's best variant: ") || chosen.starts_with("the variant `lift tune` found"),
+        "{chosen}"
+    );
+    assert_eq!(
+        line(&out, "wrong length"),
+        "argument `xs` has shape [4], but the library was built for [8] (N=8)"
+    );
+    assert_eq!(
+        line(&out, "wrong rank"),
+        "argument `mat` is an array of another element type or rank"
+    );
+    assert_eq!(
+        line(&out, "free with arrays"),
+        "the context still has 4 arrays: free them first"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_library_needs_every_size() {
+    let out = lift(&["build", "examples/hl_matvec.lisp", "-o", "unused-dir", "--size", "M=4"])
+        .current_dir(repo_root())
+        .output()
+        .expect("run lift");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("give --size N=…"), "{stderr}");
+    assert!(
+        !repo_root().join("unused-dir").exists(),
+        "a refused build writes nothing"
+    );
+}
+
+/// Checks of `examples/at.lisp`'s library, as a C program: an int array parameter, a failed `at`
+/// bounds check reported with `lift run`'s message (and the context usable after it),
+/// four threads calling one context at once, each getting its own right result, an array
+/// freed twice, a call on a freed context and a context on an unknown device, refused with their
+/// message.
+const AT_CHECKS: &str = r#"
+#include <pthread.h>
+#include <stdio.h>
+#include "at.h"
+static at_ctx* ctx;
+static at_f32_1d* xs;
+static void* worker(void* arg) {
+    intptr_t failures = 0;
+    int32_t idx[6];
+    for (int k = 0; k < 6; k++) idx[k] = (k + (int)(intptr_t)arg) % 5;
+    for (int rep = 0; rep < 50; rep++) {
+        at_i32_1d* i = at_new_i32_1d(ctx, idx, 6);
+        at_f32_1d* r = NULL;
+        float out[6];
+        if (!i || at_run(ctx, &r, xs, i) || at_values_f32_1d(ctx, r, out)) return (void*)(failures + 1000);
+        for (int k = 0; k < 6; k++) if (out[k] != 10.0f + (float)idx[k]) failures++;
+        at_free_f32_1d(ctx, r);
+        at_free_i32_1d(ctx, i);
+    }
+    return (void*)failures;
+}
+int main(int argc, char** argv) {
+    ctx = at_ctx_new(argc > 1 ? argv[1] : NULL);
+    if (!ctx || at_error(ctx)[0]) { printf("context: %s\n", ctx ? at_error(ctx) : "NULL"); return 1; }
+    const float x[5] = {10, 11, 12, 13, 14};
+    const int32_t bad[6] = {4, 7, 2, 2, 1, 3};
+    xs = at_new_f32_1d(ctx, x, 5);
+    at_i32_1d* b = at_new_i32_1d(ctx, bad, 6);
+    at_f32_1d* r = NULL;
+    if (at_run(ctx, &r, xs, b) == 0 || r) { printf("out of range: no error\n"); return 1; }
+    printf("out of range: %s\n", at_error(ctx));
+    pthread_t t[4];
+    for (int k = 0; k < 4; k++) pthread_create(&t[k], NULL, worker, (void*)(intptr_t)k);
+    intptr_t failures = 0;
+    for (int k = 0; k < 4; k++) {
+        void* f = NULL;
+        pthread_join(t[k], &f);
+        failures += (intptr_t)f;
+    }
+    printf("thread failures: %d\n", (int)failures);
+    at_free_i32_1d(ctx, b);
+    if (at_free_i32_1d(ctx, b) == 0) { printf("an array was freed twice\n"); return 1; }
+    printf("freed twice: %s\n", at_error(ctx));
+    at_free_f32_1d(ctx, xs);
+    printf("freed: %d\n", at_ctx_free(ctx));
+    if (at_run(ctx, &r, xs, b) == 0) { printf("a freed context ran\n"); return 1; }
+    printf("closed: %s\n", at_error(ctx));
+    at_ctx* nowhere = at_ctx_new("99:99");
+    if (!nowhere || at_run(nowhere, &r, xs, b) == 0) { printf("a context without a device ran\n"); return 1; }
+    printf("no device: %s\n", at_error(nowhere));
+    return at_ctx_free(nowhere);
+}
+"#;
+
+#[test]
+fn a_failed_device_check_is_an_error_and_threads_share_a_context() {
+    let Some(device) = crate::opencl::device() else { return };
+    let dir = std::env::temp_dir().join(format!("lift-it-c-library-at-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().expect("a UTF-8 temporary folder");
+    run(&mut lift(&[
+        "build",
+        "examples/at.lisp",
+        "-o",
+        d,
+        "--size",
+        "N=5",
+        "--size",
+        "M=6",
+    ]));
+    let src = dir.join("checks.c");
+    std::fs::write(&src, AT_CHECKS).expect("write the C program");
+    let exe = dir.join("checks");
+    run(Command::new("cc")
+        .args(["-std=c99", "-Wall", "-Werror", "-I", d, "-L", d])
+        .arg(&src)
+        .args(["-lat", "-lpthread", &format!("-Wl,-rpath,{d}"), "-o"])
+        .arg(&exe));
+    let mut checks = Command::new(&exe);
+    checks.args(device.as_deref());
+    let out = run(&mut checks);
+    assert_eq!(
+        line(&out, "out of range"),
+        "index out of range in `at` (detected on the device)"
+    );
+    assert_eq!(line(&out, "thread failures"), "0", "{out}");
+    assert_eq!(line(&out, "freed"), "0", "{out}");
+    assert_eq!(
+        line(&out, "freed twice"),
+        "argument `a` is not a live array of this context (freed, or another context's)"
+    );
+    assert_eq!(
+        line(&out, "no device"),
+        "no OpenCL device with id or name `99:99` (`lift devices` lists them)"
+    );
+    assert_eq!(
+        line(&out, "closed"),
+        "the context was freed (or is not one of this library)"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A low-level program with local memory sized at launch and 2-D work-groups, whose parameter
+/// `b` would clash with a name of the generated code if that code did not keep to `lr_` names.
+const MATMUL: &str = r#"
+#include <stdio.h>
+#include "matmul_tiled.h"
+int main(int argc, char** argv) {
+    matmul_tiled_ctx* ctx = matmul_tiled_ctx_new(argc > 1 ? argv[1] : NULL);
+    const float a[24] = {-2, 1, 3, 3, 3, -3, -1, -3, 0, 3, 0, 0, 2, 0, 3, -2, -3, 0, -3, 3, 0, 0, 1, 3};
+    const float b[24] = {3, -3, 2, 0, -1, 2, 3, -2, 1, -3, -1, -3, -3, -3, 2, 1, -3, 0, 2, -2, 0, 2, -3, 1};
+    matmul_tiled_f32_2d* A = matmul_tiled_new_f32_2d(ctx, a, 4, 6);
+    matmul_tiled_f32_2d* B = matmul_tiled_new_f32_2d(ctx, b, 6, 4);
+    matmul_tiled_f32_2d* C = NULL;
+    float c[16];
+    if (matmul_tiled_run(ctx, &C, A, B) || matmul_tiled_values_f32_2d(ctx, C, c)) {
+        printf("error: %s\n", matmul_tiled_error(ctx));
+        return 1;
+    }
+    const int64_t* shape = matmul_tiled_shape_f32_2d(ctx, C);
+    printf("shape: [%lld, %lld]\nresult: [", (long long)shape[0], (long long)shape[1]);
+    for (int i = 0; i < 4; i++) {
+        printf(i ? ", [" : "[");
+        for (int j = 0; j < 4; j++) printf(j ? ", %.9g" : "%.9g", c[4 * i + j]);
+        printf("]");
+    }
+    printf("]\n");
+    return 0;
+}
+"#;
+
+#[test]
+fn a_library_with_local_memory_equals_the_interpreter() {
+    let Some(device) = crate::opencl::device() else { return };
+    let dir = std::env::temp_dir().join(format!("lift-it-c-library-mm-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().expect("a UTF-8 temporary folder");
+    let sizes = ["--size", "M=4", "--size", "K=6", "--size", "N=4"];
+    run(&mut lift(
+        &[&["build", "examples/matmul_tiled.lisp", "-o", d][..], &sizes[..]].concat(),
+    ));
+    let src = dir.join("mm.c");
+    std::fs::write(&src, MATMUL).expect("write the C program");
+    let exe = dir.join("mm");
+    run(Command::new("cc")
+        .args(["-std=c99", "-Wall", "-Werror", "-I", d, "-L", d])
+        .arg(&src)
+        .args(["-lmatmul_tiled", &format!("-Wl,-rpath,{d}"), "-o"])
+        .arg(&exe));
+    let mut mm = Command::new(&exe);
+    mm.args(device.as_deref());
+    let out = run(&mut mm);
+    assert_eq!(line(&out, "shape"), "[4, 4]");
+    let got = parse_json(line(&out, "result"), "the C result");
+    let data = std::fs::read_to_string(repo_root().join("examples/matmul_tiled.json")).expect("read the data");
+    let want = interp("examples/matmul_tiled.lisp", &data, &dir);
+    assert!(json_close(&want, &got), "interpreter {want}, C {got}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
