@@ -164,7 +164,7 @@ pub fn saturate(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> 
 /// Explores rewrites of a high-level program; see the crate docs.
 pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> Result<Exploration, ir::Diagnostic> {
     // variants are built from the normalised program (its nodes are their leaves)
-    let normal = normalise::normalise(prog, info);
+    let normal = opts.normalise.then(|| normalise::normalise(prog, info)).flatten();
     let (prog, info) = normal.as_ref().map_or((prog, info), |(p, i)| (p, i));
     let (eg, root, enc, mut stats) = saturate(prog, info, opts);
     let terms = extract::top_terms(&eg, root, opts.per_class, opts.per_class * 24, 30);

@@ -42,6 +42,9 @@ pub struct Options {
     /// Only the rules whose names contain one of these (all rules when empty): to test rules
     /// one at a time.
     pub only_rules: Vec<String>,
+    /// Normalise the program's formulations before saturation (`crate::normalise`). Off only to
+    /// test rules on the spellings that normalisation would otherwise take away from them.
+    pub normalise: bool,
     /// Tile lengths of an array every work-item of a group reads whole, staged in local
     /// memory tile by tile (`reuse-tiles-*`).
     pub reuse_tiles: Vec<i64>,
@@ -90,6 +93,7 @@ impl Default for Options {
             default_size: 1024,
             lanes: 32768.0,
             only_rules: vec![],
+            normalise: true,
             tile_factors: vec![4, 8, 16],
             ktile_factors: vec![8, 16, 32],
             stride_targets: vec![2048, 16384, 131072],

@@ -639,6 +639,10 @@ impl Case {
             sizes: self.sizes.clone(),
             top_k: 1000,
             only_rules,
+            // rules one at a time see the programs as generated (normalisation would take the
+            // spellings some rules are for, `let-reduce`'s say, away from them); full
+            // explorations see them normalised, as `lift` does
+            normalise: rules.is_none(),
             ..Options::default()
         };
         let ex: Exploration = match explore(&self.prog, &self.info, &opts) {
