@@ -8,7 +8,8 @@
 # Usage: scripts/bench-forms.sh [--budget 0|20s] [--only sum,dot,...] [--raw DIR]
 #   writes DIR/<key>.json (lift bench), DIR/<key>.err, DIR/anchors.jsonl, then prints the table
 #   of scripts/forms-table.py (also DIR/table.md).
-# Environment: LIFT (default target/release/lift), PYTHON (python3), ANCHORS=0 to skip PyTorch.
+# Environment: LIFT (default target/release/lift), PYTHON (python3), ANCHORS=0 to skip PyTorch,
+#   FORM_TIMEOUT (seconds for one program's bench, default 120).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUDGET=0
@@ -37,7 +38,7 @@ one() {
       --check-steps 0 > "$RAW/$key.tune" 2>&1 || echo "   tune failed: $(head -c 200 "$RAW/$key.tune")"
   fi
   # shellcheck disable=SC2046
-  if timeout 120 "$LIFT" bench "$file" $(sizes size "$large") --json $(sizes check-size "$medium") \
+  if timeout "${FORM_TIMEOUT:-120}" "$LIFT" bench "$file" $(sizes size "$large") --json $(sizes check-size "$medium") \
       > "$RAW/$key.json" 2> "$RAW/$key.err"; then
     rm -f "$RAW/$key.err"
   else
