@@ -11,6 +11,9 @@
 //! Every failure is a `lift.Error` whose message is the compiler's rendered one (file, line,
 //! column and caret for errors in the program).
 
+// The code PyO3 0.22's `#[pymethods]` and `#[pyfunction]` generate converts `PyErr` into itself.
+#![allow(clippy::useless_conversion)]
+
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
