@@ -162,3 +162,11 @@ def test_tune_then_run(tmp_path):
     np.testing.assert_allclose(prog(xs), interp(EXAMPLES / "hl_sum.lisp", dict(xs=xs), tmp_path), rtol=1e-4)
     with pytest.raises(lift.Error, match="budget"):
         prog.tune(sizes={"N": 1024}, budget=-1.0)
+
+
+def test_run_with_sizes():
+    prog = lift.load(EXAMPLES / "hl_sum.lisp")
+    xs = np.ones(256, np.float32)
+    assert prog.run({"xs": xs}, sizes={"N": 256}).tolist() == [256.0]
+    with pytest.raises(lift.Error, match="N is 5 from --size N=5 but 256 from xs"):
+        prog.run({"xs": xs}, sizes={"N": 5})
