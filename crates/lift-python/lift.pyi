@@ -7,7 +7,7 @@ same checks on the inputs and the same messages. Every failure raises :class:`Er
 """
 
 from os import PathLike
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, List, Mapping, Optional, Tuple, TypedDict, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -24,9 +24,16 @@ class Error(Exception):
     """A LIFT error: a bad program, inputs that do not fit its parameters, no device, a
     failed run. ``str(e)`` is the message ``lift`` prints for the same error."""
 
-class DeviceInfo(Dict[str, str]):
-    """A device as :func:`devices` lists it: keys ``id`` (``"P:D"``), ``name``, ``type``
-    (``"GPU"``, ``"CPU"``, ``"Accelerator"``, ``"Other"``) and ``platform``."""
+class DeviceInfo(TypedDict):
+    """A device as :func:`devices` lists it, a plain ``dict`` (this name, like ``Input`` and
+    ``Result``, exists for type checkers only)."""
+
+    id: str
+    """``"P:D"``: platform and device index, as ``device=`` takes it."""
+    name: str
+    type: str
+    """``"GPU"``, ``"CPU"``, ``"Accelerator"`` or ``"Other"``."""
+    platform: str
 
 class Program:
     """A loaded, type-checked program. Call it to run it."""
