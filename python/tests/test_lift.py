@@ -149,9 +149,10 @@ def test_devices_and_device_by_id(tmp_path):
         assert set(d) >= {"id", "name", "type"}
         assert d["id"].count(":") == 1
     xs = np.ones(64, np.float32)
-    for d in devs[:1]:
-        got = lift.load(EXAMPLES / "hl_sum.lisp", device=d["id"])(xs)
-        assert got.tolist() == [64.0]
+    # By id, and by its name as `lift run --device` takes it.
+    for device in (devs[0]["id"], devs[0]["name"]):
+        prog = lift.load(EXAMPLES / "hl_sum.lisp", device=device)
+        assert prog.device == device and prog(xs).tolist() == [64.0]
 
 
 def test_tune_then_run(tmp_path):
