@@ -5,7 +5,8 @@
 //! |---|---|---|
 //! | the compile pipeline, host programs, the tuning cache, errors | `lift_compile` | [`compile`], [`Options`], [`Compiled`], [`host`], [`cache`], [`Error`] |
 //! | data files, random inputs, buffer layout | `lift_data` | [`data`], [`load`] |
-//! | running plans and host programs on a device, or the interpreter | `lift_runtime` | [`backend`], [`run_files`], [`run_compiled`] |
+//! | running plans and host programs on a device, or the interpreter | `lift_runtime` | [`backend`], [`run_files`], [`run_sources`] (inputs in memory), [`run_compiled`] |
+//! | the OpenCL devices found | `host_runner` | [`opencl`] |
 //! | several devices for one program | `lift_devices` | [`devices`] |
 //! | `lift explore`, `lift tune`, `lift bench` | `lift_tune` | [`tune`], [`bench`] |
 //! | `lift build`: a C library of a program | `lift_build` | [`library`] |
@@ -46,3 +47,41 @@ pub use lift_runtime::{
 };
 pub use lift_tune as tune;
 pub use lift_tune::bench;
+
+/// OpenCL devices as `lift devices` lists them ([`opencl::devices`], [`opencl::DeviceInfo`]).
+pub mod opencl {
+    pub use host_runner::{device_info, devices, DeviceInfo, DeviceKind};
+}
+
+/// `lift run` on inputs held in memory rather than in files: each source is a JSON object keyed
+/// by parameter name or one parameter's `.npy` bytes (`DataSource::Npy`), `sizes` are what
+/// `--size` gives. The program is compiled as `lift run` compiles it (its tuned variant for
+/// these sizes and the device, else the cost model's), so an embedding gets the same kernels
+/// and the same messages as the command line.
+///
+/// ```
+/// use lift::data::DataSource;
+/// let src = "(lift (N) ((array-type float N) float) (lambda (xs a) (map (lambda (x) (* x a)) xs)))";
+/// let data = [DataSource::Json(r#"{"xs": [1, 2], "a": 0.5}"#.into(), "<inputs>".into())];
+/// let opts = lift::RunOptions { device: None, time: false, interp: true };
+/// let result = lift::run_sources(src, &data, &[], &opts).expect("runs");
+/// assert_eq!(result.json, "[0.5,1.0]");
+/// ```
+pub fn run_sources(
+    src: &str,
+    sources: &[data::DataSource],
+    sizes: &[(String, i64)],
+    opts: &RunOptions,
+) -> Result<RunResult, Error> {
+    // The steps of `run_files` after its files are read, kept in the same order so that the
+    // same input gives the same first error.
+    let typed = compile(src, &Options::types_only())?;
+    let inputs = data::load(&typed.given, sources, sizes)?;
+    verify_checks(&typed.given_info, &inputs)?;
+    if opts.interp {
+        return run_compiled(&typed, &inputs, opts);
+    }
+    let device = host_runner::device_info(opts.device.as_deref()).ok();
+    let compiled = compile(src, &run_options(&typed.given, &inputs.sizes, device.as_ref()))?;
+    run_compiled(&compiled, &inputs, opts)
+}

@@ -1,0 +1,173 @@
+"""The Python module against the command line: results equal `lift run --backend interp` on the
+same inputs, errors carry the message `lift` prints. Runs on the default OpenCL device (PoCL in
+CI). The `lift` binary is $LIFT_BIN, else the workspace's target/debug/lift."""
+
+import json
+import os
+import pathlib
+import subprocess
+
+import numpy as np
+import pytest
+
+import lift
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+LIFT_BIN = os.environ.get("LIFT_BIN", str(ROOT / "target" / "debug" / "lift"))
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch):
+    # Tuning results and built kernels go to the cache folder; a test's own keeps what other
+    # runs tuned from changing which variant runs here.
+    monkeypatch.setenv("LIFT_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def cli(program, inputs, tmp_path, *args):
+    """`lift run PROGRAM` on `inputs` written as JSON; (exit code, stdout, stderr)."""
+    data = tmp_path / "inputs.json"
+    data.write_text(json.dumps({k: np.asarray(v).tolist() for k, v in inputs.items()}))
+    assert pathlib.Path(LIFT_BIN).exists(), f"no lift binary at {LIFT_BIN}: build it with `cargo build`"
+    p = subprocess.run([LIFT_BIN, "run", str(program), "--data", str(data), *args], capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def interp(program, inputs, tmp_path):
+    rc, out, err = cli(program, inputs, tmp_path, "--backend", "interp")
+    assert rc == 0, err
+    return json.loads(out)
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+rng = np.random.default_rng(7)
+
+
+def test_map_with_scalar_equals_interpreter(tmp_path):
+    xs = rng.standard_normal(1024).astype(np.float32)
+    ys = rng.standard_normal(1024).astype(np.float32)
+    prog = lift.load(EXAMPLES / "saxpy.lisp")
+    got = prog(alpha=2.5, xs=xs, ys=ys)
+    assert isinstance(got, np.ndarray) and got.dtype == np.float32 and got.shape == (1024,)
+    np.testing.assert_allclose(got, interp(EXAMPLES / "saxpy.lisp", dict(alpha=2.5, xs=xs, ys=ys), tmp_path), rtol=1e-5, atol=1e-6)
+    # By position, in parameter order, the same.
+    np.testing.assert_array_equal(prog(2.5, xs, ys), got)
+    assert prog.params == ["alpha", "xs", "ys"] and prog.sizes == ["N"]
+
+
+def test_reduction_with_scalar_param_equals_interpreter(tmp_path):
+    path = write(
+        tmp_path,
+        "scaled_sum.lisp",
+        "(lift (N) ((array-type float N) float)"
+        " (lambda (xs alpha) (reduce + 0.0f (map (lambda (x) (* alpha x)) xs))))",
+    )
+    xs = rng.uniform(-1, 1, 4096).astype(np.float32)
+    got = lift.load(path)(xs=xs, alpha=np.float32(0.5))
+    want = interp(path, dict(xs=xs, alpha=0.5), tmp_path)
+    assert got.shape == (1,)
+    np.testing.assert_allclose(got, want, rtol=1e-4)
+
+
+def test_2d_program_equals_interpreter(tmp_path):
+    a = rng.standard_normal((16, 8)).astype(np.float32)
+    b = rng.standard_normal((8, 12)).astype(np.float32)
+    got = lift.load(EXAMPLES / "hl_mm.lisp")(a=a, b=b)
+    assert got.shape == (16, 12)
+    np.testing.assert_allclose(got, interp(EXAMPLES / "hl_mm.lisp", dict(a=a, b=b), tmp_path), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_int_programs_equal_interpreter(tmp_path):
+    path = write(
+        tmp_path,
+        "affine.lisp",
+        "(lift (N) ((array-type int N) int) (lambda (xs k) (map (lambda (x) (+ (* x k) 1)) xs)))",
+    )
+    xs = rng.integers(-1000, 1000, 300).astype(np.int32)
+    got = lift.load(path)(xs, 7)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, interp(path, dict(xs=xs, k=7), tmp_path))
+    # An array of tuples comes back as a list of tuples.
+    as_, bs = np.array([7, -7, 100, 2147483], np.int32), np.array([2, -2, 7, 1000], np.int32)
+    tuples = lift.load(EXAMPLES / "int_arith.lisp")(as_, bs)
+    assert all(isinstance(t, tuple) for t in tuples)
+    assert [list(t) for t in tuples] == interp(EXAMPLES / "int_arith.lisp", {"as": as_, "bs": bs}, tmp_path)
+
+
+def test_scalar_and_tuple_results(tmp_path):
+    prog = lift.loads("(lift () (float int) (lambda (a b) (tuple (* a 2.0f) (+ b 1))))")
+    assert prog(1.5, 4) == (3.0, 5)
+
+
+def test_interpreter_backend(tmp_path):
+    xs = np.arange(16, dtype=np.float32)
+    got = lift.load(EXAMPLES / "hl_sum.lisp", backend="interp")(xs)
+    assert got.tolist() == interp(EXAMPLES / "hl_sum.lisp", dict(xs=xs), tmp_path) == [120.0]
+
+
+def test_bad_program_raises_the_compilers_message(tmp_path):
+    path = write(tmp_path, "bad.lisp", "(lift (N) ((array-type float N)) (lambda (xs) (map (lambda (x) (* x y)) xs)))")
+    with pytest.raises(lift.Error) as e:
+        lift.load(path)
+    rc, _, err = cli(path, dict(xs=[1.0]), tmp_path)
+    assert rc == 1
+    assert "unknown name `y`" in str(e.value) and f"{path}:1:69" in str(e.value)
+    assert str(e.value).strip() == err.strip()
+
+
+def test_wrong_dtype_and_shape_raise(tmp_path):
+    prog = lift.loads("(lift (N) ((array-type int N)) (lambda (xs) (map (lambda (x) (+ x 1)) xs)))")
+    with pytest.raises(lift.Error, match=r"<argument xs>: dtype <c8 cannot be read as int"):
+        prog(np.ones(3, np.complex64))
+    with pytest.raises(lift.Error, match=r"element \[1\] is 0.5, which is not an int"):
+        prog(np.array([1.0, 0.5], np.float32))
+    with pytest.raises(lift.Error, match=r"shape \(2, 2\) \(2 dimensions\) but `xs` has type \[int\]N"):
+        prog(np.ones((2, 2), np.int32))
+    with pytest.raises(lift.Error, match="no data for parameters `xs`, `ys`"):
+        lift.load(EXAMPLES / "saxpy.lisp")(alpha=1.0)
+    with pytest.raises(lift.Error, match="given twice"):
+        prog(np.ones(4, np.int32), xs=np.ones(4, np.int32))
+    with pytest.raises(lift.Error, match="takes 1 argument, 2 given"):
+        prog(np.ones(4, np.int32), 1)
+
+
+def test_unknown_device_raises():
+    with pytest.raises(lift.Error, match="no-such-device"):
+        lift.load(EXAMPLES / "saxpy.lisp", device="no-such-device")
+
+
+def test_devices_and_device_by_id(tmp_path):
+    devs = lift.devices()
+    assert devs, "no OpenCL device"
+    for d in devs:
+        assert set(d) >= {"id", "name", "type"}
+        assert d["id"].count(":") == 1
+    xs = np.ones(64, np.float32)
+    # By id, and by its name as `lift run --device` takes it.
+    for device in (devs[0]["id"], devs[0]["name"]):
+        prog = lift.load(EXAMPLES / "hl_sum.lisp", device=device)
+        assert prog.device == device and prog(xs).tolist() == [64.0]
+
+
+def test_tune_then_run(tmp_path):
+    prog = lift.load(EXAMPLES / "hl_sum.lisp")
+    report = prog.tune(sizes={"N": 1024})
+    assert isinstance(report, str) and report
+    xs = rng.uniform(-1, 1, 1024).astype(np.float32)
+    np.testing.assert_allclose(prog(xs), interp(EXAMPLES / "hl_sum.lisp", dict(xs=xs), tmp_path), rtol=1e-4)
+    with pytest.raises(lift.Error, match="budget"):
+        prog.tune(sizes={"N": 1024}, budget=-1.0)
+
+
+def test_run_with_sizes():
+    prog = lift.load(EXAMPLES / "hl_sum.lisp")
+    xs = np.ones(256, np.float32)
+    assert prog.run({"xs": xs}, sizes={"N": 256}).tolist() == [256.0]
+    with pytest.raises(lift.Error, match="N is 5 from --size N=5 but 256 from xs"):
+        prog.run({"xs": xs}, sizes={"N": 5})
