@@ -44,7 +44,7 @@ pub enum TOp {
     ColReduce(i64, i64, i64),
     /// `reduce` by this many work-groups of this many work-items, in one launch.
     GridReduce(i64, i64),
-    /// A register-blocked matrix product (`egraph::RegBlockSizes::pack`).
+    /// A register-blocked matrix product (`sizes::RegBlockSizes::pack`).
     RBlock(i64),
     /// An array read whole by every work-item, in tiles of this length staged in local memory,
     /// each element folded into this many rows' results by one work-item.
@@ -122,18 +122,15 @@ impl Term {
             TOp::KTile(k) => format!("ktile {k}"),
             TOp::WgReduce(k) => format!("wgreduce {k}"),
             TOp::TTile(k) => format!("ttile {k}"),
-            TOp::RBlock(c) if c & crate::egraph::RBLOCK_ROWS != 0 => {
-                format!("rblock {} rows", crate::egraph::RegBlockSizes::unpack(*c).name())
+            TOp::RBlock(c) if c & crate::sizes::RBLOCK_ROWS != 0 => {
+                format!("rblock {} rows", crate::sizes::RegBlockSizes::unpack(*c).name())
             }
-            TOp::RBlock(c) => format!("rblock {}", crate::egraph::RegBlockSizes::unpack(*c).name()),
+            TOp::RBlock(c) => format!("rblock {}", crate::sizes::RegBlockSizes::unpack(*c).name()),
             TOp::Stage => "stage".into(),
             TOp::ColReduce(bc, r, g) => format!("colreduce {bc} {r} {g}"),
-            TOp::GridReduce(g, s) => match g >> crate::egraph::GRID_LANES_SHIFT {
+            TOp::GridReduce(g, s) => match g >> crate::sizes::GRID_LANES_SHIFT {
                 0 | 1 => format!("gridreduce {g} {s}"),
-                w => format!(
-                    "gridreduce {}v{w} {s}",
-                    g & ((1 << crate::egraph::GRID_LANES_SHIFT) - 1)
-                ),
+                w => format!("gridreduce {}v{w} {s}", g & ((1 << crate::sizes::GRID_LANES_SHIFT) - 1)),
             },
             TOp::Tiles(t, 1) => format!("tiles {t}"),
             TOp::Tiles(t, b) => format!("tiles {t} rows {b}"),

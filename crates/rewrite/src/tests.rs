@@ -1539,7 +1539,7 @@ fn slide_views_every_tiling_of_a_tiled_read_is_a_candidate() {
 /// rows along K (`mm_nt`, each step of a tile a 32-byte run of every row) the 128×128 tiles,
 /// which read the fewest lines a work-item, came first (3.16 ms against 3.20); with one or
 /// none so read, the groups of 128 (mm 64×128 3.04, mm_tn 128×64 3.02, 128×128 3.10 and 3.06).
-/// With both tiles copied as `float4`s (session 10) the 128×128 tiles by steps of 16 came
+/// With both tiles copied as `float4`s the 128×128 tiles by steps of 16 came
 /// before all of them in each layout (mm 2.905, mm_nt 2.965, mm_tn 2.871 tuned,
 /// `bench/results/indep-nvidia-h200-2026-11-24-s10.md`), so the steps of 8 rank from second.
 #[test]

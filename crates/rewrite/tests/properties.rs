@@ -773,11 +773,11 @@ fn rule_names() -> RuleSet {
         ..Options::default()
     };
     let rules = [
-        rewrite::egraph::algorithmic_rules(&opts),
-        rewrite::egraph::tiling_rules(&opts),
-        rewrite::egraph::wg_reduce_rules(&opts),
-        rewrite::egraph::workgroup_rules(&opts),
-        rewrite::egraph::sequential_rules(&opts),
+        rewrite::rules::algorithmic_rules(&opts),
+        rewrite::rules::tiling_rules(&opts),
+        rewrite::rules::wg_reduce_rules(&opts),
+        rewrite::rules::workgroup_rules(&opts),
+        rewrite::rules::sequential_rules(&opts),
     ];
     let names: RuleSet = rules.iter().flatten().map(|r| r.name.to_string()).collect();
     assert!(names.iter().all(|n| !n.contains(NO_RULE)));

@@ -38,6 +38,7 @@ mod rewritten_variants;
 mod rows_layouts;
 mod snapshots;
 mod specialised_sizes;
+mod stencil_suite;
 mod views_slide;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,603 @@
+//! Normalisation before saturation: the forms in which users write one computation are brought
+//! to one form, so that every rule (written once, for that form) sees every formulation, and
+//! the e-graph does not grow with copies of the same program in other spellings.
+//!
+//! Why a pass and not bidirectional rules: the differences are in binders (`let`s made by the
+//! reader's K-normalization, the `λs` of a map over a one-element reduction, projections of a
+//! zip's pairs), which egg's first-order patterns can only move with substitution appliers, and
+//! every such rule would add the whole rewritten program again to the e-graph. On the IR the
+//! equalities are plain substitutions. Each holds for every program (no cost decides them):
+//! - **`let`-bound ≡ inline**: `let x v b` = `b[v/x]` when `v` is an array (not existential;
+//!   scalar `let`s are arithmetic that encoding keeps opaque) and either only re-indexes
+//!   variables (`get`, `zip`, `transpose`, `split`, `join`, …) or is high level and `x` occurs
+//!   once in `b`, outside its lambdas (so `v` is computed as often as before); the other `let`s
+//!   stay (a value read inside a map is computed once, by a kernel of its own; and a program
+//!   that fixes part of its mapping, `toLocal` copies say, keeps its `let`s);
+//! - **`at 0` of a one-element array**: `map (λr. B[at 0 R]) X` =
+//!   `join (map (λr. map (λs. B[s]) R) X)`, `R` a reduction (or a map of one) reading nothing
+//!   bound inside `B`; two of them are taken together, `map (λs. B[get #0 s, get #1 s]) (zip R1
+//!   R2)`, as the suite's gesummv reads; an `R` reading the `let`s `B` starts with is mapped
+//!   inside them;
+//! - **identity maps**: `map (λs. s) X` = `X` for a computed `X` (a copy of a view stays, and
+//!   so does a low-level `mapSeq (λs. s)`: a copy into memory);
+//! - **two-level reductions**: `reduce f z (join (map (λc. reduce f z c) (split k xs)))` =
+//!   `reduce f z xs`, `f` `+`, `*`, `min` or `max` (in either operand order) and `z` its neutral
+//!   element (any `z` for `min` and `max`): the rules derive the partial reductions of every
+//!   chunk size, including `k`, from the flat one;
+//! - **`transpose (transpose x)`** = `x`;
+//! - **a host-level map of a reduction's result**: `map g (reduce f z xs)` =
+//!   `let r (reduce f z xs) (map g r)` at host level, so the reduction is its own kernel (with
+//!   every whole-array reduction rule) rather than a loop inside the map's single work-item;
+//! - **commuted operator lambdas**: `(lambda (a b) (op b a))` = `(lambda (a b) (op a b))` for
+//!   `+`, `*`, `min`, `max` (`encode` recognises either as the operator, `Data::assoc`; one
+//!   spelling makes one program text, so the variants of both are the same).
+//!
+//! Definitions are inlined by the reader. The result is type-checked; a program the pass would
+//! make ill-typed is explored as written.
+//!
+//! Not normalised: the order of a `zip`'s operands and of tuple components (the rules and the
+//! lowering read dot products either way round: `zip x col` and `zip col x` get the same
+//! column-block kernel once their `let`s are inlined), and an index array `generate n (λi. i)`
+//! zipped with data (the language has no other spelling of a map's own index).
+
+use ir::{Expr, ExprId, LetKind, Lit, Op, Prim, Program, Span, Type, VarId};
+use std::collections::BTreeSet;
+use typeck::TypeInfo;
+
+/// An expression as a tree (the arena's nodes, children owned), with the span of its node.
+#[derive(Clone, Debug)]
+struct T {
+    n: N,
+    span: Span,
+}
+
+#[derive(Clone, Debug)]
+enum N {
+    Var(VarId),
+    Lit(Lit),
+    Lambda(Vec<VarId>, Box<T>),
+    Prim(Prim, Vec<T>),
+    Op(Op, Vec<T>),
+    If(Box<[T; 3]>),
+    Let(LetKind, VarId, Box<T>, Box<T>),
+    Pack(Box<T>),
+}
+
+/// The program with its formulations normalised, and its types; `None` when nothing changed
+/// or the normalised program does not type-check.
+pub fn normalise(prog: &Program, info: &TypeInfo) -> Option<(Program, TypeInfo)> {
+    let mut cx = Cx {
+        prog,
+        info,
+        vars: prog.vars.clone(),
+        changed: false,
+    };
+    let body = cx.tree(prog.body);
+    let body = cx.norm(body, true);
+    if !cx.changed {
+        return None;
+    }
+    let mut out = Program {
+        sizes: prog.sizes.clone(),
+        size_spans: prog.size_spans.clone(),
+        params: prog.params.clone(),
+        exprs: vec![],
+        spans: vec![],
+        vars: cx.vars,
+        body: ExprId(0),
+    };
+    out.body = emit(&mut out, &body);
+    let info = typeck::infer(&out).ok()?;
+    Some((out, info))
+}
+
+struct Cx<'a> {
+    prog: &'a Program,
+    info: &'a TypeInfo,
+    vars: Vec<ir::VarInfo>,
+    changed: bool,
+}
+
+fn t(n: N, span: Span) -> T {
+    T { n, span }
+}
+
+impl Cx<'_> {
+    fn tree(&self, id: ExprId) -> T {
+        let span = self.prog.span(id);
+        let n = match self.prog.expr(id) {
+            Expr::Var(v) => N::Var(*v),
+            Expr::Lit(l) => N::Lit(l.clone()),
+            Expr::Lambda { params, body } => N::Lambda(params.clone(), Box::new(self.tree(*body))),
+            Expr::Prim { prim, args } => N::Prim(prim.clone(), args.iter().map(|a| self.tree(*a)).collect()),
+            Expr::Op { op, args } => N::Op(*op, args.iter().map(|a| self.tree(*a)).collect()),
+            Expr::If { cond, then, els } => N::If(Box::new([self.tree(*cond), self.tree(*then), self.tree(*els)])),
+            Expr::Let { kind, var, value, body } => {
+                N::Let(*kind, *var, Box::new(self.tree(*value)), Box::new(self.tree(*body)))
+            }
+            Expr::Pack(e) => N::Pack(Box::new(self.tree(*e))),
+        };
+        t(n, span)
+    }
+
+    fn fresh(&mut self, base: &str, span: Span) -> VarId {
+        let taken: BTreeSet<&str> = self.vars.iter().map(|v| v.name.as_str()).collect();
+        let name = (0..)
+            .map(|i| format!("{base}{i}"))
+            .find(|n| !taken.contains(n.as_str()))
+            .expect("a free name");
+        self.vars.push(ir::VarInfo { name, span });
+        VarId(self.vars.len() as u32 - 1)
+    }
+
+    /// Whether the variable holds an array of known lengths (typeck's type): the `let`s the
+    /// pass may inline. Scalar `let`s are the user's arithmetic, which encoding keeps opaque,
+    /// and an existential array must stay bound where the type checker unpacks it.
+    fn plain_array(&self, v: VarId) -> bool {
+        match self.info.var_types.get(v.index()).cloned().flatten() {
+            Some(ty @ Type::Array(..)) => !has_exists(&ty),
+            _ => false,
+        }
+    }
+
+    /// Normalises bottom-up; `host` while no lambda encloses `e`.
+    fn norm(&mut self, e: T, host: bool) -> T {
+        let span = e.span;
+        let n = match e.n {
+            N::Lambda(ps, b) => N::Lambda(ps, Box::new(self.norm(*b, false))),
+            N::Prim(p, args) => N::Prim(p, args.into_iter().map(|a| self.norm(a, host)).collect()),
+            N::Op(o, args) => N::Op(o, args.into_iter().map(|a| self.norm(a, host)).collect()),
+            N::If(b) => {
+                let [c, x, y] = *b;
+                N::If(Box::new([self.norm(c, host), self.norm(x, host), self.norm(y, host)]))
+            }
+            N::Let(k, v, val, body) => {
+                let val = self.norm(*val, host);
+                let once = || {
+                    let (n, under) = uses(&body, v, false);
+                    n == 1 && !under && high_level(&val)
+                };
+                if k == LetKind::Let && self.plain_array(v) && (is_view(&val) || once()) {
+                    self.changed = true;
+                    let body = subst(*body, v, &val);
+                    return self.norm(body, host);
+                }
+                N::Let(k, v, Box::new(val), Box::new(self.norm(*body, host)))
+            }
+            n => n,
+        };
+        self.rewrite(t(n, span), host)
+    }
+
+    /// The equalities of the module doc at the root of `e` (its children normalised).
+    fn rewrite(&mut self, e: T, host: bool) -> T {
+        let span = e.span;
+        match e.n {
+            // λ(a b). op b a = λ(a b). op a b, op commutative
+            N::Lambda(ps, mut body) if ps.len() == 2 => {
+                if let N::Op(Op::Add | Op::Mul | Op::Min | Op::Max, args) = &mut body.n {
+                    if matches!((&args[0].n, &args[1].n), (N::Var(x), N::Var(y)) if *x == ps[1] && *y == ps[0]) {
+                        self.changed = true;
+                        args.swap(0, 1);
+                    }
+                }
+                t(N::Lambda(ps, body), span)
+            }
+            // transpose (transpose x) = x
+            N::Prim(Prim::Transpose, mut args) if matches!(&args[0].n, N::Prim(Prim::Transpose, _)) => {
+                self.changed = true;
+                let N::Prim(_, mut inner) = args.remove(0).n else {
+                    unreachable!()
+                };
+                inner.remove(0)
+            }
+            N::Prim(Prim::Map(ir::MapKind::Plain), mut args) => {
+                let k = ir::MapKind::Plain;
+                // map (λs. s) X = X, X computed (a copy of a view is what a program that
+                // copies, a transpose, asks for)
+                if let N::Lambda(ps, b) = &args[0].n {
+                    if ps.len() == 1 && matches!(b.n, N::Var(v) if v == ps[0]) && !is_view(&args[1]) {
+                        self.changed = true;
+                        return args.remove(1);
+                    }
+                }
+                // map g (reduce f z xs) = let r (reduce f z xs) (map g r), at host level
+                if host && matches!(args[1].n, N::Prim(Prim::Reduce(ir::ReduceKind::Plain), _)) {
+                    self.changed = true;
+                    let r = self.fresh("reduced", span);
+                    let red = args.remove(1);
+                    let rspan = red.span;
+                    args.push(t(N::Var(r), rspan));
+                    let body = t(N::Prim(Prim::Map(k), args), span);
+                    return t(N::Let(LetKind::Let, r, Box::new(red), Box::new(body)), span);
+                }
+                match self.lift_at0(k, args, span) {
+                    Ok(e) => e,
+                    Err(args) => t(N::Prim(Prim::Map(k), args), span),
+                }
+            }
+            N::Prim(Prim::Reduce(k), args) => match two_level(&args) {
+                Some(xs) => {
+                    self.changed = true;
+                    let mut args = args;
+                    args[2] = xs;
+                    t(N::Prim(Prim::Reduce(k), args), span)
+                }
+                None => t(N::Prim(Prim::Reduce(k), args), span),
+            },
+            n => t(n, span),
+        }
+    }
+
+    /// `map (λr. B[at 0 R…]) X` = `join (map (λr. map (λs. B[s…]) R) X)` for the (at most two)
+    /// distinct one-element arrays `R` that `B` takes `at 0` of outside any inner lambda and
+    /// that read nothing bound inside `B`. When `R` reads the `let`s that `B` starts with
+    /// (`B = let c V B'`, a scalar `c`), the map over `R` goes inside them: `join (map (λr. let c
+    /// V (map (λs. B'[s…]) R)) X)`. Gives back the arguments when it does not apply.
+    fn lift_at0(&mut self, k: ir::MapKind, mut args: Vec<T>, span: Span) -> Result<T, Vec<T>> {
+        let N::Lambda(ps, body) = &args[0].n else {
+            return Err(args);
+        };
+        if ps.len() != 1 || k != ir::MapKind::Plain {
+            return Err(args);
+        }
+        let mut found: Vec<T> = vec![];
+        collect_at0(body, &mut BTreeSet::new(), &mut found);
+        // the lets `B` starts with, when the `R`s are found only under them
+        let mut depth = 0;
+        if found.is_empty() {
+            let mut inner = &**body;
+            while let N::Let(LetKind::Let, _, _, b) = &inner.n {
+                inner = b;
+                depth += 1;
+            }
+            collect_at0(inner, &mut BTreeSet::new(), &mut found);
+        }
+        if found.is_empty() || found.len() > 2 {
+            return Err(args);
+        }
+        self.changed = true;
+        let (r, body) = match args.remove(0).n {
+            N::Lambda(mut ps, body) => (ps.remove(0), *body),
+            _ => unreachable!(),
+        };
+        let mut spine = vec![];
+        let mut body = body;
+        for _ in 0..depth {
+            let N::Let(kind, v, val, b) = body.n else {
+                unreachable!()
+            };
+            spine.push((kind, v, val, body.span));
+            body = *b;
+        }
+        let s = self.fresh("elem", span);
+        let sv = t(N::Var(s), span);
+        let (body, ones) = if found.len() == 1 {
+            let body = replace_at0(body, &found[0], &sv);
+            (body, found.remove(0))
+        } else {
+            let get = |i: u8| t(N::Op(Op::Get(i), vec![sv.clone()]), span);
+            let body = replace_at0(body, &found[0], &get(0));
+            let body = replace_at0(body, &found[1], &get(1));
+            (body, t(N::Prim(Prim::Zip, found), span))
+        };
+        let inner_fn = t(N::Lambda(vec![s], Box::new(body)), span);
+        let mut inner = self.rewrite(
+            t(N::Prim(Prim::Map(ir::MapKind::Plain), vec![inner_fn, ones]), span),
+            false,
+        );
+        while let Some((kind, v, val, lspan)) = spine.pop() {
+            inner = t(N::Let(kind, v, val, Box::new(inner)), lspan);
+        }
+        let outer_fn = t(N::Lambda(vec![r], Box::new(inner)), span);
+        args.insert(0, outer_fn);
+        let mapped = t(N::Prim(Prim::Map(ir::MapKind::Plain), args), span);
+        Ok(t(N::Prim(Prim::Join, vec![mapped]), span))
+    }
+}
+
+/// Whether `e` has an existential length anywhere.
+fn has_exists(ty: &Type) -> bool {
+    match ty {
+        Type::Exists(..) => true,
+        Type::Array(e, _) => has_exists(e),
+        Type::Tuple(ts) => ts.iter().any(has_exists),
+        _ => false,
+    }
+}
+
+/// Whether `e` has no low-level primitive (a mapping, a copy to an address space): a program
+/// that fixes part of its mapping keeps it as written.
+fn high_level(e: &T) -> bool {
+    match &e.n {
+        N::Prim(p, a) => {
+            let low = match p {
+                Prim::Map(k) => *k != ir::MapKind::Plain,
+                Prim::Reduce(k) => *k != ir::ReduceKind::Plain,
+                Prim::Filter(k) => *k != ir::FilterKind::Plain,
+                Prim::To(_) => true,
+                _ => false,
+            };
+            !low && a.iter().all(high_level)
+        }
+        N::Var(_) | N::Lit(_) => true,
+        N::Lambda(_, b) | N::Pack(b) => high_level(b),
+        N::Op(_, a) => a.iter().all(high_level),
+        N::If(b) => b.iter().all(high_level),
+        N::Let(_, _, v, b) => high_level(v) && high_level(b),
+    }
+}
+
+/// Whether `e` only re-indexes variables (no arithmetic, no function applied): duplicating it
+/// duplicates no work.
+fn is_view(e: &T) -> bool {
+    match &e.n {
+        N::Var(_) => true,
+        N::Op(Op::Get(_), a) => is_view(&a[0]),
+        N::Prim(
+            Prim::Zip
+            | Prim::Transpose
+            | Prim::Split(_)
+            | Prim::Join
+            | Prim::Slide(..)
+            | Prim::PadClamp(..)
+            | Prim::ReorderStride(_)
+            | Prim::Reverse
+            | Prim::AsVector(_)
+            | Prim::AsScalar,
+            a,
+        ) => a.iter().all(is_view),
+        _ => false,
+    }
+}
+
+fn free_vars(e: &T, bound: &mut Vec<VarId>, out: &mut BTreeSet<VarId>) {
+    match &e.n {
+        N::Var(v) => {
+            if !bound.contains(v) {
+                out.insert(*v);
+            }
+        }
+        N::Lit(_) => {}
+        N::Lambda(ps, b) => {
+            let n = bound.len();
+            bound.extend(ps);
+            free_vars(b, bound, out);
+            bound.truncate(n);
+        }
+        N::Prim(_, a) | N::Op(_, a) => a.iter().for_each(|a| free_vars(a, bound, out)),
+        N::If(b) => b.iter().for_each(|a| free_vars(a, bound, out)),
+        N::Let(_, v, val, body) => {
+            free_vars(val, bound, out);
+            bound.push(*v);
+            free_vars(body, bound, out);
+            bound.pop();
+        }
+        N::Pack(a) => free_vars(a, bound, out),
+    }
+}
+
+/// How often `x` occurs in `e`, and whether an occurrence is inside a lambda of `e` (`under`
+/// says whether `e` itself is).
+fn uses(e: &T, x: VarId, under: bool) -> (usize, bool) {
+    let sum = |a: &[T], under: bool| {
+        a.iter()
+            .map(|a| uses(a, x, under))
+            .fold((0, false), |(n, u), (m, v)| (n + m, u || v))
+    };
+    match &e.n {
+        N::Var(y) => (usize::from(*y == x), *y == x && under),
+        N::Lit(_) => (0, false),
+        N::Lambda(_, b) => uses(b, x, true),
+        N::Prim(_, a) | N::Op(_, a) => sum(a, under),
+        N::If(b) => sum(&b[..], under),
+        N::Let(_, _, val, body) => {
+            let (n, u) = uses(val, x, under);
+            let (m, v) = uses(body, x, under);
+            (n + m, u || v)
+        }
+        N::Pack(a) => uses(a, x, under),
+    }
+}
+
+/// `e[v/x]` (binders are distinct variables, so nothing is captured).
+fn subst(e: T, x: VarId, v: &T) -> T {
+    let span = e.span;
+    let n = match e.n {
+        N::Var(y) if y == x => return v.clone(),
+        N::Lambda(ps, b) => N::Lambda(ps, Box::new(subst(*b, x, v))),
+        N::Prim(p, a) => N::Prim(p, a.into_iter().map(|a| subst(a, x, v)).collect()),
+        N::Op(o, a) => N::Op(o, a.into_iter().map(|a| subst(a, x, v)).collect()),
+        N::If(b) => {
+            let [c, p, q] = *b;
+            N::If(Box::new([subst(c, x, v), subst(p, x, v), subst(q, x, v)]))
+        }
+        N::Let(k, y, val, body) => N::Let(k, y, Box::new(subst(*val, x, v)), Box::new(subst(*body, x, v))),
+        N::Pack(a) => N::Pack(Box::new(subst(*a, x, v))),
+        n => n,
+    };
+    t(n, span)
+}
+
+/// Structural equality, spans aside.
+fn same(a: &T, b: &T) -> bool {
+    match (&a.n, &b.n) {
+        (N::Var(x), N::Var(y)) => x == y,
+        (N::Lit(x), N::Lit(y)) => x == y,
+        (N::Lambda(p, x), N::Lambda(q, y)) => p == q && same(x, y),
+        (N::Prim(p, x), N::Prim(q, y)) => p == q && x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b)),
+        (N::Op(p, x), N::Op(q, y)) => p == q && x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b)),
+        (N::If(x), N::If(y)) => x.iter().zip(y.iter()).all(|(a, b)| same(a, b)),
+        (N::Let(k, v, x1, x2), N::Let(l, w, y1, y2)) => k == l && v == w && same(x1, y1) && same(x2, y2),
+        (N::Pack(x), N::Pack(y)) => same(x, y),
+        _ => false,
+    }
+}
+
+/// A one-element array: a reduction, or a map over one.
+fn one_element(e: &T) -> bool {
+    match &e.n {
+        N::Prim(Prim::Reduce(ir::ReduceKind::Plain), _) => true,
+        N::Prim(Prim::Map(ir::MapKind::Plain), a) => one_element(&a[1]),
+        _ => false,
+    }
+}
+
+/// `at 0 R` with `R` one element: `R`.
+fn at0_of(e: &T) -> Option<&T> {
+    match &e.n {
+        N::Op(Op::At, a) if matches!(a[0].n, N::Lit(Lit::Int(0))) && one_element(&a[1]) => Some(&a[1]),
+        _ => None,
+    }
+}
+
+/// The distinct `R` of `at 0 R` in `e` outside lambdas, reading none of `bound` (the variables
+/// bound by `let`s on the way).
+fn collect_at0(e: &T, bound: &mut BTreeSet<VarId>, found: &mut Vec<T>) {
+    if let Some(r) = at0_of(e) {
+        let mut fv = BTreeSet::new();
+        free_vars(r, &mut vec![], &mut fv);
+        if fv.is_disjoint(bound) {
+            if !found.iter().any(|f| same(f, r)) {
+                found.push(r.clone());
+            }
+            return;
+        }
+    }
+    match &e.n {
+        N::Lambda(..) | N::Var(_) | N::Lit(_) => {}
+        N::Prim(_, a) | N::Op(_, a) => a.iter().for_each(|a| collect_at0(a, bound, found)),
+        N::If(b) => b.iter().for_each(|a| collect_at0(a, bound, found)),
+        N::Let(_, v, val, body) => {
+            collect_at0(val, bound, found);
+            bound.insert(*v);
+            collect_at0(body, bound, found);
+            bound.remove(v);
+        }
+        N::Pack(a) => collect_at0(a, bound, found),
+    }
+}
+
+/// `e` with every `at 0 R` (outside lambdas) replaced by `by`.
+fn replace_at0(e: T, r: &T, by: &T) -> T {
+    if at0_of(&e).is_some_and(|x| same(x, r)) {
+        return by.clone();
+    }
+    let span = e.span;
+    let n = match e.n {
+        N::Prim(p, a) => N::Prim(p, a.into_iter().map(|a| replace_at0(a, r, by)).collect()),
+        N::Op(o, a) => N::Op(o, a.into_iter().map(|a| replace_at0(a, r, by)).collect()),
+        N::If(b) => {
+            let [c, p, q] = *b;
+            N::If(Box::new([
+                replace_at0(c, r, by),
+                replace_at0(p, r, by),
+                replace_at0(q, r, by),
+            ]))
+        }
+        N::Let(k, v, val, body) => N::Let(
+            k,
+            v,
+            Box::new(replace_at0(*val, r, by)),
+            Box::new(replace_at0(*body, r, by)),
+        ),
+        N::Pack(a) => N::Pack(Box::new(replace_at0(*a, r, by))),
+        n => n,
+    };
+    t(n, span)
+}
+
+/// The associative operator of a lambda `(λ(a b). op a b)` or `(λ(a b). op b a)`.
+fn operator(f: &T) -> Option<Op> {
+    let N::Lambda(ps, b) = &f.n else { return None };
+    let N::Op(op @ (Op::Add | Op::Mul | Op::Min | Op::Max), args) = &b.n else {
+        return None;
+    };
+    let vars: Vec<VarId> = args
+        .iter()
+        .filter_map(|a| match a.n {
+            N::Var(v) => Some(v),
+            _ => None,
+        })
+        .collect();
+    let both = ps.len() == 2 && vars.len() == 2 && vars[0] != vars[1] && vars.iter().all(|v| ps.contains(v));
+    both.then_some(*op)
+}
+
+/// Whether `z` is the neutral element of `op` (any value for `min` and `max`, idempotent).
+fn neutral(op: Op, z: &T) -> bool {
+    let value = match &z.n {
+        N::Lit(Lit::Float(x)) => f64::from(*x),
+        N::Lit(Lit::Double(x)) => *x,
+        N::Lit(Lit::Int(x)) => f64::from(*x),
+        _ => return matches!(op, Op::Min | Op::Max),
+    };
+    match op {
+        Op::Add => value == 0.0,
+        Op::Mul => value == 1.0,
+        _ => true,
+    }
+}
+
+/// For `reduce f z (join (map (λc. reduce f' z' c) (split k xs)))` with `f` and `f'` one
+/// associative operator, `z` and `z'` one neutral literal: `xs`.
+fn two_level(args: &[T]) -> Option<T> {
+    let (f, z, x) = (&args[0], &args[1], &args[2]);
+    let op = operator(f)?;
+    if !neutral(op, z) {
+        return None;
+    }
+    let N::Prim(Prim::Join, j) = &x.n else { return None };
+    let N::Prim(Prim::Map(ir::MapKind::Plain), m) = &j[0].n else {
+        return None;
+    };
+    let N::Prim(Prim::Split(_), s) = &m[1].n else {
+        return None;
+    };
+    let N::Lambda(cs, body) = &m[0].n else { return None };
+    let N::Prim(Prim::Reduce(ir::ReduceKind::Plain), inner) = &body.n else {
+        return None;
+    };
+    let chunk = matches!(inner[2].n, N::Var(c) if cs.len() == 1 && c == cs[0]);
+    (chunk && operator(&inner[0]) == Some(op) && same_lit(&inner[1], z)).then(|| s[0].clone())
+}
+
+fn same_lit(a: &T, b: &T) -> bool {
+    matches!((&a.n, &b.n), (N::Lit(x), N::Lit(y)) if x == y)
+}
+
+/// Pushes `e` into `out`'s arena, children first (the arena's topological order).
+fn emit(out: &mut Program, e: &T) -> ExprId {
+    let node = match &e.n {
+        N::Var(v) => Expr::Var(*v),
+        N::Lit(l) => Expr::Lit(l.clone()),
+        N::Lambda(ps, b) => Expr::Lambda {
+            params: ps.clone(),
+            body: emit(out, b),
+        },
+        N::Prim(p, a) => Expr::Prim {
+            prim: p.clone(),
+            args: a.iter().map(|a| emit(out, a)).collect(),
+        },
+        N::Op(o, a) => Expr::Op {
+            op: *o,
+            args: a.iter().map(|a| emit(out, a)).collect(),
+        },
+        N::If(b) => {
+            let [c, x, y] = &**b;
+            Expr::If {
+                cond: emit(out, c),
+                then: emit(out, x),
+                els: emit(out, y),
+            }
+        }
+        N::Let(k, v, val, body) => Expr::Let {
+            kind: *k,
+            var: *v,
+            value: emit(out, val),
+            body: emit(out, body),
+        },
+        N::Pack(a) => Expr::Pack(emit(out, a)),
+    };
+    out.push(node, e.span)
+}
