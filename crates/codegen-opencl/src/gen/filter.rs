@@ -705,5 +705,4 @@ impl Gen<'_> {
         let k = self.k.take().expect("set");
         self.finish_kernel(k, e)
     }
-
 }
