@@ -36,6 +36,7 @@ mod inline;
 mod ints;
 mod lanes;
 mod layout;
+mod locals;
 mod maps;
 mod memory;
 mod reduce;
@@ -46,7 +47,7 @@ mod types;
 pub use types::storage_parts;
 use types::{soa_components, soa_unsupported};
 
-use memory::{scalarize, vector_locals};
+use locals::{scalarize, vector_locals};
 use scalar::Val;
 use types::{arith, fits_private, specialised, specialised_type, specialising, Specialised};
 

@@ -14,12 +14,12 @@
 //! work-items in either, so that element `[i][j]` is only ever touched by work-item `(i, j)`.
 //! Then each work-item keeps its own block in private memory (a view that drops the two indices
 //! naming the work-item: `views::Layout::PerItem`), its loops over the block are unrolled, and
-//! `memory::scalarize` turns the block into registers. Lift keeps such a block in private memory
+//! `locals::scalarize` turns the block into registers. Lift keeps such a block in private memory
 //! by the same argument (its allocator does not multiply private memory by `MapLcl`).
 
 use super::*;
 
-/// Most elements an accumulator's copy unrolls: the most `memory::scalarize` turns into
+/// Most elements an accumulator's copy unrolls: the most `locals::scalarize` turns into
 /// registers.
 const MAX_UNROLLED_COPY: i64 = 64;
 
@@ -588,7 +588,7 @@ impl Gen<'_> {
     }
 
     /// Copies the elements `idx ++ [..dims]` of `src` to `dst`, in unrolled loops where they are
-    /// few enough for `memory::scalarize` to make a private array registers.
+    /// few enough for `locals::scalarize` to make a private array registers.
     fn copy_unrolled(
         &mut self,
         e: ExprId,
