@@ -1,0 +1,350 @@
+//! Checks over the whole program once the walk is done: one launch size per kernel, the
+//! capacities of run-time lengths (through `toX`, `let`, packs and maps), nested arrays of filter
+//! results, and constant indices.
+
+use super::*;
+
+impl Validator<'_> {
+    /// Rules about single primitives, wherever they are.
+    pub(super) fn shapes(&mut self) {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![self.prog.body];
+        let mut stored_tuple_of_arrays = false;
+        while let Some(e) = stack.pop() {
+            if !seen.insert(e) {
+                continue;
+            }
+            stack.extend(self.prog.children(e));
+            // both branches are evaluated and their C values selected; an array has no C value
+            if matches!(self.prog.expr(e), Expr::If { .. }) && self.ty(e).is_some_and(tuple_with_array) {
+                self.err(e, TUPLE_OF_ARRAYS_IF);
+                continue;
+            }
+            let Expr::Prim { prim, args } = self.prog.expr(e) else {
+                continue;
+            };
+            let tuple = |v: &Self, x: ExprId| matches!(v.ty(x), Some(Type::Tuple(_)));
+            match prim {
+                Prim::Pad(..) if tuple(self, args[0]) => self.err(args[0], "padding with tuples is not supported yet"),
+                Prim::Generate(_) => {
+                    let Some(body) = self.lambda(args[0]) else { continue };
+                    if tuple(self, body) {
+                        self.err(args[0], "generate of tuples is not supported yet");
+                    } else if self.is_array(body) {
+                        self.err(args[0], "generate of arrays is not supported yet");
+                    } else if self.has_statements(body) {
+                        // With statements (`let`s, `at`'s bounds check) the function becomes a
+                        // C function of the index, called where an element is read, with the
+                        // scalars and vectors it reads from outside as arguments: it may read
+                        // nothing else, and compute only scalars.
+                        let captured = ir::host::free_vars(self.prog, args[0]);
+                        let array = captured
+                            .iter()
+                            .find(|v| !matches!(self.info.var_ty(**v), Type::Scalar(_) | Type::Vector(..)));
+                        if let Some(v) = array {
+                            let name = self.prog.var(*v).name.clone();
+                            self.err(
+                                args[0],
+                                format!("the function of `generate` binds names with `let` or reads with `at`, so it may read only its index and scalars or vectors from outside, not `{name}` of type {}", self.info.var_ty(*v)),
+                            );
+                        } else if self.has_array_work(body) {
+                            self.err(
+                                args[0],
+                                "the function of `generate` must compute its element from scalars: array primitives inside it are not supported yet",
+                            );
+                        }
+                    }
+                }
+                Prim::Filter(FilterKind::Seq) if matches!(self.ty(args[1]), Some(Type::Array(el, _)) if matches!(**el, Type::Array(..))) =>
+                {
+                    self.err(
+                        e,
+                        "`filterSeq` over rows (arrays of arrays) is not supported yet by the OpenCL back end; `filterGlb` filters rows",
+                    );
+                }
+                Prim::Map(MapKind::Vec) => {
+                    if let Some(body) = self.lambda(args[0]).filter(|b| tuple(self, *b)) {
+                        self.err(body, "mapVec functions return scalars");
+                    }
+                }
+                _ => {}
+            }
+            // Tuples holding arrays are stored as one buffer per component (struct of arrays),
+            // with no room for run-time lengths; an accumulator is copied between steps as C
+            // values, and a filter moves whole C elements.
+            match prim {
+                Prim::Map(_) if !self.layout_map(e) => {
+                    let why = self.ty(e).and_then(tuple_storage_unsupported);
+                    if let (Some(why), Some(body)) = (why, self.lambda(args[0])) {
+                        self.err(body, why);
+                        stored_tuple_of_arrays = true;
+                    }
+                }
+                Prim::Reduce(_) => {
+                    if let Some(body) = self
+                        .lambda(args[0])
+                        .filter(|b| self.ty(*b).is_some_and(tuple_with_array))
+                    {
+                        self.err(body, TUPLE_OF_ARRAYS_ACC);
+                        stored_tuple_of_arrays = true;
+                    }
+                }
+                Prim::Filter(_) if self.ty(e).is_some_and(|t| tuple_with_array(innermost(t))) => {
+                    self.err(e, TUPLE_OF_ARRAYS_FILTER);
+                    stored_tuple_of_arrays = true;
+                }
+                Prim::Iterate(_) if self.ty(e).is_some_and(|t| tuple_with_array(innermost(t))) => {
+                    self.err(e, TUPLE_OF_ARRAYS_ITERATE);
+                    stored_tuple_of_arrays = true;
+                }
+                _ => {}
+            }
+        }
+        let body = self.prog.body;
+        if !stored_tuple_of_arrays {
+            if let Some(why) = self.ty(body).and_then(tuple_storage_unsupported) {
+                self.err(body, why);
+            }
+        }
+    }
+
+    /// Buffers for filter results are allocated at their capacity, the length of the input
+    /// they are filtered from: every run-time length the back end allocates for (the program's
+    /// result, values unpacked by `let`) must lead back to a filter through the forms that
+    /// carry it.
+    pub(super) fn capacities(&mut self) {
+        let body = self.prog.body;
+        // A host section's values are bounded by the driver (`lift::host`), unit by unit.
+        let res = match self.ty(body) {
+            _ if self.has_section(body) => Ok(()),
+            Some(Type::Exists(_)) => self.cap(body, 0),
+            Some(Type::Array(el, _)) if matches!(**el, Type::Exists(_)) => self.row_cap(body, 0),
+            _ => Ok(()),
+        };
+        let mut found: Vec<(ExprId, &'static str)> = res.err().into_iter().collect();
+        let lets: Vec<ExprId> = self
+            .info
+            .unpacks
+            .keys()
+            .filter_map(|b| match b {
+                Binder::Let(l) => Some(*l),
+                Binder::Param(..) => None,
+            })
+            .collect();
+        for l in lets {
+            if let Expr::Let { value, .. } = self.prog.expr(l) {
+                if self.has_section(*value) {
+                    continue;
+                }
+                if let Err(f) = self.cap(*value, 0) {
+                    found.push(f);
+                }
+            }
+        }
+        for (e, msg) in found {
+            self.err(e, msg);
+        }
+    }
+
+    /// Arrays of filter results have one level of run-time lengths (a length per row); an array
+    /// of arrays of them would need lengths per row of each row.
+    pub(super) fn nested_rows(&mut self) {
+        fn depth(t: &Type) -> usize {
+            match t {
+                Type::Array(el, _) if el.has_existential() => 1 + depth(el),
+                Type::Scalar(_)
+                | Type::Vector(..)
+                | Type::Tuple(_)
+                | Type::Array(..)
+                | Type::Exists(_)
+                | Type::Fun(..) => 0,
+            }
+        }
+        let mut stack = vec![self.prog.body];
+        while let Some(e) = stack.pop() {
+            if matches!(self.prog.expr(e), Expr::Lambda { .. }) {
+                stack.extend(self.prog.children(e));
+                continue;
+            }
+            match self.ty(e) {
+                Some(t) if depth(t) >= 2 => {
+                    let t = t.clone();
+                    self.err(
+                        e,
+                        format!("arrays of arrays of filter results ({t}) are not supported yet by the OpenCL back end: only one level of rows with their own lengths is"),
+                    );
+                }
+                _ => stack.extend(self.prog.children(e)),
+            }
+        }
+    }
+
+    /// `at c xs` with a literal index `c` out of range where the length is known (a literal,
+    /// fixed by the built-in sizes, or at some step of an `iterate`) fails on every run that
+    /// reaches it: refused here, at its place. (Within range, the code generator drops its
+    /// run-time check; elsewhere the check stays.)
+    pub(super) fn constant_indices(&mut self) {
+        for i in 0..self.prog.exprs.len() {
+            let e = ExprId(i as u32);
+            let Expr::Op { op: Op::At, args } = self.prog.expr(e) else {
+                continue;
+            };
+            let Some((c, at)) = int_literal(self.prog, args[0]) else {
+                continue;
+            };
+            if c < 0 {
+                self.err(at, format!("the index of `at` is {c}, below 0"));
+                continue;
+            }
+            let Some(Type::Array(_, n)) = self.ty(args[1]) else {
+                continue;
+            };
+            let n = n.clone();
+            let out = |d: &[ir::ArithExpr]| Some(i64::from(d[0].as_cst().is_some_and(|len| c >= len)));
+            if let Some((1, shown)) = self.largest(std::slice::from_ref(&n), out) {
+                self.err(
+                    at,
+                    format!(
+                        "the index of `at` is {c}, out of range for an array of length {}",
+                        shown[0]
+                    ),
+                );
+            }
+        }
+    }
+
+    /// Whether the capacity of the filter result `e` is known: followed through `toX`, `let`
+    /// bodies, packs, `at` of an array of filter results, and the binders of the run-time
+    /// lengths in its input's length.
+    pub(super) fn cap(&self, e: ExprId, depth: usize) -> Result<(), (ExprId, &'static str)> {
+        if depth > MAX_CAP_DEPTH {
+            return Err((e, "the OpenCL back end cannot bound the length of this filter result"));
+        }
+        if self.info.packs.contains(&e) {
+            return self.close_caps(e, depth);
+        }
+        match self.prog.expr(e) {
+            Expr::Prim {
+                prim: Prim::Filter(_),
+                args,
+            } => self.close_caps(args[1], depth),
+            Expr::Prim {
+                prim: Prim::To(_),
+                args,
+            } => self.cap(args[0], depth + 1),
+            Expr::Pack(inner) => self.close_caps(*inner, depth),
+            Expr::Let { body, .. } => self.cap(*body, depth + 1),
+            Expr::Op { op: Op::At, args } => self.row_cap(args[1], depth + 1),
+            Expr::Var(_) | Expr::Lit(_) | Expr::Lambda { .. } | Expr::Prim { .. } | Expr::Op { .. } | Expr::If { .. } => Err((
+                e,
+                "the OpenCL back end cannot bound the length of this filter result: it must come from a filter through let, toX or `at`",
+            )),
+        }
+    }
+
+    /// The run-time lengths in the length of array `e`, each bounded through its binder.
+    pub(super) fn close_caps(&self, e: ExprId, depth: usize) -> Result<(), (ExprId, &'static str)> {
+        let Some(Type::Array(_, n)) = self.ty(e) else {
+            return Ok(());
+        };
+        for v in n.free_vars() {
+            let Some(binder) = self.info.unpacks.iter().find(|(_, x)| **x == v).map(|(b, _)| *b) else {
+                continue;
+            };
+            match binder {
+                Binder::Let(l) => {
+                    if let Expr::Let { value, .. } = self.prog.expr(l) {
+                        self.cap(*value, depth + 1)?;
+                    }
+                }
+                Binder::Param(lam, _) => {
+                    let map = (0..self.prog.exprs.len() as u32).map(ExprId).find(
+                        |id| matches!(self.prog.expr(*id), Expr::Prim { args, .. } if args.first() == Some(&lam)),
+                    );
+                    if let Some(Expr::Prim { args, .. }) = map.map(|m| self.prog.expr(m)) {
+                        if args.len() > 1 {
+                            self.row_cap(args[1], depth + 1)?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the capacity of the rows of the array of filter results `e` is known.
+    pub(super) fn row_cap(&self, e: ExprId, depth: usize) -> Result<(), (ExprId, &'static str)> {
+        if depth > MAX_CAP_DEPTH {
+            return Err((e, "the OpenCL back end cannot bound the length of these filter results"));
+        }
+        match self.prog.expr(e) {
+            Expr::Prim {
+                prim: Prim::Map(_),
+                args,
+            } => match self.lambda(args[0]) {
+                Some(body) => self.cap(body, depth + 1),
+                None => Ok(()),
+            },
+            Expr::Prim {
+                prim: Prim::To(_),
+                args,
+            } => self.row_cap(args[0], depth + 1),
+            Expr::Let { body, .. } => self.row_cap(*body, depth + 1),
+            Expr::Var(v) => {
+                let def = (0..self.prog.exprs.len() as u32)
+                    .map(ExprId)
+                    .find(|id| matches!(self.prog.expr(*id), Expr::Let { var, .. } if var == v));
+                match def.map(|d| self.prog.expr(d)) {
+                    Some(Expr::Let { value, .. }) => self.row_cap(*value, depth + 1),
+                    _ => Err((
+                        e,
+                        "the OpenCL back end supports arrays of filter results only when bound by let",
+                    )),
+                }
+            }
+            Expr::Lit(_) | Expr::Lambda { .. } | Expr::Prim { .. } | Expr::Op { .. } | Expr::If { .. } | Expr::Pack(_) => Err((
+                e,
+                "the OpenCL back end supports arrays of filter results only as the direct result of a map (or through let and toX), not rearranged",
+            )),
+        }
+    }
+
+    /// Whether a scalar expression needs statements in C (a binding, a loop, a temporary).
+    /// Whether `e` holds an array primitive or a `pack` (work beyond scalar operators, `if`
+    /// and `let`).
+    pub(super) fn has_array_work(&self, e: ExprId) -> bool {
+        match self.prog.expr(e) {
+            Expr::Prim { .. } | Expr::Pack(_) => true,
+            _ => self.prog.children(e).iter().any(|c| self.has_array_work(*c)),
+        }
+    }
+
+    pub(super) fn has_statements(&self, e: ExprId) -> bool {
+        match self.prog.expr(e) {
+            Expr::Let { .. } | Expr::Prim { .. } | Expr::Pack(_) | Expr::Op { op: Op::At, .. } => true,
+            _ => self.prog.children(e).iter().any(|c| self.has_statements(*c)),
+        }
+    }
+
+    /// `n` as the generated code sees it: with the built-in sizes substituted (and simplified
+    /// as the code generator does, so that both agree on which lengths are constants).
+    pub(super) fn fixed(&self, n: &ir::ArithExpr) -> ir::ArithExpr {
+        let mut n = n.clone();
+        for (name, v) in self.known {
+            if n.mentions(name) {
+                n = n.subst(name, &ir::ArithExpr::cst(*v));
+            }
+        }
+        n
+    }
+
+    /// Whether a length is a constant in generated code: a literal, one the built-in sizes
+    /// fix, or one of an `iterate` body, typed once over a symbolic length but emitted once
+    /// per step, where that length is a constant.
+    pub(super) fn known(&self, n: &ir::ArithExpr) -> bool {
+        let n = self.fixed(n);
+        n.as_cst().is_some()
+            || self.largest(std::slice::from_ref(&n), |d| d[0].as_cst()).is_some()
+            || (n.free_vars().iter()).all(|v| self.info.iter_vars.contains(v) && !self.steps.contains_key(v))
+    }
+}
