@@ -40,6 +40,8 @@
 //! column-block kernel once their `let`s are inlined), and an index array `generate n (λi. i)`
 //! zipped with data (the language has no other spelling of a map's own index).
 
+#[path = "normalise_arrays.rs"]
+mod arrays;
 #[path = "normalise_scalar.rs"]
 mod scalar;
 
@@ -77,6 +79,7 @@ pub fn normalise(prog: &Program, info: &TypeInfo) -> Option<(Program, TypeInfo)>
     };
     let body = cx.tree(prog.body);
     let body = cx.norm(body, true);
+    let body = cx.elementwise_reductions(body);
     let body = cx.scalar_result(body);
     if !cx.changed {
         return None;

@@ -69,3 +69,52 @@ fn a_scalar_result_mixing_two_reductions_is_explored_as_written() {
     let src = format!("{VEC}(+ (at 0 (reduce + 0.0f xs)) (at 0 (reduce + 0.0f ys)))))");
     assert!(!normal(&src).contains("(let "), "{}", normal(&src));
 }
+
+const GEMV_T: &str =
+    "(lift (M N) ((array-type (array-type float N) M) (array-type float M)) (lambda (A x) (at 0 (reduce ";
+const SCALED_ROWS: &str =
+    "(map (lambda (v) 0.0f) (at 0 A)) (map (lambda (rx) (map (lambda (a) (* a (get #1 rx))) (get #0 rx))) (zip A x))))))";
+
+#[test]
+fn an_element_wise_reduction_over_rows_is_a_reduction_a_column() {
+    let vadd = "(define (vadd u v) (map (lambda (p) (+ (get #0 p) (get #1 p))) (zip u v)))\n";
+    let forms = [
+        format!("{vadd}{GEMV_T}vadd {SCALED_ROWS}"),
+        // inline, the zip's operands and the operator's swapped
+        format!("{GEMV_T}(lambda (u v) (map (lambda (p) (+ (get #1 p) (get #0 p))) (zip v u))) {SCALED_ROWS}"),
+    ];
+    same_normal_form(&forms[0], &forms[1]);
+    let columns = "(lift (M N) ((array-type (array-type float N) M) (array-type float M)) (lambda (A x) \
+                   (join (map (lambda (c) (reduce (lambda (s t) (+ s t)) 0.0f (map (lambda (p) (* (get #0 p) (get #1 p))) (zip c x)))) \
+                   (transpose A)))))";
+    same_normal_form(&forms[0], columns);
+    let sizes = [("M", 1024), ("N", 1024)];
+    for src in &forms {
+        let d = chosen(src, &sizes);
+        assert!(d.contains("column blocks"), "{d}\n{src}");
+    }
+    // a row of the result a row of `A` (mm): the sum of the rows of `B` scaled by the row
+    let mm = |f: &str| {
+        format!(
+            "(lift (M K N) ((array-type (array-type float K) M) (array-type (array-type float N) K)) (lambda (A B) \
+             (join (map (lambda (arow) (reduce {f} (map (lambda (b) 0.0f) (at 0 B)) \
+             (map (lambda (ab) (map (lambda (b) (* (get #0 ab) b)) (get #1 ab))) (zip arow B)))) A))))"
+        )
+    };
+    let mm_forms = [
+        mm("(lambda (u v) (map (lambda (p) (+ (get #0 p) (get #1 p))) (zip u v)))"),
+        mm("(lambda (u v) (map (lambda (p) (+ (get #1 p) (get #0 p))) (zip u v)))"),
+    ];
+    same_normal_form(&mm_forms[0], &mm_forms[1]);
+    assert!(normal(&mm_forms[0]).contains("transpose"), "{}", normal(&mm_forms[0]));
+}
+
+#[test]
+fn an_accumulation_from_a_non_neutral_start_stays() {
+    // side condition: the start an array of the operator's neutral element
+    let src = format!(
+        "{GEMV_T}(lambda (u v) (map (lambda (p) (+ (get #0 p) (get #1 p))) (zip u v))) {}",
+        SCALED_ROWS.replacen("0.0f", "1.0f", 1)
+    );
+    assert!(!normal(&src).contains("transpose"), "{}", normal(&src));
+}
