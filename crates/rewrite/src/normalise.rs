@@ -42,6 +42,8 @@
 
 #[path = "normalise_arrays.rs"]
 mod arrays;
+#[path = "normalise_index.rs"]
+mod index;
 #[path = "normalise_scalar.rs"]
 mod scalar;
 
@@ -78,6 +80,7 @@ pub fn normalise(prog: &Program, info: &TypeInfo) -> Option<(Program, TypeInfo)>
         changed: false,
     };
     let body = cx.tree(prog.body);
+    let body = cx.index_maps(body);
     let body = cx.norm(body, true);
     let body = cx.elementwise_reductions(body);
     let body = cx.scalar_result(body);

@@ -118,3 +118,32 @@ fn an_accumulation_from_a_non_neutral_start_stays() {
     );
     assert!(!normal(&src).contains("transpose"), "{}", normal(&src));
 }
+
+#[test]
+fn a_map_over_an_index_array_is_a_map_over_the_arrays_it_reads() {
+    let forms = [
+        format!("{VEC}(reduce + 0.0f (map (lambda (i) (* (at i xs) (at i ys))) (generate N (lambda (i) i))))))"),
+        format!("{VEC}(reduce + 0.0f (map (lambda (p) (* (get #0 p) (get #1 p))) (zip xs ys)))))"),
+    ];
+    same_normal_form(&forms[0], &forms[1]);
+    // one array, read under a lambda of the body
+    let one = [
+        "(lift (N) ((array-type float N)) (lambda (xs) (map (lambda (i) (let s (at i xs) (* s s))) (generate N (lambda (i) i)))))",
+        "(lift (N) ((array-type float N)) (lambda (xs) (map (lambda (e) (let s e (* s s))) xs)))",
+    ];
+    same_normal_form(one[0], one[1]);
+    let sizes = [("N", 1 << 20)];
+    let d = chosen(&forms[0], &sizes);
+    assert!(d.contains("one launch"), "{d}");
+}
+
+#[test]
+fn an_index_used_as_a_value_or_of_another_length_stays() {
+    // side condition: every use of the index is an `at` of an array of the generate's length
+    let value = format!("{VEC}(map (lambda (i) (+ (at i xs) (to-float i))) (generate N (lambda (i) i)))))");
+    let other =
+        "(lift (N M) ((array-type float M)) (lambda (xs) (map (lambda (i) (at i xs)) (generate N (lambda (i) i)))))";
+    for src in [value.as_str(), other] {
+        assert!(normal(src).contains("generate"), "{}", normal(src));
+    }
+}
