@@ -44,6 +44,8 @@
 mod arrays;
 #[path = "normalise_index.rs"]
 mod index;
+#[path = "normalise_perm.rs"]
+mod perm;
 #[path = "normalise_scalar.rs"]
 mod scalar;
 
@@ -82,6 +84,7 @@ pub fn normalise(prog: &Program, info: &TypeInfo) -> Option<(Program, TypeInfo)>
     let body = cx.tree(prog.body);
     let body = cx.index_maps(body);
     let body = cx.norm(body, true);
+    let body = cx.strided_reductions(body);
     let body = cx.elementwise_reductions(body);
     let body = cx.scalar_result(body);
     if !cx.changed {

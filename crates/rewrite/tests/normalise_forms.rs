@@ -147,3 +147,29 @@ fn an_index_used_as_a_value_or_of_another_length_stays() {
         assert!(normal(src).contains("generate"), "{}", normal(src));
     }
 }
+
+#[test]
+fn a_reduction_over_strided_partial_reductions_is_the_flat_reduction() {
+    let sum = "(lift (N) ((array-type float N)) (lambda (xs) ";
+    let forms = [
+        format!("{sum}(o (reduce + 0.0f) join (map (reduce + 0.0f)) transpose (split #256) xs)))"),
+        format!(
+            "{sum}(reduce (lambda (a b) (+ b a)) 0.0f (join (map (lambda (c) (reduce + 0.0f c)) (transpose (split #64 xs)))))))"
+        ),
+        format!("{sum}(reduce + 0.0f xs)))"),
+    ];
+    same_normal_form(&forms[0], &forms[2]);
+    same_normal_form(&forms[1], &forms[2]);
+    let max = format!("{sum}(reduce max 1.0f (join (map (reduce max 1.0f) (transpose (split #8 xs)))))))");
+    assert!(!normal(&max).contains("transpose"), "{}", normal(&max));
+    let d = chosen(&forms[0], &[("N", 1 << 20)]);
+    assert!(d.contains("one launch"), "{d}");
+}
+
+#[test]
+fn strided_partial_reductions_of_another_start_stay() {
+    // side condition: the neutral element of `+`
+    let src = "(lift (N) ((array-type float N)) (lambda (xs) \
+               (reduce + 1.0f (join (map (reduce + 1.0f) (transpose (split #8 xs)))))))";
+    assert!(normal(src).contains("transpose"), "{}", normal(src));
+}
