@@ -40,6 +40,15 @@
 //! column-block kernel once their `let`s are inlined), and an index array `generate n (λi. i)`
 //! zipped with data (the language has no other spelling of a map's own index).
 
+#[path = "normalise_arrays.rs"]
+mod arrays;
+#[path = "normalise_index.rs"]
+mod index;
+#[path = "normalise_perm.rs"]
+mod perm;
+#[path = "normalise_scalar.rs"]
+mod scalar;
+
 use ir::{Expr, ExprId, LetKind, Lit, Op, Prim, Program, Span, Type, VarId};
 use std::collections::BTreeSet;
 use typeck::TypeInfo;
@@ -73,7 +82,11 @@ pub fn normalise(prog: &Program, info: &TypeInfo) -> Option<(Program, TypeInfo)>
         changed: false,
     };
     let body = cx.tree(prog.body);
+    let body = cx.index_maps(body);
     let body = cx.norm(body, true);
+    let body = cx.strided_reductions(body);
+    let body = cx.elementwise_reductions(body);
+    let body = cx.scalar_result(body);
     if !cx.changed {
         return None;
     }

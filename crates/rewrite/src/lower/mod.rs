@@ -250,7 +250,9 @@ impl Lowerer<'_> {
             TOp::Map if self.reindexes(&t.kids[0]) => self.computes(&t.kids[1]),
             // a definition's argument bound to a view (`pad2d`'s rows) is that view
             TOp::Let => self.computes(&t.kids[1]) || self.computes(&t.kids[2]),
+            // a reduction in one launch computes even over a parameter (`let r (gridreduce … xs)`)
             TOp::Map | TOp::Reduce | TOp::App | TOp::TTile(_) | TOp::ColReduce(..) | TOp::RBlock(_) => true,
+            TOp::GridReduce(..) | TOp::WgReduce(_) => true,
             TOp::Other(s) => {
                 let head = s.as_str().split(['|', ' ']).next().unwrap_or("");
                 !LAYOUT.contains(&head) || t.kids.iter().any(|k| self.computes(k))
