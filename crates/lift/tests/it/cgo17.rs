@@ -63,10 +63,10 @@ fn data_of(ex: &Example) -> Result<Vec<String>, String> {
 
 /// A test's scratch folder (data files and `lift`'s cache), removed when the test ends, also
 /// when it fails.
-struct Scratch(PathBuf);
+pub(crate) struct Scratch(PathBuf);
 
 impl Scratch {
-    fn new(test: &str) -> Scratch {
+    pub(crate) fn new(test: &str) -> Scratch {
         let dir = std::env::temp_dir().join(format!("lift-it-cgo17-{test}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a scratch folder");
         Scratch(dir)
@@ -81,7 +81,7 @@ impl Drop for Scratch {
 
 /// Runs the `lift` binary with an empty tuning cache in `scratch` (so no earlier `lift tune` on
 /// this machine picks the variant): its stdout, or its stderr when it fails.
-fn lift_cli(args: &[&str], scratch: &Scratch) -> Result<String, String> {
+pub(crate) fn lift_cli(args: &[&str], scratch: &Scratch) -> Result<String, String> {
     let out = Command::new(env!("CARGO_BIN_EXE_lift"))
         .args(args)
         .env("LIFT_CACHE_DIR", scratch.0.join("cache"))

@@ -9,9 +9,9 @@
 //! `cgo17.rs` (rewrite exploration in this process would change what other tests' explorations
 //! find).
 
+use crate::cgo17::{lift_cli, Scratch};
 use crate::{check_all, interp_options, json_close, load_dir, mentions, parse_json, Example};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Programs that do not run on OpenCL today, or give a result other than the interpreter's,
 /// because of a compiler defect, each with a part of the message it gives. The test fails when a
@@ -61,39 +61,6 @@ fn header_line<'a>(ex: &'a Example, key: &str) -> Option<&'a str> {
             None
         }
     })
-}
-
-/// A test's scratch folder (`lift`'s cache), removed when the test ends, also when it fails.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(test: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("lift-it-stencil-{test}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("a scratch folder");
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// Runs the `lift` binary with an empty tuning cache in `scratch` (so no earlier `lift tune` on
-/// this machine picks the variant): its stdout, or its stderr when it fails.
-fn lift_cli(args: &[&str], scratch: &Scratch) -> Result<String, String> {
-    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
-        .args(args)
-        .env("LIFT_CACHE_DIR", scratch.0.join("cache"))
-        .output()
-        .map_err(|e| format!("cannot run lift: {e}"))?;
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    if out.status.success() {
-        Ok(text(&out.stdout))
-    } else {
-        Err(text(&out.stderr))
-    }
 }
 
 fn interpreter(ex: &Example, data: &str) -> Result<serde_json::Value, String> {
