@@ -66,7 +66,7 @@ pub struct Options {
     /// Rows per work-item of a map whose reduction reads an array in tiles (`reuse-tiles-T-bB`,
     /// above 1): each element read from local memory is folded into that many rows' results.
     /// Two by default: on an H200, once n-body's step lost its dead w-lane arithmetic
-    /// (`bench/results/runs/nvidia-h200-2026-11-24-s8-nbody-speed2.md`), two rows per
+    /// (`bench/results/runs/nvidia-h200-2026-11-24-nbody-speed2-efb1e9c.md`), two rows per
     /// work-item in groups of 64 took 11.64 ms against 12.33 for the best one-row variant;
     /// before that they tied (13.52 against 13.44, `...-nbody.md`), and four rows lost (20.4 ms).
     pub reuse_blocks: Vec<i64>,

@@ -1538,13 +1538,13 @@ fn slide_views_every_tiling_of_a_tiled_read_is_a_candidate() {
 }
 
 /// The first register-blocked tiles of the three layouts of the product at 4096³ follow the
-/// H200 (`bench/results/runs/nvidia-h200-2026-11-24-s9-mm-speed3.md`): with both operands'
+/// H200 (`bench/results/runs/nvidia-h200-2026-11-24-mm-speed3-10001e0.md`): with both operands'
 /// rows along K (`mm_nt`, each step of a tile a 32-byte run of every row) the 128×128 tiles,
 /// which read the fewest lines a work-item, came first (3.16 ms against 3.20); with one or
 /// none so read, the groups of 128 (mm 64×128 3.04, mm_tn 128×64 3.02, 128×128 3.10 and 3.06).
 /// With both tiles copied as `float4`s the 128×128 tiles by steps of 16 came
 /// before all of them in each layout (mm 2.905, mm_nt 2.965, mm_tn 2.871 tuned,
-/// `bench/results/indep-nvidia-h200-2026-11-24-s10.md`), so the steps of 8 rank from second.
+/// `bench/results/indep-nvidia-h200-2026-11-24.md`), so the steps of 8 rank from second.
 #[test]
 fn cost_model2_ranks_the_tiles_of_each_product_layout_as_measured() {
     let rank = |src: &str, tiles: &str| -> usize {
@@ -1658,7 +1658,7 @@ fn cost_model2_variants_are_distinct_up_to_binder_names() {
 
 /// gemv_bias's work-group reductions in the H200's order at M=10000 N=3000: by 128 work-items
 /// 0.0350 ms, by 256 0.0427, by 64 0.0658 (chunks of 48 read four at a time: the padding to
-/// whole fours did not make it as fast), `bench/results/runs/nvidia-h200-2026-11-24-s10-cost-model2.md`.
+/// whole fours did not make it as fast), `bench/results/runs/nvidia-h200-2026-11-24-cost-model2-51c6044.md`.
 #[test]
 fn cost_model2_orders_gemv_bias_work_group_sizes_as_measured() {
     let prog = ir::parse(include_str!("../../../bench/indep/gemv_bias.lisp")).expect("parses");

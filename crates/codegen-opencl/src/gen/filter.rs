@@ -29,7 +29,7 @@
 //! (aggregate, ticket) beside local stores, the pattern of the PoCL fault below; it is correct
 //! on PoCL, under Oclgrind and on the H200 at every size the filter tests run.
 //!
-//! Measured 2026-11-24 (`bench/results/runs/nvidia-h200-2026-11-24-s10-filt-speed5.md`, H200, 10^8
+//! Measured 2026-11-24 (`bench/results/runs/nvidia-h200-2026-11-24-filt-speed5-0f32096.md`, H200, 10^8
 //! elements, a copy 0.194 ms): the filter alone took 0.227 ms before (64 registers); gathered
 //! with the ticket after the gathering's barrier 0.210 (80 registers: three groups resident),
 //! with the ticket taken during the gathering 0.188 (64 registers), this kernel. Gathered but
@@ -80,7 +80,7 @@
 //! The older history: a look-back of one predecessor at a time took 0.617 ms for 6.1 at 10^8, the
 //! two-kernel reduce-then-scan before it 0.380 ms in three launches.
 //!
-//! Earlier the same day (`bench/results/runs/nvidia-h200-2026-11-24-s8-filt-speed3.md`, filter alone at
+//! Earlier the same day (`bench/results/runs/nvidia-h200-2026-11-24-filt-speed3-5ef3757.md`, filter alone at
 //! 10^8, variants of the generator in two commands): this kernel took 0.261 ms at 98 registers
 //! a work-item (two groups of 256 resident on a compute unit), and 0.246 ms with its status
 //! words read by volatile loads instead of `atomic_or` (this kernel now). One group a tile
@@ -93,7 +93,7 @@
 //! ticket replaced by `get_group_id` (tiles of 4096) 0.290 against 0.300 ms: the look-back's
 //! latency and the stores are what remain.
 //!
-//! Then (`bench/results/runs/nvidia-h200-2026-11-24-s9-filt-speed4.md`, filter alone at
+//! Then (`bench/results/runs/nvidia-h200-2026-11-24-filt-speed4-2653d3a.md`, filter alone at
 //! 10^8, this kernel 0.252–0.254 ms at 91 registers): the persistent loop without the prefetch
 //! took 0.230 ms at 64 registers (four groups resident instead of two) but was slower at 10^7
 //! and 10^4, so a kernel built for a size of at least 2^25 elements drops it ([`GPU_LARGE`]).
@@ -200,7 +200,7 @@ const GPU_SHAPE: Shape = Shape {
 /// work-item then holds one tile's elements in registers instead of two (64 registers on the
 /// H200 against 91), so four groups of 256 work-items are resident on a compute unit instead
 /// of two, and one group's look-back overlaps the others' loads. Measured (2026-11-24, filter
-/// alone, `bench/results/runs/nvidia-h200-2026-11-24-s9-filt-speed4.md`): 0.230 ms at 10^8 elements against 0.254 with the prefetch, but 0.0414 ms at 10^7
+/// alone, `bench/results/runs/nvidia-h200-2026-11-24-filt-speed4-2653d3a.md`): 0.230 ms at 10^8 elements against 0.254 with the prefetch, but 0.0414 ms at 10^7
 /// against 0.0361 and 0.0097 at 10^4 against 0.0085, where fewer tiles a group leave the
 /// prefetch's overlap the larger gain.
 const GPU_LARGE: Shape = Shape {

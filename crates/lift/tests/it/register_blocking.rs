@@ -352,7 +352,7 @@ fn derived_register_blocked_mm_keeps_a_k_major_padded_tile() {
 /// At 4096³ the cost model ranks first the setting measured fastest on the H200 with the tiles
 /// copied as `float4`s: 128×128 tiles of 8×8 blocks by steps of 16 (2.905 ms in the suite run of
 /// 2026-11-24, 2.911 against 2.971 for 64×128 by 8 and 3.004 for 128×128 by 8,
-/// `bench/results/runs/nvidia-h200-2026-11-24-s10-mm-speed4.md`). With scalar copies steps of
+/// `bench/results/runs/nvidia-h200-2026-11-24-mm-speed4-0809ecf.md`). With scalar copies steps of
 /// 16 had lost and groups of 128 won (3.04 ms for 64×128 against 3.10 for 128×128).
 #[test]
 fn the_cost_model_ranks_the_measured_fastest_blocks_first_at_4096() {

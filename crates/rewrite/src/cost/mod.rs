@@ -79,7 +79,7 @@ pub const VEC: i64 = RegBlockSizes::VEC;
 /// 4096³ the 128×128/8×8 product by steps of 8 took 3.10 ms so (its rows padded,
 /// `codegen_opencl` `gen_pipelined`; 3.30 unpadded) against 3.32 with `x`'s tile row-major;
 /// the 128×64/8×4/16 one, narrower in `ys` than in `x`, 3.54 against 3.44
-/// (`bench/results/runs/nvidia-h200-2026-11-24-s9-mm-speed3.md`).
+/// (`bench/results/runs/nvidia-h200-2026-11-24-mm-speed3-10001e0.md`).
 pub fn a_kmajor(rb: RegBlockSizes) -> bool {
     rb.rm % VEC == 0 && rb.rn >= rb.rm
 }
@@ -105,11 +105,11 @@ pub fn rblock_occupancy(rb: RegBlockSizes, group: f64, vectors: bool) -> f64 {
 pub const SM_REGISTERS: f64 = 65536.0;
 /// Registers a work-item of a register-blocked product holds besides its values (indices,
 /// addresses): `ptxas -v` counted 125 to 133 registers for the K-major 8×8 blocks whose values
-/// `host_rblock` counts as 88 to 104 (`bench/results/runs/nvidia-h200-2026-11-24-s9-mm-speed3.md`).
+/// `host_rblock` counts as 88 to 104 (`bench/results/runs/nvidia-h200-2026-11-24-mm-speed3-10001e0.md`).
 pub const ITEM_ADDRESSES: f64 = 35.0;
 /// `ITEM_ADDRESSES` where both tiles are copied as `float4`s, a quarter of the global addresses:
 /// `ptxas -v` counted 128 registers for the 128×128/8×8/16 product so copied, whose values
-/// `host_rblock` counts as 96 (`bench/results/runs/nvidia-h200-2026-11-24-s10-mm-speed4.md`).
+/// `host_rblock` counts as 96 (`bench/results/runs/nvidia-h200-2026-11-24-mm-speed4-0809ecf.md`).
 pub const VECTOR_ITEM_ADDRESSES: f64 = 32.0;
 /// Per warp of a work-group, what its barrier at each step of K costs a work-item: the
 /// barrier waits for every warp of the group, and fewer, smaller groups cover each other's
@@ -122,15 +122,15 @@ pub const BARRIER_WARP: f64 = 4.0;
 /// the same by steps of 8 (3.13 against 3.10 ms, 3.15 against 3.08, mm_tn 3.11 against 3.06,
 /// mm_nt 3.21 against 3.16), whose fewer barriers should have made it faster. Not the length of the source: the
 /// step as a `#pragma unroll` loop (`codegen_opencl` `gen/regblock.rs`) gave the same PTX and
-/// time as written out (3.133 ms, 128×128/8×8/16, `bench/results/runs/nvidia-h200-2026-11-24-s10-mm-speed4.md`). With the tiles copied as
+/// time as written out (3.133 ms, 128×128/8×8/16, `bench/results/runs/nvidia-h200-2026-11-24-mm-speed4-0809ecf.md`). With the tiles copied as
 /// `float4`s (`vector_copy`) the balance turned: 128×128/8×8 by 16 took 2.911 ms against 3.004
-/// by 8 (`bench/results/runs/nvidia-h200-2026-11-24-s10-mm-speed4.md`).
+/// by 8 (`bench/results/runs/nvidia-h200-2026-11-24-mm-speed4-0809ecf.md`).
 pub const UNROLLED_FMAS: f64 = 512.0;
 pub const LONG_STEP: f64 = 1.05;
 /// A group alone on its SM (no other group's arithmetic covers its barriers and local reads):
 /// on the H200 at 4096³ the 128×128/8×8/16 product (about 120 values per work-item) took
 /// 4.33 ms, the 128×64/8×4/16 one (about 80) 3.85 ms, though it reads local memory more per
-/// multiply-add (`bench/results/runs/nvidia-h200-2026-11-24-s8-mm-speed2.md`).
+/// multiply-add (`bench/results/runs/nvidia-h200-2026-11-24-mm-speed2-2c9598c.md`).
 pub const ALONE: f64 = 1.25;
 
 /// Per work-item: the two barriers of a tile and the accumulator's round trip through local
@@ -152,7 +152,7 @@ pub const TILE_LINE: f64 = 32.0;
 /// as if at most `RESIDENT_GROUPS` of them were resident: a work-group reduction's loads in
 /// flight, what bounds it, scale with it. On the H200 gemv_bias's rows of 3000 (10000 groups)
 /// took 0.0658 ms by 64 work-items (chunks of 48, read four at a time), 0.0350 by 128 (24)
-/// and 0.0427 by 256 (`bench/results/runs/nvidia-h200-2026-11-24-s10-cost-model2.md`); every
+/// and 0.0427 by 256 (`bench/results/runs/nvidia-h200-2026-11-24-cost-model2-51c6044.md`); every
 /// tuned best of the suite's work-group reductions is by 128 or 256.
 pub fn wg_occupancy(s: i64) -> f64 {
     ((s * RESIDENT_GROUPS) as f64 / SM_ITEMS).min(1.0)
@@ -169,5 +169,5 @@ pub const RESIDENT_GROUPS: i64 = 16;
 /// per warp it would rank sub-warp groups first, which `under` charges for idle lanes): a
 /// `mapGlb` has none. nn's pairs (33.5 M) took 0.1020 ms on the H200 by `mapGlb` (groups of
 /// 128) against 0.1664 by `mapWrg 262144 × mapLcl 128`, which the model had ranked equal and
-/// first (`bench/results/nvidia-h200-2026-11-24-s9.md`, `runs/nvidia-h200-2026-11-24-s9-final-rows.md`).
+/// first (`bench/results/HISTORY.md`, suite run D; `runs/nvidia-h200-2026-11-24-final-rows-6781e23.md`).
 pub const GROUP_END_BARRIER: f64 = BARRIER_WARP;

@@ -57,7 +57,7 @@ impl Lowerer<'_> {
     /// transpose on the way into local memory, `join (transpose (split (|tile| / row) copied))`,
     /// so that consecutive work-items read consecutive addresses (the local stores, a row of
     /// the tile apart, then share banks; `mm_nt` took 4.98 ms on the H200 at 4096³ so, 5.92
-    /// copied along the tile's rows: `bench/results/runs/nvidia-h200-2026-11-24-s8-mm-speed2.md`).
+    /// copied along the tile's rows: `bench/results/runs/nvidia-h200-2026-11-24-mm-speed2-2c9598c.md`).
     ///
     /// With `vec` the work-items move `float4`s instead (`VEC` adjacent elements of a row of
     /// the tile as read): `asVector VEC (join tile)` in place of `join tile`, each work-item's
@@ -70,7 +70,7 @@ impl Lowerer<'_> {
     /// each (a transposing copy stores the lanes one by one). On the H200 at 4096³ the
     /// 64×128/8×8/8 product took 2.971 ms so against 3.040 copied element by element, `mm_tn`
     /// (both tiles stored as vectors) 2.916 against 3.026, and the tuned 128×128/8×8/16 2.908
-    /// (`bench/results/runs/nvidia-h200-2026-11-24-s10-mm-speed4.md`).
+    /// (`bench/results/runs/nvidia-h200-2026-11-24-mm-speed4-0809ecf.md`).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn flat_local_copy(
         &mut self,
@@ -627,7 +627,7 @@ impl Lowerer<'_> {
     /// lines. Counted so, on the H200 at 4096³, the larger tiles of `mm_nt` (both operands
     /// along K: 128×128 3.16 ms against 3.20 for 64×128 and 128×64) rank first, while `mm`
     /// (one, 64×128 3.04 ms against 3.10) and `mm_tn` (none, 128×64 3.02 against 3.06) keep
-    /// groups of 128 first (`bench/results/runs/nvidia-h200-2026-11-24-s9-mm-speed3.md`).
+    /// groups of 128 first (`bench/results/runs/nvidia-h200-2026-11-24-mm-speed3-10001e0.md`).
     pub(super) fn rblock_cost(
         &self,
         rb: crate::sizes::RegBlockSizes,

@@ -399,7 +399,7 @@ impl Lowerer<'_> {
         // generation reads four at a time (`codegen_opencl` `maps::by_four`, kernels built for
         // their sizes): on the H200 gemv_bias's rows of 3000 took 0.0694 ms by 64 work-items
         // in chunks of 47 (one load at a time) against 0.0394 by 128 in chunks of 24
-        // (`bench/results/runs/nvidia-h200-2026-11-24-s9-batch-rules.md`)
+        // (`bench/results/runs/nvidia-h200-2026-11-24-batch-rules-8ccdb91.md`)
         let per_item = len.eval(&|v| self.sizes.get(v).copied()).map_or(0, |n| (n + s - 1) / s);
         let unit = if per_item > 4 { 4 * s } else { s };
         let pad = A::cst(unit - 1).sub(&len.sub(&A::cst(1)).rem(&A::cst(unit)));
