@@ -1,11 +1,11 @@
-// PoCL 3.1 (Debian 3.1-3+deb12u1, LLVM 15.0.6) fault found on branch filt-speed4 (issue 12).
+// PoCL 3.1 (Debian 3.1-3+deb12u1, LLVM 15.0.6) fault found on 2026-11-24 (issue 12; commit 2653d3a).
 // One work-group of 256 work-items; len[0] must be 4096 (two runs of 32 x 8 packed ones, summed
 // by fields). Built with -D ATOMIC, PoCL returns 0: the global atomic of work-item 31 before
 // the third barrier makes the roff stores of the same region invisible after it, when the
 // barriers sit in a loop whose bound is read from local memory and work-item 0 later writes
 // global memory at an address depending on t. Without -D ATOMIC, with -cl-opt-disable, with a
 // counted loop, or under Oclgrind it returns 4096. Run: cc -o clrun \
-// nvidia-h200-2026-11-24-s9-filt-speed4-pocl-repro.c -l:libOpenCL.so.1; ./clrun THIS.cl 4000 -DATOMIC
+// pocl-filter-fault-repro.c -l:libOpenCL.so.1; ./clrun THIS.cl 4000 -DATOMIC
 __attribute__((reqd_work_group_size(256, 1, 1)))
 kernel void KERNEL_0(const global float* xs, global float* out, global int* len, global int* st, int N) {
   local ulong scan[576];
