@@ -82,6 +82,14 @@ impl Ty {
     pub fn is_scalar(&self) -> bool {
         matches!(self, Ty::Float | Ty::Double | Ty::Int | Ty::Bool)
     }
+    /// A scalar, a vector, or a tuple of flat types: a value with a C value.
+    pub fn is_flat(&self) -> bool {
+        match self {
+            Ty::Float | Ty::Double | Ty::Int | Ty::Bool | Ty::Vector(..) => true,
+            Ty::Tuple(ts) => ts.iter().all(Ty::is_flat),
+            Ty::Array(..) | Ty::Exists(..) => false,
+        }
+    }
     /// The type as written in a parameter list.
     pub fn lift(&self) -> String {
         match self {
@@ -333,9 +341,11 @@ impl Gen {
             });
             let i = self.name("i");
             let ienv = generate_env(env, &i);
-            // computed elements of every type: a vector view of them must take their type
-            let et = self.pick(&[Ty::Float, Ty::Float, Ty::Int, Ty::Double]);
-            let f = self.scalar(&et, &ienv, 2);
+            // computed elements of every type: a vector view of them must take their type; a
+            // tuple is generated component by component
+            let pair = Ty::Tuple(vec![Ty::Float, Ty::Int]);
+            let et = self.pick(&[Ty::Float, Ty::Float, Ty::Int, Ty::Double, pair]);
+            let f = self.value(&et, &ienv, 2);
             (
                 format!("(generate {} (lambda ({i}) {f}))", n.size_arg()),
                 Ty::arr(et, n),
@@ -458,7 +468,8 @@ impl Gen {
                     if self.chance(50) {
                         return (format!("(pad-clamp #{l} #{r} {e})"), Ty::Array(elem, len));
                     }
-                    if elem.is_scalar() {
+                    if elem.is_flat() {
+                        // a tuple fill pads each component with its part
                         let v = self.literal(&elem);
                         return (format!("(pad #{l} #{r} {v} {e})"), Ty::Array(elem, len));
                     }
@@ -489,8 +500,9 @@ impl Gen {
                         // checks of the splits make the same length.
                         let i = self.name("i");
                         let ienv = generate_env(env, &i);
-                        let et = self.pick(&[Ty::Int, Ty::Int, Ty::Float]);
-                        let f = self.scalar(&et, &ienv, 1);
+                        let pair = Ty::Tuple(vec![Ty::Int, Ty::Float]);
+                        let et = self.pick(&[Ty::Int, Ty::Int, Ty::Float, pair]);
+                        let f = self.value(&et, &ienv, 1);
                         let len = match flat_division(&n.text) {
                             Some(flat) if self.chance(50) => flat,
                             _ => n.size_arg(),
