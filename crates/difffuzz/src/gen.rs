@@ -82,14 +82,6 @@ impl Ty {
     pub fn is_scalar(&self) -> bool {
         matches!(self, Ty::Float | Ty::Double | Ty::Int | Ty::Bool)
     }
-    /// A scalar, a vector, or a tuple of flat types: a value with a C value.
-    pub fn is_flat(&self) -> bool {
-        match self {
-            Ty::Float | Ty::Double | Ty::Int | Ty::Bool | Ty::Vector(..) => true,
-            Ty::Tuple(ts) => ts.iter().all(Ty::is_flat),
-            Ty::Array(..) | Ty::Exists(..) => false,
-        }
-    }
     /// The type as written in a parameter list.
     pub fn lift(&self) -> String {
         match self {
@@ -468,7 +460,7 @@ impl Gen {
                     if self.chance(50) {
                         return (format!("(pad-clamp #{l} #{r} {e})"), Ty::Array(elem, len));
                     }
-                    if elem.is_flat() {
+                    if elem.flat() {
                         // a tuple fill pads each component with its part
                         let v = self.literal(&elem);
                         return (format!("(pad #{l} #{r} {v} {e})"), Ty::Array(elem, len));

@@ -60,13 +60,6 @@ impl Validator<'_> {
                         }
                     }
                 }
-                Prim::Filter(FilterKind::Seq) if matches!(self.ty(args[1]), Some(Type::Array(el, _)) if matches!(**el, Type::Array(..))) =>
-                {
-                    self.err(
-                        e,
-                        "`filterSeq` over rows (arrays of arrays) is not supported yet by the OpenCL back end; `filterGlb` filters rows",
-                    );
-                }
                 Prim::Map(MapKind::Vec) => {
                     if let Some(body) = self.lambda(args[0]).filter(|b| tuple(self, *b)) {
                         self.err(body, "mapVec functions return scalars");

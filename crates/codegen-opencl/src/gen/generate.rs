@@ -115,7 +115,9 @@ impl Gen<'_> {
         let mut all = ast::idents(&stmts);
         let mut leaves = vec![];
         leaves_of(&result, &mut leaves);
-        all.append(&mut ast::idents(&leaves.into_iter().map(Stmt::Call).collect::<Vec<_>>()));
+        all.append(&mut ast::idents(
+            &leaves.into_iter().map(Stmt::Call).collect::<Vec<_>>(),
+        ));
         let foreign = all
             .iter()
             .find(|n| !fn_params.iter().any(|p| p.name.as_str() == n.as_str()) && !declares(&stmts, n.as_str()))
