@@ -333,9 +333,11 @@ impl Gen {
             });
             let i = self.name("i");
             let ienv = generate_env(env, &i);
-            // computed elements of every type: a vector view of them must take their type
-            let et = self.pick(&[Ty::Float, Ty::Float, Ty::Int, Ty::Double]);
-            let f = self.scalar(&et, &ienv, 2);
+            // computed elements of every type: a vector view of them must take their type; a
+            // tuple is generated component by component
+            let pair = Ty::Tuple(vec![Ty::Float, Ty::Int]);
+            let et = self.pick(&[Ty::Float, Ty::Float, Ty::Int, Ty::Double, pair]);
+            let f = self.value(&et, &ienv, 2);
             (
                 format!("(generate {} (lambda ({i}) {f}))", n.size_arg()),
                 Ty::arr(et, n),
@@ -458,7 +460,8 @@ impl Gen {
                     if self.chance(50) {
                         return (format!("(pad-clamp #{l} #{r} {e})"), Ty::Array(elem, len));
                     }
-                    if elem.is_scalar() {
+                    if elem.flat() {
+                        // a tuple fill pads each component with its part
                         let v = self.literal(&elem);
                         return (format!("(pad #{l} #{r} {v} {e})"), Ty::Array(elem, len));
                     }
@@ -489,8 +492,9 @@ impl Gen {
                         // checks of the splits make the same length.
                         let i = self.name("i");
                         let ienv = generate_env(env, &i);
-                        let et = self.pick(&[Ty::Int, Ty::Int, Ty::Float]);
-                        let f = self.scalar(&et, &ienv, 1);
+                        let pair = Ty::Tuple(vec![Ty::Int, Ty::Float]);
+                        let et = self.pick(&[Ty::Int, Ty::Int, Ty::Float, pair]);
+                        let f = self.value(&et, &ienv, 1);
                         let len = match flat_division(&n.text) {
                             Some(flat) if self.chance(50) => flat,
                             _ => n.size_arg(),

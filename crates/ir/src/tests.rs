@@ -181,11 +181,19 @@ fn host_sections_read_print_and_read_back() {
     );
     let q = parse(&text).expect("reads back");
     assert_eq!(print::program(&q), text);
-    let level = crate::host::host_level(&p);
-    let loops = (0..p.exprs.len())
-        .filter(|i| level[*i] && crate::host::is_host_loop(&p, crate::ExprId(*i as u32)))
-        .count();
-    assert_eq!(loops, 2, "both loops run on the host");
+    let plan = crate::host::HostPlan::of(&p);
+    let loops: Vec<_> = plan.sections().map(|(_, s)| s).collect();
+    assert_eq!(loops, [crate::host::Section::Loop; 2], "both loops run on the host");
+    // The loops' functions' maps and the condition's reduction are kernels of their own.
+    let kernels: Vec<String> = plan
+        .kernels(&p)
+        .iter()
+        .map(|k| match p.expr(*k) {
+            crate::Expr::Prim { prim, .. } => prim.name(),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(kernels, ["mapGlb", "reduceSeq", "mapGlb"]);
     // `iterate-until` needs a function of two parameters for its condition.
     let bad = "(lift (N) ((array-type float N)) (lambda (xs) (iterate-until #8 (lambda (p) true) (lambda (b) b) xs)))";
     let err = parse(bad).map(|_| ()).expect_err("arity");

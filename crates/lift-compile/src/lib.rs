@@ -156,7 +156,7 @@ fn compile_from(given: Program, source: Option<&str>, opts: &Options) -> Result<
         });
     }
     // A program with host sections is compiled unit by unit around them (`host`).
-    if host::is_host_program(&given, &given_info) {
+    if host::is_host_program(&given_info) {
         // Every kernel-level error of every part at once, at its place; each unit is then
         // compiled (and validated again) on its own.
         validate::validate(&given, &given_info).map_err(Error::Invalid)?;

@@ -26,7 +26,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
     let start = std::time::Instant::now();
     let given = compile(src, &Options::types_only())?;
     let (prog, info) = (&given.given, &given.given_info);
-    if ir::host::has_sections(prog) {
+    if info.host.launches_from_host() {
         return Err(Error::plain(
             "`lift tune` of a program with host sections (a host `iterate`, `iterate-until` or `if`) is not supported yet; tune the loop body as a program of its own, `lift run --time` times the whole",
         ));

@@ -73,7 +73,8 @@ impl Checker<'_> {
             Expr::If { cond, then, els } => {
                 let (cond, then, els) = (*cond, *then, *els);
                 let tc = self.infer(cond)?;
-                let host = self.host[e.index()];
+                // At host level (`ir::host::HostPlan`) `if` may select arrays and branch on `[bool]1`.
+                let host = self.info.host.at_host(e);
                 if tc != Type::bool() && !(host && self.is_bool1(&tc)) {
                     return Err(Diagnostic::new(
                         self.span(cond),
@@ -106,7 +107,7 @@ impl Checker<'_> {
                 match &ta {
                     Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) => {}
                     // At host level an `if` chooses which kernels run next.
-                    Type::Array(..) | Type::Exists(_) if host => {}
+                    Type::Array(..) | Type::Exists(_) if host => self.selects.push(e),
                     Type::Array(..) | Type::Exists(_) | Type::Fun(..) => {
                         return Err(Diagnostic::new(
                             self.span(e),

@@ -156,6 +156,9 @@ pub struct TypeInfo {
     /// Parameters holding a filter result (a host unit reading a loop's state, `lift::host`):
     /// the parameter's index and the length variable it is unpacked with.
     pub param_unpacks: BTreeMap<usize, String>,
+    /// The program's host/kernel split (`ir::host::HostPlan`), with the array-valued `if`s
+    /// this checker admits at host level: the later stages read it instead of walking again.
+    pub host: ir::host::HostPlan,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -229,11 +232,12 @@ pub fn infer(prog: &Program) -> Result<TypeInfo> {
         info: TypeInfo {
             types: vec![None; prog.exprs.len()],
             var_types: vec![None; prog.vars.len()],
+            host: ir::host::HostPlan::of(prog),
             ..TypeInfo::default()
         },
         n_exist: 0,
         n_iter: 0,
-        host: ir::host::host_level(prog),
+        selects: vec![],
     };
     for (k, p) in prog.params.iter().enumerate() {
         let ty = match &p.ty {
@@ -269,6 +273,8 @@ pub fn infer(prog: &Program) -> Result<TypeInfo> {
         ));
     }
     cx.info.result = Some(t);
+    let selects = std::mem::take(&mut cx.selects);
+    cx.info.host.add_selects(prog, selects);
     cx.normalise_all();
     cx.lengths_fit()?;
     Ok(cx.info)
@@ -279,8 +285,9 @@ struct Checker<'a> {
     info: TypeInfo,
     n_exist: usize,
     n_iter: usize,
-    /// Nodes at host level (`ir::host`): there `if` may select arrays and branch on `[bool]1`.
-    host: Vec<bool>,
+    /// The `if`s at host level that select arrays (`ir::host::Section::Select` where their
+    /// parts launch no kernels).
+    selects: Vec<ExprId>,
 }
 
 fn has_exist_var(l: &ArithExpr) -> bool {

@@ -228,8 +228,7 @@ impl Checker<'_> {
     /// length is `F` applied `k` times to the input length (Lift supports only `c*L` and `L+c`;
     /// substitution handles any `F`, e.g. halving).
     pub(super) fn iterate(&mut self, e: ExprId, k: &ArithExpr, args: &[ExprId]) -> Result<Type> {
-        let host_loop = self.host[e.index()] && ir::host::is_host_loop(self.prog, e);
-        if host_loop {
+        if self.info.host.is_loop(e) {
             // A host loop runs one kernel set on two buffers: the state keeps its type.
             let t = self.infer(args[1])?;
             return self.same_state(e, args[0], t, "iterate");
@@ -303,7 +302,7 @@ impl Checker<'_> {
     /// `(iterate-until #max (lambda (prev next) c) f x)`: `f` keeps the state's type and `c`
     /// is a `bool` or `[bool]1`.
     pub(super) fn iterate_until(&mut self, e: ExprId, args: &[ExprId]) -> Result<Type> {
-        if !self.host[e.index()] {
+        if !self.info.host.at_host(e) {
             return Err(ir::unsupported::iterate_until_in_kernel(self.span(e)));
         }
         let t = self.infer(args[2])?;

@@ -386,3 +386,46 @@ fn a_users_division_equals_a_nested_split_length() {
         "error: `zip` of arrays of different lengths: (N/4) and (N/3)"
     );
 }
+
+/// The host plan kept beside the types (`TypeInfo::host`) lists the sections by kind, with
+/// the array-valued host `if`s this checker admits as selections; a loop inside a kernel is
+/// none, and only host-level nodes hold sections.
+#[test]
+fn the_host_plan_lists_sections_by_kind() {
+    use ir::host::Section;
+    let plan = |body: &str| {
+        let src = format!(
+            "(lift (N M) ((array-type float N) (array-type (array-type float M) N) float) (lambda (xs xss a) {body}))"
+        );
+        let prog = ir::parse(&src).unwrap_or_else(|d| panic!("parse: {}", d.message));
+        let info = infer(&prog).unwrap_or_else(|d| panic!("types: {}", d.message));
+        let kinds: Vec<Section> = info.host.sections().map(|(_, s)| s).collect();
+        (prog, info, kinds)
+    };
+    let (prog, info, kinds) = plan("(iterate M (lambda (s) (mapGlb (lambda (x) (* x a)) s)) xs)");
+    assert_eq!(kinds, [Section::Loop]);
+    assert!(info.host.holds_section(prog.body) && info.host.launches_from_host());
+    // a branch over kernels, and a selection of arrays whose parts launch none
+    let (_, info, kinds) = plan("(if (> a 0.0f) xs (mapGlb (lambda (x) x) xs))");
+    assert_eq!(kinds, [Section::Branch]);
+    assert!(info.host.launches_from_host());
+    let (_, info, kinds) = plan("(if (> a 0.0f) xs xs)");
+    assert_eq!(kinds, [Section::Select]);
+    assert!(info.host.has_sections() && !info.host.launches_from_host());
+    // an unrolled `iterate` inside a kernel is kernel code: no section, not host level
+    let (prog, info, kinds) = plan("(mapGlb (lambda (r) (iterate #2 (lambda (s) (mapSeq (lambda (x) x) s)) r)) xss)");
+    assert_eq!(kinds, []);
+    let inner = (0..prog.exprs.len())
+        .map(|i| ir::ExprId(i as u32))
+        .find(|e| {
+            matches!(
+                prog.expr(*e),
+                ir::Expr::Prim {
+                    prim: ir::Prim::Iterate(_),
+                    ..
+                }
+            )
+        })
+        .expect("an iterate");
+    assert!(!info.host.at_host(inner) && !info.host.has_sections());
+}

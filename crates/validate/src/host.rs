@@ -36,7 +36,7 @@ impl Validator<'_> {
         match self.prog.expr(e).clone() {
             Expr::Let { var, value, body, .. } => {
                 // A `bool` read only by host `if`s is computed like their conditions.
-                if ir::host::only_section_conditions(self.prog, var, body, |i| self.section_parts(i).is_some()) {
+                if ir::host::only_section_conditions(self.prog, var, body, |i| self.info.host.section(i).is_some()) {
                     self.section_part(value);
                 } else {
                     self.host_bind(value);
@@ -105,11 +105,13 @@ impl Validator<'_> {
         vector.then_some(e)
     }
 
-    /// The parts of a host section (`ir::host`: a host loop, an `if` over kernels): they run on
-    /// the host, and each part is host level (the driver makes kernels of each on its own).
+    /// The parts of a host section (the type checker's `ir::host::HostPlan`: a host loop, an
+    /// `if` over kernels or arrays): they run on the host, and each part is host level (the
+    /// driver makes kernels of each on its own).
     pub(super) fn section_parts(&self, e: ExprId) -> Option<Vec<ExprId>> {
+        self.info.host.section(e)?;
         match self.prog.expr(e) {
-            Expr::Prim { args, .. } if ir::host::is_host_loop(self.prog, e) => Some(
+            Expr::Prim { args, .. } => Some(
                 args.iter()
                     .map(|a| match self.prog.expr(*a) {
                         Expr::Lambda { body, .. } => *body,
@@ -117,9 +119,7 @@ impl Validator<'_> {
                     })
                     .collect(),
             ),
-            Expr::If { cond, then, els } if ir::host::is_host_if(self.prog, e) || self.is_array(e) => {
-                Some(vec![*cond, *then, *els])
-            }
+            Expr::If { cond, then, els } => Some(vec![*cond, *then, *els]),
             _ => None,
         }
     }
@@ -169,14 +169,7 @@ impl Validator<'_> {
     }
 
     pub(super) fn has_section(&self, e: ExprId) -> bool {
-        let mut work = vec![e];
-        while let Some(x) = work.pop() {
-            if self.section_parts(x).is_some() {
-                return true;
-            }
-            work.extend(self.prog.children(x));
-        }
-        false
+        self.info.host.holds_section(e)
     }
 
     pub(super) fn prim_name(&self, e: ExprId) -> String {

@@ -24,12 +24,17 @@ impl Validator<'_> {
                 continue;
             };
             let tuple = |v: &Self, x: ExprId| matches!(v.ty(x), Some(Type::Tuple(_)));
+            // A tuple of scalars and vectors pads and generates component by component; a
+            // tuple holding arrays has no C value to fill with or return.
+            let tuple_of_arrays = |v: &Self, x: ExprId| v.ty(x).is_some_and(tuple_with_array);
             match prim {
-                Prim::Pad(..) if tuple(self, args[0]) => self.err(args[0], "padding with tuples is not supported yet"),
+                Prim::Pad(..) if tuple_of_arrays(self, args[0]) => {
+                    self.err(args[0], "padding with tuples containing arrays is not supported yet")
+                }
                 Prim::Generate(_) => {
                     let Some(body) = self.lambda(args[0]) else { continue };
-                    if tuple(self, body) {
-                        self.err(args[0], "generate of tuples is not supported yet");
+                    if tuple_of_arrays(self, body) {
+                        self.err(args[0], "generate of tuples containing arrays is not supported yet");
                     } else if self.is_array(body) {
                         self.err(args[0], "generate of arrays is not supported yet");
                     } else if self.has_statements(body) {
@@ -54,13 +59,6 @@ impl Validator<'_> {
                             );
                         }
                     }
-                }
-                Prim::Filter(FilterKind::Seq) if matches!(self.ty(args[1]), Some(Type::Array(el, _)) if matches!(**el, Type::Array(..))) =>
-                {
-                    self.err(
-                        e,
-                        "`filterSeq` over rows (arrays of arrays) is not supported yet by the OpenCL back end; `filterGlb` filters rows",
-                    );
                 }
                 Prim::Map(MapKind::Vec) => {
                     if let Some(body) = self.lambda(args[0]).filter(|b| tuple(self, *b)) {

@@ -417,13 +417,19 @@ impl Gen<'_> {
         let cnt = self.fresh("cnt");
         self.push(Stmt::decl(CType::INT, &cnt, Expr::Int(0)));
         let c = ArithExpr::var(cnt.as_str(), Range::upto(n.clone()));
+        // A kept row is copied element by element to row `cnt` of the result.
+        let row_dims = dims_of(&self.cty(xs)?).0.split_off(1);
         self.emit_loop(e, MapKind::Seq, &n, |g, i| {
             let x = xv.access(i);
             g.bind(params[0], Bound::View(x.clone()));
             let cond = g.scalar_expr(body)?;
             g.open_if(cond);
-            let v = x.read(&[]).map_err(|m| g.err(xs, m.0))?;
-            g.write(&dest.view, std::slice::from_ref(&c), &v, e)?;
+            if row_dims.is_empty() {
+                let v = x.read(&[]).map_err(|m| g.err(xs, m.0))?;
+                g.write(&dest.view, std::slice::from_ref(&c), &v, e)?;
+            } else {
+                g.copy_dims(e, &x, &dest.view.access(c.clone()), &row_dims, vec![], MapKind::Seq)?;
+            }
             g.push(Stmt::Assign {
                 lhs: Expr::var(&cnt),
                 op: AssignOp::Add,

@@ -164,17 +164,8 @@ impl Gen<'_> {
                     prim: Prim::Pad(l, _),
                     args,
                 } if !dual => {
-                    let fill = match self.scalar_val(args[0])? {
-                        Val::E(s) => s,
-                        Val::T(_) => return Err(self.err(args[0], "padding with tuples is not supported yet")),
-                    };
-                    Rc::new(View::Pad {
-                        skip,
-                        l,
-                        n: self.len_of(args[1])?,
-                        fill: Some(fill),
-                        inner: view,
-                    })
+                    let fill = self.scalar_val(args[0])?;
+                    pad_of(skip, &l, &self.len_of(args[1])?, &fill, view)
                 }
                 Expr::Var(_)
                 | Expr::Lit(_)
@@ -395,18 +386,9 @@ impl Gen<'_> {
                         inner: self.value(args[0])?,
                     }),
                     Prim::Pad(l, _) => {
-                        let fill = match self.scalar_val(args[0])? {
-                            Val::E(s) => s,
-                            Val::T(_) => return Err(self.err(args[0], "padding with tuples is not supported yet")),
-                        };
+                        let fill = self.scalar_val(args[0])?;
                         let n = n_of(self, args[1])?;
-                        Rc::new(View::Pad {
-                            skip: 0,
-                            l,
-                            n,
-                            fill: Some(fill),
-                            inner: self.value(args[1])?,
-                        })
+                        pad_of(0, &l, &n, &fill, self.value(args[1])?)
                     }
                     Prim::PadClamp(l, _) => {
                         let n = n_of(self, args[0])?;
@@ -591,3 +573,24 @@ impl Gen<'_> {
 
 /// Host sections (`ir::host`) are split off by the driver; none reaches a kernel.
 const HOST_ONLY: &str = "internal: `iterate-until` is a host section and is run by the driver, not inside a kernel";
+
+/// `pad l r fill` below the first `skip` dimensions of `inner` (of length `n` there): with a
+/// tuple `fill`, the zip of each component padded with its part of `fill` (a zip reads every
+/// component at the same indices, so it works at any depth).
+fn pad_of(skip: usize, l: &ArithExpr, n: &ArithExpr, fill: &Val, inner: Rc<View>) -> Rc<View> {
+    match fill {
+        Val::E(s) => Rc::new(View::Pad {
+            skip,
+            l: l.clone(),
+            n: n.clone(),
+            fill: Some(s.clone()),
+            inner,
+        }),
+        Val::T(cs) => Rc::new(View::Zip(
+            cs.iter()
+                .enumerate()
+                .map(|(c, f)| pad_of(skip, l, n, f, inner.component(c)))
+                .collect(),
+        )),
+    }
+}

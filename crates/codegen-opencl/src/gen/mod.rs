@@ -31,6 +31,7 @@ type Result<T> = std::result::Result<T, Diagnostic>;
 
 mod build;
 mod filter;
+mod generate;
 mod host;
 mod inline;
 mod ints;

@@ -50,9 +50,10 @@ impl Gen {
                         }
                         (format!("({red} {f} {z} {x})"), Ty::arr(zt, Len::lit(1)))
                     }
-                    4 if e.flat() => {
+                    // filters of flat elements, or of rows of them (a kept row is copied)
+                    4 if e.flat() || matches!(&e, Ty::Array(r, _) if r.flat()) => {
                         let p = self.pred_fn(&e, env);
-                        if self.chance(50) {
+                        if e.flat() && self.chance(50) {
                             let ys = self.name("ys");
                             let (f, rt) = self.seq_fn(&e, env, 0);
                             return (

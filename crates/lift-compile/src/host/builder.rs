@@ -6,12 +6,10 @@ use super::*;
 
 /// Splits a typed host program into units and steps, compiling every unit once.
 pub fn build(prog: &Program, info: &TypeInfo, opts: &Options) -> Result<HostProgram, Error> {
-    let level = ir::host::host_level(prog);
     let mut b = Builder {
         prog,
         info,
         opts,
-        level,
         var_slot: HashMap::new(),
         units: vec![],
         slots: vec![],
@@ -37,7 +35,6 @@ struct Builder<'a> {
     prog: &'a Program,
     info: &'a TypeInfo,
     opts: &'a Options,
-    level: Vec<bool>,
     var_slot: HashMap<VarId, Slot>,
     units: Vec<Unit>,
     slots: Vec<Type>,
@@ -117,15 +114,9 @@ impl Builder<'_> {
         }
     }
 
+    /// Whether `e` holds a host section (the type checker's `ir::host::HostPlan`).
     fn contains_section(&self, e: ExprId) -> bool {
-        let mut work = vec![e];
-        while let Some(e) = work.pop() {
-            if self.level[e.index()] && is_section(self.prog, self.info, e) {
-                return true;
-            }
-            work.extend(self.prog.children(e));
-        }
-        false
+        self.info.host.holds_section(e)
     }
 
     fn block(&mut self, e: ExprId) -> Result<Block, Error> {
@@ -169,9 +160,8 @@ impl Builder<'_> {
         match self.prog.expr(e).clone() {
             Expr::Let { var, value, body, .. } => {
                 let s = if self.device_bool(value)
-                    && ir::host::only_section_conditions(self.prog, var, body, |i| {
-                        self.level[i.index()] && is_section(self.prog, self.info, i)
-                    }) {
+                    && ir::host::only_section_conditions(self.prog, var, body, |i| self.info.host.section(i).is_some())
+                {
                     let unit = self.cond_unit(value)?;
                     let out = self.slot(Type::array(Type::bool(), ArithExpr::cst(1)));
                     steps.push(Step::Kernels { out, unit });
@@ -185,7 +175,7 @@ impl Builder<'_> {
             Expr::Prim {
                 prim: Prim::Iterate(count),
                 args,
-            } if ir::host::is_host_loop(self.prog, e) => {
+            } if self.info.host.is_loop(e) => {
                 let init = self.value(args[1], steps)?;
                 let (ps, fbody) = self.lambda(args[0])?;
                 let state = self.state_slot(ps[0], &t);
@@ -294,7 +284,7 @@ impl Builder<'_> {
         }
         let span = self.prog.span(e);
         let rebuilt = match self.prog.expr(e).clone() {
-            Expr::Prim { prim, args } if !ir::host::is_host_loop(self.prog, e) => {
+            Expr::Prim { prim, args } if !self.info.host.is_loop(e) => {
                 let mut new = vec![];
                 for a in args {
                     new.push(match self.prog.expr(a) {
@@ -361,7 +351,7 @@ impl Builder<'_> {
         };
         // (let r LOOP (map f r)), r used once.
         let (lp, post) = match prog.expr(rest) {
-            Expr::Let { var, value, body, .. } if ir::host::is_host_loop(prog, *value) => match self.map_of(*body) {
+            Expr::Let { var, value, body, .. } if self.info.host.is_loop(*value) => match self.map_of(*body) {
                 Some((k, f, xs)) if matches!(prog.expr(xs), Expr::Var(v) if v == var) && self.uses(f, *var) == 0 => {
                     (*value, Some((*var, *body, k, f)))
                 }
@@ -377,7 +367,7 @@ impl Builder<'_> {
             return Ok(None);
         };
         // A filter result's length lives in a buffer of its own: maps over it are not fused.
-        if !ir::host::is_host_loop(prog, lp) || self.info.ty(lp).has_existential() {
+        if !self.info.host.is_loop(lp) || self.info.ty(lp).has_existential() {
             return Ok(None);
         }
         let (ps, fbody) = self.lambda(args[0])?;
@@ -464,7 +454,7 @@ impl Builder<'_> {
                 _ => work.extend(self.prog.children(e)),
             }
         }
-        *self.info.ty(c) == Type::bool() && !self.contains_section(c) && ir::host::launches_kernels(self.prog, c)
+        *self.info.ty(c) == Type::bool() && !self.contains_section(c) && self.info.host.launches(c)
     }
 
     /// The unit computing a host condition: a `[bool]1` as it is, a `bool` computed from
@@ -626,16 +616,17 @@ impl Fuser {
 
     /// `e` (a scalar at host level) with every array in it that kernels compute replaced by a
     /// fresh variable, pushed with that array onto `lifted` (the arrays stay as they are:
-    /// variables of the copy are the original's).
+    /// variables of the copy are the original's). `e` is a node of the original program, which
+    /// `info` types and splits.
     fn lift_arrays(&mut self, info: &TypeInfo, e: ExprId, lifted: &mut Vec<(VarId, ExprId)>) -> ExprId {
         let ty = info.ty(e);
-        if matches!(ty, Type::Array(..) | Type::Exists(_)) && ir::host::launches_kernels(&self.prog, e) {
+        if matches!(ty, Type::Array(..) | Type::Exists(_)) && info.host.launches(e) {
             let span = self.prog.span(e);
             let v = self.prog.new_var("a", span);
             lifted.push((v, e));
             return self.prog.push(Expr::Var(v), span);
         }
-        if !ir::host::launches_kernels(&self.prog, e) {
+        if !info.host.launches(e) {
             return e;
         }
         let span = self.prog.span(e);

@@ -106,17 +106,10 @@ pub struct HostProgram {
     pub main: Block,
 }
 
-/// Whether a typed program needs the host path: it has a host loop or a host `if`.
-pub fn is_host_program(prog: &Program, info: &TypeInfo) -> bool {
-    let level = ir::host::host_level(prog);
-    (0..prog.exprs.len()).any(|i| level[i] && is_section(prog, info, ExprId(i as u32)))
-}
-
-fn is_section(prog: &Program, info: &TypeInfo, e: ExprId) -> bool {
-    ir::host::is_host_loop(prog, e)
-        || ir::host::is_host_if(prog, e)
-        || matches!(prog.expr(e), Expr::If { .. })
-            && matches!(info.types[e.index()], Some(Type::Array(..) | Type::Exists(_)))
+/// Whether a typed program needs the host path: its host plan (`TypeInfo::host`) has a host
+/// loop or a host `if`.
+pub fn is_host_program(info: &TypeInfo) -> bool {
+    info.host.has_sections()
 }
 
 impl HostProgram {
