@@ -21,7 +21,7 @@
 //! - **identity maps**: `map (λs. s) X` = `X` for a computed `X` (a copy of a view stays, and
 //!   so does a low-level `mapSeq (λs. s)`: a copy into memory);
 //! - **two-level reductions**: `reduce f z (join (map (λc. reduce f z c) (split k xs)))` =
-//!   `reduce f z xs`, `f` `+`, `*`, `min` or `max` (in either operand order) and `z` its neutral
+//!   `reduce f z xs` (and with `map g c` for `c`, `reduce f z (map g xs)`: chunked dot products), `f` `+`, `*`, `min` or `max` (in either operand order) and `z` its neutral
 //!   element (any `z` for `min` and `max`): the rules derive the partial reductions of every
 //!   chunk size, including `k`, from the flat one;
 //! - **`transpose (transpose x)`** = `x`;
@@ -553,7 +553,8 @@ fn neutral(op: Op, z: &T) -> bool {
 }
 
 /// For `reduce f z (join (map (λc. reduce f' z' c) (split k xs)))` with `f` and `f'` one
-/// associative operator, `z` and `z'` one neutral literal: `xs`.
+/// associative operator, `z` and `z'` one neutral literal: `xs`; for an inner `reduce f' z'
+/// (map g c)`: `map g xs`.
 fn two_level(args: &[T]) -> Option<T> {
     let (f, z, x) = (&args[0], &args[1], &args[2]);
     let op = operator(f)?;
@@ -571,8 +572,27 @@ fn two_level(args: &[T]) -> Option<T> {
     let N::Prim(Prim::Reduce(ir::ReduceKind::Plain), inner) = &body.n else {
         return None;
     };
-    let chunk = matches!(inner[2].n, N::Var(c) if cs.len() == 1 && c == cs[0]);
-    (chunk && operator(&inner[0]) == Some(op) && same_lit(&inner[1], z)).then(|| s[0].clone())
+    if cs.len() != 1 || operator(&inner[0]) != Some(op) || !same_lit(&inner[1], z) {
+        return None;
+    }
+    let is_chunk = |e: &T| matches!(e.n, N::Var(c) if c == cs[0]);
+    if is_chunk(&inner[2]) {
+        return Some(s[0].clone());
+    }
+    // each chunk mapped first (`reduce f z (map g c)`, a chunk's partial dot product): the
+    // flat reduction of the mapped elements, `g` reading nothing of the chunk but its element
+    let N::Prim(Prim::Map(ir::MapKind::Plain), gm) = &inner[2].n else {
+        return None;
+    };
+    let mut fv = BTreeSet::new();
+    free_vars(&gm[0], &mut vec![], &mut fv);
+    (is_chunk(&gm[1]) && !fv.contains(&cs[0])).then(|| {
+        let span = inner[2].span;
+        t(
+            N::Prim(Prim::Map(ir::MapKind::Plain), vec![gm[0].clone(), s[0].clone()]),
+            span,
+        )
+    })
 }
 
 fn same_lit(a: &T, b: &T) -> bool {
