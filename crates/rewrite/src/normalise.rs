@@ -25,6 +25,8 @@
 //!   element (any `z` for `min` and `max`): the rules derive the partial reductions of every
 //!   chunk size, including `k`, from the flat one;
 //! - **`transpose (transpose x)`** = `x`;
+//! - **a zip of maps** (`normalise_zip`): `map (λt. B) (zip (map f a) (map g b))` = `map (λu.
+//!   B[f (get #0 u), g (get #1 u)]) (zip a b)`, one array where `a` and `b` are one;
 //! - **a host-level map of a reduction's result**: `map g (reduce f z xs)` =
 //!   `let r (reduce f z xs) (map g r)` at host level, so the reduction is its own kernel (with
 //!   every whole-array reduction rule) rather than a loop inside the map's single work-item;
@@ -48,6 +50,8 @@ mod index;
 mod perm;
 #[path = "normalise_scalar.rs"]
 mod scalar;
+#[path = "normalise_zip.rs"]
+mod zip;
 
 use ir::{Expr, ExprId, LetKind, Lit, Op, Prim, Program, Span, Type, VarId};
 use std::collections::BTreeSet;
@@ -206,6 +210,10 @@ impl Cx<'_> {
             }
             N::Prim(Prim::Map(ir::MapKind::Plain), mut args) => {
                 let k = ir::MapKind::Plain;
+                // map (λt. B) (zip (map f a) …) = map (λu. B[f (get #0 u)…]) (zip a …)
+                if let Some(e) = self.zip_of_maps(&args[0], &args[1]) {
+                    return self.rewrite(e, host);
+                }
                 // map (λs. s) X = X, X computed (a copy of a view is what a program that
                 // copies, a transpose, asks for)
                 if let N::Lambda(ps, b) = &args[0].n {
