@@ -25,6 +25,9 @@
 //!   element (any `z` for `min` and `max`): the rules derive the partial reductions of every
 //!   chunk size, including `k`, from the flat one;
 //! - **`transpose (transpose x)`** = `x`;
+//! - **a view as the result** (`transpose m`, a `split` of a parameter) is its copy, `map (λr.
+//!   map (λx. x) r) (transpose m)`: the copy the suite's transpose asks for, which the rules
+//!   tile (the back end copies a view result one row a work-item);
 //! - **a zip of maps** (`normalise_zip`): `map (λt. B) (zip (map f a) (map g b))` = `map (λu.
 //!   B[f (get #0 u), g (get #1 u)]) (zip a b)`, one array where `a` and `b` are one;
 //! - **a host-level map of a reduction's result**: `map g (reduce f z xs)` =
@@ -91,6 +94,7 @@ pub fn normalise(prog: &Program, info: &TypeInfo) -> Option<(Program, TypeInfo)>
     let body = cx.strided_reductions(body);
     let body = cx.elementwise_reductions(body);
     let body = cx.scalar_result(body);
+    let body = cx.copied_view(body, info.ty(prog.body));
     if !cx.changed {
         return None;
     }
@@ -155,6 +159,32 @@ impl Cx<'_> {
             Some(ty @ Type::Array(..)) => !has_exists(&ty),
             _ => false,
         }
+    }
+
+    /// A result that is a view of the inputs (`transpose m`, not a parameter itself) is their
+    /// copy: `map (λr. map (λx. x) r) (transpose m)` for a matrix, so the rules that tile a copy
+    /// see it; the back end's own copy of a view result is one work-item a row.
+    fn copied_view(&mut self, e: T, ty: &Type) -> T {
+        fn copy(cx: &mut Cx, e: T, ty: &Type, span: Span) -> T {
+            let Type::Array(el, _) = ty else { return e };
+            let x = cx.fresh("x", span);
+            let inner = copy(cx, t(N::Var(x), span), el, span);
+            let f = t(N::Lambda(vec![x], Box::new(inner)), span);
+            t(N::Prim(Prim::Map(ir::MapKind::Plain), vec![f, e]), span)
+        }
+        let scalars = |mut ty: &Type| loop {
+            match ty {
+                Type::Array(el, _) => ty = el,
+                Type::Scalar(_) | Type::Vector(..) => return true,
+                _ => return false,
+            }
+        };
+        if !is_view(&e) || matches!(e.n, N::Var(_)) || !matches!(ty, Type::Array(..)) || !scalars(ty) {
+            return e;
+        }
+        self.changed = true;
+        let span = e.span;
+        copy(self, e, ty, span)
     }
 
     /// Normalises bottom-up; `host` while no lambda encloses `e`.

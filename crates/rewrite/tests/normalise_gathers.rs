@@ -117,3 +117,19 @@ fn two_level_reductions_of_mapped_chunks_are_one_reduction_of_the_map() {
     );
     assert!(normal(&reads).contains("split"), "{}", normal(&reads));
 }
+
+#[test]
+fn a_view_as_the_result_is_its_copy() {
+    let copy = format!("{M}(map (lambda (c) (map (lambda (x) x) c)) (transpose m))))");
+    same_normal_form(&format!("{M}(transpose m)))"), &copy);
+    same_normal_form(&format!("{M}(let t (transpose m) t)))"), &copy);
+    let v = "(lift (N) ((array-type float N)) (lambda (xs) ";
+    same_normal_form(
+        &format!("{v}(split #4 xs)))"),
+        &format!("{v}(map (lambda (c) (map (lambda (x) x) c)) (split #4 xs))))"),
+    );
+    // a parameter itself, and a view of tuples, stay
+    assert_eq!(normal(&format!("{M}m))")), "m");
+    let pairs = "(lift (N) ((array-type float N) (array-type float N)) (lambda (a b) (zip a b)))";
+    assert_eq!(normal(pairs), "(zip a b)");
+}
