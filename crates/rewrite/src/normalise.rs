@@ -21,10 +21,15 @@
 //! - **identity maps**: `map (λs. s) X` = `X` for a computed `X` (a copy of a view stays, and
 //!   so does a low-level `mapSeq (λs. s)`: a copy into memory);
 //! - **two-level reductions**: `reduce f z (join (map (λc. reduce f z c) (split k xs)))` =
-//!   `reduce f z xs`, `f` `+`, `*`, `min` or `max` (in either operand order) and `z` its neutral
+//!   `reduce f z xs` (and with `map g c` for `c`, `reduce f z (map g xs)`: chunked dot products), `f` `+`, `*`, `min` or `max` (in either operand order) and `z` its neutral
 //!   element (any `z` for `min` and `max`): the rules derive the partial reductions of every
 //!   chunk size, including `k`, from the flat one;
 //! - **`transpose (transpose x)`** = `x`;
+//! - **a view as the result** (`transpose m`, a `split` of a parameter) is its copy, `map (λr.
+//!   map (λx. x) r) (transpose m)`: the copy the suite's transpose asks for, which the rules
+//!   tile (the back end copies a view result one row a work-item);
+//! - **a zip of maps** (`normalise_zip`): `map (λt. B) (zip (map f a) (map g b))` = `map (λu.
+//!   B[f (get #0 u), g (get #1 u)]) (zip a b)`, one array where `a` and `b` are one;
 //! - **a host-level map of a reduction's result**: `map g (reduce f z xs)` =
 //!   `let r (reduce f z xs) (map g r)` at host level, so the reduction is its own kernel (with
 //!   every whole-array reduction rule) rather than a loop inside the map's single work-item;
@@ -48,6 +53,8 @@ mod index;
 mod perm;
 #[path = "normalise_scalar.rs"]
 mod scalar;
+#[path = "normalise_zip.rs"]
+mod zip;
 
 use ir::{Expr, ExprId, LetKind, Lit, Op, Prim, Program, Span, Type, VarId};
 use std::collections::BTreeSet;
@@ -87,6 +94,7 @@ pub fn normalise(prog: &Program, info: &TypeInfo) -> Option<(Program, TypeInfo)>
     let body = cx.strided_reductions(body);
     let body = cx.elementwise_reductions(body);
     let body = cx.scalar_result(body);
+    let body = cx.copied_view(body, info.ty(prog.body));
     if !cx.changed {
         return None;
     }
@@ -153,6 +161,32 @@ impl Cx<'_> {
         }
     }
 
+    /// A result that is a view of the inputs (`transpose m`, not a parameter itself) is their
+    /// copy: `map (λr. map (λx. x) r) (transpose m)` for a matrix, so the rules that tile a copy
+    /// see it; the back end's own copy of a view result is one work-item a row.
+    fn copied_view(&mut self, e: T, ty: &Type) -> T {
+        fn copy(cx: &mut Cx, e: T, ty: &Type, span: Span) -> T {
+            let Type::Array(el, _) = ty else { return e };
+            let x = cx.fresh("x", span);
+            let inner = copy(cx, t(N::Var(x), span), el, span);
+            let f = t(N::Lambda(vec![x], Box::new(inner)), span);
+            t(N::Prim(Prim::Map(ir::MapKind::Plain), vec![f, e]), span)
+        }
+        let scalars = |mut ty: &Type| loop {
+            match ty {
+                Type::Array(el, _) => ty = el,
+                Type::Scalar(_) | Type::Vector(..) => return true,
+                _ => return false,
+            }
+        };
+        if !is_view(&e) || matches!(e.n, N::Var(_)) || !matches!(ty, Type::Array(..)) || !scalars(ty) {
+            return e;
+        }
+        self.changed = true;
+        let span = e.span;
+        copy(self, e, ty, span)
+    }
+
     /// Normalises bottom-up; `host` while no lambda encloses `e`.
     fn norm(&mut self, e: T, host: bool) -> T {
         let span = e.span;
@@ -206,6 +240,10 @@ impl Cx<'_> {
             }
             N::Prim(Prim::Map(ir::MapKind::Plain), mut args) => {
                 let k = ir::MapKind::Plain;
+                // map (λt. B) (zip (map f a) …) = map (λu. B[f (get #0 u)…]) (zip a …)
+                if let Some(e) = self.zip_of_maps(&args[0], &args[1]) {
+                    return self.rewrite(e, host);
+                }
                 // map (λs. s) X = X, X computed (a copy of a view is what a program that
                 // copies, a transpose, asks for)
                 if let N::Lambda(ps, b) = &args[0].n {
@@ -553,7 +591,8 @@ fn neutral(op: Op, z: &T) -> bool {
 }
 
 /// For `reduce f z (join (map (λc. reduce f' z' c) (split k xs)))` with `f` and `f'` one
-/// associative operator, `z` and `z'` one neutral literal: `xs`.
+/// associative operator, `z` and `z'` one neutral literal: `xs`; for an inner `reduce f' z'
+/// (map g c)`: `map g xs`.
 fn two_level(args: &[T]) -> Option<T> {
     let (f, z, x) = (&args[0], &args[1], &args[2]);
     let op = operator(f)?;
@@ -571,8 +610,27 @@ fn two_level(args: &[T]) -> Option<T> {
     let N::Prim(Prim::Reduce(ir::ReduceKind::Plain), inner) = &body.n else {
         return None;
     };
-    let chunk = matches!(inner[2].n, N::Var(c) if cs.len() == 1 && c == cs[0]);
-    (chunk && operator(&inner[0]) == Some(op) && same_lit(&inner[1], z)).then(|| s[0].clone())
+    if cs.len() != 1 || operator(&inner[0]) != Some(op) || !same_lit(&inner[1], z) {
+        return None;
+    }
+    let is_chunk = |e: &T| matches!(e.n, N::Var(c) if c == cs[0]);
+    if is_chunk(&inner[2]) {
+        return Some(s[0].clone());
+    }
+    // each chunk mapped first (`reduce f z (map g c)`, a chunk's partial dot product): the
+    // flat reduction of the mapped elements, `g` reading nothing of the chunk but its element
+    let N::Prim(Prim::Map(ir::MapKind::Plain), gm) = &inner[2].n else {
+        return None;
+    };
+    let mut fv = BTreeSet::new();
+    free_vars(&gm[0], &mut vec![], &mut fv);
+    (is_chunk(&gm[1]) && !fv.contains(&cs[0])).then(|| {
+        let span = inner[2].span;
+        t(
+            N::Prim(Prim::Map(ir::MapKind::Plain), vec![gm[0].clone(), s[0].clone()]),
+            span,
+        )
+    })
 }
 
 fn same_lit(a: &T, b: &T) -> bool {

@@ -17,6 +17,12 @@
 //! floats the sum is reassociated (by column rather than by row), within the interpreter's
 //! float error bounds as the two-level rule is.
 //!
+//! **Rows scaled by a scalar computed from each** (atax as PolyBench's loop writes it: `t =
+//! row · x`, then the rows `t · row` summed): `reduce vadd Z (join (map (λr. map (λs. map (λa.
+//! E[a, s]) r) R) X))` = `let v (join (map (λr. R) X)) (reduce vadd Z (map (λp. map (λa. E[a,
+//! get #1 p]) (get #0 p)) (zip X v)))`, which is then put in column form as above: the
+//! scalars are computed once, a kernel of their own, as a vector the columns read.
+//!
 //! Why: as written, the reduction's operator is a function of arrays, which no reduction rule
 //! matches, and the program ran in one work-item; the column form is what the column-block
 //! rules (`col-reduce-*`) and the matrix rules read.
@@ -58,6 +64,12 @@ impl Cx<'_> {
                     self.changed = true;
                     return cols;
                 }
+                if let Some((v, value, red)) = self.row_scalars(&a[1]) {
+                    if let Some(cols) = self.columns(&red) {
+                        self.changed = true;
+                        return t(N::Let(ir::LetKind::Let, v, Box::new(value), Box::new(cols)), span);
+                    }
+                }
             }
         }
         // join (map (λx. reduce vadd Z rows(x)) X)
@@ -73,6 +85,94 @@ impl Cx<'_> {
             }
         }
         e
+    }
+
+    /// For `reduce vadd Z (join (map (λr. map (λs. let t s (map (λa. E[a, t]) r)) R) X))`
+    /// (each row scaled by a scalar `R` computes from it, `at 0` lifted by `norm`): the
+    /// scalars as a vector `v = join (map (λr. R) X)` and the reduction over `map (λp. map
+    /// (λa. E[a, get #1 p]) (get #0 p)) (zip X v)`, the form `columns` reads.
+    fn row_scalars(&mut self, e: &T) -> Option<(VarId, T, T)> {
+        let span = e.span;
+        let N::Prim(Prim::Reduce(ir::ReduceKind::Plain), a) = &e.n else {
+            return None;
+        };
+        elementwise(&a[0])?;
+        let N::Prim(Prim::Join, j) = &a[2].n else { return None };
+        let N::Prim(Prim::Map(ir::MapKind::Plain), m) = &j[0].n else {
+            return None;
+        };
+        let N::Lambda(rs, inner) = &m[0].n else { return None };
+        let N::Prim(Prim::Map(ir::MapKind::Plain), im) = &inner.n else {
+            return None;
+        };
+        let N::Lambda(ss, b) = &im[0].n else { return None };
+        if rs.len() != 1 || ss.len() != 1 || !super::one_element(&im[1]) {
+            return None;
+        }
+        let (r, s) = (rs[0], ss[0]);
+        let (scalar, scaled) = match &b.n {
+            N::Let(ir::LetKind::Let, tv, val, body) if matches!(val.n, N::Var(x) if x == s) => (*tv, &**body),
+            _ => (s, &**b),
+        };
+        let N::Prim(Prim::Map(ir::MapKind::Plain), em) = &scaled.n else {
+            return None;
+        };
+        let N::Lambda(els, elem) = &em[0].n else { return None };
+        let mut fv = BTreeSet::new();
+        free_vars(elem, &mut vec![], &mut fv);
+        if els.len() != 1
+            || !matches!(em[1].n, N::Var(x) if x == r)
+            || fv.contains(&r)
+            || fv.contains(&s) && scalar != s
+        {
+            return None;
+        }
+        let v = self.fresh("scalars", span);
+        let p = self.fresh("row", span);
+        let var = |x: VarId| t(N::Var(x), span);
+        let get = |k: u8| t(N::Op(Op::Get(k), vec![var(p)]), span);
+        let elem = super::subst((**elem).clone(), scalar, &get(1));
+        let rows = t(
+            N::Prim(
+                Prim::Map(ir::MapKind::Plain),
+                vec![
+                    t(
+                        N::Lambda(
+                            vec![p],
+                            Box::new(t(
+                                N::Prim(
+                                    Prim::Map(ir::MapKind::Plain),
+                                    vec![t(N::Lambda(els.clone(), Box::new(elem)), span), get(0)],
+                                ),
+                                span,
+                            )),
+                        ),
+                        span,
+                    ),
+                    t(N::Prim(Prim::Zip, vec![m[1].clone(), var(v)]), span),
+                ],
+            ),
+            span,
+        );
+        let scalars = t(N::Lambda(vec![r], Box::new(im[1].clone())), span);
+        let value = t(
+            N::Prim(
+                Prim::Join,
+                vec![t(
+                    N::Prim(Prim::Map(ir::MapKind::Plain), vec![scalars, m[1].clone()]),
+                    span,
+                )],
+            ),
+            span,
+        );
+        let red = t(
+            N::Prim(
+                Prim::Reduce(ir::ReduceKind::Plain),
+                vec![a[0].clone(), a[1].clone(), rows],
+            ),
+            span,
+        );
+        Some((v, value, red))
     }
 
     /// For `reduce vadd Z rows` as in the module doc: `join (map (λc. reduce ⊕ z X(c))

@@ -1,9 +1,9 @@
 //! Normalisation of a map over an index array into a map over the arrays it indexes.
 //!
-//! **Index array** (`a₁ … a_k` the arrays read at the index, `k ≤ 2`):
+//! **Index array** (`a₁ … a_k` the arrays read at the index, `k ≤ 3`):
 //!
 //! `map (λi. B[at i a₁, …]) (generate n (λj. j))` = `map (λt. B[t]) a₁` (one array) or
-//! `map (λt. B[get #0 t, get #1 t]) (zip a₁ a₂)` (two).
+//! `map (λt. B[get #0 t, get #1 t, …]) (zip a₁ a₂ …)` (two or three).
 //!
 //! Side conditions: every use of `i` in `B` is such an `at i aₘ`; each `aₘ` reads neither `i`
 //! nor a variable bound inside `B` (it is one array for every `i`), and its type is an array
@@ -13,6 +13,19 @@
 //! read to the rules: no rule fuses it, vectorises it or splits it into work-group chunks, so
 //! the index forms ran at a fraction of the speed of their zip forms. The pass runs before the
 //! other equalities, which then see the zip form (a dot product of `at 0` inside it included).
+//!
+//! **Column gather** (`j` a variable bound outside the map, `X` a matrix):
+//!
+//! `map (λr. B[at j r]) X` = `map (λc. B[c]) (at j (transpose X))`, and for a zip,
+//! `map (λr. B[at j (get #k r)]) (zip … X_k …)` = `map (λr. B[get #k r]) (zip … (at j
+//! (transpose X_k)) …)`.
+//!
+//! Side conditions: every read of `r` (of its component `k`) is such an `at j`. Why: the
+//! element `j` of every row is column `j`, which the rules read as a column (a tiled transpose,
+//! a column-block reduction) while `at j` of each row is a gather; with the index array above
+//! (run bottom-up, so the inner map is a column map before the outer map over `j` is looked
+//! at), `map (λj. map (λr. at j r) m) (generate n (λj. j))` is the copy `map (λc. map (λx. x)
+//! c) (transpose m)`, and a product written with three index arrays is `mm` over `transpose B`.
 
 use super::{free_vars, same, t, Cx, N, T};
 use ir::{Op, Prim, Type, VarId};
@@ -35,7 +48,69 @@ impl Cx<'_> {
             n => n,
         };
         let e = t(n, span);
-        self.over_indexed(&e).unwrap_or(e)
+        let e = self.over_indexed(&e).unwrap_or(e);
+        self.column_gather(&e).unwrap_or(e)
+    }
+
+    /// `map (λr. B[at j r]) X` = `map (λc. B[c]) (at j (transpose X))`, and over a zip,
+    /// `map (λr. B[at j (get #k r)]) (zip … X_k …)` = `map (λr. B[get #k r]) (zip … (at j
+    /// (transpose X_k)) …)` for every component `k` read only at `j`, as in the module doc.
+    fn column_gather(&mut self, e: &T) -> Option<T> {
+        let span = e.span;
+        let N::Prim(Prim::Map(ir::MapKind::Plain), m) = &e.n else {
+            return None;
+        };
+        let N::Lambda(rs, body) = &m[0].n else { return None };
+        if rs.len() != 1 {
+            return None;
+        }
+        let r = rs[0];
+        let j = gather_index(body, r, &mut vec![r])?;
+        let jv = t(N::Var(j), span);
+        let gathered = |x: T| {
+            let tr = t(N::Prim(Prim::Transpose, vec![x]), span);
+            t(N::Op(Op::At, vec![jv.clone(), tr]), span)
+        };
+        let rv = t(N::Var(r), span);
+        if let N::Prim(Prim::Zip, xs) = &m[1].n {
+            let mut body = (**body).clone();
+            let mut xs = xs.clone();
+            let mut any = false;
+            for (k, x) in xs.iter_mut().enumerate() {
+                let get = t(N::Op(Op::Get(k as u8), vec![rv.clone()]), span);
+                let hole = self.fresh("col", span);
+                let b = replace(&body, j, std::slice::from_ref(&get), &[t(N::Var(hole), span)]);
+                if same(&b, &body) || !self.matrix(x) || reads_component(&b, r, k as u8) {
+                    continue;
+                }
+                body = super::subst(b, hole, &get);
+                *x = gathered(x.clone());
+                any = true;
+            }
+            if !any || reads_whole(&body, r) {
+                return None;
+            }
+            self.changed = true;
+            let f = t(N::Lambda(vec![r], Box::new(body)), span);
+            let zip = t(N::Prim(Prim::Zip, xs), span);
+            return Some(t(N::Prim(Prim::Map(ir::MapKind::Plain), vec![f, zip]), span));
+        }
+        if !self.matrix(&m[1]) {
+            return None;
+        }
+        let c = self.fresh("elem", span);
+        let b = replace(body, j, std::slice::from_ref(&rv), &[t(N::Var(c), span)]);
+        let mut fv = BTreeSet::new();
+        free_vars(&b, &mut vec![], &mut fv);
+        if fv.contains(&r) {
+            return None;
+        }
+        self.changed = true;
+        let f = t(N::Lambda(vec![c], Box::new(b)), span);
+        Some(t(
+            N::Prim(Prim::Map(ir::MapKind::Plain), vec![f, gathered(m[1].clone())]),
+            span,
+        ))
     }
 
     /// `map (λi. B) (generate n (λj. j))` as in the module doc, in zip form.
@@ -57,7 +132,7 @@ impl Cx<'_> {
         }
         let i = is[0];
         let mut arrays = vec![];
-        if !only_at(body, i, &mut vec![], &mut arrays) || arrays.is_empty() || arrays.len() > 2 {
+        if !only_at(body, i, &mut vec![], &mut arrays) || arrays.is_empty() || arrays.len() > 3 {
             return None;
         }
         // each array of length n
@@ -71,7 +146,7 @@ impl Cx<'_> {
         let by: Vec<T> = if arrays.len() == 1 {
             vec![var]
         } else {
-            (0..2u8)
+            (0..arrays.len() as u8)
                 .map(|k| t(N::Op(Op::Get(k), vec![var.clone()]), span))
                 .collect()
         };
@@ -85,6 +160,11 @@ impl Cx<'_> {
         Some(t(N::Prim(Prim::Map(ir::MapKind::Plain), vec![f, over]), span))
     }
 
+    /// Whether `x` is an array of arrays (of known lengths), by its type.
+    fn matrix(&self, x: &T) -> bool {
+        matches!(self.type_of(x), Some(Type::Array(row, _)) if matches!(*row, Type::Array(..)))
+    }
+
     /// The type of a variable, or of `at`/`get` of one, as typeck inferred it.
     fn type_of(&self, e: &T) -> Option<Type> {
         match &e.n {
@@ -95,6 +175,13 @@ impl Cx<'_> {
             },
             N::Op(Op::Get(k), a) => match self.type_of(&a[0])? {
                 Type::Tuple(ts) => ts.get(usize::from(*k)).cloned(),
+                _ => None,
+            },
+            N::Prim(Prim::Transpose, a) => match self.type_of(&a[0])? {
+                Type::Array(row, n) => match *row {
+                    Type::Array(el, m) => Some(Type::Array(Box::new(Type::Array(el, n)), m)),
+                    _ => None,
+                },
                 _ => None,
             },
             _ => None,
@@ -170,4 +257,69 @@ fn replace(e: &T, i: VarId, arrays: &[T], by: &[T]) -> T {
         n => n.clone(),
     };
     t(n, span)
+}
+
+/// The index `j` of the first `at j r` or `at j (get #k r)` in `e` where `j` is a variable
+/// bound outside the map (not in `bound`: `r` and the binders inside its body).
+fn gather_index(e: &T, r: VarId, bound: &mut Vec<VarId>) -> Option<VarId> {
+    if let N::Op(Op::At, a) = &e.n {
+        let of_r = match &a[1].n {
+            N::Var(v) => *v == r,
+            N::Op(Op::Get(_), g) => matches!(g[0].n, N::Var(v) if v == r),
+            _ => false,
+        };
+        if let (N::Var(j), true) = (&a[0].n, of_r) {
+            if !bound.contains(j) {
+                return Some(*j);
+            }
+        }
+    }
+    match &e.n {
+        N::Var(_) | N::Lit(_) => None,
+        N::Lambda(ps, b) => {
+            let n = bound.len();
+            bound.extend(ps);
+            let found = gather_index(b, r, bound);
+            bound.truncate(n);
+            found
+        }
+        N::Prim(_, a) | N::Op(_, a) => a.iter().find_map(|a| gather_index(a, r, bound)),
+        N::If(b) => b.iter().find_map(|a| gather_index(a, r, bound)),
+        N::Let(_, v, val, b) => gather_index(val, r, bound).or_else(|| {
+            bound.push(*v);
+            let found = gather_index(b, r, bound);
+            bound.pop();
+            found
+        }),
+        N::Pack(a) => gather_index(a, r, bound),
+    }
+}
+
+/// Whether `e` reads `get #k r`.
+fn reads_component(e: &T, r: VarId, k: u8) -> bool {
+    if let N::Op(Op::Get(g), a) = &e.n {
+        if *g == k && matches!(a[0].n, N::Var(v) if v == r) {
+            return true;
+        }
+    }
+    children(e).iter().any(|c| reads_component(c, r, k))
+}
+
+/// Whether `e` reads `r` other than through a `get` of it.
+fn reads_whole(e: &T, r: VarId) -> bool {
+    match &e.n {
+        N::Var(v) => *v == r,
+        N::Op(Op::Get(_), a) if matches!(a[0].n, N::Var(_)) => false,
+        _ => children(e).iter().any(|c| reads_whole(c, r)),
+    }
+}
+
+fn children(e: &T) -> Vec<&T> {
+    match &e.n {
+        N::Var(_) | N::Lit(_) => vec![],
+        N::Lambda(_, b) | N::Pack(b) => vec![b],
+        N::Prim(_, a) | N::Op(_, a) => a.iter().collect(),
+        N::If(b) => b.iter().collect(),
+        N::Let(_, _, v, b) => vec![v, b],
+    }
 }

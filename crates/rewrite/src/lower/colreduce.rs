@@ -115,7 +115,7 @@ impl Lowerer<'_> {
         }
         let n = self.len(xs);
         let c = Self::sym_name(&f.kids[0]);
-        let (xt, xc, bind) = self.kernel_arg(xs);
+        let (xt, xc, bind) = self.kernel_arg_whole(xs);
         let [gb, blk, b, parts, q, ch, p, i, partials] =
             ["gb", "blk", "b", "parts", "q", "ch", "p", "i", "partials"].map(|n| self.name(n));
         // a term `reduce f z p` over the `len` partial results bound to `p`
@@ -229,7 +229,7 @@ impl Lowerer<'_> {
         let e3 = self.b.let_(cv, g0, e3);
         self.b.unbind(qv);
         let q_fn = self.b.lambda(vec![qv], e3);
-        let cols = match &bind {
+        let cols = match bind.first() {
             Some((v, _)) => self.b.var(*v),
             None => self.seq(xs).0,
         };

@@ -40,7 +40,7 @@ impl Lowerer<'_> {
         };
         let (h, padded, xc, bind) = match (&x.op, x.kids.first().map(|h| &h.op)) {
             (TOp::Map, Some(TOp::Sym(_))) if guarded.is_some() => {
-                (None, self.guarded_elems(&x.kids[1], &pad), 0.0, None)
+                (None, self.guarded_elems(&x.kids[1], &pad), 0.0, vec![])
             }
             (TOp::Map, Some(TOp::Sym(_))) => {
                 let mut comps = vec![];
@@ -49,7 +49,7 @@ impl Lowerer<'_> {
                     let (zl, _) = self.seq(z);
                     comps.push(self.b.prim(Prim::Pad(A::cst(0), pad.clone()), vec![zl, ct]));
                 }
-                (Some(x.kids[0].clone()), self.b.prim(Prim::Zip, comps), 0.0, None)
+                (Some(x.kids[0].clone()), self.b.prim(Prim::Zip, comps), 0.0, vec![])
             }
             _ => {
                 let (xt, xc, bind) = self.kernel_arg(x);
@@ -102,7 +102,7 @@ impl Lowerer<'_> {
         f: &Rc<Term>,
         z: &Rc<Term>,
         (first, tc): Out,
-        (xc, bind): (f64, Option<(VarId, ExprId)>),
+        (xc, bind): (f64, Vec<(VarId, ExprId)>),
     ) -> Out {
         use arith::ArithExpr as A;
         let gs = g * s;
@@ -212,7 +212,7 @@ impl Lowerer<'_> {
         let first_fn = self.b.lambda(vec![gv], first);
         let first = self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![first_fn, groups]);
         let first = self.b.prim(Prim::Join, vec![first]);
-        let out = self.grid_finish(g, s, f, z, (first, tc), (0.0, None));
+        let out = self.grid_finish(g, s, f, z, (first, tc), (0.0, vec![]));
         if let Some(n) = self.notes.last_mut() {
             n.push_str(&format!(", {w}-lane vector loads"));
         }

@@ -128,6 +128,18 @@ impl Lowerer<'_> {
                 self.b.unbind(x);
                 (self.b.let_(x, v, b), vc + bc)
             }
+            // a view of computed arrays: they are kernels of their own, the view is read where
+            // it is used (bound whole, one work-item would store it)
+            TOp::Let if self.is_view_op(&k[1]) => {
+                let mut binds = vec![];
+                let (view, kc) = self.view_of_kernels(&k[1], &mut binds);
+                let (v, vc) = self.seq(&view);
+                let x = self.b.bind(&Self::sym_name(&k[0]));
+                let (b, bc) = self.host(&k[2]);
+                self.b.unbind(x);
+                let e = self.b.let_(x, v, b);
+                (self.wrap(binds, e), kc + vc + bc)
+            }
             TOp::Let => {
                 let (v, vc) = self.host(&k[1]);
                 let x = self.b.bind(&Self::sym_name(&k[0]));

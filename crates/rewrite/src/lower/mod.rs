@@ -63,9 +63,9 @@ type Out = (ExprId, f64);
 /// the rows' estimated length (`Lowerer::read_rows`).
 type RowsRead<'t> = (&'t Rc<Term>, Option<&'t Rc<Term>>, f64);
 
-/// An array argument of a kernel: its expression, and the earlier kernel's `let` binding when it
-/// is computed (in scope until [`Lowerer::wrap`]).
-type KernelArg = (ExprId, f64, Option<(VarId, ExprId)>);
+/// An array argument of a kernel: its expression, and the earlier kernels' `let` bindings of
+/// the arrays it is computed from (in scope until [`Lowerer::wrap`]).
+type KernelArg = (ExprId, f64, Vec<(VarId, ExprId)>);
 
 fn sym(name: &str) -> Rc<Term> {
     Term::new(TOp::Sym(Symbol::from(name)), vec![], None, None)
@@ -567,26 +567,85 @@ impl Lowerer<'_> {
 
     /// An array argument of a kernel: a `let`-bound earlier kernel when it computes.
     fn kernel_arg(&mut self, x: &Rc<Term>) -> KernelArg {
-        if self.computes(x) {
-            let (v, c) = self.host(x);
-            let p = self.name("tmp");
-            self.notes.push("separate kernel for an intermediate".into());
-            let var = self.b.bind(&p);
-            (self.b.var(var), c, Some((var, v)))
-        } else {
+        if !self.computes(x) {
             let (v, c) = self.seq(x);
-            (v, c, None)
+            return (v, c, vec![]);
+        }
+        // a view of computed arrays (`slide (pad-clamp rows)`, `zip xs ys`): the arrays are the
+        // earlier kernels' and the view is read where the kernel reads it; binding the view
+        // itself would store it, one work-item copying every element
+        if self.is_view_op(x) {
+            let mut binds = vec![];
+            let (view, cost) = self.view_of_kernels(x, &mut binds);
+            let (v, c) = self.seq(&view);
+            return (v, cost + c, binds);
+        }
+        let (_, c, bind) = self.bind_kernel(x);
+        (self.b.var(bind.0), c, vec![bind])
+    }
+
+    /// `x` with each computed array below its views bound by a kernel of its own (`binds`), as
+    /// the variable of that binding; and the kernels' cost.
+    fn view_of_kernels(&mut self, x: &Rc<Term>, binds: &mut Vec<(VarId, ExprId)>) -> (Rc<Term>, f64) {
+        if !self.computes(x) {
+            return (x.clone(), 0.0);
+        }
+        if !self.is_view_op(x) {
+            let (p, c, bind) = self.bind_kernel(x);
+            binds.push(bind);
+            let var = Term::new(
+                TOp::Sym(Symbol::from(p.as_str())),
+                vec![],
+                x.len.clone(),
+                x.inner.clone(),
+            );
+            return (var, c);
+        }
+        let mut cost = 0.0;
+        let mut kids = vec![];
+        for k in &x.kids {
+            let (k, c) = self.view_of_kernels(k, binds);
+            cost += c;
+            kids.push(k);
+        }
+        (Term::new(x.op.clone(), kids, x.len.clone(), x.inner.clone()), cost)
+    }
+
+    /// As `kernel_arg`, a view of computed arrays bound whole (a kernel argument read again
+    /// by a second kernel as the same variable).
+    fn kernel_arg_whole(&mut self, x: &Rc<Term>) -> KernelArg {
+        if !self.computes(x) {
+            let (v, c) = self.seq(x);
+            return (v, c, vec![]);
+        }
+        let (_, c, bind) = self.bind_kernel(x);
+        (self.b.var(bind.0), c, vec![bind])
+    }
+
+    /// The kernels computing `x`, bound to a fresh name (returned, with their cost and binding).
+    fn bind_kernel(&mut self, x: &Rc<Term>) -> (String, f64, (VarId, ExprId)) {
+        let (v, c) = self.host(x);
+        let p = self.name("tmp");
+        self.notes.push("separate kernel for an intermediate".into());
+        let var = self.b.bind(&p);
+        (p, c, (var, v))
+    }
+
+    /// Whether `t` only rearranges its arguments (a layout primitive, or a map of one).
+    fn is_view_op(&self, t: &Term) -> bool {
+        match &t.op {
+            TOp::Split(_) | TOp::Join | TOp::Transpose | TOp::AsVector(_) | TOp::AsScalar => true,
+            TOp::Map => self.reindexes(&t.kids[0]),
+            TOp::Other(s) => LAYOUT.contains(&s.as_str().split(['|', ' ']).next().unwrap_or("")),
+            _ => false,
         }
     }
 
-    fn wrap(&mut self, bind: Option<(VarId, ExprId)>, body: ExprId) -> ExprId {
-        match bind {
-            Some((p, v)) => {
-                self.b.unbind(p);
-                self.b.let_(p, v, body)
-            }
-            None => body,
-        }
+    fn wrap(&mut self, binds: Vec<(VarId, ExprId)>, body: ExprId) -> ExprId {
+        binds.into_iter().rev().fold(body, |body, (p, v)| {
+            self.b.unbind(p);
+            self.b.let_(p, v, body)
+        })
     }
 
     fn is_transpose(&self, t: &Term) -> bool {

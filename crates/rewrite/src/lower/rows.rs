@@ -128,7 +128,7 @@ impl Lowerer<'_> {
                 let as_ = self.b.prim(Prim::Split(arith::ArithExpr::cst(t)), vec![at]);
                 (self.b.prim(Prim::Zip, vec![as_, rs]), ac, abind)
             }
-            None => (rs, 0.0, None),
+            None => (rs, 0.0, vec![]),
         };
         let (c, l, x) = (self.name("chunk"), self.name("l"), self.name("x"));
         let cv = self.b.bind(&c);

@@ -1,0 +1,101 @@
+//! `normalise_zip`: a map over a zip of mapped arrays is one map over the arrays they map, on
+//! at least two formulations of each case (coordinates unzipped then zipped, a vector of dot
+//! products bound with `let` then zipped, rows of gathered elements zipped with their owner).
+
+use rewrite::{encode, normalise};
+
+fn typed(src: &str) -> (ir::Program, typeck::TypeInfo) {
+    let prog = ir::parse(src).unwrap_or_else(|d| panic!("{}\n{src}", d.message));
+    let info = typeck::infer(&prog).unwrap_or_else(|d| panic!("{}\n{src}", d.message));
+    (prog, info)
+}
+
+/// The program as exploration sees it, its binders named canonically.
+fn normal(src: &str) -> String {
+    let (prog, info) = typed(src);
+    let (prog, _) = normalise::normalise(&prog, &info).unwrap_or((prog, info));
+    encode::subtree_text(&prog, &encode::canonical_names(&prog), prog.body)
+}
+
+fn same_normal_form(a: &str, b: &str) {
+    assert_eq!(normal(a), normal(b), "\n{a}\n{b}");
+}
+
+const PTS: &str = "(lift (N) ((array-type (tuple-type float float) N) float) (lambda (pts s) ";
+
+#[test]
+fn a_zip_of_two_maps_of_one_array_is_a_map_over_the_array() {
+    let direct = format!("{PTS}(map (lambda (p) (+ (* s (get #0 p)) (get #1 p))) pts)))");
+    // unzipped with let, then zipped
+    same_normal_form(
+        &format!(
+            "{PTS}(let xs (map (lambda (p) (get #0 p)) pts) (let ys (map (lambda (p) (get #1 p)) pts) \
+             (map (lambda (xy) (+ (* s (get #0 xy)) (get #1 xy))) (zip xs ys))))))"
+        ),
+        &direct,
+    );
+    // inline, the zip the other way round
+    same_normal_form(
+        &format!(
+            "{PTS}(map (lambda (yx) (+ (* s (get #1 yx)) (get #0 yx))) \
+             (zip (map (lambda (q) (get #1 q)) pts) (map (lambda (q) (get #0 q)) pts)))))"
+        ),
+        &direct,
+    );
+    // a component read twice stays an array of its own (it would be computed twice)
+    let twice = format!(
+        "{PTS}(map (lambda (xy) (* (get #0 xy) (+ (get #0 xy) (get #1 xy)))) \
+         (zip (map (lambda (p) (* s (get #0 p))) pts) (map (lambda (p) (get #1 p)) pts)))))"
+    );
+    assert!(normal(&twice).contains("zip"), "{}", normal(&twice));
+}
+
+#[test]
+fn a_vector_of_dot_products_zipped_with_another_is_read_where_it_is_used() {
+    let gemv = "(lift (M N) ((array-type (array-type float N) M) (array-type float N) (array-type float M) float) \
+                (lambda (a x y beta) ";
+    let dot = "(reduce + 0.0f (map (lambda (p) (* (get #0 p) (get #1 p))) (zip r x)))";
+    let at0 =
+        format!("{gemv}(map (lambda (ry) (let r (get #0 ry) (+ (at 0 {dot}) (* beta (get #1 ry))))) (zip a y))))");
+    // the products bound with let, then zipped with y
+    same_normal_form(
+        &format!(
+            "{gemv}(let ax (join (map (lambda (r) {dot}) a)) \
+             (map (lambda (p) (+ (get #0 p) (* beta (get #1 p)))) (zip ax y)))))"
+        ),
+        &at0,
+    );
+    // the products taken `at 0` in a map, zipped inline
+    same_normal_form(
+        &format!(
+            "{gemv}(map (lambda (p) (+ (get #0 p) (* beta (get #1 p)))) (zip (map (lambda (r) (at 0 {dot})) a) y))))"
+        ),
+        &at0,
+    );
+}
+
+#[test]
+fn rows_gathered_first_and_zipped_with_their_owner_are_gathered_where_they_are_read() {
+    let md = "(lift (N M) ((array-type float N) (array-type (array-type int M) N)) (lambda (pos neigh) ";
+    let force = "(reduce + 0.0f (map (lambda (pj) (- pi pj)) ";
+    let direct = format!(
+        "{md}(map (lambda (u) (let pi (get #1 u) (at 0 {force}(map (lambda (j) (at j pos)) (get #0 u))))))) (zip neigh pos))))"
+    );
+    same_normal_form(
+        &format!(
+            "{md}(let npos (map (lambda (row) (map (lambda (j) (at j pos)) row)) neigh) \
+             (map (lambda (np) (let pi (get #1 np) (at 0 {force}(get #0 np)))))) (zip npos pos)))))"
+        ),
+        &direct,
+    );
+    same_normal_form(
+        &format!(
+            "{md}(map (lambda (pn) (let pi (get #0 pn) (at 0 {force}(get #1 pn)))))) \
+             (zip pos (map (lambda (row) (map (lambda (j) (at j pos)) row)) neigh)))))"
+        ),
+        // zip operand order is kept: the direct form over `zip pos neigh`
+        &format!(
+            "{md}(map (lambda (u) (let pi (get #0 u) (at 0 {force}(map (lambda (j) (at j pos)) (get #1 u))))))) (zip pos neigh))))"
+        ),
+    );
+}
