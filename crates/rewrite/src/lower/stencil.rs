@@ -14,6 +14,7 @@
 //! back into the result's rows, as `rules::stencil` writes).
 
 use super::*;
+use crate::cost::stencil;
 use crate::stencil_sizes::StencilTile;
 
 impl Lowerer<'_> {
@@ -147,41 +148,40 @@ impl Lowerer<'_> {
                 "read from global memory"
             }
         ));
-        let cost = self.stencil_cost(&st, t, f, gc);
+        let cost = self.stencil_cost(&st, t, gc);
         (self.wrap(bind, e), xc + cost)
     }
 
     /// The cost of a tiled stencil (see `cost::stencil`).
-    fn stencil_cost(&self, st: &StencilTile, t: &Term, f: &Term, gc: f64) -> f64 {
-        // outputs: the windows along each dimension; `Term` knows two lengths, and a third
-        // dimension is taken as long as the second (a cube, or hotspot3D's 512×512 planes)
-        let (outer, inner) = (self.len(t), self.eval(t.inner.as_ref()));
-        let points = match st.dims {
-            1 => outer,
-            2 => outer * inner,
-            _ => outer * inner * inner,
-        };
+    fn stencil_cost(&self, st: &StencilTile, t: &Term, gc: f64) -> f64 {
+        let points = self.stencil_points(st.dims, t);
         let items = (points / self.lanes).ceil();
         let group = st.group() as f64;
         let under = if group < 64.0 { 2.0 } else { 1.0 };
-        let reads = self.window_reads(st, f);
+        let window = st.window_elems() as f64;
         let per_item = if st.staged {
-            crate::cost::stencil::staged_item(st.tile_elems() as f64 / group, reads)
+            stencil::STAGED_BARRIERS + window * stencil::LOCAL_WINDOW_READ
         } else {
-            crate::cost::stencil::UNSTAGED_ITEM
+            GROUP_END_BARRIER
         };
-        items * (gc * under + per_item) + points * MEM + LAUNCH
+        let traffic = if st.staged {
+            stencil::staged_traffic(st.tile_elems() as f64 / group, window)
+        } else {
+            1.0
+        };
+        items * (gc * under + per_item) + points * MEM * traffic + LAUNCH
     }
 
-    /// The elements of its window each output reads: the `at`s of the function's text, `dims`
-    /// of them per element (`at2`, `at3`), at most the window.
-    fn window_reads(&self, st: &StencilTile, f: &Term) -> f64 {
-        let ats = match &f.op {
-            TOp::Sym(s) => self.leaf_text(s).matches("(at ").count() as i64 / st.dims as i64,
-            _ => 0,
-        };
-        let w = st.window_elems();
-        (if ats > 0 { ats.min(w) } else { w }) as f64
+    /// Outputs of a stencil of `dims` dimensions whose result (or windows) is `t`: `Term`
+    /// knows two lengths, and a third dimension is taken as long as the second (a cube, or
+    /// hotspot3D's 512×512 planes).
+    fn stencil_points(&self, dims: usize, t: &Term) -> f64 {
+        let (outer, inner) = (self.len(t), self.eval(t.inner.as_ref()));
+        match dims {
+            1 => outer,
+            2 => outer * inner,
+            _ => outer * inner * inner,
+        }
     }
 
     /// A tiled stencil inside a work-item: the plain map over the windows, sequential.
