@@ -65,6 +65,9 @@ define_language! {
         // `(stagev c)` = `c`: as `stage`, the block copied as 4-vectors into unpadded local
         // memory (`stage-rows-vec`).
         "stagev" = StageVec(Id),
+        // `(stencil c f x)` = the map of `f` over the windows of `slide` (in 1 to 3 dimensions)
+        // of `x`, computed by work-groups of tiles (`rules::stencil`, `StencilTile` in `c`).
+        "stencil" = Stencil([Id; 3]),
         Num(i64),
         Sym(Symbol),
         Other(Symbol, Vec<Id>),
@@ -153,7 +156,7 @@ pub struct LeafInfo {
     pub data: Data,
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct LiftAnalysis {
     pub leaves: BTreeMap<Symbol, LeafInfo>,
     pub sizes: BTreeMap<String, i64>,
@@ -381,6 +384,8 @@ impl LiftAnalysis {
                     ..Data::default()
                 }
             }
+            // the map it equals (merged with its class), but no fact of its own
+            Lift::Stencil(_) => Data::default(),
             // the map it equals, but no fact that would let other rules look inside
             Lift::ColReduce([_, _, _, f, x]) => {
                 let (f, x) = (d(f), d(x));

@@ -51,6 +51,8 @@ pub enum TOp {
     Tiles(i64, i64),
     /// `Stage` with the block copied as 4-vectors into unpadded local memory.
     StageVec,
+    /// A map over the windows of a stencil, tiled (`stencil_sizes::StencilTile::pack`).
+    Stencil(i64),
 }
 
 /// Hashes an operator by what it means: a symbol by its text, not by egg's interned index,
@@ -135,6 +137,7 @@ impl Term {
             TOp::Tiles(t, 1) => format!("tiles {t}"),
             TOp::Tiles(t, b) => format!("tiles {t} rows {b}"),
             TOp::StageVec => "stagev".into(),
+            TOp::Stencil(c) => format!("stencil {}", crate::stencil_sizes::StencilTile::unpack(*c).name()),
             TOp::Num(n) => return n.to_string(),
             TOp::Sym(s) => return s.to_string(),
             TOp::Other(s) => s.as_str().split('|').next().unwrap_or("").to_string(),
@@ -153,6 +156,7 @@ impl Term {
                     | TOp::GridReduce(..)
                     | TOp::RBlock(_)
                     | TOp::Tiles(..)
+                    | TOp::Stencil(_)
             ) && matches!(k.op, TOp::Num(_))
             {
                 continue;
@@ -194,6 +198,7 @@ fn op_of(n: &Lift, kids: &[Rc<Term>]) -> TOp {
         Lift::RBlock(_) => TOp::RBlock(num(0)),
         Lift::Tiles(_) => TOp::Tiles(num(0), num(1)),
         Lift::StageVec(_) => TOp::StageVec,
+        Lift::Stencil(_) => TOp::Stencil(num(0)),
         Lift::Num(v) => TOp::Num(*v),
         Lift::Sym(s) => TOp::Sym(*s),
         Lift::Other(s, _) => TOp::Other(*s),

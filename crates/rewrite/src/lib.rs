@@ -29,6 +29,7 @@ pub mod normalise;
 mod options;
 pub mod rules;
 pub mod sizes;
+pub mod stencil_sizes;
 
 use egraph::{LiftAnalysis, EG};
 pub use options::Options;
@@ -167,7 +168,8 @@ pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> R
     let normal = opts.normalise.then(|| normalise::normalise(prog, info)).flatten();
     let (prog, info) = normal.as_ref().map_or((prog, info), |(p, i)| (p, i));
     let (eg, root, enc, mut stats) = saturate(prog, info, opts);
-    let terms = extract::top_terms(&eg, root, opts.per_class, opts.per_class * 24, 30);
+    let mut terms = extract::top_terms(&eg, root, opts.per_class, opts.per_class * 24, 30);
+    terms.extend(rules::stencil::stencil_terms(&eg, root, opts, &mut stats));
     // one row a work-item only: a two-row sibling changed n-body's first variant (groups of
     // 128 instead of the 64 timed best on the H200) without a measurement
     let one_row: Vec<(i64, i64)> = rules::reuse_tilings(opts)

@@ -1748,3 +1748,5 @@ fn no_ill_typed_terms(src: &str) {
     let ill_typed: Vec<&String> = ex.stats.rejections.iter().filter(|r| r.starts_with("types:")).collect();
     assert!(ill_typed.is_empty(), "{ill_typed:#?}");
 }
+
+mod stencil;

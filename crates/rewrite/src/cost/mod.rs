@@ -9,6 +9,8 @@
 //! the special forms (local memory, barriers, occupancy) and cite the measurements they were
 //! fitted to (files under `bench/results/`, dated).
 
+pub mod stencil;
+
 use crate::sizes::RegBlockSizes;
 use std::collections::BTreeMap;
 

@@ -12,6 +12,9 @@ impl Lowerer<'_> {
         if let Some(p) = tiled(t) {
             return self.host_tiled(&p);
         }
+        if let TOp::Stencil(c) = t.op {
+            return self.host_stencil(t, c);
+        }
         if let TOp::TTile(tk) = t.op {
             return self.host_ttile(t, tk);
         }

@@ -11,8 +11,8 @@
 //!
 //! Each lowering returns the cost of what it emits (`cost` holds the model's constants and
 //! formulas). The files of this module are one type's methods by the form they lower: `host`
-//! dispatches, `tiled`, `rows`, `workgroup`, `colreduce`, `grid`, `rblock` and `reuse` lower the
-//! forms of the rules of the same names.
+//! dispatches, `tiled`, `rows`, `workgroup`, `colreduce`, `grid`, `rblock`, `reuse` and `stencil`
+//! lower the forms of the rules of the same names.
 
 mod colreduce;
 mod grid;
@@ -20,6 +20,7 @@ mod host;
 mod rblock;
 mod reuse;
 mod rows;
+mod stencil;
 mod tiled;
 mod workgroup;
 
@@ -252,6 +253,7 @@ impl Lowerer<'_> {
             TOp::Let => self.computes(&t.kids[1]) || self.computes(&t.kids[2]),
             // a reduction in one launch computes even over a parameter (`let r (gridreduce … xs)`)
             TOp::Map | TOp::Reduce | TOp::App | TOp::TTile(_) | TOp::ColReduce(..) | TOp::RBlock(_) => true,
+            TOp::Stencil(_) => true,
             TOp::GridReduce(..) | TOp::WgReduce(_) => true,
             TOp::Other(s) => {
                 let head = s.as_str().split(['|', ' ']).next().unwrap_or("");
@@ -479,6 +481,8 @@ impl Lowerer<'_> {
             // inside a work-item there are no work-groups: the plain product
             TOp::RBlock(c) if c & crate::sizes::RBLOCK_ROWS != 0 => self.seq(&rblock_rows_as_map(t)),
             TOp::RBlock(_) => self.seq(&rblock_as_map(t)),
+            // inside a work-item there are no work-groups: the map over the windows
+            TOp::Stencil(c) => self.seq_stencil(t, *c),
             TOp::Sym(s) => (self.leaf(s), 0.0),
             TOp::Num(n) => (self.b.int(*n), 0.0),
             TOp::Lam | TOp::MapF | TOp::ReduceF | TOp::ReduceFU | TOp::Comp => self.func(t, 1.0),

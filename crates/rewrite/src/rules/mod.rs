@@ -10,7 +10,8 @@
 //! - `workgroups`: cooperative reductions by the work-items of a work-group;
 //! - `reductions`: partial, strided, column-block and one-launch (grid) reductions, unrolling;
 //! - `staging`: copies into local memory (rows, tiles, arrays read whole by every work-item);
-//! - `vectors`: maps and reductions over 4-vectors.
+//! - `vectors`: maps and reductions over 4-vectors;
+//! - `stencil`: overlapped tiling of maps over `slide` windows in 1 to 3 dimensions.
 //!
 //! There are no rules about `filter`: a host loop's filter is left to the back end.
 //!
@@ -22,6 +23,7 @@ pub mod algorithmic;
 pub mod reductions;
 pub mod regblock;
 pub mod staging;
+pub mod stencil;
 pub mod tiling;
 pub mod vectors;
 pub mod workgroups;
@@ -33,6 +35,7 @@ use egg::{Id, Pattern, Rewrite, Subst, Symbol, Var};
 pub use reductions::{col_reduce_rules, grid_reduce_rules, sequential_rules};
 pub use regblock::{batch_reg_block_rules, reg_block_rows_rules};
 pub use staging::{reuse_rules, reuse_tilings};
+pub use stencil::stencil_rules;
 pub use tiling::tiling_rules;
 pub use vectors::grid_reduce_lanes_rules;
 pub use workgroups::{wg_reduce_pad_rules, wg_reduce_rules};

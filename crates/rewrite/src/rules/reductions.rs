@@ -197,6 +197,7 @@ fn body_reductions(eg: &EG, class: Id, seen: &mut Vec<Id>, found: &mut Vec<(Id, 
             | Lift::StageVec(_)
             | Lift::Tiles(_)
             | Lift::RBlock(_)
+            | Lift::Stencil(_)
             | Lift::ColReduce(_)
             | Lift::Num(_)
             | Lift::Sym(_) => {}

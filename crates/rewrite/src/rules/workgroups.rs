@@ -112,6 +112,7 @@ impl WgRows {
                 | Lift::Stage(_)
                 | Lift::StageVec(_)
                 | Lift::Tiles(_)
+                | Lift::Stencil(_)
                 | Lift::ColReduce(_)
                 | Lift::GridReduce(_)
                 | Lift::RBlock(_)

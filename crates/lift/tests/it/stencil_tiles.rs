@@ -1,0 +1,191 @@
+//! The stencil rules (`rewrite::rules::stencil`): every tiled variant that exploration derives
+//! from a stencil (1-D, 2-D and 3-D windows, clamped and constant borders, 3- to 27-point
+//! windows), run as written on OpenCL at sizes its tiles divide, equals the interpreter; the
+//! tiles are found for each formulation, staged in local memory and not; and the kernel of a
+//! staged tile copies it with consecutive work-items.
+
+use crate::{json_close, parse_json};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn repo(p: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(p);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{p}: {e}"))
+}
+
+/// A 1-D 3-point stencil with clamped borders (`examples/stencil3.lisp` written high-level).
+const STENCIL_1D: &str = "(lift (N) ((array-type float N))
+  (lambda (xs) (map (lambda (w) (+ (+ (* 0.25f (at 0 w)) (* 0.5f (at 1 w))) (* 0.25f (at 2 w))))
+                    (slide #3 #1 (pad-clamp #1 #1 xs)))))";
+
+/// A 1-D 5-point stencil, a reduction over its window, zero borders (`pad`).
+const STENCIL_1D_PAD: &str = "(lift (N) ((array-type float N))
+  (lambda (xs) (map (lambda (w) (reduce + 0.0f w)) (slide #5 #1 (pad #2 #2 0.0f xs)))))";
+
+/// A 2-D 5-point Jacobi with zero columns beside each row (`pad`) and clamped rows, where the
+/// suite's borders are clamped both ways.
+const JACOBI_2D_PAD: &str = "
+(define (slide2d s t xss) (map transpose (slide s t (map (lambda (r) (slide s t r)) xss))))
+(define (at2 i j nbh) (at j (at i nbh)))
+(lift (H W) ((array-type (array-type float W) H))
+  (lambda (grid)
+    (map (lambda (row) (map (lambda (nbh)
+           (* 0.2f (+ (+ (+ (+ (at2 0 1 nbh) (at2 1 0 nbh)) (at2 1 1 nbh)) (at2 1 2 nbh)) (at2 2 1 nbh))))
+         row))
+         (slide2d #3 #1 (pad-clamp #1 #1 (map (lambda (r) (pad #1 #1 0.0f r)) grid))))))";
+
+/// Deterministic values in [-1, 1) of `n` elements.
+fn values(n: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((s >> 33) % 1024) as f64 / 512.0 - 1.0
+        })
+        .collect()
+}
+
+/// The JSON of one array parameter of shape `dims` (outermost first), plus scalar or weight
+/// parameters a suite program takes.
+fn data(param: &str, dims: &[usize], extra: &serde_json::Value) -> serde_json::Value {
+    let n: usize = dims.iter().product();
+    let flat = values(n, 7 + n as u64);
+    fn nest(v: &[f64], dims: &[usize]) -> serde_json::Value {
+        if dims.len() == 1 {
+            return v.iter().map(|x| serde_json::json!(x)).collect();
+        }
+        let step = v.len() / dims[0];
+        v.chunks(step).map(|c| nest(c, &dims[1..])).collect()
+    }
+    let mut obj = extra.as_object().cloned().unwrap_or_default();
+    obj.insert(param.to_string(), nest(&flat, dims));
+    serde_json::Value::Object(obj)
+}
+
+/// The variants of `src` at `sizes` whose description says `what` (every variant kept).
+fn variants(src: &str, sizes: &[(&str, i64)], what: &str) -> Vec<rewrite::Variant> {
+    let prog = ir::parse(src).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    let opts = rewrite::Options {
+        sizes: sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        top_k: 64,
+        ..rewrite::Options::default()
+    };
+    let ex = rewrite::explore(&prog, &info, &opts).expect("explores");
+    ex.variants
+        .into_iter()
+        .filter(|v| v.description.contains(what))
+        .collect()
+}
+
+/// `src` (a low-level variant) as written on OpenCL with its sizes built in equals the
+/// interpreter on `data`; `Err` says how not.
+fn equals_interpreter(src: &str, data: &serde_json::Value) -> Result<(), String> {
+    let Some(device) = crate::opencl::device() else {
+        return Ok(());
+    };
+    let typed = lift::compile(src, &lift::Options::types_only()).map_err(|e| e.message())?;
+    let sources = [lift::data::DataSource::Json(data.to_string(), "data.json".into())];
+    let inputs = lift::data::load(&typed.given, &sources, &[]).map_err(|e| e.message)?;
+    let want = lift::run_compiled(&typed, &inputs, &crate::interp_options()).map_err(|e| e.message())?;
+    let opts = lift::Options {
+        sizes: inputs.sizes.clone(),
+        specialise: true,
+        as_written: true,
+        ..lift::Options::default()
+    };
+    let compiled = lift::compile(src, &opts).map_err(|e| e.message())?;
+    let run = lift::RunOptions {
+        device,
+        time: false,
+        interp: false,
+    };
+    let got = lift::run_compiled(&compiled, &inputs, &run).map_err(|e| e.message())?;
+    let (want, got) = (parse_json(&want.json, "interpreter"), parse_json(&got.json, "OpenCL"));
+    if json_close(&want, &got) {
+        Ok(())
+    } else {
+        Err(format!("interpreter {want}\n     OpenCL {got}"))
+    }
+}
+
+/// Every tiled variant of `src` (tiles of `tiles`, each staged and not) equals the interpreter.
+fn tiles_equal_interpreter(src: &str, sizes: &[(&str, i64)], tiles: &[&str], data: &serde_json::Value) {
+    let vs = variants(src, sizes, "stencil tiles of");
+    let mut failures = vec![];
+    for tile in tiles {
+        for staged in ["in local memory", "read from global memory"] {
+            let want = format!("stencil tiles of {tile} outputs, ");
+            let Some(v) = vs
+                .iter()
+                .find(|v| v.description.contains(&want) && v.description.contains(staged))
+            else {
+                failures.push(format!("no variant with tiles of {tile} {staged}"));
+                continue;
+            };
+            if let Err(e) = equals_interpreter(&v.source, data) {
+                failures.push(format!("{}:\n{e}\n{}", v.description, v.source));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn tiled_1d_stencils_equal_the_interpreter() {
+    let d = data("xs", &[1024], &serde_json::json!({}));
+    for src in [STENCIL_1D, STENCIL_1D_PAD] {
+        tiles_equal_interpreter(src, &[("N", 1024)], &["64", "128", "256"], &d);
+    }
+}
+
+#[test]
+fn tiled_2d_stencils_equal_the_interpreter() {
+    let sizes = [("H", 16), ("W", 256)];
+    let d = data("grid", &[16, 256], &serde_json::json!({}));
+    let tiles = ["4x32", "8x32", "2x128", "4x64"];
+    tiles_equal_interpreter(&repo("bench/stencil/jacobi2d_5pt.lisp"), &sizes, &tiles, &d);
+    tiles_equal_interpreter(&repo("bench/stencil/jacobi2d_9pt.lisp"), &sizes, &tiles, &d);
+    tiles_equal_interpreter(JACOBI_2D_PAD, &sizes, &tiles, &d);
+    let weights: Vec<Vec<f64>> = (0..5).map(|i| values(5, 100 + i)).collect();
+    let d = data("img", &[16, 256], &serde_json::json!({ "weights": weights }));
+    tiles_equal_interpreter(&repo("bench/stencil/gaussian.lisp"), &sizes, &tiles, &d);
+}
+
+#[test]
+fn tiled_3d_stencils_equal_the_interpreter() {
+    let sizes = [("X", 128), ("Y", 16), ("Z", 4)];
+    let d = data("grid", &[4, 16, 128], &serde_json::json!({}));
+    let tiles = ["1x8x32", "2x4x32", "1x4x64"];
+    tiles_equal_interpreter(&repo("bench/stencil/jacobi3d_7pt.lisp"), &sizes, &tiles, &d);
+    tiles_equal_interpreter(&repo("bench/stencil/jacobi3d_27pt.lisp"), &sizes, &tiles, &d);
+}
+
+/// The staged 2-D tile's kernel: a work-group of 8×32 copies the 10×34 tile with its halo
+/// into local memory (consecutive work-items along a row), then reads every window there.
+#[test]
+fn a_staged_2d_tile_is_copied_into_local_memory_by_its_work_group() {
+    let vs = variants(
+        &repo("bench/stencil/jacobi2d_5pt.lisp"),
+        &[("H", 8192), ("W", 8192)],
+        "stencil tiles of 8x32 outputs, input tile and halo in local memory",
+    );
+    let v = vs.first().expect("a staged 8x32 variant");
+    let sizes: BTreeMap<String, i64> = [("H", 8192), ("W", 8192)].map(|(k, v)| (k.to_string(), v)).into();
+    let c = lift::compile(
+        &v.source,
+        &lift::Options {
+            sizes,
+            specialise: true,
+            as_written: true,
+            ..lift::Options::default()
+        },
+    )
+    .expect("compiles");
+    let cl = c.text(lift::Emit::Cl).expect("emits");
+    assert!(cl.contains("local float") && cl.contains("[340]"), "{cl}");
+    assert!(cl.contains("reqd_work_group_size(32, 8, 1)"), "{cl}");
+    insta::assert_snapshot!("cl@stencil_tile_jacobi2d_5pt_8x32.lisp", cl);
+}

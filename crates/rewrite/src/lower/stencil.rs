@@ -1,0 +1,208 @@
+//! Tiled stencils (`stencil c f x`, `rules::stencil`): one work-group per tile of outputs, one
+//! work-item per output, the input tile with its halo copied into local memory by the group's
+//! consecutive work-items (or read where it lies, unstaged), and the cost of each.
+//!
+//! The kernel, for two dimensions (`slide2d (a, b) (c, d)` is the user's `slide2d` with windows
+//! `a`, step `b` along rows and `c`, `d` along columns):
+//!
+//! `toGlobal (join (mapWrg1 (λT. map (λz. join z) (transpose (mapWrg0 (λt.
+//!    let l = toLocal (mapLcl1 (λr. mapLcl0 (λe. e) r) t) in
+//!    mapLcl1 (λr. mapLcl0 f r) (slide2d (n1, s1) (n0, s0) l)) T)))
+//!  (slide2d ((u1-1)·s1+n1, u1·s1) ((u0-1)·s0+n0, u0·s0) x)))`
+//!
+//! one level fewer in one dimension and one more in three (the rows of a tile's planes joined
+//! back into the result's rows, as `rules::stencil` writes).
+
+use super::*;
+use crate::cost::stencil;
+use crate::stencil_sizes::StencilTile;
+
+impl Lowerer<'_> {
+    /// `λv. body(v)` with a fresh variable named after `base`.
+    fn lam1(&mut self, base: &str, body: impl FnOnce(&mut Self, ExprId) -> ExprId) -> ExprId {
+        let n = self.name(base);
+        let v = self.b.bind(&n);
+        let e = self.b.var(v);
+        let b = body(self, e);
+        self.b.unbind(v);
+        self.b.lambda(vec![v], b)
+    }
+
+    fn slide(&mut self, (n, s): (i64, i64), x: ExprId) -> ExprId {
+        self.b
+            .prim(Prim::Slide(arith::ArithExpr::cst(n), arith::ArithExpr::cst(s)), vec![x])
+    }
+
+    /// The windows `w[d] = (size, step)` of `x` in `w.len()` dimensions, nested as users write
+    /// `slide2d` and `slide3d` (every window's elements indexed outermost dimension first).
+    fn slide_nd(&mut self, w: &[(i64, i64)], x: ExprId) -> ExprId {
+        match w.len() {
+            1 => self.slide(w[0], x),
+            2 => {
+                let inner = w[1];
+                let f = self.lam1("r", |me, r| me.slide(inner, r));
+                let rows = self.b.prim(Prim::Map(MapKind::Plain), vec![f, x]);
+                let sl = self.slide(w[0], rows);
+                let tr = self.lam1("p", |me, p| me.b.prim(Prim::Transpose, vec![p]));
+                self.b.prim(Prim::Map(MapKind::Plain), vec![tr, sl])
+            }
+            _ => {
+                let rest = [w[1], w[2]];
+                let f = self.lam1("q", |me, q| me.slide_nd(&rest, q));
+                let planes = self.b.prim(Prim::Map(MapKind::Plain), vec![f, x]);
+                let sl = self.slide(w[0], planes);
+                let reorder = self.lam1("w", |me, wv| {
+                    let t = me.b.prim(Prim::Transpose, vec![wv]);
+                    let tr = me.lam1("p", |me, p| me.b.prim(Prim::Transpose, vec![p]));
+                    me.b.prim(Prim::Map(MapKind::Plain), vec![tr, t])
+                });
+                self.b.prim(Prim::Map(MapKind::Plain), vec![reorder, sl])
+            }
+        }
+    }
+
+    /// `mapLcl(d-1) (λ… mapLcl0 g …) x`: `g` over the `d`-dimensional `x`, one work-item each.
+    /// With `joined`, the innermost map's result is joined (`λr. join (map f r)`).
+    fn lcl_nd(&mut self, d: usize, g: ExprId, x: ExprId, joined: bool) -> ExprId {
+        if d == 1 {
+            let m = self.b.prim(Prim::Map(MapKind::Lcl(0)), vec![g, x]);
+            return if joined { self.b.prim(Prim::Join, vec![m]) } else { m };
+        }
+        let inner = self.lam1("r", |me, r| me.lcl_nd(d - 1, g, r, joined));
+        self.b.prim(Prim::Map(MapKind::Lcl((d - 1) as u8)), vec![inner, x])
+    }
+
+    /// `map (λz. join z) (transpose x)`: a row of tiles' results as rows of the result.
+    fn rows_of_tiles(&mut self, x: ExprId) -> ExprId {
+        let t = self.b.prim(Prim::Transpose, vec![x]);
+        let j = self.join_fn();
+        self.b.prim(Prim::Map(MapKind::Plain), vec![j, t])
+    }
+
+    /// The kernel of a tiled stencil (see the module docs) and its cost.
+    pub(super) fn host_stencil(&mut self, t: &Rc<Term>, c: i64) -> Out {
+        let st = StencilTile::unpack(c);
+        let (f, x) = (&t.kids[1], &t.kids[2]);
+        let dims = st.dims;
+        let windows: Vec<(i64, i64)> = (0..dims).map(|d| (st.n[d], st.s[d])).collect();
+        let tiles: Vec<(i64, i64)> = (0..dims).map(|d| (st.extent(d), st.u[d] * st.s[d])).collect();
+        let (xt, xc, bind) = self.kernel_arg(x);
+        let (g, gc) = self.func(f, st.n[0] as f64);
+        let tiled = self.slide_nd(&tiles, xt);
+        // the body of a work-group: its tile of outputs
+        let body = self.lam1("tile", |me, tile| {
+            let src = if st.staged {
+                let id = me.lam1("e", |_, e| e);
+                let copy = me.lcl_nd(dims, id, tile, false);
+                Some(me.b.to(AddressSpace::Local, copy))
+            } else {
+                None
+            };
+            match src {
+                Some(staged) => {
+                    let n = me.name("l");
+                    let lv = me.b.bind(&n);
+                    let le = me.b.var(lv);
+                    let w = me.slide_nd(&windows, le);
+                    let out = me.lcl_nd(dims, g, w, st.joined);
+                    me.b.unbind(lv);
+                    me.b.let_(lv, staged, out)
+                }
+                None => {
+                    let w = me.slide_nd(&windows, tile);
+                    me.lcl_nd(dims, g, w, st.joined)
+                }
+            }
+        });
+        let groups = match dims {
+            1 => self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![body, tiled]),
+            2 => {
+                let row = self.lam1("trow", |me, tr| {
+                    let r = me.b.prim(Prim::Map(MapKind::Wrg(0)), vec![body, tr]);
+                    me.rows_of_tiles(r)
+                });
+                self.b.prim(Prim::Map(MapKind::Wrg(1)), vec![row, tiled])
+            }
+            _ => {
+                let plane = self.lam1("tplane", |me, tp| {
+                    let row = me.lam1("trow", |me, tr| {
+                        let r = me.b.prim(Prim::Map(MapKind::Wrg(0)), vec![body, tr]);
+                        let t = me.b.prim(Prim::Transpose, vec![r]);
+                        let each = me.lam1("a", |me, a| me.rows_of_tiles(a));
+                        me.b.prim(Prim::Map(MapKind::Plain), vec![each, t])
+                    });
+                    let r = me.b.prim(Prim::Map(MapKind::Wrg(1)), vec![row, tp]);
+                    me.rows_of_tiles(r)
+                });
+                self.b.prim(Prim::Map(MapKind::Wrg(2)), vec![plane, tiled])
+            }
+        };
+        let joined = self.b.prim(Prim::Join, vec![groups]);
+        let e = self.b.to(AddressSpace::Global, joined);
+        self.notes.push(format!(
+            "stencil tiles of {} outputs, {}",
+            st.name().trim_end_matches("/global"),
+            if st.staged {
+                "input tile and halo in local memory"
+            } else {
+                "read from global memory"
+            }
+        ));
+        let cost = self.stencil_cost(&st, t, gc);
+        (self.wrap(bind, e), xc + cost)
+    }
+
+    /// The cost of a tiled stencil (see `cost::stencil`).
+    fn stencil_cost(&self, st: &StencilTile, t: &Term, gc: f64) -> f64 {
+        let points = self.stencil_points(st.dims, t);
+        let items = (points / self.lanes).ceil();
+        let group = st.group() as f64;
+        let under = if group < 64.0 { 2.0 } else { 1.0 };
+        let window = st.window_elems() as f64;
+        let per_item = if st.staged {
+            stencil::STAGED_BARRIERS + window * stencil::LOCAL_WINDOW_READ
+        } else {
+            GROUP_END_BARRIER
+        };
+        let traffic = if st.staged {
+            stencil::staged_traffic(st.tile_elems() as f64 / group, window)
+        } else {
+            1.0
+        };
+        items * (gc * under + per_item) + points * MEM * traffic + LAUNCH
+    }
+
+    /// Outputs of a stencil of `dims` dimensions whose result (or windows) is `t`: `Term`
+    /// knows two lengths, and a third dimension is taken as long as the second (a cube, or
+    /// hotspot3D's 512×512 planes).
+    fn stencil_points(&self, dims: usize, t: &Term) -> f64 {
+        let (outer, inner) = (self.len(t), self.eval(t.inner.as_ref()));
+        match dims {
+            1 => outer,
+            2 => outer * inner,
+            _ => outer * inner * inner,
+        }
+    }
+
+    /// A tiled stencil inside a work-item: the plain map over the windows, sequential.
+    pub(super) fn seq_stencil(&mut self, t: &Rc<Term>, c: i64) -> Out {
+        let st = StencilTile::unpack(c);
+        let (f, x) = (&t.kids[1], &t.kids[2]);
+        let windows: Vec<(i64, i64)> = (0..st.dims).map(|d| (st.n[d], st.s[d])).collect();
+        let (xe, xc) = self.seq(x);
+        let (g, gc) = self.func(f, st.n[0] as f64);
+        let w = self.slide_nd(&windows, xe);
+        let e = self.seq_nd(st.dims, g, w, st.joined);
+        let points = self.len(t) * self.eval(t.inner.as_ref()).powi(st.dims as i32 - 1);
+        (e, xc + points * (gc + 1.0))
+    }
+
+    fn seq_nd(&mut self, d: usize, g: ExprId, x: ExprId, joined: bool) -> ExprId {
+        if d == 1 {
+            let m = self.b.prim(Prim::Map(MapKind::Seq), vec![g, x]);
+            return if joined { self.b.prim(Prim::Join, vec![m]) } else { m };
+        }
+        let inner = self.lam1("r", |me, r| me.seq_nd(d - 1, g, r, joined));
+        self.b.prim(Prim::Map(MapKind::Seq), vec![inner, x])
+    }
+}
