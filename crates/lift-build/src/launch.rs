@@ -272,16 +272,17 @@ pub(crate) fn variant_function(
                     result.1.len(),
                 );
             }
-            Role::Output | Role::Temp => {
+            Role::Output | Role::Temp | Role::Scratch => {
                 let _ = writeln!(
                     c,
-                    "    lr_b[{j}] = lr_alloc(ctx, (size_t)({}) * {esz}, \"temporary `{}`\");\n    if (!lr_b[{j}]) goto done;\n    \
+                    "    lr_b[{j}] = {}(ctx, (size_t)({}) * {esz}, \"temporary `{}`\");\n    if (!lr_b[{j}]) goto done;\n    \
                      lr_owned[{j}] = 1;",
+                    if b.role == Role::Scratch { "lr_alloc_zeroed" } else { "lr_alloc" },
                     lengths.c(&b.len)?,
                     b.name
                 );
             }
-            Role::OutputLength | Role::TempLength | Role::Scratch | Role::InputLength(_) => {
+            Role::OutputLength | Role::TempLength | Role::InputLength(_) => {
                 return Err(crate::not_supported("filters (results of run-time length)"))
             }
         }

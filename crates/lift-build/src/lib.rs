@@ -244,12 +244,9 @@ fn plan_of(compiled: &lift_compile::Compiled) -> Result<&codegen_opencl::KernelP
     if !plan.capacities.is_empty()
         || plan.result.lengths.is_some()
         || !plan.length_checks.is_empty()
-        || plan.global_buffers().any(|(_, b)| {
-            matches!(
-                b.role,
-                Role::OutputLength | Role::TempLength | Role::Scratch | Role::InputLength(_)
-            )
-        })
+        || plan
+            .global_buffers()
+            .any(|(_, b)| matches!(b.role, Role::OutputLength | Role::TempLength | Role::InputLength(_)))
     {
         return Err(not_supported("filters (results of run-time length)"));
     }

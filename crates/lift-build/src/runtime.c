@@ -311,6 +311,22 @@ static cl_mem lr_alloc(struct lr_ctx* ctx, size_t bytes, const char* what) {
     return m;
 }
 
+/* A device buffer of zeros (the scratch of a one-pass reduction: its counter and partial sums),
+ * written rather than filled, which Oclgrind would take as uninitialized. */
+static cl_mem lr_alloc_zeroed(struct lr_ctx* ctx, size_t bytes, const char* what) {
+    cl_mem m = lr_alloc(ctx, bytes, what);
+    if (!m || bytes == 0) return m;
+    void* zeros = calloc(1, bytes);
+    cl_int e = zeros ? clEnqueueWriteBuffer(ctx->queue, m, CL_TRUE, 0, bytes, zeros, 0, NULL, NULL) : -6;
+    free(zeros);
+    if (e != CL_SUCCESS) {
+        lr_fail(ctx, "clearing %s (%zu bytes) failed: error %d", what, bytes, (int)e);
+        clReleaseMemObject(m);
+        return NULL;
+    }
+    return m;
+}
+
 /* A device array of `shape` whose contents are not set (a result before its kernels run). */
 static struct lr_array* lr_array_alloc(struct lr_ctx* ctx, int kind, int rank, const int64_t* shape, size_t elem_bytes) {
     size_t n = 1;
