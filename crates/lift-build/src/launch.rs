@@ -246,11 +246,10 @@ pub(crate) fn variant_function(
     // Buffers: inputs are the arguments' memory, the result a new array, the rest temporaries.
     let globals: Vec<(usize, &memalloc::Buffer)> = plan.global_buffers().collect();
     let index: BTreeMap<usize, usize> = globals.iter().enumerate().map(|(j, (i, _))| (*i, j)).collect();
-    let nb = globals.len() + 1;
-    let flag = globals.len();
+    let nb = globals.len().max(1);
     let _ = writeln!(
         c,
-        "    cl_mem lr_b[{nb}] = {{0}};\n    int lr_owned[{nb}] = {{0}};\n    struct lr_array* lr_result = NULL;\n    int lr_rc = \
+        "    cl_mem lr_b[{nb}] = {{0}};\n    size_t lr_bytes[{nb}] = {{0}};\n    int lr_owned[{nb}] = {{0}};\n    struct lr_array* lr_result = NULL;\n    int lr_rc = \
          1;\n    int32_t lr_flag = 0;"
     );
     for (j, (i, b)) in globals.iter().enumerate() {
@@ -275,10 +274,10 @@ pub(crate) fn variant_function(
             Role::Output | Role::Temp | Role::Scratch => {
                 let _ = writeln!(
                     c,
-                    "    lr_b[{j}] = {}(ctx, (size_t)({}) * {esz}, \"temporary `{}`\");\n    if (!lr_b[{j}]) goto done;\n    \
-                     lr_owned[{j}] = 1;",
-                    if b.role == Role::Scratch { "lr_alloc_zeroed" } else { "lr_alloc" },
+                    "    lr_bytes[{j}] = (size_t)({}) * {esz};\n    lr_b[{j}] = {}(ctx, lr_bytes[{j}], \"temporary `{}`\");\n    \
+                     if (!lr_b[{j}]) goto done;\n    lr_owned[{j}] = 1;",
                     lengths.c(&b.len)?,
+                    if b.role == Role::Scratch { "lr_alloc_zeroed" } else { "lr_alloc" },
                     b.name
                 );
             }
@@ -287,18 +286,16 @@ pub(crate) fn variant_function(
             }
         }
     }
-    let _ = writeln!(
-        c,
-        "    lr_b[{flag}] = lr_alloc(ctx, 4, \"the error flag\");\n    if (!lr_b[{flag}]) goto done;\n    lr_owned[{flag}] = \
-         1;\n    if (clEnqueueWriteBuffer(ctx->queue, lr_b[{flag}], CL_TRUE, 0, 4, &lr_flag, 0, NULL, NULL) != \
-         CL_SUCCESS) {{\n        lr_fail(ctx, \"clearing the error flag failed\");\n        goto done;\n    }}"
-    );
+    let checks = plan.uses_error_flag();
+    if checks {
+        let _ = writeln!(c, "    if (lr_flag_clear(ctx)) goto done;");
+    }
     for (ki, k) in plan.kernels.iter().enumerate() {
         let _ = writeln!(c, "    /* {} */\n    {{", k.name);
         for (ai, a) in k.args.iter().enumerate() {
             let (size, value) = match a {
                 KernelArg::Buffer(bi) => ("sizeof(cl_mem)".to_string(), format!("&lr_b[{}]", index[bi])),
-                KernelArg::ErrorFlag => ("sizeof(cl_mem)".to_string(), format!("&lr_b[{flag}]")),
+                KernelArg::ErrorFlag => ("sizeof(cl_mem)".to_string(), "&ctx->flag".to_string()),
                 KernelArg::Local(bi) => {
                     let lb = &plan.memory.buffers[*bi];
                     let bytes = format!("(size_t)({}) * {}", lengths.c(&lb.len)?, elem_bytes(&lb.elem)?);
@@ -340,13 +337,10 @@ pub(crate) fn variant_function(
             global.len()
         );
     }
-    // Reading the flag waits for every launch; a set flag names the failed check.
-    let _ = writeln!(
-        c,
-        "    if (clEnqueueReadBuffer(ctx->queue, lr_b[{flag}], CL_TRUE, 0, 4, &lr_flag, 0, NULL, NULL) != CL_SUCCESS) {{\n        \
-         lr_fail(ctx, \"running the kernels failed\");\n        goto done;\n    }}"
-    );
-    let mut checks = String::new();
+    // Waiting for the launches (reading the flag, where there is one); a set flag names the
+    // failed check.
+    let _ = writeln!(c, "    if (lr_wait(ctx, {}, &lr_flag)) goto done;", i32::from(checks));
+    let mut messages = String::new();
     for (i, _) in plan.checks.iter().enumerate() {
         let what = if plan.division_checks.contains(&i) {
             "integer division by zero"
@@ -354,16 +348,16 @@ pub(crate) fn variant_function(
             "index out of range in `at`"
         };
         let _ = writeln!(
-            checks,
+            messages,
             "        if (lr_flag == {}) lr_fail(ctx, \"{what} (detected on the device)\");",
             i + 1
         );
     }
     let _ = writeln!(
         c,
-        "    if (lr_flag != 0) {{\n        lr_fail(ctx, \"a check failed on the device (flag %d)\", (int)lr_flag);\n{checks}        \
+        "    if (lr_flag != 0) {{\n        lr_fail(ctx, \"a check failed on the device (flag %d)\", (int)lr_flag);\n{messages}        \
          goto done;\n    }}\n    *out = lr_result;\n    lr_result = NULL;\n    lr_rc = 0;\ndone:\n    for (int lr_i = 0; lr_i < {nb}; \
-         lr_i++)\n        if (lr_owned[lr_i] && lr_b[lr_i]) clReleaseMemObject(lr_b[lr_i]);\n    if (lr_result) lr_array_free(lr_result);\n    return \
+         lr_i++)\n        if (lr_owned[lr_i]) lr_release(ctx, lr_b[lr_i], lr_bytes[lr_i]);\n    if (lr_result) lr_array_free(lr_result);\n    return \
          lr_rc;\n}}"
     );
     Ok(())

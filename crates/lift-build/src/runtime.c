@@ -68,6 +68,10 @@ cl_int clReleaseContext(cl_context);
 #define LR_MAX_RANK 4
 #define LR_MAX_DEVICES 64
 #define LR_MAX_VARIANTS 2
+/* Freed device buffers a context keeps for reuse (a result of the same size next call), so that a
+ * loop of calls allocates nothing: at most this many, of at most LR_POOL_BYTES together. */
+#define LR_POOL 16
+#define LR_POOL_BYTES ((size_t)256 << 20)
 
 /* One compiled form of the program: the kernels built for the library's sizes, or the
  * generic ones that take every size as an argument. */
@@ -98,6 +102,13 @@ struct lr_ctx {
      * and a freed handle passed again is an error rather than a use after free. */
     int64_t arrays;
     struct lr_array* live;
+    /* Freed buffers kept for reuse, with their sizes. */
+    cl_mem pool[LR_POOL];
+    size_t pool_bytes[LR_POOL];
+    int npool;
+    size_t pooled;
+    /* The error flag the kernels' checks set, made at the first run that has checks. */
+    cl_mem flag;
     /* The list of live contexts: a freed context passed again is refused. */
     struct lr_ctx* next_ctx;
     char error[4096];
@@ -271,6 +282,8 @@ static int lr_ctx_free(struct lr_ctx* ctx) {
     while (*at && *at != ctx) at = &(*at)->next_ctx;
     if (*at) *at = ctx->next_ctx;
     pthread_mutex_unlock(&lr_contexts_lock);
+    for (int i = 0; i < ctx->npool; i++) clReleaseMemObject(ctx->pool[i]);
+    if (ctx->flag) clReleaseMemObject(ctx->flag);
     for (int v = 0; v < LR_MAX_VARIANTS; v++) {
         for (int k = 0; k < ctx->nkernels[v]; k++) clReleaseKernel(ctx->kernels[v][k]);
         free(ctx->kernels[v]);
@@ -300,8 +313,18 @@ static int lr_leave(struct lr_ctx* ctx, int rc) {
     return rc;
 }
 
-/* A device buffer; OpenCL refuses zero-sized ones, so an empty array takes one byte. */
+/* A device buffer, a pooled one of the same size if there is one; OpenCL refuses zero-sized
+ * ones, so an empty array takes one byte. */
 static cl_mem lr_alloc(struct lr_ctx* ctx, size_t bytes, const char* what) {
+    for (int i = ctx->npool - 1; i >= 0; i--)
+        if (ctx->pool_bytes[i] == bytes) {
+            cl_mem m = ctx->pool[i];
+            ctx->pooled -= bytes;
+            ctx->npool--;
+            ctx->pool[i] = ctx->pool[ctx->npool];
+            ctx->pool_bytes[i] = ctx->pool_bytes[ctx->npool];
+            return m;
+        }
     cl_int e = CL_SUCCESS;
     cl_mem m = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &e);
     if (e != CL_SUCCESS) {
@@ -309,6 +332,20 @@ static cl_mem lr_alloc(struct lr_ctx* ctx, size_t bytes, const char* what) {
         return NULL;
     }
     return m;
+}
+
+/* Gives a buffer back: to the pool while it has room, else to OpenCL. Work enqueued on it still
+ * runs first, as the queue is in order. */
+static void lr_release(struct lr_ctx* ctx, cl_mem m, size_t bytes) {
+    if (!m) return;
+    if (ctx->npool < LR_POOL && ctx->pooled + bytes <= LR_POOL_BYTES) {
+        ctx->pool[ctx->npool] = m;
+        ctx->pool_bytes[ctx->npool] = bytes;
+        ctx->npool++;
+        ctx->pooled += bytes;
+        return;
+    }
+    clReleaseMemObject(m);
 }
 
 /* A device buffer of zeros (the scratch of a one-pass reduction: its counter and partial sums),
@@ -321,7 +358,7 @@ static cl_mem lr_alloc_zeroed(struct lr_ctx* ctx, size_t bytes, const char* what
     free(zeros);
     if (e != CL_SUCCESS) {
         lr_fail(ctx, "clearing %s (%zu bytes) failed: error %d", what, bytes, (int)e);
-        clReleaseMemObject(m);
+        lr_release(ctx, m, bytes);
         return NULL;
     }
     return m;
@@ -354,7 +391,7 @@ static struct lr_array* lr_array_alloc(struct lr_ctx* ctx, int kind, int rank, c
 }
 
 static void lr_array_free(struct lr_array* a) {
-    clReleaseMemObject(a->mem);
+    lr_release(a->ctx, a->mem, a->bytes);
     a->ctx->arrays--;
     if (a->prev) a->prev->next = a->next;
     else a->ctx->live = a->next;
@@ -445,4 +482,29 @@ static int lr_kind_of(struct lr_ctx* ctx, const struct lr_kind* kinds, int nkind
         if (elem && strcmp(kinds[k].elem, elem) == 0 && kinds[k].rank == rank) return k;
     lr_fail(ctx, "this library has no arrays of %s of rank %d (see `<prog>_signature`)", elem ? elem : "(NULL)", rank);
     return -1;
+}
+
+/* Before a run whose kernels have checks: the context's error flag, cleared (not waited for: the
+ * queue is in order, and the zero it copies is static). */
+static const int32_t lr_zero = 0;
+static int lr_flag_clear(struct lr_ctx* ctx) {
+    if (!ctx->flag) ctx->flag = lr_alloc(ctx, 4, "the error flag");
+    if (!ctx->flag) return 1;
+    if (clEnqueueWriteBuffer(ctx->queue, ctx->flag, 0, 0, 4, &lr_zero, 0, NULL, NULL) != CL_SUCCESS) {
+        lr_fail(ctx, "clearing the error flag failed");
+        return 1;
+    }
+    return 0;
+}
+
+/* After the launches: waits for them (reading the flag, where there are checks), so that a run
+ * returns with its result computed and any failure reported. */
+static int lr_wait(struct lr_ctx* ctx, int checks, int32_t* flag) {
+    *flag = 0;
+    cl_int e = checks ? clEnqueueReadBuffer(ctx->queue, ctx->flag, CL_TRUE, 0, 4, flag, 0, NULL, NULL) : clFinish(ctx->queue);
+    if (e != CL_SUCCESS) {
+        lr_fail(ctx, "running the kernels failed: error %d", (int)e);
+        return 1;
+    }
+    return 0;
 }
