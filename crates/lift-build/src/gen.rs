@@ -233,6 +233,13 @@ impl Spec<'_> {
 }
 
 pub(crate) fn generate(spec: &Spec) -> Result<Library, Error> {
+    // The runtime's LR_MAX_VARIANTS: the built sizes', the generic chosen, the generic as written.
+    if spec.variants.is_empty() || spec.variants.len() > 3 {
+        return Err(Error::plain(format!(
+            "internal: a library of {} variants",
+            spec.variants.len()
+        )));
+    }
     let name = spec.name;
     let params = &spec.params;
     let result = &spec.result;
@@ -336,7 +343,10 @@ int64_t {name}_ctx_arrays({name}_ctx* ctx_) {{
     }
     untyped_functions(&mut c, spec);
     for (v, var) in spec.variants.iter().enumerate() {
-        launch::condition_function(&mut c, v, var, params)?;
+        // Only a variant with another after it is tried on its conditions.
+        if v + 1 < spec.variants.len() {
+            launch::condition_function(&mut c, v, var, params)?;
+        }
         launch::variant_function(&mut c, v, var, params, result, &kind_id)?;
     }
     run_function(&mut c, spec, &kind_id);

@@ -184,7 +184,11 @@ static int lr_ok{vi}({}) {{",
         let _ = writeln!(c, "    (void){n};");
     }
     for (_, var_name, p, d) in from {
-        let _ = writeln!(c, "    int64_t {var_name} = {}->shape[{d}];", params[*p].0);
+        let _ = writeln!(
+            c,
+            "    int64_t {var_name} = {}->shape[{d}];\n    (void){var_name};",
+            params[*p].0
+        );
     }
     let mut conds = vec![];
     for check in &var.extra {

@@ -67,7 +67,7 @@ cl_int clReleaseContext(cl_context);
 /* --- context and arrays --- */
 #define LR_MAX_RANK 4
 #define LR_MAX_DEVICES 64
-#define LR_MAX_VARIANTS 2
+#define LR_MAX_VARIANTS 3
 /* Freed device buffers a context keeps for reuse (a result of the same size next call), so that a
  * loop of calls allocates nothing: at most this many, of at most LR_POOL_BYTES together. */
 #define LR_POOL 16
@@ -350,7 +350,7 @@ static void lr_release(struct lr_ctx* ctx, cl_mem m, size_t bytes) {
 
 /* A device buffer of zeros (the scratch of a one-pass reduction: its counter and partial sums),
  * written rather than filled, which Oclgrind would take as uninitialized. */
-static cl_mem lr_alloc_zeroed(struct lr_ctx* ctx, size_t bytes, const char* what) {
+static inline cl_mem lr_alloc_zeroed(struct lr_ctx* ctx, size_t bytes, const char* what) {
     cl_mem m = lr_alloc(ctx, bytes, what);
     if (!m || bytes == 0) return m;
     void* zeros = calloc(1, bytes);
@@ -487,7 +487,7 @@ static int lr_kind_of(struct lr_ctx* ctx, const struct lr_kind* kinds, int nkind
 /* Before a run whose kernels have checks: the context's error flag, cleared (not waited for: the
  * queue is in order, and the zero it copies is static). */
 static const int32_t lr_zero = 0;
-static int lr_flag_clear(struct lr_ctx* ctx) {
+static inline int lr_flag_clear(struct lr_ctx* ctx) {
     if (!ctx->flag) ctx->flag = lr_alloc(ctx, 4, "the error flag");
     if (!ctx->flag) return 1;
     if (clEnqueueWriteBuffer(ctx->queue, ctx->flag, 0, 0, 4, &lr_zero, 0, NULL, NULL) != CL_SUCCESS) {

@@ -126,3 +126,38 @@ fn misuse_of_a_loaded_library_is_an_error_and_threads_share_a_context() {
     drop((xs, theirs, short));
     assert_eq!(ctx.live_arrays(), 0);
 }
+
+#[test]
+fn a_library_picks_built_generic_or_as_written_kernels_by_the_arguments_sizes() {
+    let Some(device) = crate::opencl::device() else { return };
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/hl_matvec.lisp");
+    let opts = BuildOptions {
+        sizes: [("M".to_string(), 4), ("N".to_string(), 256)].into_iter().collect(),
+        ..BuildOptions::default()
+    };
+    let lib = Library::build_file(&path, &opts).expect("builds");
+    let ctx = lib.context(device.as_deref()).expect("a context");
+    // The cost model's generic variant splits rows by 128 (a condition on N): 512 columns run
+    // it, 5 the program as written; 4×256 the kernels built for it.
+    for (m, n, used) in [
+        (4usize, 256usize, "built for M=4, N=256"),
+        (2, 512, "generic kernels (sizes as arguments)"),
+        (3, 5, "the program as written, generic kernels (sizes as arguments)"),
+    ] {
+        let mat: Vec<f32> = (0..m * n).map(|i| (i % 7) as f32 - 3.0).collect();
+        let v: Vec<f32> = (0..n).map(|j| (j % 3) as f32 * 0.5).collect();
+        let a = ctx.array(&mat, &[m, n]).expect("mat");
+        let b = ctx.array(&v, &[n]).expect("v");
+        let r = ctx.run(&[(&a).into(), (&b).into()]).expect("runs");
+        let want: Vec<f32> = (0..m).map(|i| (0..n).map(|j| mat[i * n + j] * v[j]).sum()).collect();
+        let got = r.to_vec::<f32>().expect("values");
+        assert!(
+            got.iter()
+                .zip(&want)
+                .all(|(g, w)| (g - w).abs() <= 1e-4 * (1.0 + w.abs())),
+            "{m}x{n}: {got:?} != {want:?}"
+        );
+        assert!(ctx.used().ends_with(used), "{m}x{n}: {}", ctx.used());
+    }
+    assert!(ctx.used().starts_with("the program as written"));
+}
