@@ -86,6 +86,11 @@ class Program:
         type, and the result is an :class:`Array` (the result must be an array of numbers).
         Raises :class:`Error` on inputs of the wrong dtype or shape, a missing or unknown
         parameter, a device array of another program, or when no device can run it."""
+    def build(self, sizes: Optional[Mapping[str, int]] = None) -> str:
+        """Builds the program's library for device arrays now (else the first device use does),
+        with kernels built for ``sizes`` (as ``lift build --size``; the tuned variant where
+        :meth:`tune` found one) beside the generic ones. Arrays made before belong to the previous
+        library and cannot be passed to this one. Returns which variant the built kernels hold."""
     def to_device(self, x: npt.ArrayLike) -> Array:
         """Copies ``x`` (C-contiguous, or made so) to the program's device. The first call builds
         the program's library (a C compiler is needed, as for ``lift build``)."""

@@ -36,6 +36,13 @@ impl OnDevice {
         self.lock().ctx.as_ref().map(Context::used).unwrap_or_default()
     }
 
+    /// Makes the library anew at the next device use, with kernels built for `sizes`.
+    pub(crate) fn rebuild(&self, sizes: BTreeMap<String, i64>) {
+        let mut st = self.lock();
+        st.tuned = sizes;
+        st.ctx = None;
+    }
+
     /// Records `tune`'s sizes (`N=1024` …) for the library, when it is not made yet.
     pub(crate) fn tuned(&self, sizes: &[String]) {
         let mut st = self.lock();

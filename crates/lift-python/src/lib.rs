@@ -196,6 +196,22 @@ impl Program {
         device::upload(py, &ctx, x)
     }
 
+    /// Builds the program's library for device arrays now (else it is built at the first device
+    /// use), with kernels for `sizes` (as `lift build --size`; their tuned variant where `tune`
+    /// found one) beside the generic ones. Device arrays made before belong to the previous
+    /// library and cannot be passed to this one. Returns which variant the built kernels hold.
+    #[pyo3(signature = (sizes = None))]
+    fn build(&self, py: Python<'_>, sizes: Option<&Bound<'_, PyDict>>) -> PyResult<String> {
+        let sizes = sizes
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| Ok((k.extract::<String>()?, v.extract::<i64>()?)))
+            .collect::<PyResult<std::collections::BTreeMap<_, _>>>()?;
+        self.on_device.rebuild(sizes);
+        let ctx = self.context(py)?;
+        Ok(ctx.library().compiled_as())
+    }
+
     /// Which kernels the last call on device arrays ran: those built for the sizes `tune` was
     /// given, or the generic ones, and which variant of the program ("" before one).
     #[getter]

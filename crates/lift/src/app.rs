@@ -159,6 +159,7 @@ pub struct BuildOptions {
     pub out: Option<PathBuf>,
 }
 
+type Text = unsafe extern "C" fn() -> *const c_char;
 type CtxNew = unsafe extern "C" fn(*const c_char) -> *mut c_void;
 type CtxFn = unsafe extern "C" fn(*mut c_void) -> c_int;
 type CtxStr = unsafe extern "C" fn(*mut c_void) -> *const c_char;
@@ -176,6 +177,7 @@ pub struct Library {
     name: String,
     params: Vec<Param>,
     result: Param,
+    compiled_as: Text,
     ctx_new: CtxNew,
     ctx_free: CtxFn,
     error: CtxStr,
@@ -277,6 +279,7 @@ impl Library {
                 name: name.to_string(),
                 params,
                 result,
+                compiled_as: std::mem::transmute::<*mut c_void, Text>(sym("compiled_as")?),
                 ctx_new: std::mem::transmute::<*mut c_void, CtxNew>(sym("ctx_new")?),
                 ctx_free: std::mem::transmute::<*mut c_void, CtxFn>(sym("ctx_free")?),
                 error: std::mem::transmute::<*mut c_void, CtxStr>(sym("error")?),
@@ -299,6 +302,15 @@ impl Library {
     /// The parameters, in order.
     pub fn params(&self) -> &[Param] {
         &self.params
+    }
+
+    /// What the library's first kernels compute: the variant, and the sizes built in (or that
+    /// they are the generic ones).
+    pub fn compiled_as(&self) -> String {
+        // SAFETY: a NUL-terminated static string of the library.
+        unsafe { CStr::from_ptr((self.compiled_as)()) }
+            .to_string_lossy()
+            .into_owned()
     }
 
     /// The result (`name` is empty).
