@@ -10,6 +10,8 @@
 #   scripts/library-overhead.sh run DIR DEVICE [CALLS] [PYTHON]
 #                                                        the three, CALLS calls each (10000); the
 #                                                        Python column needs PYTHON with `lift`
+#                                                        (and `cc`); it runs on the first GPU, so
+#                                                        DEVICE should be that one
 #
 # Both steps can run on different machines with the same OpenCL loader (the GPU machine has no
 # C compiler need then). The libraries are built without `--device` (the cost model's variant
@@ -45,12 +47,13 @@ run() {
   local dir="$1" device="$2" calls="${3:-10000}" python="${4:-}"
   cd "$dir"
   local hs hm
+  ./handwritten saxpy.spec "$device" 1 | grep '^device:'
   hs=$(./handwritten saxpy.spec "$device" "$calls" | sed -n 's/^per call us: //p')
   hm=$(./handwritten hl_mm.spec "$device" "$calls" | sed -n 's/^per call us: //p')
   local lib; lib=$(./via_library "$device" "$calls")
   local ls lm; ls=$(sed -n 's/^saxpy per call us: //p' <<<"$lib"); lm=$(sed -n 's/^mm per call us: //p' <<<"$lib")
   local ps="—" pm="—" py=""
-  if [ -n "$python" ] && py=$("$python" "$ov/via_python.py" "$repo" "$device" "$calls" 2>&1); then
+  if [ -n "$python" ] && py=$("$python" "$ov/via_python.py" "$repo" "$calls" 2>&1); then
     ps=$(sed -n 's/^saxpy per call us: //p' <<<"$py"); pm=$(sed -n 's/^mm per call us: //p' <<<"$py")
   elif [ -n "$python" ]; then
     echo "python: $py" >&2
@@ -73,5 +76,5 @@ run() {
 case "${1:-}" in
   build) shift; build "$@" ;;
   run) shift; run "$@" ;;
-  *) sed -n '2,17p' "$0"; exit 2 ;;
+  *) sed -n '2,19p' "$0"; exit 2 ;;
 esac

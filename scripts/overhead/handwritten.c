@@ -29,6 +29,7 @@ typedef struct _cl_kernel* cl_kernel;
 typedef struct _cl_event* cl_event;
 cl_int clGetPlatformIDs(cl_uint, cl_platform_id*, cl_uint*);
 cl_int clGetDeviceIDs(cl_platform_id, cl_bitfield, cl_uint, cl_device_id*, cl_uint*);
+cl_int clGetDeviceInfo(cl_device_id, cl_uint, size_t, void*, size_t*);
 cl_context clCreateContext(const intptr_t*, cl_uint, const cl_device_id*, void*, void*, cl_int*);
 cl_command_queue clCreateCommandQueue(cl_context, cl_device_id, cl_bitfield, cl_int*);
 cl_program clCreateProgramWithSource(cl_context, cl_uint, const char**, const size_t*, cl_int*);
@@ -83,6 +84,9 @@ int main(int argc, char** argv) {
     cl_uint nd = 0;
     CHECK("clGetDeviceIDs", pi < np ? clGetDeviceIDs(plats[pi], 0xFFFFFFFF, 64, devs, &nd) : -1);
     if (di >= nd) CHECK("device index", -1);
+    char name[256] = "";
+    clGetDeviceInfo(devs[di], 0x102B /* CL_DEVICE_NAME */, sizeof name - 1, name, NULL);
+    printf("device: %s\n", name);
     cl_int e = 0;
     cl_context ctx = clCreateContext(NULL, 1, &devs[di], NULL, NULL, &e);
     CHECK("clCreateContext", e);

@@ -1,11 +1,19 @@
 //! `lift build`: a compiled program as a C library, `DIR/<prog>.h` and `DIR/lib<prog>.so`.
 //!
 //! The library is generated C alone. [`gen`] writes one C file: the hand-written runtime
-//! (`runtime.c`: OpenCL declarations, the context with its lock and last error, device arrays),
-//! the kernels' OpenCL C as a string literal, and the launch plan as straight-line C, every size
-//! a constant of the sizes the program was built for (`--size`); the header declares the API.
-//! The system C compiler (`$CC`, else `cc`) then builds the `.so`, which needs only the OpenCL
-//! ICD loader (`libOpenCL.so.1`) and libc: building it needs no OpenCL headers.
+//! (`runtime.c`: OpenCL declarations, the context with its lock, last error and pool of freed
+//! buffers, device arrays), each variant's kernels as a string literal, and each variant's launch
+//! plan as straight-line C ([`launch`]); the header declares the API. The system C compiler
+//! (`$CC`, else `cc`) then builds the `.so`, which needs only the OpenCL ICD loader
+//! (`libOpenCL.so.1`) and libc: building it needs no OpenCL headers.
+//!
+//! Variants: with `--size`, the kernels built for those sizes (every length a constant; the
+//! variant `lift tune` found for them on `--device`, else the cost model's). Beside them, when
+//! every size is some argument's dimension, generic kernels that take the sizes as arguments:
+//! the cost model's variant for unknown sizes, and the program as written where that variant
+//! adds conditions on the sizes (a `split #128`) that the arguments do not meet. `<prog>_run`
+//! picks by the arguments' shapes and `<prog>_used` says which ran. Without `--size` only the
+//! generic kernels are built.
 //!
 //! What a library can hold today: a program whose plan is a sequence of kernel launches on one
 //! device, with arrays of scalars as parameters and result. Host sections, filters and tuple
