@@ -227,3 +227,30 @@ def test_device_array_errors_raise():
         other(alpha=1.0, xs=other.to_device(np.ones(8, np.float32)), ys=xs)
     with pytest.raises(lift.Error, match="need the `opencl` backend"):
         lift.load(EXAMPLES / "saxpy.lisp", backend="interp").to_device(np.ones(8, np.float32))
+
+
+def test_threads_share_a_programs_device_context():
+    import threading
+
+    prog = lift.load(EXAMPLES / "saxpy.lisp")
+    results, errors = {}, []
+
+    def work(k):
+        try:
+            # The first calls of all threads race to build the library: one builds, all use it.
+            xs = prog.to_device(np.full(64, k, np.float32))
+            acc = prog.to_device(np.zeros(64, np.float32))
+            for _ in range(20):
+                acc = prog(1.0, xs, acc)
+            results[k] = acc.numpy()
+        except Exception as e:  # reported below, with the thread's number
+            errors.append((k, e))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for k in range(4):
+        np.testing.assert_array_equal(results[k], np.full(64, 20.0 * k, np.float32))

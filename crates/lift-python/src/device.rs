@@ -212,24 +212,24 @@ impl Program {
         if self.interp {
             return Err(err("error: device arrays need the `opencl` backend"));
         }
-        let mut st = self.on_device.lock();
-        if let Some(c) = &st.ctx {
-            return Ok(c.clone());
-        }
-        let opts = lift::app::BuildOptions {
-            sizes: st.tuned.clone(),
-            device: self.device.clone(),
-            out: None,
-        };
-        let name = library_name(&self.name);
-        let ctx = py
-            .allow_threads(|| {
-                let lib = lift::app::Library::build(&name, &self.src, &opts)?;
-                lib.context(self.device.as_deref())
-            })
-            .map_err(|e| err(e.render(&self.name, &self.src)))?;
-        st.ctx = Some(ctx.clone());
-        Ok(ctx)
+        // The lock is taken without the GIL, and held only while it is released: a thread
+        // waiting for it never holds the GIL that the one building needs to return.
+        py.allow_threads(|| {
+            let mut st = self.on_device.lock();
+            if let Some(c) = &st.ctx {
+                return Ok(c.clone());
+            }
+            let opts = lift::app::BuildOptions {
+                sizes: st.tuned.clone(),
+                device: self.device.clone(),
+                out: None,
+            };
+            let lib = lift::app::Library::build(&library_name(&self.name), &self.src, &opts)?;
+            let ctx = lib.context(self.device.as_deref())?;
+            st.ctx = Some(ctx.clone());
+            Ok(ctx)
+        })
+        .map_err(|e: lift::Error| err(e.render(&self.name, &self.src)))
     }
 
     /// A call with device arrays among `inputs`: NumPy arrays are copied to the device, scalars
