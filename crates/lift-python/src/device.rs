@@ -212,8 +212,13 @@ impl Program {
         if self.interp {
             return Err(err("error: device arrays need the `opencl` backend"));
         }
-        // The lock is taken without the GIL, and held only while it is released: a thread
-        // waiting for it never holds the GIL that the one building needs to return.
+        // Once made, the context is taken with the GIL held: whoever holds the lock never waits
+        // for the GIL while holding it (the building below runs without the GIL).
+        if let Some(c) = &self.on_device.lock().ctx {
+            return Ok(c.clone());
+        }
+        // Building takes the lock without the GIL, so a thread waiting for it never holds the
+        // GIL that the one building needs to return.
         py.allow_threads(|| {
             let mut st = self.on_device.lock();
             if let Some(c) = &st.ctx {
