@@ -7,7 +7,7 @@
 #
 #   scripts/library-overhead.sh build DIR [LIFT]        libraries, specs and C programs into DIR
 #                                                        (needs `cc`; LIFT: target/release/lift)
-#   scripts/library-overhead.sh run DIR DEVICE [CALLS] [PYTHON]
+#   scripts/library-overhead.sh run DIR DEVICE [CALLS] [PYTHON]   (DEVICE: `P:D` or part of a name)
 #                                                        the three, CALLS calls each (10000); the
 #                                                        Python column needs PYTHON with `lift`
 #                                                        (and `cc`); it runs on the first GPU, so

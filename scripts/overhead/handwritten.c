@@ -6,7 +6,8 @@
  *
  *   handwritten SPEC DEVICE CALLS    prints `per call us: X` (the median of five timed loops)
  *
- * DEVICE is `P:D` (platform and device index, as `lift devices` prints them). Built with
+ * DEVICE is `P:D` (platform and device index, as `lift devices` prints them) or a part of the
+ * device's name, as the library takes it. Built with
  * `cc -O2 handwritten.c -l:libOpenCL.so.1`: the few OpenCL declarations it needs are below, so no
  * OpenCL headers are needed. */
 #define _POSIX_C_SOURCE 200809L
@@ -74,23 +75,32 @@ int main(int argc, char** argv) {
         fprintf(stderr, "usage: handwritten SPEC DEVICE CALLS\n");
         return 2;
     }
-    unsigned pi = 0, di = 0;
-    sscanf(argv[2], "%u:%u", &pi, &di);
     int calls = atoi(argv[3]);
+    /* The device: `P:D`, or the first whose name contains DEVICE (as the library takes it). */
+    unsigned want_p = 0, want_d = 0;
+    int by_id = sscanf(argv[2], "%u:%u", &want_p, &want_d) == 2;
     cl_platform_id plats[16];
     cl_uint np = 0;
     CHECK("clGetPlatformIDs", clGetPlatformIDs(16, plats, &np));
-    cl_device_id devs[64];
-    cl_uint nd = 0;
-    CHECK("clGetDeviceIDs", pi < np ? clGetDeviceIDs(plats[pi], 0xFFFFFFFF, 64, devs, &nd) : -1);
-    if (di >= nd) CHECK("device index", -1);
+    cl_device_id dev = NULL;
+    for (cl_uint p = 0; p < np && p < 16 && !dev; p++) {
+        cl_device_id devs[64];
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(plats[p], 0xFFFFFFFF, 64, devs, &nd) != 0) continue;
+        for (cl_uint d = 0; d < nd && d < 64 && !dev; d++) {
+            char n[256] = "";
+            clGetDeviceInfo(devs[d], 0x102B /* CL_DEVICE_NAME */, sizeof n - 1, n, NULL);
+            if (by_id ? (p == want_p && d == want_d) : strstr(n, argv[2]) != NULL) dev = devs[d];
+        }
+    }
+    if (!dev) CHECK("finding the device", -1);
     char name[256] = "";
-    clGetDeviceInfo(devs[di], 0x102B /* CL_DEVICE_NAME */, sizeof name - 1, name, NULL);
+    clGetDeviceInfo(dev, 0x102B /* CL_DEVICE_NAME */, sizeof name - 1, name, NULL);
     printf("device: %s\n", name);
     cl_int e = 0;
-    cl_context ctx = clCreateContext(NULL, 1, &devs[di], NULL, NULL, &e);
+    cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &e);
     CHECK("clCreateContext", e);
-    cl_command_queue q = clCreateCommandQueue(ctx, devs[di], 0, &e);
+    cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &e);
     CHECK("clCreateCommandQueue", e);
 
     FILE* spec = fopen(argv[1], "r");
@@ -114,7 +124,7 @@ int main(int argc, char** argv) {
             const char* src = text;
             prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &e);
             CHECK("clCreateProgramWithSource", e);
-            CHECK("clBuildProgram", clBuildProgram(prog, 1, &devs[di], "-cl-std=CL1.2", NULL, NULL));
+            CHECK("clBuildProgram", clBuildProgram(prog, 1, &dev, "-cl-std=CL1.2", NULL, NULL));
         } else if (!strcmp(word, "buffer")) {
             size_t bytes = 0;
             char kind[8];
