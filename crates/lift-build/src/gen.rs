@@ -75,11 +75,11 @@ pub(crate) fn shape_of(ty: &Type, what: &str) -> Result<Shape, Error> {
             let (dims, elem) = memalloc::dims_of(ty);
             let elem = match elem {
                 Type::Scalar(s) if s != Scalar::Bool => s,
-                other => return Err(crate::not_supported(&format!("{what}, an array of {other},"))),
+                other => return Err(crate::not_supported(&format!("{what}, an array of {other}"))),
             };
             if dims.len() > 4 {
                 return Err(crate::not_supported(&format!(
-                    "{what}, an array of rank {},",
+                    "{what}, an array of rank {}",
                     dims.len()
                 )));
             }

@@ -50,19 +50,32 @@ pub fn build(
     let name = library_name(path)?;
     let typed = compile(source, &Options::types_only())?;
     let given = &typed.given;
-    let params: Vec<(String, Shape)> = given
-        .params
-        .iter()
-        .map(|p| {
-            let n = given.var(p.var).name.clone();
-            gen::c_name(&n)?;
-            let s = gen::shape_of(&p.ty, &format!("parameter `{n}`"))?;
-            Ok((n, s))
-        })
-        .collect::<Result<_, Error>>()?;
-    let result = match gen::shape_of(typed.given_info.result(), "the result")? {
-        Shape::Array(k, dims) => (k, dims),
-        Shape::Scalar(_) => return Err(not_supported("a scalar result")),
+    let interface = || -> Result<_, Error> {
+        let params: Vec<(String, Shape)> = given
+            .params
+            .iter()
+            .map(|p| {
+                let n = given.var(p.var).name.clone();
+                gen::c_name(&n)?;
+                let s = gen::shape_of(&p.ty, &format!("parameter `{n}`"))?;
+                Ok((n, s))
+            })
+            .collect::<Result<_, Error>>()?;
+        let result = match gen::shape_of(typed.given_info.result(), "the result")? {
+            Shape::Array(k, dims) => (k, dims),
+            Shape::Scalar(_) => return Err(not_supported("a scalar result")),
+        };
+        Ok((params, result))
+    };
+    let (params, result) = match interface() {
+        Ok(i) => i,
+        // A program refused for its plan (host sections, filters) says so rather than naming
+        // the parameter or result that its plan makes.
+        Err(e) => {
+            let probe = compile(source, &lift_runtime::run_options(given, sizes, None))?;
+            plan_of(&probe)?;
+            return Err(e);
+        }
     };
     // Where the generic kernels read each size: the first argument dimension that is that size.
     let from: Option<Vec<(String, String, usize, usize)>> = given
