@@ -171,3 +171,86 @@ def test_run_with_sizes():
     assert prog.run({"xs": xs}, sizes={"N": 256}).tolist() == [256.0]
     with pytest.raises(lift.Error, match="N is 5 from --size N=5 but 256 from xs"):
         prog.run({"xs": xs}, sizes={"N": 5})
+
+
+def test_device_arrays_chain_without_copies_and_equal_interpreter(tmp_path):
+    prog = lift.load(EXAMPLES / "saxpy.lisp")
+    x = rng.standard_normal(300).astype(np.float32)
+    y = rng.standard_normal(300).astype(np.float32)
+    xs = prog.to_device(x)
+    assert isinstance(xs, lift.Array) and xs.shape == (300,) and xs.dtype == np.float32 and len(xs) == 300
+    # A NumPy argument beside a device array is copied over; the result stays on the device.
+    once = prog(alpha=0.5, xs=xs, ys=y)
+    assert isinstance(once, lift.Array)
+    twice = prog(0.5, xs, once)
+    want = interp(EXAMPLES / "saxpy.lisp", dict(alpha=0.5, xs=x, ys=y), tmp_path)
+    np.testing.assert_array_equal(once.numpy(), np.asarray(want, np.float32))
+    want2 = interp(EXAMPLES / "saxpy.lisp", dict(alpha=0.5, xs=x, ys=np.asarray(want, np.float32)), tmp_path)
+    np.testing.assert_array_equal(np.asarray(twice), np.asarray(want2, np.float32))
+    assert "generic kernels" in prog.used
+
+
+def test_device_arrays_of_a_2d_program():
+    prog = lift.load(EXAMPLES / "hl_mm.lisp")
+    a = rng.standard_normal((16, 8)).astype(np.float32)
+    b = rng.standard_normal((8, 12)).astype(np.float32)
+    c = prog(a=prog.to_device(a), b=prog.to_device(b))
+    assert c.shape == (16, 12)
+    np.testing.assert_allclose(c.numpy(), a @ b, rtol=1e-4, atol=1e-4)
+    # The generic kernels may sum in another order than those `lift run` builds for these sizes.
+    np.testing.assert_allclose(c.numpy(), prog(a=a, b=b), rtol=1e-5, atol=1e-5)
+
+
+def test_tune_then_device_arrays_run_the_tuned_sizes():
+    prog = lift.load(EXAMPLES / "hl_sum.lisp")
+    prog.tune(sizes={"N": 512})
+    ones = prog.to_device(np.ones(512, np.float32))
+    assert prog(ones).numpy().tolist() == [512.0]
+    assert prog.used.endswith("built for N=512")
+    assert prog(prog.to_device(np.ones(100, np.float32))).numpy().tolist() == [100.0]
+    assert "generic kernels" in prog.used
+
+
+def test_device_array_errors_raise():
+    prog = lift.load(EXAMPLES / "saxpy.lisp")
+    xs = prog.to_device(np.ones(8, np.float32))
+    with pytest.raises(lift.Error, match="dtype complex64"):
+        prog.to_device(np.ones(3, np.complex64))
+    with pytest.raises(lift.Error, match=r"argument `ys` has shape \[4\], but the sizes the arguments give \(N=8\) make it \[8\]"):
+        prog(alpha=1.0, xs=xs, ys=np.ones(4, np.float32))
+    with pytest.raises(lift.Error, match="no arrays of f64 of rank 1"):
+        prog(alpha=1.0, xs=xs, ys=np.ones(8, np.float64))
+    with pytest.raises(lift.Error, match="argument `alpha` must be a f32 scalar"):
+        prog(alpha="two", xs=xs, ys=xs)
+    other = lift.load(EXAMPLES / "saxpy.lisp")
+    with pytest.raises(lift.Error, match="another context"):
+        other(alpha=1.0, xs=other.to_device(np.ones(8, np.float32)), ys=xs)
+    with pytest.raises(lift.Error, match="need the `opencl` backend"):
+        lift.load(EXAMPLES / "saxpy.lisp", backend="interp").to_device(np.ones(8, np.float32))
+
+
+def test_threads_share_a_programs_device_context():
+    import threading
+
+    prog = lift.load(EXAMPLES / "saxpy.lisp")
+    results, errors = {}, []
+
+    def work(k):
+        try:
+            # The first calls of all threads race to build the library: one builds, all use it.
+            xs = prog.to_device(np.full(64, k, np.float32))
+            acc = prog.to_device(np.zeros(64, np.float32))
+            for _ in range(20):
+                acc = prog(1.0, xs, acc)
+            results[k] = acc.numpy()
+        except Exception as e:  # reported below, with the thread's number
+            errors.append((k, e))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for k in range(4):
+        np.testing.assert_array_equal(results[k], np.full(64, 20.0 * k, np.float32))

@@ -1,16 +1,17 @@
-//! The generated C of a library: its header and its source (the runtime, the kernels' text and
-//! the launch plan as straight-line C at the sizes the library is built for).
+//! The generated C of a library: its header and its source (the runtime, each variant's kernel
+//! text, its launch plan as straight-line C, and the API functions).
 //!
 //! Every array parameter and the result has a handle type per element type and rank
-//! (`<prog>_f32_1d`); `<prog>_run` checks the handles' context, type and shape against the sizes
-//! built in, binds the buffers, launches the kernels in the plan's order on the context's queue,
-//! and reads the error flag, so a failed `at` check is a message rather than a wrong result.
+//! (`<prog>_f32_1d`). `<prog>_run` checks the handles' context and type, picks the variant (the
+//! kernels built for the library's sizes when the shapes are those, else the generic ones) and
+//! calls its launch function ([`crate::launch`]). The untyped entry points (`<prog>_signature`,
+//! `<prog>_call`, `<prog>_array_*`) are what bindings (`lift::app`, the Python module) load.
 
+use crate::launch::{self, Lengths};
 use arith::ArithExpr;
-use codegen_opencl::{KernelArg, KernelPlan};
-use ir::{Program, Scalar, Type};
+use codegen_opencl::KernelPlan;
+use ir::{Scalar, Type};
 use lift_compile::Error;
-use memalloc::Role;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -24,18 +25,18 @@ pub(crate) struct Library {
 
 /// A handle type: element type and rank.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct Kind {
-    elem: Scalar,
-    rank: usize,
+pub(crate) struct Kind {
+    pub elem: Scalar,
+    pub rank: usize,
 }
 
 impl Kind {
-    fn name(&self, prefix: &str) -> String {
+    pub(crate) fn name(&self, prefix: &str) -> String {
         format!("{prefix}_{}_{}d", suffix(self.elem), self.rank)
     }
 }
 
-fn suffix(s: Scalar) -> &'static str {
+pub(crate) fn suffix(s: Scalar) -> &'static str {
     match s {
         Scalar::Float => "f32",
         Scalar::Double => "f64",
@@ -47,7 +48,7 @@ fn suffix(s: Scalar) -> &'static str {
     }
 }
 
-fn c_type(s: Scalar) -> &'static str {
+pub(crate) fn c_type(s: Scalar) -> &'static str {
     match s {
         Scalar::Float => "float",
         Scalar::Double => "double",
@@ -59,49 +60,38 @@ fn c_type(s: Scalar) -> &'static str {
     }
 }
 
-/// A parameter or the result as the C API sees it.
-enum Shape {
+/// A parameter or the result as the C API sees it: array lengths over the program's sizes.
+pub(crate) enum Shape {
     Scalar(Scalar),
-    Array(Kind, Vec<i64>),
+    Array(Kind, Vec<ArithExpr>),
 }
 
-/// The C form of a program type at the built sizes; arrays of tuples or vectors, and booleans in
-/// arrays (stored as bytes or ints depending on the plan), are refused.
-fn shape_of(ty: &Type, env: &Env, what: &str) -> Result<Shape, Error> {
+/// The C form of a program type; arrays of tuples or vectors, and booleans in arrays (stored as
+/// bytes or ints depending on the plan), are refused.
+pub(crate) fn shape_of(ty: &Type, what: &str) -> Result<Shape, Error> {
     match ty {
         Type::Scalar(s) => Ok(Shape::Scalar(*s)),
         Type::Array(..) => {
             let (dims, elem) = memalloc::dims_of(ty);
             let elem = match elem {
                 Type::Scalar(s) if s != Scalar::Bool => s,
-                other => return Err(crate::not_supported(&format!("{what}, an array of {other},"))),
+                other => return Err(crate::not_supported(&format!("{what}, an array of {other}"))),
             };
             if dims.len() > 4 {
                 return Err(crate::not_supported(&format!(
-                    "{what}, an array of rank {},",
+                    "{what}, an array of rank {}",
                     dims.len()
                 )));
             }
-            let dims = dims.iter().map(|d| env.eval(d)).collect::<Result<Vec<_>, _>>()?;
             Ok(Shape::Array(Kind { elem, rank: dims.len() }, dims))
         }
         other => Err(crate::not_supported(&format!("{what} of type {other}"))),
     }
 }
 
-/// The sizes, by the program's and by the kernels' names.
-struct Env(BTreeMap<String, i64>);
-
-impl Env {
-    fn eval(&self, e: &ArithExpr) -> Result<i64, Error> {
-        e.eval(&|n| self.0.get(n).copied())
-            .map_err(|err| Error::plain(format!("internal: cannot evaluate {e}: {err}")))
-    }
-}
-
 /// Refuses a parameter name that cannot be a C parameter of `<prog>_run`: not an identifier, a
 /// C or C++ keyword, or a name the generated code uses (`ctx`, `out`, the runtime's `lr_`).
-fn c_name(n: &str) -> Result<(), Error> {
+pub(crate) fn c_name(n: &str) -> Result<(), Error> {
     const RESERVED: &[&str] = &[
         "ctx",
         "ctx_",
@@ -175,7 +165,7 @@ fn c_name(n: &str) -> Result<(), Error> {
 }
 
 /// A C string literal of `text`, one source line per line.
-fn c_string(text: &str) -> String {
+pub(crate) fn c_string(text: &str) -> String {
     let mut s = String::new();
     for line in text.split_inclusive('\n') {
         s.push_str("    \"");
@@ -202,48 +192,57 @@ fn c_string(text: &str) -> String {
     s
 }
 
-pub(crate) fn generate(
-    name: &str,
-    prog: &Program,
-    plan: &KernelPlan,
-    sizes: &BTreeMap<String, i64>,
-    chosen: &str,
-) -> Result<Library, Error> {
-    if !plan.capacities.is_empty()
-        || plan.result.lengths.is_some()
-        || !plan.length_checks.is_empty()
-        || plan.global_buffers().any(|(_, b)| {
-            matches!(
-                b.role,
-                Role::OutputLength | Role::TempLength | Role::Scratch | Role::InputLength(_)
-            )
-        })
-    {
-        return Err(crate::not_supported("filters (results of run-time length)"));
+/// One compiled form of the program in the library.
+pub(crate) struct Variant<'a> {
+    pub plan: &'a KernelPlan,
+    /// How its lengths become C: constants of the built sizes, or expressions of the sizes
+    /// read from the arguments' shapes.
+    pub lengths: Lengths,
+    /// The run-time size conditions the generic variant checks (the program's and the chosen
+    /// variant's); the built sizes were checked when the library was built.
+    pub checks: Vec<&'a typeck::SizeCheck>,
+    /// The generic variant's conditions beyond the program's: where they fail, the next
+    /// variant (the program as written, generic) runs instead ([`launch::condition_function`]).
+    pub extra: Vec<&'a typeck::SizeCheck>,
+    /// What `lift` compiled, as `<prog>_used` and `<prog>_compiled_as` say it.
+    pub description: String,
+}
+
+/// What [`generate`] writes a library of.
+pub(crate) struct Spec<'a> {
+    pub name: &'a str,
+    pub params: Vec<(String, Shape)>,
+    pub result: (Kind, Vec<ArithExpr>),
+    /// The sizes built in (empty for a library of generic kernels only).
+    pub built: BTreeMap<String, i64>,
+    /// Variant 0 comes first: the built sizes' when there are any, else the generic one.
+    pub variants: Vec<Variant<'a>>,
+}
+
+impl Spec<'_> {
+    fn has_fixed(&self) -> bool {
+        matches!(self.variants.first().map(|v| &v.lengths), Some(Lengths::Fixed(_)))
     }
-    if plan.result.parts.len() != 1 {
-        return Err(crate::not_supported("a result holding tuples of arrays"));
+
+    /// The first generic variant.
+    fn generic(&self) -> Option<usize> {
+        self.variants
+            .iter()
+            .position(|v| matches!(v.lengths, Lengths::Generic { .. }))
     }
-    let mut env = Env(sizes.clone());
-    for (user, c) in &plan.sizes {
-        if let Some(v) = sizes.get(user) {
-            env.0.insert(c.clone(), *v);
-        }
+}
+
+pub(crate) fn generate(spec: &Spec) -> Result<Library, Error> {
+    // The runtime's LR_MAX_VARIANTS: the built sizes', the generic chosen, the generic as written.
+    if spec.variants.is_empty() || spec.variants.len() > 3 {
+        return Err(Error::plain(format!(
+            "internal: a library of {} variants",
+            spec.variants.len()
+        )));
     }
-    let params: Vec<(String, Shape)> = prog
-        .params
-        .iter()
-        .map(|p| {
-            let n = prog.var(p.var).name.clone();
-            c_name(&n)?;
-            let s = shape_of(&p.ty, &env, &format!("parameter `{n}`"))?;
-            Ok((n, s))
-        })
-        .collect::<Result<_, Error>>()?;
-    let result = match shape_of(&plan.result.ty, &env, "the result")? {
-        Shape::Array(k, dims) => (k, dims),
-        Shape::Scalar(_) => return Err(crate::not_supported("a scalar result")),
-    };
+    let name = spec.name;
+    let params = &spec.params;
+    let result = &spec.result;
     let mut kinds: Vec<Kind> = params
         .iter()
         .filter_map(|(_, s)| match s {
@@ -255,27 +254,151 @@ pub(crate) fn generate(
     kinds.sort();
     kinds.dedup();
     let kind_id = |k: Kind| kinds.iter().position(|x| *x == k).unwrap_or(0);
+    let h = header(spec, &kinds);
 
-    // --- the header ---
+    // --- the source ---
+    let mut c = String::new();
+    let _ = writeln!(c, "/* Generated by `lift build`; see {name}.h. */");
+    c.push_str(RUNTIME);
+    let _ = writeln!(c, "\n#include \"{name}.h\"\n");
+    for (v, var) in spec.variants.iter().enumerate() {
+        let _ = writeln!(c, "static const char lr_source{v}[] =\n{};", c_string(&var.plan.source));
+        let names: Vec<String> = var.plan.kernels.iter().map(|k| format!("\"{}\"", k.name)).collect();
+        let _ = writeln!(
+            c,
+            "static const char* const lr_kernels{v}[] = {{{}}};\n",
+            if names.is_empty() {
+                "\"\"".to_string()
+            } else {
+                names.join(", ")
+            }
+        );
+    }
+    let table: Vec<String> = spec
+        .variants
+        .iter()
+        .enumerate()
+        .map(|(v, var)| {
+            format!(
+                "    {{lr_source{v}, lr_kernels{v}, {}, {}}}",
+                var.plan.kernels.len(),
+                c_string(&var.description).trim()
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        c,
+        "static const struct lr_variant lr_variants[] = {{\n{}\n}};\n",
+        table.join(",\n")
+    );
+    let kind_table: Vec<String> = kinds
+        .iter()
+        .map(|k| format!("{{\"{}\", {}, sizeof({})}}", suffix(k.elem), k.rank, c_type(k.elem)))
+        .collect();
+    let _ = writeln!(
+        c,
+        "static const struct lr_kind lr_kinds[] = {{{}}};\n",
+        kind_table.join(", ")
+    );
+    let _ = writeln!(
+        c,
+        "{name}_ctx* {name}_ctx_new(const char* device) {{\n    return ({name}_ctx*)lr_ctx_new(device, lr_variants, {});\n}}\n",
+        spec.variants.len()
+    );
+    let _ = writeln!(
+        c,
+        "int {name}_ctx_free({name}_ctx* ctx) {{ return lr_ctx_free((struct lr_ctx*)ctx); }}\n"
+    );
+    let _ = writeln!(
+        c,
+        "const char* {name}_error({name}_ctx* ctx) {{\n    if (!ctx) return \"no context (NULL)\";\n    return lr_live((struct lr_ctx*)ctx) ? ((struct \
+         lr_ctx*)ctx)->error : lr_closed;\n}}\n"
+    );
+    let _ = writeln!(
+        c,
+        "const char* {name}_compiled_as(void) {{\n    return lr_variants[0].description;\n}}\n"
+    );
+    let _ = writeln!(
+        c,
+        "const char* {name}_used({name}_ctx* ctx_) {{
+    struct lr_ctx* ctx = (struct lr_ctx*)ctx_;
+    if (!ctx || !lr_live(ctx)) return \"\";
+    pthread_mutex_lock(&ctx->lock);
+    int v = ctx->used;
+    pthread_mutex_unlock(&ctx->lock);
+    return v < 0 ? \"\" : lr_variants[v].description;
+}}
+int64_t {name}_ctx_arrays({name}_ctx* ctx_) {{
+    struct lr_ctx* ctx = (struct lr_ctx*)ctx_;
+    if (!ctx || !lr_live(ctx)) return -1;
+    pthread_mutex_lock(&ctx->lock);
+    int64_t n = ctx->arrays;
+    pthread_mutex_unlock(&ctx->lock);
+    return n;
+}}
+"
+    );
+    for k in &kinds {
+        array_functions(&mut c, name, *k, kind_id(*k));
+    }
+    untyped_functions(&mut c, spec);
+    for (v, var) in spec.variants.iter().enumerate() {
+        // Only a variant with another after it is tried on its conditions.
+        if v + 1 < spec.variants.len() {
+            launch::condition_function(&mut c, v, var, params)?;
+        }
+        launch::variant_function(&mut c, v, var, params, result, &kind_id)?;
+    }
+    run_function(&mut c, spec, &kind_id);
+    Ok(Library { header: h, source: c })
+}
+
+/// The C parameter list of `<prog>_run` after `ctx` and `out`.
+fn run_params(spec: &Spec) -> String {
+    let mut sig = String::new();
+    for (n, s) in &spec.params {
+        match s {
+            Shape::Scalar(sc) => {
+                let _ = write!(sig, ", {} {n}", c_type(*sc));
+            }
+            Shape::Array(k, _) => {
+                let _ = write!(sig, ", const {}* {n}", k.name(spec.name));
+            }
+        }
+    }
+    sig
+}
+
+/// `<elem>:<rank>` of a parameter or the result, as `<prog>_signature` lists them.
+fn abi_type(s: &Shape) -> String {
+    match s {
+        Shape::Scalar(sc) => format!("{}:0", suffix(*sc)),
+        Shape::Array(k, _) => format!("{}:{}", suffix(k.elem), k.rank),
+    }
+}
+
+fn header(spec: &Spec, kinds: &[Kind]) -> String {
+    let name = spec.name;
+    let result = &spec.result;
     let guard = format!("LIFT_{}_H", name.to_uppercase());
     let mut h = String::new();
-    let sizes_text: Vec<String> = sizes.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let built: Vec<String> = spec.built.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let sizes_text = match (built.is_empty(), spec.generic().is_some()) {
+        (true, _) => "sizes given at run time (generic kernels)".to_string(),
+        (false, true) => format!("{} (other sizes run generic kernels)", built.join(", ")),
+        (false, false) => format!("{} only", built.join(", ")),
+    };
     let _ = writeln!(
         h,
-        "/* {name}: a LIFT program as a C library, made by `lift build` for {}.\n * Every function \
+        "/* {name}: a LIFT program as a C library, made by `lift build` for {sizes_text}.\n * Every function \
          but the `new` ones returns 0 on success, else nonzero with the reason in\n * `{name}_error(ctx)`. \
          Calls on one context are serialised by its lock.\n * Compiled as {}. */",
-        if sizes_text.is_empty() {
-            "no sizes".to_string()
-        } else {
-            sizes_text.join(", ")
-        },
-        chosen.replace("*/", "* /")
+        spec.variants[0].description.replace("*/", "* /")
     );
     let _ = writeln!(h, "#ifndef {guard}\n#define {guard}\n#include <stdint.h>");
     let _ = writeln!(h, "#ifdef __cplusplus\nextern \"C\" {{\n#endif\n");
     let _ = writeln!(h, "typedef struct {name}_ctx {name}_ctx;");
-    for k in &kinds {
+    for k in kinds {
         let _ = writeln!(h, "typedef struct {0} {0};", k.name(name));
     }
     let _ = writeln!(
@@ -288,19 +411,31 @@ pub(crate) fn generate(
     let _ = writeln!(h, "{name}_ctx* {name}_ctx_new(const char* device);");
     let _ = writeln!(
         h,
-        "/* What the kernels compute: the program as written, or which variant of it. */\nconst char* \
-         {name}_compiled_as(void);"
+        "/* What the kernels built for the library's sizes compute: the program as written, or which\n * \
+         variant of it. */\nconst char* {name}_compiled_as(void);"
     );
     let _ = writeln!(
         h,
-        "/* Fails while arrays of the context remain. */\nint {name}_ctx_free({name}_ctx* ctx);"
+        "/* Which kernels the last successful `{name}_run` on `ctx` used: those built for the library's\n * sizes, or the \
+         generic ones (every size an argument), and the variant; \"\" before a run. */\nconst char* \
+         {name}_used({name}_ctx* ctx);"
+    );
+    let _ = writeln!(
+        h,
+        "/* Fails while arrays of the context remain. Freeing a context twice is an error, not a crash. */\nint \
+         {name}_ctx_free({name}_ctx* ctx);"
+    );
+    let _ = writeln!(
+        h,
+        "/* How many arrays of the context are live (not freed); -1 for a freed context. */\nint64_t \
+         {name}_ctx_arrays({name}_ctx* ctx);"
     );
     let _ = writeln!(
         h,
         "/* The message of the last failed call, \"\" after a successful one. */\nconst char* \
          {name}_error({name}_ctx* ctx);\n"
     );
-    for k in &kinds {
+    for k in kinds {
         let t = k.name(name);
         let e = c_type(k.elem);
         let dims: Vec<String> = (0..k.rank).map(|i| format!("int64_t n{i}")).collect();
@@ -316,74 +451,46 @@ pub(crate) fn generate(
             r = k.rank
         );
     }
-    let mut sig = format!("int {name}_run({name}_ctx* ctx, {}** out", result.0.name(name));
-    for (n, s) in &params {
-        match s {
-            Shape::Scalar(sc) => {
-                let _ = write!(sig, ", {} {n}", c_type(*sc));
-            }
-            Shape::Array(k, _) => {
-                let _ = write!(sig, ", const {}* {n}", k.name(name));
-            }
-        }
-    }
-    sig.push(')');
-    let shapes: Vec<String> = params
+    let shapes: Vec<String> = spec
+        .params
         .iter()
         .filter_map(|(n, s)| match s {
-            Shape::Array(_, d) => Some(format!("{n}: {d:?}")),
+            Shape::Array(_, d) => {
+                let d: Vec<String> = d.iter().map(ToString::to_string).collect();
+                Some(format!("{n}: [{}]", d.join(", ")))
+            }
             Shape::Scalar(_) => None,
         })
         .collect();
+    let rd: Vec<String> = result.1.iter().map(ToString::to_string).collect();
     let _ = writeln!(
         h,
-        "/* Runs the program; `*out` is a new array of shape {:?} (free it). Array shapes: {}. */\n{sig};",
-        result.1,
-        shapes.join(", ")
+        "/* Runs the program; `*out` is a new array of shape [{}] (free it). Array shapes: {}; the sizes\n * \
+         are read from them, and must agree. */\nint {name}_run({name}_ctx* ctx, {}** out{});",
+        rd.join(", "),
+        shapes.join(", "),
+        result.0.name(name),
+        run_params(spec)
+    );
+    let sig: Vec<String> = spec
+        .params
+        .iter()
+        .map(|(n, s)| format!("{n}:{}", abi_type(s)))
+        .collect();
+    let _ = writeln!(
+        h,
+        "\n/* Untyped entry points, for bindings that load the library (`lift::app`, Python). The signature\n * is \
+         `name:elem:rank ... -> elem:rank`, elem one of f32 f64 i32 u32 i64 u64, rank 0 a scalar; here\n * \"{} -> \
+         {}\". `args[i]` points to parameter i's value (a scalar) or is its array handle. */\nconst char* \
+         {name}_signature(void);\nint {name}_call({name}_ctx* ctx, void** out, void* const* args);\nvoid* \
+         {name}_array_new({name}_ctx* ctx, const char* elem, int rank, const int64_t* shape, const void* data);\nint \
+         {name}_array_values({name}_ctx* ctx, const void* a, void* out);\nconst int64_t* {name}_array_shape({name}_ctx* \
+         ctx, const void* a, int* rank);\nint {name}_array_free({name}_ctx* ctx, void* a);",
+        sig.join(" "),
+        abi_type(&Shape::Array(result.0, result.1.clone()))
     );
     let _ = writeln!(h, "\n#ifdef __cplusplus\n}}\n#endif\n#endif");
-
-    // --- the source ---
-    let mut c = String::new();
-    let _ = writeln!(c, "/* Generated by `lift build`; see {name}.h. */");
-    c.push_str(RUNTIME);
-    let _ = writeln!(c, "\n#include \"{name}.h\"\n");
-    let _ = writeln!(c, "static const char* lr_source =\n{};", c_string(&plan.source));
-    let names: Vec<String> = plan.kernels.iter().map(|k| format!("\"{}\"", k.name)).collect();
-    let _ = writeln!(
-        c,
-        "static const char* const lr_kernels[] = {{{}}};\n",
-        if names.is_empty() {
-            "\"\"".to_string()
-        } else {
-            names.join(", ")
-        }
-    );
-    let _ = writeln!(
-        c,
-        "{name}_ctx* {name}_ctx_new(const char* device) {{\n    return ({name}_ctx*)lr_ctx_new(device, \
-         lr_source, lr_kernels, {});\n}}\n",
-        plan.kernels.len()
-    );
-    let _ = writeln!(
-        c,
-        "int {name}_ctx_free({name}_ctx* ctx) {{ return lr_ctx_free((struct lr_ctx*)ctx); }}\n"
-    );
-    let _ = writeln!(
-        c,
-        "const char* {name}_error({name}_ctx* ctx) {{\n    if (!ctx) return \"no context (NULL)\";\n    return lr_live((struct lr_ctx*)ctx) ? ((struct \
-         lr_ctx*)ctx)->error : lr_closed;\n}}\n"
-    );
-    let _ = writeln!(
-        c,
-        "const char* {name}_compiled_as(void) {{\n    return {};\n}}\n",
-        c_string(chosen).trim()
-    );
-    for k in &kinds {
-        array_functions(&mut c, name, *k, kind_id(*k));
-    }
-    run_function(&mut c, name, &sig, plan, &env, &params, &result, kind_id)?;
-    Ok(Library { header: h, source: c })
+    h
 }
 
 /// `new`, `values`, `shape`, `free` and `raw` of one handle type.
@@ -438,190 +545,206 @@ void* {name}_raw_{s}_{r}d({name}_ctx* ctx_, const {t}* a) {{
     );
 }
 
-/// `<prog>_run`: checks, buffers, the launches in order, the error flag, the result.
-#[allow(clippy::too_many_arguments)]
-fn run_function(
-    c: &mut String,
-    name: &str,
-    sig: &str,
-    plan: &KernelPlan,
-    env: &Env,
-    params: &[(String, Shape)],
-    result: &(Kind, Vec<i64>),
-    kind_id: impl Fn(Kind) -> usize,
-) -> Result<(), Error> {
-    let built: Vec<String> = env
-        .0
+/// The untyped entry points: the signature, `call`, and arrays by element name and rank.
+fn untyped_functions(c: &mut String, spec: &Spec) {
+    let name = spec.name;
+    let sig: Vec<String> = spec
+        .params
         .iter()
-        .filter(|(k, _)| !k.starts_with("v_"))
-        .map(|(k, v)| format!("{k}={v}"))
+        .map(|(n, s)| format!("{n}:{}", abi_type(s)))
         .collect();
-    // The definition names the parameter `ctx_`, so that the runtime's view of it is `ctx`.
-    let def = sig.replacen(&format!("{name}_ctx* ctx,"), &format!("{name}_ctx* ctx_,"), 1);
-    let _ = writeln!(c, "{def} {{\n    struct lr_ctx* ctx = (struct lr_ctx*)ctx_;");
+    let _ = writeln!(
+        c,
+        "const char* {name}_signature(void) {{ return \"{} -> {}\"; }}",
+        sig.join(" "),
+        abi_type(&Shape::Array(spec.result.0, spec.result.1.clone()))
+    );
+    let _ = writeln!(
+        c,
+        "void* {name}_array_new({name}_ctx* ctx_, const char* elem, int rank, const int64_t* shape, const void* data) {{
+    struct lr_ctx* ctx = (struct lr_ctx*)ctx_;
+    if (!ctx || lr_enter(ctx)) return NULL;
+    int k = lr_kind_of(ctx, lr_kinds, {nk}, elem, rank);
+    if (k < 0) {{ lr_leave(ctx, 1); return NULL; }}
+    if (rank > 0 && !shape) {{ lr_fail(ctx, \"the shape is NULL\"); lr_leave(ctx, 1); return NULL; }}
+    struct lr_array* a = lr_array_new(ctx, k, data, rank, shape, lr_kinds[k].elem_bytes);
+    lr_leave(ctx, 0);
+    return a;
+}}
+int {name}_array_values({name}_ctx* ctx_, const void* a, void* out) {{
+    struct lr_ctx* ctx = (struct lr_ctx*)ctx_;
+    if (!ctx || lr_enter(ctx)) return 1;
+    if (lr_check_array(ctx, (const struct lr_array*)a, -1, \"a\")) return lr_leave(ctx, 1);
+    return lr_leave(ctx, lr_array_values(ctx, (const struct lr_array*)a, out));
+}}
+const int64_t* {name}_array_shape({name}_ctx* ctx_, const void* a, int* rank) {{
+    struct lr_ctx* ctx = (struct lr_ctx*)ctx_;
+    if (!ctx || lr_enter(ctx)) return NULL;
+    if (lr_check_array(ctx, (const struct lr_array*)a, -1, \"a\")) {{ lr_leave(ctx, 1); return NULL; }}
+    if (rank) *rank = ((const struct lr_array*)a)->rank;
+    lr_leave(ctx, 0);
+    return ((const struct lr_array*)a)->shape;
+}}
+int {name}_array_free({name}_ctx* ctx_, void* a) {{
+    struct lr_ctx* ctx = (struct lr_ctx*)ctx_;
+    if (!a) return 0;
+    if (!ctx || lr_enter(ctx)) return 1;
+    if (lr_check_array(ctx, (const struct lr_array*)a, -1, \"a\")) return lr_leave(ctx, 1);
+    lr_array_free((struct lr_array*)a);
+    return lr_leave(ctx, 0);
+}}",
+        nk = {
+            let mut kinds: Vec<Kind> = spec
+                .params
+                .iter()
+                .filter_map(|(_, s)| match s {
+                    Shape::Array(k, _) => Some(*k),
+                    Shape::Scalar(_) => None,
+                })
+                .chain([spec.result.0])
+                .collect();
+            kinds.sort();
+            kinds.dedup();
+            kinds.len()
+        }
+    );
+    // `call` unpacks the argument pointers into `<prog>_run`'s typed parameters.
+    let mut unpack = vec![];
+    let mut scalars = vec![];
+    for (i, (_, s)) in spec.params.iter().enumerate() {
+        match s {
+            Shape::Scalar(sc) => {
+                scalars.push(i);
+                unpack.push(format!("*(const {}*)args[{i}]", c_type(*sc)));
+            }
+            Shape::Array(k, _) => unpack.push(format!("(const {}*)args[{i}]", k.name(name))),
+        }
+    }
+    let null_scalar: Vec<String> = scalars.iter().map(|i| format!("!args[{i}]")).collect();
+    let _ = writeln!(
+        c,
+        "int {name}_call({name}_ctx* ctx_, void** out, void* const* args) {{
+    struct lr_ctx* ctx = (struct lr_ctx*)ctx_;
+    if (!args{}) {{
+        if (!ctx || lr_enter(ctx)) return 1;
+        lr_fail(ctx, \"the arguments or a scalar argument's pointer are NULL\");
+        return lr_leave(ctx, 1);
+    }}
+    return {name}_run(ctx_, ({}**)out{});
+}}
+",
+        null_scalar.iter().map(|s| format!(" || {s}")).collect::<String>(),
+        spec.result.0.name(name),
+        unpack.iter().map(|u| format!(", {u}")).collect::<String>()
+    );
+}
+
+/// The arguments of `<prog>_run` passed on to a variant's functions.
+fn call_args(spec: &Spec) -> String {
+    let args: Vec<String> = spec
+        .params
+        .iter()
+        .map(|(n, s)| match s {
+            Shape::Scalar(_) => n.clone(),
+            Shape::Array(..) => format!("(const struct lr_array*){n}"),
+        })
+        .collect();
+    args.join(", ")
+}
+
+/// `<prog>_run`: checks the handles, picks the variant, runs it under the context's lock.
+fn run_function(c: &mut String, spec: &Spec, kind_id: &dyn Fn(Kind) -> usize) {
+    let name = spec.name;
+    let _ = writeln!(
+        c,
+        "int {name}_run({name}_ctx* ctx_, {}** out{}) {{\n    struct lr_ctx* ctx = (struct lr_ctx*)ctx_;",
+        spec.result.0.name(name),
+        run_params(spec)
+    );
     let _ = writeln!(c, "    if (!ctx || lr_enter(ctx)) return 1;");
     let _ = writeln!(
         c,
         "    if (!out) {{ lr_fail(ctx, \"`out` is NULL\"); return lr_leave(ctx, 1); }}\n    *out = NULL;"
     );
-    for (n, s) in params {
-        let Shape::Array(k, dims) = s else { continue };
+    for (n, s) in &spec.params {
+        let Shape::Array(k, _) = s else { continue };
         let _ = writeln!(
             c,
             "    if (lr_check_array(ctx, (const struct lr_array*){n}, {id}, \"{n}\")) return lr_leave(ctx, 1);",
             id = kind_id(*k)
         );
-        let cond: Vec<String> = dims
-            .iter()
-            .enumerate()
-            .map(|(i, d)| format!("((const struct lr_array*){n})->shape[{i}] != {d}"))
-            .collect();
-        let fmt: Vec<&str> = dims.iter().map(|_| "%lld").collect();
-        let vals: Vec<String> = (0..dims.len())
-            .map(|i| format!("(long long)((const struct lr_array*){n})->shape[{i}]"))
-            .collect();
-        let _ = writeln!(
-            c,
-            "    if ({}) {{\n        lr_fail(ctx, \"argument `{n}` has shape [{}], but the library was built for \
-             {dims:?} ({})\", {});\n        return lr_leave(ctx, 1);\n    }}",
-            cond.join(" || "),
-            fmt.join(", "),
-            built.join(", "),
-            vals.join(", ")
-        );
     }
-    // Buffers: inputs are the arguments' memory, the result a new array, the rest temporaries.
-    let globals: Vec<(usize, &memalloc::Buffer)> = plan.global_buffers().collect();
-    let index: BTreeMap<usize, usize> = globals.iter().enumerate().map(|(j, (i, _))| (*i, j)).collect();
-    let nb = globals.len() + 1;
-    let flag = globals.len();
-    let _ = writeln!(
-        c,
-        "    cl_mem lr_b[{nb}] = {{0}};\n    int lr_owned[{nb}] = {{0}};\n    struct lr_array* lr_result = NULL;\n    int lr_rc = \
-         1;\n    int32_t lr_flag = 0;"
-    );
-    for (j, (i, b)) in globals.iter().enumerate() {
-        let esz = elem_bytes(&b.elem)?;
-        let bytes = env.eval(&b.len)? * esz;
-        match b.role {
-            Role::Input(k) => {
-                let (n, _) = &params[k];
-                let _ = writeln!(c, "    lr_b[{j}] = ((const struct lr_array*){n})->mem;");
+    let _ = writeln!(c, "    int lr_v = 0;");
+    if spec.has_fixed() {
+        // Arrays of the built shapes run the kernels built for them; others the generic kernels,
+        // or without them an error naming the built sizes.
+        let built: Vec<String> = spec.built.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let lookup = |n: &str| spec.built.get(n).copied();
+        let mut fits = vec![];
+        let mut refusals = String::new();
+        for (n, s) in &spec.params {
+            let Shape::Array(_, dims) = s else { continue };
+            let dims: Vec<i64> = dims.iter().map(|d| d.eval(&lookup).unwrap_or(-1)).collect();
+            let cond: Vec<String> = dims
+                .iter()
+                .enumerate()
+                .map(|(i, d)| format!("((const struct lr_array*){n})->shape[{i}] != {d}"))
+                .collect();
+            let fmt: Vec<&str> = dims.iter().map(|_| "%lld").collect();
+            let vals: Vec<String> = (0..dims.len())
+                .map(|i| format!("(long long)((const struct lr_array*){n})->shape[{i}]"))
+                .collect();
+            if cond.is_empty() {
+                continue;
             }
-            Role::Output if *i == plan.result.data => {
-                let dims: Vec<String> = result.1.iter().map(i64::to_string).collect();
-                let _ = writeln!(
-                    c,
-                    "    {{\n        int64_t lr_shape[{}] = {{{}}};\n        lr_result = lr_array_alloc(ctx, {}, {}, lr_shape, \
-                     {esz});\n        if (!lr_result) goto done;\n        lr_b[{j}] = lr_result->mem;\n    }}",
-                    result.1.len().max(1),
-                    dims.join(", "),
-                    kind_id(result.0),
-                    result.1.len(),
-                );
+            fits.push(format!("({})", cond.join(" || ")));
+            let _ = writeln!(
+                refusals,
+                "        if ({}) lr_fail(ctx, \"argument `{n}` has shape [{}], but the library was built for {dims:?} ({})\", {});",
+                cond.join(" || "),
+                fmt.join(", "),
+                built.join(", "),
+                vals.join(", ")
+            );
+        }
+        if !fits.is_empty() {
+            let _ = writeln!(c, "    if ({}) {{", fits.join(" || "));
+            match spec.generic() {
+                Some(g) => {
+                    let _ = writeln!(c, "        lr_v = {g};");
+                    if g + 1 < spec.variants.len() {
+                        let _ = writeln!(c, "        if (!lr_ok{g}({})) lr_v = {};", call_args(spec), g + 1);
+                    }
+                }
+                None => {
+                    let _ = writeln!(c, "{refusals}        return lr_leave(ctx, 1);");
+                }
             }
-            Role::Output | Role::Temp => {
-                let _ = writeln!(
-                    c,
-                    "    lr_b[{j}] = lr_alloc(ctx, {bytes}, \"temporary `{}`\");\n    if (!lr_b[{j}]) goto done;\n    \
-                     lr_owned[{j}] = 1;",
-                    b.name
-                );
-            }
-            Role::OutputLength | Role::TempLength | Role::Scratch | Role::InputLength(_) => {
-                return Err(crate::not_supported("filters (results of run-time length)"))
-            }
+            let _ = writeln!(c, "    }}");
         }
     }
+    if !spec.has_fixed() && spec.variants.len() > 1 {
+        let _ = writeln!(c, "    if (!lr_ok0({})) lr_v = 1;", call_args(spec));
+    }
     let _ = writeln!(
         c,
-        "    lr_b[{flag}] = lr_alloc(ctx, 4, \"the error flag\");\n    if (!lr_b[{flag}]) goto done;\n    lr_owned[{flag}] = \
-         1;\n    if (clEnqueueWriteBuffer(ctx->queue, lr_b[{flag}], CL_TRUE, 0, 4, &lr_flag, 0, NULL, NULL) != \
-         CL_SUCCESS) {{\n        lr_fail(ctx, \"clearing the error flag failed\");\n        goto done;\n    }}"
+        "    if (lr_build(ctx, lr_v)) return lr_leave(ctx, 1);\n    int lr_rc = 1;"
     );
-    for (ki, k) in plan.kernels.iter().enumerate() {
-        let _ = writeln!(c, "    /* {} */\n    {{", k.name);
-        for (ai, a) in k.args.iter().enumerate() {
-            let (size, value) = match a {
-                KernelArg::Buffer(bi) => ("sizeof(cl_mem)".to_string(), format!("&lr_b[{}]", index[bi])),
-                KernelArg::ErrorFlag => ("sizeof(cl_mem)".to_string(), format!("&lr_b[{flag}]")),
-                KernelArg::Local(bi) => {
-                    let lb = &plan.memory.buffers[*bi];
-                    let bytes = env.eval(&lb.len)? * elem_bytes(&lb.elem)?;
-                    (format!("{}", bytes.max(1)), "NULL".to_string())
-                }
-                KernelArg::Size(cn) => {
-                    let v = env
-                        .0
-                        .get(cn)
-                        .ok_or_else(|| Error::plain(format!("internal: size {cn} has no value")))?;
-                    let _ = writeln!(c, "        int32_t lr_s{ai} = {v};");
-                    ("sizeof(int32_t)".to_string(), format!("&lr_s{ai}"))
-                }
-                KernelArg::Param(p) => {
-                    let (n, s) = &params[*p];
-                    let Shape::Scalar(sc) = s else {
-                        return Err(Error::plain(format!("internal: parameter {n} passed as a scalar")));
-                    };
-                    (format!("sizeof({})", c_type(*sc)), format!("&{n}"))
-                }
-            };
-            let _ = writeln!(c, "        if (lr_arg(ctx, {ki}, {ai}, {size}, {value})) goto done;");
-        }
-        let global: Vec<String> = k
-            .global
-            .iter()
-            .map(|g| env.eval(g).map(|v| v.to_string()))
-            .collect::<Result<_, _>>()?;
-        let local = match &k.local {
-            Some(l) => {
-                let l: Vec<String> = l.iter().map(usize::to_string).collect();
-                let _ = writeln!(c, "        size_t lr_l[{}] = {{{}}};", l.len(), l.join(", "));
-                "lr_l"
-            }
-            None => "NULL",
-        };
+    let args = if spec.params.is_empty() {
+        String::new()
+    } else {
+        format!(", {}", call_args(spec))
+    };
+    for v in 0..spec.variants.len() {
         let _ = writeln!(
             c,
-            "        size_t lr_g[{}] = {{{}}};\n        if (lr_launch(ctx, {ki}, {}, lr_g, {local})) goto done;\n    }}",
-            global.len(),
-            global.join(", "),
-            global.len()
-        );
-    }
-    // Reading the flag waits for every launch; a set flag names the failed check.
-    let _ = writeln!(
-        c,
-        "    if (clEnqueueReadBuffer(ctx->queue, lr_b[{flag}], CL_TRUE, 0, 4, &lr_flag, 0, NULL, NULL) != CL_SUCCESS) {{\n        \
-         lr_fail(ctx, \"running the kernels failed\");\n        goto done;\n    }}"
-    );
-    let mut checks = String::new();
-    for (i, _) in plan.checks.iter().enumerate() {
-        let what = if plan.division_checks.contains(&i) {
-            "integer division by zero"
-        } else {
-            "index out of range in `at`"
-        };
-        let _ = writeln!(
-            checks,
-            "        if (lr_flag == {}) lr_fail(ctx, \"{what} (detected on the device)\");",
-            i + 1
+            "    if (lr_v == {v}) lr_rc = lr_run{v}(ctx, (struct lr_array**)out{args});"
         );
     }
     let _ = writeln!(
         c,
-        "    if (lr_flag != 0) {{\n        lr_fail(ctx, \"a check failed on the device (flag %d)\", (int)lr_flag);\n{checks}        \
-         goto done;\n    }}\n    *out = ({}*)lr_result;\n    lr_result = NULL;\n    lr_rc = 0;\ndone:\n    for (int lr_i = 0; lr_i < {nb}; \
-         lr_i++)\n        if (lr_owned[lr_i] && lr_b[lr_i]) clReleaseMemObject(lr_b[lr_i]);\n    if (lr_result) lr_array_free(lr_result);\n    return \
-         lr_leave(ctx, lr_rc);\n}}",
-        result.0.name(name)
+        "    if (lr_rc == 0) ctx->used = lr_v;\n    return lr_leave(ctx, lr_rc);\n}}"
     );
-    Ok(())
-}
-
-/// Bytes of a buffer element, as the kernels lay it out.
-fn elem_bytes(t: &Type) -> Result<i64, Error> {
-    i64::try_from(lift_data::layout::layout(t).0).map_err(|_| Error::plain("internal: an element too large"))
 }
 
 #[cfg(test)]

@@ -1,19 +1,31 @@
 //! `lift build`: a compiled program as a C library, `DIR/<prog>.h` and `DIR/lib<prog>.so`.
 //!
 //! The library is generated C alone. [`gen`] writes one C file: the hand-written runtime
-//! (`runtime.c`: OpenCL declarations, the context with its lock and last error, device arrays),
-//! the kernels' OpenCL C as a string literal, and the launch plan as straight-line C, every size
-//! a constant of the sizes the program was built for (`--size`); the header declares the API.
-//! The system C compiler (`$CC`, else `cc`) then builds the `.so`, which needs only the OpenCL
-//! ICD loader (`libOpenCL.so.1`) and libc: building it needs no OpenCL headers.
+//! (`runtime.c`: OpenCL declarations, the context with its lock, last error and pool of freed
+//! buffers, device arrays), each variant's kernels as a string literal, and each variant's launch
+//! plan as straight-line C ([`launch`]); the header declares the API. The system C compiler
+//! (`$CC`, else `cc`) then builds the `.so`, which needs only the OpenCL ICD loader
+//! (`libOpenCL.so.1`) and libc: building it needs no OpenCL headers.
+//!
+//! Variants: with `--size`, the kernels built for those sizes (every length a constant; the
+//! variant `lift tune` found for them on `--device`, else the cost model's). Beside them, when
+//! every size is some argument's dimension, generic kernels that take the sizes as arguments:
+//! the cost model's variant for unknown sizes, and the program as written where that variant
+//! adds conditions on the sizes (a `split #128`) that the arguments do not meet. `<prog>_run`
+//! picks by the arguments' shapes and `<prog>_used` says which ran. Without `--size` only the
+//! generic kernels are built.
 //!
 //! What a library can hold today: a program whose plan is a sequence of kernel launches on one
 //! device, with arrays of scalars as parameters and result. Host sections, filters and tuple
 //! arrays are refused before anything is written.
 
 mod gen;
+mod launch;
 
+use gen::Shape;
+use launch::Lengths;
 use lift_compile::{compile, Error, Options};
+use memalloc::Role;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -36,23 +48,71 @@ pub fn build(
     out: &Path,
 ) -> Result<Built, Error> {
     let name = library_name(path)?;
-    let given = compile(source, &Options::types_only())?.given;
-    // The kernels are built for fixed sizes: a library for symbolic sizes would need the plan's
-    // lengths as C expressions, which the runtime does not yet take apart.
+    let typed = compile(source, &Options::types_only())?;
+    let given = &typed.given;
+    let interface = || -> Result<_, Error> {
+        let params: Vec<(String, Shape)> = given
+            .params
+            .iter()
+            .map(|p| {
+                let n = given.var(p.var).name.clone();
+                gen::c_name(&n)?;
+                let s = gen::shape_of(&p.ty, &format!("parameter `{n}`"))?;
+                Ok((n, s))
+            })
+            .collect::<Result<_, Error>>()?;
+        let result = match gen::shape_of(typed.given_info.result(), "the result")? {
+            Shape::Array(k, dims) => (k, dims),
+            Shape::Scalar(_) => return Err(not_supported("a scalar result")),
+        };
+        Ok((params, result))
+    };
+    let (params, result) = match interface() {
+        Ok(i) => i,
+        // A program refused for its plan (host sections, filters) says so rather than naming
+        // the parameter or result that its plan makes.
+        Err(e) => {
+            let probe = compile(source, &lift_runtime::run_options(given, sizes, None))?;
+            plan_of(&probe)?;
+            return Err(e);
+        }
+    };
+    // Where the generic kernels read each size: the first argument dimension that is that size.
+    let from: Option<Vec<(String, String, usize, usize)>> = given
+        .sizes
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            params.iter().enumerate().find_map(|(p, (_, shape))| match shape {
+                Shape::Array(_, dims) => dims
+                    .iter()
+                    .position(|d| d.as_var().is_some_and(|(n, _)| n == s))
+                    .map(|d| (s.clone(), format!("lr_z{i}"), p, d)),
+                Shape::Scalar(_) => None,
+            })
+        })
+        .collect();
     let missing: Vec<&str> = given
         .sizes
         .iter()
         .filter(|s| !sizes.contains_key(*s))
         .map(String::as_str)
         .collect();
-    if !missing.is_empty() {
+    // Without sizes the library holds the generic kernels only, which need every size to be an
+    // argument's dimension; with some, it needs them all.
+    if !missing.is_empty() && (from.is_none() || missing.len() < given.sizes.len()) {
         let example: Vec<String> = missing.iter().map(|s| format!("--size {s}=…")).collect();
         return Err(Error::plain(format!(
-            "`lift build` makes a library for fixed sizes: give {}",
+            "`lift build` needs {}: give {}",
+            if from.is_none() {
+                "every size, as some are not the length of an argument"
+            } else {
+                "every size or none"
+            },
             example.join(" ")
         )));
     }
-    // Without a device the plan is still generated (the cost model's variant, the common
+    // Without a device the plans are still generated (the cost model's variant, the common
     // work-group limits); the library then runs on whatever device its user opens.
     let info = host_runner::device_info(device).ok();
     if device.is_some() && info.is_none() {
@@ -62,30 +122,123 @@ pub fn build(
             .unwrap_or_default();
         return Err(Error::plain(e));
     }
-    let mut opts = lift_runtime::run_options(&given, sizes, info.as_ref());
-    opts.specialise = true;
-    let compiled = compile(source, &opts)?;
-    if compiled.host.is_some() {
-        return Err(not_supported("host sections (`iterate`, `iterate-until`, a host `if`)"));
-    }
-    let plan = compiled
-        .plan
-        .as_ref()
-        .ok_or_else(|| Error::plain("internal: a compiled program without kernels"))?;
-    // A library says which variant it holds, as `lift run --time` would.
-    let chosen = match &compiled.variant {
-        Some(v) if v.tuned => format!(
-            "the variant `lift tune` found fastest on {}: {}",
-            info.as_ref().map_or("the device", |d| d.name.as_str()),
-            v.description.lines().next().unwrap_or_default()
-        ),
-        Some(v) => format!(
-            "the cost model's best variant: {}",
-            v.description.lines().next().unwrap_or_default()
-        ),
-        None => "the program as written".to_string(),
+    let device_name = info.as_ref().map_or("the device", |d| d.name.as_str());
+    let fixed = if missing.is_empty() {
+        let mut opts = lift_runtime::run_options(given, sizes, info.as_ref());
+        opts.specialise = true;
+        let compiled = compile(source, &opts)?;
+        // The built sizes must meet the program's conditions, as `lift run` checks its inputs'.
+        let lookup = |n: &str| sizes.get(n).copied();
+        for check in typed.given_info.checks.iter().chain(&compiled.info.checks) {
+            check
+                .verify(&lookup)
+                .map_err(|m| Error::Source(ir::Diagnostic::new(check.span, m)))?;
+        }
+        Some(compiled)
+    } else {
+        None
     };
-    let lib = gen::generate(&name, &compiled.program, plan, sizes, &chosen)?;
+    // The generic kernels: every size a kernel argument, the cost model's variant for sizes it
+    // does not know (the tuning cache is keyed by sizes, so nothing tuned applies), and the
+    // program as written where that variant adds conditions on the sizes.
+    let generic_opts = Options {
+        work_group_limit: info.as_ref().map(lift_runtime::work_group_limit),
+        ..Options::default()
+    };
+    let mut generic = vec![];
+    if from.is_some() && !given.sizes.is_empty() {
+        let chosen = compile(source, &generic_opts)?;
+        let own: Vec<String> = typed
+            .given_info
+            .checks
+            .iter()
+            .map(|c| format!("{:?}", c.kind))
+            .collect();
+        let adds = chosen
+            .info
+            .checks
+            .iter()
+            .any(|c| !matches!(c.kind, typeck::CheckKind::Fits { .. }) && !own.contains(&format!("{:?}", c.kind)));
+        generic.push(chosen);
+        if adds {
+            generic.push(compile(
+                source,
+                &Options {
+                    as_written: true,
+                    ..generic_opts
+                },
+            )?);
+        }
+    }
+    let mut variants = vec![];
+    if let Some(compiled) = &fixed {
+        let mut env = sizes.clone();
+        let plan = plan_of(compiled)?;
+        for (user, c) in &plan.sizes {
+            if let Some(v) = sizes.get(user) {
+                env.insert(c.clone(), *v);
+            }
+        }
+        let built: Vec<String> = sizes.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        variants.push(gen::Variant {
+            plan,
+            lengths: Lengths::Fixed(env),
+            checks: vec![],
+            extra: vec![],
+            description: format!(
+                "{}, built for {}",
+                chosen_text(compiled, device_name),
+                if built.is_empty() {
+                    "no sizes".to_string()
+                } else {
+                    built.join(", ")
+                }
+            ),
+        });
+    }
+    let own: Vec<String> = typed
+        .given_info
+        .checks
+        .iter()
+        .map(|c| format!("{:?}", c.kind))
+        .collect();
+    for compiled in &generic {
+        let Some(from) = &from else { break };
+        let plan = plan_of(compiled)?;
+        let mut vars: BTreeMap<String, String> =
+            from.iter().map(|(user, var, ..)| (user.clone(), var.clone())).collect();
+        for (user, c) in &plan.sizes {
+            if let Some(v) = vars.get(user).cloned() {
+                vars.insert(c.clone(), v);
+            }
+        }
+        variants.push(gen::Variant {
+            plan,
+            lengths: Lengths::Generic {
+                vars,
+                from: from.clone(),
+            },
+            checks: typed.given_info.checks.iter().chain(&compiled.info.checks).collect(),
+            extra: compiled
+                .info
+                .checks
+                .iter()
+                .filter(|c| !own.contains(&format!("{:?}", c.kind)))
+                .collect(),
+            description: format!(
+                "{}, generic kernels (sizes as arguments)",
+                chosen_text(compiled, "the device")
+            ),
+        });
+    }
+    let spec = gen::Spec {
+        name: &name,
+        params,
+        result,
+        built: sizes.clone(),
+        variants,
+    };
+    let lib = gen::generate(&spec)?;
     std::fs::create_dir_all(out).map_err(|e| Error::plain(format!("cannot create {}: {e}", out.display())))?;
     let header = out.join(format!("{name}.h"));
     let c = out.join(format!("{name}.c"));
@@ -98,6 +251,45 @@ pub fn build(
         library,
         source: c,
     })
+}
+
+/// The kernel plan of a compiled program, refusing what a library cannot hold yet.
+fn plan_of(compiled: &lift_compile::Compiled) -> Result<&codegen_opencl::KernelPlan, Error> {
+    if compiled.host.is_some() {
+        return Err(not_supported("host sections (`iterate`, `iterate-until`, a host `if`)"));
+    }
+    let plan = compiled
+        .plan
+        .as_ref()
+        .ok_or_else(|| Error::plain("internal: a compiled program without kernels"))?;
+    if !plan.capacities.is_empty()
+        || plan.result.lengths.is_some()
+        || !plan.length_checks.is_empty()
+        || plan
+            .global_buffers()
+            .any(|(_, b)| matches!(b.role, Role::OutputLength | Role::TempLength | Role::InputLength(_)))
+    {
+        return Err(not_supported("filters (results of run-time length)"));
+    }
+    if plan.result.parts.len() != 1 {
+        return Err(not_supported("a result holding tuples of arrays"));
+    }
+    Ok(plan)
+}
+
+/// Which variant a compilation holds, as `lift run --time` says it.
+fn chosen_text(compiled: &lift_compile::Compiled, device: &str) -> String {
+    match &compiled.variant {
+        Some(v) if v.tuned => format!(
+            "the variant `lift tune` found fastest on {device}: {}",
+            v.description.lines().next().unwrap_or_default()
+        ),
+        Some(v) => format!(
+            "the cost model's best variant: {}",
+            v.description.lines().next().unwrap_or_default()
+        ),
+        None => "the program as written".to_string(),
+    }
 }
 
 /// The refusal of a program `lift build` cannot make a library of yet.

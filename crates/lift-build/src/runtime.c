@@ -67,21 +67,48 @@ cl_int clReleaseContext(cl_context);
 /* --- context and arrays --- */
 #define LR_MAX_RANK 4
 #define LR_MAX_DEVICES 64
+#define LR_MAX_VARIANTS 3
+/* Freed device buffers a context keeps for reuse (a result of the same size next call), so that a
+ * loop of calls allocates nothing: at most this many, of at most LR_POOL_BYTES together. */
+#define LR_POOL 16
+#define LR_POOL_BYTES ((size_t)256 << 20)
+
+/* One compiled form of the program: the kernels built for the library's sizes, or the
+ * generic ones that take every size as an argument. */
+struct lr_variant {
+    const char* source;
+    const char* const* names;
+    int n;
+    /* What `lift` compiled (the variant chosen and for which sizes), for `<prog>_used`. */
+    const char* description;
+};
 
 struct lr_ctx {
     pthread_mutex_t lock;
     cl_device_id device;
     cl_context context;
     cl_command_queue queue;
-    cl_program program;
-    cl_kernel* kernels;
-    int nkernels;
+    /* Per variant: its program and kernels, built when first run (the first at creation). */
+    const struct lr_variant* variants;
+    int nvariants;
+    cl_program program[LR_MAX_VARIANTS];
+    cl_kernel* kernels[LR_MAX_VARIANTS];
+    int nkernels[LR_MAX_VARIANTS];
+    /* The variant the last successful run used, -1 before one. */
+    int used;
     /* Set when the device could not be opened: every later call fails with `error`. */
     int broken;
     /* Live arrays, so that ctx_free can refuse while some remain (their memory is the context's),
      * and a freed handle passed again is an error rather than a use after free. */
     int64_t arrays;
     struct lr_array* live;
+    /* Freed buffers kept for reuse, with their sizes. */
+    cl_mem pool[LR_POOL];
+    size_t pool_bytes[LR_POOL];
+    int npool;
+    size_t pooled;
+    /* The error flag the kernels' checks set, made at the first run that has checks. */
+    cl_mem flag;
     /* The list of live contexts: a freed context passed again is refused. */
     struct lr_ctx* next_ctx;
     char error[4096];
@@ -184,13 +211,47 @@ static int lr_select(struct lr_ctx* ctx, const char* wanted) {
     return 0;
 }
 
-/* Opens the device and builds the kernels; on failure the context is kept, broken, with its
- * message, so that the caller can read why. */
-static struct lr_ctx* lr_ctx_new(const char* wanted, const char* source, const char* const* names, int n) {
+/* Builds variant `v`'s program and kernels, once; nonzero (with the message) on failure. */
+static int lr_build(struct lr_ctx* ctx, int v) {
+    if (ctx->kernels[v]) return 0;
+    const struct lr_variant* var = &ctx->variants[v];
+    cl_int e = CL_SUCCESS;
+    const char* source = var->source;
+    ctx->program[v] = clCreateProgramWithSource(ctx->context, 1, &source, NULL, &e);
+    if (e != CL_SUCCESS) { lr_fail(ctx, "clCreateProgramWithSource failed: error %d", (int)e); return 1; }
+    e = clBuildProgram(ctx->program[v], 1, &ctx->device, "-cl-std=CL1.2", NULL, NULL);
+    if (e != CL_SUCCESS) {
+        char log[2048] = "";
+        clGetProgramBuildInfo(ctx->program[v], ctx->device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
+        lr_fail(ctx, "the OpenCL driver could not build the kernels (error %d), a bug of lift:\n%s", (int)e, log);
+        return 1;
+    }
+    cl_kernel* ks = (cl_kernel*)calloc((size_t)(var->n ? var->n : 1), sizeof(cl_kernel));
+    if (!ks) { lr_fail(ctx, "out of host memory"); return 1; }
+    for (int k = 0; k < var->n; k++) {
+        ks[k] = clCreateKernel(ctx->program[v], var->names[k], &e);
+        if (e != CL_SUCCESS) {
+            lr_fail(ctx, "clCreateKernel(%s) failed: error %d", var->names[k], (int)e);
+            for (int j = 0; j < k; j++) clReleaseKernel(ks[j]);
+            free(ks);
+            return 1;
+        }
+    }
+    ctx->kernels[v] = ks;
+    ctx->nkernels[v] = var->n;
+    return 0;
+}
+
+/* Opens the device and builds the first variant's kernels; on failure the context is kept,
+ * broken, with its message, so that the caller can read why. */
+static struct lr_ctx* lr_ctx_new(const char* wanted, const struct lr_variant* variants, int nvariants) {
     struct lr_ctx* ctx = (struct lr_ctx*)calloc(1, sizeof *ctx);
     if (!ctx) return NULL;
     pthread_mutex_init(&ctx->lock, NULL);
     ctx->broken = 1;
+    ctx->used = -1;
+    ctx->variants = variants;
+    ctx->nvariants = nvariants < LR_MAX_VARIANTS ? nvariants : LR_MAX_VARIANTS;
     pthread_mutex_lock(&lr_contexts_lock);
     ctx->next_ctx = lr_contexts;
     lr_contexts = ctx;
@@ -201,22 +262,7 @@ static struct lr_ctx* lr_ctx_new(const char* wanted, const char* source, const c
     if (e != CL_SUCCESS) { lr_fail(ctx, "clCreateContext failed: error %d", (int)e); return ctx; }
     ctx->queue = clCreateCommandQueue(ctx->context, ctx->device, 0, &e);
     if (e != CL_SUCCESS) { lr_fail(ctx, "clCreateCommandQueue failed: error %d", (int)e); return ctx; }
-    ctx->program = clCreateProgramWithSource(ctx->context, 1, &source, NULL, &e);
-    if (e != CL_SUCCESS) { lr_fail(ctx, "clCreateProgramWithSource failed: error %d", (int)e); return ctx; }
-    e = clBuildProgram(ctx->program, 1, &ctx->device, "-cl-std=CL1.2", NULL, NULL);
-    if (e != CL_SUCCESS) {
-        char log[2048] = "";
-        clGetProgramBuildInfo(ctx->program, ctx->device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
-        lr_fail(ctx, "the OpenCL driver could not build the kernels (error %d), a bug of lift:\n%s", (int)e, log);
-        return ctx;
-    }
-    ctx->kernels = (cl_kernel*)calloc((size_t)n, sizeof(cl_kernel));
-    if (!ctx->kernels) { lr_fail(ctx, "out of host memory"); return ctx; }
-    for (int k = 0; k < n; k++) {
-        ctx->kernels[k] = clCreateKernel(ctx->program, names[k], &e);
-        if (e != CL_SUCCESS) { lr_fail(ctx, "clCreateKernel(%s) failed: error %d", names[k], (int)e); return ctx; }
-        ctx->nkernels = k + 1;
-    }
+    if (lr_build(ctx, 0)) return ctx;
     ctx->broken = 0;
     return ctx;
 }
@@ -236,9 +282,13 @@ static int lr_ctx_free(struct lr_ctx* ctx) {
     while (*at && *at != ctx) at = &(*at)->next_ctx;
     if (*at) *at = ctx->next_ctx;
     pthread_mutex_unlock(&lr_contexts_lock);
-    for (int k = 0; k < ctx->nkernels; k++) clReleaseKernel(ctx->kernels[k]);
-    free(ctx->kernels);
-    if (ctx->program) clReleaseProgram(ctx->program);
+    for (int i = 0; i < ctx->npool; i++) clReleaseMemObject(ctx->pool[i]);
+    if (ctx->flag) clReleaseMemObject(ctx->flag);
+    for (int v = 0; v < LR_MAX_VARIANTS; v++) {
+        for (int k = 0; k < ctx->nkernels[v]; k++) clReleaseKernel(ctx->kernels[v][k]);
+        free(ctx->kernels[v]);
+        if (ctx->program[v]) clReleaseProgram(ctx->program[v]);
+    }
     if (ctx->queue) clReleaseCommandQueue(ctx->queue);
     if (ctx->context) clReleaseContext(ctx->context);
     pthread_mutex_destroy(&ctx->lock);
@@ -263,12 +313,52 @@ static int lr_leave(struct lr_ctx* ctx, int rc) {
     return rc;
 }
 
-/* A device buffer; OpenCL refuses zero-sized ones, so an empty array takes one byte. */
+/* A device buffer, a pooled one of the same size if there is one; OpenCL refuses zero-sized
+ * ones, so an empty array takes one byte. */
 static cl_mem lr_alloc(struct lr_ctx* ctx, size_t bytes, const char* what) {
+    for (int i = ctx->npool - 1; i >= 0; i--)
+        if (ctx->pool_bytes[i] == bytes) {
+            cl_mem m = ctx->pool[i];
+            ctx->pooled -= bytes;
+            ctx->npool--;
+            ctx->pool[i] = ctx->pool[ctx->npool];
+            ctx->pool_bytes[i] = ctx->pool_bytes[ctx->npool];
+            return m;
+        }
     cl_int e = CL_SUCCESS;
     cl_mem m = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &e);
     if (e != CL_SUCCESS) {
         lr_fail(ctx, "cannot allocate %zu bytes on the device for %s: error %d", bytes, what, (int)e);
+        return NULL;
+    }
+    return m;
+}
+
+/* Gives a buffer back: to the pool while it has room, else to OpenCL. Work enqueued on it still
+ * runs first, as the queue is in order. */
+static void lr_release(struct lr_ctx* ctx, cl_mem m, size_t bytes) {
+    if (!m) return;
+    if (ctx->npool < LR_POOL && ctx->pooled + bytes <= LR_POOL_BYTES) {
+        ctx->pool[ctx->npool] = m;
+        ctx->pool_bytes[ctx->npool] = bytes;
+        ctx->npool++;
+        ctx->pooled += bytes;
+        return;
+    }
+    clReleaseMemObject(m);
+}
+
+/* A device buffer of zeros (the scratch of a one-pass reduction: its counter and partial sums),
+ * written rather than filled, which Oclgrind would take as uninitialized. */
+static inline cl_mem lr_alloc_zeroed(struct lr_ctx* ctx, size_t bytes, const char* what) {
+    cl_mem m = lr_alloc(ctx, bytes, what);
+    if (!m || bytes == 0) return m;
+    void* zeros = calloc(1, bytes);
+    cl_int e = zeros ? clEnqueueWriteBuffer(ctx->queue, m, CL_TRUE, 0, bytes, zeros, 0, NULL, NULL) : -6;
+    free(zeros);
+    if (e != CL_SUCCESS) {
+        lr_fail(ctx, "clearing %s (%zu bytes) failed: error %d", what, bytes, (int)e);
+        lr_release(ctx, m, bytes);
         return NULL;
     }
     return m;
@@ -301,7 +391,7 @@ static struct lr_array* lr_array_alloc(struct lr_ctx* ctx, int kind, int rank, c
 }
 
 static void lr_array_free(struct lr_array* a) {
-    clReleaseMemObject(a->mem);
+    lr_release(a->ctx, a->mem, a->bytes);
     a->ctx->arrays--;
     if (a->prev) a->prev->next = a->next;
     else a->ctx->live = a->next;
@@ -337,27 +427,84 @@ static int lr_array_values(struct lr_ctx* ctx, const struct lr_array* a, void* o
     return 0;
 }
 
-/* Checks that `a` is an array of this context and of the handle type the parameter takes. */
+/* Checks that `a` is an array of this context and of the handle type the parameter takes
+ * (any type for `kind` -1). */
 static int lr_check_array(struct lr_ctx* ctx, const struct lr_array* a, int kind, const char* param) {
     if (!a) { lr_fail(ctx, "argument `%s` is NULL", param); return 1; }
     /* Found among the context's arrays before anything of it is read: it may have been freed. */
     const struct lr_array* l = ctx->live;
     while (l && l != a) l = l->next;
     if (!l) { lr_fail(ctx, "argument `%s` is not a live array of this context (freed, or another context's)", param); return 1; }
-    if (a->kind != kind) { lr_fail(ctx, "argument `%s` is an array of another element type or rank", param); return 1; }
+    if (kind >= 0 && a->kind != kind) { lr_fail(ctx, "argument `%s` is an array of another element type or rank", param); return 1; }
     return 0;
 }
 
-static int lr_arg(struct lr_ctx* ctx, int k, cl_uint i, size_t bytes, const void* value) {
-    cl_int e = clSetKernelArg(ctx->kernels[k], i, bytes, value);
+static int lr_arg(struct lr_ctx* ctx, int v, int k, cl_uint i, size_t bytes, const void* value) {
+    cl_int e = clSetKernelArg(ctx->kernels[v][k], i, bytes, value);
     if (e != CL_SUCCESS) { lr_fail(ctx, "setting argument %u of kernel %d failed: error %d", i, k, (int)e); return 1; }
     return 0;
 }
 
-static int lr_launch(struct lr_ctx* ctx, int k, cl_uint dims, const size_t* global, const size_t* local) {
+static int lr_launch(struct lr_ctx* ctx, int v, int k, cl_uint dims, const size_t* global, const size_t* local) {
     for (cl_uint d = 0; d < dims; d++)
         if (global[d] == 0) return 0; /* no work */
-    cl_int e = clEnqueueNDRangeKernel(ctx->queue, ctx->kernels[k], dims, NULL, global, local, 0, NULL, NULL);
+    /* OpenCL 1.2 needs whole work-groups; the plan's global sizes are rounded up to them, so this
+     * only fails on a bug, which must be an error rather than a wrong result. */
+    for (cl_uint d = 0; local && d < dims; d++)
+        if (global[d] % local[d] != 0) {
+            lr_fail(ctx, "internal: kernel %d has %zu work-items in dimension %u, not a multiple of %zu", k, global[d],
+                    (unsigned)d, local[d]);
+            return 1;
+        }
+    cl_int e = clEnqueueNDRangeKernel(ctx->queue, ctx->kernels[v][k], dims, NULL, global, local, 0, NULL, NULL);
     if (e != CL_SUCCESS) { lr_fail(ctx, "launching kernel %d failed: error %d", k, (int)e); return 1; }
+    return 0;
+}
+
+/* Integer helpers for the generic variant's lengths (the plan's `min`, `max` and `pow`). */
+static inline int64_t lr_min(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t lr_max(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t lr_pow(int64_t a, int64_t b) {
+    int64_t r = 1;
+    while (b-- > 0) r *= a;
+    return r;
+}
+
+/* The element types by name, for the bindings' untyped entry points (`<prog>_array_new`). */
+struct lr_kind {
+    const char* elem;
+    int rank;
+    size_t elem_bytes;
+};
+
+static int lr_kind_of(struct lr_ctx* ctx, const struct lr_kind* kinds, int nkinds, const char* elem, int rank) {
+    for (int k = 0; k < nkinds; k++)
+        if (elem && strcmp(kinds[k].elem, elem) == 0 && kinds[k].rank == rank) return k;
+    lr_fail(ctx, "this library has no arrays of %s of rank %d (see `<prog>_signature`)", elem ? elem : "(NULL)", rank);
+    return -1;
+}
+
+/* Before a run whose kernels have checks: the context's error flag, cleared (not waited for: the
+ * queue is in order, and the zero it copies is static). */
+static const int32_t lr_zero = 0;
+static inline int lr_flag_clear(struct lr_ctx* ctx) {
+    if (!ctx->flag) ctx->flag = lr_alloc(ctx, 4, "the error flag");
+    if (!ctx->flag) return 1;
+    if (clEnqueueWriteBuffer(ctx->queue, ctx->flag, 0, 0, 4, &lr_zero, 0, NULL, NULL) != CL_SUCCESS) {
+        lr_fail(ctx, "clearing the error flag failed");
+        return 1;
+    }
+    return 0;
+}
+
+/* After the launches: waits for them (reading the flag, where there are checks), so that a run
+ * returns with its result computed and any failure reported. */
+static int lr_wait(struct lr_ctx* ctx, int checks, int32_t* flag) {
+    *flag = 0;
+    cl_int e = checks ? clEnqueueReadBuffer(ctx->queue, ctx->flag, CL_TRUE, 0, 4, flag, 0, NULL, NULL) : clFinish(ctx->queue);
+    if (e != CL_SUCCESS) {
+        lr_fail(ctx, "running the kernels failed: error %d", (int)e);
+        return 1;
+    }
     return 0;
 }

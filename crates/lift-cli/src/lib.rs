@@ -81,14 +81,17 @@ enum Command {
         #[arg(long)]
         mpi: bool,
     },
-    /// A program for an application: a C header and a shared library (not supported yet).
+    /// A program for an application: a C header and a shared library.
     Build {
         program: PathBuf,
         /// The folder for `<prog>.h` and `lib<prog>.so`.
         #[arg(short, long)]
         output: PathBuf,
+        /// Sizes to build kernels for (`N=1024`, repeated for each size); other sizes run the
+        /// library's generic kernels. Without any, only those.
         #[arg(long, value_parser = size_arg)]
         size: Vec<String>,
+        /// The device whose tuned variant and work-group limits the kernels take (`P:D`).
         #[arg(long)]
         device: Option<String>,
         /// Arithmetic of products summed in reductions: `f32` (IEEE single precision) or `tf32`

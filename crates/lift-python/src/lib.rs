@@ -10,9 +10,15 @@
 //!
 //! Every failure is a `lift.Error` whose message is the compiler's rendered one (file, line,
 //! column and caret for errors in the program).
+//!
+//! Device arrays ([`device`]): `prog.to_device(x)` and any call with a `lift.Array` argument
+//! go through [`lift::app`] instead, the program's C library loaded into the process (built at
+//! the first such use), so results stay on the device and chain without transfers.
 
 // The code PyO3 0.22's `#[pymethods]` and `#[pyfunction]` generate converts `PyErr` into itself.
 #![allow(clippy::useless_conversion)]
+
+mod device;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
@@ -49,6 +55,8 @@ struct Program {
     sizes: Vec<String>,
     device: Option<String>,
     interp: bool,
+    /// The program's library and context on the device, for device arrays; made at first use.
+    on_device: device::OnDevice,
 }
 
 impl Program {
@@ -78,6 +86,7 @@ impl Program {
             sizes,
             device,
             interp,
+            on_device: device::OnDevice::default(),
         })
     }
 
@@ -157,6 +166,10 @@ impl Program {
             }
             inputs.push((k, v));
         }
+        // A device array among the arguments: the call runs on the device and so does its result.
+        if inputs.iter().any(|(_, v)| v.is_instance_of::<device::Array>()) {
+            return self.run_on_device(py, inputs).map(|a| a.into_py(py));
+        }
         self.run_with(py, inputs, vec![])
     }
 
@@ -174,6 +187,36 @@ impl Program {
             .map(|(k, v)| Ok((k.extract::<String>()?, v.extract::<i64>()?)))
             .collect::<PyResult<Vec<_>>>()?;
         self.run_with(py, inputs, sizes)
+    }
+
+    /// Copies the NumPy array `x` to the program's device (a `lift.Array`), for calls whose
+    /// results stay there.
+    fn to_device(&self, py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<device::Array> {
+        let ctx = self.context(py)?;
+        device::upload(py, &ctx, x)
+    }
+
+    /// Builds the program's library for device arrays now (else it is built at the first device
+    /// use), with kernels for `sizes` (as `lift build --size`; their tuned variant where `tune`
+    /// found one) beside the generic ones. Device arrays made before belong to the previous
+    /// library and cannot be passed to this one. Returns which variant the built kernels hold.
+    #[pyo3(signature = (sizes = None))]
+    fn build(&self, py: Python<'_>, sizes: Option<&Bound<'_, PyDict>>) -> PyResult<String> {
+        let sizes = sizes
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| Ok((k.extract::<String>()?, v.extract::<i64>()?)))
+            .collect::<PyResult<std::collections::BTreeMap<_, _>>>()?;
+        self.on_device.rebuild(sizes);
+        let ctx = self.context(py)?;
+        Ok(ctx.library().compiled_as())
+    }
+
+    /// Which kernels the last call on device arrays ran: those built for the sizes `tune` was
+    /// given, or the generic ones, and which variant of the program ("" before one).
+    #[getter]
+    fn used(&self) -> String {
+        self.on_device.used()
     }
 
     /// Tunes the program for `sizes` on the program's device (every device without one), as
@@ -199,8 +242,12 @@ impl Program {
             budget,
             ..lift::tune::TuneOptions::default()
         };
-        py.allow_threads(|| lift::tune::tune_with(&self.src, &sizes, &devices, &opts))
-            .map_err(|e| err(e.render(&self.name, &self.src)))
+        let report = py
+            .allow_threads(|| lift::tune::tune_with(&self.src, &sizes, &devices, &opts))
+            .map_err(|e| err(e.render(&self.name, &self.src)))?;
+        // Device arrays made from now on run the tuned kernels at these sizes.
+        self.on_device.tuned(&sizes);
+        Ok(report)
     }
 
     /// The parameter names, in order.
@@ -315,6 +362,7 @@ fn devices(py: Python<'_>) -> PyResult<Vec<PyObject>> {
 fn lift_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Error", m.py().get_type_bound::<Error>())?;
     m.add_class::<Program>()?;
+    m.add_class::<device::Array>()?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(loads, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;

@@ -10,6 +10,7 @@
 //! | several devices for one program | `lift_devices` | [`devices`] |
 //! | `lift explore`, `lift tune`, `lift bench` | `lift_tune` | [`tune`], [`bench`] |
 //! | `lift build`: a C library of a program | `lift_build` | [`library`] |
+//! | a compiled program in an application: contexts, device arrays, calls | (here) | [`app`] |
 //!
 //! ```text
 //! source ─ir::parse─▶ Program ─typeck::infer─▶ TypeInfo ─(high-level: the tuning cache or
@@ -32,6 +33,36 @@
 //! let result = lift::run_compiled(&compiled, &inputs, &opts).expect("runs");
 //! assert_eq!(result.json, "[3.0,-4.0]");
 //! ```
+
+//! Using a compiled program from an application ([`app`]): the program is built into a library
+//! (`lift build`'s, loaded into the process), a context opens a device, arrays stay on the device
+//! between calls, and each call's result can be the next call's input without a transfer. Sizes
+//! other than those built for (here none) run the generic kernels; the context says which ran.
+//!
+//! ```
+//! use lift::app::{BuildOptions, Library};
+//! # fn main() -> Result<(), lift::Error> {
+//! # // Needs an OpenCL device (PoCL in CI) and a C compiler, as `lift build` does.
+//! # if lift::opencl::devices().map_or(true, |d| d.is_empty()) { return Ok(()); }
+//! let src = "(lift (N) (float (array-type float N) (array-type float N))
+//!              (lambda (a xs ys) (map (lambda (p) (+ (* a (get #0 p)) (get #1 p))) (zip xs ys))))";
+//! let lib = Library::build("saxpy", src, &BuildOptions::default())?;
+//! let ctx = lib.context(None)?; // or a device id, Some("0:0")
+//! let xs = ctx.array(&[1.0f32, 2.0, 3.0], &[3])?;
+//! let ys = ctx.array(&[0.5f32; 3], &[3])?;
+//! let once = ctx.run(&[2.0f32.into(), (&xs).into(), (&ys).into()])?;
+//! let twice = ctx.run(&[2.0f32.into(), (&xs).into(), (&once).into()])?; // `once` stays on the device
+//! assert_eq!(twice.to_vec::<f32>()?, vec![4.5, 8.5, 12.5]);
+//! assert!(ctx.used().contains("generic kernels"));
+//! // Errors are values with the library's message, never a crash.
+//! let short = ctx.array(&[1.0f32], &[1])?;
+//! let e = ctx.run(&[2.0f32.into(), (&xs).into(), (&short).into()]).unwrap_err();
+//! assert!(e.message().contains("argument `ys` has shape [1]"));
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod app;
 
 /// `lift build`: a program as a C library ([`library::build`]).
 pub use lift_build as library;

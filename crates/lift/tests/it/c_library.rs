@@ -1,7 +1,10 @@
-//! `lift build`: the C library of a program, used from C by `examples/c/demo.c`. The demo's
-//! printed results equal `lift run --backend interp`, including a call whose input is the
-//! previous call's result (left on the device); its wrong calls fail with their message; the
-//! header compiles as C++ too. Needs `cc`, `c++` and an OpenCL device (PoCL in CI).
+//! `lift build`: the C library of a program, used from C by `examples/c/demo.c` and
+//! `examples/c/robustness.c`. The demo's printed results equal `lift run --backend interp`,
+//! including a call whose input is the previous call's result (left on the device); wrong calls
+//! fail with their message; 10,000 calls leave memory and the count of live arrays where they
+//! were; threads share a context or use their own; sizes the library was not built for run its
+//! generic kernels. The header compiles as C++ too. Needs `cc`, `c++` and an OpenCL device
+//! (PoCL in CI).
 
 use crate::{json_close, parse_json};
 use std::path::{Path, PathBuf};
@@ -105,9 +108,10 @@ fn the_c_demo_equals_the_interpreter_and_reports_wrong_calls() {
         chosen.starts_with("the cost model's best variant: ") || chosen.starts_with("the variant `lift tune` found"),
         "{chosen}"
     );
+    // Arrays of another length run the generic kernels, which find `ys` does not fit `xs`.
     assert_eq!(
         line(&out, "wrong length"),
-        "argument `xs` has shape [4], but the library was built for [8] (N=8)"
+        "argument `ys` has shape [8], but the sizes the arguments give (N=4) make it [4]"
     );
     assert_eq!(
         line(&out, "wrong rank"),
@@ -297,5 +301,130 @@ fn a_library_with_local_memory_equals_the_interpreter() {
     let data = std::fs::read_to_string(repo_root().join("examples/matmul_tiled.json")).expect("read the data");
     let want = interp("examples/matmul_tiled.lisp", &data, &dir);
     assert!(json_close(&want, &got), "interpreter {want}, C {got}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn ten_thousand_calls_leak_nothing_and_every_misuse_is_a_clean_error() {
+    let Some(device) = crate::opencl::device() else { return };
+    let dir = std::env::temp_dir().join(format!("lift-it-c-library-robust-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().expect("a UTF-8 temporary folder");
+    run(&mut lift(&[
+        "build",
+        "examples/saxpy.lisp",
+        "-o",
+        d,
+        "--size",
+        "N=1024",
+    ]));
+    // Without sizes: a library of generic kernels only.
+    run(&mut lift(&["build", "examples/hl_matvec.lisp", "-o", d]));
+    let exe = dir.join("robustness");
+    run(Command::new("cc")
+        .args([
+            "-std=c99",
+            "-Wall",
+            "-Werror",
+            "examples/c/robustness.c",
+            "-I",
+            d,
+            "-L",
+            d,
+        ])
+        .args([
+            "-lsaxpy",
+            "-lhl_matvec",
+            "-lpthread",
+            "-lm",
+            &format!("-Wl,-rpath,{d}"),
+            "-o",
+        ])
+        .arg(&exe));
+    let mut prog = Command::new(&exe);
+    prog.arg(device.as_deref().unwrap_or("")).arg("10000");
+    let out = run(&mut prog);
+    let num = |label: &str| -> i64 {
+        line(&out, label)
+            .parse()
+            .unwrap_or_else(|_| panic!("`{label}` is not a number in\n{out}"))
+    };
+    assert_eq!(num("failed calls"), 0, "{out}");
+    // A leaked 4 KiB result per call would be 36 MB over the last 9,000 calls.
+    assert!(num("rss growth KiB") < 1024, "{out}");
+    assert_eq!(num("live arrays"), 2, "{out}");
+    for zero in [
+        "built size wrong elements",
+        "other size wrong",
+        "empty arrays wrong",
+        "after errors wrong",
+        "shared context thread failures",
+        "own context thread failures",
+        "call wrong elements",
+        "live arrays at end",
+        "context free",
+        "other context free",
+        "matvec wrong",
+    ] {
+        assert_eq!(num(zero), 0, "{zero}:\n{out}");
+    }
+    assert!(line(&out, "built size used").ends_with("built for N=1024"), "{out}");
+    assert!(
+        line(&out, "other size used").ends_with("generic kernels (sizes as arguments)"),
+        "{out}"
+    );
+    for (label, message) in [
+        (
+            "mismatched lengths",
+            "argument `ys` has shape [8], but the sizes the arguments give (N=1024) make it [1024]",
+        ),
+        ("null out", "`out` is NULL"),
+        ("null array", "argument `xs` is NULL"),
+        ("negative shape", "dimension 0 of the new array is negative (-3)"),
+        ("null data", "the new array's data is NULL"),
+        (
+            "freed array",
+            "argument `ys` is not a live array of this context (freed, or another context's)",
+        ),
+        (
+            "other context's array",
+            "argument `ys` is not a live array of this context (freed, or another context's)",
+        ),
+        ("freed context", "the context was freed (or is not one of this library)"),
+        (
+            "unknown kind",
+            "this library has no arrays of f64 of rank 1 (see `<prog>_signature`)",
+        ),
+    ] {
+        assert_eq!(line(&out, label), message, "{out}");
+    }
+    for rc in [
+        "mismatched lengths rc",
+        "null out rc",
+        "null array rc",
+        "freed array rc",
+        "other context's array rc",
+        "other context's values rc",
+        "freed context rc",
+        "freed context twice",
+    ] {
+        assert_eq!(num(rc), 1, "{rc}:\n{out}");
+    }
+    assert_eq!(line(&out, "result after error"), "NULL");
+    assert_eq!(line(&out, "signature"), "alpha:f32:0 xs:f32:1 ys:f32:1 -> f32:1");
+    assert_eq!(line(&out, "call"), "rc 0 rank 1 length 1024");
+    // hl_matvec's cost-model variant splits rows by 128: 256 columns run it, 5 columns and 1
+    // run the program as written.
+    assert!(
+        line(&out, "matvec 4x256 used").starts_with("the cost model's best variant"),
+        "{out}"
+    );
+    for small in ["matvec 3x5 used", "matvec 1x1 used"] {
+        assert_eq!(
+            line(&out, small),
+            "the program as written, generic kernels (sizes as arguments)",
+            "{out}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -15,6 +15,7 @@
 //!   and the device-side check of a filter result's length, against the interpreter.
 //! - `fuzz`: random bytes and mutated examples never make the front end panic.
 
+mod app;
 mod batch_rules;
 mod builtins;
 mod c_library;
