@@ -1,0 +1,720 @@
+//! Running one program over MPI ranks: rank 0 reads the data and decides (the `--devices`
+//! planner), tells the others what to run, scatters the sliced inputs and broadcasts the whole
+//! ones; every rank compiles its slice program for its own device and runs it; the parts come
+//! back to rank 0 in rank order. A host loop stays resident on every rank's device, and between
+//! steps each rank receives only what its next step reads ([`super::state_reads`]). Every
+//! phase ends with an agreement on failures, so a failing rank stops every rank, and rank 0
+//! reports it once, naming the rank and its device.
+//!
+//! The ranks other than 0 serve: they wait for rank 0's next job (a run, or the end) and take
+//! part in it, so `lift run` (one job) and `lift bench` (one-process timings on rank 0, then
+//! several jobs) share one protocol.
+
+use super::transport::Comm;
+use super::{needs, overlap, state_reads, wire, Reads};
+use crate::decide::*;
+use crate::run::*;
+use crate::shares::*;
+use crate::*;
+use ir::interp::Value;
+use lift_compile::{Error, Options};
+use lift_data::Inputs;
+use lift_runtime::RunResult;
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::time::Instant;
+
+/// Which local device a rank takes.
+#[derive(Clone, Debug)]
+pub enum Choice {
+    /// Its host's GPU `local rank mod count`, or device `local rank mod count` where the host
+    /// has no GPU.
+    Default,
+    /// This device (`--device`), on every rank.
+    Device(String),
+    /// `--devices`' list: item `local rank mod its length`.
+    Devices(String),
+}
+
+/// How a rank's part of a run ended.
+pub enum Outcome {
+    /// Rank 0's result, or `lift bench`'s report.
+    Root(RunResult),
+    Report(String),
+    /// Another rank: it took part; `ok` false where the run failed (the error is rank 0's to
+    /// print).
+    Other {
+        ok: bool,
+    },
+}
+
+/// What rank 0 sends before each job.
+enum Job {
+    Run { src: String, sizes: BTreeMap<String, i64> },
+    Stop { ok: bool },
+}
+
+impl Job {
+    fn bytes(&self) -> Vec<u8> {
+        let v = match self {
+            Job::Run { src, sizes } => serde_json::json!({ "run": src, "sizes": sizes }),
+            Job::Stop { ok } => serde_json::json!({ "stop": ok }),
+        };
+        v.to_string().into_bytes()
+    }
+
+    fn read(b: &[u8]) -> Result<Job, Error> {
+        let bad = || Error::plain("internal: a malformed job from rank 0");
+        let v: serde_json::Value = serde_json::from_slice(b).map_err(|_| bad())?;
+        if let Some(ok) = v.get("stop").and_then(|x| x.as_bool()) {
+            return Ok(Job::Stop { ok });
+        }
+        let src = v.get("run").and_then(|x| x.as_str()).ok_or_else(bad)?.to_string();
+        let sizes = v
+            .get("sizes")
+            .and_then(|x| x.as_object())
+            .ok_or_else(bad)?
+            .iter()
+            .map(|(k, n)| n.as_i64().map(|n| (k.clone(), n)).ok_or_else(bad))
+            .collect::<Result<_, _>>()?;
+        Ok(Job::Run { src, sizes })
+    }
+}
+
+/// Starts MPI, picks this rank's device and learns every rank's; the device, or (on every
+/// rank) the error of the ranks that could not have theirs.
+fn start(choice: &Choice) -> Result<(mpi::environment::Universe, Comm, Result<String, Error>), Error> {
+    let universe = mpi::initialize().ok_or_else(|| Error::plain("--mpi: MPI was initialised already"))?;
+    let mut comm = Comm::new(universe.world());
+    let (label, picked) = match pick(choice, comm.local_rank) {
+        Ok((id, name)) => (format!("{id}, {name}"), Ok(id)),
+        Err((id, e)) => (id, Err(e)),
+    };
+    comm.devices = comm
+        .all_gather(label.as_bytes())?
+        .into_iter()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .collect();
+    let device = comm.agree(picked);
+    Ok((universe, comm, device))
+}
+
+/// This rank's device: its id and name, or what it was asked for and why it cannot have it.
+fn pick(choice: &Choice, local: usize) -> Result<(String, String), (String, Error)> {
+    let id = match choice {
+        Choice::Device(d) => d.clone(),
+        Choice::Devices(spec) => {
+            let ids = resolve(spec).map_err(|e| (spec.clone(), e))?;
+            ids[local % ids.len()].clone()
+        }
+        Choice::Default => {
+            let devs = host_runner::devices().map_err(|e| ("?".to_string(), Error::plain(e.to_string())))?;
+            let gpus: Vec<&String> = devs
+                .iter()
+                .filter(|d| d.kind == host_runner::DeviceKind::Gpu)
+                .map(|d| &d.id)
+                .collect();
+            let pool: Vec<&String> = if gpus.is_empty() {
+                devs.iter().map(|d| &d.id).collect()
+            } else {
+                gpus
+            };
+            if pool.is_empty() {
+                return Err(("?".into(), Error::plain("no OpenCL device found (see `lift devices`)")));
+            }
+            pool[local % pool.len()].clone()
+        }
+    };
+    match host_runner::device_info(Some(&id)) {
+        Ok(info) => Ok((id, info.name)),
+        Err(e) => Err((id, Error::plain(e.to_string()))),
+    }
+}
+
+/// `mpirun -n R lift run prog.lisp --data in.json --mpi`: rank 0 loads the inputs as `lift run`
+/// does; its [`Outcome::Root`] is the result.
+pub fn run_files(src: &str, data: &[String], sizes: &[String], choice: &Choice, time: bool) -> Result<Outcome, Error> {
+    let (_universe, comm, device) = start(choice)?;
+    let device = match (device, comm.is_root()) {
+        (Ok(d), _) => d,
+        (Err(e), true) => return Err(e),
+        (Err(_), false) => return Ok(Outcome::Other { ok: false }),
+    };
+    if !comm.is_root() {
+        return serve(&comm, &device);
+    }
+    let loaded = (|| {
+        let typed = lift_compile::compile(src, &Options::types_only())?;
+        let sources = lift_runtime::read_sources(data)?;
+        let given = lift_compile::parse_sizes(sizes)?;
+        let inputs = lift_data::load(&typed.given, &sources, &given)?;
+        lift_runtime::verify_checks(&typed.given_info, &inputs)?;
+        Ok::<_, Error>((typed.given_info.result().clone(), inputs))
+    })();
+    let (ty, inputs) = match loaded {
+        Ok(x) => x,
+        Err(e) => {
+            comm.polite_broadcast(Some(Job::Stop { ok: false }.bytes()));
+            return Err(e);
+        }
+    };
+    let outcome = job(&comm, &device, src, &inputs, time);
+    comm.polite_broadcast(Some(Job::Stop { ok: outcome.is_ok() }.bytes()));
+    let (value, timing) = outcome?;
+    Ok(Outcome::Root(result(value.expect("rank 0 has the result"), ty, timing)))
+}
+
+/// `mpirun -n R lift bench prog.lisp --size … --mpi`: on random inputs, rank 0's device alone
+/// (the one-process time, the other ranks idle), then the run over every rank, each `repeats`
+/// times; the medians, their ratio, and whether the results agree.
+pub fn bench(src: &str, sizes: &[String], repeats: usize, choice: &Choice) -> Result<Outcome, Error> {
+    let (_universe, comm, device) = start(choice)?;
+    let device = match (device, comm.is_root()) {
+        (Ok(d), _) => d,
+        (Err(e), true) => return Err(e),
+        (Err(_), false) => return Ok(Outcome::Other { ok: false }),
+    };
+    if !comm.is_root() {
+        return serve(&comm, &device);
+    }
+    let report = (|| {
+        let typed = lift_compile::compile(src, &Options::types_only())?;
+        let given: BTreeMap<String, i64> = lift_compile::parse_sizes(sizes)?.into_iter().collect();
+        let inputs = lift_data::random_inputs(&typed.given, &given, 42)?;
+        lift_runtime::verify_checks(&typed.given_info, &inputs)?;
+        let repeats = repeats.max(1);
+        let mut alone = vec![];
+        let mut want = None;
+        for _ in 0..repeats {
+            let t = Instant::now();
+            let part = run_on(src, &inputs, &device, false).map_err(|e| comm.failed(vec![(0, e.message())]))?;
+            alone.push(t.elapsed().as_secs_f64() * 1e3);
+            want = Some(part.value);
+        }
+        let mut split = vec![];
+        let mut got = None;
+        for _ in 0..repeats {
+            let t = Instant::now();
+            let (value, _) = job(&comm, &device, src, &inputs, false)?;
+            split.push(t.elapsed().as_secs_f64() * 1e3);
+            got = value;
+        }
+        let same = match (&want, &got) {
+            (Some(w), Some(g)) => lift_runtime::values_close(w, g, 1e-4),
+            _ => false,
+        };
+        let (a, s) = (median(&mut alone), median(&mut split));
+        Ok::<_, Error>(format!(
+            "{} ranks ({}):\n  one process (rank 0's device alone, the others idle): {a:.1} ms\n  \
+             {} ranks (scatter, slices, gather): {s:.1} ms\n  ratio: {:.3} (median of {repeats} whole runs each: \
+             compile, copies, kernels, transfers)\n  results {}\n",
+            comm.size,
+            comm.devices.join("; "),
+            comm.size,
+            s / a,
+            if same { "agree (within 1e-4)" } else { "DIFFER" }
+        ))
+    })();
+    comm.polite_broadcast(Some(Job::Stop { ok: report.is_ok() }.bytes()));
+    report.map(Outcome::Report)
+}
+
+fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+/// A rank other than 0: takes part in rank 0's jobs until it says stop.
+fn serve(comm: &Comm, device: &str) -> Result<Outcome, Error> {
+    let mut ok = true;
+    loop {
+        match Job::read(&comm.polite_broadcast(None))? {
+            Job::Stop { ok: all } => return Ok(Outcome::Other { ok: ok && all }),
+            Job::Run { src, sizes } => {
+                let ins = Inputs { values: vec![], sizes };
+                ok &= job_on(comm, device, &src, &ins, None, false).is_ok();
+            }
+        }
+    }
+}
+
+/// One run over every rank (rank 0's side: it has the inputs and sends the job first).
+fn job(
+    comm: &Comm,
+    device: &str,
+    src: &str,
+    inputs: &Inputs,
+    time: bool,
+) -> Result<(Option<Value>, Option<String>), Error> {
+    comm.polite_broadcast(Some(
+        Job::Run {
+            src: src.to_string(),
+            sizes: inputs.sizes.clone(),
+        }
+        .bytes(),
+    ));
+    job_on(
+        comm,
+        device,
+        src,
+        &Inputs {
+            values: vec![],
+            sizes: inputs.sizes.clone(),
+        },
+        Some(inputs),
+        time,
+    )
+}
+
+/// Every rank's side of one run: `given` is the inputs on rank 0 (`None` elsewhere); `at` has
+/// the sizes on every rank.
+fn job_on(
+    comm: &Comm,
+    device: &str,
+    src: &str,
+    at: &Inputs,
+    given: Option<&Inputs>,
+    time: bool,
+) -> Result<(Option<Value>, Option<String>), Error> {
+    let started = Instant::now();
+    let typed = comm.agree(lift_compile::compile(src, &Options::types_only()))?;
+    let out = match decide(&typed.given, &typed.given_info) {
+        Decision::Split(split) => split_run(comm, device, src, &split, at, given)?,
+        Decision::Whole(why) => match host_loop(&typed.given, &typed.given_info) {
+            Some(hl) => loop_run(comm, device, src, &hl, typed.given.params.len(), at, given)?,
+            None => {
+                // Rank 0 runs it whole; the others have nothing to do.
+                let part = given.map(|ins| run_on(src, ins, device, time).map(|p| p.value));
+                let value = comm.agree(part.transpose())?;
+                let timing = time.then(|| format!("not split ({why}): rank 0 ran the whole program\n"));
+                return Ok((value, timing));
+            }
+        },
+    };
+    let timing = time.then(|| {
+        format!(
+            "{}over {} ranks ({}): {:.3} ms (wall on rank 0: decisions, transfers, compilation, kernels)\n",
+            out.1,
+            comm.size,
+            comm.devices.join("; "),
+            started.elapsed().as_secs_f64() * 1e3
+        )
+    });
+    Ok((out.0, timing))
+}
+
+/// The ranges of the split over the ranks: equal where every rank's device has one name, else
+/// from each rank's estimate (a probe on random inputs at these sizes), chosen as `--devices`
+/// chooses.
+fn ranges(comm: &Comm, probe: &Probe, split: &Split, at: &Inputs, device: &str) -> Result<Vec<Range<usize>>, Error> {
+    let n = split_len(split, &at.sizes)?;
+    let names: Vec<&str> = comm
+        .devices
+        .iter()
+        .map(|d| d.split_once(", ").map_or(d.as_str(), |x| x.1))
+        .collect();
+    if names.iter().all(|d| *d == names[0]) {
+        return Ok(slices(n, &vec![1.0; comm.size]));
+    }
+    let est = (|| {
+        let typed = lift_compile::compile(probe.src, &Options::types_only())?;
+        let mut ins = lift_data::random_inputs(&typed.given, &at.sizes, 42)?;
+        // (a loop's step reads its state last)
+        if let Some(init) = probe.init {
+            ins.values.push(ins.values[init].clone());
+        }
+        let tuned = probe.init.is_none().then_some(probe.src);
+        let e = estimate(tuned, split, &ins, device, n, false)?;
+        Ok::<_, Error>(format!("{} {}", e.ns_per_elem, e.fixed_ms))
+    })();
+    let mine = comm.agree(est)?;
+    let all = comm.all_gather(mine.as_bytes())?;
+    let est: Vec<Estimate> = all
+        .iter()
+        .map(|b| {
+            let t = String::from_utf8_lossy(b);
+            let mut it = t.split(' ').map(|x| x.parse::<f64>().unwrap_or(0.0));
+            Estimate {
+                ns_per_elem: it.next().unwrap_or(0.0),
+                fixed_ms: it.next().unwrap_or(0.0),
+                from: "a probe on its rank".into(),
+                settled: false,
+            }
+        })
+        .collect();
+    Ok(slices(n, &choose(n, &est).weights))
+}
+
+/// The given program whose inputs a probe is made of (random, at the run's sizes) and, for a
+/// host loop, the parameter its state starts from.
+struct Probe<'a> {
+    src: &'a str,
+    init: Option<usize>,
+}
+
+/// Sends each rank its values of the slice program's parameters that `skip` does not take:
+/// whole ones broadcast, cut ones scattered (rank 0 cuts them); `None` in their place for the
+/// skipped.
+fn distribute(
+    comm: &Comm,
+    split: &Split,
+    given: Option<&Inputs>,
+    ranges: &[Range<usize>],
+    skip: &dyn Fn(&Take) -> bool,
+) -> Result<Vec<Option<Value>>, Error> {
+    let mut values = vec![];
+    for t in &split.params {
+        if skip(t) {
+            values.push(None);
+            continue;
+        }
+        let bytes = match t {
+            Take::Whole(k) => {
+                let mine = given.map(|ins| wire::to_bytes(&ins.values[*k])).transpose();
+                let mine = comm.agree(mine)?;
+                comm.broadcast(mine)?
+            }
+            Take::Cut { .. } => {
+                let parts = given
+                    .map(|ins| {
+                        ranges
+                            .iter()
+                            .map(|r| take(t, &|k| &ins.values[k], &ins.sizes, r).and_then(|v| wire::to_bytes(&v)))
+                            .collect::<Result<Vec<_>, _>>()
+                    })
+                    .transpose();
+                let parts = comm.agree(parts)?;
+                comm.scatter(parts)?
+            }
+        };
+        values.push(Some(wire::from_bytes(&bytes)?));
+    }
+    Ok(values)
+}
+
+/// A part's outcome as bytes: `0` and the value, `1` and the error, `2` for an empty slice.
+fn status(part: Option<Result<Value, Error>>) -> Vec<u8> {
+    match part {
+        None => vec![2],
+        Some(Ok(v)) => match wire::to_bytes(&v) {
+            Ok(b) => [&[0u8][..], &b].concat(),
+            Err(e) => [&[1u8][..], e.message().as_bytes()].concat(),
+        },
+        Some(Err(e)) => [&[1u8][..], super::transport::failure_text(&e).as_bytes()].concat(),
+    }
+}
+
+/// The parts of non-empty slices, in rank order, or the failures as one error.
+fn parts(comm: &Comm, all: &[Vec<u8>]) -> Result<Vec<Value>, Error> {
+    let failures: Vec<(usize, String)> = all
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.first() == Some(&1))
+        .map(|(r, b)| (r, String::from_utf8_lossy(&b[1..]).into_owned()))
+        .collect();
+    if !failures.is_empty() {
+        return Err(comm.failed(failures));
+    }
+    all.iter()
+        .filter(|b| b.first() == Some(&0))
+        .map(|b| wire::from_bytes(&b[1..]))
+        .collect()
+}
+
+/// This rank's slice as its slice program's inputs.
+fn slice_of(split: &Split, values: Vec<Value>, at: &Inputs, r: &Range<usize>) -> Inputs {
+    let mut sizes = at.sizes.clone();
+    sizes.insert(split.part.clone(), r.len() as i64);
+    Inputs { values, sizes }
+}
+
+fn split_run(
+    comm: &Comm,
+    device: &str,
+    src: &str,
+    split: &Split,
+    at: &Inputs,
+    given: Option<&Inputs>,
+) -> Result<(Option<Value>, String), Error> {
+    let ranges = ranges(comm, &Probe { src, init: None }, split, at, device)?;
+    let t0 = Instant::now();
+    let values = distribute(comm, split, given, &ranges, &|_| false)?;
+    let t_in = t0.elapsed();
+    let r = &ranges[comm.rank];
+    let part = (!r.is_empty()).then(|| {
+        let ins = slice_of(split, values.into_iter().flatten().collect(), at, r);
+        let mut c = compile_for(&split.slice_src, &ins, device, Some(&split.part))?;
+        if forced_failure(comm.rank) {
+            if let Some(plan) = c.plan.as_mut() {
+                plan.source
+                    .push_str("\n#error \"a failure forced by LIFT_DEVICES_FAIL\"\n");
+            }
+        }
+        run_compiled_on(&c, &ins, device, false).map(|p| p.value)
+    });
+    let t1 = Instant::now();
+    let gathered = comm.gather(&status(part))?;
+    let t_out = t1.elapsed();
+    let timing = format!(
+        "rank {} ({}): slice {}..{}; inputs to the ranks {:.3} ms, parts to rank 0 {:.3} ms (with the wait for the slowest)\n",
+        comm.rank,
+        comm.devices[comm.rank],
+        r.start,
+        r.end,
+        t_in.as_secs_f64() * 1e3,
+        t_out.as_secs_f64() * 1e3
+    );
+    let Some(all) = gathered else { return Ok((None, timing)) };
+    let value = gather(split, parts(comm, &all)?, given.expect("rank 0 has the inputs"))?;
+    Ok((Some(value), timing))
+}
+
+/// A host loop: every rank keeps its step resident; between steps the state's rows that each
+/// rank's next step reads reach it (all-gather, or halo rows from the ranks that computed
+/// them); after the last step the parts are gathered on rank 0.
+fn loop_run(
+    comm: &Comm,
+    device: &str,
+    src: &str,
+    hl: &HostLoop,
+    state: usize,
+    at: &Inputs,
+    given: Option<&Inputs>,
+) -> Result<(Option<Value>, String), Error> {
+    let k = hl
+        .steps
+        .eval(&|n| at.sizes.get(n).copied())
+        .map_err(|e| Error::plain(format!("cannot evaluate the number of steps {}: {e}", hl.steps)))?;
+    if k == 0 {
+        return Ok((given.map(|ins| ins.values[hl.init].clone()), String::new()));
+    }
+    let step_inputs = given.map(|ins| {
+        let mut values = ins.values.clone();
+        values.push(ins.values[hl.init].clone());
+        Inputs {
+            values,
+            sizes: ins.sizes.clone(),
+        }
+    });
+    let step = &hl.step;
+    let ranges = ranges(
+        comm,
+        &Probe {
+            src,
+            init: Some(hl.init),
+        },
+        step,
+        at,
+        device,
+    )?;
+    let reduced = matches!(step.gather, Gather::Reduce { .. });
+    let reads = if reduced {
+        Reads::Whole("a reduction's partials".into())
+    } else {
+        state_reads(step, state)
+    };
+    let reads_state = |t: &Take| matches!(t, Take::Whole(p) | Take::Cut { param: p, .. } if *p == state);
+    // The state's length: rank 0 knows it.
+    let n_state = comm.broadcast(step_inputs.as_ref().map(|ins| match &ins.values[state] {
+        Value::Array(xs) => (xs.len() as u64).to_le_bytes().to_vec(),
+        _ => 0u64.to_le_bytes().to_vec(),
+    }))?;
+    let n_state = u64::from_le_bytes(
+        n_state
+            .try_into()
+            .map_err(|_| Error::plain("internal: a state length"))?,
+    ) as usize;
+    let need = needs(&reads, &ranges, n_state);
+    let t0 = Instant::now();
+    let fixed = distribute(comm, step, step_inputs.as_ref(), &ranges, &reads_state)?;
+    // Each rank's copy of the state: full length, only the rows its steps read are current
+    // (the others are never read: `need` is every row its takes read).
+    let first_rows = {
+        let parts = step_inputs
+            .as_ref()
+            .map(|ins| match &ins.values[state] {
+                Value::Array(xs) => need
+                    .iter()
+                    .map(|w| wire::to_bytes(&Value::Array(xs[w.clone()].to_vec())))
+                    .collect(),
+                _ => Err(Error::plain("internal: a host loop's state is not an array")),
+            })
+            .transpose();
+        let parts = comm.agree(parts)?;
+        wire::from_bytes(&comm.scatter(parts)?)?
+    };
+    let mut local = vec![Value::Array(vec![]); n_state];
+    put(&mut local, need[comm.rank].start, first_rows)?;
+    let r = ranges[comm.rank].clone();
+    let mine = !r.is_empty();
+    let state_values = |local: &[Value]| -> Result<Vec<(usize, Value)>, Error> {
+        let whole = Value::Array(local.to_vec());
+        step.params
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| reads_state(t))
+            .map(|(j, t)| take(t, &|_| &whole, &at.sizes, &r).map(|v| (j, v)))
+            .collect()
+    };
+    // Built on the first step's inputs.
+    let mut dev = None;
+    if mine {
+        let made = (|| {
+            let mut values: Vec<Option<Value>> = fixed.clone();
+            for (j, v) in state_values(&local)? {
+                values[j] = Some(v);
+            }
+            let ins = slice_of(step, values.into_iter().flatten().collect(), at, &r);
+            let mut c = compile_for(&step.slice_src, &ins, device, None)?;
+            if forced_failure(comm.rank) {
+                if let Some(plan) = c.plan.as_mut() {
+                    plan.source
+                        .push_str("\n#error \"a failure forced by LIFT_DEVICES_FAIL\"\n");
+                }
+            }
+            let plan = c
+                .plan
+                .as_ref()
+                .ok_or_else(|| Error::plain("internal: a step without kernels"))?;
+            lift_runtime::Resident::new(plan, c.info.result(), &ins, Some(device))
+        })();
+        dev = Some(made);
+    }
+    let mut dev = match dev {
+        Some(made) => Some(comm.agree(made)?),
+        None => {
+            comm.agree(Ok(()))?;
+            None
+        }
+    };
+    let t_in = t0.elapsed();
+    let mut exchanged = std::time::Duration::ZERO;
+    let mut part = None;
+    for s in 0..k {
+        if s > 0 {
+            let t = Instant::now();
+            exchange(comm, step, &reads, &need, part.take(), &mut local)?;
+            exchanged += t.elapsed();
+        }
+        part = match dev.as_mut() {
+            Some(d) => Some(state_values(&local).and_then(|vs| {
+                vs.iter().try_for_each(|(j, v)| d.set(*j, v))?;
+                d.launch()
+            })),
+            None => None,
+        };
+    }
+    let t = Instant::now();
+    let gathered = comm.gather(&status(part))?;
+    let timing = format!(
+        "rank {} ({}): slice {}..{}; inputs to the ranks {:.3} ms, {k} steps' exchanges {:.3} ms, last parts to rank 0 {:.3} ms\n",
+        comm.rank,
+        comm.devices[comm.rank],
+        r.start,
+        r.end,
+        t_in.as_secs_f64() * 1e3,
+        exchanged.as_secs_f64() * 1e3,
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    let Some(all) = gathered else { return Ok((None, timing)) };
+    let value = gather(
+        step,
+        parts(comm, &all)?,
+        &Inputs {
+            values: vec![],
+            sizes: at.sizes.clone(),
+        },
+    )?;
+    Ok((Some(value), timing))
+}
+
+/// Writes `rows` (an array) into `local` from row `at`.
+fn put(local: &mut [Value], at: usize, rows: Value) -> Result<(), Error> {
+    let Value::Array(xs) = rows else {
+        return Err(Error::plain("internal: rows of a state are not an array"));
+    };
+    let end = at + xs.len();
+    if end > local.len() {
+        return Err(Error::plain("internal: rows beyond the state"));
+    }
+    for (slot, x) in local[at..end].iter_mut().zip(xs) {
+        *slot = x;
+    }
+    Ok(())
+}
+
+/// Between two steps: every rank's part of the new state to the ranks whose next step reads
+/// it. All-gather where every rank reads everything (or a reduction's partials, combined on
+/// every rank); else the lengths first (every rank learns where each part lies, and whether
+/// any rank failed), then the rows point to point.
+fn exchange(
+    comm: &Comm,
+    step: &Split,
+    reads: &Reads,
+    need: &[Range<usize>],
+    part: Option<Result<Value, Error>>,
+    local: &mut Vec<Value>,
+) -> Result<(), Error> {
+    if let Reads::Whole(_) = reads {
+        let all = comm.all_gather(&status(part))?;
+        let state = gather(
+            step,
+            parts(comm, &all)?,
+            &Inputs {
+                values: vec![],
+                sizes: BTreeMap::new(),
+            },
+        )?;
+        let Value::Array(xs) = state else {
+            return Err(Error::plain("internal: a host loop's state is not an array"));
+        };
+        *local = xs;
+        return Ok(());
+    }
+    let len = match &part {
+        Some(Ok(Value::Array(xs))) => Ok(Some(xs.len())),
+        Some(Ok(_)) => Err(Error::plain("internal: a part of the state is not an array")),
+        Some(Err(e)) => Err(Error::plain(e.message())),
+        None => Ok(None),
+    };
+    let mine = comm.agree(len.map(|l| l.map_or(vec![], |l| (l as u64).to_le_bytes().to_vec())))?;
+    let lens: Vec<usize> = comm
+        .all_gather(&mine)?
+        .iter()
+        .map(|b| {
+            b.as_slice()
+                .try_into()
+                .map_or(0, |x: [u8; 8]| u64::from_le_bytes(x) as usize)
+        })
+        .collect();
+    let mut at = 0;
+    let owned: Vec<Range<usize>> = lens
+        .iter()
+        .map(|l| {
+            at += l;
+            at - l..at
+        })
+        .collect();
+    let me = comm.rank;
+    let rows = match part {
+        Some(Ok(Value::Array(xs))) => xs,
+        _ => vec![],
+    };
+    let mut sends = vec![];
+    for (r, want) in need.iter().enumerate() {
+        let o = overlap(want, &owned[me]);
+        if r != me && !o.is_empty() {
+            let slice = Value::Array(rows[o.start - owned[me].start..o.end - owned[me].start].to_vec());
+            sends.push((r, wire::to_bytes(&slice)?));
+        }
+    }
+    let from: Vec<usize> = (0..comm.size)
+        .filter(|&j| j != me && !overlap(&need[me], &owned[j]).is_empty())
+        .collect();
+    let got = comm.exchange(&sends, &from)?;
+    put(local, owned[me].start, Value::Array(rows))?;
+    for (j, bytes) in from.iter().zip(got) {
+        put(local, overlap(&need[me], &owned[*j]).start, wire::from_bytes(&bytes)?)?;
+    }
+    Ok(())
+}
