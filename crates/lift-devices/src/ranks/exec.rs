@@ -134,15 +134,18 @@ fn pick(choice: &Choice, local: usize) -> Result<(String, String), (String, Erro
 /// `mpirun -n R lift run prog.lisp --data in.json --mpi`: rank 0 loads the inputs as `lift run`
 /// does; its [`Outcome::Root`] is the result.
 pub fn run_files(src: &str, data: &[String], sizes: &[String], choice: &Choice, time: bool) -> Result<Outcome, Error> {
-    let (_universe, comm, device) = start(choice)?;
-    let device = match (device, comm.is_root()) {
-        (Ok(d), _) => d,
-        (Err(e), true) => return Err(e),
-        (Err(_), false) => return Ok(Outcome::Other { ok: false }),
-    };
-    if !comm.is_root() {
-        return serve(&comm, &device);
-    }
+    with_ranks(choice, |comm, device| root_run(comm, device, src, data, sizes, time))
+}
+
+/// Rank 0's side of `lift run --mpi`.
+fn root_run(
+    comm: &Comm,
+    device: &str,
+    src: &str,
+    data: &[String],
+    sizes: &[String],
+    time: bool,
+) -> Result<Outcome, Error> {
     let loaded = (|| {
         let typed = lift_compile::compile(src, &Options::types_only())?;
         let sources = lift_runtime::read_sources(data)?;
@@ -158,7 +161,7 @@ pub fn run_files(src: &str, data: &[String], sizes: &[String], choice: &Choice, 
             return Err(e);
         }
     };
-    let outcome = job(&comm, &device, src, &inputs, time);
+    let outcome = job(comm, device, src, &inputs, time);
     comm.polite_broadcast(Some(Job::Stop { ok: outcome.is_ok() }.bytes()));
     let (value, timing) = outcome?;
     Ok(Outcome::Root(result(value.expect("rank 0 has the result"), ty, timing)))
@@ -168,15 +171,30 @@ pub fn run_files(src: &str, data: &[String], sizes: &[String], choice: &Choice, 
 /// (the one-process time, the other ranks idle), then the run over every rank, each `repeats`
 /// times; the medians, their ratio, and whether the results agree.
 pub fn bench(src: &str, sizes: &[String], repeats: usize, choice: &Choice) -> Result<Outcome, Error> {
+    with_ranks(choice, |comm, device| root_bench(comm, device, src, sizes, repeats))
+}
+
+/// Starts MPI and this rank's device; rank 0 runs `root`, the others serve it. A panic (a bug)
+/// aborts every rank (MPI_Abort) rather than leave them waiting in a collective.
+fn with_ranks(choice: &Choice, root: impl FnOnce(&Comm, &str) -> Result<Outcome, Error>) -> Result<Outcome, Error> {
     let (_universe, comm, device) = start(choice)?;
     let device = match (device, comm.is_root()) {
         (Ok(d), _) => d,
         (Err(e), true) => return Err(e),
         (Err(_), false) => return Ok(Outcome::Other { ok: false }),
     };
-    if !comm.is_root() {
-        return serve(&comm, &device);
-    }
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if comm.is_root() {
+            root(&comm, &device)
+        } else {
+            serve(&comm, &device)
+        }
+    }));
+    outcome.unwrap_or_else(|_| comm.abort())
+}
+
+/// Rank 0's side of `lift bench --mpi`.
+fn root_bench(comm: &Comm, device: &str, src: &str, sizes: &[String], repeats: usize) -> Result<Outcome, Error> {
     let report = (|| {
         let typed = lift_compile::compile(src, &Options::types_only())?;
         let given: BTreeMap<String, i64> = lift_compile::parse_sizes(sizes)?.into_iter().collect();
@@ -187,7 +205,7 @@ pub fn bench(src: &str, sizes: &[String], repeats: usize, choice: &Choice) -> Re
         let mut want = None;
         for _ in 0..repeats {
             let t = Instant::now();
-            let part = run_on(src, &inputs, &device, false).map_err(|e| comm.failed(vec![(0, e.message())]))?;
+            let part = run_on(src, &inputs, device, false).map_err(|e| comm.failed(vec![(0, e.message())]))?;
             alone.push(t.elapsed().as_secs_f64() * 1e3);
             want = Some(part.value);
         }
@@ -195,7 +213,7 @@ pub fn bench(src: &str, sizes: &[String], repeats: usize, choice: &Choice) -> Re
         let mut got = None;
         for _ in 0..repeats {
             let t = Instant::now();
-            let (value, _) = job(&comm, &device, src, &inputs, false)?;
+            let (value, _) = job(comm, device, src, &inputs, false)?;
             split.push(t.elapsed().as_secs_f64() * 1e3);
             got = value;
         }
@@ -203,16 +221,21 @@ pub fn bench(src: &str, sizes: &[String], repeats: usize, choice: &Choice) -> Re
             (Some(w), Some(g)) => lift_runtime::values_close(w, g, 1e-4),
             _ => false,
         };
+        if !same {
+            return Err(Error::plain(format!(
+                "the run over {} ranks differs from the one-process run on rank 0's device (beyond 1e-4)",
+                comm.size
+            )));
+        }
         let (a, s) = (median(&mut alone), median(&mut split));
         Ok::<_, Error>(format!(
             "{} ranks ({}):\n  one process (rank 0's device alone, the others idle): {a:.1} ms\n  \
              {} ranks (scatter, slices, gather): {s:.1} ms\n  ratio: {:.3} (median of {repeats} whole runs each: \
-             compile, copies, kernels, transfers)\n  results {}\n",
+             compile, copies, kernels, transfers)\n  results agree (within 1e-4)\n",
             comm.size,
             comm.devices.join("; "),
             comm.size,
             s / a,
-            if same { "agree (within 1e-4)" } else { "DIFFER" }
         ))
     })();
     comm.polite_broadcast(Some(Job::Stop { ok: report.is_ok() }.bytes()));
@@ -358,14 +381,23 @@ struct Probe<'a> {
 fn distribute(
     comm: &Comm,
     split: &Split,
+    at: &Inputs,
     given: Option<&Inputs>,
     ranges: &[Range<usize>],
     skip: &dyn Fn(&Take) -> bool,
 ) -> Result<Vec<Option<Value>>, Error> {
     let mut values = vec![];
-    for t in &split.params {
+    let unread = super::unread(split)?;
+    let slice = ir::parse(&split.slice_src)?;
+    for (j, t) in split.params.iter().enumerate() {
         if skip(t) {
             values.push(None);
+            continue;
+        }
+        if unread[j] {
+            let mut sizes = at.sizes.clone();
+            sizes.insert(split.part.clone(), ranges[comm.rank].len() as i64);
+            values.push(Some(wire::zeros(&slice.params[j].ty, &sizes)?));
             continue;
         }
         let bytes = match t {
@@ -438,7 +470,7 @@ fn split_run(
 ) -> Result<(Option<Value>, String), Error> {
     let ranges = ranges(comm, &Probe { src, init: None }, split, at, device)?;
     let t0 = Instant::now();
-    let values = distribute(comm, split, given, &ranges, &|_| false)?;
+    let values = distribute(comm, split, at, given, &ranges, &|_| false)?;
     let t_in = t0.elapsed();
     let r = &ranges[comm.rank];
     let part = (!r.is_empty()).then(|| {
@@ -526,7 +558,7 @@ fn loop_run(
     ) as usize;
     let need = needs(&reads, &ranges, n_state);
     let t0 = Instant::now();
-    let fixed = distribute(comm, step, step_inputs.as_ref(), &ranges, &reads_state)?;
+    let fixed = distribute(comm, step, at, step_inputs.as_ref(), &ranges, &reads_state)?;
     // Each rank's copy of the state: full length, only the rows its steps read are current
     // (the others are never read: `need` is every row its takes read).
     let first_rows = {
@@ -607,7 +639,7 @@ fn loop_run(
     let t = Instant::now();
     let gathered = comm.gather(&status(part))?;
     let timing = format!(
-        "rank {} ({}): slice {}..{}; inputs to the ranks {:.3} ms, {k} steps' exchanges {:.3} ms, last parts to rank 0 {:.3} ms\n",
+        "rank {} ({}): slice {}..{}; inputs to the ranks and the step built {:.3} ms, {k} steps' exchanges {:.3} ms, last parts to rank 0 {:.3} ms\n",
         comm.rank,
         comm.devices[comm.rank],
         r.start,

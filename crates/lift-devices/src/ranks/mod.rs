@@ -97,6 +97,17 @@ fn left_padding(src: &str) -> Option<usize> {
     }
 }
 
+/// For each parameter of `split`'s slice program, whether the program never reads it (a loop
+/// step's copy of an input only the loop's start reads): no rank needs its value.
+pub fn unread(split: &Split) -> Result<Vec<bool>, Error> {
+    let prog = ir::parse(&split.slice_src)?;
+    Ok(prog
+        .params
+        .iter()
+        .map(|p| crate::decide::reachable_uses(&prog, p.var) == 0)
+        .collect())
+}
+
 /// The rows of a state of `n` rows that each rank's next step reads, for split ranges `ranges`
 /// (an empty range reads nothing).
 pub fn needs(reads: &Reads, ranges: &[Range<usize>], n: usize) -> Vec<Range<usize>> {
@@ -205,10 +216,22 @@ fn describe_split(out: &mut String, s: &Split, ranks: usize, inputs: Option<&Inp
     for note in &s.notes {
         out.push_str(&format!("  {note}\n"));
     }
-    if !s.whole.is_empty() {
+    let unread = unread(s)?;
+    let given_names = given_names(s);
+    let (mut sent, mut made) = (vec![], vec![]);
+    for (t, u) in s.params.iter().zip(&unread) {
+        if let Take::Whole(k) = t {
+            let name = given_names.get(*k).cloned().unwrap_or_else(|| format!("#{k}"));
+            if *u { made.push(name) } else { sent.push(name) }
+        }
+    }
+    if !sent.is_empty() {
+        out.push_str(&format!("broadcast whole from rank 0 (MPI_Bcast): {}\n", sent.join(", ")));
+    }
+    if !made.is_empty() {
         out.push_str(&format!(
-            "broadcast whole from rank 0 (MPI_Bcast): {}\n",
-            s.whole.join(", ")
+            "not sent (the slice program declares it and never reads it; each rank makes zeros): {}\n",
+            made.join(", ")
         ));
     }
     match &s.gather {
@@ -229,6 +252,28 @@ fn describe_split(out: &mut String, s: &Split, ranks: usize, inputs: Option<&Inp
     let slice = lift_compile::compile(&s.slice_src, &Options::default())?;
     out.push_str(&slice.text(lift_compile::Emit::Plan)?);
     Ok(())
+}
+
+/// The given program's parameter names by index, as far as the split names them.
+fn given_names(s: &Split) -> Vec<String> {
+    let mut names = vec![String::new(); s.sliced.len() + s.whole.len()];
+    // (`sliced` and `whole` partition the given parameters; their order is the given order)
+    let (mut i, mut j) = (0, 0);
+    for slot in names.iter_mut() {
+        let k = i + j;
+        let cut = s
+            .params
+            .iter()
+            .any(|t| matches!(t, Take::Cut { param, .. } if *param == k));
+        if cut && i < s.sliced.len() {
+            *slot = s.sliced[i].clone();
+            i += 1;
+        } else if j < s.whole.len() {
+            *slot = s.whole[j].clone();
+            j += 1;
+        }
+    }
+    names
 }
 
 fn describe_exchange(
@@ -260,11 +305,7 @@ fn describe_exchange(
         let Value::Array(rows) = &ins.values[state] else {
             return Err(Error::plain("internal: a host loop's state is not an array"));
         };
-        let row = rows
-            .first()
-            .map(|r| wire::to_bytes(r).map(|b| b.len()))
-            .transpose()?
-            .unwrap_or(0);
+        let row = rows.first().map_or(0, wire::payload);
         let wanted = needs(&reads, &ranges, rows.len());
         for (r, (want, own)) in wanted.iter().zip(&ranges).enumerate() {
             // (the state's rows as the step's map makes them: row i from window i)
@@ -296,7 +337,7 @@ pub(crate) fn overlap(a: &Range<usize>, b: &Range<usize>) -> Range<usize> {
 fn slice_bytes(s: &Split, inputs: &Inputs, r: &Range<usize>) -> Result<usize, Error> {
     let mut total = 0;
     for t in s.params.iter().filter(|t| matches!(t, Take::Cut { .. })) {
-        total += wire::to_bytes(&take(t, &|k| &inputs.values[k], &inputs.sizes, r)?)?.len();
+        total += wire::payload(&take(t, &|k| &inputs.values[k], &inputs.sizes, r)?);
     }
     Ok(total)
 }
@@ -368,7 +409,7 @@ mod tests {
                               (transpose b))))
                  a)))";
         let text = describe(mm, 3, &["M=6".into(), "K=4".into(), "N=5".into()]).expect("a plan");
-        assert!(text.contains("rank 2: 4..6 (receives 42 B of sliced inputs)"), "{text}");
+        assert!(text.contains("rank 2: 4..6 (receives 32 B of sliced inputs)"), "{text}");
         assert!(text.contains("MPI_Scatterv): a\n"), "{text}");
         assert!(text.contains("broadcast whole from rank 0 (MPI_Bcast): b\n"), "{text}");
         let stencil = "(lift (N K) ((array-type float N))
@@ -380,13 +421,14 @@ mod tests {
               xs)))";
         let text = describe(stencil, 2, &["N=10".into(), "K=3".into()]).expect("a plan");
         assert!(text.contains("halo exchange"), "{text}");
-        // Rank 0 reads row 5 of rank 1 (one float, with its one-byte tag), rank 1 row 4.
+        // Rank 0 reads row 5 of rank 1 (one float), rank 1 row 4; the loop's input is not sent.
+        assert!(text.contains("each rank makes zeros): xs\n"), "{text}");
         assert!(
-            text.contains("rank 0: receives 5 B per step (rows 0..6 read, 0..5 its own)"),
+            text.contains("rank 0: receives 4 B per step (rows 0..6 read, 0..5 its own)"),
             "{text}"
         );
         assert!(
-            text.contains("rank 1: receives 5 B per step (rows 4..10 read, 5..10 its own)"),
+            text.contains("rank 1: receives 4 B per step (rows 4..10 read, 5..10 its own)"),
             "{text}"
         );
         assert!(describe(stencil, 0, &[]).is_err());

@@ -158,6 +158,12 @@ impl Comm {
         Ok(received)
     }
 
+    /// Ends every rank's process (MPI_Abort): after a bug, where this rank cannot take part in
+    /// the collectives the others wait in.
+    pub(crate) fn abort(&self) -> ! {
+        self.world.abort(1)
+    }
+
     /// Every rank's outcome of a phase, agreed on every rank: `Ok` where every rank succeeded,
     /// else one error on rank 0's terms naming the first failing rank and its device (the
     /// others' as notes), the same on every rank.

@@ -125,6 +125,49 @@ pub fn from_bytes(b: &[u8]) -> Result<Value, Error> {
     }
 }
 
+/// The bytes of `v`'s scalars as a device buffer holds them (the payload of a transfer,
+/// without [`encode`]'s headers).
+pub fn payload(v: &Value) -> usize {
+    match v {
+        Value::Array(xs) | Value::Vector(xs) | Value::Tuple(xs) => xs.iter().map(payload).sum(),
+        Value::Float(_) | Value::Int(_) | Value::Uint(_) => 4,
+        Value::Double(_) | Value::Long(_) | Value::Ulong(_) => 8,
+        Value::Bool(_) => 1,
+        Value::Approx(_) => 0,
+    }
+}
+
+/// A value of type `t` at these sizes, every scalar zero: a parameter a rank's program declares
+/// and never reads (a loop step's copy of the loop's own input) is made where it is needed
+/// instead of sent.
+pub fn zeros(t: &ir::Type, sizes: &std::collections::BTreeMap<String, i64>) -> Result<Value, Error> {
+    use ir::{Scalar, Type};
+    let scalar = |s: &Scalar| match s {
+        Scalar::Float => Value::Float(0.0),
+        Scalar::Double => Value::Double(0.0),
+        Scalar::Int => Value::Int(0),
+        Scalar::Bool => Value::Bool(false),
+        Scalar::Uint => Value::Uint(0),
+        Scalar::Long => Value::Long(0),
+        Scalar::Ulong => Value::Ulong(0),
+    };
+    Ok(match t {
+        Type::Scalar(s) => scalar(s),
+        Type::Vector(s, w) => Value::Vector(vec![scalar(s); usize::from(*w)]),
+        Type::Tuple(ts) => Value::Tuple(ts.iter().map(|t| zeros(t, sizes)).collect::<Result<_, _>>()?),
+        Type::Array(e, n) => {
+            let n = n
+                .eval(&|name| sizes.get(name).copied())
+                .map_err(|e| Error::plain(format!("internal: the length of an unread parameter: {e}")))?;
+            let one = zeros(e, sizes)?;
+            Value::Array(vec![one; usize::try_from(n).unwrap_or(0)])
+        }
+        Type::Exists(_) | Type::Fun(..) => {
+            return Err(Error::plain(format!("internal: an unread parameter of type {t}")))
+        }
+    })
+}
+
 fn kind_of(v: &Value) -> Option<u8> {
     match v {
         Value::Float(_) => Some(FLOAT),
