@@ -579,13 +579,15 @@ fn loop_run(
     put(&mut local, need[comm.rank].start, first_rows)?;
     let r = ranges[comm.rank].clone();
     let mine = !r.is_empty();
+    let w = need[comm.rank].clone();
     let state_values = |local: &[Value]| -> Result<Vec<(usize, Value)>, Error> {
-        let whole = Value::Array(local.to_vec());
+        // Only the rows it reads: the rest of `local` is not current.
+        let rows = Value::Array(local[w.clone()].to_vec());
         step.params
             .iter()
             .enumerate()
             .filter(|(_, t)| reads_state(t))
-            .map(|(j, t)| take(t, &|_| &whole, &at.sizes, &r).map(|v| (j, v)))
+            .map(|(j, t)| cut_rows(t, &rows, w.start, &r, &at.sizes).map(|v| (j, v)))
             .collect()
     };
     // Built on the first step's inputs.
@@ -658,6 +660,44 @@ fn loop_run(
         },
     )?;
     Ok((Some(value), timing))
+}
+
+/// What take `t` of a loop's state reads for the slice `r`, from `rows`, the state's rows from
+/// `from` on (every row the take reads: [`needs`]). A cut of rows (a `slide`'s windows, below
+/// pads) is made from those rows alone: its padding is the state's where they reach its ends,
+/// and never read elsewhere; any other take has the whole state (`from` is 0).
+fn cut_rows(
+    t: &Take,
+    rows: &Value,
+    from: usize,
+    r: &Range<usize>,
+    sizes: &BTreeMap<String, i64>,
+) -> Result<Value, Error> {
+    match t {
+        Take::Cut {
+            dim: 0,
+            window: (size, step),
+            pre,
+            ..
+        } if !r.is_empty() => {
+            let made;
+            let laid = match pre {
+                None => rows,
+                Some(src) => {
+                    let prog = ir::parse(src)?;
+                    made = ir::interp::eval(&prog, std::slice::from_ref(rows), &|n| sizes.get(n).copied())
+                        .map_err(|e| Error::plain(format!("making the state's layout on the host: {}", e.message)))?;
+                    &made
+                }
+            };
+            let (lo, hi) = (r.start * step - from, (r.end - 1) * step + size - from);
+            match laid {
+                Value::Array(xs) if hi <= xs.len() => Ok(Value::Array(xs[lo..hi].to_vec())),
+                _ => Err(Error::plain("internal: a state's rows do not cover its cut")),
+            }
+        }
+        _ => take(t, &|_| rows, sizes, r),
+    }
 }
 
 /// Writes `rows` (an array) into `local` from row `at`.

@@ -222,11 +222,18 @@ fn describe_split(out: &mut String, s: &Split, ranks: usize, inputs: Option<&Inp
     for (t, u) in s.params.iter().zip(&unread) {
         if let Take::Whole(k) = t {
             let name = given_names.get(*k).cloned().unwrap_or_else(|| format!("#{k}"));
-            if *u { made.push(name) } else { sent.push(name) }
+            if *u {
+                made.push(name)
+            } else {
+                sent.push(name)
+            }
         }
     }
     if !sent.is_empty() {
-        out.push_str(&format!("broadcast whole from rank 0 (MPI_Bcast): {}\n", sent.join(", ")));
+        out.push_str(&format!(
+            "broadcast whole from rank 0 (MPI_Bcast): {}\n",
+            sent.join(", ")
+        ));
     }
     if !made.is_empty() {
         out.push_str(&format!(
