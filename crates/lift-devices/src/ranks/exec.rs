@@ -11,7 +11,7 @@
 //! several jobs) share one protocol.
 
 use super::transport::Comm;
-use super::{needs, overlap, state_reads, wire, Reads};
+use super::wire;
 use crate::decide::*;
 use crate::run::*;
 use crate::shares::*;
@@ -50,14 +50,21 @@ pub enum Outcome {
 
 /// What rank 0 sends before each job.
 enum Job {
-    Run { src: String, sizes: BTreeMap<String, i64> },
-    Stop { ok: bool },
+    /// With `time`, every rank's timing lines go to rank 0.
+    Run {
+        src: String,
+        sizes: BTreeMap<String, i64>,
+        time: bool,
+    },
+    Stop {
+        ok: bool,
+    },
 }
 
 impl Job {
     fn bytes(&self) -> Vec<u8> {
         let v = match self {
-            Job::Run { src, sizes } => serde_json::json!({ "run": src, "sizes": sizes }),
+            Job::Run { src, sizes, time } => serde_json::json!({ "run": src, "sizes": sizes, "time": time }),
             Job::Stop { ok } => serde_json::json!({ "stop": ok }),
         };
         v.to_string().into_bytes()
@@ -77,7 +84,8 @@ impl Job {
             .iter()
             .map(|(k, n)| n.as_i64().map(|n| (k.clone(), n)).ok_or_else(bad))
             .collect::<Result<_, _>>()?;
-        Ok(Job::Run { src, sizes })
+        let time = v.get("time").and_then(|x| x.as_bool()).ok_or_else(bad)?;
+        Ok(Job::Run { src, sizes, time })
     }
 }
 
@@ -201,6 +209,10 @@ fn root_bench(comm: &Comm, device: &str, src: &str, sizes: &[String], repeats: u
         let inputs = lift_data::random_inputs(&typed.given, &given, 42)?;
         lift_runtime::verify_checks(&typed.given_info, &inputs)?;
         let repeats = repeats.max(1);
+        // One untimed run of each first: the kernels' builds are cached after it (PoCL's
+        // cache, the driver's), as they are for the one-process run's program.
+        run_on(src, &inputs, device, false).map_err(|e| comm.failed(vec![(0, e.message())]))?;
+        job(comm, device, src, &inputs, false)?;
         let mut alone = vec![];
         let mut want = None;
         for _ in 0..repeats {
@@ -230,8 +242,8 @@ fn root_bench(comm: &Comm, device: &str, src: &str, sizes: &[String], repeats: u
         let (a, s) = (median(&mut alone), median(&mut split));
         Ok::<_, Error>(format!(
             "{} ranks ({}):\n  one process (rank 0's device alone, the others idle): {a:.1} ms\n  \
-             {} ranks (scatter, slices, gather): {s:.1} ms\n  ratio: {:.3} (median of {repeats} whole runs each: \
-             compile, copies, kernels, transfers)\n  results agree (within 1e-4)\n",
+             {} ranks (scatter, slices, gather): {s:.1} ms\n  ratio: {:.3} (median of {repeats} whole runs each after one \
+             untimed: compile, copies, kernels, transfers)\n  results agree (within 1e-4)\n",
             comm.size,
             comm.devices.join("; "),
             comm.size,
@@ -253,9 +265,9 @@ fn serve(comm: &Comm, device: &str) -> Result<Outcome, Error> {
     loop {
         match Job::read(&comm.polite_broadcast(None))? {
             Job::Stop { ok: all } => return Ok(Outcome::Other { ok: ok && all }),
-            Job::Run { src, sizes } => {
+            Job::Run { src, sizes, time } => {
                 let ins = Inputs { values: vec![], sizes };
-                ok &= job_on(comm, device, &src, &ins, None, false).is_ok();
+                ok &= job_on(comm, device, &src, &ins, None, time).is_ok();
             }
         }
     }
@@ -273,6 +285,7 @@ fn job(
         Job::Run {
             src: src.to_string(),
             sizes: inputs.sizes.clone(),
+            time,
         }
         .bytes(),
     ));
@@ -304,7 +317,7 @@ fn job_on(
     let out = match decide(&typed.given, &typed.given_info) {
         Decision::Split(split) => split_run(comm, device, src, &split, at, given)?,
         Decision::Whole(why) => match host_loop(&typed.given, &typed.given_info) {
-            Some(hl) => loop_run(comm, device, src, &hl, typed.given.params.len(), at, given)?,
+            Some(hl) => super::steps::loop_run(comm, device, src, &hl, typed.given.params.len(), at, given)?,
             None => {
                 // Rank 0 runs it whole; the others have nothing to do.
                 let part = given.map(|ins| run_on(src, ins, device, time).map(|p| p.value));
@@ -314,22 +327,33 @@ fn job_on(
             }
         },
     };
-    let timing = time.then(|| {
-        format!(
-            "{}over {} ranks ({}): {:.3} ms (wall on rank 0: decisions, transfers, compilation, kernels)\n",
-            out.1,
+    let wall = started.elapsed();
+    if !time {
+        return Ok((out.0, None));
+    }
+    // Every rank's own lines, in rank order.
+    let lines = comm.gather(out.1.as_bytes())?.map(|all| {
+        let mut text: String = all.iter().map(|b| String::from_utf8_lossy(b).into_owned()).collect();
+        text.push_str(&format!(
+            "over {} ranks: {:.3} ms (wall on rank 0: decisions, transfers, compilation, kernels)\n",
             comm.size,
-            comm.devices.join("; "),
-            started.elapsed().as_secs_f64() * 1e3
-        )
+            wall.as_secs_f64() * 1e3
+        ));
+        text
     });
-    Ok((out.0, timing))
+    Ok((out.0, lines))
 }
 
 /// The ranges of the split over the ranks: equal where every rank's device has one name, else
 /// from each rank's estimate (a probe on random inputs at these sizes), chosen as `--devices`
 /// chooses.
-fn ranges(comm: &Comm, probe: &Probe, split: &Split, at: &Inputs, device: &str) -> Result<Vec<Range<usize>>, Error> {
+pub(super) fn ranges(
+    comm: &Comm,
+    probe: &Probe,
+    split: &Split,
+    at: &Inputs,
+    device: &str,
+) -> Result<Vec<Range<usize>>, Error> {
     let n = split_len(split, &at.sizes)?;
     let names: Vec<&str> = comm
         .devices
@@ -370,15 +394,15 @@ fn ranges(comm: &Comm, probe: &Probe, split: &Split, at: &Inputs, device: &str) 
 
 /// The given program whose inputs a probe is made of (random, at the run's sizes) and, for a
 /// host loop, the parameter its state starts from.
-struct Probe<'a> {
-    src: &'a str,
-    init: Option<usize>,
+pub(super) struct Probe<'a> {
+    pub(super) src: &'a str,
+    pub(super) init: Option<usize>,
 }
 
 /// Sends each rank its values of the slice program's parameters that `skip` does not take:
 /// whole ones broadcast, cut ones scattered (rank 0 cuts them); `None` in their place for the
 /// skipped.
-fn distribute(
+pub(super) fn distribute(
     comm: &Comm,
     split: &Split,
     at: &Inputs,
@@ -400,32 +424,50 @@ fn distribute(
             values.push(Some(wire::zeros(&slice.params[j].ty, &sizes)?));
             continue;
         }
-        let bytes = match t {
+        // Rank 0 keeps its own values as they are; only the other ranks' travel as bytes.
+        let value = match t {
             Take::Whole(k) => {
                 let mine = given.map(|ins| wire::to_bytes(&ins.values[*k])).transpose();
                 let mine = comm.agree(mine)?;
-                comm.broadcast(mine)?
+                let bytes = comm.broadcast(mine)?;
+                match given {
+                    Some(ins) => ins.values[*k].clone(),
+                    None => wire::from_bytes(&bytes)?,
+                }
             }
             Take::Cut { .. } => {
+                let mut own = None;
                 let parts = given
                     .map(|ins| {
                         ranges
                             .iter()
-                            .map(|r| take(t, &|k| &ins.values[k], &ins.sizes, r).and_then(|v| wire::to_bytes(&v)))
+                            .enumerate()
+                            .map(|(rank, r)| {
+                                let v = take(t, &|k| &ins.values[k], &ins.sizes, r)?;
+                                if rank == comm.rank {
+                                    own = Some(v);
+                                    return Ok(vec![]);
+                                }
+                                wire::to_bytes(&v)
+                            })
                             .collect::<Result<Vec<_>, _>>()
                     })
                     .transpose();
                 let parts = comm.agree(parts)?;
-                comm.scatter(parts)?
+                let bytes = comm.scatter(parts)?;
+                match own {
+                    Some(v) => v,
+                    None => wire::from_bytes(&bytes)?,
+                }
             }
         };
-        values.push(Some(wire::from_bytes(&bytes)?));
+        values.push(Some(value));
     }
     Ok(values)
 }
 
 /// A part's outcome as bytes: `0` and the value, `1` and the error, `2` for an empty slice.
-fn status(part: Option<Result<Value, Error>>) -> Vec<u8> {
+pub(super) fn status(part: Option<Result<Value, Error>>) -> Vec<u8> {
     match part {
         None => vec![2],
         Some(Ok(v)) => match wire::to_bytes(&v) {
@@ -436,8 +478,9 @@ fn status(part: Option<Result<Value, Error>>) -> Vec<u8> {
     }
 }
 
-/// The parts of non-empty slices, in rank order, or the failures as one error.
-fn parts(comm: &Comm, all: &[Vec<u8>]) -> Result<Vec<Value>, Error> {
+/// The parts of non-empty slices, in rank order, or the failures as one error. Rank 0's own
+/// part is `own` where it sent only its status (`0` alone).
+pub(super) fn parts(comm: &Comm, all: &[Vec<u8>], mut own: Option<Value>) -> Result<Vec<Value>, Error> {
     let failures: Vec<(usize, String)> = all
         .iter()
         .enumerate()
@@ -449,12 +492,23 @@ fn parts(comm: &Comm, all: &[Vec<u8>]) -> Result<Vec<Value>, Error> {
     }
     all.iter()
         .filter(|b| b.first() == Some(&0))
-        .map(|b| wire::from_bytes(&b[1..]))
+        .map(|b| match (&b[1..], own.take()) {
+            ([], Some(v)) => Ok(v),
+            (bytes, _) => wire::from_bytes(bytes),
+        })
         .collect()
 }
 
+/// Rank 0's status for a gather to itself: its part stays a value ([`parts`]' `own`).
+fn own_status(part: Option<Result<Value, Error>>) -> (Vec<u8>, Option<Value>) {
+    match part {
+        Some(Ok(v)) => (vec![0], Some(v)),
+        other => (status(other), None),
+    }
+}
+
 /// This rank's slice as its slice program's inputs.
-fn slice_of(split: &Split, values: Vec<Value>, at: &Inputs, r: &Range<usize>) -> Inputs {
+pub(super) fn slice_of(split: &Split, values: Vec<Value>, at: &Inputs, r: &Range<usize>) -> Inputs {
     let mut sizes = at.sizes.clone();
     sizes.insert(split.part.clone(), r.len() as i64);
     Inputs { values, sizes }
@@ -468,325 +522,78 @@ fn split_run(
     at: &Inputs,
     given: Option<&Inputs>,
 ) -> Result<(Option<Value>, String), Error> {
+    let t0 = Instant::now();
     let ranges = ranges(comm, &Probe { src, init: None }, split, at, device)?;
-    let t0 = Instant::now();
-    let values = distribute(comm, split, at, given, &ranges, &|_| false)?;
-    let t_in = t0.elapsed();
     let r = &ranges[comm.rank];
-    let part = (!r.is_empty()).then(|| {
-        let ins = slice_of(split, values.into_iter().flatten().collect(), at, r);
-        let mut c = compile_for(&split.slice_src, &ins, device, Some(&split.part))?;
-        if forced_failure(comm.rank) {
-            if let Some(plan) = c.plan.as_mut() {
-                plan.source
-                    .push_str("\n#error \"a failure forced by LIFT_DEVICES_FAIL\"\n");
-            }
-        }
-        run_compiled_on(&c, &ins, device, false).map(|p| p.value)
-    });
-    let t1 = Instant::now();
-    let gathered = comm.gather(&status(part))?;
-    let t_out = t1.elapsed();
-    let timing = format!(
-        "rank {} ({}): slice {}..{}; inputs to the ranks {:.3} ms, parts to rank 0 {:.3} ms (with the wait for the slowest)\n",
-        comm.rank,
-        comm.devices[comm.rank],
-        r.start,
-        r.end,
-        t_in.as_secs_f64() * 1e3,
-        t_out.as_secs_f64() * 1e3
-    );
-    let Some(all) = gathered else { return Ok((None, timing)) };
-    let value = gather(split, parts(comm, &all)?, given.expect("rank 0 has the inputs"))?;
-    Ok((Some(value), timing))
-}
-
-/// A host loop: every rank keeps its step resident; between steps the state's rows that each
-/// rank's next step reads reach it (all-gather, or halo rows from the ranks that computed
-/// them); after the last step the parts are gathered on rank 0.
-fn loop_run(
-    comm: &Comm,
-    device: &str,
-    src: &str,
-    hl: &HostLoop,
-    state: usize,
-    at: &Inputs,
-    given: Option<&Inputs>,
-) -> Result<(Option<Value>, String), Error> {
-    let k = hl
-        .steps
-        .eval(&|n| at.sizes.get(n).copied())
-        .map_err(|e| Error::plain(format!("cannot evaluate the number of steps {}: {e}", hl.steps)))?;
-    if k == 0 {
-        return Ok((given.map(|ins| ins.values[hl.init].clone()), String::new()));
-    }
-    let step_inputs = given.map(|ins| {
-        let mut values = ins.values.clone();
-        values.push(ins.values[hl.init].clone());
-        Inputs {
-            values,
-            sizes: ins.sizes.clone(),
-        }
-    });
-    let step = &hl.step;
-    let ranges = ranges(
-        comm,
-        &Probe {
-            src,
-            init: Some(hl.init),
-        },
-        step,
-        at,
-        device,
-    )?;
-    let reduced = matches!(step.gather, Gather::Reduce { .. });
-    let reads = if reduced {
-        Reads::Whole("a reduction's partials".into())
-    } else {
-        state_reads(step, state)
-    };
-    let reads_state = |t: &Take| matches!(t, Take::Whole(p) | Take::Cut { param: p, .. } if *p == state);
-    // The state's length: rank 0 knows it.
-    let n_state = comm.broadcast(step_inputs.as_ref().map(|ins| match &ins.values[state] {
-        Value::Array(xs) => (xs.len() as u64).to_le_bytes().to_vec(),
-        _ => 0u64.to_le_bytes().to_vec(),
-    }))?;
-    let n_state = u64::from_le_bytes(
-        n_state
-            .try_into()
-            .map_err(|_| Error::plain("internal: a state length"))?,
-    ) as usize;
-    let need = needs(&reads, &ranges, n_state);
-    let t0 = Instant::now();
-    let fixed = distribute(comm, step, at, step_inputs.as_ref(), &ranges, &reads_state)?;
-    // Each rank's copy of the state: full length, only the rows its steps read are current
-    // (the others are never read: `need` is every row its takes read).
-    let first_rows = {
-        let parts = step_inputs
-            .as_ref()
-            .map(|ins| match &ins.values[state] {
-                Value::Array(xs) => need
-                    .iter()
-                    .map(|w| wire::to_bytes(&Value::Array(xs[w.clone()].to_vec())))
-                    .collect(),
-                _ => Err(Error::plain("internal: a host loop's state is not an array")),
+    let mut sizes = at.sizes.clone();
+    sizes.insert(split.part.clone(), r.len() as i64);
+    let (mut t_in, mut t_build, mut t_run) = Default::default();
+    // The slice is compiled (it needs the sizes only) while the inputs travel.
+    let part = std::thread::scope(|scope| -> Result<Option<Result<Value, Error>>, Error> {
+        let compiling = (!r.is_empty())
+            .then(|| {
+                std::thread::Builder::new()
+                    .name("lift-compile-slice".into())
+                    .stack_size(ir::STACK_BYTES)
+                    .spawn_scoped(scope, || {
+                        let ins = Inputs {
+                            values: vec![],
+                            sizes: sizes.clone(),
+                        };
+                        compile_for(&split.slice_src, &ins, device, Some(&split.part))
+                    })
             })
-            .transpose();
-        let parts = comm.agree(parts)?;
-        wire::from_bytes(&comm.scatter(parts)?)?
-    };
-    let mut local = vec![Value::Array(vec![]); n_state];
-    put(&mut local, need[comm.rank].start, first_rows)?;
-    let r = ranges[comm.rank].clone();
-    let mine = !r.is_empty();
-    let w = need[comm.rank].clone();
-    let state_values = |local: &[Value]| -> Result<Vec<(usize, Value)>, Error> {
-        // Only the rows it reads: the rest of `local` is not current.
-        let rows = Value::Array(local[w.clone()].to_vec());
-        step.params
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| reads_state(t))
-            .map(|(j, t)| cut_rows(t, &rows, w.start, &r, &at.sizes).map(|v| (j, v)))
-            .collect()
-    };
-    // Built on the first step's inputs.
-    let mut dev = None;
-    if mine {
-        let made = (|| {
-            let mut values: Vec<Option<Value>> = fixed.clone();
-            for (j, v) in state_values(&local)? {
-                values[j] = Some(v);
-            }
-            let ins = slice_of(step, values.into_iter().flatten().collect(), at, &r);
-            let mut c = compile_for(&step.slice_src, &ins, device, None)?;
+            .transpose()
+            .map_err(|e| Error::plain(format!("cannot start a thread: {e}")))?;
+        let values = distribute(comm, split, at, given, &ranges, &|_| false)?;
+        t_in = t0.elapsed();
+        let Some(compiling) = compiling else { return Ok(None) };
+        let t = Instant::now();
+        let compiled = compiling
+            .join()
+            .unwrap_or_else(|_| Err(Error::plain("internal error in the compiling thread (a bug)")));
+        t_build = t.elapsed();
+        let t = Instant::now();
+        let ins = slice_of(split, values.into_iter().flatten().collect(), at, r);
+        let v = compiled.and_then(|mut c| {
             if forced_failure(comm.rank) {
                 if let Some(plan) = c.plan.as_mut() {
                     plan.source
                         .push_str("\n#error \"a failure forced by LIFT_DEVICES_FAIL\"\n");
                 }
             }
-            let plan = c
-                .plan
-                .as_ref()
-                .ok_or_else(|| Error::plain("internal: a step without kernels"))?;
-            lift_runtime::Resident::new(plan, c.info.result(), &ins, Some(device))
-        })();
-        dev = Some(made);
-    }
-    let mut dev = match dev {
-        Some(made) => Some(comm.agree(made)?),
-        None => {
-            comm.agree(Ok(()))?;
-            None
-        }
+            run_compiled_on(&c, &ins, device, false).map(|p| p.value)
+        });
+        t_run = t.elapsed();
+        Ok(Some(v))
+    })?;
+    let t1 = Instant::now();
+    let (mine, own) = if comm.is_root() {
+        own_status(part)
+    } else {
+        (status(part), None)
     };
-    let t_in = t0.elapsed();
-    let mut exchanged = std::time::Duration::ZERO;
-    let mut part = None;
-    for s in 0..k {
-        if s > 0 {
-            let t = Instant::now();
-            exchange(comm, step, &reads, &need, part.take(), &mut local)?;
-            exchanged += t.elapsed();
-        }
-        part = match dev.as_mut() {
-            Some(d) => Some(state_values(&local).and_then(|vs| {
-                vs.iter().try_for_each(|(j, v)| d.set(*j, v))?;
-                d.launch()
-            })),
-            None => None,
-        };
-    }
-    let t = Instant::now();
-    let gathered = comm.gather(&status(part))?;
+    let gathered = comm.gather(&mine)?;
+    let value = match gathered {
+        Some(all) => Some(gather(
+            split,
+            parts(comm, &all, own)?,
+            given.expect("rank 0 has the inputs"),
+        )?),
+        None => None,
+    };
     let timing = format!(
-        "rank {} ({}): slice {}..{}; inputs to the ranks and the step built {:.3} ms, {k} steps' exchanges {:.3} ms, last parts to rank 0 {:.3} ms\n",
+        "rank {} ({}): slice {}..{}; inputs to the ranks {:.3} ms, compiling its slice (beyond that) {:.3} ms, \
+         running it {:.3} ms (copies, kernels, decoding), parts to rank 0 and put together {:.3} ms (with the wait \
+         for the slowest)\n",
         comm.rank,
         comm.devices[comm.rank],
         r.start,
         r.end,
         t_in.as_secs_f64() * 1e3,
-        exchanged.as_secs_f64() * 1e3,
-        t.elapsed().as_secs_f64() * 1e3
+        t_build.as_secs_f64() * 1e3,
+        t_run.as_secs_f64() * 1e3,
+        t1.elapsed().as_secs_f64() * 1e3
     );
-    let Some(all) = gathered else { return Ok((None, timing)) };
-    let value = gather(
-        step,
-        parts(comm, &all)?,
-        &Inputs {
-            values: vec![],
-            sizes: at.sizes.clone(),
-        },
-    )?;
-    Ok((Some(value), timing))
-}
-
-/// What take `t` of a loop's state reads for the slice `r`, from `rows`, the state's rows from
-/// `from` on (every row the take reads: [`needs`]). A cut of rows (a `slide`'s windows, below
-/// pads) is made from those rows alone: its padding is the state's where they reach its ends,
-/// and never read elsewhere; any other take has the whole state (`from` is 0).
-fn cut_rows(
-    t: &Take,
-    rows: &Value,
-    from: usize,
-    r: &Range<usize>,
-    sizes: &BTreeMap<String, i64>,
-) -> Result<Value, Error> {
-    match t {
-        Take::Cut {
-            dim: 0,
-            window: (size, step),
-            pre,
-            ..
-        } if !r.is_empty() => {
-            let made;
-            let laid = match pre {
-                None => rows,
-                Some(src) => {
-                    let prog = ir::parse(src)?;
-                    made = ir::interp::eval(&prog, std::slice::from_ref(rows), &|n| sizes.get(n).copied())
-                        .map_err(|e| Error::plain(format!("making the state's layout on the host: {}", e.message)))?;
-                    &made
-                }
-            };
-            let (lo, hi) = (r.start * step - from, (r.end - 1) * step + size - from);
-            match laid {
-                Value::Array(xs) if hi <= xs.len() => Ok(Value::Array(xs[lo..hi].to_vec())),
-                _ => Err(Error::plain("internal: a state's rows do not cover its cut")),
-            }
-        }
-        _ => take(t, &|_| rows, sizes, r),
-    }
-}
-
-/// Writes `rows` (an array) into `local` from row `at`.
-fn put(local: &mut [Value], at: usize, rows: Value) -> Result<(), Error> {
-    let Value::Array(xs) = rows else {
-        return Err(Error::plain("internal: rows of a state are not an array"));
-    };
-    let end = at + xs.len();
-    if end > local.len() {
-        return Err(Error::plain("internal: rows beyond the state"));
-    }
-    for (slot, x) in local[at..end].iter_mut().zip(xs) {
-        *slot = x;
-    }
-    Ok(())
-}
-
-/// Between two steps: every rank's part of the new state to the ranks whose next step reads
-/// it. All-gather where every rank reads everything (or a reduction's partials, combined on
-/// every rank); else the lengths first (every rank learns where each part lies, and whether
-/// any rank failed), then the rows point to point.
-fn exchange(
-    comm: &Comm,
-    step: &Split,
-    reads: &Reads,
-    need: &[Range<usize>],
-    part: Option<Result<Value, Error>>,
-    local: &mut Vec<Value>,
-) -> Result<(), Error> {
-    if let Reads::Whole(_) = reads {
-        let all = comm.all_gather(&status(part))?;
-        let state = gather(
-            step,
-            parts(comm, &all)?,
-            &Inputs {
-                values: vec![],
-                sizes: BTreeMap::new(),
-            },
-        )?;
-        let Value::Array(xs) = state else {
-            return Err(Error::plain("internal: a host loop's state is not an array"));
-        };
-        *local = xs;
-        return Ok(());
-    }
-    let len = match &part {
-        Some(Ok(Value::Array(xs))) => Ok(Some(xs.len())),
-        Some(Ok(_)) => Err(Error::plain("internal: a part of the state is not an array")),
-        Some(Err(e)) => Err(Error::plain(e.message())),
-        None => Ok(None),
-    };
-    let mine = comm.agree(len.map(|l| l.map_or(vec![], |l| (l as u64).to_le_bytes().to_vec())))?;
-    let lens: Vec<usize> = comm
-        .all_gather(&mine)?
-        .iter()
-        .map(|b| {
-            b.as_slice()
-                .try_into()
-                .map_or(0, |x: [u8; 8]| u64::from_le_bytes(x) as usize)
-        })
-        .collect();
-    let mut at = 0;
-    let owned: Vec<Range<usize>> = lens
-        .iter()
-        .map(|l| {
-            at += l;
-            at - l..at
-        })
-        .collect();
-    let me = comm.rank;
-    let rows = match part {
-        Some(Ok(Value::Array(xs))) => xs,
-        _ => vec![],
-    };
-    let mut sends = vec![];
-    for (r, want) in need.iter().enumerate() {
-        let o = overlap(want, &owned[me]);
-        if r != me && !o.is_empty() {
-            let slice = Value::Array(rows[o.start - owned[me].start..o.end - owned[me].start].to_vec());
-            sends.push((r, wire::to_bytes(&slice)?));
-        }
-    }
-    let from: Vec<usize> = (0..comm.size)
-        .filter(|&j| j != me && !overlap(&need[me], &owned[j]).is_empty())
-        .collect();
-    let got = comm.exchange(&sends, &from)?;
-    put(local, owned[me].start, Value::Array(rows))?;
-    for (j, bytes) in from.iter().zip(got) {
-        put(local, overlap(&need[me], &owned[*j]).start, wire::from_bytes(&bytes)?)?;
-    }
-    Ok(())
+    Ok((value, timing))
 }

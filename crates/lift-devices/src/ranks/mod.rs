@@ -15,6 +15,8 @@ pub mod wire;
 #[cfg(feature = "mpi")]
 mod exec;
 #[cfg(feature = "mpi")]
+mod steps;
+#[cfg(feature = "mpi")]
 mod transport;
 #[cfg(feature = "mpi")]
 pub use exec::{bench, run_files, Choice, Outcome};
@@ -84,12 +86,13 @@ fn left_padding(src: &str) -> Option<usize> {
     let mut shift = 0usize;
     loop {
         match prog.expr(e) {
+            // (`pad`'s arguments are its value and the array; `pad-clamp`'s the array)
             Expr::Prim {
                 prim: Prim::Pad(l, _) | Prim::PadClamp(l, _),
                 args,
             } => {
                 shift += usize::try_from(l.as_cst()?).ok()?;
-                e = args[0];
+                e = *args.last().expect("an array argument");
             }
             Expr::Var(v) if prog.params.first().is_some_and(|p| p.var == *v) => return Some(shift),
             _ => return None,
