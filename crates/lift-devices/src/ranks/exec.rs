@@ -317,7 +317,10 @@ fn job_on(
     let out = match decide(&typed.given, &typed.given_info) {
         Decision::Split(split) => split_run(comm, device, src, &split, at, given)?,
         Decision::Whole(why) => match host_loop(&typed.given, &typed.given_info) {
-            Some(hl) => super::steps::loop_run(comm, device, src, &hl, typed.given.params.len(), at, given)?,
+            Some(hl) => {
+                let state_ty = typed.given.params[hl.init].ty.clone();
+                super::steps::loop_run(comm, device, src, &hl, (typed.given.params.len(), &state_ty), at, given)?
+            }
             None => {
                 // Rank 0 runs it whole; the others have nothing to do.
                 let part = given.map(|ins| run_on(src, ins, device, time).map(|p| p.value));

@@ -15,6 +15,8 @@ pub mod wire;
 #[cfg(feature = "mpi")]
 mod exec;
 #[cfg(feature = "mpi")]
+mod halo;
+#[cfg(feature = "mpi")]
 mod steps;
 #[cfg(feature = "mpi")]
 mod transport;

@@ -22,7 +22,7 @@ pub(super) fn loop_run(
     device: &str,
     src: &str,
     hl: &HostLoop,
-    state: usize,
+    (state, state_ty): (usize, &ir::Type),
     at: &Inputs,
     given: Option<&Inputs>,
 ) -> Result<(Option<Value>, String), Error> {
@@ -103,7 +103,7 @@ pub(super) fn loop_run(
             .map(|(j, t)| cut_rows(t, &rows, w.start, &r, &at.sizes).map(|v| (j, v)))
             .collect()
     };
-    // Built on the first step's inputs.
+    // Built on the first step's inputs, with the rows of the state its part is.
     let mut dev = None;
     if mine {
         let made = (|| {
@@ -123,43 +123,91 @@ pub(super) fn loop_run(
                 .plan
                 .as_ref()
                 .ok_or_else(|| Error::plain("internal: a step without kernels"))?;
-            lift_runtime::Resident::new(plan, c.info.result(), &ins, Some(device))
+            let rows = super::halo::result_rows(c.info.result(), &ins.sizes);
+            Ok((
+                lift_runtime::Resident::new(plan, c.info.result(), &ins, Some(device))?,
+                rows,
+            ))
         })();
         dev = Some(made);
     }
-    let mut dev = match dev {
-        Some(made) => Some(comm.agree(made)?),
+    let (mut dev, part_rows) = match dev {
+        Some(made) => {
+            let (d, rows) = comm.agree(made)?;
+            (Some(d), rows)
+        }
         None => {
             comm.agree(Ok(()))?;
-            None
+            (None, Some(0))
         }
+    };
+    // The byte path where every rank can take it (a rank without a slice can: it only takes
+    // part in the exchanges).
+    let halo = match (&reads, reduced, state_ty, part_rows) {
+        (Reads::Rows(_), false, ir::Type::Array(elem, _), Some(rows)) if mine => {
+            super::halo::Halo::plan(step, state, &r, w.clone(), n_state, elem, rows)
+        }
+        _ => None,
+    };
+    let able = (halo.is_some() || !mine) && matches!(reads, Reads::Rows(_)) && !reduced;
+    let all_able = comm.all_gather(&[u8::from(able)])?.iter().all(|b| b == &[1]);
+    let halo = if all_able {
+        Some(halo.unwrap_or(super::halo::Halo {
+            row: 0,
+            cuts: vec![],
+            window: 0..0,
+            part_rows: 0,
+        }))
+    } else {
+        None
     };
     let t_in = t0.elapsed();
     let mut exchanged = std::time::Duration::ZERO;
     let mut part = None;
+    let mut out = None;
     for s in 0..k {
+        let last = s + 1 == k;
         if s > 0 {
             let t = Instant::now();
-            exchange(comm, step, &reads, &need, part.take(), &mut local)?;
+            let uploaded = match &halo {
+                Some(h) => h.exchange(comm, &need, out.take(), dev.as_mut())?,
+                None => exchange(comm, step, &reads, &need, part.take(), &mut local).map(|()| Ok(()))?,
+            };
             exchanged += t.elapsed();
+            if let Err(e) = uploaded {
+                // (reported by the next exchange, or the gather after the last step)
+                out = Some(Err(Error::plain(e.message())));
+                part = Some(Err(e));
+                continue;
+            }
         }
-        part = match dev.as_mut() {
-            Some(d) => Some(state_values(&local).and_then(|vs| {
-                vs.iter().try_for_each(|(j, v)| d.set(*j, v))?;
-                d.launch()
-            })),
-            None => None,
-        };
+        match (&halo, dev.as_mut()) {
+            (Some(_), Some(d)) if last => part = Some(d.launch()),
+            (Some(_), Some(d)) => out = Some(d.launch_bytes()),
+            (None, Some(d)) => {
+                part = Some(state_values(&local).and_then(|vs| {
+                    vs.iter().try_for_each(|(j, v)| d.set(*j, v))?;
+                    d.launch()
+                }))
+            }
+            (_, None) => {}
+        }
     }
     let t = Instant::now();
     let gathered = comm.gather(&status(part))?;
     let timing = format!(
-        "rank {} ({}): slice {}..{}; inputs to the ranks and the step built {:.3} ms, {k} steps' exchanges {:.3} ms, last parts to rank 0 {:.3} ms\n",
+        "rank {} ({}): slice {}..{}; inputs to the ranks and the step built {:.3} ms, {k} steps' exchanges ({}) \
+         {:.3} ms, last parts to rank 0 {:.3} ms\n",
         comm.rank,
         comm.devices[comm.rank],
         r.start,
         r.end,
         t_in.as_secs_f64() * 1e3,
+        if halo.is_some() {
+            "halo rows as bytes"
+        } else {
+            "rows as values"
+        },
         exchanged.as_secs_f64() * 1e3,
         t.elapsed().as_secs_f64() * 1e3
     );
