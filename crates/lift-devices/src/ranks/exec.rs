@@ -59,6 +59,8 @@ enum Job {
     Stop {
         ok: bool,
     },
+    /// Every rank's CPU time so far to rank 0 (`lift bench`).
+    Cpu,
 }
 
 impl Job {
@@ -66,6 +68,7 @@ impl Job {
         let v = match self {
             Job::Run { src, sizes, time } => serde_json::json!({ "run": src, "sizes": sizes, "time": time }),
             Job::Stop { ok } => serde_json::json!({ "stop": ok }),
+            Job::Cpu => serde_json::json!({ "cpu": true }),
         };
         v.to_string().into_bytes()
     }
@@ -75,6 +78,9 @@ impl Job {
         let v: serde_json::Value = serde_json::from_slice(b).map_err(|_| bad())?;
         if let Some(ok) = v.get("stop").and_then(|x| x.as_bool()) {
             return Ok(Job::Stop { ok });
+        }
+        if v.get("cpu").is_some() {
+            return Ok(Job::Cpu);
         }
         let src = v.get("run").and_then(|x| x.as_str()).ok_or_else(bad)?.to_string();
         let sizes = v
@@ -215,12 +221,15 @@ fn root_bench(comm: &Comm, device: &str, src: &str, sizes: &[String], repeats: u
         job(comm, device, src, &inputs, false)?;
         let mut alone = vec![];
         let mut want = None;
+        let cpu0 = cpu_ms();
         for _ in 0..repeats {
             let t = Instant::now();
             let part = run_on(src, &inputs, device, false).map_err(|e| comm.failed(vec![(0, e.message())]))?;
             alone.push(t.elapsed().as_secs_f64() * 1e3);
             want = Some(part.value);
         }
+        let cpu_alone = cpu_ms() - cpu0;
+        let cpu1 = all_cpu(comm)?;
         let mut split = vec![];
         let mut got = None;
         for _ in 0..repeats {
@@ -229,6 +238,7 @@ fn root_bench(comm: &Comm, device: &str, src: &str, sizes: &[String], repeats: u
             split.push(t.elapsed().as_secs_f64() * 1e3);
             got = value;
         }
+        let cpu_split = all_cpu(comm)? - cpu1;
         let same = match (&want, &got) {
             (Some(w), Some(g)) => lift_runtime::values_close(w, g, 1e-4),
             _ => false,
@@ -243,15 +253,50 @@ fn root_bench(comm: &Comm, device: &str, src: &str, sizes: &[String], repeats: u
         Ok::<_, Error>(format!(
             "{} ranks ({}):\n  one process (rank 0's device alone, the others idle): {a:.1} ms\n  \
              {} ranks (scatter, slices, gather): {s:.1} ms\n  ratio: {:.3} (median of {repeats} whole runs each after one \
-             untimed: compile, copies, kernels, transfers)\n  results agree (within 1e-4)\n",
+             untimed: compile, copies, kernels, transfers)\n  CPU time (every thread, the device's too where it is \
+             the CPU): one process {:.0} ms, all ranks {:.0} ms per run (ratio {:.3}){}\n  results agree (within 1e-4)\n",
             comm.size,
             comm.devices.join("; "),
             comm.size,
             s / a,
+            cpu_alone / repeats as f64,
+            cpu_split / repeats as f64,
+            cpu_split / cpu_alone.max(1e-9),
+            load().map_or(String::new(), |l| format!("; load average {l}")),
         ))
     })();
     comm.polite_broadcast(Some(Job::Stop { ok: report.is_ok() }.bytes()));
     report.map(Outcome::Report)
+}
+
+/// This process's CPU time (user and system, every thread) in ms, from `/proc/self/stat`
+/// (ticks of 1/100 s, Linux's `USER_HZ`); 0 where it cannot be read.
+fn cpu_ms() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // (fields after the command's closing parenthesis: utime and stime are the 12th and 13th)
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or(vec![], |(_, rest)| rest.split_whitespace().collect());
+    let tick = |i: usize| fields.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
+    (tick(11) + tick(12)) * 10.0
+}
+
+/// Every rank's CPU time so far, summed (rank 0 asks, the others answer in `serve`).
+fn all_cpu(comm: &Comm) -> Result<f64, Error> {
+    comm.polite_broadcast(Some(Job::Cpu.bytes()));
+    let all = comm.gather(&cpu_ms().to_le_bytes())?.unwrap_or_default();
+    Ok(all
+        .iter()
+        .map(|b| b.as_slice().try_into().map_or(0.0, f64::from_le_bytes))
+        .sum())
+}
+
+/// The host's load average over the last minute (Linux), for a report made on a shared machine.
+fn load() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    text.split_whitespace().next().map(str::to_string)
 }
 
 fn median(xs: &mut [f64]) -> f64 {
@@ -265,6 +310,9 @@ fn serve(comm: &Comm, device: &str) -> Result<Outcome, Error> {
     loop {
         match Job::read(&comm.polite_broadcast(None))? {
             Job::Stop { ok: all } => return Ok(Outcome::Other { ok: ok && all }),
+            Job::Cpu => {
+                comm.gather(&cpu_ms().to_le_bytes())?;
+            }
             Job::Run { src, sizes, time } => {
                 let ins = Inputs { values: vec![], sizes };
                 ok &= job_on(comm, device, &src, &ins, None, time).is_ok();

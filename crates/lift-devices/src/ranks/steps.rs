@@ -103,6 +103,8 @@ pub(super) fn loop_run(
             .map(|(j, t)| cut_rows(t, &rows, w.start, &r, &at.sizes).map(|v| (j, v)))
             .collect()
     };
+    let t_in = t0.elapsed();
+    let t0 = Instant::now();
     // Built on the first step's inputs, with the rows of the state its part is.
     let mut dev = None;
     if mine {
@@ -161,7 +163,7 @@ pub(super) fn loop_run(
     } else {
         None
     };
-    let t_in = t0.elapsed();
+    let t_build = t0.elapsed();
     let mut exchanged = std::time::Duration::ZERO;
     let mut part = None;
     let mut out = None;
@@ -196,13 +198,14 @@ pub(super) fn loop_run(
     let t = Instant::now();
     let gathered = comm.gather(&status(part))?;
     let timing = format!(
-        "rank {} ({}): slice {}..{}; inputs to the ranks and the step built {:.3} ms, {k} steps' exchanges ({}) \
+        "rank {} ({}): slice {}..{}; inputs to the ranks {:.3} ms, its step built {:.3} ms, {k} steps' exchanges ({}) \
          {:.3} ms, last parts to rank 0 {:.3} ms\n",
         comm.rank,
         comm.devices[comm.rank],
         r.start,
         r.end,
         t_in.as_secs_f64() * 1e3,
+        t_build.as_secs_f64() * 1e3,
         if halo.is_some() {
             "halo rows as bytes"
         } else {
