@@ -1077,7 +1077,9 @@ fn the_plan_over_mpi_ranks_shows_the_split_and_the_exchanges() {
     let ex = examples_dir();
     let plan = |file: &str, sizes: &[&str]| {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_lift"));
-        cmd.arg("compile").arg(ex.join(file)).args(["--emit", "plan", "--mpi", "3"]);
+        cmd.arg("compile")
+            .arg(ex.join(file))
+            .args(["--emit", "plan", "--mpi", "3"]);
         for s in sizes {
             cmd.args(["--size", s]);
         }
@@ -1087,8 +1089,14 @@ fn the_plan_over_mpi_ranks_shows_the_split_and_the_exchanges() {
     };
     let saxpy = plan("saxpy.lisp", &["N=9"]);
     assert!(saxpy.contains("split: N into 3 contiguous slices"), "{saxpy}");
-    assert!(saxpy.contains("rank 2: 6..9 (receives 24 B of sliced inputs)"), "{saxpy}");
-    assert!(saxpy.contains("gathered on rank 0: the parts concatenated in rank order"), "{saxpy}");
+    assert!(
+        saxpy.contains("rank 2: 6..9 (receives 24 B of sliced inputs)"),
+        "{saxpy}"
+    );
+    assert!(
+        saxpy.contains("gathered on rank 0: the parts concatenated in rank order"),
+        "{saxpy}"
+    );
     let nbody = plan("host_nbody.lisp", &["N=6"]);
     assert!(nbody.contains("host loop: 1000 steps"), "{nbody}");
     assert!(nbody.contains("between steps: all-gather (MPI_Allgatherv)"), "{nbody}");

@@ -96,7 +96,11 @@ fn agrees_over_ranks(name: &str, program: &str, data: &serde_json::Value, sizes:
             &serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{name}: {e}: {stderr}")),
             &mut got,
         );
-        assert_eq!(got.len(), want.len(), "{name} over {ranks} ranks: one result, printed once");
+        assert_eq!(
+            got.len(),
+            want.len(),
+            "{name} over {ranks} ranks: one result, printed once"
+        );
         for (i, (g, w)) in got.iter().zip(&want).enumerate() {
             assert!(
                 (g - w).abs() <= 1e-4 * w.abs().max(1.0),
@@ -202,7 +206,12 @@ fn a_stencil_host_loop_exchanges_halo_rows_with_its_neighbours() {
             (join (mapGlb (lambda (w) (toGlobal (mapSeq (lambda (t) (* t 0.2f)) (reduceSeq + 0.0f w))))
                           (slide #5 #1 (pad #2 #2 0.5f s)))))
           xs)))";
-    agrees_over_ranks("halo-pad", padded, &serde_json::json!({ "xs": floats(200, 17) }), &["K=5"]);
+    agrees_over_ranks(
+        "halo-pad",
+        padded,
+        &serde_json::json!({ "xs": floats(200, 17) }),
+        &["K=5"],
+    );
     // The rows travel as the buffers' bytes, not as values.
     if !device_present() {
         return;
@@ -210,10 +219,18 @@ fn a_stencil_host_loop_exchanges_halo_rows_with_its_neighbours() {
     let dir = scratch("halo-bytes");
     let prog = write(&dir, "prog.lisp", padded);
     let data = write(&dir, "in.json", &serde_json::json!({ "xs": floats(50, 3) }).to_string());
-    let out = mpirun(3, &["run", &prog, "--data", &data, "--size", "K=3", "--mpi", "--time"], &[]);
+    let out = mpirun(
+        3,
+        &["run", &prog, "--data", &data, "--size", "K=3", "--mpi", "--time"],
+        &[],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert_eq!(stderr.matches("3 steps' exchanges (halo rows as bytes)").count(), 3, "{stderr}");
+    assert_eq!(
+        stderr.matches("3 steps' exchanges (halo rows as bytes)").count(),
+        3,
+        "{stderr}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -237,13 +254,23 @@ fn a_failing_rank_stops_every_rank_with_one_error_naming_it() {
     }
     let ex = crate::examples_dir();
     let (prog, data) = (ex.join("saxpy.lisp"), ex.join("saxpy.json"));
-    let args = ["run", prog.to_str().expect("a path"), "--data", data.to_str().expect("a path"), "--mpi"];
+    let args = [
+        "run",
+        prog.to_str().expect("a path"),
+        "--data",
+        data.to_str().expect("a path"),
+        "--mpi",
+    ];
     // Rank 1's kernels fail to build (LIFT_DEVICES_FAIL names the slice, here the rank).
     let out = mpirun(3, &args, &[(lift::devices::FAIL_VAR, "1")]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(out.status.code() != Some(124), "a rank hung: {stderr}");
-    assert!(out.stdout.is_empty(), "printed a result: {}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.stdout.is_empty(),
+        "printed a result: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     assert!(crate::mentions(&stderr, "rank 1 (device "), "{stderr}");
     // (one error of lift's; the driver's build log inside it has its own `error:` lines)
     let errors = stderr.lines().filter(|l| l.starts_with("error: rank")).count();
@@ -282,7 +309,15 @@ fn bench_over_ranks_reports_the_one_process_time_beside_the_split_one() {
     let prog = ex.join("saxpy.lisp");
     let out = mpirun(
         2,
-        &["bench", prog.to_str().expect("a path"), "--size", "N=100000", "--repeats", "2", "--mpi"],
+        &[
+            "bench",
+            prog.to_str().expect("a path"),
+            "--size",
+            "N=100000",
+            "--repeats",
+            "2",
+            "--mpi",
+        ],
         &[],
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
