@@ -57,6 +57,7 @@ impl Comm {
     /// Every rank's buffer, on rank 0 (`None` elsewhere): MPI_Gatherv after an all-gather of
     /// the lengths, so that a part too long for MPI fails on every rank alike.
     pub(crate) fn gather(&self, mine: &[u8]) -> Result<Option<Vec<Vec<u8>>>, Error> {
+        self.settle();
         let mut lens = vec![0u64; self.size];
         self.world.all_gather_into(&(mine.len() as u64), &mut lens[..]);
         let (counts, displs) = layout(&lens)?;
@@ -164,10 +165,27 @@ impl Comm {
         self.world.abort(1)
     }
 
+    /// Waits until every rank has come here, polling and sleeping (MPI_Ibarrier): where ranks
+    /// arrive at different times (after their own work), a blocking collective would spin in
+    /// the early ones and take the cores the late ones need (PoCL ranks share the host).
+    pub(crate) fn settle(&self) {
+        let mut req = self.world.immediate_barrier();
+        loop {
+            match req.test() {
+                Ok(_) => return,
+                Err(r) => {
+                    req = r;
+                    std::thread::sleep(std::time::Duration::from_micros(100));
+                }
+            }
+        }
+    }
+
     /// Every rank's outcome of a phase, agreed on every rank: `Ok` where every rank succeeded,
     /// else one error on rank 0's terms naming the first failing rank and its device (the
     /// others' as notes), the same on every rank.
     pub(crate) fn agree<T>(&self, mine: Result<T, Error>) -> Result<T, Error> {
+        self.settle();
         let status = match &mine {
             Ok(_) => vec![0u8],
             Err(e) => [&[1u8][..], failure_text(e).as_bytes()].concat(),
