@@ -46,6 +46,10 @@ enum Command {
         /// that faster), within the device's work-group limits.
         #[arg(long, requires = "size", conflicts_with = "devices")]
         device: Option<String>,
+        /// With `--emit plan`: how the program is split over R MPI ranks (`lift run --mpi`), what
+        /// is scattered, broadcast, gathered and exchanged between a loop's steps; no MPI needed.
+        #[arg(long, value_name = "R", conflicts_with_all = ["devices", "device"])]
+        mpi: Option<usize>,
     },
     /// Compile and run a program on its inputs; print the result as JSON.
     Run {
@@ -77,8 +81,11 @@ enum Command {
         /// (tensor cores; not supported yet).
         #[arg(long, value_enum, default_value = "f32")]
         precision: Precision,
-        /// One process per MPI rank (`mpirun -n R lift ...`); not supported yet.
-        #[arg(long)]
+        /// One process per MPI rank (`mpirun -n R lift ... --mpi`), each on its own device
+        /// (`--device`/`--devices` choose among its host's; by default local rank r takes device
+        /// r mod their count): the outermost parallel map split over the ranks. Needs lift built
+        /// with the cargo feature `mpi`.
+        #[arg(long, conflicts_with = "backend")]
         mpi: bool,
     },
     /// A program for an application: a C header and a shared library.
@@ -178,7 +185,9 @@ enum Command {
         /// (tensor cores; not supported yet).
         #[arg(long, value_enum, default_value = "f32")]
         precision: Precision,
-        /// One process per MPI rank (`mpirun -n R lift ...`); not supported yet.
+        /// One process per MPI rank (`mpirun -n R lift bench ... --mpi`): the one-process time on
+        /// rank 0's device beside the run split over every rank, each on its own device
+        /// (as `lift run --mpi`). Needs lift built with the cargo feature `mpi`.
         #[arg(long)]
         mpi: bool,
     },
@@ -220,10 +229,11 @@ fn refuse_unsupported(command: &Command) -> Result<(), Failure> {
              products are computed in f32 (the default, `--precision f32`)",
         ));
     }
-    if mpi {
+    if mpi && !cfg!(feature = "mpi") {
         return Err(not_supported_yet(
-            "`--mpi` is not supported yet: a program runs on the devices of one host \
-             (`--devices`); there is no MPI transport between hosts",
+            "`--mpi` is not supported yet in this build of lift: it was built without its cargo \
+             feature `mpi` (`cargo build --release --features mpi` needs an MPI such as OpenMPI, \
+             and libclang)",
         ));
     }
     Ok(())
@@ -431,9 +441,20 @@ fn run(cli: Cli) -> Result<(), Failure> {
             devices,
             size,
             device,
+            mpi,
         } => {
             let (name, src) = read_program(&program)?;
             check_size_names(&src, "--size", &size)?;
+            if let Some(ranks) = mpi {
+                if !matches!(emit, Some(Emit::Plan)) {
+                    return Err(Failure::Usage(lift_compile::report::render_plain(
+                        "--mpi goes with --emit plan",
+                        &[],
+                    )));
+                }
+                let text = lift_devices::ranks::describe(&src, ranks, &size).map_err(|e| e.render(&name, &src))?;
+                return write_out(output.as_ref(), &text);
+            }
             let known: std::collections::BTreeMap<String, i64> = lift_compile::parse_sizes(&size)
                 .map_err(|e| e.render(&name, &src))?
                 .into_iter()
@@ -494,11 +515,23 @@ fn run(cli: Cli) -> Result<(), Failure> {
             time,
             devices,
             precision: _,
-            mpi: _,
+            mpi,
         } => {
             let (name, src) = read_program(&program)?;
             check_size_names(&src, "--size", &size)?;
             let format = output.as_deref().map(out_format).transpose()?;
+            #[cfg(feature = "mpi")]
+            if mpi {
+                let choice = mpi_choice(device, devices);
+                return match lift_devices::ranks::run_files(&src, &data, &size, &choice, time) {
+                    Ok(lift_devices::ranks::Outcome::Root(result)) => print_result(&result, output, format),
+                    Ok(lift_devices::ranks::Outcome::Report(text)) => to_stdout(&text),
+                    Ok(lift_devices::ranks::Outcome::Other { ok }) => other_rank(ok),
+                    Err(e) => Err(e.render(&name, &src).into()),
+                };
+            }
+            // (refused before, in a build without MPI)
+            let _ = mpi;
             let backend = match backend {
                 Some(b) => b,
                 None if devices.is_none() => default_backend()?,
@@ -517,15 +550,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 }
             }
             .map_err(|e| e.render(&name, &src))?;
-            if let Some(report) = &result.timing {
-                err_out(report)?;
-            }
-            match (output, format) {
-                (Some(path), Some(OutFormat::Npy)) => Ok(std::fs::write(&path, &result.npy()?).map_err(|e| {
-                    lift_compile::report::render_plain(&format!("cannot write {}: {e}", path.display()), &[])
-                })?),
-                (other, _) => write_out(other.as_ref(), &format!("{}\n", result.json)),
-            }
+            print_result(&result, output, format)
         }
         Command::Bench {
             program,
@@ -538,11 +563,23 @@ fn run(cli: Cli) -> Result<(), Failure> {
             json,
             devices,
             precision: _,
-            mpi: _,
+            mpi,
         } => {
             let (name, src) = read_program(&program)?;
             check_size_names(&src, "--size", &size)?;
             check_size_names(&src, "--check-size", &check_size)?;
+            #[cfg(feature = "mpi")]
+            if mpi {
+                let choice = mpi_choice(device, devices);
+                return match lift_devices::ranks::bench(&src, &size, repeats, &choice) {
+                    Ok(lift_devices::ranks::Outcome::Report(text)) => to_stdout(&text),
+                    Ok(lift_devices::ranks::Outcome::Root(result)) => to_stdout(&format!("{}\n", result.json)),
+                    Ok(lift_devices::ranks::Outcome::Other { ok }) => other_rank(ok),
+                    Err(e) => Err(e.render(&name, &src).into()),
+                };
+            }
+            // (refused before, in a build without MPI)
+            let _ = mpi;
             let opts = lift_tune::bench::BenchOptions {
                 device,
                 repeats,
@@ -625,6 +662,43 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let devs = host_runner::devices().map_err(|e| lift_compile::report::render_plain(&e.to_string(), &[]))?;
             to_stdout(&host_runner::describe_devices(&devs))
         }
+    }
+}
+
+/// The result of `lift run` on stdout or in `-o`'s file, its timing report on stderr.
+fn print_result(
+    result: &lift_runtime::RunResult,
+    output: Option<PathBuf>,
+    format: Option<OutFormat>,
+) -> Result<(), Failure> {
+    if let Some(report) = &result.timing {
+        err_out(report)?;
+    }
+    match (output, format) {
+        (Some(path), Some(OutFormat::Npy)) => Ok(std::fs::write(&path, &result.npy()?)
+            .map_err(|e| lift_compile::report::render_plain(&format!("cannot write {}: {e}", path.display()), &[]))?),
+        (other, _) => write_out(other.as_ref(), &format!("{}\n", result.json)),
+    }
+}
+
+/// `--device` / `--devices` of an MPI run: which of its host's devices each rank takes.
+#[cfg(feature = "mpi")]
+fn mpi_choice(device: Option<String>, devices: Option<String>) -> lift_devices::ranks::Choice {
+    match (device, devices) {
+        (Some(d), _) => lift_devices::ranks::Choice::Device(d),
+        (None, Some(spec)) => lift_devices::ranks::Choice::Devices(spec),
+        (None, None) => lift_devices::ranks::Choice::Default,
+    }
+}
+
+/// A rank other than 0 prints nothing: rank 0 prints the result, or the one error naming the
+/// rank that failed. It fails quietly where the run failed, so `mpirun` fails too.
+#[cfg(feature = "mpi")]
+fn other_rank(ok: bool) -> Result<(), Failure> {
+    if ok {
+        Ok(())
+    } else {
+        Err(Failure::User(String::new()))
     }
 }
 

@@ -27,10 +27,12 @@
 //! Modules: [`decide`] finds the split on the program as given; [`shares`] sizes each device's
 //! slice from its estimated speed; [`run`] compiles and runs the slices and gathers the parts
 //! (and runs host loops with the program resident on each device); [`measure`] times each phase
-//! of a split run for `lift bench --devices`.
+//! of a split run for `lift bench --devices`; [`ranks`] is the same split over MPI ranks, one
+//! process and device each (`--mpi`; its transport behind the cargo feature `mpi`).
 
 pub mod decide;
 pub mod measure;
+pub mod ranks;
 pub mod run;
 pub mod shares;
 #[cfg(test)]

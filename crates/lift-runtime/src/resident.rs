@@ -110,13 +110,20 @@ impl Resident {
 
     /// Runs every kernel once and reads the result back.
     pub fn launch(&mut self) -> Result<Value, Error> {
+        let bytes = self.launch_bytes()?;
+        Ok(decode_dims(&bytes, &self.out_dims, &self.out_elem))
+    }
+
+    /// [`Resident::launch`] without decoding: the result buffer's bytes (an MPI host loop
+    /// moves rows of them between ranks and uploads them with [`Resident::upload_param`]).
+    pub fn launch_bytes(&mut self) -> Result<Vec<u8>, Error> {
         self.enqueue_kernels()?;
         let bytes = self
             .session
             .read_resident(self.out, 0, self.session.bytes_of(self.out))
             .map_err(run_error)?;
         self.check_flag()?;
-        Ok(decode_dims(&bytes, &self.out_dims, &self.out_elem))
+        Ok(bytes)
     }
 
     /// Zeroes what must start at zero and enqueues every kernel once: their events.

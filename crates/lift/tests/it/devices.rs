@@ -1069,3 +1069,45 @@ fn bench_devices_times_a_lowered_reduction() {
     assert_report(&r, 2, 1);
     assert_eq!(r["split"]["devices"][1]["share"], serde_json::json!([2, 4]), "{r}");
 }
+
+/// `--emit plan --mpi R` shows the split over MPI ranks without running (no MPI needed): what is
+/// scattered, broadcast, gathered, and a loop's exchange per step.
+#[test]
+fn the_plan_over_mpi_ranks_shows_the_split_and_the_exchanges() {
+    let ex = examples_dir();
+    let plan = |file: &str, sizes: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_lift"));
+        cmd.arg("compile")
+            .arg(ex.join(file))
+            .args(["--emit", "plan", "--mpi", "3"]);
+        for s in sizes {
+            cmd.args(["--size", s]);
+        }
+        let out = cmd.output().expect("lift runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let saxpy = plan("saxpy.lisp", &["N=9"]);
+    assert!(saxpy.contains("split: N into 3 contiguous slices"), "{saxpy}");
+    assert!(
+        saxpy.contains("rank 2: 6..9 (receives 24 B of sliced inputs)"),
+        "{saxpy}"
+    );
+    assert!(
+        saxpy.contains("gathered on rank 0: the parts concatenated in rank order"),
+        "{saxpy}"
+    );
+    let nbody = plan("host_nbody.lisp", &["N=6"]);
+    assert!(nbody.contains("host loop: 1000 steps"), "{nbody}");
+    assert!(nbody.contains("between steps: all-gather (MPI_Allgatherv)"), "{nbody}");
+    // 6 bodies of 4 floats over 3 ranks: each receives the other 4 bodies each step.
+    assert!(nbody.contains("rank 1: receives 64 B per step"), "{nbody}");
+    // Without MPI-specific flags it is a usage error to ask for it without `--emit plan`.
+    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .arg("compile")
+        .arg(ex.join("saxpy.lisp"))
+        .args(["--mpi", "3"])
+        .output()
+        .expect("lift runs");
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -14,6 +14,7 @@
 //! - `filter`: every form of the single-pass filter at its tile edges, random filters (proptest)
 //!   and the device-side check of a filter result's length, against the interpreter.
 //! - `fuzz`: random bytes and mutated examples never make the front end panic.
+//! - `mpi` (feature `mpi`): programs over 2 and 3 MPI ranks (`mpirun`) equal the interpreter.
 
 mod app;
 mod batch_rules;
@@ -31,6 +32,8 @@ mod indep_grid;
 mod indep_mm;
 mod interp;
 mod known_sizes;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod nbody_rows;
 mod nbody_step;
 mod onekernel;

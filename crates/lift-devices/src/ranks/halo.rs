@@ -1,0 +1,308 @@
+//! A halo loop's steps as bytes: where each step reads the state only through cuts of its rows
+//! (a `slide` below `pad`/`pad-clamp`), the state never becomes values between steps. A rank
+//! reads its part of the new state as the result buffer's bytes, sends the rows its neighbours
+//! read, and makes its next input buffer from its rows and theirs by a row map fixed once: for
+//! each row of the buffer, the state row it copies, or the bytes of a pad's value.
+
+use super::overlap;
+use super::transport::Comm;
+use crate::*;
+use ir::interp::Value;
+use ir::{Expr, Lit, Prim, Type};
+use lift_compile::Error;
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+/// Where one row of a rank's input buffer comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Src {
+    /// This row of the state.
+    Row(usize),
+    /// A pad's value.
+    Const(Vec<u8>),
+}
+
+/// The byte path of one rank's steps.
+pub(super) struct Halo {
+    /// Bytes of one row of the state.
+    pub(super) row: usize,
+    /// Per take of the state: the slice program's parameter and its row map.
+    pub(super) cuts: Vec<(usize, Vec<Src>)>,
+    /// The rows of the state this rank reads (its window).
+    pub(super) window: Range<usize>,
+    /// The rows of the state this rank's part is.
+    pub(super) part_rows: usize,
+}
+
+/// A layout of one parameter made of pads of its rows: outermost first, each pad's left and
+/// right amounts and, for `pad`, its value (`None`: `pad-clamp`).
+type Pads = Vec<(usize, usize, Option<Value>)>;
+
+fn pads(src: &str) -> Option<Pads> {
+    let prog = ir::parse(src).ok()?;
+    let mut e = prog.body;
+    let mut out = vec![];
+    loop {
+        match prog.expr(e) {
+            Expr::Prim {
+                prim: Prim::Pad(l, r) | Prim::PadClamp(l, r),
+                args,
+            } => {
+                let amounts = (usize::try_from(l.as_cst()?).ok()?, usize::try_from(r.as_cst()?).ok()?);
+                let value = match args.as_slice() {
+                    [v, _] => Some(match prog.expr(*v) {
+                        Expr::Lit(l) => lit(l),
+                        _ => return None,
+                    }),
+                    _ => None,
+                };
+                out.push((amounts.0, amounts.1, value));
+                e = *args.last()?;
+            }
+            Expr::Var(v) if prog.params.first().is_some_and(|p| p.var == *v) => return Some(out),
+            _ => return None,
+        }
+    }
+}
+
+fn lit(l: &Lit) -> Value {
+    match l {
+        Lit::Float(f) => Value::Float(*f),
+        Lit::Double(d) => Value::Double(*d),
+        Lit::Int(i) => Value::Int(*i),
+        Lit::Uint(u) => Value::Uint(*u),
+        Lit::Long(x) => Value::Long(*x),
+        Lit::Ulong(u) => Value::Ulong(*u),
+        Lit::Bool(b) => Value::Bool(*b),
+    }
+}
+
+/// What row `p` of `pads` laid over a state of `n` rows is.
+#[derive(Debug, PartialEq)]
+enum Pick {
+    Row(usize),
+    Value(Value),
+}
+
+/// Row `p` of `pads` laid over a state of `n` rows: the state row it is, or a pad's value
+/// (`None` beyond the padded rows).
+fn source(pads: &[(usize, usize, Option<Value>)], n: usize, mut p: usize) -> Option<Pick> {
+    // (the length below each pad, innermost last)
+    let mut lens = vec![n];
+    for (l, r, _) in pads.iter().rev() {
+        lens.push(lens.last().expect("a length") + l + r);
+    }
+    lens.reverse();
+    for (k, (l, _, value)) in pads.iter().enumerate() {
+        let inner = lens[k + 1];
+        let i = p as i64 - *l as i64;
+        p = if (0..inner as i64).contains(&i) {
+            i as usize
+        } else {
+            match value {
+                Some(v) => return Some(Pick::Value(v.clone())),
+                None => i.clamp(0, inner as i64 - 1) as usize,
+            }
+        };
+    }
+    (p < n).then_some(Pick::Row(p))
+}
+
+impl Halo {
+    /// The byte path of the step `step` for this rank's slice `r` (windows `r` of the split),
+    /// reading the rows `window` of a state of `n` rows of type `elem` (as a buffer holds
+    /// them); `None` where a take of the state is not a cut of rows below constant pads of
+    /// literal values, or the state's rows are not of one fixed size.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn plan(
+        step: &Split,
+        state: usize,
+        r: &Range<usize>,
+        window: Range<usize>,
+        n: usize,
+        elem: &Type,
+        part_rows: usize,
+    ) -> Option<Halo> {
+        let row = match elem {
+            Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) => lift_data::layout::layout(elem).0,
+            Type::Array(..) | Type::Exists(_) | Type::Fun(..) => return None,
+        };
+        let mut cuts = vec![];
+        for (j, t) in step.params.iter().enumerate() {
+            match t {
+                Take::Whole(k) if *k == state => return None,
+                Take::Cut {
+                    param,
+                    dim,
+                    window: (s, tt),
+                    pre,
+                } if *param == state => {
+                    if *dim != 0 || r.is_empty() {
+                        return None;
+                    }
+                    let pads = match pre {
+                        Some(src) => pads(src)?,
+                        None => vec![],
+                    };
+                    let mut map = vec![];
+                    for p in r.start * tt..(r.end - 1) * tt + s {
+                        map.push(match source(&pads, n, p)? {
+                            Pick::Row(i) if window.contains(&i) => Src::Row(i),
+                            Pick::Row(_) => return None,
+                            Pick::Value(v) => {
+                                let mut b = vec![];
+                                lift_data::layout::encode(&v, elem, &mut b).ok()?;
+                                if b.len() != row {
+                                    return None;
+                                }
+                                Src::Const(b)
+                            }
+                        });
+                    }
+                    cuts.push((j, map));
+                }
+                Take::Whole(_) | Take::Cut { .. } => {}
+            }
+        }
+        Some(Halo {
+            row,
+            cuts,
+            window,
+            part_rows,
+        })
+    }
+
+    /// Between two steps: this rank's part (`out`: its result buffer, or its error; `None`
+    /// for an empty slice) to the ranks that read it, theirs to it, and its next inputs
+    /// uploaded. Every rank's status and part length first, so that a failure anywhere
+    /// stops every rank here (the outer error, the same on every rank); a failure of this
+    /// rank's own uploads is the inner one, for the next exchange to report.
+    pub(super) fn exchange(
+        &self,
+        comm: &Comm,
+        need: &[Range<usize>],
+        out: Option<Result<Vec<u8>, Error>>,
+        dev: Option<&mut lift_runtime::Resident>,
+    ) -> Result<Result<(), Error>, Error> {
+        let mine = match &out {
+            Some(Ok(_)) => Ok((self.part_rows as u64).to_le_bytes().to_vec()),
+            Some(Err(e)) => Err(Error::plain(e.message())),
+            None => Ok(0u64.to_le_bytes().to_vec()),
+        };
+        let mine = comm.agree(mine)?;
+        let lens: Vec<usize> = comm
+            .all_gather(&mine)?
+            .iter()
+            .map(|b| {
+                b.as_slice()
+                    .try_into()
+                    .map_or(0, |x: [u8; 8]| u64::from_le_bytes(x) as usize)
+            })
+            .collect();
+        let mut at = 0;
+        let owned: Vec<Range<usize>> = lens
+            .iter()
+            .map(|l| {
+                at += l;
+                at - l..at
+            })
+            .collect();
+        let me = comm.rank;
+        let bytes = match out {
+            Some(Ok(b)) => b,
+            _ => vec![],
+        };
+        let own = &owned[me];
+        let rows_of = |o: &Range<usize>| &bytes[(o.start - own.start) * self.row..(o.end - own.start) * self.row];
+        let mut sends = vec![];
+        for (r, want) in need.iter().enumerate() {
+            let o = overlap(want, own);
+            if r != me && !o.is_empty() {
+                sends.push((r, rows_of(&o).to_vec()));
+            }
+        }
+        let from: Vec<usize> = (0..comm.size)
+            .filter(|&j| j != me && !overlap(&need[me], &owned[j]).is_empty())
+            .collect();
+        let got = comm.exchange(&sends, &from)?;
+        let Some(dev) = dev else { return Ok(Ok(())) };
+        Ok(self.upload(dev, own, &owned, &from, got, &bytes))
+    }
+
+    /// This rank's next inputs from its own rows (`bytes`, rows `own`) and the rows `got`
+    /// from the ranks `from`.
+    fn upload(
+        &self,
+        dev: &mut lift_runtime::Resident,
+        own: &Range<usize>,
+        owned: &[Range<usize>],
+        from: &[usize],
+        got: Vec<Vec<u8>>,
+        bytes: &[u8],
+    ) -> Result<(), Error> {
+        let rows_of = |o: &Range<usize>| &bytes[(o.start - own.start) * self.row..(o.end - own.start) * self.row];
+        let w = &self.window;
+        let mut window = vec![0u8; w.len() * self.row];
+        let mut place = |o: Range<usize>, b: &[u8]| -> Result<(), Error> {
+            let at = (o.start - w.start) * self.row;
+            match window.get_mut(at..at + b.len()) {
+                Some(dst) if b.len() == o.len() * self.row => {
+                    dst.copy_from_slice(b);
+                    Ok(())
+                }
+                _ => Err(Error::plain("internal: rows received beyond a rank's window")),
+            }
+        };
+        let o = overlap(w, own);
+        if !o.is_empty() {
+            place(o.clone(), rows_of(&o))?;
+        }
+        for (j, b) in from.iter().zip(got) {
+            place(overlap(w, &owned[*j]), &b)?;
+        }
+        for (j, map) in &self.cuts {
+            let mut input = Vec::with_capacity(map.len() * self.row);
+            for src in map {
+                match src {
+                    Src::Row(i) => {
+                        input.extend_from_slice(&window[(i - w.start) * self.row..(i - w.start + 1) * self.row])
+                    }
+                    Src::Const(b) => input.extend_from_slice(b),
+                }
+            }
+            dev.upload_param(*j, &input)?;
+        }
+        Ok(())
+    }
+}
+
+/// The rows of the result of a step's slice program at these sizes (its outer length).
+pub(super) fn result_rows(t: &Type, sizes: &BTreeMap<String, i64>) -> Option<usize> {
+    match t {
+        Type::Array(_, n) => usize::try_from(n.eval(&|v| sizes.get(v).copied()).ok()?).ok(),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_padded_row_comes_from_its_clamped_row_or_the_pads_value() {
+        let clamp: Pads = vec![(1, 1, None)];
+        assert_eq!(source(&clamp, 5, 0), Some(Pick::Row(0)));
+        assert_eq!(source(&clamp, 5, 1), Some(Pick::Row(0)));
+        assert_eq!(source(&clamp, 5, 6), Some(Pick::Row(4)));
+        let zero: Pads = vec![(2, 1, Some(Value::Float(0.0)))];
+        assert_eq!(source(&zero, 5, 1), Some(Pick::Value(Value::Float(0.0))));
+        assert_eq!(source(&zero, 5, 2), Some(Pick::Row(0)));
+        assert_eq!(source(&zero, 5, 7), Some(Pick::Value(Value::Float(0.0))));
+        // A clamp of a padded array clamps to the pad's rows.
+        let both: Pads = vec![(1, 1, None), (1, 1, Some(Value::Float(9.0)))];
+        assert_eq!(source(&both, 3, 0), Some(Pick::Value(Value::Float(9.0))));
+        assert_eq!(source(&both, 3, 2), Some(Pick::Row(0)));
+        // Without pads, a row beyond the state is no row.
+        assert_eq!(source(&[], 3, 3), None);
+    }
+}
