@@ -52,6 +52,7 @@ impl Validator<'_> {
                     self.func(args[0], &Cx { level: Level::Item, ..cx.clone() });
                     self.value(args[1], cx);
                 }
+                Prim::Iterate(_) | Prim::IterateUntil(_) if self.is_work_item_loop(e) => self.work_item_loop(e, cx),
                 Prim::Iterate(k) => {
                     if k.as_cst().is_some_and(|k| k > typeck::MAX_ITERATE) {
                         self.err(
@@ -66,8 +67,7 @@ impl Validator<'_> {
                     self.func(args[0], cx);
                     self.value(args[1], cx);
                 }
-                // Host sections are split off by the driver before kernels are validated.
-                Prim::IterateUntil(_) => self.err(e, "`iterate-until` runs only at host level, not inside a kernel"),
+                Prim::IterateUntil(_) => self.err(e, "internal: `iterate-until` inside a kernel is a loop of one work-item"),
                 Prim::Zip
                 | Prim::Slide(..)
                 | Prim::Pad(..)
@@ -131,6 +131,10 @@ impl Validator<'_> {
                     },
                 );
             }
+            Expr::Prim {
+                prim: Prim::Iterate(_) | Prim::IterateUntil(_),
+                ..
+            } if self.is_work_item_loop(e) => self.work_item_loop(e, cx),
             Expr::Prim {
                 prim: Prim::Map(_) | Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_),
                 ..
