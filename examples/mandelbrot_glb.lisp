@@ -3,7 +3,7 @@
 ;; at most 1000 steps and stopping when its point escapes, while its neighbours go on.
 ;; Expected values: scripts/loop_examples.py (numpy float32, checked to be the same in float64).
 ;; data: mandelbrot.json
-;; expect: []
+;; expect: [[1, 1, 2, 3, 3, 3, 3, 4, 12, 4, 3, 2], [1, 2, 3, 3, 3, 4, 5, 7, 1000, 8, 5, 3], [1, 3, 3, 5, 5, 6, 1000, 1000, 1000, 1000, 34, 4], [1, 4, 5, 9, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 5], [1, 4, 5, 9, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 5], [1, 3, 3, 5, 5, 6, 1000, 1000, 1000, 1000, 34, 4], [1, 2, 3, 3, 3, 4, 5, 7, 1000, 8, 5, 3], [1, 1, 2, 3, 3, 3, 3, 4, 12, 4, 3, 2]]
 (define (escape x y)
   (get #2
     (iterate-until #1000

@@ -4,7 +4,7 @@
 ;; result shows K. Expected values: scripts/loop_examples.py (numpy float32).
 ;; data: newton_sqrt.json
 ;; sizes: K=4
-;; expect: []
+;; expect: [0.5, 1.0, 1.4142135, 3.0000916, 10.840435, 776.8678, 0.10840434, 62505.312]
 (lift
   (N K)
   ((array-type float N))

@@ -4,7 +4,7 @@
 ;; Expected values: scripts/loop_examples.py (numpy float32).
 ;; data: newton_sqrt.json
 ;; sizes: K=4
-;; expect: []
+;; expect: [[0.5, 4], [1.0, 4], [1.4142135, 4], [3.0000916, 4], [10.840435, 4], [776.8678, 4], [0.10840434, 4], [62505.312, 4]]
 (lift
   (N K)
   ((array-type float N))

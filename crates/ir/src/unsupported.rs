@@ -36,7 +36,7 @@ pub(crate) fn primitive(name: &str, span: Span) -> Option<Diagnostic> {
 pub fn loop_state_of_run_time_length(span: Span, what: &str, ty: &str) -> Diagnostic {
     Diagnostic::new(
         span,
-        format!("a `{what}` inside a kernel over a state of type {ty} (an array of run-time length) is not supported yet"),
+        format!("`{what}` inside a kernel over a state of type {ty} (an array of run-time length) is not supported yet"),
     )
     .with_label(format!("{ty}: its length is known only at run time"))
     .with_note("a loop of one work-item keeps its state in private variables or one buffer: scalars, tuples, vectors and arrays whose length the types give (\"Loops inside a work-item\"); an array whose length changes from step to step needs a host-level loop")

@@ -19,7 +19,7 @@ impl Checker<'_> {
     pub(super) fn work_item_state(&mut self, f: ExprId, state: ExprId, t: Type, what: &str) -> Result<Type> {
         match &t {
             Type::Scalar(_) | Type::Vector(..) => {}
-            Type::Tuple(_) | Type::Array(..) if !t.has_existential() => {}
+            Type::Tuple(_) | Type::Array(..) if !run_time_length(&t) => {}
             Type::Tuple(_) | Type::Array(..) | Type::Exists(_) => {
                 return Err(ir::unsupported::loop_state_of_run_time_length(self.span(state), what, &t.to_string()))
             }
@@ -59,5 +59,16 @@ impl Checker<'_> {
             ));
         }
         Ok(t)
+    }
+}
+
+/// Whether a value of `t` holds an array whose length is known only at run time: a filter
+/// result, packed (`{∃X. [T]X}`) or unpacked (its length an existential variable `Xk`).
+fn run_time_length(t: &Type) -> bool {
+    match t {
+        Type::Exists(_) => true,
+        Type::Array(elem, n) => !n.free_vars_of_kind(VarKind::Existential).is_empty() || run_time_length(elem),
+        Type::Tuple(ts) => ts.iter().any(run_time_length),
+        Type::Scalar(_) | Type::Vector(..) | Type::Fun(..) => false,
     }
 }
