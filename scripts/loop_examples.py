@@ -113,6 +113,17 @@ def loop_vector(d, k):
     return res
 
 
+def loop_group(d, k):
+    res = []
+    xs = [F(x) for x in d["xs"]]
+    for c in range(0, len(xs), 64):
+        s = xs[c : c + 64]
+        for _ in range(k):
+            s = [F(v * F(0.5)) for v in reversed(s)]
+        res += [out(v) for v in s]
+    return res
+
+
 def md5_search(d, n):
     """The keys below n whose MD5 digest (of the key's 4 little-endian bytes) starts with 0x00."""
     return [k for k in range(n) if hashlib.md5(k.to_bytes(4, "little")).digest()[0] == 0]
@@ -125,6 +136,7 @@ COMPUTE = {
     "newton_sqrt_map": newton_sqrt_map,
     "loop_private_array": loop_private_array,
     "loop_vector": loop_vector,
+    "loop_group": loop_group,
     "md5_search": md5_search,
 }
 

@@ -216,8 +216,11 @@ impl Validator<'_> {
             } else {
                 self.value(x, cx);
             }
-        } else {
+        } else if cx.level == Level::Group {
+            // one error for the loop, not one more for each value of its step
             self.group_write(e, cx);
+            return;
+        } else {
             self.value(x, cx);
         }
         let inner = Cx {

@@ -191,3 +191,75 @@ impl Gen<'_> {
         self.sync_copy(&dest.view, e)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::emit;
+
+    fn source(src: &str) -> String {
+        let prog = ir::parse(src).expect("parse");
+        let info = typeck::infer(&prog).expect("types");
+        emit(&prog, &info).expect("emit").source
+    }
+
+    fn vec1(body: &str) -> String {
+        format!("(lift (N K) ((array-type float N)) (lambda (xs) {body}))")
+    }
+
+    /// A run-time count is one `for` over the kernel's size argument, the step once in it.
+    #[test]
+    fn a_run_time_count_is_one_loop_over_the_size_argument() {
+        let cl = source(&vec1(
+            "(toGlobal (mapGlb (lambda (a) (iterate K (lambda (x) (* 0.5f (+ x (/ a x)))) a)) xs))",
+        ));
+        assert!(cl.contains("int v_K"), "{cl}");
+        assert!(cl.contains("for (int v_step_1 = 0; v_step_1 < v_K; v_step_1 += 1)"), "{cl}");
+        assert_eq!(cl.matches("0.5f *").count(), 1, "{cl}");
+    }
+
+    /// A literal count over a scalar is a loop too, not 64 copies of the step.
+    #[test]
+    fn a_literal_count_over_a_scalar_is_not_unrolled() {
+        let cl = source(&vec1("(toGlobal (mapGlb (lambda (a) (iterate #64 (lambda (x) (* x 1.5f)) a)) xs))"));
+        assert!(cl.contains("v_step_1 < 64;"), "{cl}");
+        assert_eq!(cl.matches("* 1.5f").count(), 1, "{cl}");
+        assert!(!cl.contains("#pragma unroll\n      for (int v_step"), "{cl}");
+    }
+
+    /// `iterate-until` exits per work-item: `done` is the condition of the previous and the new
+    /// state, computed before the state is overwritten, and ends the loop of that work-item.
+    #[test]
+    fn iterate_until_exits_per_work_item() {
+        let cl = source(&vec1(
+            "(toGlobal (mapGlb (lambda (a) (iterate-until #100 (lambda (p q) (< (- p q) 0.25f)) (lambda (x) (* x 0.5f)) a)) xs))",
+        ));
+        assert!(cl.contains("v_step_1 < 100 && !v_done_1"), "{cl}");
+        let done = cl.find("v_done_1 = v_st_1 - v_nx_1 < 0.25f;").expect("the condition of prev and next");
+        let update = cl.find("v_st_1 = v_nx_1;").expect("the state updated");
+        assert!(done < update, "{cl}");
+    }
+
+    /// A tuple state is one private variable per component, each assigned after all are
+    /// computed (the step reads the old components).
+    #[test]
+    fn a_tuple_state_is_private_variables() {
+        let cl = source(&vec1(
+            "(toGlobal (mapGlb (lambda (a) (get #0 (iterate K (lambda (s) (tuple (get #1 s) (get #0 s))) (tuple a 1.0f)))) xs))",
+        ));
+        assert!(cl.contains("float v_st_1 = v_xs["), "{cl}");
+        assert!(cl.contains("float v_st_2 = 1.0f;"), "{cl}");
+        let held = cl.find("= v_st_1;").expect("the old first component held");
+        let assigned = cl.find("v_st_1 = v_st_2;").expect("the first component assigned");
+        assert!(held < assigned, "{cl}");
+    }
+
+    /// An array state of a known length stays in private memory, copied back after each step.
+    #[test]
+    fn a_small_array_state_is_private() {
+        let cl = source(&vec1(
+            "(join (mapGlb (lambda (c) (toGlobal (mapSeq (lambda (x) x) (iterate K (lambda (s) (toPrivate (mapSeq (lambda (x) (* x 2.0f)) (reverse s)))) (toPrivate (mapSeq (lambda (x) x) c)))))) (split #4 xs)))",
+        ));
+        assert!(cl.contains("float v_pst_1[4];") && cl.contains("float v_pnx_1[4];"), "{cl}");
+        assert!(cl.contains("v_pst_1[v_i_") && cl.contains("= v_pnx_1[v_i_"), "{cl}");
+    }
+}
