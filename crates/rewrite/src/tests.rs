@@ -1748,3 +1748,46 @@ fn no_ill_typed_terms(src: &str) {
     let ill_typed: Vec<&String> = ex.stats.rejections.iter().filter(|r| r.starts_with("types:")).collect();
     assert!(ill_typed.is_empty(), "{ill_typed:#?}");
 }
+
+/// Whether some `iterate`/`iterate-until` of `prog` has a parallel map in its function (a
+/// loop of one work-item must stay sequential inside).
+fn loop_with_parallel_step(prog: &ir::Program) -> bool {
+    use ir::{Expr, MapKind, Prim};
+    let parallel = |root: ir::ExprId| {
+        let mut work = vec![root];
+        while let Some(e) = work.pop() {
+            if let Expr::Prim {
+                prim: Prim::Map(MapKind::Glb(_) | MapKind::Wrg(_) | MapKind::Lcl(_)),
+                ..
+            } = prog.expr(e)
+            {
+                return true;
+            }
+            work.extend(prog.children(e));
+        }
+        false
+    };
+    (0..prog.exprs.len()).any(|i| match prog.expr(ir::ExprId(i as u32)) {
+        Expr::Prim {
+            prim: Prim::Iterate(_) | Prim::IterateUntil(_),
+            args,
+        } => args.iter().any(|a| parallel(*a)),
+        _ => false,
+    })
+}
+
+/// A high-level `map` whose function runs a loop (LANGUAGE.md, "Loops inside a work-item"):
+/// every variant computes the original's result, keeps the loop inside a kernel (no host
+/// section) and its step sequential, over scalars (Mandelbrot's escape time) and over a row.
+#[test]
+fn maps_of_loops_inside_a_work_item_keep_the_loop_sequential() {
+    let ex = check(include_str!("../../../examples/mandelbrot.lisp"), &[("W", 4), ("H", 4)], 1);
+    let rows = "(lift (N M K) ((array-type (array-type float M) N))
+      (lambda (xss) (map (lambda (r) (iterate K (lambda (s) (map (lambda (x) (* x 0.5f)) (reverse s))) r)) xss)))";
+    let ex2 = check(rows, &[("N", 16), ("M", 8), ("K", 3)], 2);
+    for v in ex.variants.iter().chain(&ex2.variants) {
+        let p = ir::parse(&v.source).unwrap_or_else(|e| panic!("{}: {e:?}", v.source));
+        assert!(!ir::host::has_sections(&p), "a host loop in:\n{}", v.source);
+        assert!(!loop_with_parallel_step(&p), "a parallel step in:\n{}", v.source);
+    }
+}
