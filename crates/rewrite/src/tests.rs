@@ -1781,7 +1781,11 @@ fn loop_with_parallel_step(prog: &ir::Program) -> bool {
 /// section) and its step sequential, over scalars (Mandelbrot's escape time) and over a row.
 #[test]
 fn maps_of_loops_inside_a_work_item_keep_the_loop_sequential() {
-    let ex = check(include_str!("../../../examples/mandelbrot.lisp"), &[("W", 4), ("H", 4)], 1);
+    let ex = check(
+        include_str!("../../../examples/mandelbrot.lisp"),
+        &[("W", 4), ("H", 4)],
+        1,
+    );
     let rows = "(lift (N M K) ((array-type (array-type float M) N))
       (lambda (xss) (map (lambda (r) (iterate K (lambda (s) (map (lambda (x) (* x 0.5f)) (reverse s))) r)) xss)))";
     let ex2 = check(rows, &[("N", 16), ("M", 8), ("K", 3)], 2);

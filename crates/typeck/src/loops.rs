@@ -21,7 +21,11 @@ impl Checker<'_> {
             Type::Scalar(_) | Type::Vector(..) => {}
             Type::Tuple(_) | Type::Array(..) if !run_time_length(&t) => {}
             Type::Tuple(_) | Type::Array(..) | Type::Exists(_) => {
-                return Err(ir::unsupported::loop_state_of_run_time_length(self.span(state), what, &t.to_string()))
+                return Err(ir::unsupported::loop_state_of_run_time_length(
+                    self.span(state),
+                    what,
+                    &t.to_string(),
+                ))
             }
             Type::Fun(..) => {
                 return Err(Diagnostic::new(
@@ -35,7 +39,9 @@ impl Checker<'_> {
             let (ts, rs) = distinct_texts(&t, &r);
             let mut d = Diagnostic::new(
                 self.span(f),
-                format!("the function of `{what}` inside a kernel must keep the state's type {ts}, but it returns {rs}"),
+                format!(
+                    "the function of `{what}` inside a kernel must keep the state's type {ts}, but it returns {rs}"
+                ),
             )
             .with_label(format!("returns {rs}"));
             if let (Type::Array(..), Type::Array(..), true) = (&t, &r, what == "iterate") {

@@ -390,8 +390,14 @@ fn a_users_division_equals_a_nested_split_length() {
 #[test]
 fn loops_inside_a_work_item_keep_their_state_type() {
     // scalars, tuples and vectors, with a run-time or a literal count
-    assert_eq!(ty("(mapGlb (lambda (x) (iterate M (lambda (y) (* y a)) x)) xs)"), "[float]N");
-    assert_eq!(ty("(mapGlb (lambda (x) (iterate #3 (lambda (y) (* y a)) x)) xs)"), "[float]N");
+    assert_eq!(
+        ty("(mapGlb (lambda (x) (iterate M (lambda (y) (* y a)) x)) xs)"),
+        "[float]N"
+    );
+    assert_eq!(
+        ty("(mapGlb (lambda (x) (iterate #3 (lambda (y) (* y a)) x)) xs)"),
+        "[float]N"
+    );
     assert_eq!(
         ty("(map (lambda (x) (iterate M (lambda (s) (tuple (* (get #0 s) x) (+ (get #1 s) 1))) (tuple x 0))) xs)"),
         "[(float, int)]N"

@@ -713,7 +713,9 @@ fn constant_at_index_out_of_range() {
 fn loops_inside_a_work_item_are_accepted_in_work_items_and_with_a_count_in_groups() {
     let k = |body: &str| prog("N K", "(array-type float N)", "xs", body);
     assert_eq!(
-        check(&k("(toGlobal (mapGlb (lambda (a) (iterate K (lambda (x) (* x 0.5f)) a)) xs))")),
+        check(&k(
+            "(toGlobal (mapGlb (lambda (a) (iterate K (lambda (x) (* x 0.5f)) a)) xs))"
+        )),
         vec![]
     );
     assert_eq!(

@@ -213,14 +213,19 @@ mod tests {
             "(toGlobal (mapGlb (lambda (a) (iterate K (lambda (x) (* 0.5f (+ x (/ a x)))) a)) xs))",
         ));
         assert!(cl.contains("int v_K"), "{cl}");
-        assert!(cl.contains("for (int v_step_1 = 0; v_step_1 < v_K; v_step_1 += 1)"), "{cl}");
+        assert!(
+            cl.contains("for (int v_step_1 = 0; v_step_1 < v_K; v_step_1 += 1)"),
+            "{cl}"
+        );
         assert_eq!(cl.matches("0.5f *").count(), 1, "{cl}");
     }
 
     /// A literal count over a scalar is a loop too, not 64 copies of the step.
     #[test]
     fn a_literal_count_over_a_scalar_is_not_unrolled() {
-        let cl = source(&vec1("(toGlobal (mapGlb (lambda (a) (iterate #64 (lambda (x) (* x 1.5f)) a)) xs))"));
+        let cl = source(&vec1(
+            "(toGlobal (mapGlb (lambda (a) (iterate #64 (lambda (x) (* x 1.5f)) a)) xs))",
+        ));
         assert!(cl.contains("v_step_1 < 64;"), "{cl}");
         assert_eq!(cl.matches("* 1.5f").count(), 1, "{cl}");
         assert!(!cl.contains("#pragma unroll\n      for (int v_step"), "{cl}");
@@ -234,7 +239,9 @@ mod tests {
             "(toGlobal (mapGlb (lambda (a) (iterate-until #100 (lambda (p q) (< (- p q) 0.25f)) (lambda (x) (* x 0.5f)) a)) xs))",
         ));
         assert!(cl.contains("v_step_1 < 100 && !v_done_1"), "{cl}");
-        let done = cl.find("v_done_1 = v_st_1 - v_nx_1 < 0.25f;").expect("the condition of prev and next");
+        let done = cl
+            .find("v_done_1 = v_st_1 - v_nx_1 < 0.25f;")
+            .expect("the condition of prev and next");
         let update = cl.find("v_st_1 = v_nx_1;").expect("the state updated");
         assert!(done < update, "{cl}");
     }
@@ -259,7 +266,10 @@ mod tests {
         let cl = source(&vec1(
             "(join (mapGlb (lambda (c) (toGlobal (mapSeq (lambda (x) x) (iterate K (lambda (s) (toPrivate (mapSeq (lambda (x) (* x 2.0f)) (reverse s)))) (toPrivate (mapSeq (lambda (x) x) c)))))) (split #4 xs)))",
         ));
-        assert!(cl.contains("float v_pst_1[4];") && cl.contains("float v_pnx_1[4];"), "{cl}");
+        assert!(
+            cl.contains("float v_pst_1[4];") && cl.contains("float v_pnx_1[4];"),
+            "{cl}"
+        );
         assert!(cl.contains("v_pst_1[v_i_") && cl.contains("= v_pnx_1[v_i_"), "{cl}");
     }
 }

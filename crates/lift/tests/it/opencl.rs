@@ -312,7 +312,8 @@ fn timing_names_the_kernels() {
         time: true,
         interp: false,
     };
-    let res = lift::run_files(&ex.src, &data, &ex.header.sizes, &opts).unwrap_or_else(|e| panic!("{}", e.render(&ex.name, &ex.src)));
+    let res = lift::run_files(&ex.src, &data, &ex.header.sizes, &opts)
+        .unwrap_or_else(|e| panic!("{}", e.render(&ex.name, &ex.src)));
     let timing = res.timing.expect("--time gives a timing report");
     let kernels: Vec<String> = lift::compile(&ex.src, &lift::Options::default())
         .unwrap_or_else(|e| panic!("{}", e.render(&ex.name, &ex.src)))
