@@ -133,8 +133,16 @@ impl Validator<'_> {
             }
             Expr::Prim {
                 prim: Prim::Iterate(_) | Prim::IterateUntil(_),
-                ..
-            } if self.is_work_item_loop(e) => self.work_item_loop(e, cx),
+                args,
+            } if self.is_work_item_loop(e) => {
+                // an array state read as an input is a temporary in the space its step's
+                // innermost `toX` asks for, as the code generator materializes it
+                if let (true, Some(space)) = (self.is_array(e), self.space_of(e)) {
+                    let held = self.lambda(args[args.len() - 2]).unwrap_or(e);
+                    self.space(e, space, held, cx);
+                }
+                self.work_item_loop(e, cx)
+            }
             Expr::Prim {
                 prim: Prim::Map(_) | Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_),
                 ..

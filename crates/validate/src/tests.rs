@@ -752,3 +752,15 @@ fn iterate_until_at_work_group_level_is_refused() {
         "(iterate #3",
     );
 }
+
+/// A loop's array state read as an input is a temporary where its step's `toX` puts it: at
+/// work-group level, private memory would be written by every work-item of the group.
+#[test]
+fn a_loop_state_at_work_group_level_is_not_private() {
+    let k = |body: &str| prog("N K", "(array-type float N)", "xs", body);
+    one_error(
+        &k("(join (mapWrg (lambda (c) (toGlobal (mapLcl (lambda (x) x) (iterate K (lambda (s) (toPrivate (mapLcl (lambda (x) (* x 0.5f)) (reverse s)))) (toLocal (mapLcl (lambda (x) x) c)))))) (split #64 xs)))"),
+        "a private array at work-group level would be written by every work-item; use toLocal",
+        "(iterate K",
+    );
+}
