@@ -18,7 +18,14 @@ impl Gen {
             name: s.clone(),
             ty: t.clone(),
         });
-        let step = self.scalar(t, &inner, d.min(2));
+        let step = if self.chance(50) {
+            // the state combined with what the work-item sees: a trip that depends on the data
+            let op = self.pick(&["+", "*", "-", "min", "max"]);
+            let e = self.scalar(t, &inner, d.min(2));
+            format!("({op} {s} {e})")
+        } else {
+            self.scalar(t, &inner, d.min(2))
+        };
         if self.chance(40) {
             let count = if self.chance(30) {
                 if self.run_time_steps.is_none() {
@@ -38,7 +45,18 @@ impl Gen {
                 ty: t.clone(),
             });
         }
-        let cond = self.scalar(&Ty::Bool, &both, d.min(2));
+        let cond = if self.chance(50) {
+            // the new state against the old one or a value of the data
+            let cmp = self.pick(&["<", ">", "<=", ">=", "="]);
+            let other = if self.chance(50) {
+                prev.clone()
+            } else {
+                self.scalar(t, env, d.min(1))
+            };
+            format!("({cmp} {next} {other})")
+        } else {
+            self.scalar(&Ty::Bool, &both, d.min(2))
+        };
         let max = self.pick(&[1, 4, 12, 50]);
         format!("(iterate-until #{max} (lambda ({prev} {next}) {cond}) (lambda ({s}) {step}) {init})")
     }
