@@ -764,3 +764,14 @@ fn a_loop_state_at_work_group_level_is_not_private() {
         "(iterate K",
     );
 }
+
+/// A loop inside a work-item over a tuple holding an array is refused as `iterate` over one is
+/// (the back end stores no such state), for `iterate-until` too.
+#[test]
+fn a_loop_over_a_tuple_holding_an_array_is_refused() {
+    one_error(
+        &vec1("(join (mapGlb (lambda (c) (toGlobal (mapSeq (lambda (x) x) (get #0 (iterate-until #3 (lambda (p q) (> (get #1 q) 1.0f)) (lambda (s) (tuple (toPrivate (mapSeq (lambda (x) (* x 2.0f)) (get #0 s))) (+ (get #1 s) 1.0f))) (tuple (toPrivate (mapSeq (lambda (x) x) c)) 0.0f)))))) (split #4 xs)))"),
+        "iterating over tuples containing arrays is not supported yet",
+        "(iterate-until",
+    );
+}
