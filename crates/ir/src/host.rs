@@ -4,9 +4,13 @@
 //! arguments of primitives, and the functions of *host loops*. A host loop is an
 //! `iterate-until` at host level, or an `iterate` at host level whose count is a size variable
 //! or whose function launches kernels: it runs as a loop on the host over device buffers, its
-//! function's kernels generated once. Every other `iterate` is unrolled inside its kernel, as
-//! before. The type checker admits array-valued `if`s and `[bool]1` conditions only at host
-//! level; the driver splits a program with host sections into kernel programs around them.
+//! function's kernels generated once. The same loops inside a kernel (below a map, or in any
+//! other primitive's function) are loops of one work-item (LANGUAGE.md, "Loops inside a
+//! work-item"): an `iterate-until` there, and an `iterate` of a run-time count or over a
+//! non-array state, is one sequential loop in the kernel, never a host section; an in-kernel
+//! `iterate #k` over an array is unrolled. The type checker admits array-valued `if`s and
+//! `[bool]1` conditions only at host level; the driver splits a program with host sections
+//! into kernel programs around them.
 //!
 //! [`HostPlan`] is that split, computed once per program: the type checker makes it and keeps
 //! it in its side tables, and validation, the driver's host builder and the tuner read it.

@@ -31,26 +31,13 @@ pub(crate) fn primitive(name: &str, span: Span) -> Option<Diagnostic> {
     )
 }
 
-/// The error for an `iterate` whose count is a size variable, inside a kernel.
-pub fn iterate_count_in_kernel(span: Span) -> Diagnostic {
-    Diagnostic::new(span, "`iterate` with a size-variable count inside a kernel is not supported yet")
-        .with_label("a loop in one work-item")
-        .with_note("inside a kernel the count must be a literal like #3 (the steps are unrolled); a size variable may count the steps of an `iterate` at host level, outside every `mapGlb`, `mapWrg` and sequential primitive")
-}
-
-/// The error for an `iterate-until` inside a kernel.
-pub fn iterate_until_in_kernel(span: Span) -> Diagnostic {
-    Diagnostic::new(span, "`iterate-until` inside a kernel is not supported yet")
-        .with_label("a loop in one work-item")
-        .with_note("`iterate-until` runs at host level, outside every `mapGlb`, `mapWrg` and sequential primitive, launching its kernels each step")
-}
-
-/// The error for an `iterate` inside a kernel whose state is not an array (`what`: its type).
-pub fn iterate_state_in_kernel(span: Span, what: &str) -> Diagnostic {
+/// The error for a loop inside a work-item (`iterate`, `iterate-until` in a kernel) whose
+/// state holds an array of run-time length (`what`: its type), e.g. a filter result.
+pub fn loop_state_of_run_time_length(span: Span, what: &str, ty: &str) -> Diagnostic {
     Diagnostic::new(
         span,
-        format!("`iterate` inside a kernel over a {what} (not an array) is not supported yet"),
+        format!("`{what}` inside a kernel over a state of type {ty} (an array of run-time length) is not supported yet"),
     )
-    .with_label(what.to_string())
-    .with_note("inside a kernel `iterate` steps an array; a scalar, tuple or vector state (\"Loops inside a work-item\") is part of the language but not implemented")
+    .with_label(format!("{ty}: its length is known only at run time"))
+    .with_note("a loop of one work-item keeps its state in private variables or one buffer: scalars, tuples, vectors and arrays whose length the types give (\"Loops inside a work-item\"); an array whose length changes from step to step needs a host-level loop")
 }

@@ -1750,3 +1750,97 @@ fn no_ill_typed_terms(src: &str) {
 }
 
 mod stencil;
+
+/// Whether some `iterate`/`iterate-until` of `prog` has a parallel map in its function (a
+/// loop of one work-item must stay sequential inside).
+fn loop_with_parallel_step(prog: &ir::Program) -> bool {
+    use ir::{Expr, MapKind, Prim};
+    let parallel = |root: ir::ExprId| {
+        let mut work = vec![root];
+        while let Some(e) = work.pop() {
+            if let Expr::Prim {
+                prim: Prim::Map(MapKind::Glb(_) | MapKind::Wrg(_) | MapKind::Lcl(_)),
+                ..
+            } = prog.expr(e)
+            {
+                return true;
+            }
+            work.extend(prog.children(e));
+        }
+        false
+    };
+    (0..prog.exprs.len()).any(|i| match prog.expr(ir::ExprId(i as u32)) {
+        Expr::Prim {
+            prim: Prim::Iterate(_) | Prim::IterateUntil(_),
+            args,
+        } => args.iter().any(|a| parallel(*a)),
+        _ => false,
+    })
+}
+
+/// A high-level `map` whose function runs a loop (LANGUAGE.md, "Loops inside a work-item"):
+/// every variant computes the original's result, keeps the loop inside a kernel (no host
+/// section) and its step sequential, over scalars (Mandelbrot's escape time) and over a row.
+#[test]
+fn maps_of_loops_inside_a_work_item_keep_the_loop_sequential() {
+    let ex = check(
+        include_str!("../../../examples/mandelbrot.lisp"),
+        &[("W", 4), ("H", 4)],
+        1,
+    );
+    let rows = "(lift (N M K) ((array-type (array-type float M) N))
+      (lambda (xss) (map (lambda (r) (iterate K (lambda (s) (map (lambda (x) (* x 0.5f)) (reverse s))) r)) xss)))";
+    let ex2 = check(rows, &[("N", 16), ("M", 8), ("K", 3)], 2);
+    for v in ex.variants.iter().chain(&ex2.variants) {
+        let p = ir::parse(&v.source).unwrap_or_else(|e| panic!("{}: {e:?}", v.source));
+        assert!(!ir::host::has_sections(&p), "a host loop in:\n{}", v.source);
+        assert!(!loop_with_parallel_step(&p), "a parallel step in:\n{}", v.source);
+    }
+}
+
+/// A loop of one work-item costs its steps: the same escape-time map with ten times the most
+/// steps costs ten times more beyond its one-step cost (the launch and memory traffic).
+#[test]
+fn loops_inside_a_work_item_cost_their_steps() {
+    let src = |steps: u32| {
+        format!(
+            "(lift (N) ((array-type float N)) (lambda (xs) (map (lambda (x)
+               (iterate-until #{steps} (lambda (p q) (> q 4.0f)) (lambda (z) (+ (* z z) x)) 0.0f)) xs)))"
+        )
+    };
+    let best = |s: &str| {
+        let prog = ir::parse(s).expect("parses");
+        let info = typeck::infer(&prog).expect("types");
+        let opts = Options {
+            sizes: [("N".to_string(), 1 << 20)].into_iter().collect(),
+            ..Options::default()
+        };
+        let ex = explore(&prog, &info, &opts).expect("explores");
+        ex.variants.iter().map(|v| v.cost).fold(f64::INFINITY, f64::min)
+    };
+    let (c1, c100, c1000) = (best(&src(1)), best(&src(100)), best(&src(1000)));
+    // the launch and the memory traffic stay; the steps beyond the first scale
+    let ratio = (c1000 - c1) / (c100 - c1);
+    assert!((ratio - 999.0 / 99.0).abs() < 0.5, "{c1}, {c100}, {c1000}");
+}
+
+/// The busiest work-item's chain of loop steps ends the kernel (`LOOP_SPAN_WAVES`): for
+/// Mandelbrot at 4096², whose tiles of 64 or 128 points per work-item ran 2.5 and 4.7 times
+/// slower on the H200 than a point per work-item, the cost model's first variant runs a point
+/// per work-item.
+#[test]
+fn loops_inside_a_work_item_prefer_an_element_per_work_item() {
+    let prog = ir::parse(include_str!("../../../examples/mandelbrot.lisp")).expect("parses");
+    let info = typeck::infer(&prog).expect("types");
+    let opts = Options {
+        sizes: [("W".to_string(), 4096), ("H".to_string(), 4096)].into_iter().collect(),
+        ..Options::default()
+    };
+    let ex = explore(&prog, &info, &opts).expect("explores");
+    let best = ex
+        .variants
+        .iter()
+        .min_by(|a, b| a.cost.total_cmp(&b.cost))
+        .expect("a variant");
+    assert!(best.description.contains("mapGlb1 4096 × mapGlb 4096"), "{ex}");
+}

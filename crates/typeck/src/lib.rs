@@ -34,6 +34,7 @@ use ir::{
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 mod expr;
+mod loops;
 mod ops;
 mod prims;
 

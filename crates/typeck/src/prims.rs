@@ -1,5 +1,5 @@
-//! The types of primitives, and of `iterate` and `iterateUntil`, whose state must keep its type
-//! from one step to the next.
+//! The types of primitives, and of `iterate` and `iterateUntil` at host level and unrolled
+//! (loops inside a work-item are typed in `loops.rs`).
 
 use super::*;
 
@@ -233,16 +233,11 @@ impl Checker<'_> {
             let t = self.infer(args[1])?;
             return self.same_state(e, args[0], t, "iterate");
         }
-        let Some(count) = k.as_cst() else {
-            return Err(ir::unsupported::iterate_count_in_kernel(self.span(e)));
-        };
         let state = self.infer(args[1])?;
-        if let Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) = state {
-            return Err(ir::unsupported::iterate_state_in_kernel(
-                self.span(args[1]),
-                &state.to_string(),
-            ));
-        }
+        // a run-time count, or a state that is not an array: a loop of one work-item
+        let (Some(count), false) = (k.as_cst(), Self::is_work_item_loop(k, &state)) else {
+            return self.work_item_state(args[0], args[1], state, "iterate");
+        };
         let (elem, n) = self.array_of(&Prim::Iterate(k.clone()), args[1], state)?;
         let mut k = self.n_iter;
         let lname = self.fresh_name("L", &mut k);
@@ -303,7 +298,7 @@ impl Checker<'_> {
     /// is a `bool` or `[bool]1`.
     pub(super) fn iterate_until(&mut self, e: ExprId, args: &[ExprId]) -> Result<Type> {
         if !self.info.host.at_host(e) {
-            return Err(ir::unsupported::iterate_until_in_kernel(self.span(e)));
+            return self.iterate_until_in_kernel(args);
         }
         let t = self.infer(args[2])?;
         let t = self.same_state(e, args[1], t, "iterate-until")?;

@@ -250,10 +250,10 @@ fn host_sections_keep_the_state_type_and_select_arrays_only_at_host_level() {
     );
     assert!(ty("(iterate-until #9 (lambda (p q) true) (lambda (s) (mapGlb (lambda (x) x) (join (split #2 s)))) (join (split #2 (join (split #2 xs)))))")
         .starts_with("[float]"));
-    // A literal count inside a kernel is still unrolled; a size variable there is refused.
+    // Inside a kernel a size-variable count is a loop of one work-item (`loops.rs`).
     assert_eq!(
         ty("(mapGlb (lambda (r) (iterate M (lambda (s) (mapSeq (lambda (x) x) s)) r)) xss)"),
-        "error: `iterate` with a size-variable count inside a kernel is not supported yet"
+        "[[float]M]N"
     );
     // `if` selects arrays at host level, on a bool or a [bool]1 ...
     assert_eq!(ty("(if (> a 0.0f) xs (mapGlb (lambda (x) x) xs))"), "[float]N");
@@ -428,4 +428,57 @@ fn the_host_plan_lists_sections_by_kind() {
         })
         .expect("an iterate");
     assert!(!info.host.at_host(inner) && !info.host.has_sections());
+}
+
+#[test]
+fn loops_inside_a_work_item_keep_their_state_type() {
+    // scalars, tuples and vectors, with a run-time or a literal count
+    assert_eq!(
+        ty("(mapGlb (lambda (x) (iterate M (lambda (y) (* y a)) x)) xs)"),
+        "[float]N"
+    );
+    assert_eq!(
+        ty("(mapGlb (lambda (x) (iterate #3 (lambda (y) (* y a)) x)) xs)"),
+        "[float]N"
+    );
+    assert_eq!(
+        ty("(map (lambda (x) (iterate M (lambda (s) (tuple (* (get #0 s) x) (+ (get #1 s) 1))) (tuple x 0))) xs)"),
+        "[(float, int)]N"
+    );
+    assert_eq!(
+        ty("(mapGlb (lambda (v) (iterate M (lambda (u) (* u 2.0f)) v)) (asVector #4 xs))"),
+        "[float4](N/4)"
+    );
+    // `iterate-until` in a kernel: the condition of the previous and the new state
+    assert_eq!(
+        ty("(mapGlb (lambda (x) (iterate-until #100 (lambda (p q) (< q 1.0f)) (lambda (y) (* y 0.5f)) x)) xs)"),
+        "[float]N"
+    );
+    assert_eq!(
+        ty("(mapGlb (lambda (r) (iterate-until #9 (lambda (p q) (reduceSeq (lambda (c x) (and c (< x 1.0f))) true q)) (lambda (s) (mapSeq (lambda (x) (* x 0.5f)) s)) r)) xss)"),
+        "[[float]M]N"
+    );
+    assert_eq!(
+        ty("(mapGlb (lambda (x) (iterate-until #9 (lambda (p q) q) (lambda (y) (* y 0.5f)) x)) xs)"),
+        "error: the condition of `iterate-until` must be a bool or [bool]1, but it is float"
+    );
+    // the state keeps its type: no new type, no new length
+    assert_eq!(
+        ty("(mapGlb (lambda (x) (iterate M (lambda (y) (to-int y)) x)) xs)"),
+        "error: the function of `iterate` inside a kernel must keep the state's type float, but it returns int"
+    );
+    assert_eq!(
+        ty("(mapGlb (lambda (r) (iterate M (lambda (s) (mapSeq (lambda (x) x) (pad-clamp #1 #0 s))) r)) xss)"),
+        "error: the function of `iterate` inside a kernel must keep the state's type [float]M, but it returns [float](M+1)"
+    );
+    // an array of run-time length (a filter result) is refused as not supported yet
+    assert!(ty(
+        "(mapGlb (lambda (r) (iterate-until #9 (lambda (p q) true) (lambda (s) s) (filterSeq (lambda (x) (> x 0.0f)) r))) xss)"
+    )
+    .ends_with("(an array of run-time length) is not supported yet"));
+    // a literal count over an array is unrolled as before: the length may change each step
+    assert_eq!(
+        ty("(mapGlb (lambda (r) (iterate #2 (lambda (s) (mapSeq (lambda (x) x) (pad-clamp #1 #0 s))) r)) xss)"),
+        "[[float](M+2)]N"
+    );
 }

@@ -52,6 +52,7 @@ impl Validator<'_> {
                     self.func(args[0], &Cx { level: Level::Item, ..cx.clone() });
                     self.value(args[1], cx);
                 }
+                Prim::Iterate(_) | Prim::IterateUntil(_) if self.is_work_item_loop(e) => self.work_item_loop(e, cx),
                 Prim::Iterate(k) => {
                     if k.as_cst().is_some_and(|k| k > typeck::MAX_ITERATE) {
                         self.err(
@@ -66,8 +67,7 @@ impl Validator<'_> {
                     self.func(args[0], cx);
                     self.value(args[1], cx);
                 }
-                // Host sections are split off by the driver before kernels are validated.
-                Prim::IterateUntil(_) => self.err(e, "`iterate-until` runs only at host level, not inside a kernel"),
+                Prim::IterateUntil(_) => self.err(e, "internal: `iterate-until` inside a kernel is a loop of one work-item"),
                 Prim::Zip
                 | Prim::Slide(..)
                 | Prim::Pad(..)
@@ -130,6 +130,18 @@ impl Validator<'_> {
                         ..cx.clone()
                     },
                 );
+            }
+            Expr::Prim {
+                prim: Prim::Iterate(_) | Prim::IterateUntil(_),
+                args,
+            } if self.is_work_item_loop(e) => {
+                // an array state read as an input is a temporary in the space its step's
+                // innermost `toX` asks for, as the code generator materializes it
+                if let (true, Some(space)) = (self.is_array(e), self.space_of(e)) {
+                    let held = self.lambda(args[args.len() - 2]).unwrap_or(e);
+                    self.space(e, space, held, cx);
+                }
+                self.work_item_loop(e, cx)
             }
             Expr::Prim {
                 prim: Prim::Map(_) | Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_),

@@ -1,5 +1,6 @@
 //! Sequential loops: unrolled loops and `iterate` within the unrolling limit, the largest
-//! value a loop computes, and reductions at each execution level.
+//! value a loop computes, reductions at each execution level, and loops inside a work-item
+//! (`iterate` of a run-time count or over a non-array state, `iterate-until` in a kernel).
 
 use super::*;
 
@@ -161,5 +162,74 @@ impl Validator<'_> {
             ..cx.clone()
         };
         self.func(f, &inner);
+    }
+
+    /// Whether `e` is a loop of one work-item (as `typeck` types it and the code generator
+    /// emits it): an `iterate-until` inside a kernel, or an `iterate` inside a kernel but one of
+    /// a literal count over an array (unrolled). Asked of nodes inside kernels.
+    pub(super) fn is_work_item_loop(&self, e: ExprId) -> bool {
+        match self.prog.expr(e) {
+            Expr::Prim {
+                prim: Prim::IterateUntil(_),
+                ..
+            } => true,
+            Expr::Prim {
+                prim: Prim::Iterate(k),
+                args,
+            } => !(k.as_cst().is_some() && matches!(self.ty(args[1]), Some(Type::Array(..)))),
+            Expr::Var(_)
+            | Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Let { .. }
+            | Expr::Pack(_) => false,
+        }
+    }
+
+    /// A loop of one work-item: its state and step are that work-item's code, run once per
+    /// step. At work-group level (inside `mapWrg`, outside `mapLcl`) every work-item of the
+    /// group runs it, so its steps' writes must be distributed by `mapLcl`s (a scalar state
+    /// would be written by all) and its exit must be the same for all of them: the barriers
+    /// of those `mapLcl`s need every work-item, so an `iterate-until`, whose condition each
+    /// work-item decides, is refused there.
+    pub(super) fn work_item_loop(&mut self, e: ExprId, cx: &Cx) {
+        let Expr::Prim { prim, args } = self.prog.expr(e).clone() else {
+            return;
+        };
+        let (f, x, cond) = if matches!(prim, Prim::IterateUntil(_)) {
+            (args[1], args[2], Some(args[0]))
+        } else {
+            (args[0], args[1], None)
+        };
+        if cond.is_some() && cx.level == Level::Group {
+            self.err(
+                e,
+                "`iterate-until` directly inside `mapWrg` (outside `mapLcl`) is not supported yet: each work-item decides when it stops, but the barriers of the group's `mapLcl`s need all of them; put the loop inside `mapLcl`, or use `iterate` with a count",
+            );
+            return;
+        }
+        if self.is_array(e) {
+            if cx.level == Level::Group {
+                self.into(x, cx);
+            } else {
+                self.value(x, cx);
+            }
+        } else if cx.level == Level::Group {
+            // one error for the loop, not one more for each value of its step
+            self.group_write(e, cx);
+            return;
+        } else {
+            self.value(x, cx);
+        }
+        let inner = Cx {
+            vec_dest: None,
+            ..cx.clone()
+        };
+        self.func(f, &inner);
+        if let Some(c) = cond {
+            self.func(c, &inner);
+        }
     }
 }

@@ -91,7 +91,9 @@ impl Validator<'_> {
                     self.err(e, TUPLE_OF_ARRAYS_FILTER);
                     stored_tuple_of_arrays = true;
                 }
-                Prim::Iterate(_) if self.ty(e).is_some_and(|t| tuple_with_array(innermost(t))) => {
+                Prim::Iterate(_) | Prim::IterateUntil(_)
+                    if self.ty(e).is_some_and(|t| tuple_with_array(innermost(t))) =>
+                {
                     self.err(e, TUPLE_OF_ARRAYS_ITERATE);
                     stored_tuple_of_arrays = true;
                 }

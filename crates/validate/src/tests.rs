@@ -711,3 +711,70 @@ fn constant_at_index_out_of_range() {
         "{errs:?}"
     );
 }
+
+#[test]
+fn loops_inside_a_work_item_are_accepted_in_work_items_and_with_a_count_in_groups() {
+    let k = |body: &str| prog("N K", "(array-type float N)", "xs", body);
+    assert_eq!(
+        check(&k(
+            "(toGlobal (mapGlb (lambda (a) (iterate K (lambda (x) (* x 0.5f)) a)) xs))"
+        )),
+        vec![]
+    );
+    assert_eq!(
+        check(&vec1(
+            "(toGlobal (mapGlb (lambda (a) (iterate-until #9 (lambda (p q) (< q 1.0f)) (lambda (x) (* x 0.5f)) a)) xs))"
+        )),
+        vec![]
+    );
+    // inside a sequential map and in the condition's fold over a private array
+    assert_eq!(
+        check(&mat(
+            "(mapGlb (lambda (r) (toGlobal (mapSeq (lambda (x) x) (iterate-until #9 (lambda (p q) (reduceSeq (lambda (c x) (and c (< x 1.0f))) true q)) (lambda (s) (toPrivate (mapSeq (lambda (x) (* x 0.5f)) s))) (toPrivate (mapSeq (lambda (x) x) r)))))) (split #4 (join xs)))"
+        )),
+        vec![]
+    );
+    // a uniform count at work-group level: every work-item runs the same steps and barriers
+    assert_eq!(
+        check(&k("(join (mapWrg (lambda (c) (toGlobal (mapLcl (lambda (x) x) (iterate K (lambda (s) (toLocal (mapLcl (lambda (x) (* x 0.5f)) s))) (toLocal (mapLcl (lambda (x) x) c)))))) (split #64 xs)))")),
+        vec![]
+    );
+}
+
+#[test]
+fn iterate_until_at_work_group_level_is_refused() {
+    one_error(
+        &vec1("(join (mapWrg (lambda (c) (toGlobal (mapLcl (lambda (x) x) (iterate-until #9 (lambda (p q) (< (at 0 q) 1.0f)) (lambda (s) (toLocal (mapLcl (lambda (x) (* x 0.5f)) s))) (toLocal (mapLcl (lambda (x) x) c)))))) (split #64 xs)))"),
+        "`iterate-until` directly inside `mapWrg` (outside `mapLcl`) is not supported yet",
+        "(iterate-until",
+    );
+    // a scalar state at work-group level would be computed by every work-item of the group
+    one_error(
+        &vec1("(join (mapWrg (lambda (c) (toGlobal (mapSeq (lambda (x) (iterate #3 (lambda (y) (* y 2.0f)) x)) c))) (split #64 xs)))"),
+        "computed directly inside `mapWrg`",
+        "(iterate #3",
+    );
+}
+
+/// A loop's array state read as an input is a temporary where its step's `toX` puts it: at
+/// work-group level, private memory would be written by every work-item of the group.
+#[test]
+fn a_loop_state_at_work_group_level_is_not_private() {
+    let k = |body: &str| prog("N K", "(array-type float N)", "xs", body);
+    one_error(
+        &k("(join (mapWrg (lambda (c) (toGlobal (mapLcl (lambda (x) x) (iterate K (lambda (s) (toPrivate (mapLcl (lambda (x) (* x 0.5f)) (reverse s)))) (toLocal (mapLcl (lambda (x) x) c)))))) (split #64 xs)))"),
+        "a private array at work-group level would be written by every work-item; use toLocal",
+        "(iterate K",
+    );
+}
+
+/// A loop inside a work-item over a tuple holding an array is refused as `iterate` over one is
+/// (the back end stores no such state), for `iterate-until` too.
+#[test]
+fn a_loop_over_a_tuple_holding_an_array_is_refused() {
+    one_error(
+        &vec1("(join (mapGlb (lambda (c) (toGlobal (mapSeq (lambda (x) x) (get #0 (iterate-until #3 (lambda (p q) (> (get #1 q) 1.0f)) (lambda (s) (tuple (toPrivate (mapSeq (lambda (x) (* x 2.0f)) (get #0 s))) (+ (get #1 s) 1.0f))) (tuple (toPrivate (mapSeq (lambda (x) x) c)) 0.0f)))))) (split #4 xs)))"),
+        "iterating over tuples containing arrays is not supported yet",
+        "(iterate-until",
+    );
+}

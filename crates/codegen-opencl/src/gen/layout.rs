@@ -117,11 +117,11 @@ impl Gen<'_> {
                     | Prim::Reverse
                     | Prim::Generate(_)
                     | Prim::Iterate(_)
+                    | Prim::IterateUntil(_)
                     | Prim::Filter(_)
                     | Prim::AsVector(_)
                     | Prim::AsScalar
                     | Prim::To(_) => self.row_len(args[0])?,
-                    Prim::IterateUntil(_) => return Err(self.err(op, HOST_ONLY)),
                 };
                 Layout::Join(m)
             }
@@ -435,9 +435,16 @@ impl Gen<'_> {
                         }
                         None => self.materialize(e, None)?,
                     },
-                    Prim::Reduce(_) | Prim::Iterate(_) => self.materialize(e, None)?,
+                    // a loop of one work-item over a scalar, tuple or vector is its variables
+                    Prim::Iterate(_) | Prim::IterateUntil(_)
+                        if self.is_work_item_loop(e) && !matches!(self.cty(e)?, Type::Array(..)) =>
+                    {
+                        let r = self.loop_value(e)?;
+                        let ty = self.cty(e)?;
+                        self.read_view(r, &ty)
+                    }
+                    Prim::Reduce(_) | Prim::Iterate(_) | Prim::IterateUntil(_) => self.materialize(e, None)?,
                     Prim::Filter(_) => return Err(self.err(e, "internal: a filter result must be bound before use")),
-                    Prim::IterateUntil(_) => return Err(self.err(e, HOST_ONLY)),
                 })
             }
         }
@@ -534,6 +541,7 @@ impl Gen<'_> {
                 Prim::Reduce(_) => self.gen_reduce(e, args[0], args[1], args[2], dest),
                 Prim::Filter(FilterKind::Seq | FilterKind::Plain) => self.gen_filter_seq(e, args[0], args[1], dest),
                 Prim::Filter(FilterKind::Glb) => Err(self.err(e, "`filterGlb` needs several kernels, so it must be at the top level of the program (bind its result with let/unpack), not inside a map")),
+                Prim::Iterate(_) | Prim::IterateUntil(_) if self.is_work_item_loop(e) => self.gen_work_item_loop(e, dest),
                 Prim::Iterate(k) => self.gen_iterate(e, &k, args[0], args[1], dest),
                 Prim::IterateUntil(_) => Err(self.err(e, HOST_ONLY)),
                 Prim::Zip | Prim::Slide(..) | Prim::Pad(..) | Prim::PadClamp(..) | Prim::ReorderStride(_) | Prim::Reverse | Prim::Generate(_) => {

@@ -2,7 +2,7 @@
 //! point `emit`, and the statement stack a kernel body is built on (`push`, `open_*`, `close`).
 //! What is generated lives in the child modules, one concern each: `host` (kernel boundaries
 //! and the host plan), `layout` (values as views, destinations), `maps` (work distribution),
-//! `reduce` (reductions and iterate), `filter` (filters), `memory` (buffers and barriers),
+//! `reduce` (reductions and unrolled iterate), `loops` (loops inside a work-item), `filter` (filters), `memory` (buffers and barriers),
 //! `scalar` (scalar expressions) and `types` (types and lengths at C level).
 
 use crate::ast::{self, AssignOp, BinOp, CType, Expr as CExpr, Fence, Module, Stmt, StructDef, UnOp};
@@ -38,6 +38,7 @@ mod ints;
 mod lanes;
 mod layout;
 mod locals;
+mod loops;
 mod maps;
 mod memory;
 mod reduce;

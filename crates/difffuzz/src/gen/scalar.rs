@@ -1,9 +1,66 @@
 //! Scalars, tuples and values built backwards from their type: leaves from the environment,
-//! literals, operators, elements of arrays, and calls of defined functions.
+//! literals, operators, elements of arrays, calls of defined functions, and loops of one
+//! work-item over a scalar.
 
 use super::*;
 
 impl Gen {
+    /// A loop of one work-item over a scalar state (LANGUAGE.md, "Loops inside a work-item"):
+    /// `iterate` with a literal count or the run-time count `K`, or `iterate-until` whose exit
+    /// is a condition of the previous and the new state, so each work-item stops after its own
+    /// number of steps. The step usually reads the state (the innermost variable) and whatever
+    /// the enclosing function sees.
+    pub(super) fn work_item_loop(&mut self, t: &Ty, env: &[Var], d: usize) -> String {
+        let s = self.name("s");
+        let init = self.scalar(t, env, d.min(2));
+        let mut inner = env.to_vec();
+        inner.push(Var {
+            name: s.clone(),
+            ty: t.clone(),
+        });
+        let step = if self.chance(50) {
+            // the state combined with what the work-item sees: a trip that depends on the data
+            let op = self.pick(&["+", "*", "-", "min", "max"]);
+            let e = self.scalar(t, &inner, d.min(2));
+            format!("({op} {s} {e})")
+        } else {
+            self.scalar(t, &inner, d.min(2))
+        };
+        if self.chance(40) {
+            let count = if self.chance(30) {
+                if self.run_time_steps.is_none() {
+                    self.run_time_steps = Some(self.pick(&[4, 17, 40]));
+                }
+                "K".to_string()
+            } else {
+                format!("#{}", self.pick(&[1, 3, 7, 20]))
+            };
+            return format!("(iterate {count} (lambda ({s}) {step}) {init})");
+        }
+        let (prev, next) = (self.name("prev"), self.name("next"));
+        let mut both = env.to_vec();
+        for v in [&prev, &next] {
+            both.push(Var {
+                name: v.clone(),
+                ty: t.clone(),
+            });
+        }
+        let cond = if self.chance(50) {
+            // the new state against the old one or a value of the data
+            let cmp = self.pick(&["<", ">", "<=", ">=", "="]);
+            let other = if self.chance(50) {
+                prev.clone()
+            } else {
+                self.scalar(t, env, d.min(1))
+            };
+            format!("({cmp} {next} {other})")
+        } else {
+            self.scalar(&Ty::Bool, &both, d.min(2))
+        };
+        let max = self.pick(&[1, 4, 12, 50]);
+        format!("(iterate-until #{max} (lambda ({prev} {next}) {cond}) (lambda ({s}) {step}) {init})")
+    }
+
     /// A value of a flat type.
     pub(super) fn value(&mut self, t: &Ty, env: &[Var], depth: usize) -> String {
         match t {
@@ -113,6 +170,9 @@ impl Gen {
             if let Some(e) = self.element_at(t, env, d) {
                 return e;
             }
+        }
+        if matches!(t, Ty::Float | Ty::Int) && self.chance(3) {
+            return self.work_item_loop(t, env, d);
         }
         match t {
             Ty::Float => match self.rng.below(16) {

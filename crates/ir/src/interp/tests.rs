@@ -611,3 +611,33 @@ fn iterate_until_stops_at_the_first_step_whose_condition_holds() {
     assert_eq!(ok(sel, &[floats(&[1.0, 2.0])], &[("N", 2)]), floats(&[1.0, 2.0]));
     assert_eq!(ok(sel, &[floats(&[1.0, -2.0])], &[("N", 2)]), floats(&[-1.0, 2.0]));
 }
+
+/// Loops inside a work-item: each element runs its own `iterate-until` (its own number of
+/// steps) and `iterate K` counts with the run-time size.
+#[test]
+fn loops_inside_a_map_run_per_element() {
+    let src = "(lift (N K) ((array-type float N))
+      (lambda (xs) (map (lambda (x)
+        (tuple
+          (get #1 (iterate-until #50 (lambda (p q) (< (get #0 q) 1.0f))
+                    (lambda (s) (tuple (* (get #0 s) 0.5f) (+ (get #1 s) 1))) (tuple x 0)))
+          (iterate K (lambda (y) (+ y 1.0f)) x)))
+        xs)))";
+    let xs = [0.5f32, 3.0, 100.0, 1.0];
+    let want: Vec<Value> = xs
+        .iter()
+        .map(|&x| {
+            // steps of halving until below 1 (at least one), by a plain loop
+            let (mut v, mut n) = (x, 0);
+            loop {
+                v *= 0.5;
+                n += 1;
+                if v < 1.0 || n == 50 {
+                    break;
+                }
+            }
+            Value::Tuple(vec![Value::Int(n), Value::Float(x + 3.0)])
+        })
+        .collect();
+    assert_eq!(ok(src, &[floats(&xs)], &[("N", 4), ("K", 3)]), Value::Array(want));
+}

@@ -11,8 +11,8 @@ fn examples_give_their_expected_result() {
         |ex| {
             let expect = ex.header.expect.as_ref().ok_or("no `;; expect:` line")?;
             let data = ex.data_path().ok_or("no `;; data:` line")?;
-            let res =
-                lift::run_files(&ex.src, &[data], &[], &interp_options()).map_err(|e| e.render(&ex.name, &ex.src))?;
+            let res = lift::run_files(&ex.src, &[data], &ex.header.sizes, &interp_options())
+                .map_err(|e| e.render(&ex.name, &ex.src))?;
             let (want, got) = (
                 parse_json(expect, "the expect: line"),
                 parse_json(&res.json, "the interpreter's result"),
@@ -47,7 +47,7 @@ fn size_arguments_are_checked_against_the_data() {
 fn run_error(ex: &Example) -> Result<(), String> {
     let expected = ex.header.error.as_ref().ok_or("no `;; error:` line")?;
     let data = ex.data_path().ok_or("no `;; data:` line")?;
-    match lift::run_files(&ex.src, &[data], &[], &interp_options()) {
+    match lift::run_files(&ex.src, &[data], &ex.header.sizes, &interp_options()) {
         Ok(res) => Err(format!("ran and gave {}, but should fail with: {expected}", res.json)),
         Err(err) => {
             let rendered = err.render(&ex.name, &ex.src);

@@ -73,6 +73,7 @@ pub struct Example {
 /// ;; opencl: no                  do not run on OpenCL (high-level programs, until issue 4)
 /// ;; error: did you mean         a substring of the expected error message
 /// ;; error-at: run               the error comes when running with the data, not compiling
+/// ;; sizes: K=12                  sizes the data does not give (`--size`), space-separated
 /// ```
 #[derive(Default, Debug)]
 pub struct Header {
@@ -82,6 +83,7 @@ pub struct Header {
     pub opencl: bool,
     pub error: Option<String>,
     pub error_at_run: bool,
+    pub sizes: Vec<String>,
 }
 
 impl Header {
@@ -106,6 +108,7 @@ impl Header {
                 "opencl" => h.opencl = value != "no",
                 "error" => h.error = Some(value),
                 "error-at" => h.error_at_run = value == "run",
+                "sizes" => h.sizes = value.split_whitespace().map(str::to_string).collect(),
                 _ => {}
             }
         }

@@ -45,9 +45,9 @@ fn examples_equal_the_interpreter() {
         |ex| &ex.name,
         |ex| {
             let data = vec![ex.data_path().ok_or("no `;; data:` line")?];
-            let reference = lift::run_files(&ex.src, &data, &[], &interp_options())
+            let reference = lift::run_files(&ex.src, &data, &ex.header.sizes, &interp_options())
                 .map_err(|e| format!("interpreter: {}", e.render(&ex.name, &ex.src)))?;
-            let res = lift::run_files(&ex.src, &data, &[], &cl_options(&device))
+            let res = lift::run_files(&ex.src, &data, &ex.header.sizes, &cl_options(&device))
                 .map_err(|e| format!("OpenCL: {}", e.render(&ex.name, &ex.src)))?;
             let (want, got) = (
                 parse_json(&reference.json, "the interpreter's result"),
@@ -248,9 +248,9 @@ fn larger_inputs_equal_the_interpreter() {
         |(ex, _)| &ex.name,
         |(ex, path)| {
             let data = vec![path.display().to_string()];
-            let reference = lift::run_files(&ex.src, &data, &[], &interp_options())
+            let reference = lift::run_files(&ex.src, &data, &ex.header.sizes, &interp_options())
                 .map_err(|e| format!("interpreter: {}", e.render(&ex.name, &ex.src)))?;
-            let res = lift::run_files(&ex.src, &data, &[], &cl_options(&device))
+            let res = lift::run_files(&ex.src, &data, &ex.header.sizes, &cl_options(&device))
                 .map_err(|e| format!("OpenCL: {}", e.render(&ex.name, &ex.src)))?;
             let (want, got) = (
                 parse_json(&reference.json, "the interpreter's result"),
@@ -286,7 +286,7 @@ fn run_time_errors_are_reported_on_opencl_too() {
         |ex| {
             let expected = ex.header.error.as_ref().ok_or("no `;; error:` line")?;
             let data = vec![ex.data_path().ok_or("no `;; data:` line")?];
-            match lift::run_files(&ex.src, &data, &[], &cl_options(&device)) {
+            match lift::run_files(&ex.src, &data, &ex.header.sizes, &cl_options(&device)) {
                 Ok(res) => Err(format!("ran and gave {}, but should fail with: {expected}", res.json)),
                 Err(e) if mentions(&e.render(&ex.name, &ex.src), expected) => Ok(()),
                 Err(e) => Err(format!(
@@ -312,7 +312,8 @@ fn timing_names_the_kernels() {
         time: true,
         interp: false,
     };
-    let res = lift::run_files(&ex.src, &data, &[], &opts).unwrap_or_else(|e| panic!("{}", e.render(&ex.name, &ex.src)));
+    let res = lift::run_files(&ex.src, &data, &ex.header.sizes, &opts)
+        .unwrap_or_else(|e| panic!("{}", e.render(&ex.name, &ex.src)));
     let timing = res.timing.expect("--time gives a timing report");
     let kernels: Vec<String> = lift::compile(&ex.src, &lift::Options::default())
         .unwrap_or_else(|e| panic!("{}", e.render(&ex.name, &ex.src)))

@@ -173,3 +173,13 @@ pub const RESIDENT_GROUPS: i64 = 16;
 /// 128) against 0.1664 by `mapWrg 262144 × mapLcl 128`, which the model had ranked equal and
 /// first (`bench/results/HISTORY.md`, suite run D; `runs/nvidia-h200-2026-11-24-final-rows-6781e23.md`).
 pub const GROUP_END_BARRIER: f64 = BARRIER_WARP;
+
+/// What a kernel whose work-items run loops of their own (`iterate`, `iterate-until` inside a
+/// work-item) waits for beyond its waves of work-items, in waves of its per-item cost
+/// (`Lowerer::loop_waves`): its busiest work-item's chain of dependent steps, which ends the
+/// kernel after the others are done, and grows with the elements a work-item runs one after
+/// another. Fitted to Mandelbrot at 4096² on the H200, up to 1000 steps
+/// (`bench/results/loops-nvidia-h200-2026-12-02.md`): a point per work-item (16.8 M work-items,
+/// 512 waves) took 1.20 ms, 64 points per work-item (262144, 8 waves) 2.95 ms (2.46×, 11.7
+/// waves more), 128 (131072, 4 waves) 5.62 ms (4.68×, 14.7 waves more).
+pub const LOOP_SPAN_WAVES: f64 = 13.0;

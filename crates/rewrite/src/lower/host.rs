@@ -65,7 +65,7 @@ impl Lowerer<'_> {
                     let chunk_fn = self.b.lambda(vec![cv], lcl);
                     (
                         self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![chunk_fn, xt]),
-                        under * (threads / self.lanes).ceil() * (gc + GROUP_END_BARRIER)
+                        under * self.loop_waves((threads / self.lanes).ceil(), f) * (gc + GROUP_END_BARRIER)
                             + threads * MEM
                             + self.extra_writes(f, threads)
                             + self.strided(&f.kids[0], x)
@@ -84,7 +84,7 @@ impl Lowerer<'_> {
                     let row_fn = self.b.lambda(vec![pv], body);
                     (
                         self.b.prim(Prim::Map(MapKind::Glb(1)), vec![row_fn, xt]),
-                        (threads / self.lanes).ceil() * gc
+                        self.loop_waves((threads / self.lanes).ceil(), f) * gc
                             + threads * MEM
                             + self.extra_writes(&inner.kids[0], threads)
                             + self.strided(f, x)
@@ -95,7 +95,7 @@ impl Lowerer<'_> {
                     self.notes.push(format!("mapGlb {n}"));
                     (
                         self.b.prim(Prim::Map(MapKind::Glb(0)), vec![g, xt]),
-                        self.glb_waves(x, n) * gc
+                        self.loop_waves(self.glb_waves(x, n), f) * gc
                             + n * MEM
                             + self.extra_writes(f, n)
                             + self.strided(f, x)

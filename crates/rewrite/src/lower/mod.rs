@@ -215,10 +215,43 @@ impl Lowerer<'_> {
     }
 
     fn leaf_cost(&self, s: &Symbol) -> f64 {
-        self.text
+        let written = self
+            .text
             .get(s)
             .map_or(0.0, |t| t.matches('(').count().saturating_sub(1) as f64)
-            .max(1.0)
+            .max(1.0);
+        written + self.hidden_steps(s)
+    }
+
+    /// What the loops inside a work-item within the opaque leaf `s` (`get #2 (iterate-until
+    /// …)`, encoded whole) add to its cost as written, which counts their functions once:
+    /// every further step, as [`Lowerer::loop_steps`] counts a loop the rules see. 0 for a
+    /// leaf without loops.
+    fn hidden_steps(&self, s: &Symbol) -> f64 {
+        self.origin
+            .get(s)
+            .map_or(0.0, |id| self.weight(*id, true) - self.weight(*id, false))
+    }
+
+    /// The operations of `e`, a loop's functions counted once per step (`stepped`) or once.
+    fn weight(&self, e: ExprId, stepped: bool) -> f64 {
+        let src = self.b.src;
+        match src.expr(e) {
+            Expr::Prim {
+                prim: Prim::Iterate(k) | Prim::IterateUntil(k),
+                args,
+            } => {
+                let steps = if stepped { self.eval(Some(k)).max(1.0) } else { 1.0 };
+                let (funs, state) = args.split_at(args.len() - 1);
+                1.0 + self.weight(state[0], stepped)
+                    + steps * funs.iter().map(|f| self.weight(*f, stepped)).sum::<f64>()
+            }
+            Expr::Var(_) | Expr::Lit(_) => 0.0,
+            Expr::Lambda { body, .. } => self.weight(*body, stepped),
+            Expr::Prim { .. } | Expr::Op { .. } | Expr::If { .. } | Expr::Let { .. } | Expr::Pack(_) => {
+                1.0 + src.children(e).iter().map(|c| self.weight(*c, stepped)).sum::<f64>()
+            }
+        }
     }
 
     /// The source lambda of a function leaf `f`, applied to `args`.
@@ -365,12 +398,18 @@ impl Lowerer<'_> {
     }
 
     /// The arguments of an `Other` node: functions as lambdas, arrays as host or sequential code.
+    /// The functions of a loop inside a work-item (`loop_steps`) cost once per step.
     fn kids(&mut self, t: &Term, host: bool) -> (Vec<ExprId>, f64) {
         let mut out = vec![];
         let mut cost = 0.0;
+        let steps = self.loop_steps(t);
         for k in &t.kids {
             let (kt, kc) = if is_fun(k) {
-                self.func(k, self.eval(t.inner.as_ref()))
+                let (f, fc) = self.func(k, self.eval(t.inner.as_ref()));
+                (f, steps * fc)
+            } else if let (TOp::Sym(f), true) = (&k.op, steps > 1.0 && self.is_lambda_leaf(k)) {
+                // a loop's function without array primitives is an opaque leaf
+                (self.leaf(f), steps * self.leaf_cost(f))
             } else if host {
                 self.host(k)
             } else {
@@ -380,6 +419,72 @@ impl Lowerer<'_> {
             cost += kc;
         }
         (out, cost)
+    }
+
+    /// The steps of `t` when it is a loop inside a work-item (an `iterate` or `iterate-until`
+    /// head of an `Other` node): its count, or `#max` for `iterate-until` (the most it may run),
+    /// so that Mandelbrot's escape time weighs a thousand steps of its dozen operations, as a
+    /// sequential map weighs its body once per element; 1 for any other node.
+    fn loop_steps(&self, t: &Term) -> f64 {
+        let TOp::Other(s) = &t.op else { return 1.0 };
+        let Some(id) = self.origin.get(s) else { return 1.0 };
+        match self.b.src.expr(*id) {
+            Expr::Prim {
+                prim: Prim::Iterate(k) | Prim::IterateUntil(k),
+                ..
+            } => self.eval(Some(k)).max(1.0),
+            Expr::Var(_)
+            | Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Let { .. }
+            | Expr::Pack(_) => 1.0,
+        }
+    }
+
+    /// The waves a kernel of `waves` waves of work-items running `f` is charged: where `f` runs
+    /// loops inside a work-item, [`LOOP_SPAN_WAVES`] more for its busiest work-item's chain of
+    /// dependent steps (a work-item of many elements makes it long).
+    fn loop_waves(&self, waves: f64, f: &Term) -> f64 {
+        if self.has_loop(f) {
+            waves + LOOP_SPAN_WAVES
+        } else {
+            waves
+        }
+    }
+
+    /// Whether `t` holds a loop inside a work-item: an `iterate` or `iterate-until` head, or one
+    /// within an opaque leaf.
+    fn has_loop(&self, t: &Term) -> bool {
+        let loop_at = |id: ExprId| {
+            let src = self.b.src;
+            let mut work = vec![id];
+            while let Some(e) = work.pop() {
+                if let Expr::Prim {
+                    prim: Prim::Iterate(_) | Prim::IterateUntil(_),
+                    ..
+                } = src.expr(e)
+                {
+                    return true;
+                }
+                work.extend(src.children(e));
+            }
+            false
+        };
+        match &t.op {
+            TOp::Sym(s) | TOp::Other(s) if self.origin.get(s).is_some_and(|id| loop_at(*id)) => true,
+            _ => t.kids.iter().any(|k| self.has_loop(k)),
+        }
+    }
+
+    /// Whether `t` is an opaque leaf holding a function.
+    fn is_lambda_leaf(&self, t: &Term) -> bool {
+        let TOp::Sym(s) = &t.op else { return false };
+        self.origin
+            .get(s)
+            .is_some_and(|id| matches!(self.b.src.expr(*id), Expr::Lambda { .. }))
     }
 
     /// Code run by one work-item.
@@ -483,7 +588,8 @@ impl Lowerer<'_> {
             TOp::RBlock(_) => self.seq(&rblock_as_map(t)),
             // inside a work-item there are no work-groups: the map over the windows
             TOp::Stencil(c) => self.seq_stencil(t, *c),
-            TOp::Sym(s) => (self.leaf(s), 0.0),
+            // an element's scalar code, counted once, but for the further steps of its loops
+            TOp::Sym(s) => (self.leaf(s), self.hidden_steps(s)),
             TOp::Num(n) => (self.b.int(*n), 0.0),
             TOp::Lam | TOp::MapF | TOp::ReduceF | TOp::ReduceFU | TOp::Comp => self.func(t, 1.0),
             // outside a work-group's own body, one work-item does the reduction

@@ -278,7 +278,7 @@ impl Lowerer<'_> {
         // ran 18× slower than `mapGlb1`×`mapGlb`): each work-item pays its share of the copy
         // and its barriers.
         // (+1 per work-item: the block's index arithmetic)
-        let compute = (threads / self.lanes).ceil() * (gc * under + 1.0);
+        let compute = self.loop_waves((threads / self.lanes).ceil(), &p.g) * (gc * under + 1.0);
         let stage = if let (Some(kt), true) = (p.ktile, ktiled.is_some()) {
             // per tile of K: the two staged copies, four barriers and the accumulator's
             // round trip through local memory
