@@ -65,6 +65,7 @@ pub fn launches_kernels(prog: &Program, e: ExprId) -> bool {
                 Prim::Map(k) => matches!(k, MapKind::Plain | MapKind::Glb(_) | MapKind::Wrg(_)),
                 Prim::Reduce(k) => matches!(k, ReduceKind::Plain),
                 Prim::Filter(k) => matches!(k, FilterKind::Plain | FilterKind::Glb),
+                Prim::Scan(k) => matches!(k, ScanKind::Plain | ScanKind::Glb),
                 Prim::IterateUntil(_) => true,
                 Prim::Zip
                 | Prim::Split(_)

@@ -69,6 +69,27 @@ impl Validator<'_> {
                         v.value(args[1], &cx);
                     });
                 }
+                Prim::Scan(ScanKind::Glb | ScanKind::Plain) => {
+                    // one kernel over the whole array (tiles ordered by a look-back); the
+                    // operator and a map fused before it are one work-item's code
+                    self.prepare(args[2]);
+                    if let Some(t @ Type::Tuple(_)) = self.ty(args[1]) {
+                        let t = t.to_string();
+                        self.err(e, format!("a scan of {t} over the whole array is not supported yet: its accumulator crosses work-groups as a scalar or a vector"));
+                    }
+                    self.in_kernel(e, |v| {
+                        let cx = Cx {
+                            level: Level::Item,
+                            active: vec![MapKind::Glb(0)],
+                            branch: false,
+                            vec_dest: None,
+                            unrolled: 1,
+                        };
+                        v.value(args[1], &cx);
+                        v.func(args[0], &cx);
+                        v.value(args[2], &cx);
+                    });
+                }
                 _ => self.kernel(e, vec_dest),
             },
             // a tuple holding arrays: each component computed like a result of its own
@@ -247,7 +268,7 @@ impl Validator<'_> {
             let computes = match self.prog.expr(a) {
                 Expr::Prim { prim: Prim::Map(_), .. } => !self.layout_map(a),
                 Expr::Prim {
-                    prim: Prim::Reduce(_) | Prim::Iterate(_),
+                    prim: Prim::Reduce(_) | Prim::Iterate(_) | Prim::Scan(_),
                     ..
                 } => true,
                 // a host section's value is computed before the kernel that reads it
