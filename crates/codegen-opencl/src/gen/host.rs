@@ -47,10 +47,14 @@ impl Gen<'_> {
             Expr::Prim {
                 prim: Prim::Scan(ScanKind::Glb | ScanKind::Plain),
                 ..
-            } => self.scan_glb(e, None, dest),
+            } => self.scan_glb(e, None, None, dest),
             Expr::Prim { .. } if self.scan_map_fusion(e, dest).is_some() => {
                 let (scan, h) = self.scan_map_fusion(e, dest).expect("checked");
-                self.scan_glb(scan, Some(h), dest)
+                self.scan_glb(scan, None, Some(h), dest)
+            }
+            Expr::Prim { .. } if self.scan_rows_form(e, dest).is_some() => {
+                let (scan, rows) = self.scan_rows_form(e, dest).expect("checked");
+                self.scan_glb(scan, Some(rows), None, dest)
             }
             Expr::Prim {
                 prim: Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_),

@@ -134,6 +134,37 @@ impl Gen<'_> {
         Some((scan, args[0]))
     }
 
+    /// `map (λr. scanGlb f z xs) xss` at host level, `xs` a view of `r` or a map of a scalar
+    /// function over one: the scan node, and the map node, `r` and `xss` (see [`Gen::scan_glb`]).
+    #[allow(clippy::type_complexity)]
+    pub(super) fn scan_rows_form(&self, e: ExprId, dest: &Dest) -> Option<(ExprId, (ExprId, VarId, ExprId))> {
+        if dest.len.is_some() || dest.rows {
+            return None;
+        }
+        let IrExpr::Prim {
+            prim: Prim::Map(MapKind::Glb(0) | MapKind::Plain),
+            args,
+        } = self.prog.expr(e)
+        else {
+            return None;
+        };
+        let (params, body) = self.lambda(args[0]).ok()?;
+        let scan = self.strip_to(body);
+        let IrExpr::Prim {
+            prim: Prim::Scan(ScanKind::Glb),
+            args: sargs,
+        } = self.prog.expr(scan)
+        else {
+            return None;
+        };
+        let xs = sargs[2];
+        let read = match self.filter_producer(xs) {
+            Some((_, _, ys)) => ys,
+            None => xs,
+        };
+        (params.len() == 1 && self.is_view(read)).then_some((scan, (e, params[0], args[1])))
+    }
+
     /// Applies the scan's operator to two values held in C expressions, into a fresh variable.
     fn combine(&mut self, op: &Op2, a: Expr, b: Expr) -> Result<Expr> {
         let va = Rc::new(View::Value {
@@ -178,8 +209,17 @@ impl Gen<'_> {
     }
 
     /// `scanGlb f z xs` into `dest` (see the module documentation); with `consumer`, the function
-    /// of the map that consumed the result, applied to each element as it is stored.
-    pub(super) fn scan_glb(&mut self, e: ExprId, consumer: Option<ExprId>, dest: &Dest) -> Result<()> {
+    /// of the map that consumed the result, applied to each element as it is stored. With
+    /// `rows`, the scan is the body of `map (λr. scanGlb f z xs) xss` at host level (the map
+    /// node, `r` and `xss`): every row is scanned by the same launch, its tiles numbered after
+    /// the rows before it, and a tile's look-back stops at its row's first tile.
+    pub(super) fn scan_glb(
+        &mut self,
+        e: ExprId,
+        rows: Option<(ExprId, VarId, ExprId)>,
+        consumer: Option<ExprId>,
+        dest: &Dest,
+    ) -> Result<()> {
         let IrExpr::Prim {
             prim: Prim::Scan(_),
             args,
@@ -191,9 +231,10 @@ impl Gen<'_> {
         // A map producing the input is applied as each element is loaded; any other computed
         // input is computed by the kernels before.
         let producer = self.filter_producer(xs);
-        match producer {
-            Some((map, _, _)) => self.host_prepare(map)?,
-            None => self.host_prepare(e)?,
+        match (rows, producer) {
+            (Some((map, _, _)), _) => self.host_prepare(map)?,
+            (None, Some((map, _, _))) => self.host_prepare(map)?,
+            (None, None) => self.host_prepare(e)?,
         }
         let (params, body) = self.lambda(f)?;
         let ty = self.cty(z)?;
@@ -214,9 +255,18 @@ impl Gen<'_> {
         let w = LOOKBACK;
         let n = self.len_of(xs)?;
         let cap = self.capacity(&n);
-        let tiles = cap
+        // Tiles a row (the whole array is one row).
+        let row_tiles = cap
             .add(&ArithExpr::cst(tile as i64 - 1))
             .div(&ArithExpr::cst(tile as i64));
+        let n_rows = match rows {
+            Some((_, _, xss)) => Some(self.len_of(xss)?),
+            None => None,
+        };
+        let tiles = match &n_rows {
+            Some(m) => self.capacity(m).mul(&row_tiles),
+            None => row_tiles.clone(),
+        };
         // Word 0: the ticket counter; word 1 + t: tile t's state (0 not published, 1 its
         // aggregate, 2 its inclusive prefix), each value in its buffer before its word.
         let (status_b, _) = self
@@ -265,7 +315,8 @@ impl Gen<'_> {
         k.decls.push(local_array(CType::INT, &ctl, 3));
         k.decls.push(local_array(ct.clone(), &sa, 1));
         k.notes.push(format!(
-            "scanGlb: tiles of {tile} elements ({items} a work-item, loaded and stored by consecutive work-items through local memory), one pass with a decoupled look-back over windows of {w} tiles{}{}",
+            "scanGlb{}: tiles of {tile} elements ({items} a work-item, loaded and stored by consecutive work-items through local memory), one pass with a decoupled look-back over windows of {w} tiles{}{}",
+            if rows.is_some() { " of every row in one launch" } else { "" },
             if producer.is_some() { ", the map before it applied as elements are loaded" } else { "" },
             if consumer.is_some() { ", the map after it applied as elements are stored" } else { "" },
         ));
@@ -281,7 +332,21 @@ impl Gen<'_> {
         self.close();
         self.push(Stmt::Barrier(Fence::Local));
         let t = self.decl_int("t", v(&ctl).index(int(0)));
-        let base = self.decl_int("base", mul(v(&t), int(tile)));
+        // `tk`: the tile's place in its row, `first`: its row's first tile.
+        let (tk, first, row_index) = match (&rows, &n_rows) {
+            (Some((_, r, xss)), Some(m)) => {
+                let per = arith(&row_tiles);
+                let row = self.decl_int("row", Expr::bin(BinOp::Div, v(&t), per.clone()));
+                let tk = self.decl_int("tk", Expr::bin(BinOp::Rem, v(&t), per.clone()));
+                let first = self.decl_int("first", mul(v(&row), per));
+                let xv = self.value(*xss)?;
+                let ri = ArithExpr::var(row.as_str(), Range::upto(m.clone()));
+                self.bind(*r, Bound::View(xv.access(ri.clone())));
+                (tk, Some(first), Some(ri))
+            }
+            _ => (t.clone(), None, None),
+        };
+        let base = self.decl_int("base", mul(v(&tk), int(tile)));
         let nn = arith(&n);
         // Groups past the end of a run-time length have nothing to do (uniform in a group).
         self.open_if(lt(v(&base), nn.clone()));
@@ -309,7 +374,7 @@ impl Gen<'_> {
         let slot = |i: Expr| v(&sx).index(pad(i));
         self.open_if(lt(add(v(&base), v(&o)), nn.clone()));
         self.push(Stmt::assign(v(&acc), slot(v(&o))));
-        self.open_if(Expr::bin(BinOp::And, eq(v(&t), int(0)), eq(v(&l), int(0))));
+        self.open_if(Expr::bin(BinOp::And, eq(v(&tk), int(0)), eq(v(&l), int(0))));
         self.combine_into(&op, v(&acc), zexpr.clone(), v(&acc))?;
         self.push(Stmt::assign(slot(v(&o)), v(&acc)));
         self.close();
@@ -386,17 +451,17 @@ impl Gen<'_> {
             v(&runpre).index(int(runs - 1)),
             v(&runsum).index(int(runs - 1)),
         )?;
-        self.open_if(eq(v(&t), int(0)));
+        self.open_if(eq(v(&tk), int(0)));
         publish(self, &incv, v(&agg), 2);
         self.close();
-        self.open_if(lt(int(0), v(&t)));
+        self.open_if(lt(int(0), v(&tk)));
         publish(self, &aggv, v(&agg), 1);
         self.close();
         self.close();
 
         // The look-back: lane `l < w` reads tile `j - l`; the nearest lane that is not an
         // aggregate (an inclusive prefix, an unpublished tile, or before tile 0) stops the window.
-        self.open_if(lt(int(0), v(&t)));
+        self.open_if(lt(int(0), v(&tk)));
         let a = self.decl_value(&ct, "a", &zexpr);
         let has_a = self.decl_int("hasa", int(0));
         let jw = self.decl_int("jw", sub(v(&t), int(1)));
@@ -411,7 +476,8 @@ impl Gen<'_> {
         self.open_if(lt(v(&l), int(w)));
         let wt = self.decl_int("w", sub(v(&jw), v(&l)));
         let fl = self.decl_int("fl", int(3));
-        self.open_if(Expr::bin(BinOp::Ge, v(&wt), int(0)));
+        let start = first.as_ref().map_or(int(0), v);
+        self.open_if(Expr::bin(BinOp::Ge, v(&wt), start));
         self.push(Stmt::assign(v(&fl), Expr::call(STATUS_LOAD, vec![flag_at(v(&wt))])));
         self.push(Stmt::Call(Expr::call(
             "read_mem_fence",
@@ -502,7 +568,7 @@ impl Gen<'_> {
         self.close();
         self.close();
         // Every work-item but the very first applies its prefix to its elements.
-        self.open_if(Expr::bin(BinOp::Or, lt(int(0), v(&t)), lt(int(0), v(&l))));
+        self.open_if(Expr::bin(BinOp::Or, lt(int(0), v(&tk)), lt(int(0), v(&l))));
         let r2 = self.fresh("r");
         self.open_for(&r2, int(0), int(items), int(1), true);
         let i2 = self.decl_int("i", add(v(&o), v(&r2)));
@@ -537,7 +603,11 @@ impl Gen<'_> {
             None => yv.read(&[]).map_err(|m| self.err(e, m.0))?,
         };
         let idx = ArithExpr::var(e3.as_str(), Range::upto(n.clone()));
-        self.write(&dest.view, &[idx], &out, e)?;
+        let row_dest = match row_index {
+            Some(ri) => dest.view.access(ri),
+            None => dest.view.clone(),
+        };
+        self.write(&row_dest, &[idx], &out, e)?;
         self.close();
         self.close();
         self.close();
