@@ -65,6 +65,16 @@ define_language! {
         // `(stagev c)` = `c`: as `stage`, the block copied as 4-vectors into unpadded local
         // memory (`stage-rows-vec`).
         "stagev" = StageVec(Id),
+        // `(scan f z xs)`: the inclusive prefix; only scans of scalars or vectors are encoded as
+        // this node (`encode`), others stay `Other` and keep their default lowering.
+        "scan" = Scan([Id; 3]),
+        // `(scanglb f z xs)` = `scan f z xs`, the whole array in one launch (tiles and a
+        // decoupled look-back, `scanGlb`); a `map g ys` as `xs` is read inline (rules `scan`).
+        "scanglb" = ScanGlb([Id; 3]),
+        // `(scanrows f z xss)` = `map (λr. scan f z r) xss`, every row in the same launch.
+        "scanrows" = ScanRows([Id; 3]),
+        // `(mapscan h s)` = `map h s`, `s` a scan in one launch that applies `h` as it stores.
+        "mapscan" = MapScan([Id; 2]),
         Num(i64),
         Sym(Symbol),
         Other(Symbol, Vec<Id>),
@@ -382,6 +392,26 @@ impl LiftAnalysis {
                 }
             }
             // the map it equals, but no fact that would let other rules look inside
+            Lift::Scan([_, _, x]) | Lift::ScanGlb([_, _, x]) | Lift::ScanRows([_, _, x]) => {
+                let x = d(x);
+                Data {
+                    len: x.len,
+                    inner: x.inner,
+                    flags: x.flags & (FLOAT_ELEMS | SCALAR_ROWS | FLOAT_ROWS),
+                    ..Data::default()
+                }
+            }
+            Lift::MapScan([f, x]) => {
+                let (f, x) = (d(f), d(x));
+                Data {
+                    len: x.len,
+                    inner: match &f.ret {
+                        Ret::Const(c) => Some(c.clone()),
+                        Ret::Same | Ret::Unknown => None,
+                    },
+                    ..Data::default()
+                }
+            }
             Lift::ColReduce([_, _, _, f, x]) => {
                 let (f, x) = (d(f), d(x));
                 Data {

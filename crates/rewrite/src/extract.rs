@@ -51,6 +51,11 @@ pub enum TOp {
     Tiles(i64, i64),
     /// `Stage` with the block copied as 4-vectors into unpadded local memory.
     StageVec,
+    /// The scans (`egraph::Lift`'s `scan`, `scanglb`, `scanrows`, `mapscan`).
+    Scan,
+    ScanGlb,
+    ScanRows,
+    MapScan,
 }
 
 /// Hashes an operator by what it means: a symbol by its text, not by egg's interned index,
@@ -135,6 +140,10 @@ impl Term {
             TOp::Tiles(t, 1) => format!("tiles {t}"),
             TOp::Tiles(t, b) => format!("tiles {t} rows {b}"),
             TOp::StageVec => "stagev".into(),
+            TOp::Scan => "scan".into(),
+            TOp::ScanGlb => "scanglb".into(),
+            TOp::ScanRows => "scanrows".into(),
+            TOp::MapScan => "mapscan".into(),
             TOp::Num(n) => return n.to_string(),
             TOp::Sym(s) => return s.to_string(),
             TOp::Other(s) => s.as_str().split('|').next().unwrap_or("").to_string(),
@@ -194,6 +203,10 @@ fn op_of(n: &Lift, kids: &[Rc<Term>]) -> TOp {
         Lift::RBlock(_) => TOp::RBlock(num(0)),
         Lift::Tiles(_) => TOp::Tiles(num(0), num(1)),
         Lift::StageVec(_) => TOp::StageVec,
+        Lift::Scan(_) => TOp::Scan,
+        Lift::ScanGlb(_) => TOp::ScanGlb,
+        Lift::ScanRows(_) => TOp::ScanRows,
+        Lift::MapScan(_) => TOp::MapScan,
         Lift::Num(v) => TOp::Num(*v),
         Lift::Sym(s) => TOp::Sym(*s),
         Lift::Other(s, _) => TOp::Other(*s),

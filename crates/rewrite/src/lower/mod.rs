@@ -20,6 +20,7 @@ mod host;
 mod rblock;
 mod reuse;
 mod rows;
+mod scan;
 mod tiled;
 mod workgroup;
 
@@ -28,7 +29,7 @@ use crate::cost::*;
 use crate::extract::{TOp, Term};
 use crate::sizes::ttile_rows;
 use egg::Symbol;
-use ir::{AddressSpace, Expr, ExprId, MapKind, Op, Prim, ReduceKind, VarId};
+use ir::{AddressSpace, Expr, ExprId, MapKind, Op, Prim, ReduceKind, ScanKind, VarId};
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use {colreduce::*, rblock::*, tiled::*, workgroup::*};
@@ -253,6 +254,7 @@ impl Lowerer<'_> {
             // a reduction in one launch computes even over a parameter (`let r (gridreduce … xs)`)
             TOp::Map | TOp::Reduce | TOp::App | TOp::TTile(_) | TOp::ColReduce(..) | TOp::RBlock(_) => true,
             TOp::GridReduce(..) | TOp::WgReduce(_) => true,
+            TOp::Scan | TOp::ScanGlb | TOp::ScanRows | TOp::MapScan => true,
             TOp::Other(s) => {
                 let head = s.as_str().split(['|', ' ']).next().unwrap_or("");
                 !LAYOUT.contains(&head) || t.kids.iter().any(|k| self.computes(k))
@@ -479,6 +481,7 @@ impl Lowerer<'_> {
             // inside a work-item there are no work-groups: the plain product
             TOp::RBlock(c) if c & crate::sizes::RBLOCK_ROWS != 0 => self.seq(&rblock_rows_as_map(t)),
             TOp::RBlock(_) => self.seq(&rblock_as_map(t)),
+            TOp::Scan | TOp::ScanGlb | TOp::ScanRows | TOp::MapScan => self.seq_scan(t),
             TOp::Sym(s) => (self.leaf(s), 0.0),
             TOp::Num(n) => (self.b.int(*n), 0.0),
             TOp::Lam | TOp::MapF | TOp::ReduceF | TOp::ReduceFU | TOp::Comp => self.func(t, 1.0),

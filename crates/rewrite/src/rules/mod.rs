@@ -10,7 +10,8 @@
 //! - `workgroups`: cooperative reductions by the work-items of a work-group;
 //! - `reductions`: partial, strided, column-block and one-launch (grid) reductions, unrolling;
 //! - `staging`: copies into local memory (rows, tiles, arrays read whole by every work-item);
-//! - `vectors`: maps and reductions over 4-vectors.
+//! - `vectors`: maps and reductions over 4-vectors;
+//! - `scan`: whole arrays and rows of scans in one launch, maps before and after them fused.
 //!
 //! There are no rules about `filter`: a host loop's filter is left to the back end.
 //!
@@ -21,6 +22,7 @@
 pub mod algorithmic;
 pub mod reductions;
 pub mod regblock;
+pub mod scan;
 pub mod staging;
 pub mod tiling;
 pub mod vectors;
@@ -44,6 +46,7 @@ pub fn algorithmic_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysi
     rules.extend(reductions::strided_partial_rules(opts));
     rules.extend(reductions::partial_reduce_rules(opts));
     rules.extend(algorithmic::let_rules());
+    rules.extend(scan::scan_rules());
     rules
 }
 
