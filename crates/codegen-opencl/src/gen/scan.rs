@@ -293,6 +293,19 @@ impl Gen<'_> {
         };
         let aggv = value_buf(self, "agg")?;
         let incv = value_buf(self, "inc")?;
+        // A buffer of vectors is a kernel parameter of their scalars (as every array of vectors).
+        let vbuf = |b: &Ident| match &ct {
+            CType::Vector(..) => Expr::cast(
+                CType::Ptr {
+                    space: AddressSpace::Global,
+                    elem: Box::new(ct.clone()),
+                    is_const: false,
+                    restrict: false,
+                },
+                v(b),
+            ),
+            CType::Scalar(_) | CType::Struct(_) | CType::Ptr { .. } => v(b),
+        };
 
         let mut k = KernelCx::new(Level::Item);
         k.wrg = true;
@@ -437,7 +450,7 @@ impl Gen<'_> {
         let agg = self.decl_value(&ct, "agg", &zexpr);
         let flag_at = |k: Expr| add(v(&st), add(int(1), k));
         let publish = |g: &mut Self, buf: &Ident, val: Expr, state: usize| {
-            g.push(Stmt::assign(v(buf).index(v(&t)), val));
+            g.push(Stmt::assign(vbuf(buf).index(v(&t)), val));
             g.push(Stmt::Call(Expr::call(
                 "mem_fence",
                 vec![Expr::Sym("CLK_GLOBAL_MEM_FENCE".into())],
@@ -484,7 +497,7 @@ impl Gen<'_> {
             vec![Expr::Sym("CLK_GLOBAL_MEM_FENCE".into())],
         )));
         let load_name = format!("{VALUE_LOAD}_{}", crate::print::ctype(&ct));
-        let vload = |buf: &Ident| Expr::call(load_name.clone(), vec![add(v(buf), v(&wt))]);
+        let vload = |buf: &Ident| Expr::call(load_name.clone(), vec![add(vbuf(buf), v(&wt))]);
         self.open_if(eq(v(&fl), int(1)));
         self.push(Stmt::assign(v(&win).index(v(&l)), vload(&aggv)));
         self.close();
