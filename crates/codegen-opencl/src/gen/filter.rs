@@ -251,14 +251,16 @@ pub(super) fn filter_wg(limit: &WorkGroupLimit) -> usize {
 
 /// Defines, once at the top of the program, the macros of the kernels that order their
 /// work-groups through a status buffer (this filter and `scan.rs`): `LIFT_GPU`,
-/// `LIFT_GPU_DEVICE` (both 0 unless the host defines them) and `LIFT_STATUS_LOAD`.
-pub(super) fn device_macros(g: &mut Gen) {
+/// `LIFT_GPU_DEVICE` (both 0 unless the host defines them) and `LIFT_STATUS_LOAD`; the length
+/// of that block, which the program's text starts with.
+pub(super) fn device_macros(g: &mut Gen) -> usize {
     let default = format!(
         "#ifndef {GPU_MACRO}\n#define {GPU_MACRO} 0\n#endif\n#ifndef {DEVICE_MACRO}\n#define {DEVICE_MACRO} 0\n#endif\n#if {DEVICE_MACRO}\n#define {STATUS_LOAD}(p) (*(volatile global int*)(p))\n#else\n#define {STATUS_LOAD}(p) atomic_or((p), 0)\n#endif\n"
     );
     if !g.source.starts_with(&default) {
         g.source.insert_str(0, &default);
     }
+    default.len()
 }
 
 /// The filter kernel's locals, by their fixed spellings.
@@ -708,7 +710,7 @@ impl Gen<'_> {
                 CPU_SHAPE.tile(wg),
             ));
         }
-        device_macros(self);
+        let _ = device_macros(self);
         let k = self.k.take().expect("set");
         self.finish_kernel(k, e)
     }

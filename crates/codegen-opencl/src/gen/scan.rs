@@ -279,11 +279,13 @@ impl Gen<'_> {
             )
             .map_err(|m| self.err(e, m))?;
         let st = self.buf_ident(&self.mem.buffers[status_b].name.clone());
+        let words = bytes / 4;
+        // Values are moved as 4-byte words (`value_functions`), so their buffers are of ints.
         let value_buf = |g: &mut Self, hint: &str| -> Result<Ident> {
             let (b, _) = g
                 .alloc(
                     hint,
-                    &Type::array(ty.clone(), tiles.clone()),
+                    &Type::array(Type::int(), tiles.mul(&ArithExpr::cst(words as i64))),
                     AddressSpace::Global,
                     &[],
                     Role::Scratch,
@@ -293,19 +295,11 @@ impl Gen<'_> {
         };
         let aggv = value_buf(self, "agg")?;
         let incv = value_buf(self, "inc")?;
-        // A buffer of vectors is a kernel parameter of their scalars (as every array of vectors).
-        let vbuf = |b: &Ident| match &ct {
-            CType::Vector(..) => Expr::cast(
-                CType::Ptr {
-                    space: AddressSpace::Global,
-                    elem: Box::new(ct.clone()),
-                    is_const: false,
-                    restrict: false,
-                },
-                v(b),
-            ),
-            CType::Scalar(_) | CType::Struct(_) | CType::Ptr { .. } => v(b),
-        };
+        let spelled = crate::print::ctype(&ct);
+        let (load_fn, store_fn) = (
+            format!("lift_value_load_{spelled}"),
+            format!("lift_value_store_{spelled}"),
+        );
 
         let mut k = KernelCx::new(Level::Item);
         k.wrg = true;
@@ -450,7 +444,7 @@ impl Gen<'_> {
         let agg = self.decl_value(&ct, "agg", &zexpr);
         let flag_at = |k: Expr| add(v(&st), add(int(1), k));
         let publish = |g: &mut Self, buf: &Ident, val: Expr, state: usize| {
-            g.push(Stmt::assign(vbuf(buf).index(v(&t)), val));
+            g.push(Stmt::Call(Expr::call(store_fn.clone(), vec![v(buf), v(&t), val])));
             g.push(Stmt::Call(Expr::call(
                 "mem_fence",
                 vec![Expr::Sym("CLK_GLOBAL_MEM_FENCE".into())],
@@ -496,8 +490,7 @@ impl Gen<'_> {
             "read_mem_fence",
             vec![Expr::Sym("CLK_GLOBAL_MEM_FENCE".into())],
         )));
-        let load_name = format!("{VALUE_LOAD}_{}", crate::print::ctype(&ct));
-        let vload = |buf: &Ident| Expr::call(load_name.clone(), vec![add(vbuf(buf), v(&wt))]);
+        let vload = |buf: &Ident| Expr::call(load_fn.clone(), vec![v(buf), v(&wt)]);
         self.open_if(eq(v(&fl), int(1)));
         self.push(Stmt::assign(v(&win).index(v(&l)), vload(&aggv)));
         self.close();
@@ -624,13 +617,10 @@ impl Gen<'_> {
         self.close();
         self.close();
         self.close();
-        device_macros(self);
-        let def = format!(
-            "#define {load_name}(p) (*(volatile global {}*)(p))\n",
-            crate::print::ctype(&ct)
-        );
-        if !self.source.contains(&def) {
-            self.source.insert_str(0, &def);
+        let at = device_macros(self);
+        let functions = value_functions(&spelled, words);
+        if !self.source.contains(&functions) {
+            self.source.insert_str(at, &functions);
         }
         let k = self.k.take().expect("set");
         self.finish_kernel(k, e)
@@ -665,10 +655,36 @@ impl Gen<'_> {
     }
 }
 
-/// How the look-back reads a published value: a volatile load, which bypasses a GPU's
-/// non-coherent L1 cache (the value was written by another work-group; its status word was read
-/// first and a fence orders the two reads).
-const VALUE_LOAD: &str = "LIFT_VALUE_LOAD";
+/// The functions that publish a tile's value and read another's, for values of the C type `t` of
+/// `words` 4-byte words. On a GPU (`LIFT_GPU_DEVICE`) a plain store and a volatile load, which
+/// bypasses the non-coherent L1 cache (the status word was read first and a fence orders the two
+/// reads); elsewhere the value's words through atomics (a union holds the value and its words),
+/// so that Oclgrind, which runs the groups of a launch one after another, sees no race between
+/// the group that publishes and the groups that read.
+fn value_functions(t: &str, words: usize) -> String {
+    format!(
+        "typedef union {{ {t} v; int w[{words}]; }} lift_words_{t};
+{t} lift_value_load_{t}(global int* p, int i) {{
+  lift_words_{t} u;
+#if LIFT_GPU_DEVICE
+  u.v = ((volatile global {t}*)p)[i];
+#else
+  for (int k = 0; k < {words}; k++) u.w[k] = atomic_or(p + i * {words} + k, 0);
+#endif
+  return u.v;
+}}
+void lift_value_store_{t}(global int* p, int i, {t} x) {{
+#if LIFT_GPU_DEVICE
+  ((global {t}*)p)[i] = x;
+#else
+  lift_words_{t} u;
+  u.v = x;
+  for (int k = 0; k < {words}; k++) atomic_xchg(p + i * {words} + k, u.w[k]);
+#endif
+}}
+"
+    )
+}
 
 /// Bytes of a value of a scalar or vector C type (a 3-vector takes 4 lanes).
 fn c_bytes(t: &CType) -> usize {
