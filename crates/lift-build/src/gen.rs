@@ -212,14 +212,15 @@ pub(crate) fn generate(
     if !plan.capacities.is_empty()
         || plan.result.lengths.is_some()
         || !plan.length_checks.is_empty()
-        || plan.global_buffers().any(|(_, b)| {
-            matches!(
-                b.role,
-                Role::OutputLength | Role::TempLength | Role::Scratch | Role::InputLength(_)
-            )
-        })
+        || plan
+            .global_buffers()
+            .any(|(_, b)| matches!(b.role, Role::OutputLength | Role::TempLength | Role::InputLength(_)))
     {
         return Err(crate::not_supported("filters (results of run-time length)"));
+    }
+    // a zeroed status buffer through which a kernel orders its work-groups
+    if plan.global_buffers().any(|(_, b)| b.role == Role::Scratch) {
+        return Err(crate::not_supported("scans across the device (`scanGlb`)"));
     }
     if plan.result.parts.len() != 1 {
         return Err(crate::not_supported("a result holding tuples of arrays"));
