@@ -1,5 +1,5 @@
-;; `scan` is part of the language (LANGUAGE.md) but not implemented yet: one message at the
-;; name, not "unknown name".
-;; error: `scan` is not supported yet
+;; `scan` combines elements of one type: an initial value of another type is a type error at
+;; the initial value.
+;; error: the initial value of `scan` has type int, but the elements are float
 (lift (N) ((array-type float N))
-  (lambda (xs) (scan + 0.0f xs)))
+  (lambda (xs) (scan + 0 xs)))

@@ -1,4 +1,4 @@
-;; The sequential prefix `scanSeq` is part of the language but not implemented yet.
-;; error: `scanSeq` is not supported yet
+;; `scanSeq` folds into an accumulator whose type its function must keep.
+;; error: the function of `scanSeq` returns bool, but the accumulator has type float
 (lift (N) ((array-type float N))
-  (lambda (xs) (join (mapGlb (lambda (r) (toGlobal (scanSeq + 0.0f r))) (split #4 xs)))))
+  (lambda (xs) (join (mapGlb (lambda (r) (toGlobal (scanSeq (lambda (a x) (< a x)) 0.0f r))) (split #4 xs)))))

@@ -72,6 +72,15 @@ pub enum ReduceKind {
     SeqUnroll,
 }
 
+/// How an inclusive prefix (`scan`) is executed: `Plain` is the high-level `scan`, `Seq` a loop
+/// in one work-item, `Glb` the whole array across the device (at host level).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ScanKind {
+    Plain,
+    Seq,
+    Glb,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FilterKind {
     Plain,
@@ -110,6 +119,8 @@ pub enum Prim {
     IterateUntil(ArithExpr),
     /// `(filter p xs)`: args `[p, xs]`.
     Filter(FilterKind),
+    /// `(scan f z xs)`: args `[f, z, xs]`; the inclusive prefix, as long as `xs`.
+    Scan(ScanKind),
     /// `(asVector #w xs)`
     AsVector(u8),
     AsScalar,
@@ -311,6 +322,11 @@ impl Prim {
                 FilterKind::Seq => "filterSeq".into(),
                 FilterKind::Glb => "filterGlb".into(),
             },
+            Prim::Scan(k) => match k {
+                ScanKind::Plain => "scan".into(),
+                ScanKind::Seq => "scanSeq".into(),
+                ScanKind::Glb => "scanGlb".into(),
+            },
             Prim::AsVector(_) => "asVector".into(),
             Prim::AsScalar => "asScalar".into(),
             Prim::To(s) => match s {
@@ -335,6 +351,7 @@ impl Prim {
             | Prim::Transpose
             | Prim::Reverse
             | Prim::Filter(_)
+            | Prim::Scan(_)
             | Prim::AsScalar
             | Prim::To(_) => vec![],
         }
@@ -343,7 +360,10 @@ impl Prim {
     pub fn is_high_level_only(&self) -> bool {
         matches!(
             self,
-            Prim::Map(MapKind::Plain) | Prim::Reduce(ReduceKind::Plain) | Prim::Filter(FilterKind::Plain)
+            Prim::Map(MapKind::Plain)
+                | Prim::Reduce(ReduceKind::Plain)
+                | Prim::Filter(FilterKind::Plain)
+                | Prim::Scan(ScanKind::Plain)
         )
     }
 }

@@ -248,6 +248,7 @@ fn launches_itself(e: &Expr) -> bool {
         Prim::Map(k) => matches!(k, MapKind::Plain | MapKind::Glb(_) | MapKind::Wrg(_)),
         Prim::Reduce(k) => matches!(k, ReduceKind::Plain),
         Prim::Filter(k) => matches!(k, FilterKind::Plain | FilterKind::Glb),
+        Prim::Scan(k) => matches!(k, ScanKind::Plain | ScanKind::Glb),
         Prim::IterateUntil(_) => true,
         Prim::Zip
         | Prim::Split(_)

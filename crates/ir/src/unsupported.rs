@@ -6,20 +6,7 @@ use crate::diag::{Diagnostic, Span};
 
 /// Names of primitives the language has and this compiler does not implement yet, with what
 /// to write instead today.
-const PRIMITIVES: &[(&str, &str)] = &[
-    (
-        "scan",
-        "prefix sums (`scan`, `scanSeq`, `scanGlb`) are part of the language; until they are implemented, a per-row prefix can be written with `reduceSeq` over an array accumulator",
-    ),
-    (
-        "scanSeq",
-        "prefix sums (`scan`, `scanSeq`, `scanGlb`) are part of the language; until they are implemented, a per-row prefix can be written with `reduceSeq` over an array accumulator",
-    ),
-    (
-        "scanGlb",
-        "prefix sums (`scan`, `scanSeq`, `scanGlb`) are part of the language; until they are implemented, a whole-array prefix needs a scan written by hand",
-    ),
-];
+const PRIMITIVES: &[(&str, &str)] = &[];
 
 /// The error for a use of `name` when it is a primitive that is not supported yet.
 pub(crate) fn primitive(name: &str, span: Span) -> Option<Diagnostic> {

@@ -68,6 +68,16 @@ define_language! {
         // `(stencil c f x)` = the map of `f` over the windows of `slide` (in 1 to 3 dimensions)
         // of `x`, computed by work-groups of tiles (`rules::stencil`, `StencilTile` in `c`).
         "stencil" = Stencil([Id; 3]),
+        // `(scan f z xs)`: the inclusive prefix; only scans of scalars or vectors are encoded as
+        // this node (`encode`), others stay `Other` and keep their default lowering.
+        "scan" = Scan([Id; 3]),
+        // `(scanglb f z xs)` = `scan f z xs`, the whole array in one launch (tiles and a
+        // decoupled look-back, `scanGlb`); a `map g ys` as `xs` is read inline (rules `scan`).
+        "scanglb" = ScanGlb([Id; 3]),
+        // `(scanrows f z xss)` = `map (λr. scan f z r) xss`, every row in the same launch.
+        "scanrows" = ScanRows([Id; 3]),
+        // `(mapscan h s)` = `map h s`, `s` a scan in one launch that applies `h` as it stores.
+        "mapscan" = MapScan([Id; 2]),
         Num(i64),
         Sym(Symbol),
         Other(Symbol, Vec<Id>),
@@ -387,6 +397,26 @@ impl LiftAnalysis {
             // the map it equals (merged with its class), but no fact of its own
             Lift::Stencil(_) => Data::default(),
             // the map it equals, but no fact that would let other rules look inside
+            Lift::Scan([_, _, x]) | Lift::ScanGlb([_, _, x]) | Lift::ScanRows([_, _, x]) => {
+                let x = d(x);
+                Data {
+                    len: x.len,
+                    inner: x.inner,
+                    flags: x.flags & (FLOAT_ELEMS | SCALAR_ROWS | FLOAT_ROWS),
+                    ..Data::default()
+                }
+            }
+            Lift::MapScan([f, x]) => {
+                let (f, x) = (d(f), d(x));
+                Data {
+                    len: x.len,
+                    inner: match &f.ret {
+                        Ret::Const(c) => Some(c.clone()),
+                        Ret::Same | Ret::Unknown => None,
+                    },
+                    ..Data::default()
+                }
+            }
             Lift::ColReduce([_, _, _, f, x]) => {
                 let (f, x) = (d(f), d(x));
                 Data {

@@ -7,7 +7,7 @@ use crate::egraph::{
 };
 use arith::ArithExpr;
 use egg::{Id, RecExpr, Symbol};
-use ir::{Expr, ExprId, LetKind, Lit, MapKind, Op, Prim, Program, ReduceKind, Scalar, Type};
+use ir::{Expr, ExprId, LetKind, Lit, MapKind, Op, Prim, Program, ReduceKind, Scalar, ScanKind, Type};
 use std::collections::BTreeMap;
 use typeck::TypeInfo;
 
@@ -128,6 +128,15 @@ impl Enc<'_> {
                     let z = self.expr(*z);
                     let x = self.expr(*x);
                     self.add(Lift::Reduce([f, z, x]))
+                }
+                // only scans that code generation can run across the device (`scanGlb`)
+                (Prim::Scan(ScanKind::Plain), [f, z, x])
+                    if matches!(self.info.types[z.index()], Some(Type::Scalar(_) | Type::Vector(..))) =>
+                {
+                    let f = self.func(*f);
+                    let z = self.expr(*z);
+                    let x = self.expr(*x);
+                    self.add(Lift::Scan([f, z, x]))
                 }
                 (Prim::Split(k), [x]) if k.as_cst().is_some() => {
                     let k = self.add(Lift::Num(k.as_cst().unwrap_or(1)));

@@ -53,6 +53,11 @@ pub enum TOp {
     StageVec,
     /// A map over the windows of a stencil, tiled (`stencil_sizes::StencilTile::pack`).
     Stencil(i64),
+    /// The scans (`egraph::Lift`'s `scan`, `scanglb`, `scanrows`, `mapscan`).
+    Scan,
+    ScanGlb,
+    ScanRows,
+    MapScan,
 }
 
 /// Hashes an operator by what it means: a symbol by its text, not by egg's interned index,
@@ -138,6 +143,10 @@ impl Term {
             TOp::Tiles(t, b) => format!("tiles {t} rows {b}"),
             TOp::StageVec => "stagev".into(),
             TOp::Stencil(c) => format!("stencil {}", crate::stencil_sizes::StencilTile::unpack(*c).name()),
+            TOp::Scan => "scan".into(),
+            TOp::ScanGlb => "scanglb".into(),
+            TOp::ScanRows => "scanrows".into(),
+            TOp::MapScan => "mapscan".into(),
             TOp::Num(n) => return n.to_string(),
             TOp::Sym(s) => return s.to_string(),
             TOp::Other(s) => s.as_str().split('|').next().unwrap_or("").to_string(),
@@ -199,6 +208,10 @@ fn op_of(n: &Lift, kids: &[Rc<Term>]) -> TOp {
         Lift::Tiles(_) => TOp::Tiles(num(0), num(1)),
         Lift::StageVec(_) => TOp::StageVec,
         Lift::Stencil(_) => TOp::Stencil(num(0)),
+        Lift::Scan(_) => TOp::Scan,
+        Lift::ScanGlb(_) => TOp::ScanGlb,
+        Lift::ScanRows(_) => TOp::ScanRows,
+        Lift::MapScan(_) => TOp::MapScan,
         Lift::Num(v) => TOp::Num(*v),
         Lift::Sym(s) => TOp::Sym(*s),
         Lift::Other(s, _) => TOp::Other(*s),

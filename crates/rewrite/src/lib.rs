@@ -303,4 +303,6 @@ fn legal(program: &ir::Program, built_in: &BTreeMap<String, i64>) -> Result<type
 }
 
 #[cfg(test)]
+mod scan_tests;
+#[cfg(test)]
 mod tests;

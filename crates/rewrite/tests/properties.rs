@@ -46,7 +46,7 @@ const REUSE_TILES: [i64; 1] = [4];
 /// programs every other rule is exercised on, stay as they were): each element against a whole
 /// vector, reduced (`reuse-tiles-*`); a reduction of a row that is a tuple's component, which the
 /// reader binds by `let`s (`let-reduce`, `let-map`).
-const FIXED: [(&str, i64, i64); 6] = [
+const FIXED: [(&str, i64, i64); 9] = [
     (
         "(lift (N M) ((array-type float N) (array-type float M))
   (lambda (xs ws) (join (map (lambda (x) (reduce + 0.0f (map (lambda (w) (* (- w x) (- w x))) ws))) xs))))",
@@ -91,6 +91,26 @@ const FIXED: [(&str, i64, i64); 6] = [
   (lambda (as bs) (map (lambda (ab) (map (lambda (r) (map (lambda (c) (reduce + 0.0f (map (lambda (p) (* (get #0 p) (get #1 p))) (zip r c)))) (transpose (get #1 ab)))) (get #0 ab))) (zip as bs))))",
         3,
         8,
+    ),
+    // scans (`rules::scan`): the generator draws none. A whole array with maps before and
+    // after it, and rows scanned as they are and after a map
+    (
+        "(lift (N M) ((array-type float N))
+  (lambda (xs) (map (lambda (y) (* 2.0f y)) (scan + 0.0f (map (lambda (x) (- x 1.0f)) xs)))))",
+        40,
+        1,
+    ),
+    (
+        "(lift (N M) ((array-type (array-type float M) N))
+  (lambda (a) (map (lambda (r) (scan + 0.0f r)) a)))",
+        5,
+        12,
+    ),
+    (
+        "(lift (N M) ((array-type (array-type float M) N))
+  (lambda (a) (map (lambda (r) (scan max -100.0f (map (lambda (x) (* x x)) r))) a)))",
+        5,
+        12,
     ),
 ];
 /// Work-groups of the one-launch whole-array reductions: few, so that the generated lengths

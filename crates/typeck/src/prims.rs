@@ -2,6 +2,7 @@
 //! (loops inside a work-item are typed in `loops.rs`).
 
 use super::*;
+use ir::ScanKind;
 
 impl Checker<'_> {
     pub(super) fn prim(&mut self, e: ExprId, prim: &Prim, args: &[ExprId]) -> Result<Type> {
@@ -61,6 +62,30 @@ impl Checker<'_> {
                     ));
                 }
                 Type::array(acc, ArithExpr::cst(1))
+            }
+            Prim::Scan(kind) => {
+                let tz = self.infer(args[1])?;
+                let (elem, n) = self.array_arg(prim, args[2])?;
+                let acc = match kind {
+                    ScanKind::Plain | ScanKind::Glb => {
+                        if !self.same(&tz, &elem) {
+                            let (z, x) = distinct_texts(&tz, &elem);
+                            return Err(Diagnostic::new(self.span(args[1]), format!("the initial value of `{name}` has type {z}, but the elements are {x}"))
+                                .with_note("`scan` combines elements of one type; use `scanSeq` to scan into a different accumulator"));
+                        }
+                        elem.clone()
+                    }
+                    ScanKind::Seq => tz.clone(),
+                };
+                let r = self.lambda(args[0], &[acc.clone(), elem])?;
+                if !self.same(&r, &acc) {
+                    let (r, acc) = distinct_texts(&r, &acc);
+                    return Err(Diagnostic::new(
+                        self.span(args[0]),
+                        format!("the function of `{name}` returns {r}, but the accumulator has type {acc}"),
+                    ));
+                }
+                Type::array(acc, n)
             }
             Prim::Zip => {
                 let mut elems = vec![];

@@ -69,6 +69,46 @@ impl Validator<'_> {
                         v.value(args[1], &cx);
                     });
                 }
+                Prim::Scan(ScanKind::Glb | ScanKind::Plain) => {
+                    // one kernel over the whole array (tiles ordered by a look-back); the
+                    // operator and a map fused before it are one work-item's code
+                    self.prepare(args[2]);
+                    if let Some(t @ Type::Tuple(_)) = self.ty(args[1]) {
+                        let t = t.to_string();
+                        self.err(e, format!("a scan of {t} over the whole array is not supported yet: its accumulator crosses work-groups as a scalar or a vector"));
+                    }
+                    self.in_kernel(e, |v| {
+                        let cx = Cx {
+                            level: Level::Item,
+                            active: vec![MapKind::Glb(0)],
+                            branch: false,
+                            vec_dest: None,
+                            unrolled: 1,
+                        };
+                        v.value(args[1], &cx);
+                        v.func(args[0], &cx);
+                        v.value(args[2], &cx);
+                    });
+                }
+                // every row scanned across the device in one launch
+                Prim::Map(MapKind::Glb(0) | MapKind::Plain) if self.rows_scan(args[0]).is_some() => {
+                    let scan = self.rows_scan(args[0]).expect("checked");
+                    self.prepare(e);
+                    self.in_kernel(e, |v| {
+                        let cx = Cx {
+                            level: Level::Item,
+                            active: vec![MapKind::Glb(0)],
+                            branch: false,
+                            vec_dest: None,
+                            unrolled: 1,
+                        };
+                        if let Expr::Prim { args: sargs, .. } = v.prog.expr(scan).clone() {
+                            v.value(sargs[1], &cx);
+                            v.func(sargs[0], &cx);
+                            v.value(sargs[2], &cx);
+                        }
+                    });
+                }
                 _ => self.kernel(e, vec_dest),
             },
             // a tuple holding arrays: each component computed like a result of its own
@@ -79,6 +119,43 @@ impl Validator<'_> {
             }
             _ => self.kernel(e, vec_dest),
         }
+    }
+
+    /// The `scanGlb` that is the body of the function `f` of a map at host level (each row of
+    /// the map's input scanned across the device), reading its row or a scalar map of it.
+    pub(super) fn rows_scan(&self, f: ExprId) -> Option<ExprId> {
+        let Expr::Lambda { params, body } = self.prog.expr(f) else {
+            return None;
+        };
+        let mut scan = *body;
+        while let Expr::Prim {
+            prim: Prim::To(_),
+            args,
+        } = self.prog.expr(scan)
+        {
+            scan = args[0];
+        }
+        let Expr::Prim {
+            prim: Prim::Scan(ScanKind::Glb),
+            args,
+        } = self.prog.expr(scan)
+        else {
+            return None;
+        };
+        let read = match self.prog.expr(args[2]) {
+            Expr::Prim {
+                prim: Prim::Map(_),
+                args: m,
+            } if !self.layout_map(args[2])
+                && self
+                    .lambda(m[0])
+                    .is_some_and(|b| matches!(self.ty(b), Some(Type::Scalar(_))) && !self.contains_parallel(b)) =>
+            {
+                m[1]
+            }
+            _ => args[2],
+        };
+        (params.len() == 1 && self.is_view(read)).then_some(scan)
     }
 
     /// The destination of the argument of a layout primitive `e` written through: the `vec_dest`
@@ -240,7 +317,7 @@ impl Validator<'_> {
             let computes = match self.prog.expr(a) {
                 Expr::Prim { prim: Prim::Map(_), .. } => !self.layout_map(a),
                 Expr::Prim {
-                    prim: Prim::Reduce(_) | Prim::Iterate(_),
+                    prim: Prim::Reduce(_) | Prim::Iterate(_) | Prim::Scan(_),
                     ..
                 } => true,
                 // a host section's value is computed before the kernel that reads it

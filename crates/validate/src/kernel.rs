@@ -47,6 +47,17 @@ impl Validator<'_> {
                     e,
                     "`filterGlb` needs several kernels, so it must be at the top level of the program (bind its result with let/unpack), not inside a map",
                 ),
+                Prim::Scan(ScanKind::Glb) => self.err(
+                    e,
+                    "`scanGlb` orders the work-groups of its own kernel, so it must be at the top level of the program, not inside a map",
+                ),
+                // one work-item's loop: every element written by it
+                Prim::Scan(ScanKind::Seq | ScanKind::Plain) => {
+                    self.group_write(e, cx);
+                    self.value(args[1], cx);
+                    self.value(args[2], cx);
+                    self.func(args[0], &Cx { vec_dest: None, ..cx.clone() });
+                }
                 Prim::Filter(FilterKind::Seq | FilterKind::Plain) => {
                     self.group_write(e, cx);
                     self.func(args[0], &Cx { level: Level::Item, ..cx.clone() });
@@ -144,7 +155,7 @@ impl Validator<'_> {
                 self.work_item_loop(e, cx)
             }
             Expr::Prim {
-                prim: Prim::Map(_) | Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_),
+                prim: Prim::Map(_) | Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_) | Prim::Scan(_),
                 ..
             } if !self.is_view(e) => {
                 // a temporary in the address space its innermost `toX` asks for; an

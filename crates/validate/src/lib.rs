@@ -42,7 +42,7 @@
 //!
 //! All diagnostics are returned, in source order, so a user sees every problem at once.
 
-use ir::{AddressSpace, Diagnostic, Expr, ExprId, FilterKind, MapKind, Op, Prim, Program, ReduceKind, Type};
+use ir::{AddressSpace, Diagnostic, Expr, ExprId, FilterKind, MapKind, Op, Prim, Program, ReduceKind, ScanKind, Type};
 use std::collections::{BTreeMap, BTreeSet};
 use typeck::{Binder, TypeInfo, MAX_PRIVATE_VALUES, MAX_UNROLLED_STEPS};
 mod host;
@@ -323,6 +323,7 @@ impl Validator<'_> {
                 | Prim::Iterate(_)
                 | Prim::IterateUntil(_)
                 | Prim::Filter(_)
+                | Prim::Scan(_)
                 | Prim::AsVector(_)
                 | Prim::AsScalar
                 | Prim::To(_) => false,
@@ -356,7 +357,7 @@ impl Validator<'_> {
                 | Prim::To(_) => args.iter().all(|a| self.is_view(*a)),
                 Prim::Generate(_) => true,
                 Prim::Map(_) => self.layout_map(e) && self.is_view(args[1]),
-                Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_) => false,
+                Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_) | Prim::Scan(_) => false,
                 Prim::IterateUntil(_) => false,
             },
             // a tuple holding arrays is the tuple of its components' views (struct of arrays);
@@ -439,7 +440,7 @@ impl Validator<'_> {
         match self.prog.expr(e) {
             Expr::Prim { prim, args } => match prim {
                 Prim::Map(_) => !self.layout_map(e) || self.computes(args[1]),
-                Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_) => true,
+                Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_) | Prim::Scan(_) => true,
                 _ => args.iter().any(|a| self.computes(*a)),
             },
             Expr::Lambda { .. } => false,

@@ -60,6 +60,32 @@ impl Validator<'_> {
                         }
                     }
                 }
+                Prim::Filter(FilterKind::Seq) if matches!(self.ty(args[1]), Some(Type::Array(el, _)) if matches!(**el, Type::Array(..))) =>
+                {
+                    self.err(
+                        e,
+                        "`filterSeq` over rows (arrays of arrays) is not supported yet by the OpenCL back end; `filterGlb` filters rows",
+                    );
+                }
+                Prim::Scan(kind) => {
+                    // The accumulator is one C value: a private variable, and for `scanGlb`
+                    // an element of local and global arrays as well.
+                    let acc = self.ty(args[1]).cloned();
+                    let ok = match (&acc, kind) {
+                        (Some(Type::Scalar(_) | Type::Vector(..)), _) => true,
+                        (Some(Type::Tuple(ts)), ScanKind::Seq | ScanKind::Plain) => {
+                            ts.iter().all(|t| matches!(t, Type::Scalar(_) | Type::Vector(..)))
+                        }
+                        _ => false,
+                    };
+                    if !ok {
+                        let what = acc.map_or_else(String::new, |t| format!(" of {t}"));
+                        self.err(
+                            e,
+                            format!("`{}`{what} is not supported yet: a scan's accumulator is a scalar or a vector (inside a work-item also a tuple of them)", prim.name()),
+                        );
+                    }
+                }
                 Prim::Map(MapKind::Vec) => {
                     if let Some(body) = self.lambda(args[0]).filter(|b| tuple(self, *b)) {
                         self.err(body, "mapVec functions return scalars");

@@ -224,7 +224,7 @@ const _: () = assert!(255 * GPU_SHAPE.chunk < 1 << GPU_SHAPE.field && 255 * CPU_
 /// Work-items whose packed flags one of the first `FILTER_WG / SCAN_RUN` work-items scans serially.
 const SCAN_RUN: usize = 8;
 /// Tiles whose status the look-back reads at once, one work-item each (at most `FILTER_WG`).
-const LOOKBACK: usize = 32;
+pub(super) const LOOKBACK: usize = 32;
 /// Work-groups launched at most: each loops over tiles while tickets are left, so this need
 /// only be at least as many as a device runs at once (an H200 holds at most 132 * 8 groups of
 /// 256 work-items).
@@ -239,14 +239,28 @@ const DEVICE_MACRO: &str = "LIFT_GPU_DEVICE";
 /// where the atomics that publish the words are performed (`atomic_or` there made the filter
 /// 6 % slower on the H200, many groups reading the same words with read-modify-writes);
 /// elsewhere an atomic, so that Oclgrind sees no race between work-groups.
-const STATUS_LOAD: &str = "LIFT_STATUS_LOAD";
+pub(super) const STATUS_LOAD: &str = "LIFT_STATUS_LOAD";
 
 /// The filter kernel's work-group size where a group holds at most `limit`: the largest power of
 /// two within it, between `FILTER_WG_MIN` and `FILTER_WG` (a power of two of at least
 /// `LOOKBACK` work-items divides into scan runs and holds a look-back window).
-fn filter_wg(limit: &WorkGroupLimit) -> usize {
+pub(super) fn filter_wg(limit: &WorkGroupLimit) -> usize {
     let room = limit.room(0, 1).clamp(FILTER_WG_MIN, FILTER_WG);
     1 << room.ilog2()
+}
+
+/// Defines, once at the top of the program, the macros of the kernels that order their
+/// work-groups through a status buffer (this filter and `scan.rs`): `LIFT_GPU`,
+/// `LIFT_GPU_DEVICE` (both 0 unless the host defines them) and `LIFT_STATUS_LOAD`; the length
+/// of that block, which the program's text starts with.
+pub(super) fn device_macros(g: &mut Gen) -> usize {
+    let default = format!(
+        "#ifndef {GPU_MACRO}\n#define {GPU_MACRO} 0\n#endif\n#ifndef {DEVICE_MACRO}\n#define {DEVICE_MACRO} 0\n#endif\n#if {DEVICE_MACRO}\n#define {STATUS_LOAD}(p) (*(volatile global int*)(p))\n#else\n#define {STATUS_LOAD}(p) atomic_or((p), 0)\n#endif\n"
+    );
+    if !g.source.starts_with(&default) {
+        g.source.insert_str(0, &default);
+    }
+    default.len()
 }
 
 /// The filter kernel's locals, by their fixed spellings.
@@ -386,7 +400,7 @@ struct Leaf {
     vector: Option<(Expr, crate::ast::Scalar)>,
 }
 
-fn local_array(ty: CType, name: &Ident, len: usize) -> Stmt {
+pub(super) fn local_array(ty: CType, name: &Ident, len: usize) -> Stmt {
     Stmt::Decl {
         ty,
         name: name.clone(),
@@ -492,7 +506,7 @@ impl Gen<'_> {
     /// `map g ys` (any map kind, `toX` around it) as the filter's input `xs`, with `g` computing a
     /// scalar without parallel maps: the map node, `g` and `ys`, so that the filter reads
     /// `g(ys[i])` instead of a materialized `xs`.
-    fn filter_producer(&self, xs: ExprId) -> Option<(ExprId, ExprId, ExprId)> {
+    pub(super) fn filter_producer(&self, xs: ExprId) -> Option<(ExprId, ExprId, ExprId)> {
         let map = self.strip_to(xs);
         let IrExpr::Prim {
             prim: Prim::Map(_),
@@ -702,12 +716,7 @@ impl Gen<'_> {
                 CPU_SHAPE.tile(wg),
             ));
         }
-        let default = format!(
-            "#ifndef {GPU_MACRO}\n#define {GPU_MACRO} 0\n#endif\n#ifndef {DEVICE_MACRO}\n#define {DEVICE_MACRO} 0\n#endif\n#if {DEVICE_MACRO}\n#define {STATUS_LOAD}(p) (*(volatile global int*)(p))\n#else\n#define {STATUS_LOAD}(p) atomic_or((p), 0)\n#endif\n"
-        );
-        if !self.source.starts_with(&default) {
-            self.source.insert_str(0, &default);
-        }
+        let _ = device_macros(self);
         let k = self.k.take().expect("set");
         self.finish_kernel(k, e)
     }

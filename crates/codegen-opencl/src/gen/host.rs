@@ -45,6 +45,18 @@ impl Gen<'_> {
                 args,
             } => self.filter_glb(e, args[0], args[1], None, dest),
             Expr::Prim {
+                prim: Prim::Scan(ScanKind::Glb | ScanKind::Plain),
+                ..
+            } => self.scan_glb(e, None, None, dest),
+            Expr::Prim { .. } if self.scan_map_fusion(e, dest).is_some() => {
+                let (scan, h) = self.scan_map_fusion(e, dest).expect("checked");
+                self.scan_glb(scan, None, Some(h), dest)
+            }
+            Expr::Prim { .. } if self.scan_rows_form(e, dest).is_some() => {
+                let (scan, rows) = self.scan_rows_form(e, dest).expect("checked");
+                self.scan_glb(scan, Some(rows), None, dest)
+            }
+            Expr::Prim {
                 prim: Prim::Join | Prim::Split(_) | Prim::Transpose | Prim::AsScalar | Prim::AsVector(_),
                 ..
             } => {
@@ -233,7 +245,7 @@ impl Gen<'_> {
             let computes = match self.prog.expr(a) {
                 Expr::Prim { prim: Prim::Map(_), .. } => self.layout_map(a).is_none(),
                 Expr::Prim {
-                    prim: Prim::Reduce(_) | Prim::Iterate(_),
+                    prim: Prim::Reduce(_) | Prim::Iterate(_) | Prim::Scan(_),
                     ..
                 } => true,
                 Expr::Prim {

@@ -119,6 +119,7 @@ impl Gen<'_> {
                     | Prim::Iterate(_)
                     | Prim::IterateUntil(_)
                     | Prim::Filter(_)
+                    | Prim::Scan(_)
                     | Prim::AsVector(_)
                     | Prim::AsScalar
                     | Prim::To(_) => self.row_len(args[0])?,
@@ -203,6 +204,7 @@ impl Gen<'_> {
                 | Prim::Iterate(_)
                 | Prim::IterateUntil(_)
                 | Prim::Filter(_)
+                | Prim::Scan(_)
                 | Prim::AsVector(_)
                 | Prim::AsScalar
                 | Prim::To(_) => false,
@@ -270,6 +272,7 @@ impl Gen<'_> {
             | Prim::Generate(_)
             | Prim::Iterate(_)
             | Prim::Filter(_)
+            | Prim::Scan(_)
             | Prim::To(_) => return Err(self.err(e, "internal: not a re-indexing primitive")),
             Prim::IterateUntil(_) => return Err(self.err(e, HOST_ONLY)),
         };
@@ -302,7 +305,7 @@ impl Gen<'_> {
                 Prim::Generate(_) => true,
                 Prim::To(_) => args.iter().all(|a| self.is_view(*a)),
                 Prim::Map(_) => self.layout_map(e).is_some() && self.is_view(args[1]),
-                Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_) => false,
+                Prim::Reduce(_) | Prim::Iterate(_) | Prim::Filter(_) | Prim::Scan(_) => false,
                 Prim::IterateUntil(_) => false,
             },
             // a tuple holding arrays is the tuple of its components' views (struct of arrays);
@@ -443,7 +446,7 @@ impl Gen<'_> {
                         let ty = self.cty(e)?;
                         self.read_view(r, &ty)
                     }
-                    Prim::Reduce(_) | Prim::Iterate(_) | Prim::IterateUntil(_) => self.materialize(e, None)?,
+                    Prim::Reduce(_) | Prim::Iterate(_) | Prim::IterateUntil(_) | Prim::Scan(_) => self.materialize(e, None)?,
                     Prim::Filter(_) => return Err(self.err(e, "internal: a filter result must be bound before use")),
                 })
             }
@@ -542,6 +545,8 @@ impl Gen<'_> {
                 Prim::Filter(FilterKind::Seq | FilterKind::Plain) => self.gen_filter_seq(e, args[0], args[1], dest),
                 Prim::Filter(FilterKind::Glb) => Err(self.err(e, "`filterGlb` needs several kernels, so it must be at the top level of the program (bind its result with let/unpack), not inside a map")),
                 Prim::Iterate(_) | Prim::IterateUntil(_) if self.is_work_item_loop(e) => self.gen_work_item_loop(e, dest),
+                Prim::Scan(ScanKind::Seq | ScanKind::Plain) => self.gen_scan_seq(e, args[0], args[1], args[2], dest),
+                Prim::Scan(ScanKind::Glb) => Err(self.err(e, "`scanGlb` orders the work-groups of its own kernel, so it must be at the top level of the program, not inside a map")),
                 Prim::Iterate(k) => self.gen_iterate(e, &k, args[0], args[1], dest),
                 Prim::IterateUntil(_) => Err(self.err(e, HOST_ONLY)),
                 Prim::Zip | Prim::Slide(..) | Prim::Pad(..) | Prim::PadClamp(..) | Prim::ReorderStride(_) | Prim::Reverse | Prim::Generate(_) => {

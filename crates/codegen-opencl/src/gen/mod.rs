@@ -11,8 +11,8 @@ use crate::print;
 use crate::{Kernel, KernelArg, KernelPlan, ResultSpec};
 use arith::{ArithExpr, Range};
 use ir::{
-    AddressSpace, Diagnostic, Expr, ExprId, FilterKind, Lit, MapKind, Op, Prim, Program, ReduceKind, Scalar, Span,
-    Type, VarId,
+    AddressSpace, Diagnostic, Expr, ExprId, FilterKind, Lit, MapKind, Op, Prim, Program, ReduceKind, Scalar, ScanKind,
+    Span, Type, VarId,
 };
 use memalloc::{dims_of, Enclosing, LoopKind, Memory, Role};
 use std::collections::{BTreeMap, BTreeSet};
@@ -44,6 +44,7 @@ mod memory;
 mod reduce;
 mod regblock;
 mod scalar;
+mod scan;
 mod types;
 
 pub use types::storage_parts;

@@ -37,6 +37,7 @@ mod approx;
 mod ints;
 mod ops;
 mod prims;
+mod scan;
 
 pub use approx::*;
 

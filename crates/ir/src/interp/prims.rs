@@ -39,6 +39,10 @@ impl<'a> Interp<'a> {
                 }
                 self.fold(f, op.map(|(o, _)| o), z, xs)
             }
+            Prim::Scan(kind) => {
+                let [f, z, xs] = self.args(id, args, name)?;
+                self.scan(id, *kind, f, z, xs)
+            }
             Prim::Filter(_) => {
                 let [p, xs] = self.args(id, args, name)?;
                 let mut out = vec![];

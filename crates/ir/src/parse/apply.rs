@@ -343,6 +343,7 @@ impl Elab {
                     PrimHead::Iterate => Prim::Iterate(size(0)),
                     PrimHead::IterateUntil => Prim::IterateUntil(positive(&sizes[0])?),
                     PrimHead::Filter(k) => Prim::Filter(*k),
+                    PrimHead::Scan(k) => Prim::Scan(*k),
                     PrimHead::AsVector => {
                         let (w, s) = &sizes[0];
                         match w.as_cst() {

@@ -27,6 +27,7 @@ pub(super) enum PrimHead {
     Iterate,
     IterateUntil,
     Filter(FilterKind),
+    Scan(ScanKind),
     AsVector,
     AsScalar,
     To(AddressSpace),
@@ -45,7 +46,7 @@ impl PrimHead {
     pub(super) fn shape(self) -> Shape {
         let (sizes, funs, args): (usize, &'static [(usize, usize)], Option<usize>) = match self {
             PrimHead::Map(_) => (0, &[(0, 1)], Some(2)),
-            PrimHead::Reduce(_) => (0, &[(0, 2)], Some(3)),
+            PrimHead::Reduce(_) | PrimHead::Scan(_) => (0, &[(0, 2)], Some(3)),
             PrimHead::Zip => (0, &[], None),
             PrimHead::Split | PrimHead::ReorderStride | PrimHead::AsVector => (1, &[], Some(1)),
             PrimHead::Join | PrimHead::Transpose | PrimHead::Reverse | PrimHead::AsScalar | PrimHead::To(_) => {
@@ -115,6 +116,9 @@ pub(super) fn builtin(name: &str) -> Option<Builtin> {
         "filter" => prim(P::Filter(FilterKind::Plain)),
         "filterSeq" => prim(P::Filter(FilterKind::Seq)),
         "filterGlb" => prim(P::Filter(FilterKind::Glb)),
+        "scan" => prim(P::Scan(ScanKind::Plain)),
+        "scanSeq" => prim(P::Scan(ScanKind::Seq)),
+        "scanGlb" => prim(P::Scan(ScanKind::Glb)),
         "asVector" => prim(P::AsVector),
         "asScalar" => prim(P::AsScalar),
         "toGlobal" => prim(P::To(AddressSpace::Global)),
@@ -207,6 +211,9 @@ pub(super) const BUILTIN_NAMES: &[&str] = &[
     "filter",
     "filterSeq",
     "filterGlb",
+    "scan",
+    "scanSeq",
+    "scanGlb",
     "asVector",
     "asScalar",
     "toGlobal",

@@ -1414,6 +1414,17 @@ fn unimplemented_commands_and_options_are_refused_as_not_supported_yet() {
             ],
             "filters (results of run-time length): not supported yet in `lift build`",
         ),
+        (
+            vec![
+                "build",
+                "examples/scan_float.lisp",
+                "-o",
+                "unused-dir",
+                "--size",
+                "N=40",
+            ],
+            "scans across the device (`scanGlb`): not supported yet in `lift build`",
+        ),
     ];
     if !cfg!(feature = "mpi") {
         cases.extend(without_mpi);

@@ -222,6 +222,18 @@ fn larger_inputs() -> Vec<(&'static str, serde_json::Value)> {
                 json!({ "as": a, "bs": b })
             },
         ),
+        // Scans over more tiles than a look-back window (35 tiles of 4096), rows of three
+        // tiles each, and vectors in tiles of 1024.
+        ("scan_float.lisp", json!({ "xs": r.floats(140_001, -4.0, 33, 4.0) })),
+        (
+            "scan_int.lisp",
+            json!({ "xs": (0..50_001).map(|_| r.int(2000) - 1000).collect::<Vec<_>>() }),
+        ),
+        ("scan_rows.lisp", json!({ "m": r.matrix(9, 9000) })),
+        (
+            "scan_radix_histogram.lisp",
+            json!({ "keys": (0..5003).map(|_| r.int(1 << 20)).collect::<Vec<_>>() }),
+        ),
     ]
 }
 

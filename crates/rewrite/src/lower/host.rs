@@ -69,7 +69,8 @@ impl Lowerer<'_> {
                             + threads * MEM
                             + self.extra_writes(f, threads)
                             + self.strided(&f.kids[0], x)
-                            + self.row_reads(x, threads),
+                            + self.row_reads(x, threads)
+                            + self.scan_row_reads(f, threads),
                     )
                 } else if let Some((inner, joined)) = two_d(f).filter(|(i, _)| !self.computes(&i.kids[1])) {
                     let m = self.len(&inner.kids[1]);
@@ -99,7 +100,8 @@ impl Lowerer<'_> {
                             + n * MEM
                             + self.extra_writes(f, n)
                             + self.strided(f, x)
-                            + self.row_reads(x, n),
+                            + self.row_reads(x, n)
+                            + self.scan_row_reads(f, n),
                     )
                 };
                 let e = self.b.to(AddressSpace::Global, e);
@@ -156,6 +158,9 @@ impl Lowerer<'_> {
                 (s, c + LAUNCH + self.len(t) * MEM)
             }
             TOp::ColReduce(bc, r, g) => self.host_colreduce(t, (*bc, *r, *g), false),
+            TOp::Scan | TOp::ScanGlb => self.host_scan(t),
+            TOp::ScanRows => self.host_scan_rows(t),
+            TOp::MapScan => self.host_map_scan(t),
             // the join inside the second kernel's `let`, so the result is written in place
             TOp::Join if matches!(k[0].op, TOp::ColReduce(..)) => {
                 let TOp::ColReduce(bc, r, g) = k[0].op else {

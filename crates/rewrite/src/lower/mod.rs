@@ -21,6 +21,7 @@ mod rblock;
 mod reuse;
 mod rows;
 mod stencil;
+mod scan;
 mod tiled;
 mod workgroup;
 
@@ -29,7 +30,7 @@ use crate::cost::*;
 use crate::extract::{TOp, Term};
 use crate::sizes::ttile_rows;
 use egg::Symbol;
-use ir::{AddressSpace, Expr, ExprId, MapKind, Op, Prim, ReduceKind, VarId};
+use ir::{AddressSpace, Expr, ExprId, MapKind, Op, Prim, ReduceKind, ScanKind, VarId};
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use {colreduce::*, rblock::*, tiled::*, workgroup::*};
@@ -288,6 +289,7 @@ impl Lowerer<'_> {
             TOp::Map | TOp::Reduce | TOp::App | TOp::TTile(_) | TOp::ColReduce(..) | TOp::RBlock(_) => true,
             TOp::Stencil(_) => true,
             TOp::GridReduce(..) | TOp::WgReduce(_) => true,
+            TOp::Scan | TOp::ScanGlb | TOp::ScanRows | TOp::MapScan => true,
             TOp::Other(s) => {
                 let head = s.as_str().split(['|', ' ']).next().unwrap_or("");
                 !LAYOUT.contains(&head) || t.kids.iter().any(|k| self.computes(k))
@@ -588,6 +590,7 @@ impl Lowerer<'_> {
             TOp::RBlock(_) => self.seq(&rblock_as_map(t)),
             // inside a work-item there are no work-groups: the map over the windows
             TOp::Stencil(c) => self.seq_stencil(t, *c),
+            TOp::Scan | TOp::ScanGlb | TOp::ScanRows | TOp::MapScan => self.seq_scan(t),
             // an element's scalar code, counted once, but for the further steps of its loops
             TOp::Sym(s) => (self.leaf(s), self.hidden_steps(s)),
             TOp::Num(n) => (self.b.int(*n), 0.0),

@@ -12,6 +12,7 @@
 //! - `staging`: copies into local memory (rows, tiles, arrays read whole by every work-item);
 //! - `vectors`: maps and reductions over 4-vectors;
 //! - `stencil`: overlapped tiling of maps over `slide` windows in 1 to 3 dimensions.
+//! - `scan`: whole arrays and rows of scans in one launch, maps before and after them fused.
 //!
 //! There are no rules about `filter`: a host loop's filter is left to the back end.
 //!
@@ -22,6 +23,7 @@
 pub mod algorithmic;
 pub mod reductions;
 pub mod regblock;
+pub mod scan;
 pub mod staging;
 pub mod stencil;
 pub mod tiling;
@@ -47,6 +49,7 @@ pub fn algorithmic_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysi
     rules.extend(reductions::strided_partial_rules(opts));
     rules.extend(reductions::partial_reduce_rules(opts));
     rules.extend(algorithmic::let_rules());
+    rules.extend(scan::scan_rules());
     rules
 }
 
