@@ -37,12 +37,12 @@ impl Lowerer<'_> {
     /// `xs` of a scan in one launch: `map g ys` with a leaf `g` over a value that computes
     /// nothing is read inline (its cost per element returned), anything else computed is an
     /// earlier kernel's `let`-bound result.
-    fn scan_input(&mut self, x: &Rc<Term>) -> (ExprId, f64, f64, Option<(VarId, ExprId)>) {
+    fn scan_input(&mut self, x: &Rc<Term>) -> (ExprId, f64, f64, Vec<(VarId, ExprId)>) {
         if x.op == TOp::Map && matches!(x.kids[0].op, TOp::Sym(_)) && !self.computes(&x.kids[1]) {
             let (g, gc) = self.func(&x.kids[0], 1.0);
             let (y, yc) = self.seq(&x.kids[1]);
             self.notes.push("map fused before scanGlb".into());
-            return (self.b.prim(Prim::Map(MapKind::Plain), vec![g, y]), yc, gc, None);
+            return (self.b.prim(Prim::Map(MapKind::Plain), vec![g, y]), yc, gc, Vec::new());
         }
         let (xt, xc, bind) = self.kernel_arg(x);
         (xt, xc, 0.0, bind)
@@ -50,7 +50,7 @@ impl Lowerer<'_> {
 
     /// `scanGlb f z xs` of `scanglb f z xs` (or `scan`), its cost, and the binding of a computed
     /// input (to wrap around whatever uses it).
-    fn scan_glb_parts(&mut self, t: &Rc<Term>) -> (ExprId, f64, Option<(VarId, ExprId)>) {
+    fn scan_glb_parts(&mut self, t: &Rc<Term>) -> (ExprId, f64, Vec<(VarId, ExprId)>) {
         let k = &t.kids;
         let n = self.len(&k[2]);
         let (x, xc, gc, bind) = self.scan_input(&k[2]);
