@@ -20,7 +20,7 @@ pub mod sweep;
 #[cfg(test)]
 mod tests;
 
-pub use check::{bounded_eval, bounded_eval_program, check_result, Check, CHECK_STEPS};
+pub use check::{bounded_eval, bounded_eval_at, bounded_eval_program, check_result, Check, CHECK_STEPS};
 pub use measure::{TIME_LIMIT_S, TIME_LIMIT_VAR};
 pub use search::{tune, TuneOptions, WORK_GROUPS};
 pub use sweep::tune_with;
