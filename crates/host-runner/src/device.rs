@@ -155,7 +155,10 @@ fn describe(id: String, platform: &str, handle: cl_device_id) -> Result<DeviceIn
 /// device without it is simply not one that tensor-core code is generated for).
 fn compute_capability(d: &Device) -> Option<(u32, u32)> {
     let extensions = d.extensions().ok()?;
-    if !extensions.split_whitespace().any(|e| e == "cl_nv_device_attribute_query") {
+    if !extensions
+        .split_whitespace()
+        .any(|e| e == "cl_nv_device_attribute_query")
+    {
         return None;
     }
     // `CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV` is 0x4000, `_MINOR_NV` 0x4001; `cl3` reads both

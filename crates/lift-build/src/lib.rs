@@ -27,13 +27,15 @@ pub struct Built {
 
 /// Compiles `source` (the program in file `path`) for `sizes` and the device `device` (its
 /// work-group limits and tuned variant), and writes the header, C source and shared library
-/// into `out`.
+/// into `out`; at `precision` (`--precision`, refused at `tf32` where the device has no TF32
+/// tensor cores).
 pub fn build(
     path: &Path,
     source: &str,
     sizes: &BTreeMap<String, i64>,
     device: Option<&str>,
     out: &Path,
+    precision: ir::Precision,
 ) -> Result<Built, Error> {
     let name = library_name(path)?;
     let given = compile(source, &Options::types_only())?.given;
@@ -64,6 +66,8 @@ pub fn build(
     }
     let mut opts = lift_runtime::run_options(&given, sizes, info.as_ref());
     opts.specialise = true;
+    // `tf32` is for the device the library is built on: refused where it has no tensor cores
+    let opts = lift_runtime::with_precision(opts, precision, info.as_ref())?;
     let compiled = compile(source, &opts)?;
     if compiled.host.is_some() {
         return Err(not_supported("host sections (`iterate`, `iterate-until`, a host `if`)"));

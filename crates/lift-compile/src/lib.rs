@@ -16,6 +16,8 @@ pub mod host;
 pub mod report;
 
 pub use error::Error;
+/// `--precision` (re-exported for the callers that set [`Options::precision`]).
+pub use ir::Precision;
 
 use codegen_opencl::KernelPlan;
 use ir::Program;
@@ -50,6 +52,14 @@ pub struct Options {
     /// Sizes kept as kernel arguments even with `specialise`: a slice's length, where one
     /// compilation serves the slices of one device (`lift run --devices`).
     pub vary: Vec<String>,
+    /// `--precision`: the arithmetic products summed in reductions may use
+    /// (`codegen_opencl::EmitOptions::precision`).
+    pub precision: ir::Precision,
+    /// The NVIDIA compute capability of the device the code is for
+    /// (`host_runner::DeviceInfo::compute_capability`); `None`: not an NVIDIA device, or no
+    /// device known. With [`Options::precision`] `tf32` and 8.0 or later, code generation may
+    /// use tensor cores.
+    pub compute_capability: Option<(u32, u32)>,
 }
 
 impl Options {

@@ -80,6 +80,9 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
     if chosen.is_empty() {
         return Err(Error::plain("no OpenCL device to tune on"));
     }
+    for d in &chosen {
+        crate::backend::check_precision(opts.precision, Some(d))?;
+    }
 
     let trace = Trace::new(start);
     trace.at(&format!("explored: {} variant(s)", cands.len()));
@@ -118,6 +121,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
         inputs: values,
         bytes,
         skip_result: no_check.is_some(),
+        precision: opts.precision,
     });
     let limit = time_limit()?;
     verify_checks(info, &inputs.inputs)?;
@@ -141,6 +145,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
     let checked = std::sync::Mutex::new(Checked {
         values: vec![],
         keep: 2 * chosen.len(),
+        precision: opts.precision,
     });
     // (Holding the lock while interpreting: a device that wants the same variant waits for it
     // rather than interpreting it twice.)
@@ -388,7 +393,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                     progress.show("variant 0: interpreting with error bounds");
                     let t = std::time::Instant::now();
                     let r = shared_reference
-                        .get_or_init(|| bounded_eval_program(cands[0].2, &inputs.inputs, check_steps))
+                        .get_or_init(|| bounded_eval_at(cands[0].2, &inputs.inputs, check_steps, opts.precision))
                         .clone();
                     trace.at(&format!(
                         "interpreted the program in {:.2} s",
@@ -498,7 +503,9 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                         progress.show("variant 0: interpreting with error bounds");
                         reference = Some(
                             shared_reference
-                                .get_or_init(|| bounded_eval_program(cands[0].2, &inputs.inputs, check_steps))
+                                .get_or_init(|| {
+                                    bounded_eval_at(cands[0].2, &inputs.inputs, check_steps, opts.precision)
+                                })
                                 .clone(),
                         );
                     }
@@ -600,7 +607,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                     progress.show("variant 0: interpreting with error bounds");
                     reference = Some(
                         shared_reference
-                            .get_or_init(|| bounded_eval_program(cands[0].2, &inputs.inputs, check_steps))
+                            .get_or_init(|| bounded_eval_at(cands[0].2, &inputs.inputs, check_steps, opts.precision))
                             .clone(),
                     );
                 }

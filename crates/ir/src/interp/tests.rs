@@ -523,7 +523,10 @@ fn tf32_bound_covers_dot_products_of_rounded_operands_and_f32_bound_does_not() {
     let args = [floats(&xs), floats(&ys)];
     let at = |p| approx_of(&bounded_at(src, &args, &[("N", n as i64)], p).unwrap());
     let (f32_bound, tf32_bound) = (at(crate::Precision::F32), at(crate::Precision::Tf32));
-    assert_eq!(f32_bound.value, tf32_bound.value, "the value does not depend on the precision");
+    assert_eq!(
+        f32_bound.value, tf32_bound.value,
+        "the value does not depend on the precision"
+    );
     // what a tensor core computes: operands rounded (or cut) to TF32, products summed in f32
     // in blocks of 8 (one m16n8k8 step) and the blocks in order
     let device = |round: fn(f32) -> f32| {
