@@ -40,6 +40,7 @@ mod rows_layouts;
 mod snapshots;
 mod specialised_sizes;
 mod stencil_suite;
+mod tensor_cores;
 mod views_slide;
 
 use std::path::{Path, PathBuf};
