@@ -11,7 +11,9 @@
 //! - a work-group of 8 warps (32 × 8 work-items) as 2 × 4 warps, each warp a 64 × 32 part of the
 //!   tile: 4 × 4 fragments of 16 × 8, 64 FP32 accumulators per work-item, in registers;
 //! - K in steps of [`TK`]: both operand tiles are staged in local memory, each element
-//!   rounded to TF32 once on its way (`cvt.rna.tf32.f32`); every global read of a step is issued
+//!   rounded to TF32 once on its way (`cvt.rna.tf32.f32`); each work-item moves runs of 4
+//!   elements adjacent in global memory (one aligned `float4` read where the kernel is built for
+//!   its sizes, one `float4` store); every global read of a step is issued
 //!   before the first store, so they are in flight together, and the other work-group an SM
 //!   holds multiplies meanwhile (the staged tiles, 40 KiB, and the 64 accumulators leave room
 //!   for two);
@@ -294,47 +296,67 @@ impl Gen<'_> {
             self.push(Stmt::decl(CType::FLOAT, &v, CExpr::Float(0.0)));
             acc.push(v);
         }
-        // each work-item moves `per` elements of each tile per step of K
+        // each work-item moves `per` runs of 4 elements of each tile per step of K, 4
+        // elements adjacent in global memory (along K in a K-major tile, else along M)
         let group = WARP * WARPS_M * WARPS_N;
-        let per = TILE * TK / group;
+        let per = TILE * TK / (group * 4);
         let place = |layout: Layout2, s: i64| -> (ArithExpr, ArithExpr) {
-            // element s·group + item of the tile read in its global order
+            // run s·group + item of the tile read in its global order: its first element
             let flat = item.add(&c(s * group));
             match layout {
-                Layout2::KMajor => (flat.div(&c(TK)), flat.rem(&c(TK))),
-                Layout2::MMajor => (flat.rem(&c(TILE)), flat.div(&c(TILE))),
+                Layout2::KMajor => (flat.div(&c(TK / 4)), flat.rem(&c(TK / 4)).mul(&c(4))),
+                Layout2::MMajor => (flat.rem(&c(TILE / 4)).mul(&c(4)), flat.div(&c(TILE / 4))),
             }
         };
         let steps = t.k / TK;
         let kv = self.fresh("kt");
         let kt = ArithExpr::var(kv.as_str(), Range::upto(c(steps)));
         self.open_for(&kv, CExpr::Int(0), CExpr::Int(steps), CExpr::Int(1), false);
-        // this step's elements of both tiles: every global read first (all in flight at once),
-        // then each rounded to TF32 into its staged tile
+        // this step's runs of both tiles: every global read first (all in flight at once),
+        // then each element rounded to TF32, the run stored into its staged tile as a float4
         let mut read = vec![];
         for s in 0..per {
             for (view, layout, buf) in [(&xv, xl, &la), (&yv, yl, &lb)] {
                 let (m, k) = place(layout, s);
-                let x = view.read(&[m.clone(), kt.mul(&c(TK)).add(&k)]).map_err(|m| self.err(e, m.0))?;
-                let x = self.expr_of(x, e)?;
+                let x = self.run_of_4(e, view, layout, &m, &kt.mul(&c(TK)).add(&k))?;
                 let v = self.fresh("g");
-                self.push(Stmt::decl(CType::FLOAT, &v, x));
+                self.push(Stmt::decl(CType::Vector(ast::Scalar::Float, 4), &v, x));
                 read.push((v, buf.clone(), layout.at(&m, &k)));
             }
         }
-        let bits = self.fresh("tf32");
-        self.push(Stmt::Decl {
-            ty: CType::Scalar(ast::Scalar::UInt),
-            name: bits.clone(),
-            space: None,
-            len: None,
-            init: None,
-            is_const: false,
-        });
+        let bits: Vec<Ident> = (0..4).map(|_| self.fresh("tf32")).collect();
+        for b in &bits {
+            self.push(Stmt::Decl {
+                ty: CType::Scalar(ast::Scalar::UInt),
+                name: b.clone(),
+                space: None,
+                len: None,
+                init: None,
+                is_const: false,
+            });
+        }
+        let float4 = CType::Vector(ast::Scalar::Float, 4);
         for (v, buf, at) in read {
-            self.push_asm(e, PtxOp::CvtRnaTf32, vec![CExpr::var(&bits), CExpr::var(&v)])?;
-            let rounded = CExpr::call("as_float", vec![CExpr::var(&bits)]);
-            self.push(Stmt::assign(CExpr::var(&buf).index(arith(&at)), rounded));
+            for (j, b) in bits.iter().enumerate() {
+                let lane = CExpr::var(&v).lane(j as u32);
+                self.push_asm(e, PtxOp::CvtRnaTf32, vec![CExpr::var(b), lane])?;
+            }
+            let rounded = bits
+                .iter()
+                .map(|b| CExpr::call("as_float", vec![CExpr::var(b)]))
+                .collect();
+            // the run's first place is a multiple of 4 (rows of TK + 8 and 128 + 4 floats)
+            let quads = CExpr::cast(
+                CType::Ptr {
+                    space: AddressSpace::Local,
+                    elem: Box::new(float4.clone()),
+                    is_const: false,
+                    restrict: false,
+                },
+                CExpr::var(&buf),
+            );
+            let at = arith(&at.div_assume_exact(&c(4)));
+            self.push(Stmt::assign(quads.index(at), CExpr::VecLit(float4.clone(), rounded)));
         }
         self.push(Stmt::Barrier(Fence::Local));
         for ks in 0..TK / 8 {
@@ -382,6 +404,44 @@ impl Gen<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Elements `(m, k)` to `(m, k + 3)` of a tile along K (`(m, k)` to `(m + 3, k)` along M)
+    /// as a `float4`: one aligned vector read where they are 4 consecutive elements of a
+    /// buffer from a multiple of 4 and the kernel is built for its sizes
+    /// (`Gen::aligned_vectors`), else four reads.
+    fn run_of_4(&mut self, e: ExprId, view: &Rc<View>, layout: Layout2, m: &ArithExpr, k: &ArithExpr) -> Result<CExpr> {
+        let c = ArithExpr::cst;
+        let mut reads = vec![];
+        for j in 0..4 {
+            let (mj, kj) = match layout {
+                Layout2::KMajor => (m.clone(), k.add(&c(j))),
+                Layout2::MMajor => (m.add(&c(j)), k.clone()),
+            };
+            reads.push(view.read(&[mj, kj]).map_err(|m| self.err(e, m.0))?);
+        }
+        let first = match &reads[0] {
+            Read::Expr(Access::Elem { buf, idx }) => Some((buf.clone(), specialised(idx))),
+            _ => None,
+        };
+        if let Some((buf, idx)) = first {
+            let consecutive = reads.iter().enumerate().all(|(j, r)| match r {
+                Read::Expr(Access::Elem { buf: b, idx: i }) => {
+                    *b == buf && specialised(i).sub(&idx).as_cst() == Some(j as i64)
+                }
+                _ => false,
+            });
+            if consecutive && idx.is_multiple_of(&c(4)) {
+                if let Some(vectors) = self.aligned_vectors(&buf, 4) {
+                    return Ok(vectors.index(arith(&idx.div_assume_exact(&c(4)))));
+                }
+            }
+        }
+        let lanes = reads
+            .into_iter()
+            .map(|r| self.expr_of(r, e))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(CExpr::VecLit(CType::Vector(ast::Scalar::Float, 4), lanes))
     }
 
     /// The bits of the staged elements `(m, k)` and `(m, k + 1)` (`k` even) as 32-bit
