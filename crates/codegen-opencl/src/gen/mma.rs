@@ -11,21 +11,13 @@
 //! - a work-group of 8 warps (32 × 8 work-items) as 2 × 4 warps, each warp a 64 × 32 part of the
 //!   tile: 4 × 4 fragments of 16 × 8, 64 FP32 accumulators per work-item, in registers;
 //! - K in steps of [`TK`]: both operand tiles are staged in local memory, each element
-//!   rounded to TF32 once on its way (`cvt.rna.tf32.f32`); each work-item moves runs of 4
-//!   elements adjacent in global memory (one aligned `float4` read where the kernel is built for
-//!   its sizes, one `float4` store); every global read of a step is issued
-//!   before the first store, so they are in flight together, and the other work-group an SM
-//!   holds multiplies meanwhile (the staged tiles, 40 KiB, and the 64 accumulators leave room
-//!   for two);
-//! - a tile is stored K-major (rows of `TK + 8`) when its rows lie along K in global memory,
-//!   else along M (rows of `128 + 4`), so that the global reads of consecutive work-items are
-//!   consecutive, and so are their stores;
-//! - a fragment's column `t` (of A; row `t` of B) is element `2t` of the step's 8 along K and
-//!   `t + 4` is `2t + 1` (the sum over K is the same for any assignment both operands share):
-//!   from a K-major tile a work-item reads its two values as one `float2`, and the rows of
-//!   `TK + 8` put the 16 reads of a half-warp (lane `4g + t`: row `g`, elements `2t`, `2t + 1`)
-//!   in 32 distinct banks; from a tile along M the rows of `128 + 4` do the same for its
-//!   scalar reads (`8t + g`);
+//!   rounded to TF32 once on its way (`cvt.rna.tf32.f32`); a tile is stored K-major (rows of
+//!   `TK + 4`) when its rows lie along K in global memory, else along M (rows of `128 + 8`), so
+//!   the global reads of consecutive work-items are consecutive and the fragment reads (lane
+//!   `4g + t` reads row `g`, column `t`) fall in 32 distinct banks either way;
+//! - the next step's elements are read from global memory into registers before the current
+//!   step's fragments are multiplied (software pipelining: the copy of the next K tile overlaps
+//!   the tensor-core work);
 //! - the epilogue stores each work-item's accumulators through the destination view, at the
 //!   places the fragment layout gives them (lane `4g + t` holds rows `g`, `g + 8` and columns
 //!   `2t`, `2t + 1` of each 16 × 8 fragment).
@@ -51,8 +43,8 @@ const NI: i64 = TILE / WARPS_N / 8;
 /// Floats added to a staged row: K-major rows of `TK + 4` put the 8 rows × 4 columns a
 /// fragment read touches in 32 distinct banks (4g + t), rows along M of `TILE + 8` likewise
 /// (8t + g).
-const PAD_K: i64 = 8;
-const PAD_M: i64 = 4;
+const PAD_K: i64 = 4;
+const PAD_M: i64 = 8;
 
 /// The product of one tile, as recognised in the program.
 pub(super) struct MmaTile {
@@ -296,94 +288,108 @@ impl Gen<'_> {
             self.push(Stmt::decl(CType::FLOAT, &v, CExpr::Float(0.0)));
             acc.push(v);
         }
-        // each work-item moves `per` runs of 4 elements of each tile per step of K, 4
-        // elements adjacent in global memory (along K in a K-major tile, else along M)
+        // each work-item moves `per` elements of each tile per step of K
         let group = WARP * WARPS_M * WARPS_N;
-        let per = TILE * TK / (group * 4);
+        let per = TILE * TK / group;
         let place = |layout: Layout2, s: i64| -> (ArithExpr, ArithExpr) {
-            // run s·group + item of the tile read in its global order: its first element
+            // element s·group + item of the tile read in its global order
             let flat = item.add(&c(s * group));
             match layout {
-                Layout2::KMajor => (flat.div(&c(TK / 4)), flat.rem(&c(TK / 4)).mul(&c(4))),
-                Layout2::MMajor => (flat.rem(&c(TILE / 4)).mul(&c(4)), flat.div(&c(TILE / 4))),
+                Layout2::KMajor => (flat.div(&c(TK)), flat.rem(&c(TK))),
+                Layout2::MMajor => (flat.rem(&c(TILE)), flat.div(&c(TILE))),
             }
         };
+        let mut regs: Vec<(Ident, Ident)> = vec![];
+        for _ in 0..per {
+            let (a, b) = (self.fresh("ga"), self.fresh("gb"));
+            for v in [&a, &b] {
+                self.push(Stmt::Decl {
+                    ty: CType::FLOAT,
+                    name: v.clone(),
+                    space: None,
+                    len: None,
+                    init: None,
+                    is_const: false,
+                });
+            }
+            regs.push((a, b));
+        }
+        // global reads of step `kt` into the registers
+        let load = |g: &mut Self, kt: &ArithExpr| -> Result<()> {
+            for (s, (ra, rb)) in regs.iter().enumerate() {
+                for (view, layout, reg) in [(&xv, xl, ra), (&yv, yl, rb)] {
+                    let (m, k) = place(layout, s as i64);
+                    let read = view.read(&[m, kt.mul(&c(TK)).add(&k)]).map_err(|m| g.err(e, m.0))?;
+                    let x = g.expr_of(read, e)?;
+                    g.push(Stmt::assign(CExpr::var(reg), x));
+                }
+            }
+            Ok(())
+        };
+        load(self, &c(0))?;
         let steps = t.k / TK;
         let kv = self.fresh("kt");
         let kt = ArithExpr::var(kv.as_str(), Range::upto(c(steps)));
         self.open_for(&kv, CExpr::Int(0), CExpr::Int(steps), CExpr::Int(1), false);
-        // this step's runs of both tiles: every global read first (all in flight at once),
-        // then each element rounded to TF32, the run stored into its staged tile as a float4
-        let mut read = vec![];
-        for s in 0..per {
-            for (view, layout, buf) in [(&xv, xl, &la), (&yv, yl, &lb)] {
-                let (m, k) = place(layout, s);
-                let x = self.run_of_4(e, view, layout, &m, &kt.mul(&c(TK)).add(&k))?;
-                let v = self.fresh("g");
-                self.push(Stmt::decl(CType::Vector(ast::Scalar::Float, 4), &v, x));
-                read.push((v, buf.clone(), layout.at(&m, &k)));
+        // the registers, rounded to TF32, into the staged tiles
+        let bits = self.fresh("tf32");
+        self.push(Stmt::Decl {
+            ty: CType::Scalar(ast::Scalar::UInt),
+            name: bits.clone(),
+            space: None,
+            len: None,
+            init: None,
+            is_const: false,
+        });
+        for (s, (ra, rb)) in regs.iter().enumerate() {
+            for (buf, layout, reg) in [(&la, xl, ra), (&lb, yl, rb)] {
+                let (m, k) = place(layout, s as i64);
+                self.push_asm(e, PtxOp::CvtRnaTf32, vec![CExpr::var(&bits), CExpr::var(reg)])?;
+                let at = arith(&layout.at(&m, &k));
+                let rounded = CExpr::call("as_float", vec![CExpr::var(&bits)]);
+                self.push(Stmt::assign(CExpr::var(buf).index(at), rounded));
             }
-        }
-        let bits: Vec<Ident> = (0..4).map(|_| self.fresh("tf32")).collect();
-        for b in &bits {
-            self.push(Stmt::Decl {
-                ty: CType::Scalar(ast::Scalar::UInt),
-                name: b.clone(),
-                space: None,
-                len: None,
-                init: None,
-                is_const: false,
-            });
-        }
-        let float4 = CType::Vector(ast::Scalar::Float, 4);
-        for (v, buf, at) in read {
-            for (j, b) in bits.iter().enumerate() {
-                let lane = CExpr::var(&v).lane(j as u32);
-                self.push_asm(e, PtxOp::CvtRnaTf32, vec![CExpr::var(b), lane])?;
-            }
-            let rounded = bits
-                .iter()
-                .map(|b| CExpr::call("as_float", vec![CExpr::var(b)]))
-                .collect();
-            // the run's first place is a multiple of 4 (rows of TK + 8 and 128 + 4 floats)
-            let quads = CExpr::cast(
-                CType::Ptr {
-                    space: AddressSpace::Local,
-                    elem: Box::new(float4.clone()),
-                    is_const: false,
-                    restrict: false,
-                },
-                CExpr::var(&buf),
-            );
-            let at = arith(&at.div_assume_exact(&c(4)));
-            self.push(Stmt::assign(quads.index(at), CExpr::VecLit(float4.clone(), rounded)));
         }
         self.push(Stmt::Barrier(Fence::Local));
+        // the next step's global reads, in flight while this step multiplies
+        self.open_if(CExpr::bin(BinOp::Lt, CExpr::var(&kv), CExpr::Int(steps - 1)));
+        load(self, &kt.add(&c(1)))?;
+        self.close();
         for ks in 0..TK / 8 {
-            // a fragment's column (of A) or row (of B) `t` is k = 2t of this step's 8, and `t + 4`
-            // is k = 2t + 1: the sum over k is the same for any assignment both operands
-            // share, and this one puts the two values of a work-item adjacent along K
-            let k0 = c(ks * 8).add(&t4.mul(&c(2)));
+            let k0 = c(ks * 8).add(&t4);
+            let k4 = k0.add(&c(4));
+            let frag = |g: &mut Self, buf: &Ident, layout: Layout2, m: &ArithExpr, k: &ArithExpr| {
+                let v = g.fresh("f");
+                let x = CExpr::var(buf).index(arith(&layout.at(m, k)));
+                g.push(Stmt::decl(
+                    CType::Scalar(ast::Scalar::UInt),
+                    &v,
+                    CExpr::call("as_uint", vec![x]),
+                ));
+                v
+            };
             let mut a = vec![];
             for mi in 0..MI {
                 let r0 = wm.mul(&c(TILE / WARPS_M)).add(&c(mi * 16)).add(&g4);
                 let r8 = r0.add(&c(8));
-                let (a0, a2) = self.frag_pair(&la, xl, &r0, &k0);
-                let (a1, a3) = self.frag_pair(&la, xl, &r8, &k0);
-                a.push([a0, a1, a2, a3]);
+                a.push([
+                    frag(self, &la, xl, &r0, &k0),
+                    frag(self, &la, xl, &r8, &k0),
+                    frag(self, &la, xl, &r0, &k4),
+                    frag(self, &la, xl, &r8, &k4),
+                ]);
             }
             let mut b = vec![];
             for ni in 0..NI {
                 let n0 = wn.mul(&c(TILE / WARPS_N)).add(&c(ni * 8)).add(&g4);
-                let (b0, b1) = self.frag_pair(&lb, yl, &n0, &k0);
-                b.push([b0, b1]);
+                b.push([frag(self, &lb, yl, &n0, &k0), frag(self, &lb, yl, &n0, &k4)]);
             }
             for mi in 0..MI as usize {
                 for ni in 0..NI as usize {
                     let at = (mi * NI as usize + ni) * 4;
                     let mut ops: Vec<CExpr> = acc[at..at + 4].iter().map(CExpr::var).collect();
-                    ops.extend(a[mi].iter().cloned());
-                    ops.extend(b[ni].iter().cloned());
+                    ops.extend(a[mi].iter().map(CExpr::var));
+                    ops.extend(b[ni].iter().map(CExpr::var));
                     self.push_asm(e, PtxOp::MmaM16n8k8Tf32, ops)?;
                 }
             }
@@ -404,82 +410,6 @@ impl Gen<'_> {
             }
         }
         Ok(())
-    }
-
-    /// Elements `(m, k)` to `(m, k + 3)` of a tile along K (`(m, k)` to `(m + 3, k)` along M)
-    /// as a `float4`: one aligned vector read where they are 4 consecutive elements of a
-    /// buffer from a multiple of 4 and the kernel is built for its sizes
-    /// (`Gen::aligned_vectors`), else four reads.
-    fn run_of_4(&mut self, e: ExprId, view: &Rc<View>, layout: Layout2, m: &ArithExpr, k: &ArithExpr) -> Result<CExpr> {
-        let c = ArithExpr::cst;
-        let mut reads = vec![];
-        for j in 0..4 {
-            let (mj, kj) = match layout {
-                Layout2::KMajor => (m.clone(), k.add(&c(j))),
-                Layout2::MMajor => (m.add(&c(j)), k.clone()),
-            };
-            reads.push(view.read(&[mj, kj]).map_err(|m| self.err(e, m.0))?);
-        }
-        let first = match &reads[0] {
-            Read::Expr(Access::Elem { buf, idx }) => Some((buf.clone(), specialised(idx))),
-            _ => None,
-        };
-        if let Some((buf, idx)) = first {
-            let consecutive = reads.iter().enumerate().all(|(j, r)| match r {
-                Read::Expr(Access::Elem { buf: b, idx: i }) => {
-                    *b == buf && specialised(i).sub(&idx).as_cst() == Some(j as i64)
-                }
-                _ => false,
-            });
-            if consecutive && idx.is_multiple_of(&c(4)) {
-                if let Some(vectors) = self.aligned_vectors(&buf, 4) {
-                    return Ok(vectors.index(arith(&idx.div_assume_exact(&c(4)))));
-                }
-            }
-        }
-        let lanes = reads
-            .into_iter()
-            .map(|r| self.expr_of(r, e))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(CExpr::VecLit(CType::Vector(ast::Scalar::Float, 4), lanes))
-    }
-
-    /// The bits of the staged elements `(m, k)` and `(m, k + 1)` (`k` even) as 32-bit
-    /// operands: one `float2` read where the tile is K-major (rows of an even length, so the
-    /// pair is 8-byte aligned), two reads where it is not.
-    fn frag_pair(&mut self, buf: &Ident, layout: Layout2, m: &ArithExpr, k: &ArithExpr) -> (CExpr, CExpr) {
-        let bits = |x: CExpr| CExpr::call("as_uint", vec![x]);
-        match layout {
-            Layout2::KMajor => {
-                let pairs = CExpr::cast(
-                    CType::Ptr {
-                        space: AddressSpace::Local,
-                        elem: Box::new(CType::Vector(ast::Scalar::Float, 2)),
-                        is_const: false,
-                        restrict: false,
-                    },
-                    CExpr::var(buf),
-                );
-                let half = layout.at(m, k).div_assume_exact(&ArithExpr::cst(2));
-                let v = self.fresh("f");
-                self.push(Stmt::decl(
-                    CType::Vector(ast::Scalar::Float, 2),
-                    &v,
-                    pairs.index(arith(&half)),
-                ));
-                (bits(CExpr::var(&v).lane(0)), bits(CExpr::var(&v).lane(1)))
-            }
-            Layout2::MMajor => {
-                let mut one = |k: &ArithExpr| {
-                    let v = self.fresh("f");
-                    let x = CExpr::var(buf).index(arith(&layout.at(m, k)));
-                    self.push(Stmt::decl(CType::Scalar(ast::Scalar::UInt), &v, bits(x)));
-                    CExpr::var(&v)
-                };
-                let first = one(k);
-                (first, one(&k.add(&ArithExpr::cst(1))))
-            }
-        }
     }
 
     /// Pushes one PTX instruction; operands that do not fit it are a bug of this module.
