@@ -39,6 +39,8 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
         top_k: if opts.budget.is_some() { top_k.max(24) } else { top_k },
         // every configuration is measured with the sizes built in (`measure`)
         built_in: sizes.clone(),
+        // at tf32 every device is one with tensor cores (any other is refused below)
+        tensor_cores: opts.precision == ir::Precision::Tf32,
         ..rewrite::Options::default()
     };
     let ex = rewrite::explore(prog, info, &ropts)?;
@@ -299,7 +301,11 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 built_in: true,
             };
             let key = Record::config_key(source, &config.work_group);
-            if let Some((ms, check)) = record.lookup(&dev.name, &key) {
+            // the cache records f32 timings: a tf32 sweep neither reads nor writes them
+            let recorded = record
+                .lookup(&dev.name, &key)
+                .filter(|_| opts.precision == ir::Precision::F32);
+            if let Some((ms, check)) = recorded {
                 row.median_ms = Some(ms);
                 row.check = check;
                 row.resumed = true;
@@ -427,7 +433,9 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 row.check = judge(&reference, &value, &got);
             }
             drop(got);
-            record.store(&dev.name, &key, ms, &row.check);
+            if opts.precision == ir::Precision::F32 {
+                record.store(&dev.name, &key, ms, &row.check);
+            }
             progress.tried(row.correct().then_some(row.median_ms).flatten());
             row.ended_s = start.elapsed().as_secs_f64();
             row.secs = trial_start.elapsed().as_secs_f64() - interpreting;
@@ -520,7 +528,9 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                     rows[i].check = judge(&reference, &value, &got);
                 }
                 rows[i].median_ms = Some(ms);
-                record.store(&dev.name, &Record::config_key(source, &wg), ms, &rows[i].check);
+                if opts.precision == ir::Precision::F32 {
+                    record.store(&dev.name, &Record::config_key(source, &wg), ms, &rows[i].check);
+                }
                 refined += 1;
             }
         }
