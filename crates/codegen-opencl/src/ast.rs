@@ -271,6 +271,8 @@ pub enum Stmt {
         ptr: Expr,
         offset: Expr,
     },
+    /// `asm volatile(...)`: one PTX instruction with its operands ([`crate::ptx`]).
+    Asm(crate::ptx::Asm),
 }
 
 impl Stmt {
@@ -393,6 +395,7 @@ pub fn for_each_expr_mut(stmts: &mut [Stmt], f: &mut dyn FnMut(&mut Expr)) {
                 f(ptr);
                 f(offset);
             }
+            Stmt::Asm(a) => a.operands_mut().for_each(&mut *f),
         }
     }
 }
@@ -427,6 +430,7 @@ pub fn for_each_expr(stmts: &[Stmt], f: &mut dyn FnMut(&Expr)) {
                 f(ptr);
                 f(offset);
             }
+            Stmt::Asm(a) => a.operands().for_each(|(e, _, _)| f(e)),
         }
     }
 }
@@ -493,6 +497,7 @@ pub fn idents(stmts: &[Stmt]) -> BTreeSet<String> {
                 expr(ptr, out);
                 expr(offset, out);
             }
+            Stmt::Asm(a) => a.operands().for_each(|(e, _, _)| expr(e, out)),
         }
     }
     let mut out = BTreeSet::new();

@@ -28,6 +28,7 @@ mod ast;
 mod gen;
 mod namer;
 mod print;
+mod ptx;
 
 pub use gen::{capacity_size, emit, emit_with, storage_parts, EmitOptions, WorkGroupLimit, BUG_NOTE};
 

@@ -405,7 +405,24 @@ fn stmt(s: &Stmt) -> Doc {
             let call = Expr::call(format!("vstore{w}"), vec![value.clone(), Expr::Int(0), at]);
             edoc(&call).append(Doc::text(";"))
         }
+        Stmt::Asm(a) => Doc::text(asm(a)),
     }
+}
+
+/// `asm volatile("template" : "=r"(out) : "f"(in));`: the template is the instruction's own
+/// (`PtxOp::template`), the constraints its operands' classes; written operands are listed
+/// first, as the template numbers them.
+fn asm(a: &crate::ptx::Asm) -> String {
+    use crate::ptx::Dir;
+    let operand = |(e, r, d): (&Expr, crate::ptx::Reg, Dir)| format!("\"{}{}\"({})", d.modifier(), r.letter(), expr(e));
+    let outs: Vec<String> = a.operands().filter(|(_, _, d)| *d != Dir::In).map(operand).collect();
+    let ins: Vec<String> = a.operands().filter(|(_, _, d)| *d == Dir::In).map(operand).collect();
+    format!(
+        "asm volatile(\"{}\" : {} : {});",
+        a.op().template(),
+        outs.join(", "),
+        ins.join(", ")
+    )
 }
 
 fn struct_def(s: &StructDef) -> Doc {

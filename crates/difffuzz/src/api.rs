@@ -65,6 +65,7 @@ pub fn interpret(src: &str, data: &str, bounded: bool) -> Result<Value, Refusal>
             ir::interp::Arith::Native
         },
         max_steps: Some(MAX_STEPS),
+        precision: ir::Precision::F32,
     };
     ir::interp::eval_with(&l.prog, &l.inputs.values, &lookup, &opts).map_err(|e| Refusal {
         stage: Stage::Run,
@@ -216,6 +217,7 @@ impl Session {
         let opts = ir::interp::Options {
             arith: ir::interp::Arith::Native,
             max_steps: Some(MAX_STEPS),
+            precision: ir::Precision::F32,
         };
         ir::interp::eval_with(prog, &self.loaded.inputs.values, &lookup, &opts).map_err(|e| Refusal {
             stage: Stage::Run,

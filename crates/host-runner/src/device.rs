@@ -46,6 +46,21 @@ pub struct DeviceInfo {
     /// Per-dimension limit on the local size (`CL_DEVICE_MAX_WORK_ITEM_SIZES`).
     pub max_work_item_sizes: Vec<usize>,
     pub compute_units: u32,
+    /// NVIDIA's compute capability (major, minor), from `cl_nv_device_attribute_query`;
+    /// `None` on devices without that extension (every other vendor, PoCL).
+    pub compute_capability: Option<(u32, u32)>,
+}
+
+/// The first compute capability whose tensor cores multiply TF32 (`mma.sync` m16n8k8 `.tf32`,
+/// PTX ISA 7.0): Ampere, 8.0.
+pub const TF32_COMPUTE_CAPABILITY: (u32, u32) = (8, 0);
+
+impl DeviceInfo {
+    /// Whether the device has tensor cores that multiply TF32 operands: an NVIDIA device of
+    /// compute capability [`TF32_COMPUTE_CAPABILITY`] or later.
+    pub fn tf32_tensor_cores(&self) -> bool {
+        self.compute_capability.is_some_and(|cc| cc >= TF32_COMPUTE_CAPABILITY)
+    }
 }
 
 /// A device as found on the machine: its description plus the handle to open it.
@@ -131,7 +146,28 @@ fn describe(id: String, platform: &str, handle: cl_device_id) -> Result<DeviceIn
             .map(|m| lowered(m, MAX_WORK_GROUP_VAR))
             .collect(),
         compute_units: d.max_compute_units().map_err(&q)?,
+        compute_capability: compute_capability(&d),
     })
+}
+
+/// The device's NVIDIA compute capability where it lists `cl_nv_device_attribute_query`;
+/// `None` where it does not, or does not answer (no capability rather than an error: a
+/// device without it is simply not one that tensor-core code is generated for).
+fn compute_capability(d: &Device) -> Option<(u32, u32)> {
+    let extensions = d.extensions().ok()?;
+    if !extensions
+        .split_whitespace()
+        .any(|e| e == "cl_nv_device_attribute_query")
+    {
+        return None;
+    }
+    // `CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV` is 0x4000, `_MINOR_NV` 0x4001; `cl3` reads both
+    // as a `cl_uint` (its `InfoType::Uint`, which `u32::from` takes)
+    let query = |param| -> Option<u32> { opencl3::device::get_device_info(d.id(), param).ok().map(u32::from) };
+    Some((
+        query(opencl3::device::CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV)?,
+        query(opencl3::device::CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV)?,
+    ))
 }
 
 /// Environment variables that make every device report a smaller limit than it has: the

@@ -22,6 +22,7 @@ mod session;
 pub use cache::default_cache_dir;
 pub use device::{
     describe_devices, device_info, devices, DeviceInfo, DeviceKind, GPU_PATHS_VAR, LOCAL_MEM_VAR, MAX_WORK_GROUP_VAR,
+    TF32_COMPUTE_CAPABILITY,
 };
 pub use error::Error;
 pub use plan::{BufferInit, BufferSpec, KernelArg, Launch, Plan, ReadSpec, RunOptions, RunResult};

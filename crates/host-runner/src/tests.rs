@@ -19,6 +19,7 @@ fn fake(id: &str, name: &str, platform: &str, kind: DeviceKind) -> DeviceInfo {
         max_work_group_size: 256,
         max_work_item_sizes: vec![256, 64, 8],
         compute_units: 4,
+        compute_capability: None,
     }
 }
 

@@ -9,6 +9,7 @@ pub mod expr;
 pub mod host;
 pub mod interp;
 pub mod parse;
+pub mod precision;
 pub mod print;
 pub mod rng;
 pub mod sexp;
@@ -53,6 +54,7 @@ fn no_thread() -> ! {
 pub use diag::{Diagnostic, Span};
 pub use expr::*;
 pub use parse::parse;
+pub use precision::Precision;
 pub use types::{distinct_lengths, distinct_texts, Scalar, Type};
 
 #[cfg(test)]

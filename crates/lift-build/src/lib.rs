@@ -39,13 +39,15 @@ pub struct Built {
 
 /// Compiles `source` (the program in file `path`) for `sizes` and the device `device` (its
 /// work-group limits and tuned variant), and writes the header, C source and shared library
-/// into `out`.
+/// into `out`; at `precision` (`--precision`, refused at `tf32` where the device has no TF32
+/// tensor cores).
 pub fn build(
     path: &Path,
     source: &str,
     sizes: &BTreeMap<String, i64>,
     device: Option<&str>,
     out: &Path,
+    precision: ir::Precision,
 ) -> Result<Built, Error> {
     let name = library_name(path)?;
     let typed = compile(source, &Options::types_only())?;
@@ -126,6 +128,8 @@ pub fn build(
     let fixed = if missing.is_empty() {
         let mut opts = lift_runtime::run_options(given, sizes, info.as_ref());
         opts.specialise = true;
+        // `tf32` is for the device the library is built on: refused where it has no tensor cores
+        let opts = lift_runtime::with_precision(opts, precision, info.as_ref())?;
         let compiled = compile(source, &opts)?;
         // The built sizes must meet the program's conditions, as `lift run` checks its inputs'.
         let lookup = |n: &str| sizes.get(n).copied();
@@ -141,10 +145,14 @@ pub fn build(
     // The generic kernels: every size a kernel argument, the cost model's variant for sizes it
     // does not know (the tuning cache is keyed by sizes, so nothing tuned applies), and the
     // program as written where that variant adds conditions on the sizes.
-    let generic_opts = Options {
-        work_group_limit: info.as_ref().map(lift_runtime::work_group_limit),
-        ..Options::default()
-    };
+    let generic_opts = lift_runtime::with_precision(
+        Options {
+            work_group_limit: info.as_ref().map(lift_runtime::work_group_limit),
+            ..Options::default()
+        },
+        precision,
+        info.as_ref(),
+    )?;
     let mut generic = vec![];
     if from.is_some() && !given.sizes.is_empty() {
         let chosen = compile(source, &generic_opts)?;

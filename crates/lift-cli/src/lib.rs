@@ -78,7 +78,8 @@ enum Command {
         #[arg(long, conflicts_with = "device")]
         devices: Option<String>,
         /// Arithmetic of products summed in reductions: `f32` (IEEE single precision) or `tf32`
-        /// (tensor cores; not supported yet).
+        /// (operands rounded to TF32, sums in f32, on tensor cores; refused on a device without
+        /// them).
         #[arg(long, value_enum, default_value = "f32")]
         precision: Precision,
         /// One process per MPI rank (`mpirun -n R lift ... --mpi`), each on its own device
@@ -102,7 +103,8 @@ enum Command {
         #[arg(long)]
         device: Option<String>,
         /// Arithmetic of products summed in reductions: `f32` (IEEE single precision) or `tf32`
-        /// (tensor cores; not supported yet).
+        /// (operands rounded to TF32, sums in f32, on tensor cores; refused on a device without
+        /// them).
         #[arg(long, value_enum, default_value = "f32")]
         precision: Precision,
     },
@@ -149,7 +151,8 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
         /// Arithmetic of products summed in reductions: `f32` (IEEE single precision) or `tf32`
-        /// (tensor cores; not supported yet).
+        /// (operands rounded to TF32, sums in f32, on tensor cores; refused on a device without
+        /// them).
         #[arg(long, value_enum, default_value = "f32")]
         precision: Precision,
     },
@@ -182,7 +185,8 @@ enum Command {
         #[arg(long, conflicts_with_all = ["device", "as_written"])]
         devices: Option<String>,
         /// Arithmetic of products summed in reductions: `f32` (IEEE single precision) or `tf32`
-        /// (tensor cores; not supported yet).
+        /// (operands rounded to TF32, sums in f32, on tensor cores; refused on a device without
+        /// them).
         #[arg(long, value_enum, default_value = "f32")]
         precision: Precision,
         /// One process per MPI rank (`mpirun -n R lift bench ... --mpi`): the one-process time on
@@ -197,6 +201,15 @@ enum Command {
 enum Precision {
     F32,
     Tf32,
+}
+
+impl Precision {
+    fn ir(self) -> ir::Precision {
+        match self {
+            Precision::F32 => ir::Precision::F32,
+            Precision::Tf32 => ir::Precision::Tf32,
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -216,17 +229,33 @@ enum Backend {
 /// Options that LANGUAGE.md names and the compiler does not implement yet: each is one clear
 /// error (exit 1) rather than a usage error or a silent fallback.
 fn refuse_unsupported(command: &Command) -> Result<(), Failure> {
-    let (precision, mpi) = match command {
-        Command::Run { precision, mpi, .. } | Command::Bench { precision, mpi, .. } => (*precision, *mpi),
-        Command::Tune { precision, .. } | Command::Build { precision, .. } => (*precision, false),
-        Command::Check { .. } | Command::Compile { .. } | Command::Devices | Command::Explore { .. } => {
-            (Precision::F32, false)
-        }
+    let (split, mpi) = match command {
+        Command::Run {
+            precision,
+            mpi,
+            devices,
+            backend,
+            ..
+        } => (
+            *precision == Precision::Tf32 && (devices.is_some() || *mpi) && *backend != Some(Backend::Interp),
+            *mpi,
+        ),
+        Command::Bench {
+            precision,
+            mpi,
+            devices,
+            ..
+        } => (*precision == Precision::Tf32 && (devices.is_some() || *mpi), *mpi),
+        Command::Tune { .. }
+        | Command::Build { .. }
+        | Command::Check { .. }
+        | Command::Compile { .. }
+        | Command::Devices
+        | Command::Explore { .. } => (false, false),
     };
-    if precision == Precision::Tf32 {
+    if split {
         return Err(not_supported_yet(
-            "`--precision tf32` is not supported yet: lift generates no tensor-core code, so \
-             products are computed in f32 (the default, `--precision f32`)",
+            "`--precision tf32` with `--devices` or `--mpi` is not supported yet: run on one device (`--device`)",
         ));
     }
     if mpi && !cfg!(feature = "mpi") {
@@ -514,7 +543,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             output,
             time,
             devices,
-            precision: _,
+            precision,
             mpi,
         } => {
             let (name, src) = read_program(&program)?;
@@ -546,7 +575,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                         time,
                         interp: backend == Backend::Interp,
                     };
-                    lift_runtime::run_files(&src, &data, &size, &opts)
+                    lift_runtime::run_files_at(&src, &data, &size, &opts, precision.ir())
                 }
             }
             .map_err(|e| e.render(&name, &src))?;
@@ -562,7 +591,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             as_written,
             json,
             devices,
-            precision: _,
+            precision,
             mpi,
         } => {
             let (name, src) = read_program(&program)?;
@@ -587,6 +616,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 check_sizes: check_size,
                 as_written,
                 devices,
+                precision: precision.ir(),
             };
             if opts.devices.is_some() {
                 let report = lift_tune::bench::bench_devices(&src, &size, &opts).map_err(|e| e.render(&name, &src))?;
@@ -624,7 +654,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             plot,
             check_steps,
             out,
-            precision: _,
+            precision,
         } => {
             let (name, src) = read_program(&program)?;
             check_size_names(&src, "--size", &size)?;
@@ -637,6 +667,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 seed,
                 out,
                 plot,
+                precision: precision.ir(),
             };
             let report = lift_tune::tune_with(&src, &size, &devs, &opts).map_err(|e| e.render(&name, &src))?;
             to_stdout(&report)
@@ -646,7 +677,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             output,
             size,
             device,
-            ..
+            precision,
         } => {
             let (name, src) = read_program(&program)?;
             check_size_names(&src, "--size", &size)?;
@@ -654,7 +685,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 .map_err(|e| e.render(&name, &src))?
                 .into_iter()
                 .collect();
-            let built = lift_build::build(&program, &src, &sizes, device.as_deref(), &output)
+            let built = lift_build::build(&program, &src, &sizes, device.as_deref(), &output, precision.ir())
                 .map_err(|e| e.render(&name, &src))?;
             to_stdout(&format!("{}\n{}\n", built.header.display(), built.library.display()))
         }

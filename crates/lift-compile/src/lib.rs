@@ -16,6 +16,8 @@ pub mod host;
 pub mod report;
 
 pub use error::Error;
+/// `--precision` (re-exported for the callers that set [`Options::precision`]).
+pub use ir::Precision;
 
 use codegen_opencl::KernelPlan;
 use ir::Program;
@@ -50,6 +52,14 @@ pub struct Options {
     /// Sizes kept as kernel arguments even with `specialise`: a slice's length, where one
     /// compilation serves the slices of one device (`lift run --devices`).
     pub vary: Vec<String>,
+    /// `--precision`: the arithmetic products summed in reductions may use
+    /// (`codegen_opencl::EmitOptions::precision`).
+    pub precision: ir::Precision,
+    /// The NVIDIA compute capability of the device the code is for
+    /// (`host_runner::DeviceInfo::compute_capability`); `None`: not an NVIDIA device, or no
+    /// device known. With [`Options::precision`] `tf32` and 8.0 or later, code generation may
+    /// use tensor cores.
+    pub compute_capability: Option<(u32, u32)>,
 }
 
 impl Options {
@@ -198,6 +208,8 @@ fn compile_from(given: Program, source: Option<&str>, opts: &Options) -> Result<
         glb_work_group,
         work_group_limit: opts.work_group_limit.clone().unwrap_or_default(),
         known_sizes,
+        precision: opts.precision,
+        compute_capability: opts.compute_capability,
     };
     let plan = codegen_opencl::emit_with(&program, &info, &eopts)?;
     Ok(Compiled {
@@ -209,6 +221,17 @@ fn compile_from(given: Program, source: Option<&str>, opts: &Options) -> Result<
         plan: Some(plan),
         host: None,
     })
+}
+
+/// Whether code for these options may use TF32 tensor cores: `--precision tf32` on an NVIDIA
+/// device of compute capability 8.0 or later (`codegen_opencl::EmitOptions::tensor_cores`).
+pub fn tensor_cores(opts: &Options) -> bool {
+    codegen_opencl::EmitOptions {
+        precision: opts.precision,
+        compute_capability: opts.compute_capability,
+        ..codegen_opencl::EmitOptions::default()
+    }
+    .tensor_cores()
 }
 
 /// The sizes [`Options::specialise`] builds into the kernels: [`Options::sizes`] but for
@@ -230,6 +253,9 @@ fn choose_variant(
     source: Option<&str>,
     opts: &Options,
 ) -> Option<(Program, TypeInfo, Chosen)> {
+    // the tuning cache records variants timed in f32: with tensor cores the cost model's
+    // choice (its tensor-core variant where one applies) is taken instead
+    let source = source.filter(|_| !tensor_cores(opts));
     if let (Some(src), Some(device)) = (source, &opts.tuned_for) {
         let sizes: Vec<String> = opts.sizes.iter().map(|(k, v)| format!("{k}={v}")).collect();
         // The cache holds text from an earlier run, maybe of an older compiler: it is used only
@@ -274,6 +300,7 @@ fn choose_variant(
         sizes: opts.sizes.clone(),
         top_k: 1,
         built_in: built_in(opts),
+        tensor_cores: tensor_cores(opts),
         ..rewrite::Options::default()
     };
     let v = rewrite::explore(prog, info, &ropts).ok()?.variants.into_iter().next()?;

@@ -65,6 +65,19 @@ pub fn verify_checks(info: &TypeInfo, inputs: &data::Inputs) -> Result<(), Error
 
 /// `lift run`: load inputs, check sizes, run on the chosen backend.
 pub fn run_files(src: &str, data: &[String], sizes: &[String], opts: &RunOptions) -> Result<RunResult, Error> {
+    run_files_at(src, data, sizes, opts, ir::Precision::F32)
+}
+
+/// [`run_files`] at `--precision precision` ([`with_precision`]: `tf32` is refused on a device
+/// without TF32 tensor cores). The interpreter computes every product in `f32`, which `tf32`
+/// allows.
+pub fn run_files_at(
+    src: &str,
+    data: &[String],
+    sizes: &[String],
+    opts: &RunOptions,
+    precision: ir::Precision,
+) -> Result<RunResult, Error> {
     let typed = compile(src, &Options::types_only())?;
     let sources = read_sources(data)?;
     let given = parse_sizes(sizes)?;
@@ -79,7 +92,13 @@ pub fn run_files(src: &str, data: &[String], sizes: &[String], opts: &RunOptions
     // the cost model's best variant; every program is generated within the device's limits.
     // Without a device, running fails later with the reason.
     let device = host_runner::device_info(opts.device.as_deref()).ok();
-    let compiled = compile(src, &run_options(&typed.given, &inputs.sizes, device.as_ref()))?;
+    let copts = run_options(&typed.given, &inputs.sizes, device.as_ref());
+    let copts = match (precision, &device) {
+        // without a device the run fails later with the reason, as at `f32`
+        (ir::Precision::Tf32, None) => copts,
+        _ => with_precision(copts, precision, device.as_ref())?,
+    };
+    let compiled = compile(src, &copts)?;
     run_compiled(&compiled, &inputs, opts)
 }
 
@@ -97,6 +116,48 @@ pub fn run_options(
         work_group_limit: device.map(work_group_limit),
         specialise: device.is_some(),
         ..Options::default()
+    }
+}
+
+/// `opts` for `--precision precision` on `device`: `tf32` is refused, naming the device, where
+/// the device has no TF32 tensor cores (only NVIDIA GPUs of compute capability 8.0 or later
+/// have them, `host_runner::DeviceInfo::tf32_tensor_cores`), rather than run as `f32` under
+/// another name; otherwise the precision and the device's compute capability go to code
+/// generation. `None` (no device known): only `f32`.
+pub fn with_precision(
+    opts: Options,
+    precision: ir::Precision,
+    device: Option<&host_runner::DeviceInfo>,
+) -> Result<Options, Error> {
+    check_precision(precision, device)?;
+    Ok(Options {
+        precision,
+        compute_capability: device.and_then(|d| d.compute_capability),
+        ..opts
+    })
+}
+
+/// The refusal of [`with_precision`]: `tf32` on a device without TF32 tensor cores.
+pub fn check_precision(precision: ir::Precision, device: Option<&host_runner::DeviceInfo>) -> Result<(), Error> {
+    match (precision, device) {
+        (ir::Precision::F32, _) => Ok(()),
+        (ir::Precision::Tf32, Some(d)) if d.tf32_tensor_cores() => Ok(()),
+        (ir::Precision::Tf32, Some(d)) => {
+            let (major, minor) = host_runner::TF32_COMPUTE_CAPABILITY;
+            let has = match d.compute_capability {
+                Some((a, b)) => format!("an NVIDIA device of compute capability {a}.{b}"),
+                None => "not an NVIDIA GPU (it does not report a compute capability)".to_string(),
+            };
+            Err(Error::plain(format!(
+                "`--precision tf32` needs TF32 tensor cores, and device {} `{}` ({}) has none: it is {has}, \
+                 and TF32 tensor cores are on NVIDIA GPUs of compute capability {major}.{minor} or later; \
+                 on this device use `--precision f32` (the default)",
+                d.id, d.name, d.platform
+            )))
+        }
+        (ir::Precision::Tf32, None) => Err(Error::plain(
+            "`--precision tf32` needs a device with TF32 tensor cores, and no OpenCL device was found",
+        )),
     }
 }
 

@@ -8,7 +8,7 @@
 //! never reported for a variant that computes something else.
 
 use crate::{backend, compile, data, parse_sizes, values_close, verify_checks, Compiled, Error, Options};
-use crate::{bounded_eval_program, check_result, Check, CHECK_STEPS};
+use crate::{bounded_eval_at, bounded_eval_program, check_result, Check, CHECK_STEPS};
 use ir::Diagnostic;
 use std::collections::BTreeMap;
 
@@ -23,6 +23,9 @@ pub struct BenchOptions {
     pub as_written: bool,
     /// Split over these devices (`lift bench --devices`), next to the first of them alone.
     pub devices: Option<String>,
+    /// `--precision`: `tf32` is refused on a device without TF32 tensor cores, and the check
+    /// at `check_sizes` then allows TF32 products (`bounded_eval_at`).
+    pub precision: ir::Precision,
 }
 
 /// What one `lift bench` measured.
@@ -69,9 +72,22 @@ pub fn bench(src: &str, sizes: &[String], opts: &BenchOptions) -> Result<BenchRe
         specialise: true,
         ..Options::default()
     };
+    let copts = crate::with_precision(copts, opts.precision, Some(&device))?;
+    if opts.check && opts.precision != ir::Precision::F32 {
+        return Err(Error::plain(format!(
+            "`--check` compares with the interpreter within 1e-4, which products at `--precision {}` need not meet; check with `--check-size` (its error bounds allow them)",
+            opts.precision
+        )));
+    }
     let compiled = compile(src, &copts)?;
     let codegen_ms = t0.elapsed().as_secs_f64() * 1e3;
     if let Some(hp) = &compiled.host {
+        if opts.precision != ir::Precision::F32 {
+            return Err(Error::plain(format!(
+                "`lift bench --precision {}` of a program with host sections is not supported yet; bench its loop body as a program of its own",
+                opts.precision
+            )));
+        }
         return bench_host(&compiled, hp, sizes, opts, codegen_ms);
     }
     let plan = compiled
@@ -81,7 +97,7 @@ pub fn bench(src: &str, sizes: &[String], opts: &BenchOptions) -> Result<BenchRe
 
     let mut check = "not checked".to_string();
     if !opts.check_sizes.is_empty() {
-        check = check_at(&compiled, &opts.check_sizes, opts.device.as_deref())?;
+        check = check_at(&compiled, &opts.check_sizes, opts.device.as_deref(), opts.precision)?;
     }
 
     // Unless the result is compared with the interpreter, the inputs are made as their
@@ -239,7 +255,12 @@ fn bench_host(
 
 /// Runs the compiled variant at the check sizes and compares it with the bounded interpreter
 /// of the program as given; an error when it is wrong.
-fn check_at(compiled: &Compiled, sizes: &[String], device: Option<&str>) -> Result<String, Error> {
+fn check_at(
+    compiled: &Compiled,
+    sizes: &[String],
+    device: Option<&str>,
+    precision: ir::Precision,
+) -> Result<String, Error> {
     let sizes: BTreeMap<String, i64> = parse_sizes(sizes)?.into_iter().collect();
     let at = sizes_text(&sizes);
     let inputs = data::random_inputs(&compiled.given, &sizes, 7)?;
@@ -269,6 +290,8 @@ fn check_at(compiled: &Compiled, sizes: &[String], device: Option<&str>) -> Resu
             work_group_limit: Some(crate::work_group_limit(&limit)),
             // (a tuned configuration with its sizes as arguments: the very kernels timed)
             specialise: compiled.variant.as_ref().is_none_or(|v| v.built_in),
+            precision,
+            compute_capability: limit.compute_capability,
             ..Options::default()
         },
     )?;
@@ -277,15 +300,19 @@ fn check_at(compiled: &Compiled, sizes: &[String], device: Option<&str>) -> Resu
         .as_ref()
         .ok_or_else(|| Error::plain("internal: no kernels"))?;
     let got = backend::run(plan, &inputs, device, false)?.0;
-    let reference = bounded_eval_program(&compiled.given, &inputs, CHECK_STEPS);
-    let variant = bounded_eval_program(&compiled.program, &inputs, CHECK_STEPS);
+    let reference = bounded_eval_at(&compiled.given, &inputs, CHECK_STEPS, precision);
+    let variant = bounded_eval_at(&compiled.program, &inputs, CHECK_STEPS, precision);
     let c = match (&reference, &variant) {
         (Ok(r), Ok(v)) => check_result(r, v, &got),
         (Err(e), _) | (_, Err(e)) => e.clone(),
     };
+    let bounds = match precision {
+        ir::Precision::F32 => "float32",
+        ir::Precision::Tf32 => "TF32",
+    };
     match c {
         Check::Ok { bound, .. } => Ok(format!(
-            "equals the interpreter at {at} (within float32 error bounds, largest {bound:.1e})"
+            "equals the interpreter at {at} (within {bounds} error bounds, largest {bound:.1e})"
         )),
         Check::Unchecked(why) => Ok(format!("not checked at {at}: {why}")),
         Check::NotRun => Ok(format!("not checked at {at}")),

@@ -94,10 +94,17 @@ pub fn bounded_eval(src: &str, inputs: &data::Inputs, max_steps: u64) -> Result<
 
 /// [`bounded_eval`] of a parsed program.
 pub fn bounded_eval_program(prog: &ir::Program, inputs: &data::Inputs, max_steps: u64) -> Bounded {
+    bounded_eval_at(prog, inputs, max_steps, ir::Precision::F32)
+}
+
+/// [`bounded_eval_program`] with the device bounds of `precision` (`--precision tf32`: every
+/// `float` product's operands possibly rounded to TF32).
+pub fn bounded_eval_at(prog: &ir::Program, inputs: &data::Inputs, max_steps: u64, precision: ir::Precision) -> Bounded {
     let lookup = |n: &str| inputs.sizes.get(n).copied();
     let opts = ir::interp::Options {
         arith: ir::interp::Arith::Bounded,
         max_steps: Some(max_steps),
+        precision,
     };
     match ir::interp::eval_with(prog, &inputs.values, &lookup, &opts) {
         Ok(v) => Ok(v),

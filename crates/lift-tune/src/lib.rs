@@ -20,7 +20,7 @@ pub mod sweep;
 #[cfg(test)]
 mod tests;
 
-pub use check::{bounded_eval, bounded_eval_program, check_result, Check, CHECK_STEPS};
+pub use check::{bounded_eval, bounded_eval_at, bounded_eval_program, check_result, Check, CHECK_STEPS};
 pub use measure::{TIME_LIMIT_S, TIME_LIMIT_VAR};
 pub use search::{tune, TuneOptions, WORK_GROUPS};
 pub use sweep::tune_with;
@@ -30,7 +30,7 @@ use lift_compile::{compile, compile_program, host, parse_sizes, Compiled, Error,
 use lift_data as data;
 use lift_devices as devices;
 use lift_runtime as backend;
-use lift_runtime::{values_close, verify_checks, work_group_limit};
+use lift_runtime::{values_close, verify_checks, with_precision, work_group_limit};
 
 pub use lift_compile::cache::{
     best_entry, best_variant, cached, fnv1a64, program_key, store_cached, tuned_entry, tuned_ms, work_group_text, Tuned,

@@ -76,6 +76,8 @@ pub(crate) fn measure(
         work_group_limit: Some(crate::work_group_limit(&limit)),
         sizes: inputs.inputs.sizes.clone(),
         specialise: built_in,
+        precision: inputs.precision,
+        compute_capability: limit.compute_capability,
         ..measure_options(work_group)
     };
     let c = compile_program(prog.clone(), &opts)?;

@@ -154,7 +154,9 @@ pub(crate) fn report(
         // The fastest configuration that ran and is not known to be wrong: checked ones rank
         // first, so an unchecked one is kept only where nothing could be checked (large sizes
         // with `--check-steps 0`, which `lift bench --check-size` then checks at smaller sizes).
-        if let Some(best) = ranked.first().filter(|r| r.usable()) {
+        // (the cache holds f32 variants for `lift run`: a tf32 sweep's best is not one)
+        let f32 = opts.precision == ir::Precision::F32;
+        if let Some(best) = ranked.first().filter(|r| r.usable() && f32) {
             store_best(
                 src,
                 sizes,
@@ -171,6 +173,13 @@ pub(crate) fn report(
                 }),
             );
         }
+    }
+    if opts.precision != ir::Precision::F32 {
+        let _ = writeln!(
+            out,
+            "\nat --precision {}: checked within its error bounds; nothing is recorded in the tuning cache (it holds f32 timings)",
+            opts.precision
+        );
     }
     let _ = writeln!(
         out,

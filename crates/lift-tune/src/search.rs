@@ -23,6 +23,9 @@ pub struct TuneOptions {
     /// Seed of the search's random choices (the same seed, program and sizes try the same
     /// configurations in the same order, timings aside).
     pub seed: u64,
+    /// `--precision`: `tf32` is refused on any device without TF32 tensor cores; the variants
+    /// are compiled for it and checked within its error bounds.
+    pub precision: ir::Precision,
     /// CSV table, or JSON when the name ends in `.json`.
     pub out: Option<PathBuf>,
     /// SVG chart of the sweep.
@@ -37,6 +40,7 @@ impl Default for TuneOptions {
             check_steps: CHECK_STEPS,
             budget: None,
             seed: 1,
+            precision: ir::Precision::F32,
             out: None,
             plot: None,
         }
@@ -215,6 +219,8 @@ pub(crate) struct TuneInputs {
     pub(crate) bytes: Vec<Option<Vec<u8>>>,
     /// Nothing is compared with the interpreter: results are not decoded.
     pub(crate) skip_result: bool,
+    /// `--precision`: what the variants are compiled for, and the error bounds of their check.
+    pub(crate) precision: ir::Precision,
 }
 
 /// Share of the budget every measurement (a leader's re-timing too) ends in: the rest is for
@@ -290,6 +296,8 @@ pub(crate) struct Checked {
     pub(crate) values: Vec<(usize, Bounded)>,
     /// How many are kept: two per device, as each device may go back to its last variant.
     pub(crate) keep: usize,
+    /// The error bounds of the check (`--precision`).
+    pub(crate) precision: ir::Precision,
 }
 
 impl Checked {
@@ -301,7 +309,7 @@ impl Checked {
         if let Some((_, b)) = self.values.iter().find(|(v, _)| *v == variant) {
             return b.clone();
         }
-        let b = bounded_eval_program(program, inputs, steps);
+        let b = crate::bounded_eval_at(program, inputs, steps, self.precision);
         if self.values.len() >= self.keep.max(2) {
             self.values.drain(..1);
         }

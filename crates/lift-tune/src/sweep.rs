@@ -39,6 +39,8 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
         top_k: if opts.budget.is_some() { top_k.max(24) } else { top_k },
         // every configuration is measured with the sizes built in (`measure`)
         built_in: sizes.clone(),
+        // at tf32 every device is one with tensor cores (any other is refused below)
+        tensor_cores: opts.precision == ir::Precision::Tf32,
         ..rewrite::Options::default()
     };
     let ex = rewrite::explore(prog, info, &ropts)?;
@@ -80,6 +82,9 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
     if chosen.is_empty() {
         return Err(Error::plain("no OpenCL device to tune on"));
     }
+    for d in &chosen {
+        crate::backend::check_precision(opts.precision, Some(d))?;
+    }
 
     let trace = Trace::new(start);
     trace.at(&format!("explored: {} variant(s)", cands.len()));
@@ -118,6 +123,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
         inputs: values,
         bytes,
         skip_result: no_check.is_some(),
+        precision: opts.precision,
     });
     let limit = time_limit()?;
     verify_checks(info, &inputs.inputs)?;
@@ -141,6 +147,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
     let checked = std::sync::Mutex::new(Checked {
         values: vec![],
         keep: 2 * chosen.len(),
+        precision: opts.precision,
     });
     // (Holding the lock while interpreting: a device that wants the same variant waits for it
     // rather than interpreting it twice.)
@@ -294,7 +301,11 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 built_in: true,
             };
             let key = Record::config_key(source, &config.work_group);
-            if let Some((ms, check)) = record.lookup(&dev.name, &key) {
+            // the cache records f32 timings: a tf32 sweep neither reads nor writes them
+            let recorded = record
+                .lookup(&dev.name, &key)
+                .filter(|_| opts.precision == ir::Precision::F32);
+            if let Some((ms, check)) = recorded {
                 row.median_ms = Some(ms);
                 row.check = check;
                 row.resumed = true;
@@ -388,7 +399,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                     progress.show("variant 0: interpreting with error bounds");
                     let t = std::time::Instant::now();
                     let r = shared_reference
-                        .get_or_init(|| bounded_eval_program(cands[0].2, &inputs.inputs, check_steps))
+                        .get_or_init(|| bounded_eval_at(cands[0].2, &inputs.inputs, check_steps, opts.precision))
                         .clone();
                     trace.at(&format!(
                         "interpreted the program in {:.2} s",
@@ -422,7 +433,9 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                 row.check = judge(&reference, &value, &got);
             }
             drop(got);
-            record.store(&dev.name, &key, ms, &row.check);
+            if opts.precision == ir::Precision::F32 {
+                record.store(&dev.name, &key, ms, &row.check);
+            }
             progress.tried(row.correct().then_some(row.median_ms).flatten());
             row.ended_s = start.elapsed().as_secs_f64();
             row.secs = trial_start.elapsed().as_secs_f64() - interpreting;
@@ -498,7 +511,9 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                         progress.show("variant 0: interpreting with error bounds");
                         reference = Some(
                             shared_reference
-                                .get_or_init(|| bounded_eval_program(cands[0].2, &inputs.inputs, check_steps))
+                                .get_or_init(|| {
+                                    bounded_eval_at(cands[0].2, &inputs.inputs, check_steps, opts.precision)
+                                })
                                 .clone(),
                         );
                     }
@@ -513,7 +528,9 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                     rows[i].check = judge(&reference, &value, &got);
                 }
                 rows[i].median_ms = Some(ms);
-                record.store(&dev.name, &Record::config_key(source, &wg), ms, &rows[i].check);
+                if opts.precision == ir::Precision::F32 {
+                    record.store(&dev.name, &Record::config_key(source, &wg), ms, &rows[i].check);
+                }
                 refined += 1;
             }
         }
@@ -600,7 +617,7 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
                     progress.show("variant 0: interpreting with error bounds");
                     reference = Some(
                         shared_reference
-                            .get_or_init(|| bounded_eval_program(cands[0].2, &inputs.inputs, check_steps))
+                            .get_or_init(|| bounded_eval_at(cands[0].2, &inputs.inputs, check_steps, opts.precision))
                             .clone(),
                     );
                 }

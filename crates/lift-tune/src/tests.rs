@@ -433,3 +433,56 @@ fn lean_inputs_of(name: &str, sizes: &[(&str, i64)], arrays: usize) {
     assert!(bytes.iter().all(Option::is_none));
     assert_eq!(kept.values, full.values);
 }
+
+/// `lift bench --check-size` at `--precision tf32`: a matrix product computed as tensor cores
+/// compute it (operands cut to TF32, products summed in f32) is within the TF32 bounds, and
+/// wrong under the f32 ones; a wrong product is wrong under both.
+#[test]
+fn check_at_tf32_accepts_tensor_core_products_that_f32_bounds_refuse() {
+    let mm = "(lift (M K N) ((array-type (array-type float K) M) (array-type (array-type float K) N)) \
+              (lambda (a bt) (map (lambda (row) (join (map (lambda (col) \
+              (reduce + 0.0f (map (lambda (p) (* (get #0 p) (get #1 p))) (zip row col)))) bt))) a)))";
+    let (m, k, n) = (8usize, 512usize, 4usize);
+    let all = noise(m * k + n * k);
+    let (a, bt) = all.split_at(m * k);
+    let rows = |xs: &[f32], r: usize| -> Vec<Vec<f32>> { xs.chunks(k).take(r).map(<[f32]>::to_vec).collect() };
+    let (a, bt) = (rows(a, m), rows(bt, n));
+    let matrix = |rs: &[Vec<f32>]| {
+        Value::Array(
+            rs.iter()
+                .map(|r| Value::Array(r.iter().map(|x| Value::Float(*x)).collect()))
+                .collect(),
+        )
+    };
+    let ins = data::Inputs {
+        values: vec![matrix(&a), matrix(&bt)],
+        sizes: [("M", m), ("K", k), ("N", n)]
+            .into_iter()
+            .map(|(s, v)| (s.to_string(), v as i64))
+            .collect(),
+    };
+    let prog = compile(mm, &Options::types_only()).expect("mm").given;
+    let cut = |x: f32| f32::from_bits(x.to_bits() & !0x1fff);
+    let device = |round: &dyn Fn(f32) -> f32, off: f32| {
+        let out: Vec<Vec<f32>> = a
+            .iter()
+            .map(|r| {
+                bt.iter()
+                    .map(|c| r.iter().zip(c).fold(0.0f32, |s, (x, y)| s + round(*x) * round(*y)) + off)
+                    .collect()
+            })
+            .collect();
+        matrix(&out)
+    };
+    let judge = |precision, got: &Value| match bounded_eval_at(&prog, &ins, CHECK_STEPS, precision) {
+        Ok(r) => check_result(&r, &r, got),
+        Err(c) => c,
+    };
+    let tensor_cores = device(&cut, 0.0);
+    assert!(matches!(judge(ir::Precision::Tf32, &tensor_cores), Check::Ok { .. }));
+    assert!(matches!(judge(ir::Precision::F32, &tensor_cores), Check::Wrong(_)));
+    let f32_result = device(&|x| x, 0.0);
+    assert!(matches!(judge(ir::Precision::Tf32, &f32_result), Check::Ok { .. }));
+    let wrong = device(&cut, 1.0);
+    assert!(matches!(judge(ir::Precision::Tf32, &wrong), Check::Wrong(_)));
+}

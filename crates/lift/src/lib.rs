@@ -73,8 +73,8 @@ pub use lift_devices as devices;
 /// Running plans on a device (crate `lift_runtime`).
 pub use lift_runtime as backend;
 pub use lift_runtime::{
-    read_sources, run_compiled, run_files, run_options, values_close, verify_checks, work_group_limit, RunOptions,
-    RunResult,
+    read_sources, run_compiled, run_files, run_files_at, run_options, values_close, verify_checks, with_precision,
+    work_group_limit, RunOptions, RunResult,
 };
 pub use lift_tune as tune;
 pub use lift_tune::bench;

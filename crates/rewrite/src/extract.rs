@@ -129,6 +129,14 @@ impl Term {
             TOp::KTile(k) => format!("ktile {k}"),
             TOp::WgReduce(k) => format!("wgreduce {k}"),
             TOp::TTile(k) => format!("ttile {k}"),
+            TOp::RBlock(c) if c & crate::sizes::RBLOCK_MMA != 0 => {
+                let rows = if c & crate::sizes::RBLOCK_ROWS != 0 {
+                    " rows"
+                } else {
+                    ""
+                };
+                format!("mmablock {}{rows}", crate::sizes::RegBlockSizes::unpack(*c).name())
+            }
             TOp::RBlock(c) if c & crate::sizes::RBLOCK_ROWS != 0 => {
                 format!("rblock {} rows", crate::sizes::RegBlockSizes::unpack(*c).name())
             }

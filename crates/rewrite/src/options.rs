@@ -77,6 +77,9 @@ pub struct Options {
     /// Tile and block sizes of register-blocked matrix products under a map over a batch
     /// (`batch-reg-block-*`): small products, one tile each (`bench/indep/bmm.lisp`, 32³).
     pub batch_blocks: Vec<RegBlockSizes>,
+    /// Matrix products may be computed on TF32 tensor cores (`--precision tf32` on an NVIDIA
+    /// device of compute capability 8.0 or later): the `mma-block-*` rules (`rules::tensor`).
+    pub tensor_cores: bool,
 }
 
 impl Default for Options {
@@ -126,6 +129,7 @@ impl Default for Options {
             batch_blocks: [(32, 32, 1, 4, 32), (32, 32, 2, 4, 32), (64, 64, 4, 4, 16)]
                 .map(|(tm, tn, rm, rn, tk)| RegBlockSizes { tm, tn, rm, rn, tk })
                 .to_vec(),
+            tensor_cores: false,
         }
     }
 }

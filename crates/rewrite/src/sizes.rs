@@ -111,6 +111,11 @@ pub const GRID_LANES_SHIFT: u32 = 40;
 /// element's tiles a `mapWrg1 × mapWrg0` inside `mapWrg2`. The flag changes no meaning.
 pub const RBLOCK_BATCH: i64 = 1 << 57;
 
+/// Set in an `rblock`'s packed sizes when its tiles are computed on tensor cores
+/// (`rules::tensor`, `mma-block-*`): each work-group's tile is the product of the tile written
+/// at work-group level, which code generation maps to TF32 `mma.sync` fragments.
+pub const RBLOCK_MMA: i64 = 1 << 58;
+
 /// Most rows of work-items of a transpose tile's work-group (`rules::tiling::TransposeTile`):
 /// each work-item moves `t / ttile_rows(t)` elements of a `t × t` tile.
 const TTILE_ROWS: i64 = 8;

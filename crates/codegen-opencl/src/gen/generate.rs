@@ -205,6 +205,6 @@ fn declares(stmts: &[Stmt], name: &str) -> bool {
         Stmt::For { var, body, .. } => var.as_str() == name || declares(body, name),
         Stmt::If { then, els, .. } => declares(then, name) || declares(els, name),
         Stmt::Block(b) => declares(b, name),
-        Stmt::Assign { .. } | Stmt::Call(_) | Stmt::Barrier(_) | Stmt::VStore { .. } => false,
+        Stmt::Assign { .. } | Stmt::Call(_) | Stmt::Barrier(_) | Stmt::VStore { .. } | Stmt::Asm(_) => false,
     })
 }

@@ -45,7 +45,12 @@ fn inline_in(body: &mut [Stmt], single: &BTreeSet<String>, types: &Types) {
                 inline_vec(then, single, types);
                 inline_vec(els, single, types);
             }
-            Stmt::Decl { .. } | Stmt::Assign { .. } | Stmt::Call(_) | Stmt::Barrier(_) | Stmt::VStore { .. } => {}
+            Stmt::Decl { .. }
+            | Stmt::Assign { .. }
+            | Stmt::Call(_)
+            | Stmt::Barrier(_)
+            | Stmt::VStore { .. }
+            | Stmt::Asm(_) => {}
         }
     }
 }
@@ -169,6 +174,15 @@ impl Guard<'_> {
                     Scan::Blocked
                 } else {
                     Scan::Going
+                }
+            }
+            Stmt::Asm(a) => {
+                if a.operands().any(|(e, _, _)| uses(e)) {
+                    return Scan::Found;
+                }
+                match a.written().any(|w| self.writes(root(w)) == Scan::Blocked) {
+                    true => Scan::Blocked,
+                    false => Scan::Going,
                 }
             }
             Stmt::Block(b) => self.stmts(b),
@@ -395,6 +409,16 @@ impl Counts {
                     self.expr(ptr);
                     self.expr(offset);
                 }
+                Stmt::Asm(a) => {
+                    // every variable an instruction's operand names counts as written (the
+                    // instruction's text is opaque to this pass): none is inlined
+                    for (e, _, _) in a.operands() {
+                        let mut touched = BTreeSet::new();
+                        names(e, &mut touched);
+                        self.assigned.extend(touched);
+                        self.expr(e);
+                    }
+                }
             }
         }
     }
@@ -464,7 +488,7 @@ impl Types {
                         decls(then, t);
                         decls(els, t);
                     }
-                    Stmt::Assign { .. } | Stmt::Call(_) | Stmt::Barrier(_) | Stmt::VStore { .. } => {}
+                    Stmt::Assign { .. } | Stmt::Call(_) | Stmt::Barrier(_) | Stmt::VStore { .. } | Stmt::Asm(_) => {}
                 }
             }
         }

@@ -87,6 +87,17 @@ fn narrow_dots(body: &mut [Stmt], types: &Types) {
                 assigned.insert(v.to_string());
             }
         }
+        Stmt::Asm(a) => {
+            for w in a.written() {
+                let mut r = w;
+                while let Expr::Index(b, _) | Expr::Field(b, _) = r {
+                    r = b;
+                }
+                if let Expr::Var(v) = r {
+                    assigned.insert(v.to_string());
+                }
+            }
+        }
         Stmt::Decl { .. }
         | Stmt::Call(_)
         | Stmt::For { .. }
@@ -362,6 +373,15 @@ impl Demand<'_> {
                         self.expr(value, ALL);
                     }
                 }
+                // the instruction reads every lane of what it names (scalars: registers)
+                Stmt::Asm(a) => {
+                    for (e, _, dir) in a.operands() {
+                        if dir != crate::ptx::Dir::In {
+                            self.target(e);
+                        }
+                        self.expr(e, ALL);
+                    }
+                }
             }
         }
     }
@@ -465,7 +485,12 @@ fn visit_stores(body: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
                 visit_stores(then, f);
                 visit_stores(els, f);
             }
-            Stmt::Decl { .. } | Stmt::Assign { .. } | Stmt::Call(_) | Stmt::Barrier(_) | Stmt::VStore { .. } => {}
+            Stmt::Decl { .. }
+            | Stmt::Assign { .. }
+            | Stmt::Call(_)
+            | Stmt::Barrier(_)
+            | Stmt::VStore { .. }
+            | Stmt::Asm(_) => {}
         }
     }
 }
@@ -518,7 +543,7 @@ fn mask_stores(body: &mut [Stmt], d: &Demand) {
                 mask_stores(then, d);
                 mask_stores(els, d);
             }
-            Stmt::Decl { .. } | Stmt::Call(_) | Stmt::Barrier(_) => {}
+            Stmt::Decl { .. } | Stmt::Call(_) | Stmt::Barrier(_) | Stmt::Asm(_) => {}
         }
     }
 }

@@ -36,7 +36,12 @@ fn private_array(body: &[Stmt], a: &Ident) -> Option<(CType, usize)> {
         } if name == a => Some((ty.clone(), *n)),
         Stmt::For { body, .. } | Stmt::Block(body) => private_array(body, a),
         Stmt::If { then, els, .. } => private_array(then, a).or_else(|| private_array(els, a)),
-        Stmt::Decl { .. } | Stmt::Assign { .. } | Stmt::Call(_) | Stmt::Barrier(_) | Stmt::VStore { .. } => None,
+        Stmt::Decl { .. }
+        | Stmt::Assign { .. }
+        | Stmt::Call(_)
+        | Stmt::Barrier(_)
+        | Stmt::VStore { .. }
+        | Stmt::Asm(_) => None,
     })
 }
 
@@ -90,7 +95,12 @@ fn split_decl(body: &mut Vec<Stmt>, a: &Ident, ty: &CType, vars: &[Ident]) {
                     split_decl(then, a, ty, vars);
                     split_decl(els, a, ty, vars);
                 }
-                Stmt::Decl { .. } | Stmt::Assign { .. } | Stmt::Call(_) | Stmt::Barrier(_) | Stmt::VStore { .. } => {}
+                Stmt::Decl { .. }
+                | Stmt::Assign { .. }
+                | Stmt::Call(_)
+                | Stmt::Barrier(_)
+                | Stmt::VStore { .. }
+                | Stmt::Asm(_) => {}
             }
         }
         return;
@@ -153,7 +163,12 @@ fn scalar_arrays(body: &[Stmt], out: &mut Vec<(Ident, ast::Scalar, usize, Addres
                 scalar_arrays(then, out);
                 scalar_arrays(els, out);
             }
-            Stmt::Decl { .. } | Stmt::Assign { .. } | Stmt::Call(_) | Stmt::Barrier(_) | Stmt::VStore { .. } => {}
+            Stmt::Decl { .. }
+            | Stmt::Assign { .. }
+            | Stmt::Call(_)
+            | Stmt::Barrier(_)
+            | Stmt::VStore { .. }
+            | Stmt::Asm(_) => {}
         }
     }
 }
@@ -170,7 +185,12 @@ fn retype_decl(body: &mut [Stmt], a: &Ident, to: CType, n: usize) {
                 retype_decl(then, a, to.clone(), n);
                 retype_decl(els, a, to.clone(), n);
             }
-            Stmt::Decl { .. } | Stmt::Assign { .. } | Stmt::Call(_) | Stmt::Barrier(_) | Stmt::VStore { .. } => {}
+            Stmt::Decl { .. }
+            | Stmt::Assign { .. }
+            | Stmt::Call(_)
+            | Stmt::Barrier(_)
+            | Stmt::VStore { .. }
+            | Stmt::Asm(_) => {}
         }
     }
 }
@@ -256,7 +276,8 @@ fn retype_stmts(body: &mut [Stmt], a: &Ident, sc: (ast::Scalar, AddressSpace), w
             | Stmt::If { .. }
             | Stmt::Block(_)
             | Stmt::Barrier(_)
-            | Stmt::VStore { .. } => None,
+            | Stmt::VStore { .. }
+            | Stmt::Asm(_) => None,
         };
         if let Some((mut value, mut k)) = store {
             retype(&mut value, a, sc, w);
@@ -280,7 +301,7 @@ fn retype_stmts(body: &mut [Stmt], a: &Ident, sc: (ast::Scalar, AddressSpace), w
             }
             Stmt::Block(body) => retype_stmts(body, a, sc, w),
             Stmt::Barrier(_) => {}
-            Stmt::Decl { .. } | Stmt::Assign { .. } | Stmt::Call(_) | Stmt::VStore { .. } => {
+            Stmt::Decl { .. } | Stmt::Assign { .. } | Stmt::Call(_) | Stmt::VStore { .. } | Stmt::Asm(_) => {
                 ast::for_each_expr_mut(std::slice::from_mut(s), &mut |e| retype(e, a, sc, w));
             }
         }

@@ -321,6 +321,9 @@ impl Gen<'_> {
     }
 
     pub(super) fn gen_map(&mut self, e: ExprId, kind: MapKind, f: ExprId, xs: ExprId, dest: &Dest) -> Result<()> {
+        if let Some(tile) = self.mma_tile(kind, f, xs)? {
+            return self.gen_mma_tile(e, &tile, dest);
+        }
         let (params, body) = self.lambda(f)?;
         if kind == MapKind::Vec {
             let Type::Vector(s, w) = self.cty(xs)? else {

@@ -41,6 +41,7 @@ mod locals;
 mod loops;
 mod maps;
 mod memory;
+mod mma;
 mod reduce;
 mod regblock;
 mod scalar;
@@ -105,6 +106,20 @@ pub struct EmitOptions {
     /// longer naming a size does not take it as an argument. Empty: every size is a kernel
     /// argument, the kernels serve every size.
     pub known_sizes: BTreeMap<String, i64>,
+    /// `--precision`: with `tf32` and [`EmitOptions::compute_capability`] 8.0 or later, the
+    /// tile products of `rewrite`'s tensor-core variant are computed by tensor cores
+    /// (`gen/mma.rs`); anything else is generated as written.
+    pub precision: ir::Precision,
+    /// The NVIDIA compute capability of the target device (`None`: not NVIDIA, or unknown).
+    pub compute_capability: Option<(u32, u32)>,
+}
+
+impl EmitOptions {
+    /// Whether products may be computed by TF32 tensor cores: `tf32` asked for, on an NVIDIA
+    /// device of compute capability 8.0 or later (which alone take `mma.sync` TF32 PTX).
+    pub fn tensor_cores(&self) -> bool {
+        self.precision == ir::Precision::Tf32 && self.compute_capability.is_some_and(|cc| cc >= (8, 0))
+    }
 }
 
 /// The most work-items of one work-group: in all (`CL_DEVICE_MAX_WORK_GROUP_SIZE`) and along
@@ -237,6 +252,7 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
         wg_limit: opts.work_group_limit.clone(),
         param_caps: BTreeMap::new(),
         aligned_reads: false,
+        tensor_cores: opts.tensor_cores(),
     };
     let mut sizes = vec![];
     for s in &prog.sizes {
@@ -536,6 +552,8 @@ struct Gen<'a> {
     /// too: set while the grid reduction's first stage is generated (`reduce.rs`
     /// `last_group`), whose `float4` reads sit at offsets a multiple of 4 by their form.
     aligned_reads: bool,
+    /// [`EmitOptions::tensor_cores`].
+    tensor_cores: bool,
 }
 
 /// The size variable, given by the host, that holds the capacity of parameter `k` when it is a

@@ -469,7 +469,12 @@ fn publish(s: &mut Stmt, buf: &Ident, elem: Scalar) -> usize {
             .chain(els.iter_mut())
             .map(|s| publish(s, buf, elem))
             .sum(),
-        Stmt::Decl { .. } | Stmt::Assign { .. } | Stmt::Call(_) | Stmt::Barrier(_) | Stmt::VStore { .. } => 0,
+        Stmt::Decl { .. }
+        | Stmt::Assign { .. }
+        | Stmt::Call(_)
+        | Stmt::Barrier(_)
+        | Stmt::VStore { .. }
+        | Stmt::Asm(_) => 0,
     }
 }
 

@@ -425,10 +425,13 @@ impl<'a> Interp<'a> {
                     }
                 }
             }
-            (_, [a, b]) => binary(op, num(a)?, num(b)?)?,
+            (_, [a, b]) => binary(op, num(a)?, num(b)?, self.tf32)?,
             (Op::Fma, [a, b, c]) => {
                 let (a, b, c) = (num(a)?, num(b)?, num(c)?);
-                let (_, p_own, p_dev) = product(a, b);
+                let (_, p_own, mut p_dev) = product(a, b);
+                if self.tf32 && !double {
+                    p_dev += tf32_product(a, b);
+                }
                 let v = a.v.mul_add(b.v, c.v);
                 let own = p_own + c.own + U64 * v.abs() + TINY64;
                 let p = p_dev + c.dev;
@@ -449,6 +452,15 @@ impl<'a> Interp<'a> {
     }
 }
 
+/// The device error that rounding both operands of a `float` product to TF32 adds
+/// ([`crate::Precision::Tf32`]): the device's operands `Da`, `Db` (within `dev` of the exact
+/// values) become `Da(1+ea)`, `Db(1+eb)` with |ea|, |eb| <= `TF32_UNIT` = t, so the product moves
+/// by at most |Da Db| (2t + t^2) before it is rounded as any product is.
+pub(super) fn tf32_product(a: B, b: B) -> f64 {
+    let t = crate::precision::TF32_UNIT;
+    (a.mag() + a.dev) * (b.mag() + b.dev) * (2.0 * t + t * t)
+}
+
 /// Propagated errors of `a * b`: (value, own error before rounding, device error before rounding).
 /// |Xa Xb - va vb| <= |va| ownb + |vb| owna + owna ownb, and likewise for the device with |X|.
 pub(super) fn product(a: B, b: B) -> (f64, f64, f64) {
@@ -457,7 +469,9 @@ pub(super) fn product(a: B, b: B) -> (f64, f64, f64) {
     (a.v * b.v, p_own, p_dev)
 }
 
-pub(super) fn binary(op: Op, a: B, b: B) -> Option<Value> {
+/// `a op b`; with `tf32`, a `float` product's device bound covers TF32 operands
+/// (`tf32_product`).
+pub(super) fn binary(op: Op, a: B, b: B, tf32: bool) -> Option<Value> {
     let double = a.double || b.double;
     // Device rounding of a result of magnitude at most `m`, `k` ulps (an ulp is at most 2u|y|).
     let round = |m: f64| {
@@ -472,7 +486,8 @@ pub(super) fn binary(op: Op, a: B, b: B) -> Option<Value> {
         }
         Op::Mul => {
             let (v, p_own, p_dev) = product(a, b);
-            (v, p_own + U64 * v.abs() + TINY64, p_dev)
+            let rounded = if tf32 && !double { tf32_product(a, b) } else { 0.0 };
+            (v, p_own + U64 * v.abs() + TINY64, p_dev + rounded)
         }
         Op::Div => {
             let v = a.v / b.v;

@@ -92,6 +92,10 @@ pub struct Options {
     pub arith: Arith,
     /// Stop with [`ErrorKind::StepLimit`] after this many operator and primitive evaluations.
     pub max_steps: Option<u64>,
+    /// With [`Arith::Bounded`]: the arithmetic the device may use. Under
+    /// [`crate::Precision::Tf32`] each `float` product's device bound also covers its operands
+    /// rounded to TF32 (`approx::tf32_product`); values are computed the same either way.
+    pub precision: crate::Precision,
 }
 
 /// Whether two results agree: the same shape and non-float values, floats within `rel` of the
@@ -138,6 +142,7 @@ pub fn eval_with(
         sizes,
         env: vec![Slot::Unbound; prog.vars.len()],
         bounded: opts.arith == Arith::Bounded,
+        tf32: opts.precision == crate::Precision::Tf32,
         steps_left: opts.max_steps.unwrap_or(u64::MAX),
     };
     for (p, a) in prog.params.iter().zip(args) {
@@ -190,6 +195,8 @@ struct Interp<'a> {
     /// Current value of every variable; a binding saves the old value and restores it after.
     env: Vec<Slot<'a>>,
     bounded: bool,
+    /// `float` products may take TF32 operands (`Options::precision`).
+    tf32: bool,
     steps_left: u64,
 }
 

@@ -484,12 +484,74 @@ fn json_output() {
 }
 
 fn bounded(src: &str, args: &[Value], sizes: &[(&str, i64)]) -> Result<Value, RuntimeError> {
+    bounded_at(src, args, sizes, crate::Precision::F32)
+}
+
+fn bounded_at(
+    src: &str,
+    args: &[Value],
+    sizes: &[(&str, i64)],
+    precision: crate::Precision,
+) -> Result<Value, RuntimeError> {
     let prog = parse(src).unwrap_or_else(|d| panic!("parse error: {}", d.message));
     let opts = Options {
         arith: Arith::Bounded,
         max_steps: None,
+        precision,
     };
     eval_with(&prog, args, &sizes_of(sizes), &opts)
+}
+
+/// `x` rounded to TF32 as PTX's `cvt.rna.tf32.f32` does (to nearest, ties away from zero):
+/// the 13 low bits of the significand cleared.
+fn tf32_rna(x: f32) -> f32 {
+    f32::from_bits((x.to_bits() + 0x1000) & !0x1fff)
+}
+
+/// `x` as a tensor core reads `f32` bits it is given: the 13 low bits ignored.
+fn tf32_cut(x: f32) -> f32 {
+    f32::from_bits(x.to_bits() & !0x1fff)
+}
+
+#[test]
+fn tf32_bound_covers_dot_products_of_rounded_operands_and_f32_bound_does_not() {
+    let n = 4096;
+    let xs: Vec<f32> = data(n, 11).iter().map(|x| x * 2.0 + 0.1).collect();
+    let ys: Vec<f32> = data(n, 12).iter().map(|x| x * 3.0 + 0.2).collect();
+    let src = "(lift (N) ((array-type float N) (array-type float N)) (lambda (xs ys) \
+               (reduce + 0.0f (map (lambda (p) (* (get #0 p) (get #1 p))) (zip xs ys)))))";
+    let args = [floats(&xs), floats(&ys)];
+    let at = |p| approx_of(&bounded_at(src, &args, &[("N", n as i64)], p).unwrap());
+    let (f32_bound, tf32_bound) = (at(crate::Precision::F32), at(crate::Precision::Tf32));
+    assert_eq!(
+        f32_bound.value, tf32_bound.value,
+        "the value does not depend on the precision"
+    );
+    // what a tensor core computes: operands rounded (or cut) to TF32, products summed in f32
+    // in blocks of 8 (one m16n8k8 step) and the blocks in order
+    let device = |round: fn(f32) -> f32| {
+        xs.chunks(8)
+            .zip(ys.chunks(8))
+            .map(|(a, b)| a.iter().zip(b).map(|(x, y)| round(*x) * round(*y)).sum::<f32>())
+            .fold(0.0f32, |acc, block| acc + block)
+    };
+    let (rounded, cut) = (device(tf32_rna), device(tf32_cut));
+    assert!(covers(&tf32_bound, rounded), "{rounded} outside {tf32_bound:?}");
+    assert!(covers(&tf32_bound, cut), "{cut} outside {tf32_bound:?}");
+    // cutting errs one way on every operand: far outside what f32 rounding allows
+    assert!(!covers(&f32_bound, cut), "{cut} inside the f32 bound {f32_bound:?}");
+    // the f32 evaluation is still within the (looser) TF32 bound
+    let seq = xs.iter().zip(&ys).fold(0.0f32, |a, (x, y)| a + x * y);
+    assert!(covers(&tf32_bound, seq) && covers(&f32_bound, seq));
+    assert!(tf32_bound.dev > f32_bound.dev);
+}
+
+#[test]
+fn tf32_bound_leaves_double_products_alone() {
+    let src = "(lift (N) ((array-type double N)) (lambda (xs) (reduce + 0.0 (map (lambda (x) (* x x)) xs))))";
+    let xs = Value::Array(data(64, 5).into_iter().map(|x| Value::Double(f64::from(x))).collect());
+    let at = |p| approx_of(&bounded_at(src, std::slice::from_ref(&xs), &[("N", 64)], p).unwrap());
+    assert_eq!(at(crate::Precision::F32), at(crate::Precision::Tf32));
 }
 
 /// The single `Approx` in a one-element array.
@@ -587,6 +649,7 @@ fn step_limit_stops_evaluation() {
     let opts = Options {
         arith: Arith::Native,
         max_steps: Some(10),
+        precision: crate::Precision::F32,
     };
     let e = eval_with(&prog, &[floats(&data(100, 1))], &sizes_of(&[("N", 100)]), &opts).unwrap_err();
     assert_eq!(e.kind, ErrorKind::StepLimit);

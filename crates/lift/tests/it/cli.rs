@@ -1374,30 +1374,8 @@ fn unimplemented_commands_and_options_are_refused_as_not_supported_yet() {
     ];
     let mut cases: Vec<(Vec<&str>, &str)> = vec![
         (
-            [&run[..], &["--precision", "tf32"]].concat(),
-            "`--precision tf32` is not supported yet",
-        ),
-        (
-            vec![
-                "tune",
-                "examples/thesis_2_1.lisp",
-                "--size",
-                "N=8",
-                "--precision",
-                "tf32",
-            ],
-            "`--precision tf32` is not supported yet",
-        ),
-        (
-            vec![
-                "build",
-                "examples/thesis_2_1.lisp",
-                "-o",
-                "unused-dir",
-                "--precision",
-                "tf32",
-            ],
-            "`--precision tf32` is not supported yet",
+            [&run[..], &["--precision", "tf32", "--devices", "all"]].concat(),
+            "`--precision tf32` with `--devices` or `--mpi` is not supported yet",
         ),
         (
             vec!["build", "examples/host_nbody.lisp", "-o", "unused-dir", "--size", "N=6"],
@@ -1413,17 +1391,6 @@ fn unimplemented_commands_and_options_are_refused_as_not_supported_yet() {
                 "N=40",
             ],
             "filters (results of run-time length): not supported yet in `lift build`",
-        ),
-        (
-            vec![
-                "build",
-                "examples/scan_float.lisp",
-                "-o",
-                "unused-dir",
-                "--size",
-                "N=40",
-            ],
-            "scans across the device (`scanGlb`): not supported yet in `lift build`",
         ),
     ];
     if !cfg!(feature = "mpi") {
@@ -1445,4 +1412,56 @@ fn unimplemented_commands_and_options_are_refused_as_not_supported_yet() {
         &[&run[..], &["--precision", "f32", "--backend", "interp"]].concat(),
     ));
     assert_eq!(f32, "[2.0,4.0,6.0,8.0,10.0,12.0]\n");
+}
+
+/// `--precision tf32` on a device without TF32 tensor cores (PoCL, any device but an NVIDIA
+/// GPU of compute capability 8.0 or later) is one error naming the device, from every command
+/// that takes it; the interpreter (f32 products, which TF32 allows) runs it.
+#[test]
+fn tf32_is_refused_naming_a_device_without_tensor_cores() {
+    let run = ["run", "examples/thesis_2_1.lisp", "--data", "examples/thesis_2_1.json"];
+    let interp = assert_succeeds(&lift(
+        &[&run[..], &["--precision", "tf32", "--backend", "interp"]].concat(),
+    ));
+    assert_eq!(interp, "[2.0,4.0,6.0,8.0,10.0,12.0]\n");
+    let Some(device) = crate::opencl::device() else { return };
+    let info = host_runner::device_info(device.as_deref()).expect("the test device");
+    if info.tf32_tensor_cores() {
+        return;
+    }
+    let on = ["--device", info.id.as_str()];
+    let tf32 = ["--precision", "tf32"];
+    let mm = [
+        "bench/cgo17/mm.lisp",
+        "--size",
+        "M=32",
+        "--size",
+        "K=32",
+        "--size",
+        "N=32",
+    ];
+    let cases: Vec<Vec<&str>> = vec![
+        [&run[..], &on[..], &tf32[..]].concat(),
+        [&["bench"][..], &mm[..], &on[..], &tf32[..], &["--check-size", "M=16"]].concat(),
+        [&["tune"][..], &mm[..], &["--devices", info.id.as_str()], &tf32[..]].concat(),
+        [&["build"][..], &mm[..], &on[..], &tf32[..], &["-o", "unused-tf32-dir"]].concat(),
+    ];
+    let named = format!("device {} `{}`", info.id, info.name);
+    for args in cases {
+        let stderr = assert_fails(&lift(&args), "`--precision tf32` needs TF32 tensor cores");
+        assert!(stderr.contains(&named), "{args:?} names the device:\n{stderr}");
+        assert!(
+            stderr.contains("--precision f32"),
+            "{args:?} says what to use:\n{stderr}"
+        );
+        assert_eq!(
+            stderr.lines().filter(|l| !l.trim().is_empty()).count(),
+            1,
+            "{args:?}:\n{stderr}"
+        );
+    }
+    assert!(
+        !repo_root().join("unused-tf32-dir").exists(),
+        "a refused build writes nothing"
+    );
 }

@@ -312,6 +312,7 @@ fn bench_reports_a_host_programs_steps_and_times() {
         check_sizes: vec![check.to_string()],
         as_written: false,
         devices: None,
+        precision: lift::Precision::F32,
     };
     let src = std::fs::read_to_string(crate::examples_dir().join("host_jacobi.lisp")).expect("the example");
     let r = lift::bench::bench(&src, &["N=2048".into()], &opts("N=64")).unwrap_or_else(|e| panic!("{}", e.message()));

@@ -45,6 +45,7 @@ mod snapshots;
 mod specialised_sizes;
 mod stencil_suite;
 mod stencil_tiles;
+mod tensor_cores;
 mod views_slide;
 
 use std::path::{Path, PathBuf};

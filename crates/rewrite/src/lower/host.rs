@@ -25,6 +25,9 @@ impl Lowerer<'_> {
             return out;
         }
         if let TOp::RBlock(c) = t.op {
+            if c & crate::sizes::RBLOCK_MMA != 0 {
+                return self.host_mma(t, c);
+            }
             if c & crate::sizes::RBLOCK_ROWS != 0 {
                 return self.host_rblock_rows(t, c);
             }

@@ -17,6 +17,7 @@
 mod colreduce;
 mod grid;
 mod host;
+mod mma;
 mod rblock;
 mod reuse;
 mod rows;

@@ -7,6 +7,7 @@
 //! - `algorithmic`: map fusion and fission, a map through `join`, `let`s moved into their use;
 //! - `tiling`: split-join, 2-D work-group tiles, the tiled transpose, K-tiling;
 //! - `regblock`: register-blocked matrix products (also under a map over a batch);
+//! - `tensor`: the same on TF32 tensor cores, where the options allow them;
 //! - `workgroups`: cooperative reductions by the work-items of a work-group;
 //! - `reductions`: partial, strided, column-block and one-launch (grid) reductions, unrolling;
 //! - `staging`: copies into local memory (rows, tiles, arrays read whole by every work-item);
@@ -26,6 +27,7 @@ pub mod regblock;
 pub mod scan;
 pub mod staging;
 pub mod stencil;
+pub mod tensor;
 pub mod tiling;
 pub mod vectors;
 pub mod workgroups;
@@ -67,6 +69,7 @@ pub fn workgroup_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>
     rules.push(staging::stage_rows_vec(default));
     rules.extend(reg_block_rows_rules(opts));
     rules.extend(batch_reg_block_rules(opts));
+    rules.extend(tensor::mma_block_rules(opts));
     rules
 }
 

@@ -1,0 +1,137 @@
+//! Matrix products on TF32 tensor cores (`--precision tf32`): the tensor-core variant
+//! (`mma-block-*`) is chosen only for a device of compute capability 8.0 or later at sizes its
+//! tiles divide; its kernel, compiled for a pretend NVIDIA device of compute capability 9.0,
+//! is a snapshot (the inline PTX of `mma.sync` and `cvt.rna.tf32`); and the variant as a
+//! program (its tile products generated per element where no tensor core is) equals the
+//! interpreter on OpenCL.
+
+use crate::{interp_options, json_close, parse_json};
+
+const MM: &str = include_str!("../../../../bench/cgo17/mm.lisp");
+const MM_NT: &str = include_str!("../../../../bench/indep/mm_nt.lisp");
+
+/// `lift run --precision tf32` on an NVIDIA device of compute capability 9.0 (an H200), at
+/// these sizes, as a pipeline's options.
+fn tf32_on_cc90(sizes: &[(&str, i64)]) -> lift::Options {
+    lift::Options {
+        sizes: sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        specialise: true,
+        precision: lift::Precision::Tf32,
+        compute_capability: Some((9, 0)),
+        ..lift::Options::default()
+    }
+}
+
+fn compiled(src: &str, opts: &lift::Options) -> lift::Compiled {
+    lift::compile(src, opts).unwrap_or_else(|e| panic!("{}", e.message()))
+}
+
+fn description(c: &lift::Compiled) -> String {
+    c.variant.as_ref().map(|v| v.description.clone()).unwrap_or_default()
+}
+
+#[test]
+fn tf32_on_tensor_cores_emits_mma_fragments_for_mm() {
+    let sizes = [("M", 256), ("K", 64), ("N", 256)];
+    let c = compiled(MM, &tf32_on_cc90(&sizes));
+    assert!(description(&c).contains("mmablock"), "{}", description(&c));
+    let cl = c.text(lift::Emit::Cl).expect("cl");
+    assert!(
+        cl.contains("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"),
+        "{cl}"
+    );
+    assert!(cl.contains("cvt.rna.tf32.f32"), "{cl}");
+    insta::assert_snapshot!("cl@tf32_mm_cc90.lisp", cl);
+    let plan = c.text(lift::Emit::Plan).expect("plan");
+    assert!(plan.contains("tensor cores"), "{plan}");
+    // mm_nt: both operands along K
+    let nt = compiled(MM_NT, &tf32_on_cc90(&sizes));
+    let cl = nt.text(lift::Emit::Cl).expect("cl");
+    assert!(cl.contains("mma.sync.aligned.m16n8k8"), "{}\n{cl}", description(&nt));
+    insta::assert_snapshot!("cl@tf32_mm_nt_cc90.lisp", cl);
+}
+
+#[test]
+fn tensor_cores_need_tf32_a_capable_device_and_dividing_tiles() {
+    let sizes = [("M", 256), ("K", 64), ("N", 256)];
+    let no_mma = |opts: &lift::Options, why: &str| {
+        let c = compiled(MM, opts);
+        let cl = c.text(lift::Emit::Cl).expect("cl");
+        assert!(!cl.contains("asm"), "{why}: {}\n{cl}", description(&c));
+        assert!(!description(&c).contains("mmablock"), "{why}: {}", description(&c));
+    };
+    let f32 = lift::Options {
+        precision: lift::Precision::F32,
+        ..tf32_on_cc90(&sizes)
+    };
+    no_mma(&f32, "f32");
+    let ampere_before = lift::Options {
+        compute_capability: Some((7, 5)),
+        ..tf32_on_cc90(&sizes)
+    };
+    no_mma(&ampere_before, "compute capability 7.5");
+    let not_nvidia = lift::Options {
+        compute_capability: None,
+        ..tf32_on_cc90(&sizes)
+    };
+    no_mma(&not_nvidia, "no compute capability");
+    // 200 rows: the 128-row tiles do not divide them; K = 40 is no multiple of 32
+    no_mma(&tf32_on_cc90(&[("M", 200), ("K", 64), ("N", 256)]), "M = 200");
+    no_mma(&tf32_on_cc90(&[("M", 256), ("K", 40), ("N", 256)]), "K = 40");
+}
+
+/// A matrix of small integers as JSON (their products and sums are exact in TF32 and f32).
+fn matrix(rows: usize, cols: usize, seed: u64) -> String {
+    let mut r = ir::rng::XorShift::new(seed);
+    let rows: Vec<String> = (0..rows)
+        .map(|_| {
+            let xs: Vec<String> = (0..cols).map(|_| format!("{}", r.below(9) as f64 - 4.0)).collect();
+            format!("[{}]", xs.join(", "))
+        })
+        .collect();
+    format!("[{}]", rows.join(", "))
+}
+
+/// The tensor-core variant's program compiled for a device without tensor cores (its tile
+/// products then computed element by element) equals the interpreter: the variant means the
+/// product, whatever computes its tiles.
+#[test]
+fn the_tensor_core_variant_as_a_program_equals_the_interpreter() {
+    let Some(device) = crate::opencl::device() else { return };
+    let (m, k, n) = (256i64, 64i64, 128i64);
+    let variant = compiled(MM, &tf32_on_cc90(&[("M", m), ("K", k), ("N", n)]));
+    assert!(description(&variant).contains("mmablock"), "{}", description(&variant));
+    let source = variant.variant.as_ref().expect("a variant").source.clone();
+    let c = compiled(
+        &source,
+        &lift::Options {
+            as_written: true,
+            sizes: [("M", m), ("K", k), ("N", n)]
+                .iter()
+                .map(|(s, v)| (s.to_string(), *v))
+                .collect(),
+            specialise: true,
+            ..lift::Options::default()
+        },
+    );
+    let json = format!(
+        "{{\"a\": {}, \"b\": {}}}",
+        matrix(m as usize, k as usize, 7),
+        matrix(k as usize, n as usize, 8)
+    );
+    let data = vec![lift::data::DataSource::Json(json, "mm.json".into())];
+    let inputs = lift::data::load(&c.given, &data, &[]).expect("inputs");
+    let opts = lift::RunOptions {
+        device,
+        time: false,
+        interp: false,
+    };
+    let got = lift::run_compiled(&c, &inputs, &opts).unwrap_or_else(|e| panic!("{}", e.message()));
+    let given = compiled(MM, &lift::Options::types_only());
+    let want = lift::run_compiled(&given, &inputs, &interp_options()).expect("interpreter");
+    let (want, got) = (
+        parse_json(&want.json, "the interpreter's result"),
+        parse_json(&got.json, "the OpenCL result"),
+    );
+    assert!(json_close(&want, &got), "the variant differs from the interpreter");
+}
