@@ -227,6 +227,8 @@ impl Library {
             &opts.sizes,
             opts.device.as_deref(),
             &dir,
+            // TF32 is chosen on the command line (`lift build --precision tf32`)
+            crate::Precision::F32,
         );
         let loaded = built.and_then(|b| Library::open(&b.library, name));
         if opts.out.is_none() {

@@ -85,7 +85,11 @@ mod tests {
     fn run(src: &str, xs: Value, n: i64, arith: Arith) -> Value {
         let prog = crate::parse(src).unwrap_or_else(|d| panic!("parse error: {}", d.message));
         let sizes = move |s: &str| (s == "N").then_some(n);
-        let opts = Options { arith, max_steps: None };
+        let opts = Options {
+            arith,
+            max_steps: None,
+            precision: crate::Precision::F32,
+        };
         eval_with(&prog, &[xs], &sizes, &opts).expect("runs")
     }
 
