@@ -118,12 +118,14 @@ impl Gen<'_> {
         if !self.is_dot(g, r) {
             return Ok(None);
         }
-        let float_tile = |t: Type| match specialised_type(&t) {
-            Type::Array(row, n) => match *row {
-                Type::Array(elem, k) if n.as_cst() == Some(TILE) && *elem == Type::Scalar(Scalar::Float) => k.as_cst(),
-                _ => None,
-            },
-            _ => None,
+        let float_tile = |t: Type| {
+            let Type::Array(row, n) = specialised_type(&t) else {
+                return None;
+            };
+            let Type::Array(elem, k) = *row else { return None };
+            (n.as_cst() == Some(TILE) && *elem == Type::Scalar(Scalar::Float))
+                .then(|| k.as_cst())
+                .flatten()
         };
         let (Some(k), Some(kc)) = (float_tile(self.cty(xs)?), float_tile(self.cty(cols)?)) else {
             return Ok(None);
@@ -151,14 +153,12 @@ impl Gen<'_> {
         };
         let (f, z, zipped) = (args[0], args[1], args[2]);
         let zero = matches!(p.expr(z), Expr::Lit(Lit::Float(x)) if *x == 0.0);
-        let var = |e: ExprId| match p.expr(e) {
-            Expr::Var(v) => Some(*v),
-            _ => None,
+        let var = |e: ExprId| if let Expr::Var(v) = p.expr(e) { Some(*v) } else { None };
+        let Expr::Prim { prim: Prim::Zip, args } = p.expr(zipped) else {
+            return false;
         };
-        let pair = match p.expr(zipped) {
-            Expr::Prim { prim: Prim::Zip, args } if args.len() == 2 => (var(args[0]), var(args[1])),
-            _ => return false,
-        };
+        let [x0, x1] = args[..] else { return false };
+        let pair = (var(x0), var(x1));
         if !zero || !(pair == (Some(r), Some(c)) || pair == (Some(c), Some(r))) {
             return false;
         }
@@ -167,31 +167,39 @@ impl Gen<'_> {
         };
         let [acc, y] = params[..] else { return false };
         // `get0 y · get1 y` (either order)
-        let is_product = |e: ExprId| match p.expr(e) {
-            Expr::Op { op: Op::Mul, args } if args.len() == 2 => {
-                let get = |a: ExprId| match p.expr(a) {
-                    Expr::Op { op: Op::Get(k), args } if var(args[0]) == Some(y) => Some(*k),
-                    _ => None,
-                };
-                matches!((get(args[0]), get(args[1])), (Some(0), Some(1)) | (Some(1), Some(0)))
-            }
-            _ => false,
+        let get = |a: ExprId| match p.expr(a) {
+            Expr::Op { op: Op::Get(k), args } if var(args[0]) == Some(y) => Some(*k),
+            Expr::Var(_)
+            | Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Let { .. }
+            | Expr::Pack(_) => None,
         };
-        let sum_of = |e: ExprId, term: &dyn Fn(ExprId) -> bool| match p.expr(e) {
-            Expr::Op { op: Op::Add, args } if args.len() == 2 => {
-                (var(args[0]) == Some(acc) && term(args[1])) || (var(args[1]) == Some(acc) && term(args[0]))
-            }
-            _ => false,
+        let is_product = |e: ExprId| {
+            let Expr::Op { op: Op::Mul, args } = p.expr(e) else {
+                return false;
+            };
+            let [u, w] = args[..] else { return false };
+            matches!((get(u), get(w)), (Some(0), Some(1)) | (Some(1), Some(0)))
         };
-        match p.expr(*body) {
-            Expr::Let {
-                var: v, value, body, ..
-            } => {
-                let v = *v;
-                is_product(*value) && sum_of(*body, &|e| var(e) == Some(v))
-            }
-            _ => sum_of(*body, &is_product),
+        let sum_of = |e: ExprId, term: &dyn Fn(ExprId) -> bool| {
+            let Expr::Op { op: Op::Add, args } = p.expr(e) else {
+                return false;
+            };
+            let [u, w] = args[..] else { return false };
+            (var(u) == Some(acc) && term(w)) || (var(w) == Some(acc) && term(u))
+        };
+        if let Expr::Let {
+            var: v, value, body, ..
+        } = p.expr(*body)
+        {
+            let v = *v;
+            return is_product(*value) && sum_of(*body, &|e| var(e) == Some(v));
         }
+        sum_of(*body, &is_product)
     }
 
     /// How the tile `view` (`[128][K]`) lies in global memory: along K when the element after
@@ -384,12 +392,12 @@ impl Gen<'_> {
                 let n0 = wn.mul(&c(TILE / WARPS_N)).add(&c(ni * 8)).add(&g4);
                 b.push([frag(self, &lb, yl, &n0, &k0), frag(self, &lb, yl, &n0, &k4)]);
             }
-            for mi in 0..MI as usize {
-                for ni in 0..NI as usize {
-                    let at = (mi * NI as usize + ni) * 4;
+            for (mi, am) in a.iter().enumerate() {
+                for (ni, bn) in b.iter().enumerate() {
+                    let at = (mi * b.len() + ni) * 4;
                     let mut ops: Vec<CExpr> = acc[at..at + 4].iter().map(CExpr::var).collect();
-                    ops.extend(a[mi].iter().map(CExpr::var));
-                    ops.extend(b[ni].iter().map(CExpr::var));
+                    ops.extend(am.iter().map(CExpr::var));
+                    ops.extend(bn.iter().map(CExpr::var));
                     self.push_asm(e, PtxOp::MmaM16n8k8Tf32, ops)?;
                 }
             }
