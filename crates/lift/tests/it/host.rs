@@ -77,16 +77,21 @@ fn a_host_loop_must_keep_the_state_type() {
     );
 }
 
+/// Inside a kernel `iterate-until` is no host section but a loop of one work-item
+/// (LANGUAGE.md, "Loops inside a work-item"): each element halves its own one-element state
+/// until it is below 1, after its own number of steps.
 #[test]
-fn iterate_until_inside_a_kernel_is_refused() {
+fn iterate_until_inside_a_kernel_is_a_loop_of_one_work_item() {
     let src = "(lift (N) ((array-type float N))
-      (lambda (xs) (mapGlb (lambda (x) (at 0 (iterate-until #4 (lambda (p q) true) (lambda (s) (mapSeq (lambda (y) y) s)) (generate #1 (lambda (i) x))))) xs)))";
-    let err = lift::compile(src, &lift::Options::default()).expect_err("refused");
-    assert!(
-        err.message() == "`iterate-until` inside a kernel is not supported yet",
-        "{}",
-        err.message()
-    );
+      (lambda (xs) (mapGlb (lambda (x) (at 0 (iterate-until #4 (lambda (p q) (< (at 0 q) 1.0f)) (lambda (s) (mapSeq (lambda (y) (* y 0.5f)) s)) (generate #1 (lambda (i) x))))) xs)))";
+    let compiled = lift::compile(src, &lift::Options::default()).expect("compiles");
+    assert!(compiled.host.is_none(), "no host section");
+    // 0.5 stops after one step, 3 after two, 100 at the fourth (its most)
+    let want = "[0.25,0.75,6.25]";
+    let v = || vec![floats(&[0.5, 3.0, 100.0])];
+    assert_eq!(run(src, v(), &[("N", 3)], None).as_deref(), Ok(want), "interpreter");
+    let Some(device) = crate::opencl::device() else { return };
+    assert_eq!(run(src, v(), &[("N", 3)], Some(&device)).as_deref(), Ok(want), "OpenCL");
 }
 
 const SIGN: &str = "(lift (N) ((array-type float N))
