@@ -336,6 +336,14 @@ int64_t {name}_ctx_arrays({name}_ctx* ctx_) {{
     pthread_mutex_unlock(&ctx->lock);
     return n;
 }}
+int64_t {name}_ctx_transfers({name}_ctx* ctx_) {{
+    struct lr_ctx* ctx = (struct lr_ctx*)ctx_;
+    if (!ctx || !lr_live(ctx)) return -1;
+    pthread_mutex_lock(&ctx->lock);
+    int64_t n = ctx->moved;
+    pthread_mutex_unlock(&ctx->lock);
+    return n;
+}}
 "
     );
     for k in &kinds {
@@ -429,6 +437,12 @@ fn header(spec: &Spec, kinds: &[Kind]) -> String {
         h,
         "/* How many arrays of the context are live (not freed); -1 for a freed context. */\nint64_t \
          {name}_ctx_arrays({name}_ctx* ctx);"
+    );
+    let _ = writeln!(
+        h,
+        "/* Bytes copied between host and device by the context so far: arrays made and read, and per\n * run only \
+         4-byte error flags where its kernels have checks (and zeroed scratch of one-pass reductions):\n * a run on \
+         device arrays moves no data of theirs. -1 for a freed context. */\nint64_t {name}_ctx_transfers({name}_ctx* ctx);"
     );
     let _ = writeln!(
         h,

@@ -118,6 +118,8 @@ struct lr_ctx {
     size_t pool_bytes[LR_POOL];
     int npool;
     size_t pooled;
+    /* Bytes copied between host and device (arrays made and read, scratch cleared, error flags). */
+    int64_t moved;
     /* The error flag the kernels' checks set, made at the first run that has checks. */
     cl_mem flag;
     /* The list of live contexts: a freed context passed again is refused. */
@@ -375,6 +377,7 @@ static inline cl_mem lr_alloc_zeroed(struct lr_ctx* ctx, size_t bytes, const cha
     void* zeros = calloc(1, bytes);
     cl_int e = zeros ? clEnqueueWriteBuffer(ctx->queue, m, CL_TRUE, 0, bytes, zeros, 0, NULL, NULL) : -6;
     free(zeros);
+    ctx->moved += (int64_t)bytes;
     if (e != CL_SUCCESS) {
         lr_fail(ctx, "clearing %s (%zu bytes) failed: error %d", what, bytes, (int)e);
         lr_release(ctx, m, bytes);
@@ -429,6 +432,7 @@ static struct lr_array* lr_array_new(struct lr_ctx* ctx, int kind, const void* d
     }
     if (a->bytes > 0) {
         cl_int e = clEnqueueWriteBuffer(ctx->queue, a->mem, CL_TRUE, 0, a->bytes, data, 0, NULL, NULL);
+        ctx->moved += (int64_t)a->bytes;
         if (e != CL_SUCCESS) {
             lr_fail(ctx, "copying the new array to the device failed: error %d", (int)e);
             lr_array_free(a);
@@ -442,6 +446,7 @@ static int lr_array_values(struct lr_ctx* ctx, const struct lr_array* a, void* o
     if (a->bytes == 0) return 0;
     if (!out) { lr_fail(ctx, "the destination of the values is NULL"); return 1; }
     cl_int e = clEnqueueReadBuffer(ctx->queue, a->mem, CL_TRUE, 0, a->bytes, out, 0, NULL, NULL);
+    ctx->moved += (int64_t)a->bytes;
     if (e != CL_SUCCESS) { lr_fail(ctx, "reading the array from the device failed: error %d", (int)e); return 1; }
     return 0;
 }
@@ -521,6 +526,7 @@ static const int32_t lr_zero = 0;
 static inline int lr_flag_clear(struct lr_ctx* ctx) {
     if (!ctx->flag) ctx->flag = lr_alloc(ctx, 4, "the error flag");
     if (!ctx->flag) return 1;
+    ctx->moved += 4;
     if (clEnqueueWriteBuffer(ctx->queue, ctx->flag, 0, 0, 4, &lr_zero, 0, NULL, NULL) != CL_SUCCESS) {
         lr_fail(ctx, "clearing the error flag failed");
         return 1;
@@ -532,6 +538,7 @@ static inline int lr_flag_clear(struct lr_ctx* ctx) {
  * returns with its result computed and any failure reported. */
 static int lr_wait(struct lr_ctx* ctx, int checks, int32_t* flag) {
     *flag = 0;
+    if (checks) ctx->moved += 4;
     cl_int e = checks ? clEnqueueReadBuffer(ctx->queue, ctx->flag, CL_TRUE, 0, 4, flag, 0, NULL, NULL) : clFinish(ctx->queue);
     if (e != CL_SUCCESS) {
         lr_fail(ctx, "running the kernels failed: error %d", (int)e);
