@@ -75,6 +75,11 @@ class Program:
     def device(self) -> Optional[str]:
         """The device asked for at load (``None``: the default device)."""
     @property
+    def bytes_moved(self) -> int:
+        """Bytes copied between the host and the device by the program's device context so far
+        (:meth:`to_device`, :meth:`Array.numpy`, NumPy arguments of device calls): calls on device
+        arrays alone move none. ``0`` before the first device use."""
+    @property
     def used(self) -> str:
         """Which kernels the last call on device arrays ran: those built for the sizes of the last
         :meth:`tune`, or the generic ones, and which variant of the program (``""`` before one)."""

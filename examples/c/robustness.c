@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     enum { N = 1024 };
-    static float x[N], y[N];
+    static float x[N], y[N], read_back[N];
     for (int i = 0; i < N; i++) {
         x[i] = (float)i / 7.0f;
         y[i] = 1.0f - (float)i;
@@ -121,6 +121,19 @@ int main(int argc, char** argv) {
     if (saxpy_run(ctx, &r, 2.0f, xs, ys)) return 1;
     printf("built size wrong elements: %d\n", saxpy_wrong(ctx, r, 2.0f, x, y, N));
     printf("built size used: %s\n", saxpy_used(ctx));
+    /* Chained runs on device arrays move nothing between host and device; reading a result moves
+     * its bytes. */
+    int64_t moved = saxpy_ctx_transfers(ctx);
+    for (int i = 0; i < 100; i++) {
+        saxpy_f32_1d* next = NULL;
+        if (saxpy_run(ctx, &next, 0.5f, xs, r)) return 1;
+        saxpy_free_f32_1d(ctx, r);
+        r = next;
+    }
+    printf("bytes moved by 100 chained runs: %lld\n", (long long)(saxpy_ctx_transfers(ctx) - moved));
+    moved = saxpy_ctx_transfers(ctx);
+    saxpy_values_f32_1d(ctx, r, read_back);
+    printf("bytes moved reading a result: %lld\n", (long long)(saxpy_ctx_transfers(ctx) - moved));
     saxpy_free_f32_1d(ctx, r);
 
     /* 2. Other sizes: the generic kernels, which the library names. */

@@ -182,7 +182,9 @@ def test_device_arrays_chain_without_copies_and_equal_interpreter(tmp_path):
     # A NumPy argument beside a device array is copied over; the result stays on the device.
     once = prog(alpha=0.5, xs=xs, ys=y)
     assert isinstance(once, lift.Array)
+    moved = prog.bytes_moved
     twice = prog(0.5, xs, once)
+    assert prog.bytes_moved == moved, "a call on device arrays moves no data"
     want = interp(EXAMPLES / "saxpy.lisp", dict(alpha=0.5, xs=x, ys=y), tmp_path)
     np.testing.assert_array_equal(once.numpy(), np.asarray(want, np.float32))
     want2 = interp(EXAMPLES / "saxpy.lisp", dict(alpha=0.5, xs=x, ys=np.asarray(want, np.float32)), tmp_path)

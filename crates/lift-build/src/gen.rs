@@ -336,12 +336,20 @@ int64_t {name}_ctx_arrays({name}_ctx* ctx_) {{
     pthread_mutex_unlock(&ctx->lock);
     return n;
 }}
+int64_t {name}_ctx_transfers({name}_ctx* ctx_) {{
+    struct lr_ctx* ctx = (struct lr_ctx*)ctx_;
+    if (!ctx || !lr_live(ctx)) return -1;
+    pthread_mutex_lock(&ctx->lock);
+    int64_t n = ctx->moved;
+    pthread_mutex_unlock(&ctx->lock);
+    return n;
+}}
 "
     );
     for k in &kinds {
         array_functions(&mut c, name, *k, kind_id(*k));
     }
-    untyped_functions(&mut c, spec);
+    untyped_functions(&mut c, spec, kinds.len());
     for (v, var) in spec.variants.iter().enumerate() {
         // Only a variant with another after it is tried on its conditions.
         if v + 1 < spec.variants.len() {
@@ -429,6 +437,12 @@ fn header(spec: &Spec, kinds: &[Kind]) -> String {
         h,
         "/* How many arrays of the context are live (not freed); -1 for a freed context. */\nint64_t \
          {name}_ctx_arrays({name}_ctx* ctx);"
+    );
+    let _ = writeln!(
+        h,
+        "/* Bytes copied between host and device by the context so far: arrays made and read, and per\n * run only \
+         4-byte error flags where its kernels have checks (and zeroed scratch of one-pass reductions):\n * a run on \
+         device arrays moves no data of theirs. -1 for a freed context. */\nint64_t {name}_ctx_transfers({name}_ctx* ctx);"
     );
     let _ = writeln!(
         h,
@@ -546,7 +560,7 @@ void* {name}_raw_{s}_{r}d({name}_ctx* ctx_, const {t}* a) {{
 }
 
 /// The untyped entry points: the signature, `call`, and arrays by element name and rank.
-fn untyped_functions(c: &mut String, spec: &Spec) {
+fn untyped_functions(c: &mut String, spec: &Spec, nkinds: usize) {
     let name = spec.name;
     let sig: Vec<String> = spec
         .params
@@ -593,20 +607,7 @@ int {name}_array_free({name}_ctx* ctx_, void* a) {{
     lr_array_free((struct lr_array*)a);
     return lr_leave(ctx, 0);
 }}",
-        nk = {
-            let mut kinds: Vec<Kind> = spec
-                .params
-                .iter()
-                .filter_map(|(_, s)| match s {
-                    Shape::Array(k, _) => Some(*k),
-                    Shape::Scalar(_) => None,
-                })
-                .chain([spec.result.0])
-                .collect();
-            kinds.sort();
-            kinds.dedup();
-            kinds.len()
-        }
+        nk = nkinds
     );
     // `call` unpacks the argument pointers into `<prog>_run`'s typed parameters.
     let mut unpack = vec![];

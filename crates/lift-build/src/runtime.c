@@ -70,8 +70,18 @@ cl_int clReleaseContext(cl_context);
 #define LR_MAX_VARIANTS 3
 /* Freed device buffers a context keeps for reuse (a result of the same size next call), so that a
  * loop of calls allocates nothing: at most this many, of at most LR_POOL_BYTES together. */
+/* Kernel arguments a context remembers per kernel (see lr_arg). */
+#define LR_MAX_ARGS 64
 #define LR_POOL 16
 #define LR_POOL_BYTES ((size_t)256 << 20)
+
+/* The last value set for one kernel argument: a call whose arguments did not change (the same
+ * scalars, the same pooled buffers) sets none, as a hand-written host program would. */
+struct lr_argslot {
+    int set, local;
+    size_t size;
+    unsigned char value[8];
+};
 
 /* One compiled form of the program: the kernels built for the library's sizes, or the
  * generic ones that take every size as an argument. */
@@ -94,6 +104,7 @@ struct lr_ctx {
     cl_program program[LR_MAX_VARIANTS];
     cl_kernel* kernels[LR_MAX_VARIANTS];
     int nkernels[LR_MAX_VARIANTS];
+    struct lr_argslot* args[LR_MAX_VARIANTS];
     /* The variant the last successful run used, -1 before one. */
     int used;
     /* Set when the device could not be opened: every later call fails with `error`. */
@@ -107,6 +118,8 @@ struct lr_ctx {
     size_t pool_bytes[LR_POOL];
     int npool;
     size_t pooled;
+    /* Bytes copied between host and device (arrays made and read, scratch cleared, error flags). */
+    int64_t moved;
     /* The error flag the kernels' checks set, made at the first run that has checks. */
     cl_mem flag;
     /* The list of live contexts: a freed context passed again is refused. */
@@ -237,6 +250,13 @@ static int lr_build(struct lr_ctx* ctx, int v) {
             return 1;
         }
     }
+    ctx->args[v] = (struct lr_argslot*)calloc((size_t)(var->n ? var->n : 1) * LR_MAX_ARGS, sizeof(struct lr_argslot));
+    if (!ctx->args[v]) {
+        lr_fail(ctx, "out of host memory");
+        for (int j = 0; j < var->n; j++) clReleaseKernel(ks[j]);
+        free(ks);
+        return 1;
+    }
     ctx->kernels[v] = ks;
     ctx->nkernels[v] = var->n;
     return 0;
@@ -287,6 +307,7 @@ static int lr_ctx_free(struct lr_ctx* ctx) {
     for (int v = 0; v < LR_MAX_VARIANTS; v++) {
         for (int k = 0; k < ctx->nkernels[v]; k++) clReleaseKernel(ctx->kernels[v][k]);
         free(ctx->kernels[v]);
+        free(ctx->args[v]);
         if (ctx->program[v]) clReleaseProgram(ctx->program[v]);
     }
     if (ctx->queue) clReleaseCommandQueue(ctx->queue);
@@ -356,6 +377,7 @@ static inline cl_mem lr_alloc_zeroed(struct lr_ctx* ctx, size_t bytes, const cha
     void* zeros = calloc(1, bytes);
     cl_int e = zeros ? clEnqueueWriteBuffer(ctx->queue, m, CL_TRUE, 0, bytes, zeros, 0, NULL, NULL) : -6;
     free(zeros);
+    ctx->moved += (int64_t)bytes;
     if (e != CL_SUCCESS) {
         lr_fail(ctx, "clearing %s (%zu bytes) failed: error %d", what, bytes, (int)e);
         lr_release(ctx, m, bytes);
@@ -410,6 +432,7 @@ static struct lr_array* lr_array_new(struct lr_ctx* ctx, int kind, const void* d
     }
     if (a->bytes > 0) {
         cl_int e = clEnqueueWriteBuffer(ctx->queue, a->mem, CL_TRUE, 0, a->bytes, data, 0, NULL, NULL);
+        ctx->moved += (int64_t)a->bytes;
         if (e != CL_SUCCESS) {
             lr_fail(ctx, "copying the new array to the device failed: error %d", (int)e);
             lr_array_free(a);
@@ -423,6 +446,7 @@ static int lr_array_values(struct lr_ctx* ctx, const struct lr_array* a, void* o
     if (a->bytes == 0) return 0;
     if (!out) { lr_fail(ctx, "the destination of the values is NULL"); return 1; }
     cl_int e = clEnqueueReadBuffer(ctx->queue, a->mem, CL_TRUE, 0, a->bytes, out, 0, NULL, NULL);
+    ctx->moved += (int64_t)a->bytes;
     if (e != CL_SUCCESS) { lr_fail(ctx, "reading the array from the device failed: error %d", (int)e); return 1; }
     return 0;
 }
@@ -440,8 +464,20 @@ static int lr_check_array(struct lr_ctx* ctx, const struct lr_array* a, int kind
 }
 
 static int lr_arg(struct lr_ctx* ctx, int v, int k, cl_uint i, size_t bytes, const void* value) {
+    struct lr_argslot* slot = i < LR_MAX_ARGS ? &ctx->args[v][k * LR_MAX_ARGS + (int)i] : NULL;
+    if (slot && (value ? bytes > sizeof slot->value : 0)) slot = NULL;
+    if (slot && slot->set && slot->size == bytes && slot->local == !value &&
+        (!value || memcmp(slot->value, value, bytes) == 0))
+        return 0;
+    if (slot) slot->set = 0;
     cl_int e = clSetKernelArg(ctx->kernels[v][k], i, bytes, value);
     if (e != CL_SUCCESS) { lr_fail(ctx, "setting argument %u of kernel %d failed: error %d", i, k, (int)e); return 1; }
+    if (slot) {
+        slot->set = 1;
+        slot->local = !value;
+        slot->size = bytes;
+        if (value) memcpy(slot->value, value, bytes);
+    }
     return 0;
 }
 
@@ -490,6 +526,7 @@ static const int32_t lr_zero = 0;
 static inline int lr_flag_clear(struct lr_ctx* ctx) {
     if (!ctx->flag) ctx->flag = lr_alloc(ctx, 4, "the error flag");
     if (!ctx->flag) return 1;
+    ctx->moved += 4;
     if (clEnqueueWriteBuffer(ctx->queue, ctx->flag, 0, 0, 4, &lr_zero, 0, NULL, NULL) != CL_SUCCESS) {
         lr_fail(ctx, "clearing the error flag failed");
         return 1;
@@ -501,6 +538,7 @@ static inline int lr_flag_clear(struct lr_ctx* ctx) {
  * returns with its result computed and any failure reported. */
 static int lr_wait(struct lr_ctx* ctx, int checks, int32_t* flag) {
     *flag = 0;
+    if (checks) ctx->moved += 4;
     cl_int e = checks ? clEnqueueReadBuffer(ctx->queue, ctx->flag, CL_TRUE, 0, 4, flag, 0, NULL, NULL) : clFinish(ctx->queue);
     if (e != CL_SUCCESS) {
         lr_fail(ctx, "running the kernels failed: error %d", (int)e);

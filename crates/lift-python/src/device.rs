@@ -32,6 +32,10 @@ impl OnDevice {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    pub(crate) fn bytes_moved(&self) -> i64 {
+        self.lock().ctx.as_ref().map_or(0, Context::bytes_moved)
+    }
+
     pub(crate) fn used(&self) -> String {
         self.lock().ctx.as_ref().map(Context::used).unwrap_or_default()
     }

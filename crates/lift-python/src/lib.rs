@@ -212,6 +212,14 @@ impl Program {
         Ok(ctx.library().compiled_as())
     }
 
+    /// Bytes copied between the host and the device by the program's device context so far
+    /// (`to_device`, `numpy()`, NumPy arguments of device calls): calls on device arrays alone
+    /// move none. 0 before the first device use.
+    #[getter]
+    fn bytes_moved(&self) -> i64 {
+        self.on_device.bytes_moved()
+    }
+
     /// Which kernels the last call on device arrays ran: those built for the sizes `tune` was
     /// given, or the generic ones, and which variant of the program ("" before one).
     #[getter]

@@ -183,6 +183,7 @@ pub struct Library {
     error: CtxStr,
     used: CtxStr,
     arrays: CtxCount,
+    transfers: CtxCount,
     call: Call,
     array_new: ArrayNew,
     array_values: ArrayValues,
@@ -287,6 +288,7 @@ impl Library {
                 error: std::mem::transmute::<*mut c_void, CtxStr>(sym("error")?),
                 used: std::mem::transmute::<*mut c_void, CtxStr>(sym("used")?),
                 arrays: std::mem::transmute::<*mut c_void, CtxCount>(sym("ctx_arrays")?),
+                transfers: std::mem::transmute::<*mut c_void, CtxCount>(sym("ctx_transfers")?),
                 call: std::mem::transmute::<*mut c_void, Call>(sym("call")?),
                 array_new: std::mem::transmute::<*mut c_void, ArrayNew>(sym("array_new")?),
                 array_values: std::mem::transmute::<*mut c_void, ArrayValues>(sym("array_values")?),
@@ -523,6 +525,14 @@ impl Context {
     pub fn live_arrays(&self) -> i64 {
         // SAFETY: the context is live while `self` is.
         unsafe { (self.0.lib.arrays)(self.0.ctx) }
+    }
+
+    /// Bytes copied between host and device by this context so far (arrays made and read, the
+    /// 4-byte error flags of runs whose kernels have checks): runs on device arrays move none
+    /// of their data.
+    pub fn bytes_moved(&self) -> i64 {
+        // SAFETY: the context is live while `self` is.
+        unsafe { (self.0.lib.transfers)(self.0.ctx) }
     }
 
     pub fn library(&self) -> &Arc<Library> {

@@ -353,6 +353,8 @@ fn ten_thousand_calls_leak_nothing_and_every_misuse_is_a_clean_error() {
     // A leaked 4 KiB result per call would be 36 MB over the last 9,000 calls.
     assert!(num("rss growth KiB") < 1024, "{out}");
     assert_eq!(num("live arrays"), 2, "{out}");
+    assert_eq!(num("bytes moved by 100 chained runs"), 0, "{out}");
+    assert_eq!(num("bytes moved reading a result"), 4096, "{out}");
     for zero in [
         "built size wrong elements",
         "other size wrong",
