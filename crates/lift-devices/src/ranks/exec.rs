@@ -44,9 +44,7 @@ pub enum Outcome {
     Report(String),
     /// Another rank: it took part; `ok` false where the run failed (the error is rank 0's to
     /// print).
-    Other {
-        ok: bool,
-    },
+    Other { ok: bool },
 }
 
 /// What rank 0 sends before each job.
