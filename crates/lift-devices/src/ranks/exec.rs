@@ -38,14 +38,13 @@ pub enum Choice {
 
 /// How a rank's part of a run ended.
 pub enum Outcome {
-    /// Rank 0's result, or `lift bench`'s report.
+    /// Rank 0's result of `lift run`.
     Root(RunResult),
+    /// Rank 0's report of `lift bench`.
     Report(String),
     /// Another rank: it took part; `ok` false where the run failed (the error is rank 0's to
     /// print).
-    Other {
-        ok: bool,
-    },
+    Other { ok: bool },
 }
 
 /// What rank 0 sends before each job.
@@ -95,9 +94,21 @@ impl Job {
     }
 }
 
+/// Variables that MPI launchers set in the processes they start (OpenMPI's mpirun, PMI of
+/// MPICH's Hydra and Slurm, PMIx).
+const LAUNCHED: [&str; 4] = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "PMIX_RANK"];
+
 /// Starts MPI, picks this rank's device and learns every rank's; the device, or (on every
 /// rank) the error of the ranks that could not have theirs.
 fn start(choice: &Choice) -> Result<(mpi::environment::Universe, Comm, Result<String, Error>), Error> {
+    // A process not started by a launcher would start MPI alone (a "singleton"), which
+    // OpenMPI fails at with a message of its own: say what to do instead.
+    if !LAUNCHED.iter().any(|v| std::env::var_os(v).is_some()) {
+        return Err(Error::plain(
+            "--mpi: this process was not started by an MPI launcher; run one process per rank with \
+             `mpirun -n R lift run … --mpi` (or srun)",
+        ));
+    }
     let universe = mpi::initialize().ok_or_else(|| Error::plain("--mpi: MPI was initialised already"))?;
     let mut comm = Comm::new(universe.world());
     let (label, picked) = match pick(choice, comm.local_rank) {

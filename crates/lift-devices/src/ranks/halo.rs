@@ -113,7 +113,6 @@ impl Halo {
     /// reading the rows `window` of a state of `n` rows of type `elem` (as a buffer holds
     /// them); `None` where a take of the state is not a cut of rows below constant pads of
     /// literal values, or the state's rows are not of one fixed size.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn plan(
         step: &Split,
         state: usize,

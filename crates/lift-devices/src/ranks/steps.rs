@@ -1,6 +1,8 @@
 //! A host loop over MPI ranks: every rank keeps its step's program resident on its device;
 //! between steps a rank receives only the rows of the new state its next step reads
-//! ([`super::state_reads`]): all of them (all-gather) or its neighbours' halo rows.
+//! ([`super::state_reads`]): all of them (all-gather) or its neighbours' halo rows. Halo rows
+//! of a state read through pads go as bytes ([`super::halo`]) where every rank can; otherwise
+//! (and for the first step everywhere) the rows are values.
 
 use super::exec::{distribute, parts, ranges, slice_of, status, Probe};
 use super::transport::Comm;

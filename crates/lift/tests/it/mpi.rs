@@ -301,6 +301,26 @@ fn a_failing_rank_stops_every_rank_with_one_error_naming_it() {
 }
 
 #[test]
+fn a_run_not_started_by_mpirun_says_how_to_start_it() {
+    let ex = crate::examples_dir();
+    let out = Command::new(env!("CARGO_BIN_EXE_lift"))
+        .arg("run")
+        .arg(ex.join("saxpy.lisp"))
+        .arg("--data")
+        .arg(ex.join("saxpy.json"))
+        .arg("--mpi")
+        .env_remove("OMPI_COMM_WORLD_SIZE")
+        .env_remove("PMI_SIZE")
+        .env_remove("PMI_RANK")
+        .env_remove("PMIX_RANK")
+        .output()
+        .expect("lift runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(crate::mentions(&stderr, "not started by an MPI launcher"), "{stderr}");
+}
+
+#[test]
 fn bench_over_ranks_reports_the_one_process_time_beside_the_split_one() {
     if !device_present() {
         return;
