@@ -132,7 +132,7 @@ impl Lowerer<'_> {
             // it is used (bound whole, one work-item would store it)
             TOp::Let if self.is_view_op(&k[1]) => {
                 let mut binds = vec![];
-                let (view, kc) = self.view_of_kernels(&k[1], &mut binds);
+                let (view, kc) = self.view_of_kernels(&k[1], &mut binds, false);
                 let (v, vc) = self.seq(&view);
                 let x = self.b.bind(&Self::sym_name(&k[0]));
                 let (b, bc) = self.host(&k[2]);

@@ -576,22 +576,28 @@ impl Lowerer<'_> {
         // itself would store it, one work-item copying every element
         if self.is_view_op(x) {
             let mut binds = vec![];
-            let (view, cost) = self.view_of_kernels(x, &mut binds);
+            let (view, cost) = self.view_of_kernels(x, &mut binds, true);
             let (v, c) = self.seq(&view);
             return (v, cost + c, binds);
         }
-        let (_, c, bind) = self.bind_kernel(x);
+        let (_, c, bind) = self.bind_kernel(x, true);
         (self.b.var(bind.0), c, vec![bind])
     }
 
     /// `x` with each computed array below its views bound by a kernel of its own (`binds`), as
-    /// the variable of that binding; and the kernels' cost.
-    fn view_of_kernels(&mut self, x: &Rc<Term>, binds: &mut Vec<(VarId, ExprId)>) -> (Rc<Term>, f64) {
+    /// the variable of that binding; and the kernels' cost. `note`: the kernels are an
+    /// intermediate of the kernel being lowered (not a `let`'s own value).
+    pub(super) fn view_of_kernels(
+        &mut self,
+        x: &Rc<Term>,
+        binds: &mut Vec<(VarId, ExprId)>,
+        note: bool,
+    ) -> (Rc<Term>, f64) {
         if !self.computes(x) {
             return (x.clone(), 0.0);
         }
         if !self.is_view_op(x) {
-            let (p, c, bind) = self.bind_kernel(x);
+            let (p, c, bind) = self.bind_kernel(x, note);
             binds.push(bind);
             let var = Term::new(
                 TOp::Sym(Symbol::from(p.as_str())),
@@ -604,7 +610,7 @@ impl Lowerer<'_> {
         let mut cost = 0.0;
         let mut kids = vec![];
         for k in &x.kids {
-            let (k, c) = self.view_of_kernels(k, binds);
+            let (k, c) = self.view_of_kernels(k, binds, note);
             cost += c;
             kids.push(k);
         }
@@ -618,15 +624,17 @@ impl Lowerer<'_> {
             let (v, c) = self.seq(x);
             return (v, c, vec![]);
         }
-        let (_, c, bind) = self.bind_kernel(x);
+        let (_, c, bind) = self.bind_kernel(x, true);
         (self.b.var(bind.0), c, vec![bind])
     }
 
     /// The kernels computing `x`, bound to a fresh name (returned, with their cost and binding).
-    fn bind_kernel(&mut self, x: &Rc<Term>) -> (String, f64, (VarId, ExprId)) {
+    fn bind_kernel(&mut self, x: &Rc<Term>, note: bool) -> (String, f64, (VarId, ExprId)) {
         let (v, c) = self.host(x);
         let p = self.name("tmp");
-        self.notes.push("separate kernel for an intermediate".into());
+        if note {
+            self.notes.push("separate kernel for an intermediate".into());
+        }
         let var = self.b.bind(&p);
         (p, c, (var, v))
     }
