@@ -574,7 +574,7 @@ impl Lowerer<'_> {
         // a view of computed arrays (`slide (pad-clamp rows)`, `zip xs ys`): the arrays are the
         // earlier kernels' and the view is read where the kernel reads it; binding the view
         // itself would store it, one work-item copying every element
-        if self.is_view_op(x) {
+        if self.read_only_view(x) {
             let mut binds = vec![];
             let (view, cost) = self.view_of_kernels(x, &mut binds, true);
             let (v, c) = self.seq(&view);
@@ -596,7 +596,7 @@ impl Lowerer<'_> {
         if !self.computes(x) {
             return (x.clone(), 0.0);
         }
-        if !self.is_view_op(x) {
+        if !self.read_only_view(x) {
             let (p, c, bind) = self.bind_kernel(x, note);
             binds.push(bind);
             let var = Term::new(
@@ -609,7 +609,12 @@ impl Lowerer<'_> {
         }
         let mut cost = 0.0;
         let mut kids = vec![];
-        for k in &x.kids {
+        for (i, k) in x.kids.iter().enumerate() {
+            // a map's function re-indexes, it is no array
+            if i == 0 && x.op == TOp::Map {
+                kids.push(k.clone());
+                continue;
+            }
             let (k, c) = self.view_of_kernels(k, binds, note);
             cost += c;
             kids.push(k);
@@ -639,14 +644,24 @@ impl Lowerer<'_> {
         (p, c, (var, v))
     }
 
-    /// Whether `t` only rearranges its arguments (a layout primitive, or a map of one).
-    fn is_view_op(&self, t: &Term) -> bool {
-        match &t.op {
+    /// Whether `t` is a view that a kernel cannot write its result through (a `zip`, `slide`,
+    /// `pad`, `pad-clamp`), or a view of one: binding it whole would store it element by
+    /// element. A kernel's result written through a split, join or transpose is bound whole
+    /// (writing transposed is what a second pass reading it many times wants).
+    fn read_only_view(&self, t: &Term) -> bool {
+        let through = match &t.op {
             TOp::Split(_) | TOp::Join | TOp::Transpose | TOp::AsVector(_) | TOp::AsScalar => true,
             TOp::Map => self.reindexes(&t.kids[0]),
-            TOp::Other(s) => LAYOUT.contains(&s.as_str().split(['|', ' ']).next().unwrap_or("")),
+            TOp::Other(s) => {
+                let head = s.as_str().split(['|', ' ']).next().unwrap_or("");
+                if matches!(head, "zip" | "slide" | "pad" | "pad-clamp") {
+                    return true;
+                }
+                LAYOUT.contains(&head)
+            }
             _ => false,
-        }
+        };
+        through && t.kids.iter().any(|k| self.read_only_view(k))
     }
 
     fn wrap(&mut self, binds: Vec<(VarId, ExprId)>, body: ExprId) -> ExprId {
