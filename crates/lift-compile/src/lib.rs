@@ -362,9 +362,30 @@ pub fn parse_sizes(sizes: &[String]) -> Result<Vec<(String, i64)>, Error> {
         .collect()
 }
 
-/// Whether a program still holds high-level `map`, `reduce` or `filter`.
+/// Whether a program still holds high-level `map`, `reduce` or `filter`, or fixes no mapping at
+/// all (a view of its inputs, `(transpose m)`: exploration makes it the copy the rules tile).
 pub fn is_high_level(prog: &Program) -> bool {
-    prog.exprs
-        .iter()
-        .any(|e| matches!(e, ir::Expr::Prim { prim, .. } if prim.is_high_level_only()))
+    use ir::Prim as P;
+    let prims = || {
+        prog.exprs.iter().filter_map(|e| match e {
+            ir::Expr::Prim { prim, .. } => Some(prim),
+            _ => None,
+        })
+    };
+    let view = |p: &P| {
+        matches!(
+            p,
+            P::Zip
+                | P::Split(_)
+                | P::Join
+                | P::Transpose
+                | P::Slide(..)
+                | P::PadClamp(..)
+                | P::ReorderStride(_)
+                | P::Reverse
+                | P::AsVector(_)
+                | P::AsScalar
+        )
+    };
+    prims().any(P::is_high_level_only) || (prims().next().is_some() && prims().all(view))
 }

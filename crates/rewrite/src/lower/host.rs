@@ -138,9 +138,9 @@ impl Lowerer<'_> {
             }
             // a view of computed arrays: they are kernels of their own, the view is read where
             // it is used (bound whole, one work-item would store it)
-            TOp::Let if self.is_view_op(&k[1]) => {
+            TOp::Let if self.read_only_view(&k[1]) => {
                 let mut binds = vec![];
-                let (view, kc) = self.view_of_kernels(&k[1], &mut binds);
+                let (view, kc) = self.view_of_kernels(&k[1], &mut binds, false);
                 let (v, vc) = self.seq(&view);
                 let x = self.b.bind(&Self::sym_name(&k[0]));
                 let (b, bc) = self.host(&k[2]);

@@ -688,24 +688,30 @@ impl Lowerer<'_> {
         // a view of computed arrays (`slide (pad-clamp rows)`, `zip xs ys`): the arrays are the
         // earlier kernels' and the view is read where the kernel reads it; binding the view
         // itself would store it, one work-item copying every element
-        if self.is_view_op(x) {
+        if self.read_only_view(x) {
             let mut binds = vec![];
-            let (view, cost) = self.view_of_kernels(x, &mut binds);
+            let (view, cost) = self.view_of_kernels(x, &mut binds, true);
             let (v, c) = self.seq(&view);
             return (v, cost + c, binds);
         }
-        let (_, c, bind) = self.bind_kernel(x);
+        let (_, c, bind) = self.bind_kernel(x, true);
         (self.b.var(bind.0), c, vec![bind])
     }
 
     /// `x` with each computed array below its views bound by a kernel of its own (`binds`), as
-    /// the variable of that binding; and the kernels' cost.
-    fn view_of_kernels(&mut self, x: &Rc<Term>, binds: &mut Vec<(VarId, ExprId)>) -> (Rc<Term>, f64) {
+    /// the variable of that binding; and the kernels' cost. `note`: the kernels are an
+    /// intermediate of the kernel being lowered (not a `let`'s own value).
+    pub(super) fn view_of_kernels(
+        &mut self,
+        x: &Rc<Term>,
+        binds: &mut Vec<(VarId, ExprId)>,
+        note: bool,
+    ) -> (Rc<Term>, f64) {
         if !self.computes(x) {
             return (x.clone(), 0.0);
         }
-        if !self.is_view_op(x) {
-            let (p, c, bind) = self.bind_kernel(x);
+        if !self.read_only_view(x) {
+            let (p, c, bind) = self.bind_kernel(x, note);
             binds.push(bind);
             let var = Term::new(
                 TOp::Sym(Symbol::from(p.as_str())),
@@ -717,8 +723,13 @@ impl Lowerer<'_> {
         }
         let mut cost = 0.0;
         let mut kids = vec![];
-        for k in &x.kids {
-            let (k, c) = self.view_of_kernels(k, binds);
+        for (i, k) in x.kids.iter().enumerate() {
+            // a map's function re-indexes, it is no array
+            if i == 0 && x.op == TOp::Map {
+                kids.push(k.clone());
+                continue;
+            }
+            let (k, c) = self.view_of_kernels(k, binds, note);
             cost += c;
             kids.push(k);
         }
@@ -732,27 +743,39 @@ impl Lowerer<'_> {
             let (v, c) = self.seq(x);
             return (v, c, vec![]);
         }
-        let (_, c, bind) = self.bind_kernel(x);
+        let (_, c, bind) = self.bind_kernel(x, true);
         (self.b.var(bind.0), c, vec![bind])
     }
 
     /// The kernels computing `x`, bound to a fresh name (returned, with their cost and binding).
-    fn bind_kernel(&mut self, x: &Rc<Term>) -> (String, f64, (VarId, ExprId)) {
+    fn bind_kernel(&mut self, x: &Rc<Term>, note: bool) -> (String, f64, (VarId, ExprId)) {
         let (v, c) = self.host(x);
         let p = self.name("tmp");
-        self.notes.push("separate kernel for an intermediate".into());
+        if note {
+            self.notes.push("separate kernel for an intermediate".into());
+        }
         let var = self.b.bind(&p);
         (p, c, (var, v))
     }
 
-    /// Whether `t` only rearranges its arguments (a layout primitive, or a map of one).
-    fn is_view_op(&self, t: &Term) -> bool {
-        match &t.op {
+    /// Whether `t` is a view that a kernel cannot write its result through (a `zip`, `slide`,
+    /// `pad`, `pad-clamp`), or a view of one: binding it whole would store it element by
+    /// element. A kernel's result written through a split, join or transpose is bound whole
+    /// (writing transposed is what a second pass reading it many times wants).
+    fn read_only_view(&self, t: &Term) -> bool {
+        let through = match &t.op {
             TOp::Split(_) | TOp::Join | TOp::Transpose | TOp::AsVector(_) | TOp::AsScalar => true,
             TOp::Map => self.reindexes(&t.kids[0]),
-            TOp::Other(s) => LAYOUT.contains(&s.as_str().split(['|', ' ']).next().unwrap_or("")),
+            TOp::Other(s) => {
+                let head = s.as_str().split(['|', ' ']).next().unwrap_or("");
+                if matches!(head, "zip" | "slide" | "pad" | "pad-clamp") {
+                    return true;
+                }
+                LAYOUT.contains(&head)
+            }
             _ => false,
-        }
+        };
+        through && t.kids.iter().any(|k| self.read_only_view(k))
     }
 
     fn wrap(&mut self, binds: Vec<(VarId, ExprId)>, body: ExprId) -> ExprId {
