@@ -254,7 +254,7 @@ impl Gen {
                 Ty::arr(Ty::Vector(lane, 4), len_n.clone())
             }
         };
-        params.push(("xs".into(), first));
+        params.push((ARRAY_PARAMS[0].into(), first));
         let extra = self.rng.below(3);
         for k in 0..extra {
             let ty = match self.rng.below(6) {
@@ -265,7 +265,7 @@ impl Gen {
                 4 => Ty::Float,
                 _ => Ty::Int,
             };
-            params.push((["ys", "zs"][k].to_string(), ty));
+            params.push((ARRAY_PARAMS[k + 1].to_string(), ty));
         }
         if params.iter().any(|(_, t)| t.lift().contains(" M)")) {
             sizes.push(("M".into(), m));
@@ -547,12 +547,21 @@ fn paths(name: &str, ty: &Ty, want: &Ty, out: &mut Vec<String>, depth: usize) {
     }
 }
 
-/// The scope of a `generate`'s function: the scalars and vectors in scope (which a function
-/// with `let`s receives as arguments of its C function) and, innermost, its index `i`.
+/// The names of the program's parameters (no generated name is one of them: those end in a
+/// number).
+const ARRAY_PARAMS: [&str; 3] = ["xs", "ys", "zs"];
+
+/// The scope of a `generate`'s function: the scalars and vectors in scope and the program's
+/// array parameters (which a function with `let`s or `at` receives as arguments of its C
+/// function) and, innermost, its index `i`.
 fn generate_env(env: &[Var], i: &str) -> Vec<Var> {
     let mut out: Vec<Var> = env
         .iter()
-        .filter(|v| v.ty.is_scalar() || matches!(v.ty, Ty::Vector(..)))
+        .filter(|v| {
+            v.ty.is_scalar()
+                || matches!(v.ty, Ty::Vector(..))
+                || matches!(v.ty, Ty::Array(..)) && ARRAY_PARAMS.contains(&v.name.as_str())
+        })
         .cloned()
         .collect();
     out.push(Var {

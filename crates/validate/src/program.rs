@@ -40,12 +40,17 @@ impl Validator<'_> {
                     } else if self.has_statements(body) {
                         // With statements (`let`s, `at`'s bounds check) the function becomes a
                         // C function of the index, called where an element is read, with the
-                        // scalars and vectors it reads from outside as arguments: it may read
-                        // nothing else, and compute only scalars.
+                        // scalars and vectors it reads from outside and the program's array
+                        // parameters (input buffers) as arguments: it may read nothing else,
+                        // and compute only scalars.
                         let captured = ir::host::free_vars(self.prog, args[0]);
-                        let array = captured
-                            .iter()
-                            .find(|v| !matches!(self.info.var_ty(**v), Type::Scalar(_) | Type::Vector(..)));
+                        let input = |v: &ir::VarId| {
+                            matches!(self.info.var_ty(*v), Type::Array(..))
+                                && self.prog.params.iter().any(|p| p.var == *v)
+                        };
+                        let array = captured.iter().find(|v| {
+                            !matches!(self.info.var_ty(**v), Type::Scalar(_) | Type::Vector(..)) && !input(v)
+                        });
                         if let Some(v) = array {
                             let name = self.prog.var(*v).name.clone();
                             self.err(

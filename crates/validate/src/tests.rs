@@ -400,25 +400,36 @@ fn primitives_the_back_end_cannot_emit() {
     // `let` in the function: it becomes a C function of the index, so it reads nothing else
     let src = vec1("(toGlobal (mapGlb (lambda (x) x) (generate N (lambda (i) (let y (to-float i) (* y y))))))");
     assert_eq!(check(&src), vec![]);
-    // scalars from outside become arguments of that function; arrays cannot
+    // scalars from outside and the program's array parameters (input buffers) become
+    // arguments of that function; other arrays cannot
     let src =
         vec1("(toGlobal (mapGlb (lambda (x) (at 0 (generate #2 (lambda (i) (let y (to-float i) (* y x)))))) xs))");
     assert_eq!(check(&src), vec![]);
     let src = vec1(
         "(toGlobal (mapGlb (lambda (x) (at 0 (generate #2 (lambda (i) (let y (to-float i) (* y (at 0 xs))))))) xs))",
     );
-    one_error(&src, "not `xs` of type", "(lambda (i)");
+    assert_eq!(check(&src), vec![]);
+    let src = vec1(
+        "(toGlobal (mapGlb (lambda (r) (at 0 (generate #2 (lambda (i) (let y (to-float i) (* y (at 0 r))))))) (split #2 xs)))",
+    );
+    one_error(&src, "not `r` of type", "(lambda (i)");
     let src = vec1(
         "(toGlobal (mapGlb (lambda (x) x) (generate N (lambda (i) (let y (to-float i) (at 0 (generate #1 (lambda (j) y))))))))",
     );
     one_error(&src, "array primitives inside it are not supported yet", "(lambda (i)");
     let src = vec1("(toGlobal (mapGlb (lambda (x) (* x 2.0f)) (generate N (lambda (i) (to-float i)))))");
     assert_eq!(check(&src), vec![]);
-    // `at` needs statements too (its bounds check): an array read with it from outside is
-    // refused here, not an internal error of the code generator
+    // `at` needs statements too (its bounds check): an input read with it is an argument; an
+    // array computed in the kernel read with it from outside is refused here, not an internal
+    // error of the code generator
     let src = vec1(
         "(toGlobal (mapGlb (lambda (x) (toPrivate (reduceSeq (lambda (a y) (+ a y)) 0.0f \
          (generate #4 (lambda (i) (* x (at i xs))))))) xs))",
+    );
+    assert_eq!(check(&src), vec![]);
+    let src = vec1(
+        "(toGlobal (mapGlb (lambda (r) (toPrivate (reduceSeq (lambda (a y) (+ a y)) 0.0f \
+         (generate #2 (lambda (i) (at i r)))))) (split #2 xs)))",
     );
     one_error(&src, "reads with `at`, so it may read only its index", "(lambda (i)");
 }

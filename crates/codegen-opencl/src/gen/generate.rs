@@ -1,5 +1,7 @@
 //! `generate`: its view, the body substituted at each index read, or a C function of the index
-//! where the body needs statements; a tuple-valued body is a zip of one view per component.
+//! where the body needs statements (taking the scalars it reads from outside, the program's
+//! input buffers it reads with `at`, the sizes and the bounds check's flag as arguments); a
+//! tuple-valued body is a zip of one view per component.
 
 use super::*;
 
@@ -7,8 +9,8 @@ impl Gen<'_> {
     /// The view of `generate n f`: `f`'s body as an expression of its index, substituted where
     /// an element is read. A body with `let` bindings (or temporaries of deep expressions)
     /// needs statements, so it becomes a C function of the index, called there instead; the
-    /// scalars and vectors it reads from outside are passed to it as arguments (`validate`
-    /// admits no other reads, and no array work, in such a body).
+    /// scalars and vectors it reads from outside, and the input buffers, are passed to it as
+    /// arguments (`validate` admits no other reads, and no array work, in such a body).
     pub(super) fn generate_view(&mut self, e: ExprId, f: ExprId) -> Result<Rc<View>> {
         let Expr::Lambda { body, .. } = self.prog.expr(f) else {
             return Err(self.err(e, "internal: generate"));
@@ -62,6 +64,11 @@ impl Gen<'_> {
         if args_of_outside {
             for v in ir::host::free_vars(self.prog, f) {
                 let ty = self.info.var_ty(v).clone();
+                // An array parameter of the program stays the kernel's input buffer, which the
+                // C function takes as an argument of its own (see `outside_names`).
+                if matches!(ty, Type::Array(..)) && self.prog.params.iter().any(|p| p.var == v) {
+                    continue;
+                }
                 let (Type::Scalar(_) | Type::Vector(..), Some(Bound::View(view))) = (&ty, self.env[v.index()].clone())
                 else {
                     return Err(self.err(
@@ -118,12 +125,17 @@ impl Gen<'_> {
         all.append(&mut ast::idents(
             &leaves.into_iter().map(Stmt::Call).collect::<Vec<_>>(),
         ));
-        let foreign = all
-            .iter()
-            .find(|n| !fn_params.iter().any(|p| p.name.as_str() == n.as_str()) && !declares(&stmts, n.as_str()))
-            .cloned();
+        let mut foreign = vec![];
+        for n in all {
+            if !fn_params.iter().any(|p| p.name.as_str() == n.as_str()) && !declares(&stmts, n.as_str()) {
+                foreign.push(n);
+            }
+        }
+        foreign.sort();
+        foreign.dedup();
+        let unknown = self.outside_names(&foreign, &mut fn_params, &mut args)?;
         if let Some(n) =
-            foreign.or_else(|| (self.mem.buffers.len() != buffers || !cx.decls.is_empty()).then(String::new))
+            unknown.or_else(|| (self.mem.buffers.len() != buffers || !cx.decls.is_empty()).then(String::new))
         {
             return Err(self.err(
                 f,
@@ -138,6 +150,50 @@ impl Gen<'_> {
             stmts,
         };
         self.generate_functions(f, &result, &ty, &call).map(Some)
+    }
+
+    /// The kernel's names that the C function of a `generate` reads, made parameters of it and
+    /// passed on: input buffers (array parameters of the program read with `at`), sizes, and
+    /// the flag an out-of-range `at` raises. Returns the first other name (none is expected).
+    fn outside_names(
+        &mut self,
+        names: &[String],
+        params: &mut Vec<ast::Param>,
+        args: &mut Vec<CExpr>,
+    ) -> Result<Option<String>> {
+        for n in names {
+            let input = self
+                .mem
+                .buffers
+                .iter()
+                .find(|b| matches!(b.role, Role::Input(_)) && self.buf_ident(&b.name).as_str() == n.as_str())
+                .map(|b| (b.elem.clone(), b.name.clone()));
+            let (ty, name) = if let Some((elem, buf)) = input {
+                let elem = self.buffer_ctype(&elem)?;
+                let ty = CType::Ptr {
+                    space: AddressSpace::Global,
+                    elem: Box::new(elem),
+                    is_const: true,
+                    restrict: false,
+                };
+                (ty, self.buf_ident(&buf))
+            } else if self.error_flag.as_str() == n.as_str() {
+                let ty = CType::Ptr {
+                    space: AddressSpace::Global,
+                    elem: Box::new(CType::INT),
+                    is_const: false,
+                    restrict: false,
+                };
+                (ty, self.error_flag.clone())
+            } else if let Some((_, c)) = self.size_names.iter().find(|(_, c)| c.as_str() == n.as_str()) {
+                (CType::INT, c.clone())
+            } else {
+                return Ok(Some(n.clone()));
+            };
+            args.push(CExpr::var(&name));
+            params.push(ast::Param { ty, name });
+        }
+        Ok(None)
     }
 
     /// One C function per scalar or vector component of a `generate`'s element `v` of type

@@ -324,8 +324,11 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
             let Type::Exists(elem) = &**row else {
                 unreachable!("matched")
             };
-            let elem = g.c_type_of(elem)?;
-            Type::array(Type::array(elem, g.capacity_len_rows(prog.body)?), n.clone())
+            // `result_ty` is at C level already (rows of rows name their sizes' C variables)
+            Type::array(
+                Type::array((**elem).clone(), g.capacity_len_rows(prog.body)?),
+                n.clone(),
+            )
         }
         t @ Type::Scalar(_)
         | t @ Type::Vector(..)
