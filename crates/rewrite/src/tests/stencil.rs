@@ -62,6 +62,16 @@ fn has_both(ex: &crate::Exploration, tile: &str) {
     }
 }
 
+fn has_columns(ex: &crate::Exploration, columns: &[i64]) {
+    for v in columns {
+        let want = format!("stencil columns of {v} outputs a work-item");
+        assert!(
+            ex.variants.iter().any(|x| x.description.contains(&want)),
+            "no `{want}`\n{ex}"
+        );
+    }
+}
+
 #[test]
 fn stencil_tiles_of_1d_windows_are_sound_for_clamped_and_zero_borders() {
     for src in [JACOBI_1D, SUM_1D_ZERO] {
@@ -73,21 +83,23 @@ fn stencil_tiles_of_1d_windows_are_sound_for_clamped_and_zero_borders() {
 }
 
 #[test]
-fn stencil_tiles_of_2d_windows_are_sound_for_5_and_9_points() {
+fn stencil_tiles_and_columns_of_2d_windows_are_sound_for_5_and_9_points() {
     for src in [jacobi_5pt(), box_9pt()] {
-        let ex = check(&src, &[("H", 16), ("W", 256)], 4);
+        let ex = check_with(&src, &[("H", 16), ("W", 256)], 4, |o| o.top_k = 64);
         for t in ["4x32", "8x32", "2x128", "4x64"] {
             has_both(&ex, t);
         }
+        has_columns(&ex, &[4, 8]);
     }
 }
 
 #[test]
-fn stencil_tiles_of_3d_windows_are_sound() {
+fn stencil_tiles_and_columns_of_3d_windows_are_sound() {
     let ex = check(JACOBI_3D, &[("X", 64), ("Y", 16), ("Z", 4)], 4);
     for t in ["1x8x32", "2x4x32"] {
         has_both(&ex, t);
     }
+    has_columns(&ex, &[2]);
 }
 
 #[test]
