@@ -167,11 +167,7 @@ impl Lowerer<'_> {
         } else {
             GROUP_END_BARRIER
         };
-        let traffic = if st.staged {
-            stencil::staged_traffic(st.tile_elems() as f64 / group, window)
-        } else {
-            1.0
-        };
+        let traffic = if st.staged { stencil::STAGED_TRAFFIC } else { 1.0 };
         items * (gc * under + per_item) + points * MEM * traffic + LAUNCH
     }
 
@@ -260,11 +256,8 @@ impl Lowerer<'_> {
         let points = self.stencil_points(dims, t);
         let items = (points / v as f64 / self.lanes).ceil();
         let held = (st.extent(0) * st.n[1..dims].iter().product::<i64>()) as f64;
-        let window = st.window_elems() as f64;
-        // per work-item: `v` outputs and its strip's loads; the traffic as a staged tile's
-        // with the strip for the tile
-        let cost =
-            items * (v as f64 * gc + held) + points * MEM * stencil::staged_traffic(held / v as f64, window) + LAUNCH;
+        // per work-item: `v` outputs and its strip's loads, and its traffic (`cost::stencil`)
+        let cost = items * (v as f64 * gc + held) + points / v as f64 * MEM * stencil::COLUMN_TRAFFIC + LAUNCH;
         (self.wrap(bind, e), xc + cost)
     }
 

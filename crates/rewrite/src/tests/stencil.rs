@@ -1,6 +1,6 @@
 //! The stencil rules (`rules::stencil`): tiles are derived for 1-, 2- and 3-D windows of two
 //! formulations each, every variant computes the original's result in the interpreter, and
-//! the cost model ranks a staged tile first where the windows are large.
+//! the cost model ranks a column of outputs in registers first, as measured.
 
 use super::*;
 
@@ -116,8 +116,9 @@ fn stencil_tiles_need_tiles_that_divide_the_windows() {
     assert!(tiles(&ex).is_empty(), "{ex}");
 }
 
+/// The measured order on the H200 (`cost::stencil`): a column in registers first.
 #[test]
-fn cost_model_ranks_a_staged_stencil_tile_first_for_2d_windows_at_8192() {
+fn cost_model_ranks_a_stencil_column_first_for_2d_windows_at_8192() {
     for src in [jacobi_5pt(), box_9pt()] {
         let prog = ir::parse(&src).expect("parses");
         let info = typeck::infer(&prog).expect("types");
@@ -127,9 +128,6 @@ fn cost_model_ranks_a_staged_stencil_tile_first_for_2d_windows_at_8192() {
         };
         let ex = explore(&prog, &info, &opts).expect("explores");
         let first = &ex.variants[0].description;
-        assert!(
-            first.contains("stencil tiles of 8x32 outputs, input tile and halo in local memory"),
-            "{ex}"
-        );
+        assert!(first.contains("stencil columns of 8 outputs a work-item"), "{ex}");
     }
 }
