@@ -11,7 +11,9 @@
 //!  (slide2d ((u1-1)·s1+n1, u1·s1) ((u0-1)·s0+n0, u0·s0) x)))`
 //!
 //! one level fewer in one dimension and one more in three (the rows of a tile's planes joined
-//! back into the result's rows, as `rules::stencil` writes).
+//! back into the result's rows, as `rules::stencil` writes). A column (`host_column`) maps
+//! strips instead: `mapGlb` per dimension, each work-item `v` outputs from its strip held in
+//! private memory.
 
 use super::*;
 use crate::cost::stencil;
