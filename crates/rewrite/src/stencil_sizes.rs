@@ -19,12 +19,19 @@ pub struct StencilTile {
     /// The function returns a one-element array (a reduction over its window) that the map
     /// over the innermost dimension joins: `λr. join (map f r)`.
     pub joined: bool,
+    /// Outputs each work-item computes down the outermost dimension from its strip of the
+    /// input held in private memory (registers), read once from global memory; 1: one output
+    /// a work-item (a power of two, at most 128).
+    pub column: i64,
 }
 
 impl StencilTile {
     /// One number for the e-graph node: 10 bits per tile side, 4 per window and step.
     pub fn pack(self) -> i64 {
-        let mut c = self.dims as i64 | i64::from(self.staged) << 2 | i64::from(self.joined) << 60;
+        let mut c = self.dims as i64
+            | i64::from(self.staged) << 2
+            | i64::from(self.joined) << 60
+            | i64::from(self.column.max(1).trailing_zeros()) << 57;
         for d in 0..3 {
             c |= self.u[d] << (3 + 10 * d);
             c |= self.n[d] << (33 + 8 * d);
@@ -41,6 +48,7 @@ impl StencilTile {
             u: [0; 3],
             staged: c >> 2 & 1 == 1,
             joined: c >> 60 & 1 == 1,
+            column: 1 << (c >> 57 & 7),
         };
         for d in 0..3 {
             t.u[d] = c >> (3 + 10 * d) & 0x3ff;
@@ -70,8 +78,12 @@ impl StencilTile {
         self.n[..self.dims].iter().product()
     }
 
-    /// `16x32`, `8x8x4`, with `/global` when the tile is not staged.
+    /// `16x32`, `8x8x4`, with `/global` when the tile is not staged; `column 4` for a column
+    /// of 4 outputs a work-item.
     pub fn name(&self) -> String {
+        if self.column > 1 {
+            return format!("column {}", self.column);
+        }
         let sides: Vec<String> = self.u[..self.dims].iter().map(|u| u.to_string()).collect();
         format!("{}{}", sides.join("x"), if self.staged { "" } else { "/global" })
     }
@@ -101,10 +113,14 @@ mod tests {
             u: [4, 8, 64],
             staged: true,
             joined: true,
+            column: 1,
         };
         assert_eq!(StencilTile::unpack(t.pack()), t);
         assert_eq!(t.extent(1), 19);
         assert_eq!(t.name(), "4x8x64");
+        let c = StencilTile { column: 8, ..t };
+        assert_eq!(StencilTile::unpack(c.pack()), c);
+        assert_eq!(c.name(), "column 8");
     }
 
     #[test]

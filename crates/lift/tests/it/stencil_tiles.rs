@@ -1,8 +1,9 @@
 //! The stencil rules (`rewrite::rules::stencil`): every tiled variant that exploration derives
 //! from a stencil (1-D, 2-D and 3-D windows, clamped and constant borders, 3- to 27-point
-//! windows), run as written on OpenCL at sizes its tiles divide, equals the interpreter; the
-//! tiles are found for each formulation, staged in local memory and not; and the kernel of a
-//! staged tile copies it with consecutive work-items.
+//! windows), and every column of outputs from a strip in private memory, run as written on
+//! OpenCL at sizes its tiles divide, equals the interpreter; the tiles are found for each
+//! formulation, staged in local memory and not; and the kernels of a staged tile and of a
+//! column are snapshots.
 
 use crate::{json_close, parse_json};
 use std::collections::BTreeMap;
@@ -133,6 +134,25 @@ fn tiles_equal_interpreter(src: &str, sizes: &[(&str, i64)], tiles: &[&str], dat
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
+/// Every column variant of `src` (a work-item's `v` outputs from its strip in private memory,
+/// for each `v` of `columns`) equals the interpreter.
+fn columns_equal_interpreter(src: &str, sizes: &[(&str, i64)], columns: &[i64], data: &serde_json::Value) {
+    let vs = variants(src, sizes, "stencil columns of");
+    let mut failures = vec![];
+    for v in columns {
+        let want = format!("stencil columns of {v} outputs a work-item");
+        match vs.iter().find(|x| x.description.contains(&want)) {
+            None => failures.push(format!("no variant with {want}")),
+            Some(x) => {
+                if let Err(e) = equals_interpreter(&x.source, data) {
+                    failures.push(format!("{}:\n{e}\n{}", x.description, x.source));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
 #[test]
 fn tiled_1d_stencils_equal_the_interpreter() {
     let d = data("xs", &[1024], &serde_json::json!({}));
@@ -149,18 +169,25 @@ fn tiled_2d_stencils_equal_the_interpreter() {
     tiles_equal_interpreter(&repo("bench/stencil/jacobi2d_5pt.lisp"), &sizes, &tiles, &d);
     tiles_equal_interpreter(&repo("bench/stencil/jacobi2d_9pt.lisp"), &sizes, &tiles, &d);
     tiles_equal_interpreter(JACOBI_2D_PAD, &sizes, &tiles, &d);
+    for src in [repo("bench/stencil/jacobi2d_5pt.lisp"), JACOBI_2D_PAD.to_string()] {
+        columns_equal_interpreter(&src, &sizes, &[4, 8], &d);
+    }
     let weights: Vec<Vec<f64>> = (0..5).map(|i| values(5, 100 + i)).collect();
     let d = data("img", &[16, 256], &serde_json::json!({ "weights": weights }));
     tiles_equal_interpreter(&repo("bench/stencil/gaussian.lisp"), &sizes, &tiles, &d);
+    columns_equal_interpreter(&repo("bench/stencil/gaussian.lisp"), &sizes, &[4], &d);
 }
 
 #[test]
 fn tiled_3d_stencils_equal_the_interpreter() {
-    let sizes = [("X", 128), ("Y", 16), ("Z", 4)];
-    let d = data("grid", &[4, 16, 128], &serde_json::json!({}));
+    let sizes = [("X", 128), ("Y", 16), ("Z", 8)];
+    let d = data("grid", &[8, 16, 128], &serde_json::json!({}));
     let tiles = ["1x8x32", "2x4x32", "1x4x64"];
-    tiles_equal_interpreter(&repo("bench/stencil/jacobi3d_7pt.lisp"), &sizes, &tiles, &d);
-    tiles_equal_interpreter(&repo("bench/stencil/jacobi3d_27pt.lisp"), &sizes, &tiles, &d);
+    for f in ["jacobi3d_7pt", "jacobi3d_27pt"] {
+        let src = repo(&format!("bench/stencil/{f}.lisp"));
+        tiles_equal_interpreter(&src, &sizes, &tiles, &d);
+        columns_equal_interpreter(&src, &sizes, &[2, 4], &d);
+    }
 }
 
 /// The staged 2-D tile's kernel: a work-group of 8×32 copies the 10×34 tile with its halo
@@ -188,4 +215,31 @@ fn a_staged_2d_tile_is_copied_into_local_memory_by_its_work_group() {
     assert!(cl.contains("local float") && cl.contains("[340]"), "{cl}");
     assert!(cl.contains("reqd_work_group_size(32, 8, 1)"), "{cl}");
     insta::assert_snapshot!("cl@stencil_tile_jacobi2d_5pt_8x32.lisp", cl);
+}
+
+/// A column of 4 outputs a work-item: its 6×3 strip loaded once into registers (scalars after
+/// unrolling), four outputs computed from them.
+#[test]
+fn a_stencil_column_holds_its_strip_in_registers() {
+    let vs = variants(
+        &repo("bench/stencil/jacobi2d_5pt.lisp"),
+        &[("H", 8192), ("W", 8192)],
+        "stencil columns of 4 outputs a work-item",
+    );
+    let v = vs.first().expect("a column variant");
+    let sizes: BTreeMap<String, i64> = [("H", 8192), ("W", 8192)].map(|(k, v)| (k.to_string(), v)).into();
+    let c = lift::compile(
+        &v.source,
+        &lift::Options {
+            sizes,
+            specialise: true,
+            as_written: true,
+            ..lift::Options::default()
+        },
+    )
+    .expect("compiles");
+    let cl = c.text(lift::Emit::Cl).expect("emits");
+    assert_eq!(cl.matches("kernel void").count(), 1, "{cl}");
+    assert!(!cl.contains("local float"), "{cl}");
+    insta::assert_snapshot!("cl@stencil_column_jacobi2d_5pt_4.lisp", cl);
 }

@@ -1,13 +1,18 @@
-//! What a tiled stencil (`lower::stencil`) costs beside the other mappings of its map. The
-//! model charges a kernel `MEM` per work-item for its global traffic; for a map over the
-//! windows of `slide` that traffic is, per output, the window read from global memory (through
-//! the caches) and the output written. A tile staged in local memory reads its input tile and
-//! halo once per work-group instead, `copied = tile_elems / group` elements per output (1.33
-//! for an 8×32 tile of 3×3 windows against 9), and each window from local memory: its traffic
-//! per output is `(copied + 1) / (window + 1)` of the unstaged one's. That is the reuse the
-//! default mapping leaves to the caches; on the H200 that mapping ran the suite's 2-D stencils
-//! at 1.67–4.05× a copy of their bytes and the 3-D ones at 16–73×
-//! (`bench/results/stencil-nvidia-h200-2026-12-01.md`).
+//! What the stencil forms (`lower::stencil`) cost beside the other mappings of their map,
+//! fitted to one H200 run of the suite's programs at their CGO'18 sizes
+//! (`bench/results/stencil-rules-nvidia-h200-2026-12-02.md`, `lift tune --top 8`):
+//!
+//! - a column of `v` outputs a work-item from its strip in registers was the fastest of every
+//!   program timed (Jacobi 2-D 5-point 0.144 ms, 9-point 0.153, Gaussian 0.196, 3-D 7-point
+//!   0.347, against a copy of 0.133 and 0.27 ms): it is charged as the model charges a chunked
+//!   `mapGlb` (global traffic per work-item, not per output), a quarter of it, with its strip's
+//!   loads per work-item;
+//! - a tile read where it lies (`/global`) took 0.245–0.265 ms in 2-D, beside 0.226–0.360 for
+//!   the default `mapGlb1 × mapGlb` of chunks of 4: charged per output as that mapping's
+//!   traffic would be without chunks (`MEM` each);
+//! - a tile staged in local memory took 0.40–0.41 ms in 2-D and 1.26 ms in 3-D (2×4×32), 1.6
+//!   and 2.5 times the unstaged tile: the copy's index arithmetic, its second partial pass and
+//!   the barrier cost more than the reads the caches would have served (`STAGED_TRAFFIC`).
 
 use super::{BARRIER_WARP, GROUP_END_BARRIER, LOCAL_READ};
 
@@ -16,10 +21,8 @@ pub const STAGED_BARRIERS: f64 = BARRIER_WARP + GROUP_END_BARRIER;
 /// Per work-item, one element of its window read from local memory (a turn of local memory,
 /// as `LOCAL_READ`).
 pub const LOCAL_WINDOW_READ: f64 = LOCAL_READ;
-
-/// The global traffic of a staged tile's output relative to an unstaged one's: `copied`
-/// elements of the tile read per output and the output written, against the `window`
-/// elements and the output.
-pub fn staged_traffic(copied: f64, window: f64) -> f64 {
-    (copied + 1.0) / (window + 1.0)
-}
+/// A staged tile's global traffic per output against an unstaged tile's: the measured ratio
+/// of their times in 2-D (0.40 against 0.25 ms).
+pub const STAGED_TRAFFIC: f64 = 1.6;
+/// A column's global traffic per work-item against `MEM`.
+pub const COLUMN_TRAFFIC: f64 = 0.25;

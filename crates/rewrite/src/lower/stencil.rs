@@ -11,7 +11,9 @@
 //!  (slide2d ((u1-1)·s1+n1, u1·s1) ((u0-1)·s0+n0, u0·s0) x)))`
 //!
 //! one level fewer in one dimension and one more in three (the rows of a tile's planes joined
-//! back into the result's rows, as `rules::stencil` writes).
+//! back into the result's rows, as `rules::stencil` writes). A column (`host_column`) maps
+//! strips instead: `mapGlb` per dimension, each work-item `v` outputs from its strip held in
+//! private memory.
 
 use super::*;
 use crate::cost::stencil;
@@ -82,6 +84,9 @@ impl Lowerer<'_> {
     /// The kernel of a tiled stencil (see the module docs) and its cost.
     pub(super) fn host_stencil(&mut self, t: &Rc<Term>, c: i64) -> Out {
         let st = StencilTile::unpack(c);
+        if st.column > 1 {
+            return self.host_column(t, &st);
+        }
         let (f, x) = (&t.kids[1], &t.kids[2]);
         let dims = st.dims;
         let windows: Vec<(i64, i64)> = (0..dims).map(|d| (st.n[d], st.s[d])).collect();
@@ -164,11 +169,7 @@ impl Lowerer<'_> {
         } else {
             GROUP_END_BARRIER
         };
-        let traffic = if st.staged {
-            stencil::staged_traffic(st.tile_elems() as f64 / group, window)
-        } else {
-            1.0
-        };
+        let traffic = if st.staged { stencil::STAGED_TRAFFIC } else { 1.0 };
         items * (gc * under + per_item) + points * MEM * traffic + LAUNCH
     }
 
@@ -182,6 +183,84 @@ impl Lowerer<'_> {
             2 => outer * inner,
             _ => outer * inner * inner,
         }
+    }
+
+    /// `mapSeqUnroll(d-1) (λ… mapSeqUnroll g …) x`.
+    fn unrolled_nd(&mut self, d: usize, g: ExprId, x: ExprId) -> ExprId {
+        if d == 1 {
+            return self.b.prim(Prim::Map(MapKind::SeqUnroll), vec![g, x]);
+        }
+        let inner = self.lam1("r", |me, r| me.unrolled_nd(d - 1, g, r));
+        self.b.prim(Prim::Map(MapKind::SeqUnroll), vec![inner, x])
+    }
+
+    /// A stencil whose work-items each compute `v = st.column` outputs down the outermost
+    /// dimension from their strip of the input copied into private memory (`rules::stencil`'s
+    /// second equation): `toGlobal (join (mapGlb(d-1) (λS. reorder (mapGlb(d-2) … (λs.
+    /// let p = toPrivate (copy s) in join? (mapSeqUnroll f (join (slide^d p)))) S)) (strips x)))`,
+    /// `reorder` moving each work-item's column of `v` outputs outermost.
+    fn host_column(&mut self, t: &Rc<Term>, st: &StencilTile) -> Out {
+        let (f, x) = (&t.kids[1], &t.kids[2]);
+        let dims = st.dims;
+        let v = st.column;
+        let windows: Vec<(i64, i64)> = (0..dims).map(|d| (st.n[d], st.s[d])).collect();
+        let mut strip = windows.clone();
+        strip[0] = (st.extent(0), v * st.s[0]);
+        let (xt, xc, bind) = self.kernel_arg(x);
+        let (g, gc) = self.func(f, st.n[0] as f64);
+        let strips = self.slide_nd(&strip, xt);
+        let body = self.lam1("strip", |me, s| {
+            let id = me.lam1("e", |_, e| e);
+            let copy = me.unrolled_nd(dims, id, s);
+            let private = me.b.to(AddressSpace::Private, copy);
+            let n = me.name("p");
+            let pv = me.b.bind(&n);
+            let pe = me.b.var(pv);
+            let w = me.slide_nd(&windows, pe);
+            // the strip's windows: `v` along the outermost dimension, one along the others
+            let mut col = w;
+            for _ in 1..dims {
+                col = me.b.prim(Prim::Join, vec![col]);
+            }
+            let out = me.b.prim(Prim::Map(MapKind::SeqUnroll), vec![g, col]);
+            let out = if st.joined {
+                me.b.prim(Prim::Join, vec![out])
+            } else {
+                out
+            };
+            me.b.unbind(pv);
+            me.b.let_(pv, private, out)
+        });
+        let groups = match dims {
+            2 => {
+                let row = self.lam1("srow", |me, sr| {
+                    let r = me.b.prim(Prim::Map(MapKind::Glb(0)), vec![body, sr]);
+                    me.b.prim(Prim::Transpose, vec![r])
+                });
+                self.b.prim(Prim::Map(MapKind::Glb(1)), vec![row, strips])
+            }
+            _ => {
+                let plane = self.lam1("splane", |me, sp| {
+                    let row = me.lam1("srow", |me, sr| me.b.prim(Prim::Map(MapKind::Glb(0)), vec![body, sr]));
+                    let r = me.b.prim(Prim::Map(MapKind::Glb(1)), vec![row, sp]);
+                    let tr = me.lam1("a", |me, a| me.b.prim(Prim::Transpose, vec![a]));
+                    let r = me.b.prim(Prim::Map(MapKind::Plain), vec![tr, r]);
+                    me.b.prim(Prim::Transpose, vec![r])
+                });
+                self.b.prim(Prim::Map(MapKind::Glb(2)), vec![plane, strips])
+            }
+        };
+        let joined = self.b.prim(Prim::Join, vec![groups]);
+        let e = self.b.to(AddressSpace::Global, joined);
+        self.notes.push(format!(
+            "stencil columns of {v} outputs a work-item, its strip of the input in private memory"
+        ));
+        let points = self.stencil_points(dims, t);
+        let items = (points / v as f64 / self.lanes).ceil();
+        let held = (st.extent(0) * st.n[1..dims].iter().product::<i64>()) as f64;
+        // per work-item: `v` outputs and its strip's loads, and its traffic (`cost::stencil`)
+        let cost = items * (v as f64 * gc + held) + points / v as f64 * MEM * stencil::COLUMN_TRAFFIC + LAUNCH;
+        (self.wrap(bind, e), xc + cost)
     }
 
     /// A tiled stencil inside a work-item: the plain map over the windows, sequential.

@@ -30,6 +30,12 @@ pub const TILES_1D: [i64; 3] = [64, 128, 256];
 pub const TILES_2D: [[i64; 2]; 4] = [[4, 32], [8, 32], [2, 128], [4, 64]];
 /// Tiles of 3-D stencils, planes × rows × columns of outputs.
 pub const TILES_3D: [[i64; 3]; 3] = [[1, 8, 32], [2, 4, 32], [1, 4, 64]];
+/// Outputs a work-item computes down a column from a strip in private memory (`stencil-column-*`),
+/// per dimensions (none in 1-D: a row of windows is read along consecutive addresses already).
+pub const COLUMNS_2D: [i64; 2] = [4, 8];
+pub const COLUMNS_3D: [i64; 2] = [2, 4];
+/// Elements of the strip a work-item of `stencil-column-*` holds in private memory at most.
+pub const MAX_COLUMN_STRIP: usize = 64;
 /// Bytes of local memory one staged input tile may take.
 pub const STENCIL_STAGE_BYTES: i64 = 24 * 1024;
 
@@ -104,9 +110,28 @@ pub fn stencil_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> 
                         u,
                         staged,
                         joined,
+                        column: 1,
                     };
                     rules.push(Rewrite::new(name, pat(&lhs(joined)), applier).expect("rule"));
                 }
+            }
+        }
+        let columns: &[i64] = match dims {
+            1 => &[],
+            2 => &COLUMNS_2D,
+            _ => &COLUMNS_3D,
+        };
+        for &v in columns {
+            for joined in [false, true] {
+                let name = format!("stencil-column-{dims}d-{v}{}", if joined { "-joined" } else { "" });
+                let applier = TileStencil {
+                    dims,
+                    u: [v, 1, 1],
+                    staged: false,
+                    joined,
+                    column: v,
+                };
+                rules.push(Rewrite::new(name, pat(&lhs(joined)), applier).expect("rule"));
             }
         }
     }
@@ -133,11 +158,25 @@ pub fn stencil_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> 
 /// `transpose`), a tile's outputs fit a work-group and its input tile
 /// `STENCIL_STAGE_BYTES` of local memory. The rewritten map is the node `(stencil c f x)`,
 /// `c` the packed `StencilTile`, `x` the array below the slides.
+///
+/// A sliding window in registers (`stencil-column-{v}`, Lift's `mapSeqSlide` where the window
+/// is loaded once for `v` steps instead of one row a step): the windows along the outermost
+/// dimension in groups of `v`,
+///
+/// `map (λr. map f r) (slide2d (n1,s1) (n0,s0) x) =
+///  join (map (λS. transpose (map (λs. map f (join (slide2d (n1,s1) (n0,s0) s))) S)) (strips x))`,
+///
+/// `strips x = map transpose (slide ((v-1)·s1+n1) (v·s1) (map (λr. slide n0 s0 r) x))`, each
+/// strip of `((v-1)·s1+n1) × n0` elements copied into private memory by its work-item and its
+/// `v` outputs computed from there: `(v-1)·s1+n1` rows read per `v` outputs instead of `n1`
+/// each. Side conditions as above, with `v | ` the windows along the outermost dimension and
+/// a strip of at most `MAX_COLUMN_STRIP` elements.
 struct TileStencil {
     dims: usize,
     u: [i64; 3],
     staged: bool,
     joined: bool,
+    column: i64,
 }
 
 impl Applier<Lift, LiftAnalysis> for TileStencil {
@@ -163,6 +202,7 @@ impl Applier<Lift, LiftAnalysis> for TileStencil {
             u: self.u,
             staged: self.staged,
             joined: self.joined,
+            column: self.column,
         };
         for (d, (n, st)) in windows.into_iter().enumerate() {
             t.n[d] = n;
@@ -183,7 +223,12 @@ impl Applier<Lift, LiftAnalysis> for TileStencil {
                 .is_some_and(|l| may_split(l, t.u[d], &analysis.sizes, &analysis.declared))
         });
         let host_level = eg[below].data.free.iter().all(|v| analysis.params.contains(v));
-        if !fits || !host_level || (self.staged && t.tile_elems() * 4 > STENCIL_STAGE_BYTES) {
+        let private = (t.extent(0) * t.n[1..self.dims].iter().product::<i64>()) as usize;
+        if !fits
+            || !host_level
+            || (self.staged && t.tile_elems() * 4 > STENCIL_STAGE_BYTES)
+            || (self.column > 1 && private > MAX_COLUMN_STRIP)
+        {
             return vec![];
         }
         let c = eg.add(Lift::Num(t.pack()));
