@@ -1801,7 +1801,11 @@ fn maps_of_loops_inside_a_work_item_keep_the_loop_sequential() {
     let ex2 = check(rows, &[("N", 16), ("M", 8), ("K", 3)], 2);
     for v in ex.variants.iter().chain(&ex2.variants) {
         let p = ir::parse(&v.source).unwrap_or_else(|e| panic!("{}: {e:?}", v.source));
-        assert!(!ir::host::HostPlan::of(&p).has_sections(), "a host loop in:\n{}", v.source);
+        assert!(
+            !ir::host::HostPlan::of(&p).has_sections(),
+            "a host loop in:\n{}",
+            v.source
+        );
         assert!(!loop_with_parallel_step(&p), "a parallel step in:\n{}", v.source);
     }
 }

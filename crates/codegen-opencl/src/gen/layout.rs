@@ -446,7 +446,9 @@ impl Gen<'_> {
                         let ty = self.cty(e)?;
                         self.read_view(r, &ty)
                     }
-                    Prim::Reduce(_) | Prim::Iterate(_) | Prim::IterateUntil(_) | Prim::Scan(_) => self.materialize(e, None)?,
+                    Prim::Reduce(_) | Prim::Iterate(_) | Prim::IterateUntil(_) | Prim::Scan(_) => {
+                        self.materialize(e, None)?
+                    }
                     Prim::Filter(_) => return Err(self.err(e, "internal: a filter result must be bound before use")),
                 })
             }

@@ -21,8 +21,8 @@ mod mma;
 mod rblock;
 mod reuse;
 mod rows;
-mod stencil;
 mod scan;
+mod stencil;
 mod tiled;
 mod workgroup;
 
