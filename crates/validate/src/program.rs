@@ -65,13 +65,6 @@ impl Validator<'_> {
                         }
                     }
                 }
-                Prim::Filter(FilterKind::Seq) if matches!(self.ty(args[1]), Some(Type::Array(el, _)) if matches!(**el, Type::Array(..))) =>
-                {
-                    self.err(
-                        e,
-                        "`filterSeq` over rows (arrays of arrays) is not supported yet by the OpenCL back end; `filterGlb` filters rows",
-                    );
-                }
                 Prim::Scan(kind) => {
                     // The accumulator is one C value: a private variable, and for `scanGlb`
                     // an element of local and global arrays as well.
