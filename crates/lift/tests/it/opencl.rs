@@ -470,7 +470,11 @@ fn oclgrind() {
         |ex| {
             let data = ex.data_path().ok_or("no `;; data:` line")?;
             let path = ex.path.display().to_string();
-            let out = under_oclgrind(&oclgrind, &icd, lift_bin, &["run", &path, "--data", &data])
+            let mut args = vec!["run", path.as_str(), "--data", data.as_str()];
+            for size in &ex.header.sizes {
+                args.extend(["--size", size.as_str()]);
+            }
+            let out = under_oclgrind(&oclgrind, &icd, lift_bin, &args)
                 .env("LIFT_CACHE_DIR", &cache)
                 .output()
                 .map_err(|e| format!("cannot run oclgrind: {e}"))?;
