@@ -329,10 +329,12 @@ fn write(path: &Path, text: &str) -> Result<(), Error> {
 /// Runs the C compiler on the generated source.
 fn cc(c: &Path, library: &Path, dir: &Path) -> Result<(), Error> {
     let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    // The compiler runs in `dir`, so a relative `-o build` must not be read from there again.
+    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     let out = std::process::Command::new(&compiler)
         .args(["-std=c99", "-shared", "-fPIC", "-O2", "-Wall", "-o"])
-        .arg(library)
-        .arg(c)
+        .arg(absolute(library))
+        .arg(absolute(c))
         // The loader by its soname: the unversioned `libOpenCL.so` comes only with the headers'
         // development package, which the library does not need.
         .args(["-l:libOpenCL.so.1", "-lpthread"])

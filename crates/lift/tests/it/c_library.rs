@@ -430,3 +430,74 @@ fn ten_thousand_calls_leak_nothing_and_every_misuse_is_a_clean_error() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A library of a whole-array scan (`scanGlb`: one launch whose work-groups order themselves
+/// through zeroed status words), built with a relative `-o` from the repository's folder and
+/// called twice on one context: both calls equal the interpreter, so the status words start at
+/// zero on every call.
+#[test]
+fn a_scan_library_built_into_a_relative_folder_equals_the_interpreter_on_every_call() {
+    let Some(device) = crate::opencl::device() else { return };
+    let rel = format!("target/lift-it-scan-library-{}", std::process::id());
+    let dir = repo_root().join(&rel);
+    let _ = std::fs::remove_dir_all(&dir);
+    let n = 20000;
+    let mut args = vec!["build", "examples/scan_float.lisp", "-o", rel.as_str()];
+    let size = format!("N={n}");
+    args.extend(["--size", size.as_str()]);
+    if let Some(d) = &device {
+        args.extend(["--device", d.as_str()]);
+    }
+    run(&mut lift(&args));
+    let xs: Vec<f32> = (0..n).map(|i| ((i * 7919 % 13) as f32 - 6.0) * 0.25).collect();
+    let main = format!(
+        r#"#include <stdio.h>
+#include "scan_float.h"
+int main(void) {{
+    static float xs[{n}], out[{n}];
+    for (int i = 0; i < {n}; i++) xs[i] = (float)((i * 7919 % 13) - 6) * 0.25f;
+    scan_float_ctx* ctx = scan_float_ctx_new({dev});
+    if (!ctx || scan_float_error(ctx)[0]) return 2;
+    scan_float_f32_1d* a = scan_float_new_f32_1d(ctx, xs, {n});
+    for (int call = 0; call < 2; call++) {{
+        scan_float_f32_1d* r = NULL;
+        if (!a || scan_float_run(ctx, &r, a) || scan_float_values_f32_1d(ctx, r, out)) {{
+            fprintf(stderr, "%s\n", scan_float_error(ctx));
+            return 1;
+        }}
+        printf("[");
+        for (int i = 0; i < {n}; i++) printf(i ? ",%.9g" : "%.9g", out[i]);
+        printf("]\n");
+        scan_float_free_f32_1d(ctx, r);
+    }}
+    return 0;
+}}
+"#,
+        dev = device.as_deref().map_or("NULL".to_string(), |d| format!("\"{d}\"")),
+    );
+    std::fs::write(dir.join("main.c"), main).expect("write main.c");
+    let d = dir.to_str().expect("a UTF-8 folder");
+    run(Command::new("cc")
+        .args(["-std=c99", "main.c", "-I", ".", "-L", ".", "-lscan_float"])
+        .args([&format!("-Wl,-rpath,{d}"), "-o", "main"])
+        .current_dir(&dir));
+    let out = String::from_utf8_lossy(
+        &Command::new(dir.join("main"))
+            .output()
+            .expect("run the scan program")
+            .stdout,
+    )
+    .into_owned();
+    let data = serde_json::json!([xs]).to_string();
+    let want = interp("examples/scan_float.lisp", &data, &dir);
+    let calls: Vec<&str> = out.lines().collect();
+    assert_eq!(calls.len(), 2, "{out}");
+    for (i, call) in calls.iter().enumerate() {
+        let got = parse_json(call, "the library's result");
+        assert!(
+            json_close(&want, &got),
+            "call {i}: the library's scan differs from the interpreter"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
