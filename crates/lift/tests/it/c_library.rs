@@ -478,9 +478,8 @@ int main(void) {{
     std::fs::write(dir.join("main.c"), main).expect("write main.c");
     let d = dir.to_str().expect("a UTF-8 folder");
     run(Command::new("cc")
-        .args(["-std=c99", "main.c", "-I", ".", "-L", ".", "-lscan_float"])
-        .args([&format!("-Wl,-rpath,{d}"), "-o", "main"])
-        .current_dir(&dir));
+        .args(["-std=c99", &format!("{d}/main.c"), "-I", d, "-L", d, "-lscan_float"])
+        .args([&format!("-Wl,-rpath,{d}"), "-o", &format!("{d}/main")]));
     let out = String::from_utf8_lossy(
         &Command::new(dir.join("main"))
             .output()
@@ -488,7 +487,7 @@ int main(void) {{
             .stdout,
     )
     .into_owned();
-    let data = serde_json::json!([xs]).to_string();
+    let data = serde_json::json!({ "xs": xs }).to_string();
     let want = interp("examples/scan_float.lisp", &data, &dir);
     let calls: Vec<&str> = out.lines().collect();
     assert_eq!(calls.len(), 2, "{out}");
