@@ -98,7 +98,19 @@ impl Runner {
     /// The verdict on one case, as written or (`mode`) as its rewritten variants.
     pub fn eval_in(&mut self, src: &str, data: &str, mode: Option<Mode>) -> Verdict {
         if self.child.is_none() {
-            match self.spawn() {
+            // A worker file another thread has just written can be busy for the instant that a
+            // process forked meanwhile holds it open (ETXTBSY): a few short retries ride it out.
+            let mut tries = 0;
+            let started = loop {
+                match self.spawn() {
+                    Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 20 => {
+                        tries += 1;
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    other => break other,
+                }
+            };
+            match started {
                 Ok(w) => self.child = Some(w),
                 Err(e) => return Verdict::new(Class::Crash, "cannot start a worker", e.to_string()),
             }
