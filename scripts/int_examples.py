@@ -11,14 +11,12 @@ modulo 2^width; shift and rotate counts are taken modulo the width; `shr` is ari
 signed types, logical on unsigned; float to integer conversion truncates toward zero and
 saturates (NaN gives 0); `as-T` reinterprets bits.
 """
-import json
 import math
-import pathlib
-import sys
 
 import numpy as np
 
-EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
+import expect_lines
+
 U32, U64 = (1 << 32) - 1, (1 << 64) - 1
 
 
@@ -229,30 +227,5 @@ COMPUTE = {
 }
 
 
-def main():
-    write = "--write" in sys.argv[1:]
-    bad = 0
-    for name, compute in COMPUTE.items():
-        lisp = EXAMPLES / f"{name}.lisp"
-        data = json.loads((EXAMPLES / f"{name}.json").read_text())
-        want = ";; expect: " + json.dumps(compute(data), separators=(", ", ": "))
-        lines = lisp.read_text().split("\n")
-        at = [i for i, line in enumerate(lines) if line.startswith(";; expect:")]
-        if len(at) != 1:
-            print(f"{lisp.name}: needs exactly one `;; expect:` line")
-            bad += 1
-            continue
-        if lines[at[0]] == want:
-            continue
-        if write:
-            lines[at[0]] = want
-            lisp.write_text("\n".join(lines))
-            print(f"{lisp.name}: expect line written")
-        else:
-            print(f"{lisp.name}: the expect line differs from numpy's\n  have {lines[at[0]]}\n  want {want}")
-            bad += 1
-    sys.exit(1 if bad else 0)
-
-
 if __name__ == "__main__":
-    main()
+    expect_lines.main(COMPUTE)

@@ -13,13 +13,11 @@ give the same count with fused multiply-adds and in float64, so the expected cou
 every legal evaluation.
 """
 import hashlib
-import json
-import pathlib
-import sys
 
 import numpy as np
 
-EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
+import expect_lines
+
 F = np.float32
 
 
@@ -141,38 +139,5 @@ COMPUTE = {
 }
 
 
-def main():
-    write = "--write" in sys.argv[1:]
-    bad = 0
-    for name, compute in COMPUTE.items():
-        lisp = EXAMPLES / f"{name}.lisp"
-        lines = lisp.read_text().split("\n")
-        data_file = next(line.split(":", 1)[1].strip() for line in lines if line.startswith(";; data:"))
-        data = json.loads((EXAMPLES / data_file).read_text())
-        # the sizes the data does not give, from the `;; sizes: K=4` line, as `k=4`
-        sizes = {}
-        for line in lines:
-            if line.startswith(";; sizes:"):
-                for kv in line.split(":", 1)[1].split():
-                    k, v = kv.split("=")
-                    sizes[k.lower()] = int(v)
-        want = ";; expect: " + json.dumps(compute(data, **sizes), separators=(", ", ": "))
-        at = [i for i, line in enumerate(lines) if line.startswith(";; expect:")]
-        if len(at) != 1:
-            print(f"{lisp.name}: needs exactly one `;; expect:` line")
-            bad += 1
-            continue
-        if lines[at[0]] == want:
-            continue
-        if write:
-            lines[at[0]] = want
-            lisp.write_text("\n".join(lines))
-            print(f"{lisp.name}: expect line written")
-        else:
-            print(f"{lisp.name}: the expect line differs from numpy's\n  have {lines[at[0]]}\n  want {want}")
-            bad += 1
-    sys.exit(1 if bad else 0)
-
-
 if __name__ == "__main__":
-    main()
+    expect_lines.main(COMPUTE, sizes=True)

@@ -8,13 +8,11 @@ checked against (or, with --write, written into) the `;; expect:` line of each e
 `scan f z xs` is the inclusive prefix: element i is z ⊕ x0 ⊕ … ⊕ xi (numpy's `cumsum` for `+`
 with z = 0). The float inputs are quarters, so the sums are exact in float32 in every order.
 """
-import json
-import pathlib
-import sys
 
 import numpy as np
 
-EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
+import expect_lines
+
 
 
 def floats(a):
@@ -51,30 +49,5 @@ COMPUTE = {
 }
 
 
-def main():
-    write = "--write" in sys.argv[1:]
-    bad = 0
-    for name, compute in COMPUTE.items():
-        lisp = EXAMPLES / f"{name}.lisp"
-        data = json.loads((EXAMPLES / f"{name}.json").read_text())
-        want = ";; expect: " + json.dumps(compute(data), separators=(", ", ": "))
-        lines = lisp.read_text().split("\n")
-        at = [i for i, line in enumerate(lines) if line.startswith(";; expect:")]
-        if len(at) != 1:
-            print(f"{lisp.name}: needs exactly one `;; expect:` line")
-            bad += 1
-            continue
-        if lines[at[0]] == want:
-            continue
-        if write:
-            lines[at[0]] = want
-            lisp.write_text("\n".join(lines))
-            print(f"{lisp.name}: expect line written")
-        else:
-            print(f"{lisp.name}: the expect line differs from numpy's\n  have {lines[at[0]]}\n  want {want}")
-            bad += 1
-    sys.exit(1 if bad else 0)
-
-
 if __name__ == "__main__":
-    main()
+    expect_lines.main(COMPUTE)
