@@ -138,7 +138,6 @@ pub fn run_measured_with(
         )?);
     }
     let result = &plan.result;
-    let data = host_index[&result.data];
     let elem_ty = &plan.memory.buffers[result.data].elem;
     let (esz, _) = layout(elem_ty);
     let mut reads = vec![];
@@ -149,17 +148,23 @@ pub fn run_measured_with(
             let Type::Exists(e) = &result.ty else {
                 unreachable!("checked")
             };
-            let (inner, _) = shape(e, &inputs.sizes)?;
-            let row = inner.iter().product::<usize>() * esz;
-            reads.push(ReadSpec::Counted {
-                data,
-                count: host_index[&l],
-                count_index: 0,
-                elem_bytes: row,
-            });
+            // A struct of arrays (tuples holding arrays) reads each component buffer up to
+            // the one length.
+            for (part, pt) in result.parts.iter().zip(exist_parts(e)) {
+                let (inner, _) = shape(&pt, &inputs.sizes)?;
+                let (psz, _) = layout(&plan.memory.buffers[*part].elem);
+                reads.push(ReadSpec::Counted {
+                    data: host_index[part],
+                    count: host_index[&l],
+                    count_index: 0,
+                    elem_bytes: inner.iter().product::<usize>() * psz,
+                });
+            }
         }
         (_, Some(l)) => {
-            reads.push(ReadSpec::Whole(data));
+            // rows of filter results: each component buffer (one for elements stored whole),
+            // then the rows' lengths
+            reads.extend(result.parts.iter().map(|p| ReadSpec::Whole(host_index[p])));
             reads.push(ReadSpec::Whole(host_index[&l]));
         }
         // a struct of arrays: every component buffer, `data` first
@@ -210,6 +215,22 @@ pub fn run_measured_with(
     })?;
     let value = match (&result.ty, result.lengths) {
         _ if prepared.skip_result => Value::Tuple(vec![]),
+        (Type::Exists(e), Some(_)) if result.parts.len() > 1 => {
+            let mut parts = vec![];
+            let mut n = 0;
+            for (k, (part, pt)) in result.parts.iter().zip(exist_parts(e)).enumerate() {
+                let (inner, elem) = shape(&pt, &inputs.sizes)?;
+                let (psz, _) = layout(&plan.memory.buffers[*part].elem);
+                let row = inner.iter().product::<usize>() * psz;
+                n = out.reads[k].len().checked_div(row).unwrap_or(0);
+                let mut dims = vec![n];
+                dims.extend(inner);
+                parts.push(decode_dims(&out.reads[k], &dims, &elem));
+            }
+            let t = Type::array((**e).clone(), ir::ArithExpr::cst(n as i64));
+            from_parts(&t, &mut parts.into_iter())
+                .ok_or_else(|| Error::plain("internal: the result's component buffers do not match its type"))?
+        }
         (Type::Exists(e), Some(_)) => {
             let (inner, elem) = shape(e, &inputs.sizes)?;
             let bytes = &out.reads[0];
@@ -226,22 +247,38 @@ pub fn run_measured_with(
             let n = n
                 .eval(&|v| inputs.sizes.get(v).copied())
                 .map_err(|e| Error::plain(e.to_string()))? as usize;
-            let (inner, elem) = shape(e, &inputs.sizes)?;
-            let data = &out.reads[0];
-            let lens = &out.reads[1];
-            let row_elems = inner.iter().product::<usize>();
-            let cap = if n == 0 {
-                0
-            } else {
-                data.len() / (n * row_elems.max(1) * esz.max(1))
-            };
+            let lens = &out.reads[result.parts.len()];
+            // Each component buffer holds `n` rows at one capacity (tuples holding arrays are
+            // stored as one buffer per component).
+            let mut comps = vec![];
+            for (k, (part, pt)) in result.parts.iter().zip(exist_parts(e)).enumerate() {
+                let (inner, elem) = shape(&pt, &inputs.sizes)?;
+                let (psz, _) = layout(&plan.memory.buffers[*part].elem);
+                let row_elems = inner.iter().product::<usize>();
+                let data = &out.reads[k];
+                let cap = if n == 0 {
+                    0
+                } else {
+                    data.len() / (n * row_elems.max(1) * psz.max(1))
+                };
+                comps.push((inner, elem, row_elems * psz, cap, data));
+            }
             let mut rows = vec![];
             for r in 0..n {
                 let len = i32::from_le_bytes(lens[r * 4..r * 4 + 4].try_into().expect("4 bytes")) as usize;
-                let start = r * cap * row_elems * esz;
-                let mut dims = vec![len.min(cap)];
-                dims.extend(inner.iter().copied());
-                rows.push(decode_dims(&data[start..], &dims, &elem));
+                let mut parts = vec![];
+                let mut kept = len;
+                for (inner, elem, row_bytes, cap, data) in &comps {
+                    let mut dims = vec![len.min(*cap)];
+                    kept = kept.min(*cap);
+                    dims.extend(inner.iter().copied());
+                    parts.push(decode_dims(&data[r * cap * row_bytes..], &dims, elem));
+                }
+                let t = Type::array((**e).clone(), ir::ArithExpr::cst(kept as i64));
+                rows.push(
+                    from_parts(&t, &mut parts.into_iter())
+                        .ok_or_else(|| Error::plain("internal: a row's component buffers do not match its type"))?,
+                );
             }
             Value::Array(rows)
         }
@@ -293,6 +330,19 @@ pub fn run_measured_with(
         input_bytes,
         copy_ns,
     })
+}
+
+/// The types of one element's parts in each storage buffer of a filter result with elements
+/// of type `e` (one element of `e` itself when it is stored whole).
+fn exist_parts(e: &Type) -> Vec<Type> {
+    let one = Type::array(e.clone(), ir::ArithExpr::cst(1));
+    codegen_opencl::storage_parts(&one)
+        .into_iter()
+        .map(|p| match p {
+            Type::Array(c, _) => *c,
+            t @ Type::Scalar(_) | t @ Type::Vector(..) | t @ Type::Tuple(_) | t @ Type::Exists(_) | t @ Type::Fun(..) => t,
+        })
+        .collect()
 }
 
 /// Reassembles a value of type `ty` from the values of its storage buffers, in the order of

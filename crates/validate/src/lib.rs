@@ -153,7 +153,6 @@ struct Validator<'a> {
 
 const TUPLE_OF_ARRAYS_ACC: &str =
     "reductions whose accumulator is a tuple containing arrays are not supported yet by the OpenCL back end";
-const TUPLE_OF_ARRAYS_FILTER: &str = "filtering tuples containing arrays is not supported yet by the OpenCL back end";
 const TUPLE_OF_ARRAYS_IF: &str =
     "`if` choosing between tuples containing arrays is not supported yet by the OpenCL back end";
 const TUPLE_OF_ARRAYS_ITERATE: &str =
@@ -163,20 +162,17 @@ const TUPLE_OF_ARRAYS_ITERATE: &str =
 /// layout in the OpenCL back end, which stores those tuples as one buffer per component with
 /// the outer lengths: a run-time length has no length buffer there. `None` when it has one.
 fn tuple_storage_unsupported(t: &Type) -> Option<&'static str> {
-    let mut exist = false;
     let mut el = t;
     loop {
         match el {
-            Type::Array(x, _) => el = x,
-            Type::Exists(x) => {
-                exist = true;
-                el = x;
-            }
+            Type::Array(x, _) | Type::Exists(x) => el = x,
             Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) | Type::Fun(..) => break,
         }
     }
+    // Outer run-time lengths are the component buffers' own (one length for all of them);
+    // a run-time length inside a component would need a length per element.
     let Type::Tuple(cs) = el else { return None };
-    if tuple_with_array(el) && (exist || cs.iter().any(exist_inside)) {
+    if tuple_with_array(el) && cs.iter().any(exist_inside) {
         return Some("tuples containing filter results, and filter results of tuples containing arrays, are not supported yet by the OpenCL back end");
     }
     None

@@ -111,10 +111,6 @@ impl Validator<'_> {
                         stored_tuple_of_arrays = true;
                     }
                 }
-                Prim::Filter(_) if self.ty(e).is_some_and(|t| tuple_with_array(innermost(t))) => {
-                    self.err(e, TUPLE_OF_ARRAYS_FILTER);
-                    stored_tuple_of_arrays = true;
-                }
                 Prim::Iterate(_) | Prim::IterateUntil(_)
                     if self.ty(e).is_some_and(|t| tuple_with_array(innermost(t))) =>
                 {

@@ -411,6 +411,16 @@ pub(super) fn local_array(ty: CType, name: &Ident, len: usize) -> Stmt {
     }
 }
 
+/// Whether an element of type `t` holds an array (is one, or is a tuple with one at some depth):
+/// such elements are copied from the input in place, never staged in registers.
+fn holds_arrays(t: &Type) -> bool {
+    match t {
+        Type::Array(..) | Type::Exists(_) => true,
+        Type::Tuple(cs) => cs.iter().any(holds_arrays),
+        Type::Scalar(_) | Type::Vector(..) | Type::Fun(..) => false,
+    }
+}
+
 fn add_to(lhs: Expr, rhs: Expr) -> Stmt {
     Stmt::Assign {
         lhs,
@@ -431,18 +441,24 @@ impl Gen<'_> {
         let cnt = self.fresh("cnt");
         self.push(Stmt::decl(CType::INT, &cnt, Expr::Int(0)));
         let c = ArithExpr::var(cnt.as_str(), Range::upto(n.clone()));
-        // A kept row is copied element by element to row `cnt` of the result.
-        let row_dims = dims_of(&self.cty(xs)?).0.split_off(1);
+        let elem_ty = match self.cty(xs)? {
+            Type::Array(t, _) => *t,
+            t @ Type::Scalar(_)
+            | t @ Type::Vector(..)
+            | t @ Type::Tuple(_)
+            | t @ Type::Exists(_)
+            | t @ Type::Fun(..) => return Err(self.err(xs, format!("internal: filter of {t}"))),
+        };
         self.emit_loop(e, MapKind::Seq, &n, |g, i| {
             let x = xv.access(i);
             g.bind(params[0], Bound::View(x.clone()));
             let cond = g.scalar_expr(body)?;
             g.open_if(cond);
-            if row_dims.is_empty() {
+            if holds_arrays(&elem_ty) {
+                g.store_kept(e, &x, &dest.view.access(c.clone()), &elem_ty)?;
+            } else {
                 let v = x.read(&[]).map_err(|m| g.err(xs, m.0))?;
                 g.write(&dest.view, std::slice::from_ref(&c), &v, e)?;
-            } else {
-                g.copy_dims(e, &x, &dest.view.access(c.clone()), &row_dims, vec![], MapKind::Seq)?;
             }
             g.push(Stmt::Assign {
                 lhs: Expr::var(&cnt),
@@ -454,6 +470,16 @@ impl Gen<'_> {
         })?;
         let loc = len.write(&[]).map_err(|m| self.err(e, m.0))?;
         self.store(&loc, &Read::Expr(Access::Value(Expr::var(&cnt))), e)
+    }
+
+    /// Copies a kept element `x` that holds arrays (a row, or a tuple with arrays, stored as
+    /// one buffer per component) from its place in the input to `dst`, its place in the
+    /// result, element by element inside the work-item.
+    pub(super) fn store_kept(&mut self, e: ExprId, x: &Rc<View>, dst: &Rc<View>, elem_ty: &Type) -> Result<()> {
+        if soa_components(elem_ty).is_some() {
+            return self.copy_parts(e, x, dst, elem_ty);
+        }
+        self.copy_dims(e, x, dst, &dims_of(elem_ty).0, vec![], MapKind::Seq)
     }
 
     /// `unpack ys (filterGlb p xs) (mapGlb f ys)` at host level, with `ys` used only there
@@ -492,8 +518,7 @@ impl Gen<'_> {
         }
         let (_, fbody) = self.lambda(args[0]).ok()?;
         // Rows of a filter are copied, not staged in registers: they are not fused.
-        let scalar_elems =
-            matches!(self.info.ty(fargs[1]), Type::Array(t, _) if !matches!(**t, Type::Array(..) | Type::Exists(_)));
+        let scalar_elems = matches!(self.info.ty(fargs[1]), Type::Array(t, _) if !holds_arrays(t));
         if !scalar_elems || self.contains_parallel(fbody) {
             return None;
         }
@@ -600,9 +625,10 @@ impl Gen<'_> {
             | t @ Type::Exists(_)
             | t @ Type::Fun(..) => return Err(self.err(xs, format!("internal: filter of {t}"))),
         };
-        // Rows (arrays) are too large for registers: the predicate reads the input in place and
-        // a kept row is copied from the input again at its place in the output.
-        let rows = matches!(elem_ty, Type::Array(..));
+        // Rows (arrays, or tuples holding them) are too large for registers: the predicate
+        // reads the input in place and a kept row is copied from the input again at its place
+        // in the output (component by component for tuples).
+        let rows = holds_arrays(&elem_ty);
         if rows && consumer.is_some() {
             return Err(self.err(e, "internal: fused consumer of a filter of rows"));
         }

@@ -540,7 +540,7 @@ impl Gen<'_> {
     }
 
     /// Copies a value of type `ty` between views, one component buffer at a time.
-    fn copy_parts(&mut self, e: ExprId, src: &Rc<View>, dst: &Rc<View>, ty: &Type) -> Result<()> {
+    pub(super) fn copy_parts(&mut self, e: ExprId, src: &Rc<View>, dst: &Rc<View>, ty: &Type) -> Result<()> {
         if let Some((dims, _)) = soa_components(ty).filter(|_| self.level() == Level::Top) {
             if dims.is_empty() {
                 // The components' lengths differ and a kernel has one launch size per

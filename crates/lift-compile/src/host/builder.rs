@@ -540,12 +540,13 @@ impl Builder<'_> {
                 .ok_or_else(|| internal(vspan, "a host variable without a value"))?;
             let ty = self.slots[slot].clone();
             match &ty {
-                Type::Exists(elem) if !elem.has_existential() && !matches!(**elem, Type::Array(..)) => {}
-                // A filter result of rows would need a capacity per row.
+                Type::Exists(elem) if !elem.has_existential() && !holds_array(elem) => {}
+                // A filter result of rows would need a capacity per row; one of tuples holding
+                // arrays, a parameter per component buffer.
                 Type::Exists(_) => {
                     return Err(Error::Source(Diagnostic::new(
                         vspan,
-                        format!("a filter result of arrays ({ty}) crossing a host section is not supported yet"),
+                        format!("a filter result of arrays or of tuples holding arrays ({ty}) crossing a host section is not supported yet"),
                     )))
                 }
                 // `validate` refuses the others.
@@ -677,4 +678,13 @@ impl Fuser {
 
 fn internal(span: Span, what: &str) -> Error {
     Error::Source(Diagnostic::new(span, format!("internal: {what}")).with_note(codegen_opencl::BUG_NOTE))
+}
+
+/// Whether `t` is an array or a tuple holding one at some depth.
+fn holds_array(t: &Type) -> bool {
+    match t {
+        Type::Array(..) | Type::Exists(_) => true,
+        Type::Tuple(cs) => cs.iter().any(holds_array),
+        Type::Scalar(_) | Type::Vector(..) | Type::Fun(..) => false,
+    }
 }

@@ -286,9 +286,8 @@ impl Gen<'_> {
                 let pos = ArithExpr::var(f.o.as_str(), Range::upto(cap.clone()));
                 if rows {
                     g.push(Stmt::decl(CType::INT, &f.e, add(chunk_first(&f.t), v(&f.m))));
-                    let (dims, _) = dims_of(elem_ty);
                     let x = g.filter_elem(f, xs)?;
-                    g.copy_dims(e, &x, &dest.view.access(pos), &dims, vec![], MapKind::Seq)?;
+                    g.store_kept(e, &x, &dest.view.access(pos), elem_ty)?;
                 } else if let Some(c) = consumer {
                     let (params, body) = g.lambda(c)?;
                     let elem = g.read_view(staged.clone(), elem_ty);
