@@ -102,6 +102,17 @@ impl Ty {
             Ty::Array(..) | Ty::Exists(..) => false,
         }
     }
+
+    /// Whether a filter may keep elements of this type: flat ones, rows of them, and tuples of
+    /// those (stored as one buffer per component).
+    fn filterable(&self) -> bool {
+        match self {
+            Ty::Array(e, _) => e.flat(),
+            Ty::Tuple(ts) => ts.iter().all(Ty::filterable),
+            Ty::Float | Ty::Double | Ty::Int | Ty::Bool | Ty::Vector(..) => true,
+            Ty::Exists(..) => false,
+        }
+    }
 }
 
 /// One generated case: the program text and what is needed to make (and shrink) its data.

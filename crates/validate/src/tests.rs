@@ -562,6 +562,16 @@ fn tuples_containing_arrays_are_stored_as_structs_of_arrays() {
         )),
         vec![]
     );
+    // a filter keeps tuples holding arrays as a struct of arrays with the one run-time length,
+    // in a kernel of its own or inside a work-item
+    assert_eq!(
+        check(&mat("(toGlobal (filterGlb (lambda (p) (> (at 0 (get #1 p)) 0.0f)) (zip (generate N (lambda (i) 0.0f)) xs)))")),
+        vec![]
+    );
+    assert_eq!(
+        check(&mat("(mapGlb (lambda (r) (toGlobal (filterSeq (lambda (p) (> (get #0 p) 0.0f)) (zip r (split #1 r))))) xs)")),
+        vec![]
+    );
     // a run-time length inside a tuple has no length buffer
     one_error(
         &mat("(toGlobal (mapGlb (lambda (r) (tuple (filterSeq (lambda (x) (> x 0.0f)) r) 1.0f)) xs))"),

@@ -50,8 +50,9 @@ impl Gen {
                         }
                         (format!("({red} {f} {z} {x})"), Ty::arr(zt, Len::lit(1)))
                     }
-                    // filters of flat elements, or of rows of them (a kept row is copied)
-                    4 if e.flat() || matches!(&e, Ty::Array(r, _) if r.flat()) => {
+                    // filters of flat elements, of rows of them (a kept row is copied) and of
+                    // tuples of those (a kept tuple is copied component by component)
+                    4 if e.filterable() => {
                         let p = self.pred_fn(&e, env);
                         if e.flat() && self.chance(50) {
                             let ys = self.name("ys");
@@ -261,7 +262,8 @@ impl Gen {
                 let op = self.pick(&["+", "+", "max", "min"]);
                 (format!("(reduce {op} {z} {a})"), Ty::arr(elem, Len::lit(1)))
             }
-            3 if elem.flat() => {
+            // filters of flat elements, or (less often) of rows or tuples holding rows
+            3 if elem.flat() || (elem.filterable() && self.chance(40)) => {
                 let p = self.pred_fn(&elem, env);
                 let filtered = format!("(filter {p} {a})");
                 if self.chance(60) {
