@@ -240,6 +240,41 @@ pub fn run_measured_with(
             dims.extend(inner);
             decode_dims(bytes, &dims, &elem)
         }
+        // A tuple of filter results (and other values): one length each, in order.
+        (Type::Tuple(cs), Some(_)) => {
+            let lens = &out.reads[result.parts.len()];
+            let (mut k, mut j) = (0, 0);
+            let mut comps = vec![];
+            for c in cs {
+                let (t, pts) = match c {
+                    Type::Exists(x) => {
+                        let len = lens
+                            .get(j * 4..j * 4 + 4)
+                            .map(|b| i32::from_le_bytes(b.try_into().expect("4 bytes")) as usize)
+                            .ok_or_else(|| Error::plain("internal: a result length is missing"))?;
+                        j += 1;
+                        let pts = exist_parts(x)
+                            .into_iter()
+                            .map(|pt| Type::array(pt, ir::ArithExpr::cst(len as i64)))
+                            .collect::<Vec<_>>();
+                        (Type::array((**x).clone(), ir::ArithExpr::cst(len as i64)), pts)
+                    }
+                    c => (c.clone(), codegen_opencl::storage_parts(c)),
+                };
+                let mut parts = vec![];
+                for pt in pts {
+                    let (dims, elem) = shape(&pt, &inputs.sizes)?;
+                    let bytes = out.reads.get(k).ok_or_else(|| Error::plain("internal: a result part is missing"))?;
+                    parts.push(decode_dims(bytes, &dims, &elem));
+                    k += 1;
+                }
+                comps.push(
+                    from_parts(&t, &mut parts.into_iter())
+                        .ok_or_else(|| Error::plain("internal: the result's component buffers do not match its type"))?,
+                );
+            }
+            Value::Tuple(comps)
+        }
         (Type::Array(row_ty, n), Some(_)) => {
             let Type::Exists(e) = &**row_ty else {
                 return Err(Error::plain("internal: rows without existential type"));

@@ -121,7 +121,7 @@ impl Validator<'_> {
             }
         }
         let body = self.prog.body;
-        if !stored_tuple_of_arrays {
+        if !stored_tuple_of_arrays && self.result_tuple(body).is_none() {
             if let Some(why) = self.ty(body).and_then(tuple_storage_unsupported) {
                 self.err(body, why);
             }
@@ -139,6 +139,13 @@ impl Validator<'_> {
             _ if self.has_section(body) => Ok(()),
             Some(Type::Exists(_)) => self.cap(body, 0),
             Some(Type::Array(el, _)) if matches!(**el, Type::Exists(_)) => self.row_cap(body, 0),
+            Some(Type::Tuple(_)) => match self.result_tuple(body) {
+                Some(args) => args
+                    .into_iter()
+                    .filter(|a| matches!(self.ty(*a), Some(Type::Exists(_))))
+                    .try_for_each(|a| self.cap(a, 0)),
+                None => Ok(()),
+            },
             _ => Ok(()),
         };
         let mut found: Vec<(ExprId, &'static str)> = res.err().into_iter().collect();
@@ -163,6 +170,35 @@ impl Validator<'_> {
         }
         for (e, msg) in found {
             self.err(e, msg);
+        }
+    }
+
+    /// The components of the program's result when it is a `tuple` (below `let`s and `toX`)
+    /// holding filter results only as whole components, each stored as a result of its own with
+    /// its own length; `None` otherwise.
+    pub(super) fn result_tuple(&self, e: ExprId) -> Option<Vec<ExprId>> {
+        match self.prog.expr(e) {
+            Expr::Let { body, .. } => self.result_tuple(*body),
+            Expr::Prim {
+                prim: Prim::To(_),
+                args,
+            } => self.result_tuple(args[0]),
+            Expr::Op { op: Op::Tuple, args } => {
+                let whole = |a: &ExprId| match self.ty(*a) {
+                    Some(Type::Exists(x)) => !exist_inside(x) && tuple_storage_unsupported(x).is_none(),
+                    Some(t) => !exist_inside(t),
+                    None => false,
+                };
+                let exist = args.iter().any(|a| self.ty(*a).is_some_and(exist_inside));
+                (exist && args.iter().all(whole)).then(|| args.clone())
+            }
+            Expr::Var(_)
+            | Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Pack(_) => None,
         }
     }
 

@@ -29,11 +29,13 @@ impl Gen<'_> {
             // A tuple holding arrays is stored one buffer per component (`types::soa_components`):
             // each component is computed like a result of its own, in kernels of its own, since
             // their lengths differ and a kernel has one launch size per dimension.
+            // A filter result among them (the program's result) writes its length at its place.
             Expr::Op { op: Op::Tuple, args } if soa_components(&self.cty(e)?).is_some() => {
                 for (c, a) in args.iter().enumerate() {
+                    let exist = matches!(self.info.ty(*a), Type::Exists(_));
                     let d = Dest {
                         view: dest.view.component(c),
-                        len: None,
+                        len: dest.len.as_ref().filter(|_| exist).map(|l| l.component(c)),
                         rows: false,
                     };
                     self.host(*a, &d)?;

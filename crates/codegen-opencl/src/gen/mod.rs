@@ -313,6 +313,12 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
             }
         }
     }
+    // A `tuple` of filter results (and other arrays or scalars) as the result: each component
+    // stored as a result of its own, a filter result's length at its place in `out_lens`.
+    let tuple_lens = match (&result_ty, result_tuple_args(prog, prog.body)) {
+        (Type::Tuple(cs), Some(args)) if cs.iter().any(exist_below) => Some((cs.clone(), args)),
+        _ => None,
+    };
     let (data_ty, exist) = match &result_ty {
         Type::Exists(e) => (Type::array((**e).clone(), g.capacity_len(prog.body)?), true),
         t @ Type::Scalar(_) | t @ Type::Vector(..) | t @ Type::Tuple(_) | t @ Type::Array(..) | t @ Type::Fun(..) => {
@@ -335,7 +341,18 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
         | t @ Type::Tuple(_)
         | t @ Type::Array(..)
         | t @ Type::Exists(_)
-        | t @ Type::Fun(..) => g.capacity_type(t, prog.body)?,
+        | t @ Type::Fun(..) => match &tuple_lens {
+            Some((cs, args)) => Type::Tuple(
+                cs.iter()
+                    .zip(args)
+                    .map(|(c, a)| match c {
+                        Type::Exists(x) => Ok(Type::array((**x).clone(), g.capacity_len(*a)?)),
+                        c => g.capacity_type(c, *a),
+                    })
+                    .collect::<Result<_>>()?,
+            ),
+            None => g.capacity_type(t, prog.body)?,
+        },
     };
     let (data, view) = g
         .alloc("out", &data_ty, AddressSpace::Global, &[], Role::Output)
@@ -362,6 +379,30 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
             )
             .map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
         Some((b, v))
+    } else if let Some((cs, _)) = &tuple_lens {
+        let k = cs.iter().filter(|c| matches!(c, Type::Exists(_))).count();
+        let (b, v) = g
+            .alloc(
+                "out_lens",
+                &Type::array(Type::int(), ArithExpr::cst(k as i64)),
+                AddressSpace::Global,
+                &[],
+                Role::OutputLength,
+            )
+            .map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
+        // the tuple's components' lengths, in order (none for the others)
+        let mut j = 0;
+        let per = cs
+            .iter()
+            .map(|c| match c {
+                Type::Exists(_) => {
+                    j += 1;
+                    v.access(ArithExpr::cst(j as i64 - 1))
+                }
+                _ => Rc::new(View::Tuple(vec![])),
+            })
+            .collect();
+        Some((b, Rc::new(View::Tuple(per))))
     } else {
         None
     };
@@ -406,6 +447,25 @@ fn array_in_tuple(t: &Type) -> bool {
             Type::Scalar(_) | Type::Vector(..) | Type::Fun(..) => false,
         }),
         Type::Scalar(_) | Type::Vector(..) | Type::Array(..) | Type::Exists(_) | Type::Fun(..) => false,
+    }
+}
+
+/// The components of the result `tuple` (below `let`s and `toX`), when the body ends in one.
+fn result_tuple_args(prog: &Program, e: ExprId) -> Option<Vec<ExprId>> {
+    match prog.expr(e) {
+        Expr::Let { body, .. } => result_tuple_args(prog, *body),
+        Expr::Prim {
+            prim: Prim::To(_),
+            args,
+        } => result_tuple_args(prog, args[0]),
+        Expr::Op { op: Op::Tuple, args } => Some(args.clone()),
+        Expr::Var(_)
+        | Expr::Lit(_)
+        | Expr::Lambda { .. }
+        | Expr::Prim { .. }
+        | Expr::Op { .. }
+        | Expr::If { .. }
+        | Expr::Pack(_) => None,
     }
 }
 
