@@ -40,22 +40,23 @@ impl Validator<'_> {
                     } else if self.has_statements(body) {
                         // With statements (`let`s, `at`'s bounds check) the function becomes a
                         // C function of the index, called where an element is read, with the
-                        // scalars and vectors it reads from outside and the program's array
-                        // parameters (input buffers) as arguments: it may read nothing else,
-                        // and compute only scalars.
+                        // scalars and vectors it reads from outside and the buffers of the
+                        // arrays it reads as arguments: it may read nothing else, and compute
+                        // only scalars.
                         let captured = ir::host::free_vars(self.prog, args[0]);
-                        let input = |v: &ir::VarId| {
-                            matches!(self.info.var_ty(*v), Type::Array(..))
-                                && self.prog.params.iter().any(|p| p.var == *v)
-                        };
-                        let array = captured.iter().find(|v| {
-                            !matches!(self.info.var_ty(**v), Type::Scalar(_) | Type::Vector(..)) && !input(v)
+                        // Arrays of fixed lengths are read through their views, whose buffers
+                        // and indices the C function takes as arguments; an array of filter
+                        // results has its rows' lengths elsewhere.
+                        let array = captured.iter().find(|v| match self.info.var_ty(**v) {
+                            Type::Scalar(_) | Type::Vector(..) => false,
+                            t @ Type::Array(..) => t.has_existential(),
+                            Type::Tuple(_) | Type::Exists(_) | Type::Fun(..) => true,
                         });
                         if let Some(v) = array {
                             let name = self.prog.var(*v).name.clone();
                             self.err(
                                 args[0],
-                                format!("the function of `generate` binds names with `let` or reads with `at`, so it may read only its index and scalars or vectors from outside, not `{name}` of type {}", self.info.var_ty(*v)),
+                                format!("the function of `generate` binds names with `let` or reads with `at`, so it may read only its index, scalars, vectors and arrays of fixed lengths from outside, not `{name}` of type {}", self.info.var_ty(*v)),
                             );
                         } else if self.has_array_work(body) {
                             self.err(

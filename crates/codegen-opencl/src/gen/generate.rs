@@ -64,9 +64,11 @@ impl Gen<'_> {
         if args_of_outside {
             for v in ir::host::free_vars(self.prog, f) {
                 let ty = self.info.var_ty(v).clone();
-                // An array parameter of the program stays the kernel's input buffer, which the
-                // C function takes as an argument of its own (see `outside_names`).
-                if matches!(ty, Type::Array(..)) && self.prog.params.iter().any(|p| p.var == v) {
+                // An array (a parameter of the program, or one made in the kernel) stays bound
+                // to its view: the C function takes the buffers and the kernel's indices that
+                // the view reads as arguments of their own, under the same names (see
+                // `outside_names`).
+                if matches!(ty, Type::Array(..)) && matches!(self.env[v.index()], Some(Bound::View(_))) {
                     continue;
                 }
                 let (Type::Scalar(_) | Type::Vector(..), Some(Bound::View(view))) = (&ty, self.env[v.index()].clone())
@@ -153,8 +155,10 @@ impl Gen<'_> {
     }
 
     /// The kernel's names that the C function of a `generate` reads, made parameters of it and
-    /// passed on: input buffers (array parameters of the program read with `at`), sizes, and
-    /// the flag an out-of-range `at` raises. Returns the first other name (none is expected).
+    /// passed on under the same names: buffers (the program's inputs, and the global, local or
+    /// private arrays of the arrays it reads with `at`), the kernel's scalars in scope (loop
+    /// indices, work-item ids, lengths read on the device), sizes, and the flag an
+    /// out-of-range `at` raises. Returns the first other name (none is expected).
     fn outside_names(
         &mut self,
         names: &[String],
@@ -162,21 +166,23 @@ impl Gen<'_> {
         args: &mut Vec<CExpr>,
     ) -> Result<Option<String>> {
         for n in names {
-            let input = self
+            let buffer = self
                 .mem
                 .buffers
                 .iter()
-                .find(|b| matches!(b.role, Role::Input(_)) && self.buf_ident(&b.name).as_str() == n.as_str())
-                .map(|b| (b.elem.clone(), b.name.clone()));
-            let (ty, name) = if let Some((elem, buf)) = input {
+                .find(|b| self.buf_ident(&b.name).as_str() == n.as_str())
+                .map(|b| (b.elem.clone(), b.name.clone(), b.space, matches!(b.role, Role::Input(_))));
+            let (ty, name) = if let Some((elem, buf, space, input)) = buffer {
                 let elem = self.buffer_ctype(&elem)?;
                 let ty = CType::Ptr {
-                    space: AddressSpace::Global,
+                    space,
                     elem: Box::new(elem),
-                    is_const: true,
+                    is_const: input,
                     restrict: false,
                 };
                 (ty, self.buf_ident(&buf))
+            } else if let Some((ty, name)) = self.kernel_name(n) {
+                (ty, name)
             } else if self.error_flag.as_str() == n.as_str() {
                 let ty = CType::Ptr {
                     space: AddressSpace::Global,
@@ -194,6 +200,36 @@ impl Gen<'_> {
             params.push(ast::Param { ty, name });
         }
         Ok(None)
+    }
+
+    /// The type and name of `n` where it is a variable in scope at the current place of the
+    /// kernel: a loop index of an open loop, a scalar declared in an open block, or an array
+    /// declared there (passed as a pointer to its first element).
+    fn kernel_name(&self, n: &str) -> Option<(CType, Ident)> {
+        let k = self.k.as_ref()?;
+        let decl = |s: &Stmt| match s {
+            Stmt::Decl {
+                ty, name, space, len, ..
+            } if name.as_str() == n => Some(match len {
+                None => (ty.clone(), name.clone()),
+                Some(_) => (
+                    CType::Ptr {
+                        space: space.unwrap_or(AddressSpace::Private),
+                        elem: Box::new(ty.clone()),
+                        is_const: false,
+                        restrict: false,
+                    },
+                    name.clone(),
+                ),
+            }),
+            _ => None,
+        };
+        k.decls.iter().find_map(decl).or_else(|| {
+            k.stack.iter().find_map(|fr| match &fr.head {
+                Head::For { var, .. } if var.as_str() == n => Some((CType::INT, var.clone())),
+                Head::Root | Head::Block | Head::If(_) | Head::For { .. } => fr.body.iter().find_map(decl),
+            })
+        })
     }
 
     /// One C function per scalar or vector component of a `generate`'s element `v` of type
