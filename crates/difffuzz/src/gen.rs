@@ -103,6 +103,16 @@ impl Ty {
         }
     }
 
+    /// Whether a run-time length (a filter result) is anywhere in this type.
+    fn holds_exists(&self) -> bool {
+        match self {
+            Ty::Exists(..) => true,
+            Ty::Array(e, _) => e.holds_exists(),
+            Ty::Tuple(ts) => ts.iter().any(Ty::holds_exists),
+            Ty::Float | Ty::Double | Ty::Int | Ty::Bool | Ty::Vector(..) => false,
+        }
+    }
+
     /// Whether a filter may keep elements of this type: flat ones, rows of them, and tuples of
     /// those (stored as one buffer per component).
     fn filterable(&self) -> bool {
@@ -292,6 +302,16 @@ impl Gen {
         let body = match self.rng.below(10) {
             _ if self.high_level_only => self.high_level(&env),
             0 | 1 => self.high_level(&env),
+            // A tuple of whole results (filter results among them, each with its own length).
+            2 if self.chance(30) => {
+                let a = self.host(&env, 1);
+                let b = if self.chance(50) {
+                    self.high_level(&env)
+                } else {
+                    self.host(&env, 1)
+                };
+                format!("(tuple {a} {b})")
+            }
             _ => self.host(&env, 2),
         };
         if let Some(k) = self.run_time_steps {
@@ -562,16 +582,17 @@ fn paths(name: &str, ty: &Ty, want: &Ty, out: &mut Vec<String>, depth: usize) {
 /// number).
 const ARRAY_PARAMS: [&str; 3] = ["xs", "ys", "zs"];
 
-/// The scope of a `generate`'s function: the scalars and vectors in scope and the program's
-/// array parameters (which a function with `let`s or `at` receives as arguments of its C
-/// function) and, innermost, its index `i`.
+/// The scope of a `generate`'s function: the scalars and vectors in scope, the arrays of fixed
+/// lengths (the program's parameters and arrays made in the kernel, whose buffers and indices a
+/// function with `let`s or `at` receives as arguments of its C function) and, innermost, its
+/// index `i`.
 fn generate_env(env: &[Var], i: &str) -> Vec<Var> {
     let mut out: Vec<Var> = env
         .iter()
         .filter(|v| {
             v.ty.is_scalar()
                 || matches!(v.ty, Ty::Vector(..))
-                || matches!(v.ty, Ty::Array(..)) && ARRAY_PARAMS.contains(&v.name.as_str())
+                || matches!(v.ty, Ty::Array(..)) && !v.ty.holds_exists()
         })
         .cloned()
         .collect();
