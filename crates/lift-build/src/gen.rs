@@ -34,6 +34,21 @@ impl Kind {
     pub(crate) fn name(&self, prefix: &str) -> String {
         format!("{prefix}_{}_{}d", suffix(self.elem), self.rank)
     }
+
+    /// The runtime's `LR_KIND` of the handle type: the same number in every library, so that
+    /// libraries sharing a device context check each other's arrays.
+    pub(crate) fn code(&self) -> usize {
+        let elem = match self.elem {
+            Scalar::Float => 0,
+            Scalar::Double => 1,
+            Scalar::Int => 2,
+            Scalar::Uint => 3,
+            Scalar::Long => 4,
+            Scalar::Ulong => 5,
+            Scalar::Bool => 6,
+        };
+        elem * 8 + self.rank
+    }
 }
 
 pub(crate) fn suffix(s: Scalar) -> &'static str {
@@ -253,7 +268,7 @@ pub(crate) fn generate(spec: &Spec) -> Result<Library, Error> {
         .collect();
     kinds.sort();
     kinds.dedup();
-    let kind_id = |k: Kind| kinds.iter().position(|x| *x == k).unwrap_or(0);
+    let kind_id = |k: Kind| k.code();
     let h = header(spec, &kinds);
 
     // --- the source ---
@@ -293,7 +308,15 @@ pub(crate) fn generate(spec: &Spec) -> Result<Library, Error> {
     );
     let kind_table: Vec<String> = kinds
         .iter()
-        .map(|k| format!("{{\"{}\", {}, sizeof({})}}", suffix(k.elem), k.rank, c_type(k.elem)))
+        .map(|k| {
+            format!(
+                "{{\"{}\", {}, sizeof({}), {}}}",
+                suffix(k.elem),
+                k.rank,
+                c_type(k.elem),
+                k.code()
+            )
+        })
         .collect();
     let _ = writeln!(
         c,
@@ -303,6 +326,11 @@ pub(crate) fn generate(spec: &Spec) -> Result<Library, Error> {
     let _ = writeln!(
         c,
         "{name}_ctx* {name}_ctx_new(const char* device) {{\n    return ({name}_ctx*)lr_ctx_new(device, lr_variants, {});\n}}\n",
+        spec.variants.len()
+    );
+    let _ = writeln!(
+        c,
+        "{name}_ctx* {name}_ctx_share(const void* other) {{\n    return ({name}_ctx*)lr_ctx_share(other, lr_variants, {});\n}}\n",
         spec.variants.len()
     );
     let _ = writeln!(
@@ -322,26 +350,28 @@ pub(crate) fn generate(spec: &Spec) -> Result<Library, Error> {
         c,
         "const char* {name}_used({name}_ctx* ctx_) {{
     struct lr_ctx* ctx = (struct lr_ctx*)ctx_;
-    if (!ctx || !lr_live(ctx)) return \"\";
-    pthread_mutex_lock(&ctx->lock);
+    if (!ctx || !lr_live(ctx) || ctx->broken) return \"\";
+    pthread_mutex_lock(&ctx->dev->lock);
     int v = ctx->used;
-    pthread_mutex_unlock(&ctx->lock);
+    pthread_mutex_unlock(&ctx->dev->lock);
     return v < 0 ? \"\" : lr_variants[v].description;
 }}
 int64_t {name}_ctx_arrays({name}_ctx* ctx_) {{
     struct lr_ctx* ctx = (struct lr_ctx*)ctx_;
     if (!ctx || !lr_live(ctx)) return -1;
-    pthread_mutex_lock(&ctx->lock);
-    int64_t n = ctx->arrays;
-    pthread_mutex_unlock(&ctx->lock);
+    if (ctx->broken) return 0;
+    pthread_mutex_lock(&ctx->dev->lock);
+    int64_t n = ctx->dev->arrays;
+    pthread_mutex_unlock(&ctx->dev->lock);
     return n;
 }}
 int64_t {name}_ctx_transfers({name}_ctx* ctx_) {{
     struct lr_ctx* ctx = (struct lr_ctx*)ctx_;
     if (!ctx || !lr_live(ctx)) return -1;
-    pthread_mutex_lock(&ctx->lock);
-    int64_t n = ctx->moved;
-    pthread_mutex_unlock(&ctx->lock);
+    if (ctx->broken) return 0;
+    pthread_mutex_lock(&ctx->dev->lock);
+    int64_t n = ctx->dev->moved;
+    pthread_mutex_unlock(&ctx->dev->lock);
     return n;
 }}
 "
@@ -419,6 +449,16 @@ fn header(spec: &Spec, kinds: &[Kind]) -> String {
     let _ = writeln!(h, "{name}_ctx* {name}_ctx_new(const char* device);");
     let _ = writeln!(
         h,
+        "/* A context of this program on the device, queue and arrays of `other`: a live context of any\n * library \
+         made by this version of `lift build`, of this program or another. An array of either context\n * (cast to \
+         this library's handle type of its element type and rank) is an argument of both, and\n * stays on the \
+         device: no copy. Calls on the contexts sharing a device are serialised by one lock;\n * their counts \
+         (`{name}_ctx_arrays`, `{name}_ctx_transfers`) are of the shared arrays. Each is\n * freed on its own; the \
+         last one freed frees the device context, and fails while arrays remain.\n * NULL only when out of memory; \
+         otherwise errors as `{name}_ctx_new`. */\n{name}_ctx* {name}_ctx_share(const void* other);"
+    );
+    let _ = writeln!(
+        h,
         "/* What the kernels built for the library's sizes compute: the program as written, or which\n * \
          variant of it. */\nconst char* {name}_compiled_as(void);"
     );
@@ -430,8 +470,8 @@ fn header(spec: &Spec, kinds: &[Kind]) -> String {
     );
     let _ = writeln!(
         h,
-        "/* Fails while arrays of the context remain. Freeing a context twice is an error, not a crash. */\nint \
-         {name}_ctx_free({name}_ctx* ctx);"
+        "/* Fails while arrays of the context remain (for shared contexts: of the last one freed). Freeing a\n * \
+         context twice is an error, not a crash. */\nint {name}_ctx_free({name}_ctx* ctx);"
     );
     let _ = writeln!(
         h,
@@ -581,7 +621,7 @@ fn untyped_functions(c: &mut String, spec: &Spec, nkinds: usize) {
     int k = lr_kind_of(ctx, lr_kinds, {nk}, elem, rank);
     if (k < 0) {{ lr_leave(ctx, 1); return NULL; }}
     if (rank > 0 && !shape) {{ lr_fail(ctx, \"the shape is NULL\"); lr_leave(ctx, 1); return NULL; }}
-    struct lr_array* a = lr_array_new(ctx, k, data, rank, shape, lr_kinds[k].elem_bytes);
+    struct lr_array* a = lr_array_new(ctx, lr_kinds[k].kind, data, rank, shape, lr_kinds[k].elem_bytes);
     lr_leave(ctx, 0);
     return a;
 }}

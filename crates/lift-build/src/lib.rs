@@ -24,7 +24,7 @@ mod launch;
 
 use gen::Shape;
 use launch::Lengths;
-use lift_compile::{compile, Error, Options};
+use lift_compile::{compile, compile_typed, Error, Options};
 use memalloc::Role;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -74,7 +74,7 @@ pub fn build(
         // A program refused for its plan (host sections, filters) says so rather than naming
         // the parameter or result that its plan makes.
         Err(e) => {
-            let probe = compile(source, &lift_runtime::run_options(given, sizes, None))?;
+            let probe = compile_typed(&typed, source, &lift_runtime::run_options(given, sizes, None))?;
             plan_of(&probe)?;
             return Err(e);
         }
@@ -125,12 +125,17 @@ pub fn build(
         return Err(Error::plain(e));
     }
     let device_name = info.as_ref().map_or("the device", |d| d.name.as_str());
-    let fixed = if missing.is_empty() {
+    // The kernels built for the sizes, and the generic ones: two compilations of the typed
+    // program, each exploring its own variants, run side by side.
+    let fixed_part = || -> Result<Option<lift_compile::Compiled>, Error> {
+        if !missing.is_empty() {
+            return Ok(None);
+        }
         let mut opts = lift_runtime::run_options(given, sizes, info.as_ref());
         opts.specialise = true;
         // `tf32` is for the device the library is built on: refused where it has no tensor cores
         let opts = lift_runtime::with_precision(opts, precision, info.as_ref())?;
-        let compiled = compile(source, &opts)?;
+        let compiled = compile_typed(&typed, source, &opts)?;
         // The built sizes must meet the program's conditions, as `lift run` checks its inputs'.
         let lookup = |n: &str| sizes.get(n).copied();
         for check in typed.given_info.checks.iter().chain(&compiled.info.checks) {
@@ -138,24 +143,25 @@ pub fn build(
                 .verify(&lookup)
                 .map_err(|m| Error::Source(ir::Diagnostic::new(check.span, m)))?;
         }
-        Some(compiled)
-    } else {
-        None
+        Ok(Some(compiled))
     };
     // The generic kernels: every size a kernel argument, the cost model's variant for sizes it
     // does not know (the tuning cache is keyed by sizes, so nothing tuned applies), and the
     // program as written where that variant adds conditions on the sizes.
-    let generic_opts = lift_runtime::with_precision(
-        Options {
-            work_group_limit: info.as_ref().map(lift_runtime::work_group_limit),
-            ..Options::default()
-        },
-        precision,
-        info.as_ref(),
-    )?;
-    let mut generic = vec![];
-    if from.is_some() && !given.sizes.is_empty() {
-        let chosen = compile(source, &generic_opts)?;
+    let generic_part = || -> Result<Vec<lift_compile::Compiled>, Error> {
+        let generic_opts = lift_runtime::with_precision(
+            Options {
+                work_group_limit: info.as_ref().map(lift_runtime::work_group_limit),
+                ..Options::default()
+            },
+            precision,
+            info.as_ref(),
+        )?;
+        let mut generic = vec![];
+        if from.is_none() || given.sizes.is_empty() {
+            return Ok(generic);
+        }
+        let chosen = compile_typed(&typed, source, &generic_opts)?;
         let own: Vec<String> = typed
             .given_info
             .checks
@@ -169,7 +175,8 @@ pub fn build(
             .any(|c| !matches!(c.kind, typeck::CheckKind::Fits { .. }) && !own.contains(&format!("{:?}", c.kind)));
         generic.push(chosen);
         if adds {
-            generic.push(compile(
+            generic.push(compile_typed(
+                &typed,
                 source,
                 &Options {
                     as_written: true,
@@ -177,7 +184,28 @@ pub fn build(
                 },
             )?);
         }
-    }
+        Ok(generic)
+    };
+    let (fixed, generic) = std::thread::scope(|s| {
+        // The compiler's passes need ir::STACK_BYTES of stack, as on the caller's thread.
+        let other = std::thread::Builder::new()
+            .stack_size(ir::STACK_BYTES)
+            .spawn_scoped(s, generic_part);
+        let fixed = fixed_part();
+        let generic = match other {
+            Ok(h) => h.join().unwrap_or_else(|_| {
+                Err(Error::plain(
+                    "internal: the compilation of the generic kernels panicked",
+                ))
+            }),
+            // No thread to be had: the two one after the other.
+            Err(_) => generic_part(),
+        };
+        (fixed, generic)
+    });
+    // The first error in the order of the sequential build: the built sizes' first.
+    let fixed = fixed?;
+    let generic = generic?;
     let mut variants = vec![];
     if let Some(compiled) = &fixed {
         let mut env = sizes.clone();
@@ -332,7 +360,9 @@ fn cc(c: &Path, library: &Path, dir: &Path) -> Result<(), Error> {
     // The compiler runs in `dir`, so a relative `-o build` must not be read from there again.
     let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     let out = std::process::Command::new(&compiler)
-        .args(["-std=c99", "-shared", "-fPIC", "-O2", "-Wall", "-o"])
+        // -O1: the host code is straight-line calls into OpenCL, which -O2 does not make faster,
+        // but it took a third of a suite program's build (bench/results/library-build-time-2026-12-02.md).
+        .args(["-std=c99", "-shared", "-fPIC", "-O1", "-Wall", "-o"])
         .arg(absolute(library))
         .arg(absolute(c))
         // The loader by its soname: the unversioned `libOpenCL.so` comes only with the headers'

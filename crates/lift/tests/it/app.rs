@@ -161,3 +161,78 @@ fn a_library_picks_built_generic_or_as_written_kernels_by_the_arguments_sizes() 
     }
     assert!(ctx.used().starts_with("the program as written"));
 }
+
+/// The interpreter's result of `src` on the JSON `data`, as JSON.
+fn interp_json(src: &str, data: &str) -> serde_json::Value {
+    use lift::data::DataSource;
+    let opts = lift::RunOptions {
+        device: None,
+        time: false,
+        interp: true,
+    };
+    let r = lift::run_sources(src, &[DataSource::Json(data.into(), "<data>".into())], &[], &opts)
+        .expect("the interpreter runs");
+    crate::parse_json(&r.json, "the interpreter's result")
+}
+
+/// A program of element type `t`: the squares of `xs` plus `k`.
+fn square_plus(t: &str) -> String {
+    format!("(lift (N) ((array-type {t} N) {t}) (lambda (xs k) (map (lambda (x) (+ (* x x) k)) xs)))")
+}
+
+/// Builds `square_plus` of element type `t` into a library, runs it on `xs` and `k`, then
+/// again on its own result (a second context of another library sharing the first's device
+/// context), and compares both with the interpreter.
+fn check_type<T>(t: &str, xs: &[T], k: T, device: Option<&str>)
+where
+    T: lift::app::Element + Into<serde_json::Value>,
+    for<'a> lift::app::Arg<'a>: From<T>,
+{
+    let src = square_plus(t);
+    let first = Library::build(&format!("first_{t}"), &src, &BuildOptions::default()).expect("builds");
+    let second = Library::build(&format!("second_{t}"), &src, &BuildOptions::default()).expect("builds");
+    let a = first.context(device).expect("a context");
+    let b = second.context_with(&a).expect("a shared context");
+    let arr = a.array(xs, &[xs.len()]).expect("an array");
+    let moved = a.bytes_moved();
+    let once = a.run(&[(&arr).into(), lift::app::Arg::from(k)]).expect("runs");
+    let twice = b
+        .run(&[(&once).into(), lift::app::Arg::from(k)])
+        .expect("runs on the other library's result");
+    assert_eq!(a.bytes_moved(), moved, "{t}: the chained runs copied data");
+    assert_eq!(b.bytes_moved(), moved, "{t}: the shared context counts the same copies");
+    let once_v = once.to_vec::<T>().expect("values");
+    let json = |v: &[T]| serde_json::Value::Array(v.iter().map(|x| (*x).into()).collect());
+    let kj: serde_json::Value = k.into();
+    let want = interp_json(&src, &serde_json::json!({ "xs": json(xs), "k": kj }).to_string());
+    let got = json(&once_v);
+    assert!(crate::json_close(&want, &got), "{t}: interpreter {want}, library {got}");
+    let want2 = interp_json(&src, &serde_json::json!({ "xs": want, "k": kj }).to_string());
+    let got2 = json(&twice.to_vec::<T>().expect("values"));
+    assert!(
+        crate::json_close(&want2, &got2),
+        "{t}: interpreter {want2}, library {got2}"
+    );
+    // An array of a context that does not share the device context is refused.
+    let apart = second.context(device).expect("another context");
+    let theirs = apart.array(xs, &[xs.len()]).expect("an array");
+    let e = b
+        .run(&[(&theirs).into(), lift::app::Arg::from(k)])
+        .expect_err("another context's array");
+    assert_eq!(e.message(), "argument `xs` is an array of another context");
+    drop((arr, once, twice, theirs));
+    assert_eq!(a.live_arrays(), 0);
+    assert_eq!(b.live_arrays(), 0);
+}
+
+#[test]
+fn libraries_of_every_element_type_share_a_context_and_equal_the_interpreter() {
+    let Some(device) = crate::opencl::device() else { return };
+    let device = device.as_deref();
+    check_type::<i32>("int", &[3, -7, 46341, i32::MIN], -5, device);
+    check_type::<u32>("uint", &[3, 7, 65536, u32::MAX], 9, device);
+    check_type::<i64>("long", &[3, -7, 3_037_000_500, i64::MIN + 1], -5, device);
+    check_type::<u64>("ulong", &[3, 7, 1 << 33, u64::MAX], 9, device);
+    check_type::<f64>("double", &[0.5, -1.25, 1e70, 3.0], 0.125, device);
+    check_type::<f32>("float", &[0.5, -1.25, 3e8, 3.0], 0.125, device);
+}
