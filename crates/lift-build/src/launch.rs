@@ -92,14 +92,19 @@ impl Lengths {
 }
 
 /// A one-line C string literal of `text`.
-fn literal(text: &str) -> String {
+pub(crate) fn literal(text: &str) -> String {
     crate::gen::c_string(&text.replace('\n', " ")).trim().to_string()
 }
 
 /// The size checks of the generic variant: sizes from the shapes, every dimension, the range
 /// the kernels' 32-bit size arguments take, the program's conditions.
-fn generic_prologue(c: &mut String, v: &Variant, params: &[(String, Shape)]) -> Result<(), Error> {
-    let Lengths::Generic { from, .. } = &v.lengths else {
+pub(crate) fn generic_prologue(
+    c: &mut String,
+    lengths: &Lengths,
+    checks: &[&typeck::SizeCheck],
+    params: &[(String, Shape)],
+) -> Result<(), Error> {
+    let Lengths::Generic { from, .. } = lengths else {
         return Ok(());
     };
     for (user, var, p, d) in from {
@@ -114,7 +119,7 @@ fn generic_prologue(c: &mut String, v: &Variant, params: &[(String, Shape)]) -> 
     let sizes_args: String = from.iter().map(|(_, v, ..)| format!(", (long long){v}")).collect();
     for (n, s) in params {
         let Shape::Array(_, dims) = s else { continue };
-        let want = dims.iter().map(|d| v.lengths.c(d)).collect::<Result<Vec<_>, _>>()?;
+        let want = dims.iter().map(|d| lengths.c(d)).collect::<Result<Vec<_>, _>>()?;
         let cond: Vec<String> = want
             .iter()
             .enumerate()
@@ -135,14 +140,14 @@ fn generic_prologue(c: &mut String, v: &Variant, params: &[(String, Shape)]) -> 
         );
     }
     let mut seen = vec![];
-    for check in &v.checks {
+    for check in checks {
         let (len, other, what, divisible) = match &check.kind {
             CheckKind::Divisible { len, by, what } => (len, by, what, true),
             CheckKind::AtLeast { len, min, what } => (len, min, what, false),
             // Lengths from 32-bit sizes of a program of rank at most 4 fit 64 bits.
             CheckKind::Fits { .. } => continue,
         };
-        let (Ok(l), Ok(o)) = (v.lengths.c(len), v.lengths.c(other)) else {
+        let (Ok(l), Ok(o)) = (lengths.c(len), lengths.c(other)) else {
             // A condition on a length unknown before the run (an existential) is the kernels'.
             continue;
         };
@@ -278,7 +283,7 @@ pub(crate) fn variant_function(
         "\n/* {} */\nstatic int lr_run{vi}(struct lr_ctx* ctx, struct lr_array** out{sig}) {{",
         var.description.replace("*/", "* /").replace('\n', " ")
     );
-    generic_prologue(c, var, params)?;
+    generic_prologue(c, &var.lengths, &var.checks, params)?;
     c.push_str(&capacities);
     // Buffers: inputs are the arguments' memory, the result a new array, the rest temporaries.
     let globals: Vec<(usize, &memalloc::Buffer)> = plan.global_buffers().collect();
@@ -490,6 +495,6 @@ fn length_check_message(
 }
 
 /// Bytes of a buffer element, as the kernels lay it out.
-fn elem_bytes(t: &Type) -> Result<i64, Error> {
+pub(crate) fn elem_bytes(t: &Type) -> Result<i64, Error> {
     i64::try_from(lift_data::layout::layout(t).0).map_err(|_| Error::plain("internal: an element too large"))
 }

@@ -62,6 +62,8 @@ cl_int clEnqueueReadBuffer(cl_command_queue, cl_mem, cl_bool, size_t, size_t, vo
                            const cl_event*, cl_event*);
 cl_int clEnqueueNDRangeKernel(cl_command_queue, cl_kernel, cl_uint, const size_t*, const size_t*,
                               const size_t*, cl_uint, const cl_event*, cl_event*);
+cl_int clEnqueueCopyBuffer(cl_command_queue, cl_mem, cl_mem, size_t, size_t, size_t, cl_uint, const cl_event*,
+                           cl_event*);
 cl_int clFinish(cl_command_queue);
 cl_int clReleaseMemObject(cl_mem);
 cl_int clReleaseKernel(cl_kernel);
@@ -72,7 +74,11 @@ cl_int clReleaseContext(cl_context);
 /* --- contexts and arrays --- */
 #define LR_MAX_RANK 4
 #define LR_MAX_DEVICES 64
+/* Variants: the kernels built for the sizes, the generic ones, the generic ones as written; a
+ * host program's library defines it as its number of units (each its own OpenCL program). */
+#ifndef LR_MAX_VARIANTS
 #define LR_MAX_VARIANTS 3
+#endif
 /* Kernel arguments a context remembers per kernel (see lr_arg). */
 #define LR_MAX_ARGS 64
 /* Freed device buffers a device context keeps for reuse (a result of the same size next call),
@@ -640,5 +646,43 @@ static int lr_wait(struct lr_ctx* ctx, int checks, int32_t* flag) {
         lr_fail(ctx, "running the kernels failed: error %d", (int)e);
         return 1;
     }
+    return 0;
+}
+
+/* --- host programs (host loops and `if`s): values moved on the device, conditions read --- */
+
+/* Copies `bytes` between two device buffers, on the device. */
+static inline int lr_copy(struct lr_ctx* ctx, cl_mem from, cl_mem to, size_t bytes) {
+    if (bytes == 0 || from == to) return 0;
+    if (!from || !to) {
+        lr_fail(ctx, "internal: a value of the host program used before it is computed");
+        return 1;
+    }
+    cl_int e = clEnqueueCopyBuffer(ctx->dev->queue, from, to, 0, 0, bytes, 0, NULL, NULL);
+    if (e != CL_SUCCESS) { lr_fail(ctx, "copying on the device failed: error %d", (int)e); return 1; }
+    return 0;
+}
+
+/* Reads the boolean of an `iterate-until`'s condition or a host `if` (an int on the device). */
+static inline int lr_read_int(struct lr_ctx* ctx, cl_mem m, int32_t* v) {
+    *v = 0;
+    if (!m) {
+        lr_fail(ctx, "internal: a condition of the host program read before it is computed");
+        return 1;
+    }
+    cl_int e = clEnqueueReadBuffer(ctx->dev->queue, m, CL_TRUE, 0, 4, v, 0, NULL, NULL);
+    ctx->dev->moved += 4;
+    if (e != CL_SUCCESS) { lr_fail(ctx, "reading a condition from the device failed: error %d", (int)e); return 1; }
+    return 0;
+}
+
+/* Zeroes a buffer (a one-pass reduction's scratch, before each launch that uses it). */
+static inline int lr_zero_fill(struct lr_ctx* ctx, cl_mem m, size_t bytes) {
+    if (bytes == 0) return 0;
+    void* zeros = calloc(1, bytes);
+    cl_int e = zeros ? clEnqueueWriteBuffer(ctx->dev->queue, m, CL_TRUE, 0, bytes, zeros, 0, NULL, NULL) : -6;
+    free(zeros);
+    ctx->dev->moved += (int64_t)bytes;
+    if (e != CL_SUCCESS) { lr_fail(ctx, "clearing a scratch buffer failed: error %d", (int)e); return 1; }
     return 0;
 }
