@@ -23,6 +23,7 @@
 mod gen;
 mod host;
 mod launch;
+mod run;
 
 use gen::Shape;
 use launch::Lengths;
