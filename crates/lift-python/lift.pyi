@@ -96,6 +96,12 @@ class Program:
         with kernels built for ``sizes`` (as ``lift build --size``; the tuned variant where
         :meth:`tune` found one) beside the generic ones. Arrays made before belong to the previous
         library and cannot be passed to this one. Returns which variant the built kernels hold."""
+    def share(self, other: "Program") -> None:
+        """Puts this program's device arrays on the device context of ``other`` (its device,
+        queue and arrays; ``other``'s library is built now if it was not): arrays of either
+        program, results included, are then arguments of the other's calls with no copy, and
+        :attr:`bytes_moved` counts the shared context's copies. Arrays this program made before
+        belong to its previous context and are refused by its calls."""
     def to_device(self, x: npt.ArrayLike) -> Array:
         """Copies ``x`` (C-contiguous, or made so) to the program's device. The first call builds
         the program's library (a C compiler is needed, as for ``lift build``)."""

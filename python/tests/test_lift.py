@@ -213,6 +213,28 @@ def test_tune_then_device_arrays_run_the_tuned_sizes():
     assert "generic kernels" in prog.used
 
 
+def test_programs_sharing_a_device_context_chain_without_copies(tmp_path):
+    saxpy = lift.load(EXAMPLES / "saxpy.lisp")
+    matvec = lift.load(EXAMPLES / "hl_matvec.lisp")
+    matvec.share(saxpy)
+    x = rng.standard_normal(16).astype(np.float32)
+    y = rng.standard_normal(16).astype(np.float32)
+    m = rng.standard_normal((5, 16)).astype(np.float32)
+    mat = matvec.to_device(m)
+    v = saxpy(alpha=2.0, xs=saxpy.to_device(x), ys=saxpy.to_device(y))
+    moved = saxpy.bytes_moved
+    mv = matvec(mat=mat, v=v)  # saxpy's result, on the device
+    assert saxpy.bytes_moved == moved == matvec.bytes_moved, "the chain moved data"
+    want_v = interp(EXAMPLES / "saxpy.lisp", dict(alpha=2.0, xs=x, ys=y), tmp_path)
+    np.testing.assert_array_equal(v.numpy(), np.asarray(want_v, np.float32))
+    want = interp(EXAMPLES / "hl_matvec.lisp", dict(mat=m, v=np.asarray(want_v, np.float32)), tmp_path)
+    np.testing.assert_allclose(mv.numpy(), np.asarray(want, np.float32), rtol=1e-5, atol=1e-5)
+    # A program that does not share the context refuses the arrays.
+    apart = lift.load(EXAMPLES / "hl_matvec.lisp")
+    with pytest.raises(lift.Error, match="another context"):
+        apart(mat=apart.to_device(m), v=v)
+
+
 def test_device_array_errors_raise():
     prog = lift.load(EXAMPLES / "saxpy.lisp")
     xs = prog.to_device(np.ones(8, np.float32))

@@ -19,6 +19,7 @@ use std::fmt::Write;
 use typeck::CheckKind;
 
 /// How a variant's lengths are written in C.
+#[derive(Clone)]
 pub(crate) enum Lengths {
     /// The sizes built in, by the program's and by the plan's names.
     Fixed(BTreeMap<String, i64>),
@@ -63,15 +64,47 @@ impl Lengths {
     }
 }
 
+impl Lengths {
+    /// These lengths with the capacities of a plan's run-time lengths (filter results: C name,
+    /// capacity over the sizes) known too, and the C declarations that compute them.
+    pub(crate) fn with_capacities(&self, caps: &[(String, ArithExpr)]) -> Result<(Lengths, String), Error> {
+        let mut out = self.clone();
+        let mut decls = String::new();
+        for (i, (name, cap)) in caps.iter().enumerate() {
+            match &mut out {
+                Lengths::Fixed(env) => {
+                    let v = cap
+                        .eval(&|n| env.get(n).copied())
+                        .map_err(|e| Error::plain(format!("internal: cannot evaluate the capacity {cap}: {e}")))?;
+                    env.insert(name.clone(), v);
+                }
+                Lengths::Generic { .. } => {
+                    let value = out.c(cap)?;
+                    let _ = writeln!(decls, "    int64_t lr_cap{i} = {value};");
+                    if let Lengths::Generic { vars, .. } = &mut out {
+                        vars.insert(name.clone(), format!("lr_cap{i}"));
+                    }
+                }
+            }
+        }
+        Ok((out, decls))
+    }
+}
+
 /// A one-line C string literal of `text`.
-fn literal(text: &str) -> String {
+pub(crate) fn literal(text: &str) -> String {
     crate::gen::c_string(&text.replace('\n', " ")).trim().to_string()
 }
 
 /// The size checks of the generic variant: sizes from the shapes, every dimension, the range
 /// the kernels' 32-bit size arguments take, the program's conditions.
-fn generic_prologue(c: &mut String, v: &Variant, params: &[(String, Shape)]) -> Result<(), Error> {
-    let Lengths::Generic { from, .. } = &v.lengths else {
+pub(crate) fn generic_prologue(
+    c: &mut String,
+    lengths: &Lengths,
+    checks: &[&typeck::SizeCheck],
+    params: &[(String, Shape)],
+) -> Result<(), Error> {
+    let Lengths::Generic { from, .. } = lengths else {
         return Ok(());
     };
     for (user, var, p, d) in from {
@@ -86,7 +119,7 @@ fn generic_prologue(c: &mut String, v: &Variant, params: &[(String, Shape)]) -> 
     let sizes_args: String = from.iter().map(|(_, v, ..)| format!(", (long long){v}")).collect();
     for (n, s) in params {
         let Shape::Array(_, dims) = s else { continue };
-        let want = dims.iter().map(|d| v.lengths.c(d)).collect::<Result<Vec<_>, _>>()?;
+        let want = dims.iter().map(|d| lengths.c(d)).collect::<Result<Vec<_>, _>>()?;
         let cond: Vec<String> = want
             .iter()
             .enumerate()
@@ -107,14 +140,14 @@ fn generic_prologue(c: &mut String, v: &Variant, params: &[(String, Shape)]) -> 
         );
     }
     let mut seen = vec![];
-    for check in &v.checks {
+    for check in checks {
         let (len, other, what, divisible) = match &check.kind {
             CheckKind::Divisible { len, by, what } => (len, by, what, true),
             CheckKind::AtLeast { len, min, what } => (len, min, what, false),
             // Lengths from 32-bit sizes of a program of rank at most 4 fit 64 bits.
             CheckKind::Fits { .. } => continue,
         };
-        let (Ok(l), Ok(o)) = (v.lengths.c(len), v.lengths.c(other)) else {
+        let (Ok(l), Ok(o)) = (lengths.c(len), lengths.c(other)) else {
             // A condition on a length unknown before the run (an existential) is the kernels'.
             continue;
         };
@@ -229,7 +262,11 @@ pub(crate) fn variant_function(
     kind_id: &dyn Fn(Kind) -> usize,
 ) -> Result<(), Error> {
     let plan: &KernelPlan = var.plan;
-    let lengths = &var.lengths;
+    // The capacities of run-time lengths (filter results) are lengths like the sizes.
+    let (lengths, capacities) = var.lengths.with_capacities(&plan.capacities)?;
+    let lengths = &lengths;
+    // A filter result: its array is made at its capacity, its length read after the run.
+    let counted = plan.result.lengths;
     let mut sig = String::new();
     for (n, s) in params {
         match s {
@@ -246,7 +283,8 @@ pub(crate) fn variant_function(
         "\n/* {} */\nstatic int lr_run{vi}(struct lr_ctx* ctx, struct lr_array** out{sig}) {{",
         var.description.replace("*/", "* /").replace('\n', " ")
     );
-    generic_prologue(c, var, params)?;
+    generic_prologue(c, &var.lengths, &var.checks, params)?;
+    c.push_str(&capacities);
     // Buffers: inputs are the arguments' memory, the result a new array, the rest temporaries.
     let globals: Vec<(usize, &memalloc::Buffer)> = plan.global_buffers().collect();
     let index: BTreeMap<usize, usize> = globals.iter().enumerate().map(|(j, (i, _))| (*i, j)).collect();
@@ -264,30 +302,37 @@ pub(crate) fn variant_function(
                 let _ = writeln!(c, "    lr_b[{j}] = {n}->mem;");
             }
             Role::Output if *i == plan.result.data => {
-                let dims = result.1.iter().map(|d| lengths.c(d)).collect::<Result<Vec<_>, _>>()?;
+                let dims = if counted.is_some() {
+                    vec![lengths.c(&b.len)?]
+                } else {
+                    result.1.iter().map(|d| lengths.c(d)).collect::<Result<Vec<_>, _>>()?
+                };
                 let _ = writeln!(
                     c,
                     "    {{\n        int64_t lr_shape[{}] = {{{}}};\n        lr_result = lr_array_alloc(ctx, {}, {}, lr_shape, \
                      {esz});\n        if (!lr_result) goto done;\n        lr_b[{j}] = lr_result->mem;\n    }}",
-                    result.1.len().max(1),
+                    dims.len().max(1),
                     if dims.is_empty() { "0".to_string() } else { dims.join(", ") },
                     kind_id(result.0),
-                    result.1.len(),
+                    dims.len(),
                 );
             }
-            Role::Output | Role::Temp | Role::Scratch => {
+            Role::Output | Role::Temp | Role::Scratch | Role::OutputLength | Role::TempLength => {
                 let _ = writeln!(
                     c,
                     "    lr_bytes[{j}] = (size_t)({}) * {esz};\n    lr_b[{j}] = {}(ctx, lr_bytes[{j}], \"temporary `{}`\");\n    \
                      if (!lr_b[{j}]) goto done;\n    lr_owned[{j}] = 1;",
                     lengths.c(&b.len)?,
-                    if b.role == Role::Scratch { "lr_alloc_zeroed" } else { "lr_alloc" },
+                    // Scratch and the counters of filter results start at zero.
+                    if matches!(b.role, Role::Scratch | Role::OutputLength | Role::TempLength) {
+                        "lr_alloc_zeroed"
+                    } else {
+                        "lr_alloc"
+                    },
                     b.name
                 );
             }
-            Role::OutputLength | Role::TempLength | Role::InputLength(_) => {
-                return Err(crate::not_supported("filters (results of run-time length)"))
-            }
+            Role::InputLength(_) => return Err(crate::not_supported("parameters that are filter results")),
         }
     }
     let checks = plan.uses_error_flag();
@@ -345,7 +390,13 @@ pub(crate) fn variant_function(
     // failed check.
     let _ = writeln!(c, "    if (lr_wait(ctx, {}, &lr_flag)) goto done;", i32::from(checks));
     let mut messages = String::new();
+    for lc in &plan.length_checks {
+        length_check_message(&mut messages, lc, lengths, &index)?;
+    }
     for (i, _) in plan.checks.iter().enumerate() {
+        if plan.length_checks.iter().any(|lc| lc.flag == i) {
+            continue;
+        }
         let what = if plan.division_checks.contains(&i) {
             "integer division by zero"
         } else {
@@ -357,17 +408,93 @@ pub(crate) fn variant_function(
             i + 1
         );
     }
+    // A filter result's array takes the length its kernels counted.
+    let count = match counted {
+        Some(l) => {
+            let esz = elem_bytes(&plan.memory.buffers[plan.result.data].elem)?;
+            format!(
+                "    {{
+        int32_t lr_n = 0;
+        cl_int lr_e = clEnqueueReadBuffer(ctx->dev->queue, lr_b[{}], CL_TRUE, 0, 4, &lr_n, 0, NULL, NULL);
+        ctx->dev->moved += 4;
+        if (lr_e != CL_SUCCESS) {{
+            lr_fail(ctx, \"reading the length of the filter's result failed: error %d\", (int)lr_e);
+            goto done;
+        }}
+        if (lr_n < 0) lr_n = 0;
+        if ((int64_t)lr_n < lr_result->shape[0]) lr_result->shape[0] = lr_n;
+        lr_result->bytes = (size_t)lr_result->shape[0] * {esz};
+    }}
+",
+                index[&l]
+            )
+        }
+        None => String::new(),
+    };
     let _ = writeln!(
         c,
         "    if (lr_flag != 0) {{\n        lr_fail(ctx, \"a check failed on the device (flag %d)\", (int)lr_flag);\n{messages}        \
-         goto done;\n    }}\n    *out = lr_result;\n    lr_result = NULL;\n    lr_rc = 0;\ndone:\n    for (int lr_i = 0; lr_i < {nb}; \
-         lr_i++)\n        if (lr_owned[lr_i]) lr_release(ctx, lr_b[lr_i], lr_bytes[lr_i]);\n    if (lr_result) lr_array_free(lr_result);\n    return \
-         lr_rc;\n}}"
+         goto done;\n    }}\n{}    *out = lr_result;\n    lr_result = NULL;\n    lr_rc = 0;\ndone:\n    for (int lr_i = 0; lr_i < {nb}; \
+         lr_i++)\n        if (lr_owned[lr_i]) lr_release(ctx->dev, lr_b[lr_i], lr_bytes[lr_i]);\n    if (lr_result) lr_array_free(lr_result);\n    return \
+         lr_rc;\n}}",
+        count
+    );
+    Ok(())
+}
+
+/// The message of a failed condition on a filter result's length (`split #4` of it), as `lift
+/// run` words it: the length is read from its buffer when the flag names the condition.
+fn length_check_message(
+    messages: &mut String,
+    lc: &codegen_opencl::LengthCheck,
+    lengths: &Lengths,
+    index: &BTreeMap<usize, usize>,
+) -> Result<(), Error> {
+    let Some(j) = index.get(&lc.length.1) else {
+        return Err(Error::plain("internal: a checked length outside global memory"));
+    };
+    let is_length = |e: &ArithExpr| e.as_var().is_some_and(|(v, _)| v == lc.length.0);
+    // The other side of the condition, over the sizes (the length itself is never on it).
+    let (fmt, value) = match &lc.check.kind {
+        CheckKind::Divisible { len, by, what } => {
+            (
+                if is_length(len) {
+                    format!("the result of filterGlb has %d elements, not a multiple of %lld as {what} needs")
+                } else {
+                    format!("the result of filterGlb has %d elements, so {what} gets a length that is not a multiple of %lld")
+                },
+                Some(lengths.c(by)?),
+            )
+        }
+        CheckKind::AtLeast { len, min, what } => (
+            if is_length(len) {
+                format!("the result of filterGlb has %d elements, fewer than the %lld that {what} needs")
+            } else {
+                format!("the result of filterGlb has %d elements, so {what} gets a length below %lld")
+            },
+            Some(lengths.c(min)?),
+        ),
+        CheckKind::Fits { len } => (
+            format!("the result of filterGlb has %d elements, and the length {len} does not fit a 64-bit integer"),
+            None,
+        ),
+    };
+    let value: String = value.map(|v| format!(", (long long)({v})")).unwrap_or_default();
+    let _ = writeln!(
+        messages,
+        "        if (lr_flag == {}) {{
+            int32_t lr_n = 0;
+            clEnqueueReadBuffer(ctx->dev->queue, lr_b[{j}], CL_TRUE, 0, 4, &lr_n, 0, NULL, NULL);
+            ctx->dev->moved += 4;
+            lr_fail(ctx, {}, (int)lr_n{value});
+        }}",
+        lc.flag + 1,
+        literal(&fmt)
     );
     Ok(())
 }
 
 /// Bytes of a buffer element, as the kernels lay it out.
-fn elem_bytes(t: &Type) -> Result<i64, Error> {
+pub(crate) fn elem_bytes(t: &Type) -> Result<i64, Error> {
     i64::try_from(lift_data::layout::layout(t).0).map_err(|_| Error::plain("internal: an element too large"))
 }

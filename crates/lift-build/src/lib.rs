@@ -16,15 +16,18 @@
 //! generic kernels are built.
 //!
 //! What a library can hold today: a program whose plan is a sequence of kernel launches on one
-//! device, with arrays of scalars as parameters and result. Host sections, filters and tuple
-//! arrays are refused before anything is written.
+//! device, with arrays of scalars as parameters and result; filters inside it, and a result that
+//! is a filter's (a vector whose length the kernels count, read back with the run). Host
+//! sections, rows of filter results and tuple arrays are refused before anything is written.
 
 mod gen;
+mod host;
 mod launch;
+mod run;
 
 use gen::Shape;
 use launch::Lengths;
-use lift_compile::{compile, Error, Options};
+use lift_compile::{compile, compile_typed, Error, Options};
 use memalloc::Role;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -63,9 +66,20 @@ pub fn build(
                 Ok((n, s))
             })
             .collect::<Result<_, Error>>()?;
-        let result = match gen::shape_of(typed.given_info.result(), "the result")? {
-            Shape::Array(k, dims) => (k, dims),
-            Shape::Scalar(_) => return Err(not_supported("a scalar result")),
+        let result = match typed.given_info.result() {
+            // A filter's result: a vector whose length the run counts.
+            ir::Type::Exists(elem) => match gen::shape_of(elem, "the result's elements")? {
+                Shape::Scalar(s) if s != ir::Scalar::Bool => (gen::Kind { elem: s, rank: 1 }, vec![]),
+                _ => {
+                    return Err(not_supported(
+                        "a result that is a filter's result of arrays or booleans",
+                    ))
+                }
+            },
+            t => match gen::shape_of(t, "the result")? {
+                Shape::Array(k, dims) => (k, dims),
+                Shape::Scalar(_) => return Err(not_supported("a scalar result")),
+            },
         };
         Ok((params, result))
     };
@@ -74,7 +88,7 @@ pub fn build(
         // A program refused for its plan (host sections, filters) says so rather than naming
         // the parameter or result that its plan makes.
         Err(e) => {
-            let probe = compile(source, &lift_runtime::run_options(given, sizes, None))?;
+            let probe = compile_typed(&typed, source, &lift_runtime::run_options(given, sizes, None))?;
             plan_of(&probe)?;
             return Err(e);
         }
@@ -125,12 +139,41 @@ pub fn build(
         return Err(Error::plain(e));
     }
     let device_name = info.as_ref().map_or("the device", |d| d.name.as_str());
-    let fixed = if missing.is_empty() {
+    if lift_compile::host::is_host_program(&typed.given_info) {
+        let lengths = match &from {
+            Some(from) if !missing.is_empty() => Lengths::Generic {
+                vars: from.iter().map(|(user, var, ..)| (user.clone(), var.clone())).collect(),
+                from: from.clone(),
+            },
+            _ => Lengths::Fixed(sizes.clone()),
+        };
+        if matches!(typed.given_info.result(), ir::Type::Exists(_)) {
+            return Err(not_supported("a filter's result in a program with host sections"));
+        }
+        let b = HostBuild {
+            name: &name,
+            source,
+            typed: &typed,
+            params,
+            result,
+            sizes,
+            lengths,
+            info: info.as_ref(),
+            precision,
+        };
+        return build_host(b, out);
+    }
+    // The kernels built for the sizes, and the generic ones: two compilations of the typed
+    // program, each exploring its own variants, run side by side.
+    let fixed_part = || -> Result<Option<lift_compile::Compiled>, Error> {
+        if !missing.is_empty() {
+            return Ok(None);
+        }
         let mut opts = lift_runtime::run_options(given, sizes, info.as_ref());
         opts.specialise = true;
         // `tf32` is for the device the library is built on: refused where it has no tensor cores
         let opts = lift_runtime::with_precision(opts, precision, info.as_ref())?;
-        let compiled = compile(source, &opts)?;
+        let compiled = compile_typed(&typed, source, &opts)?;
         // The built sizes must meet the program's conditions, as `lift run` checks its inputs'.
         let lookup = |n: &str| sizes.get(n).copied();
         for check in typed.given_info.checks.iter().chain(&compiled.info.checks) {
@@ -138,24 +181,25 @@ pub fn build(
                 .verify(&lookup)
                 .map_err(|m| Error::Source(ir::Diagnostic::new(check.span, m)))?;
         }
-        Some(compiled)
-    } else {
-        None
+        Ok(Some(compiled))
     };
     // The generic kernels: every size a kernel argument, the cost model's variant for sizes it
     // does not know (the tuning cache is keyed by sizes, so nothing tuned applies), and the
     // program as written where that variant adds conditions on the sizes.
-    let generic_opts = lift_runtime::with_precision(
-        Options {
-            work_group_limit: info.as_ref().map(lift_runtime::work_group_limit),
-            ..Options::default()
-        },
-        precision,
-        info.as_ref(),
-    )?;
-    let mut generic = vec![];
-    if from.is_some() && !given.sizes.is_empty() {
-        let chosen = compile(source, &generic_opts)?;
+    let generic_part = || -> Result<Vec<lift_compile::Compiled>, Error> {
+        let generic_opts = lift_runtime::with_precision(
+            Options {
+                work_group_limit: info.as_ref().map(lift_runtime::work_group_limit),
+                ..Options::default()
+            },
+            precision,
+            info.as_ref(),
+        )?;
+        let mut generic = vec![];
+        if from.is_none() || given.sizes.is_empty() {
+            return Ok(generic);
+        }
+        let chosen = compile_typed(&typed, source, &generic_opts)?;
         let own: Vec<String> = typed
             .given_info
             .checks
@@ -169,7 +213,8 @@ pub fn build(
             .any(|c| !matches!(c.kind, typeck::CheckKind::Fits { .. }) && !own.contains(&format!("{:?}", c.kind)));
         generic.push(chosen);
         if adds {
-            generic.push(compile(
+            generic.push(compile_typed(
+                &typed,
                 source,
                 &Options {
                     as_written: true,
@@ -177,7 +222,28 @@ pub fn build(
                 },
             )?);
         }
-    }
+        Ok(generic)
+    };
+    let (fixed, generic) = std::thread::scope(|s| {
+        // The compiler's passes need ir::STACK_BYTES of stack, as on the caller's thread.
+        let other = std::thread::Builder::new()
+            .stack_size(ir::STACK_BYTES)
+            .spawn_scoped(s, generic_part);
+        let fixed = fixed_part();
+        let generic = match other {
+            Ok(h) => h.join().unwrap_or_else(|_| {
+                Err(Error::plain(
+                    "internal: the compilation of the generic kernels panicked",
+                ))
+            }),
+            // No thread to be had: the two one after the other.
+            Err(_) => generic_part(),
+        };
+        (fixed, generic)
+    });
+    // The first error in the order of the sequential build: the built sizes' first.
+    let fixed = fixed?;
+    let generic = generic?;
     let mut variants = vec![];
     if let Some(compiled) = &fixed {
         let mut env = sizes.clone();
@@ -242,11 +308,19 @@ pub fn build(
     let spec = gen::Spec {
         name: &name,
         params,
+        counted: matches!(typed.given_info.result(), ir::Type::Exists(_)),
         result,
         built: sizes.clone(),
         variants,
+        host: None,
     };
-    let lib = gen::generate(&spec)?;
+    emit(&spec, out)
+}
+
+/// Writes the header, the C source and the shared library of `spec` into `out`.
+fn emit(spec: &gen::Spec, out: &Path) -> Result<Built, Error> {
+    let name = spec.name;
+    let lib = gen::generate(spec)?;
     std::fs::create_dir_all(out).map_err(|e| Error::plain(format!("cannot create {}: {e}", out.display())))?;
     let header = out.join(format!("{name}.h"));
     let c = out.join(format!("{name}.c"));
@@ -261,6 +335,87 @@ pub fn build(
     })
 }
 
+/// A host program's library (`host`): with every size built in, the units the cost model
+/// chose for those sizes, which run at those sizes only; else the program as written, whose
+/// units hold for every size the program's own conditions allow, the sizes read from the
+/// arguments' shapes.
+struct HostBuild<'a> {
+    name: &'a str,
+    source: &'a str,
+    typed: &'a lift_compile::Compiled,
+    params: Vec<(String, Shape)>,
+    result: (gen::Kind, Vec<arith::ArithExpr>),
+    sizes: &'a BTreeMap<String, i64>,
+    lengths: Lengths,
+    info: Option<&'a host_runner::DeviceInfo>,
+    precision: ir::Precision,
+}
+
+fn build_host(b: HostBuild, out: &Path) -> Result<Built, Error> {
+    let fixed = matches!(b.lengths, Lengths::Fixed(_));
+    let opts = if fixed {
+        lift_runtime::run_options(&b.typed.given, b.sizes, b.info)
+    } else {
+        Options {
+            as_written: true,
+            work_group_limit: b.info.map(lift_runtime::work_group_limit),
+            ..Options::default()
+        }
+    };
+    let opts = lift_runtime::with_precision(opts, b.precision, b.info)?;
+    let compiled = compile_typed(b.typed, b.source, &opts)?;
+    let hp = compiled
+        .host
+        .as_ref()
+        .ok_or_else(|| Error::plain("internal: a host program compiled without its host steps"))?;
+    let mut checks: Vec<&typeck::SizeCheck> = b.typed.given_info.checks.iter().collect();
+    for u in &hp.units {
+        checks.extend(&u.compiled.info.checks);
+    }
+    if fixed {
+        // The built sizes must meet every condition, as `lift run` checks its inputs'.
+        let lookup = |n: &str| b.sizes.get(n).copied();
+        for check in &checks {
+            check
+                .verify(&lookup)
+                .map_err(|m| Error::Source(ir::Diagnostic::new(check.span, m)))?;
+        }
+        checks.clear();
+    }
+    let built: Vec<String> = b.sizes.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let description = format!(
+        "a host program of {} parts, {}",
+        hp.units.len(),
+        if fixed {
+            format!(
+                "the cost model's variants, built for {}",
+                if built.is_empty() {
+                    "no sizes".to_string()
+                } else {
+                    built.join(", ")
+                }
+            )
+        } else {
+            "the program as written, generic kernels (sizes as arguments)".to_string()
+        }
+    );
+    let spec = gen::Spec {
+        name: b.name,
+        params: b.params,
+        counted: false,
+        result: b.result,
+        built: if fixed { b.sizes.clone() } else { BTreeMap::new() },
+        variants: vec![],
+        host: Some(host::HostSpec {
+            hp,
+            lengths: b.lengths,
+            checks,
+            description,
+        }),
+    };
+    emit(&spec, out)
+}
+
 /// The kernel plan of a compiled program, refusing what a library cannot hold yet.
 fn plan_of(compiled: &lift_compile::Compiled) -> Result<&codegen_opencl::KernelPlan, Error> {
     if compiled.host.is_some() {
@@ -270,14 +425,17 @@ fn plan_of(compiled: &lift_compile::Compiled) -> Result<&codegen_opencl::KernelP
         .plan
         .as_ref()
         .ok_or_else(|| Error::plain("internal: a compiled program without kernels"))?;
-    if !plan.capacities.is_empty()
-        || plan.result.lengths.is_some()
-        || !plan.length_checks.is_empty()
-        || plan
-            .global_buffers()
-            .any(|(_, b)| matches!(b.role, Role::OutputLength | Role::TempLength | Role::InputLength(_)))
+    // A filter's result is the result only as a vector (its length counted on the device);
+    // rows of filter results are not.
+    let vector = matches!(&plan.result.ty, ir::Type::Exists(e) if matches!(**e, ir::Type::Scalar(_)));
+    if plan.result.lengths.is_some() && !vector {
+        return Err(not_supported("a result that is an array of filter results"));
+    }
+    if plan
+        .global_buffers()
+        .any(|(_, b)| matches!(b.role, Role::InputLength(_)))
     {
-        return Err(not_supported("filters (results of run-time length)"));
+        return Err(not_supported("parameters that are filter results"));
     }
     if plan.result.parts.len() != 1 {
         return Err(not_supported("a result holding tuples of arrays"));
@@ -332,7 +490,9 @@ fn cc(c: &Path, library: &Path, dir: &Path) -> Result<(), Error> {
     // The compiler runs in `dir`, so a relative `-o build` must not be read from there again.
     let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     let out = std::process::Command::new(&compiler)
-        .args(["-std=c99", "-shared", "-fPIC", "-O2", "-Wall", "-o"])
+        // -O1: the host code is straight-line calls into OpenCL, which -O2 does not make faster,
+        // but it took a third of a suite program's build (bench/results/library-build-time-2026-12-02.md).
+        .args(["-std=c99", "-shared", "-fPIC", "-O1", "-Wall", "-o"])
         .arg(absolute(library))
         .arg(absolute(c))
         // The loader by its soname: the unversioned `libOpenCL.so` comes only with the headers'

@@ -1,8 +1,13 @@
 /* The runtime that every library built by `lift build` carries: OpenCL declarations (so that
- * building needs no OpenCL headers, only the ICD loader libOpenCL.so.1 at link time), the
- * context (device, queue, built program, kernels, lock, last error) and device arrays. The
- * generated part of the library follows this text; it names everything here `lr_`, and all of it
- * is static, so two libraries loaded in one process do not clash. */
+ * building needs no OpenCL headers, only the ICD loader libOpenCL.so.1 at link time), the device
+ * context (device, queue, lock, arrays, pool of freed buffers), the program's context on it
+ * (built kernels, last error) and device arrays. The generated part of the library follows this
+ * text; it names everything here `lr_`, and all of it is static, so two libraries loaded in one
+ * process do not clash.
+ *
+ * Libraries of different programs share a device context (`<prog>_ctx_share`): each reads the
+ * other's `struct lr_dev` and arrays, which is why their layout is versioned (LR_ABI, in the
+ * magic numbers) and checked before a library uses a context or array it did not make. */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,6 +62,8 @@ cl_int clEnqueueReadBuffer(cl_command_queue, cl_mem, cl_bool, size_t, size_t, vo
                            const cl_event*, cl_event*);
 cl_int clEnqueueNDRangeKernel(cl_command_queue, cl_kernel, cl_uint, const size_t*, const size_t*,
                               const size_t*, cl_uint, const cl_event*, cl_event*);
+cl_int clEnqueueCopyBuffer(cl_command_queue, cl_mem, cl_mem, size_t, size_t, size_t, cl_uint, const cl_event*,
+                           cl_event*);
 cl_int clFinish(cl_command_queue);
 cl_int clReleaseMemObject(cl_mem);
 cl_int clReleaseKernel(cl_kernel);
@@ -64,16 +71,26 @@ cl_int clReleaseProgram(cl_program);
 cl_int clReleaseCommandQueue(cl_command_queue);
 cl_int clReleaseContext(cl_context);
 
-/* --- context and arrays --- */
+/* --- contexts and arrays --- */
 #define LR_MAX_RANK 4
 #define LR_MAX_DEVICES 64
+/* Variants: the kernels built for the sizes, the generic ones, the generic ones as written; a
+ * host program's library defines it as its number of units (each its own OpenCL program). */
+#ifndef LR_MAX_VARIANTS
 #define LR_MAX_VARIANTS 3
-/* Freed device buffers a context keeps for reuse (a result of the same size next call), so that a
- * loop of calls allocates nothing: at most this many, of at most LR_POOL_BYTES together. */
+#endif
 /* Kernel arguments a context remembers per kernel (see lr_arg). */
 #define LR_MAX_ARGS 64
+/* Freed device buffers a device context keeps for reuse (a result of the same size next call),
+ * so that a loop of calls allocates nothing: at most this many, of at most LR_POOL_BYTES together. */
 #define LR_POOL 16
 #define LR_POOL_BYTES ((size_t)256 << 20)
+/* The version of the structures below that libraries share: another library's context or array
+ * is used only when its magic number (which holds the version) is this library's. */
+#define LR_ABI 1u
+#define LR_DEV_MAGIC (0x6c69667464657600ull | LR_ABI) /* "liftdev" */
+#define LR_CTX_MAGIC (0x6c69667463747800ull | LR_ABI) /* "liftctx" */
+#define LR_ARRAY_MAGIC (0x6c69667461727200ull | LR_ABI) /* "liftarr" */
 
 /* The last value set for one kernel argument: a call whose arguments did not change (the same
  * scalars, the same pooled buffers) sets none, as a hand-written host program would. */
@@ -93,11 +110,35 @@ struct lr_variant {
     const char* description;
 };
 
-struct lr_ctx {
+/* A device with its queue and its arrays, shared by the contexts of one or more programs'
+ * libraries (`<prog>_ctx_share`). Its lock serialises every call of every context on it: they
+ * share the queue, the arrays and the pool. Freed with its last context. */
+struct lr_dev {
+    uint64_t magic;
     pthread_mutex_t lock;
+    /* Contexts on this device context (under `lock`). */
+    int refs;
     cl_device_id device;
     cl_context context;
     cl_command_queue queue;
+    /* Live arrays, so that the last context's free can refuse while some remain (their memory
+     * is the device context's), and a freed handle passed again is an error rather than a use
+     * after free. */
+    int64_t arrays;
+    struct lr_array* live;
+    /* Freed buffers kept for reuse, with their sizes. */
+    cl_mem pool[LR_POOL];
+    size_t pool_bytes[LR_POOL];
+    int npool;
+    size_t pooled;
+    /* Bytes copied between host and device (arrays made and read, scratch cleared, error flags). */
+    int64_t moved;
+};
+
+/* One program's context: its device context and, per variant, its built program and kernels. */
+struct lr_ctx {
+    uint64_t magic;
+    struct lr_dev* dev;
     /* Per variant: its program and kernels, built when first run (the first at creation). */
     const struct lr_variant* variants;
     int nvariants;
@@ -109,17 +150,6 @@ struct lr_ctx {
     int used;
     /* Set when the device could not be opened: every later call fails with `error`. */
     int broken;
-    /* Live arrays, so that ctx_free can refuse while some remain (their memory is the context's),
-     * and a freed handle passed again is an error rather than a use after free. */
-    int64_t arrays;
-    struct lr_array* live;
-    /* Freed buffers kept for reuse, with their sizes. */
-    cl_mem pool[LR_POOL];
-    size_t pool_bytes[LR_POOL];
-    int npool;
-    size_t pooled;
-    /* Bytes copied between host and device (arrays made and read, scratch cleared, error flags). */
-    int64_t moved;
     /* The error flag the kernels' checks set, made at the first run that has checks. */
     cl_mem flag;
     /* The list of live contexts: a freed context passed again is refused. */
@@ -128,16 +158,20 @@ struct lr_ctx {
 };
 
 struct lr_array {
-    struct lr_ctx* ctx;
+    uint64_t magic;
+    struct lr_dev* dev;
     struct lr_array *prev, *next;
     cl_mem mem;
-    /* Which handle type this is (element type and rank), so a handle of one type passed where
-     * another is expected is a clean error rather than a wrong result. */
+    /* The element type and rank (LR_KIND: the same numbers in every library), so a handle of
+     * one type passed where another is expected is a clean error rather than a wrong result. */
     int kind;
     int rank;
     int64_t shape[LR_MAX_RANK];
     size_t bytes;
 };
+
+/* A handle type's number: element type (f32 f64 i32 u32 i64 u64 as 0..5) and rank. */
+#define LR_KIND(elem, rank) ((elem) * 8 + (rank))
 
 static pthread_mutex_t lr_contexts_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lr_ctx* lr_contexts;
@@ -175,7 +209,7 @@ static int lr_contains(const char* hay, const char* needle) {
 /* The device as `lift` picks it (host-runner's `select`): an id `P:D` as `lift devices` prints
  * it (the platform's and the device's index), else a case-insensitive part of the device's name,
  * first match; without one, the first GPU, else the first device. */
-static int lr_select(struct lr_ctx* ctx, const char* wanted) {
+static int lr_select(struct lr_ctx* ctx, const char* wanted, cl_device_id* out) {
     if (wanted && !wanted[0]) wanted = NULL;
     cl_device_id named = NULL;
     cl_platform_id platforms[16];
@@ -196,7 +230,7 @@ static int lr_select(struct lr_ctx* ctx, const char* wanted) {
             char id[32];
             snprintf(id, sizeof id, "%u:%u", p, d);
             if (wanted && strcmp(wanted, id) == 0) {
-                ctx->device = devs[d];
+                *out = devs[d];
                 return 0;
             }
             char name[256] = "";
@@ -209,15 +243,15 @@ static int lr_select(struct lr_ctx* ctx, const char* wanted) {
         }
     }
     if (named) {
-        ctx->device = named;
+        *out = named;
         return 0;
     }
     if (wanted) {
         lr_fail(ctx, "no OpenCL device with id or name `%s` (`lift devices` lists them)", wanted);
         return 1;
     }
-    ctx->device = gpu ? gpu : first;
-    if (!ctx->device) {
+    *out = gpu ? gpu : first;
+    if (!*out) {
         lr_fail(ctx, "the OpenCL platforms list no device");
         return 1;
     }
@@ -230,12 +264,12 @@ static int lr_build(struct lr_ctx* ctx, int v) {
     const struct lr_variant* var = &ctx->variants[v];
     cl_int e = CL_SUCCESS;
     const char* source = var->source;
-    ctx->program[v] = clCreateProgramWithSource(ctx->context, 1, &source, NULL, &e);
+    ctx->program[v] = clCreateProgramWithSource(ctx->dev->context, 1, &source, NULL, &e);
     if (e != CL_SUCCESS) { lr_fail(ctx, "clCreateProgramWithSource failed: error %d", (int)e); return 1; }
-    e = clBuildProgram(ctx->program[v], 1, &ctx->device, "-cl-std=CL1.2", NULL, NULL);
+    e = clBuildProgram(ctx->program[v], 1, &ctx->dev->device, "-cl-std=CL1.2", NULL, NULL);
     if (e != CL_SUCCESS) {
         char log[2048] = "";
-        clGetProgramBuildInfo(ctx->program[v], ctx->device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
+        clGetProgramBuildInfo(ctx->program[v], ctx->dev->device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
         lr_fail(ctx, "the OpenCL driver could not build the kernels (error %d), a bug of lift:\n%s", (int)e, log);
         return 1;
     }
@@ -262,12 +296,11 @@ static int lr_build(struct lr_ctx* ctx, int v) {
     return 0;
 }
 
-/* Opens the device and builds the first variant's kernels; on failure the context is kept,
- * broken, with its message, so that the caller can read why. */
-static struct lr_ctx* lr_ctx_new(const char* wanted, const struct lr_variant* variants, int nvariants) {
+/* A new context, in the list of live ones, broken until its device context is set. */
+static struct lr_ctx* lr_ctx_alloc(const struct lr_variant* variants, int nvariants) {
     struct lr_ctx* ctx = (struct lr_ctx*)calloc(1, sizeof *ctx);
     if (!ctx) return NULL;
-    pthread_mutex_init(&ctx->lock, NULL);
+    ctx->magic = LR_CTX_MAGIC;
     ctx->broken = 1;
     ctx->used = -1;
     ctx->variants = variants;
@@ -276,78 +309,136 @@ static struct lr_ctx* lr_ctx_new(const char* wanted, const struct lr_variant* va
     ctx->next_ctx = lr_contexts;
     lr_contexts = ctx;
     pthread_mutex_unlock(&lr_contexts_lock);
-    if (lr_select(ctx, wanted)) return ctx;
+    return ctx;
+}
+
+/* Opens the device and builds the first variant's kernels; on failure the context is kept,
+ * broken, with its message, so that the caller can read why. */
+static struct lr_ctx* lr_ctx_new(const char* wanted, const struct lr_variant* variants, int nvariants) {
+    struct lr_ctx* ctx = lr_ctx_alloc(variants, nvariants);
+    if (!ctx) return NULL;
+    cl_device_id device = NULL;
+    if (lr_select(ctx, wanted, &device)) return ctx;
+    struct lr_dev* dev = (struct lr_dev*)calloc(1, sizeof *dev);
+    if (!dev) { lr_fail(ctx, "out of host memory"); return ctx; }
+    dev->magic = LR_DEV_MAGIC;
+    pthread_mutex_init(&dev->lock, NULL);
+    dev->refs = 1;
+    dev->device = device;
+    ctx->dev = dev;
     cl_int e = CL_SUCCESS;
-    ctx->context = clCreateContext(NULL, 1, &ctx->device, NULL, NULL, &e);
+    dev->context = clCreateContext(NULL, 1, &dev->device, NULL, NULL, &e);
     if (e != CL_SUCCESS) { lr_fail(ctx, "clCreateContext failed: error %d", (int)e); return ctx; }
-    ctx->queue = clCreateCommandQueue(ctx->context, ctx->device, 0, &e);
+    dev->queue = clCreateCommandQueue(dev->context, dev->device, 0, &e);
     if (e != CL_SUCCESS) { lr_fail(ctx, "clCreateCommandQueue failed: error %d", (int)e); return ctx; }
     if (lr_build(ctx, 0)) return ctx;
     ctx->broken = 0;
     return ctx;
 }
 
+/* A context of this library on the device context of `other_`, a live context of any library
+ * of this runtime version (this one's, or another program's). */
+static struct lr_ctx* lr_ctx_share(const void* other_, const struct lr_variant* variants, int nvariants) {
+    struct lr_ctx* ctx = lr_ctx_alloc(variants, nvariants);
+    if (!ctx) return NULL;
+    const struct lr_ctx* other = (const struct lr_ctx*)other_;
+    if (!other) { lr_fail(ctx, "the context to share is NULL"); return ctx; }
+    if (other->magic != LR_CTX_MAGIC || !other->dev || other->dev->magic != LR_DEV_MAGIC) {
+        lr_fail(ctx, "the context to share is not a live context of a library of this version of `lift build`");
+        return ctx;
+    }
+    if (other->broken) {
+        lr_fail(ctx, "the context to share is not usable: %s", other->error);
+        return ctx;
+    }
+    struct lr_dev* dev = other->dev;
+    pthread_mutex_lock(&dev->lock);
+    dev->refs++;
+    ctx->dev = dev;
+    int failed = lr_build(ctx, 0);
+    pthread_mutex_unlock(&dev->lock);
+    if (!failed) ctx->broken = 0;
+    return ctx;
+}
+
+/* Frees a device context whose last context went (its arrays are all freed). */
+static void lr_dev_free(struct lr_dev* dev) {
+    for (int i = 0; i < dev->npool; i++) clReleaseMemObject(dev->pool[i]);
+    if (dev->queue) clReleaseCommandQueue(dev->queue);
+    if (dev->context) clReleaseContext(dev->context);
+    pthread_mutex_destroy(&dev->lock);
+    dev->magic = 0;
+    free(dev);
+}
+
 static int lr_ctx_free(struct lr_ctx* ctx) {
     if (!ctx) return 0;
     if (!lr_live(ctx)) return 1;
-    pthread_mutex_lock(&ctx->lock);
-    if (ctx->arrays > 0) {
-        lr_fail(ctx, "the context still has %lld arrays: free them first", (long long)ctx->arrays);
-        pthread_mutex_unlock(&ctx->lock);
-        return 1;
+    struct lr_dev* dev = ctx->dev;
+    int last = 0;
+    if (dev) {
+        pthread_mutex_lock(&dev->lock);
+        /* The arrays belong to the device context: only its last context must wait for them. */
+        if (dev->refs == 1 && dev->arrays > 0) {
+            lr_fail(ctx, "the context still has %lld arrays: free them first", (long long)dev->arrays);
+            pthread_mutex_unlock(&dev->lock);
+            return 1;
+        }
+        dev->refs--;
+        last = dev->refs == 0;
+        /* The kernels go while the lock is held: another context may be enqueuing on the queue. */
+        if (ctx->flag) clReleaseMemObject(ctx->flag);
+        for (int v = 0; v < LR_MAX_VARIANTS; v++) {
+            for (int k = 0; k < ctx->nkernels[v]; k++) clReleaseKernel(ctx->kernels[v][k]);
+            if (ctx->program[v]) clReleaseProgram(ctx->program[v]);
+        }
+        pthread_mutex_unlock(&dev->lock);
     }
-    pthread_mutex_unlock(&ctx->lock);
     pthread_mutex_lock(&lr_contexts_lock);
     struct lr_ctx** at = &lr_contexts;
     while (*at && *at != ctx) at = &(*at)->next_ctx;
     if (*at) *at = ctx->next_ctx;
     pthread_mutex_unlock(&lr_contexts_lock);
-    for (int i = 0; i < ctx->npool; i++) clReleaseMemObject(ctx->pool[i]);
-    if (ctx->flag) clReleaseMemObject(ctx->flag);
     for (int v = 0; v < LR_MAX_VARIANTS; v++) {
-        for (int k = 0; k < ctx->nkernels[v]; k++) clReleaseKernel(ctx->kernels[v][k]);
         free(ctx->kernels[v]);
         free(ctx->args[v]);
-        if (ctx->program[v]) clReleaseProgram(ctx->program[v]);
     }
-    if (ctx->queue) clReleaseCommandQueue(ctx->queue);
-    if (ctx->context) clReleaseContext(ctx->context);
-    pthread_mutex_destroy(&ctx->lock);
+    if (last) lr_dev_free(dev);
+    ctx->magic = 0;
     free(ctx);
     return 0;
 }
 
-/* The lock of a usable context; nonzero (and the lock not held) when it is broken or freed. */
+/* The lock of a usable context (its device context's); nonzero (and the lock not held) when it
+ * is broken or freed. */
 static int lr_enter(struct lr_ctx* ctx) {
     if (!lr_live(ctx)) return 1;
-    pthread_mutex_lock(&ctx->lock);
-    if (ctx->broken) {
-        pthread_mutex_unlock(&ctx->lock);
-        return 1;
-    }
+    if (ctx->broken) return 1;
+    pthread_mutex_lock(&ctx->dev->lock);
     ctx->error[0] = 0;
     return 0;
 }
 
 static int lr_leave(struct lr_ctx* ctx, int rc) {
-    pthread_mutex_unlock(&ctx->lock);
+    pthread_mutex_unlock(&ctx->dev->lock);
     return rc;
 }
 
 /* A device buffer, a pooled one of the same size if there is one; OpenCL refuses zero-sized
  * ones, so an empty array takes one byte. */
 static cl_mem lr_alloc(struct lr_ctx* ctx, size_t bytes, const char* what) {
-    for (int i = ctx->npool - 1; i >= 0; i--)
-        if (ctx->pool_bytes[i] == bytes) {
-            cl_mem m = ctx->pool[i];
-            ctx->pooled -= bytes;
-            ctx->npool--;
-            ctx->pool[i] = ctx->pool[ctx->npool];
-            ctx->pool_bytes[i] = ctx->pool_bytes[ctx->npool];
+    struct lr_dev* dev = ctx->dev;
+    for (int i = dev->npool - 1; i >= 0; i--)
+        if (dev->pool_bytes[i] == bytes) {
+            cl_mem m = dev->pool[i];
+            dev->pooled -= bytes;
+            dev->npool--;
+            dev->pool[i] = dev->pool[dev->npool];
+            dev->pool_bytes[i] = dev->pool_bytes[dev->npool];
             return m;
         }
     cl_int e = CL_SUCCESS;
-    cl_mem m = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &e);
+    cl_mem m = clCreateBuffer(dev->context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &e);
     if (e != CL_SUCCESS) {
         lr_fail(ctx, "cannot allocate %zu bytes on the device for %s: error %d", bytes, what, (int)e);
         return NULL;
@@ -357,13 +448,13 @@ static cl_mem lr_alloc(struct lr_ctx* ctx, size_t bytes, const char* what) {
 
 /* Gives a buffer back: to the pool while it has room, else to OpenCL. Work enqueued on it still
  * runs first, as the queue is in order. */
-static void lr_release(struct lr_ctx* ctx, cl_mem m, size_t bytes) {
+static void lr_release(struct lr_dev* dev, cl_mem m, size_t bytes) {
     if (!m) return;
-    if (ctx->npool < LR_POOL && ctx->pooled + bytes <= LR_POOL_BYTES) {
-        ctx->pool[ctx->npool] = m;
-        ctx->pool_bytes[ctx->npool] = bytes;
-        ctx->npool++;
-        ctx->pooled += bytes;
+    if (dev->npool < LR_POOL && dev->pooled + bytes <= LR_POOL_BYTES) {
+        dev->pool[dev->npool] = m;
+        dev->pool_bytes[dev->npool] = bytes;
+        dev->npool++;
+        dev->pooled += bytes;
         return;
     }
     clReleaseMemObject(m);
@@ -375,12 +466,12 @@ static inline cl_mem lr_alloc_zeroed(struct lr_ctx* ctx, size_t bytes, const cha
     cl_mem m = lr_alloc(ctx, bytes, what);
     if (!m || bytes == 0) return m;
     void* zeros = calloc(1, bytes);
-    cl_int e = zeros ? clEnqueueWriteBuffer(ctx->queue, m, CL_TRUE, 0, bytes, zeros, 0, NULL, NULL) : -6;
+    cl_int e = zeros ? clEnqueueWriteBuffer(ctx->dev->queue, m, CL_TRUE, 0, bytes, zeros, 0, NULL, NULL) : -6;
     free(zeros);
-    ctx->moved += (int64_t)bytes;
+    ctx->dev->moved += (int64_t)bytes;
     if (e != CL_SUCCESS) {
         lr_fail(ctx, "clearing %s (%zu bytes) failed: error %d", what, bytes, (int)e);
-        lr_release(ctx, m, bytes);
+        lr_release(ctx->dev, m, bytes);
         return NULL;
     }
     return m;
@@ -398,26 +489,30 @@ static struct lr_array* lr_array_alloc(struct lr_ctx* ctx, int kind, int rank, c
     }
     struct lr_array* a = (struct lr_array*)calloc(1, sizeof *a);
     if (!a) { lr_fail(ctx, "out of host memory"); return NULL; }
-    a->ctx = ctx;
+    struct lr_dev* dev = ctx->dev;
+    a->magic = LR_ARRAY_MAGIC;
+    a->dev = dev;
     a->kind = kind;
     a->rank = rank;
     for (int i = 0; i < rank; i++) a->shape[i] = shape[i];
     a->bytes = n * elem_bytes;
     a->mem = lr_alloc(ctx, a->bytes, "an array");
     if (!a->mem) { free(a); return NULL; }
-    ctx->arrays++;
-    a->next = ctx->live;
-    if (ctx->live) ctx->live->prev = a;
-    ctx->live = a;
+    dev->arrays++;
+    a->next = dev->live;
+    if (dev->live) dev->live->prev = a;
+    dev->live = a;
     return a;
 }
 
 static void lr_array_free(struct lr_array* a) {
-    lr_release(a->ctx, a->mem, a->bytes);
-    a->ctx->arrays--;
+    struct lr_dev* dev = a->dev;
+    lr_release(dev, a->mem, a->bytes);
+    dev->arrays--;
     if (a->prev) a->prev->next = a->next;
-    else a->ctx->live = a->next;
+    else dev->live = a->next;
     if (a->next) a->next->prev = a->prev;
+    a->magic = 0;
     free(a);
 }
 
@@ -431,8 +526,8 @@ static struct lr_array* lr_array_new(struct lr_ctx* ctx, int kind, const void* d
         return NULL;
     }
     if (a->bytes > 0) {
-        cl_int e = clEnqueueWriteBuffer(ctx->queue, a->mem, CL_TRUE, 0, a->bytes, data, 0, NULL, NULL);
-        ctx->moved += (int64_t)a->bytes;
+        cl_int e = clEnqueueWriteBuffer(ctx->dev->queue, a->mem, CL_TRUE, 0, a->bytes, data, 0, NULL, NULL);
+        ctx->dev->moved += (int64_t)a->bytes;
         if (e != CL_SUCCESS) {
             lr_fail(ctx, "copying the new array to the device failed: error %d", (int)e);
             lr_array_free(a);
@@ -445,20 +540,24 @@ static struct lr_array* lr_array_new(struct lr_ctx* ctx, int kind, const void* d
 static int lr_array_values(struct lr_ctx* ctx, const struct lr_array* a, void* out) {
     if (a->bytes == 0) return 0;
     if (!out) { lr_fail(ctx, "the destination of the values is NULL"); return 1; }
-    cl_int e = clEnqueueReadBuffer(ctx->queue, a->mem, CL_TRUE, 0, a->bytes, out, 0, NULL, NULL);
-    ctx->moved += (int64_t)a->bytes;
+    cl_int e = clEnqueueReadBuffer(ctx->dev->queue, a->mem, CL_TRUE, 0, a->bytes, out, 0, NULL, NULL);
+    ctx->dev->moved += (int64_t)a->bytes;
     if (e != CL_SUCCESS) { lr_fail(ctx, "reading the array from the device failed: error %d", (int)e); return 1; }
     return 0;
 }
 
-/* Checks that `a` is an array of this context and of the handle type the parameter takes
- * (any type for `kind` -1). */
+/* Checks that `a` is a live array of this context's device context (made by this library or by
+ * another sharing it) and of the handle type the parameter takes (any type for `kind` -1). */
 static int lr_check_array(struct lr_ctx* ctx, const struct lr_array* a, int kind, const char* param) {
     if (!a) { lr_fail(ctx, "argument `%s` is NULL", param); return 1; }
-    /* Found among the context's arrays before anything of it is read: it may have been freed. */
-    const struct lr_array* l = ctx->live;
+    /* Found among the device context's arrays before anything of it is read: it may have been
+     * freed. */
+    const struct lr_array* l = ctx->dev->live;
     while (l && l != a) l = l->next;
-    if (!l) { lr_fail(ctx, "argument `%s` is not a live array of this context (freed, or another context's)", param); return 1; }
+    if (!l) {
+        lr_fail(ctx, "argument `%s` is not a live array of this context (freed, or another context's)", param);
+        return 1;
+    }
     if (kind >= 0 && a->kind != kind) { lr_fail(ctx, "argument `%s` is an array of another element type or rank", param); return 1; }
     return 0;
 }
@@ -492,7 +591,7 @@ static int lr_launch(struct lr_ctx* ctx, int v, int k, cl_uint dims, const size_
                     (unsigned)d, local[d]);
             return 1;
         }
-    cl_int e = clEnqueueNDRangeKernel(ctx->queue, ctx->kernels[v][k], dims, NULL, global, local, 0, NULL, NULL);
+    cl_int e = clEnqueueNDRangeKernel(ctx->dev->queue, ctx->kernels[v][k], dims, NULL, global, local, 0, NULL, NULL);
     if (e != CL_SUCCESS) { lr_fail(ctx, "launching kernel %d failed: error %d", k, (int)e); return 1; }
     return 0;
 }
@@ -511,6 +610,8 @@ struct lr_kind {
     const char* elem;
     int rank;
     size_t elem_bytes;
+    /* LR_KIND of it. */
+    int kind;
 };
 
 static int lr_kind_of(struct lr_ctx* ctx, const struct lr_kind* kinds, int nkinds, const char* elem, int rank) {
@@ -526,8 +627,8 @@ static const int32_t lr_zero = 0;
 static inline int lr_flag_clear(struct lr_ctx* ctx) {
     if (!ctx->flag) ctx->flag = lr_alloc(ctx, 4, "the error flag");
     if (!ctx->flag) return 1;
-    ctx->moved += 4;
-    if (clEnqueueWriteBuffer(ctx->queue, ctx->flag, 0, 0, 4, &lr_zero, 0, NULL, NULL) != CL_SUCCESS) {
+    ctx->dev->moved += 4;
+    if (clEnqueueWriteBuffer(ctx->dev->queue, ctx->flag, 0, 0, 4, &lr_zero, 0, NULL, NULL) != CL_SUCCESS) {
         lr_fail(ctx, "clearing the error flag failed");
         return 1;
     }
@@ -538,11 +639,50 @@ static inline int lr_flag_clear(struct lr_ctx* ctx) {
  * returns with its result computed and any failure reported. */
 static int lr_wait(struct lr_ctx* ctx, int checks, int32_t* flag) {
     *flag = 0;
-    if (checks) ctx->moved += 4;
-    cl_int e = checks ? clEnqueueReadBuffer(ctx->queue, ctx->flag, CL_TRUE, 0, 4, flag, 0, NULL, NULL) : clFinish(ctx->queue);
+    if (checks) ctx->dev->moved += 4;
+    cl_int e = checks ? clEnqueueReadBuffer(ctx->dev->queue, ctx->flag, CL_TRUE, 0, 4, flag, 0, NULL, NULL)
+                      : clFinish(ctx->dev->queue);
     if (e != CL_SUCCESS) {
         lr_fail(ctx, "running the kernels failed: error %d", (int)e);
         return 1;
     }
+    return 0;
+}
+
+/* --- host programs (host loops and `if`s): values moved on the device, conditions read --- */
+
+/* Copies `bytes` between two device buffers, on the device. */
+static inline int lr_copy(struct lr_ctx* ctx, cl_mem from, cl_mem to, size_t bytes) {
+    if (bytes == 0 || from == to) return 0;
+    if (!from || !to) {
+        lr_fail(ctx, "internal: a value of the host program used before it is computed");
+        return 1;
+    }
+    cl_int e = clEnqueueCopyBuffer(ctx->dev->queue, from, to, 0, 0, bytes, 0, NULL, NULL);
+    if (e != CL_SUCCESS) { lr_fail(ctx, "copying on the device failed: error %d", (int)e); return 1; }
+    return 0;
+}
+
+/* Reads the boolean of an `iterate-until`'s condition or a host `if` (an int on the device). */
+static inline int lr_read_int(struct lr_ctx* ctx, cl_mem m, int32_t* v) {
+    *v = 0;
+    if (!m) {
+        lr_fail(ctx, "internal: a condition of the host program read before it is computed");
+        return 1;
+    }
+    cl_int e = clEnqueueReadBuffer(ctx->dev->queue, m, CL_TRUE, 0, 4, v, 0, NULL, NULL);
+    ctx->dev->moved += 4;
+    if (e != CL_SUCCESS) { lr_fail(ctx, "reading a condition from the device failed: error %d", (int)e); return 1; }
+    return 0;
+}
+
+/* Zeroes a buffer (a one-pass reduction's scratch, before each launch that uses it). */
+static inline int lr_zero_fill(struct lr_ctx* ctx, cl_mem m, size_t bytes) {
+    if (bytes == 0) return 0;
+    void* zeros = calloc(1, bytes);
+    cl_int e = zeros ? clEnqueueWriteBuffer(ctx->dev->queue, m, CL_TRUE, 0, bytes, zeros, 0, NULL, NULL) : -6;
+    free(zeros);
+    ctx->dev->moved += (int64_t)bytes;
+    if (e != CL_SUCCESS) { lr_fail(ctx, "clearing a scratch buffer failed: error %d", (int)e); return 1; }
     return 0;
 }

@@ -152,8 +152,24 @@ pub fn compile_program(prog: Program, opts: &Options) -> Result<Compiled, Error>
     compile_from(prog, None, opts)
 }
 
+/// [`compile`] of a program already read and typed (`typed`, a [`Options::types_only`]
+/// compilation of `source`): a caller compiling one text several times (`lift build`: for its
+/// sizes and generic) reads and types it once.
+pub fn compile_typed(typed: &Compiled, source: &str, opts: &Options) -> Result<Compiled, Error> {
+    compile_inferred(typed.given.clone(), typed.given_info.clone(), Some(source), opts)
+}
+
 fn compile_from(given: Program, source: Option<&str>, opts: &Options) -> Result<Compiled, Error> {
     let given_info = typeck::infer(&given)?;
+    compile_inferred(given, given_info, source, opts)
+}
+
+fn compile_inferred(
+    given: Program,
+    given_info: TypeInfo,
+    source: Option<&str>,
+    opts: &Options,
+) -> Result<Compiled, Error> {
     if opts.types_only {
         return Ok(Compiled {
             program: given.clone(),

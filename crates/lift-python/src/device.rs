@@ -3,7 +3,8 @@
 //! A program's device calls run its C library (`lift build`'s, loaded by [`lift::app`]), built
 //! at the first device use for the sizes `Program.tune` was last given (whose tuned kernels it
 //! then holds) and generic kernels for every other size. Its context lives as long as the
-//! program or any of its arrays. NumPy memory is copied to and from the device directly (the
+//! program or any of its arrays; `Program.share` makes it on another program's device context, so
+//! that the arrays of each are arguments of the other. NumPy memory is copied to and from the device directly (the
 //! array's own buffer, no intermediate copy); a call whose arguments are all device arrays
 //! moves no data.
 
@@ -24,6 +25,8 @@ pub(crate) struct OnDevice {
 struct State {
     /// The sizes of the last `tune`: the library is built for them.
     tuned: BTreeMap<String, i64>,
+    /// Another program's context whose device context this one's is made on (`Program.share`).
+    share: Option<Context>,
     ctx: Option<Context>,
 }
 
@@ -44,6 +47,13 @@ impl OnDevice {
     pub(crate) fn rebuild(&self, sizes: BTreeMap<String, i64>) {
         let mut st = self.lock();
         st.tuned = sizes;
+        st.ctx = None;
+    }
+
+    /// Makes the context anew at the next device use, on the device context of `other`.
+    pub(crate) fn share(&self, other: Context) {
+        let mut st = self.lock();
+        st.share = Some(other);
         st.ctx = None;
     }
 
@@ -232,9 +242,13 @@ impl Program {
                 sizes: st.tuned.clone(),
                 device: self.device.clone(),
                 out: None,
+                precision: lift::Precision::F32,
             };
             let lib = lift::app::Library::build(&library_name(&self.name), &self.src, &opts)?;
-            let ctx = lib.context(self.device.as_deref())?;
+            let ctx = match &st.share {
+                Some(other) => lib.context_with(other)?,
+                None => lib.context(self.device.as_deref())?,
+            };
             st.ctx = Some(ctx.clone());
             Ok(ctx)
         })

@@ -212,6 +212,17 @@ impl Program {
         Ok(ctx.library().compiled_as())
     }
 
+    /// Makes this program's device arrays live on the device context of `other` (its device,
+    /// queue and arrays; `other`'s library is built now if it was not): the arrays of either
+    /// program, results included, are arguments of the other's calls without a copy, and
+    /// `bytes_moved` counts the shared context's copies. Arrays this program made before belong
+    /// to its previous context and cannot be passed to it any more.
+    fn share(&self, py: Python<'_>, other: &Bound<'_, Program>) -> PyResult<()> {
+        let theirs = other.get().context(py)?;
+        self.on_device.share(theirs);
+        Ok(())
+    }
+
     /// Bytes copied between the host and the device by the program's device context so far
     /// (`to_device`, `numpy()`, NumPy arguments of device calls): calls on device arrays alone
     /// move none. 0 before the first device use.

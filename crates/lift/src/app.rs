@@ -12,6 +12,39 @@
 //! one context are serialised by the library's lock, so a [`Context`] is `Send` and `Sync`;
 //! separate contexts run independently. Arrays are freed when dropped, and keep their context
 //! alive.
+//!
+//! Arrays of every element type the C library has (`f32`, `f64`, `i32`, `u32`, `i64`, `u64`:
+//! [`Element`]) are made, passed and read the same way; arrays of tuples are refused by `lift
+//! build` itself. Programs are chained on one device by sharing a context:
+//! [`Library::context_with`] opens a program's context on another's device, queue and arrays, so
+//! that one program's result is the next program's argument with no copy.
+//!
+//! ```
+//! use lift::app::{BuildOptions, Library};
+//! # fn main() -> Result<(), lift::Error> {
+//! # // Needs an OpenCL device (PoCL in CI) and a C compiler, as `lift build` does.
+//! # if lift::opencl::devices().map_or(true, |d| d.is_empty()) { return Ok(()); }
+//! let square = Library::build(
+//!     "square",
+//!     "(lift (N) ((array-type int N)) (lambda (xs) (map (lambda (x) (* x x)) xs)))",
+//!     &BuildOptions::default(),
+//! )?;
+//! let total = Library::build(
+//!     "total",
+//!     "(lift (N) ((array-type int N) int) (lambda (xs k) (map (lambda (x) (+ x k)) xs)))",
+//!     &BuildOptions::default(),
+//! )?;
+//! let a = square.context(None)?;
+//! let b = total.context_with(&a)?; // the device, queue and arrays of `a`
+//! let xs = a.array(&[1i32, -2, 3], &[3])?;
+//! let moved = a.bytes_moved();
+//! let squares = a.run(&[(&xs).into()])?;
+//! let shifted = b.run(&[(&squares).into(), 10i32.into()])?; // no copy between the programs
+//! assert_eq!(a.bytes_moved(), moved);
+//! assert_eq!(shifted.to_vec::<i32>()?, vec![11, 14, 19]);
+//! # Ok(())
+//! # }
+//! ```
 
 use crate::Error;
 use std::collections::BTreeMap;
@@ -157,10 +190,13 @@ pub struct BuildOptions {
     /// Where to write the header, C source and `.so`; `None`: a temporary folder, removed once
     /// the library is loaded.
     pub out: Option<PathBuf>,
+    /// `lift build --precision` (`tf32` is refused where the device has no TF32 tensor cores).
+    pub precision: crate::Precision,
 }
 
 type Text = unsafe extern "C" fn() -> *const c_char;
 type CtxNew = unsafe extern "C" fn(*const c_char) -> *mut c_void;
+type CtxShare = unsafe extern "C" fn(*const c_void) -> *mut c_void;
 type CtxFn = unsafe extern "C" fn(*mut c_void) -> c_int;
 type CtxStr = unsafe extern "C" fn(*mut c_void) -> *const c_char;
 type CtxCount = unsafe extern "C" fn(*mut c_void) -> i64;
@@ -179,6 +215,7 @@ pub struct Library {
     result: Param,
     compiled_as: Text,
     ctx_new: CtxNew,
+    ctx_share: CtxShare,
     ctx_free: CtxFn,
     error: CtxStr,
     used: CtxStr,
@@ -228,8 +265,7 @@ impl Library {
             &opts.sizes,
             opts.device.as_deref(),
             &dir,
-            // TF32 is chosen on the command line (`lift build --precision tf32`)
-            crate::Precision::F32,
+            opts.precision,
         );
         let loaded = built.and_then(|b| Library::open(&b.library, name));
         if opts.out.is_none() {
@@ -284,6 +320,7 @@ impl Library {
                 result,
                 compiled_as: std::mem::transmute::<*mut c_void, Text>(sym("compiled_as")?),
                 ctx_new: std::mem::transmute::<*mut c_void, CtxNew>(sym("ctx_new")?),
+                ctx_share: std::mem::transmute::<*mut c_void, CtxShare>(sym("ctx_share")?),
                 ctx_free: std::mem::transmute::<*mut c_void, CtxFn>(sym("ctx_free")?),
                 error: std::mem::transmute::<*mut c_void, CtxStr>(sym("error")?),
                 used: std::mem::transmute::<*mut c_void, CtxStr>(sym("used")?),
@@ -334,7 +371,31 @@ impl Library {
         if ctx.is_null() {
             return Err(Error::plain("out of host memory creating a context"));
         }
-        let inner = Arc::new(ContextInner { lib: self.clone(), ctx });
+        self.opened(ctx, Arc::new(()))
+    }
+
+    /// A context of this program on the device, queue and arrays of `other` (a context of this
+    /// library or of another program's): arrays of either are arguments of both, with no copy,
+    /// and calls on the two are serialised by one lock. [`Context::live_arrays`] and
+    /// [`Context::bytes_moved`] then count the shared arrays.
+    pub fn context_with(self: &Arc<Self>, other: &Context) -> Result<Context, Error> {
+        // SAFETY: `other.0.ctx` is a live context (held by `other`) of a library of this
+        // runtime, whose magic numbers `ctx_share` checks.
+        let ctx = unsafe { (self.ctx_share)(other.0.ctx) };
+        if ctx.is_null() {
+            return Err(Error::plain("out of host memory creating a context"));
+        }
+        // The device context lives while any context on it does (the C runtime counts them);
+        // the group only says which contexts' arrays are each other's.
+        self.opened(ctx, other.0.group.clone())
+    }
+
+    fn opened(self: &Arc<Self>, ctx: *mut c_void, group: Arc<()>) -> Result<Context, Error> {
+        let inner = Arc::new(ContextInner {
+            lib: self.clone(),
+            ctx,
+            group,
+        });
         let message = inner.error();
         if message.is_empty() {
             Ok(Context(inner))
@@ -367,6 +428,9 @@ fn parse_signature(text: &str) -> Option<(Vec<Param>, Param)> {
 struct ContextInner {
     lib: Arc<Library>,
     ctx: *mut c_void,
+    /// Shared by the contexts on one device context ([`Library::context_with`]): their arrays
+    /// are arguments of each other's runs.
+    group: Arc<()>,
 }
 
 // SAFETY: every function of the library takes the context's lock (or the library's list lock)
@@ -457,7 +521,7 @@ impl Context {
                 (Arg::Scalar(s), 0) if s.elem() == p.elem => scalars.push(s.bytes()),
                 (Arg::Array(arr), r) if r > 0 && arr.elem == p.elem && arr.shape.len() == r => {
                     scalars.push([0; 8]);
-                    if !Arc::ptr_eq(&arr.ctx, &self.0) {
+                    if !Arc::ptr_eq(&arr.ctx.group, &self.0.group) {
                         return Err(Error::plain(format!(
                             "argument `{}` is an array of another context",
                             p.name

@@ -161,3 +161,280 @@ fn a_library_picks_built_generic_or_as_written_kernels_by_the_arguments_sizes() 
     }
     assert!(ctx.used().starts_with("the program as written"));
 }
+
+/// The interpreter's result of `src` on the JSON `data`, as JSON.
+fn interp_json(src: &str, data: &str) -> serde_json::Value {
+    use lift::data::DataSource;
+    let opts = lift::RunOptions {
+        device: None,
+        time: false,
+        interp: true,
+    };
+    let r = lift::run_sources(src, &[DataSource::Json(data.into(), "<data>".into())], &[], &opts)
+        .expect("the interpreter runs");
+    crate::parse_json(&r.json, "the interpreter's result")
+}
+
+/// A program of element type `t`: the squares of `xs` plus `k`.
+fn square_plus(t: &str) -> String {
+    format!("(lift (N) ((array-type {t} N) {t}) (lambda (xs k) (map (lambda (x) (+ (* x x) k)) xs)))")
+}
+
+/// Builds `square_plus` of element type `t` into a library, runs it on `xs` and `k`, then
+/// again on its own result (a second context of another library sharing the first's device
+/// context), and compares both with the interpreter.
+fn check_type<T>(t: &str, xs: &[T], k: T, device: Option<&str>)
+where
+    T: lift::app::Element + Into<serde_json::Value>,
+    for<'a> lift::app::Arg<'a>: From<T>,
+{
+    let src = square_plus(t);
+    let first = Library::build(&format!("first_{t}"), &src, &BuildOptions::default()).expect("builds");
+    let second = Library::build(&format!("second_{t}"), &src, &BuildOptions::default()).expect("builds");
+    let a = first.context(device).expect("a context");
+    let b = second.context_with(&a).expect("a shared context");
+    let arr = a.array(xs, &[xs.len()]).expect("an array");
+    let moved = a.bytes_moved();
+    let once = a.run(&[(&arr).into(), lift::app::Arg::from(k)]).expect("runs");
+    let twice = b
+        .run(&[(&once).into(), lift::app::Arg::from(k)])
+        .expect("runs on the other library's result");
+    assert_eq!(a.bytes_moved(), moved, "{t}: the chained runs copied data");
+    assert_eq!(b.bytes_moved(), moved, "{t}: the shared context counts the same copies");
+    let once_v = once.to_vec::<T>().expect("values");
+    let json = |v: &[T]| serde_json::Value::Array(v.iter().map(|x| (*x).into()).collect());
+    let kj: serde_json::Value = k.into();
+    let want = interp_json(&src, &serde_json::json!({ "xs": json(xs), "k": kj }).to_string());
+    let got = json(&once_v);
+    assert!(crate::json_close(&want, &got), "{t}: interpreter {want}, library {got}");
+    let want2 = interp_json(&src, &serde_json::json!({ "xs": want, "k": kj }).to_string());
+    let got2 = json(&twice.to_vec::<T>().expect("values"));
+    assert!(
+        crate::json_close(&want2, &got2),
+        "{t}: interpreter {want2}, library {got2}"
+    );
+    // An array of a context that does not share the device context is refused.
+    let apart = second.context(device).expect("another context");
+    let theirs = apart.array(xs, &[xs.len()]).expect("an array");
+    let e = b
+        .run(&[(&theirs).into(), lift::app::Arg::from(k)])
+        .expect_err("another context's array");
+    assert_eq!(e.message(), "argument `xs` is an array of another context");
+    drop((arr, once, twice, theirs));
+    assert_eq!(a.live_arrays(), 0);
+    assert_eq!(b.live_arrays(), 0);
+}
+
+#[test]
+fn libraries_of_every_element_type_share_a_context_and_equal_the_interpreter() {
+    let Some(device) = crate::opencl::device() else { return };
+    let device = device.as_deref();
+    check_type::<i32>("int", &[3, -7, 46341, i32::MIN], -5, device);
+    check_type::<u32>("uint", &[3, 7, 65536, u32::MAX], 9, device);
+    check_type::<i64>("long", &[3, -7, 3_037_000_500, i64::MIN + 1], -5, device);
+    check_type::<u64>("ulong", &[3, 7, 1 << 33, u64::MAX], 9, device);
+    check_type::<f64>("double", &[0.5, -1.25, 1e70, 3.0], 0.125, device);
+    check_type::<f32>("float", &[0.5, -1.25, 3e8, 3.0], 0.125, device);
+}
+
+/// The interpreter's result of the example `name` on `xs`.
+fn interp_example(name: &str, xs: &[f32]) -> serde_json::Value {
+    let src =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../examples/{name}.lisp")))
+            .expect("read the example");
+    interp_json(&src, &serde_json::json!({ "xs": xs }).to_string())
+}
+
+#[test]
+fn a_filter_result_has_the_length_its_run_counted_and_chains_into_another_program() {
+    let Some(device) = crate::opencl::device() else { return };
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    // filterGlb's single pass, its result the program's; filterSeq's, its result mapped.
+    let glb = Library::build_file(&examples.join("filter_glb.lisp"), &BuildOptions::default()).expect("builds");
+    let seq = Library::build_file(&examples.join("filter_seq.lisp"), &BuildOptions::default()).expect("builds");
+    let a = glb.context(device.as_deref()).expect("a context");
+    let b = seq.context_with(&a).expect("a shared context");
+    // Nothing kept: an empty result.
+    let positive = a.array(&[1.0f32, 2.0, 3.0], &[3]).expect("xs");
+    let none = a.run(&[(&positive).into()]).expect("filter_glb runs");
+    assert_eq!(none.shape(), [0]);
+    assert!(none.to_vec::<f32>().expect("values").is_empty());
+    drop((positive, none));
+    for n in [1000usize, 37] {
+        let x: Vec<f32> = (0..n).map(|i| ((i * 7919 % 23) as f32 - 11.0) * 0.5).collect();
+        let xs = a.array(&x, &[n]).expect("xs");
+        let kept = a.run(&[(&xs).into()]).expect("filter_glb runs");
+        let want = interp_example("filter_glb", &x);
+        let got: Vec<f32> = kept.to_vec().expect("values");
+        assert_eq!(kept.shape(), [want.as_array().map_or(0, Vec::len)], "n={n}");
+        let got_json = serde_json::Value::Array(got.iter().map(|v| (*v).into()).collect());
+        assert!(
+            crate::json_close(&want, &got_json),
+            "n={n}: interpreter {want}, library {got_json}"
+        );
+        // The filter's result is the next program's input, on the device.
+        let moved = a.bytes_moved();
+        let squares = b.run(&[(&kept).into()]).expect("filter_seq runs on it");
+        // Only the two counts (4 bytes each) and the zeroed counters cross.
+        assert!(a.bytes_moved() - moved < 64, "n={n}: {} bytes", a.bytes_moved() - moved);
+        let want2 = interp_example("filter_seq", &got);
+        let got2 = serde_json::Value::Array(
+            squares
+                .to_vec::<f32>()
+                .expect("values")
+                .iter()
+                .map(|v| (*v).into())
+                .collect(),
+        );
+        assert!(
+            crate::json_close(&want2, &got2),
+            "n={n}: interpreter {want2}, library {got2}"
+        );
+    }
+    assert_eq!(a.live_arrays(), 0);
+    // Rows of filter results are not a library's result yet: a clear refusal.
+    let e = Library::build_file(&examples.join("filter_seq_rows.lisp"), &BuildOptions::default()).expect_err("refused");
+    assert!(
+        e.message().contains("not supported yet in `lift build`"),
+        "{}",
+        e.message()
+    );
+}
+
+/// The interpreter's result of `src` on `xs`, with `sizes` the inputs do not give.
+fn interp_host(src: &str, xs: &[f32], sizes: &[(&str, i64)]) -> serde_json::Value {
+    use lift::data::DataSource;
+    let opts = lift::RunOptions {
+        device: None,
+        time: false,
+        interp: true,
+    };
+    let data = [DataSource::Json(
+        serde_json::json!({ "xs": xs }).to_string(),
+        "<data>".into(),
+    )];
+    let sizes: Vec<(String, i64)> = sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    let r = lift::run_sources(src, &data, &sizes, &opts).expect("the interpreter runs");
+    crate::parse_json(&r.json, "the interpreter's result")
+}
+
+/// A host `if` on a boolean computed on the device.
+const SIGN: &str = "(lift (N) ((array-type float N))
+  (lambda (xs)
+    (if (join (mapGlb (lambda (all) (reduceSeq (lambda (a x) (and a (> x 0.0f))) true all)) (split N xs)))
+        (mapGlb (lambda (x) (* x 2.0f)) xs)
+        (mapGlb (lambda (x) (- 0.0f x)) xs))))";
+
+/// Maps fused into a host loop's first and last steps by `lift run`.
+const FUSED: &str = "(lift (N K) ((array-type float N))
+  (lambda (xs)
+    (let s0 (mapGlb (lambda (x) (* x 3.0f)) xs)
+      (let r (iterate K (lambda (s) (mapGlb (lambda (v) (+ (* v 0.5f) 1.0f)) s)) s0)
+        (mapGlb (lambda (v) (- v 100.0f)) r)))))";
+
+/// A host `if` as a loop's body.
+const BRANCHY: &str = "(lift (N K) ((array-type float N))
+  (lambda (xs)
+    (iterate K
+      (lambda (s)
+        (if (join (mapGlb (lambda (all) (reduceSeq (lambda (a x) (and a (< x 10.0f))) true all)) (split N s)))
+          (mapGlb (lambda (x) (* x 2.0f)) s)
+          (mapGlb (lambda (x) (- x 7.0f)) s)))
+      xs)))";
+
+/// A loop inside a loop whose body reads the outer state after the inner loop.
+const NESTED: &str = "(lift (N K) ((array-type float N))
+  (lambda (xs)
+    (iterate #3
+      (lambda (s)
+        (let t (iterate K (lambda (u) (mapGlb (lambda (x) (+ x 1.0f)) u)) s)
+          (mapGlb (lambda (p) (* (get #0 p) (get #1 p))) (zip t s))))
+      xs)))";
+
+fn run_f32(ctx: &lift::app::Context, x: &[f32]) -> Vec<f32> {
+    let xs = ctx.array(x, &[x.len()]).expect("xs");
+    let r = ctx.run(&[(&xs).into()]).expect("runs");
+    r.to_vec().expect("values")
+}
+
+fn close(want: &serde_json::Value, got: &[f32], what: &str) {
+    let got = serde_json::Value::Array(got.iter().map(|v| (*v).into()).collect());
+    assert!(
+        crate::json_close(want, &got),
+        "{what}: interpreter {want}, library {got}"
+    );
+}
+
+#[test]
+fn host_loops_and_ifs_in_a_library_equal_the_interpreter() {
+    let Some(device) = crate::opencl::device() else { return };
+    let device = device.as_deref();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    // `iterate-until` with its condition on the device, sizes from the arguments.
+    let jacobi_src = std::fs::read_to_string(examples.join("host_jacobi.lisp")).expect("read host_jacobi.lisp");
+    let jacobi = Library::build("host_jacobi", &jacobi_src, &BuildOptions::default()).expect("builds");
+    assert!(
+        jacobi.compiled_as().starts_with("a host program of 2 parts"),
+        "{}",
+        jacobi.compiled_as()
+    );
+    let sign = Library::build("sign", SIGN, &BuildOptions::default()).expect("builds");
+    let a = jacobi.context(device).expect("a context");
+    let b = sign.context_with(&a).expect("a shared context");
+    for n in [64usize, 37] {
+        let x: Vec<f32> = (0..n).map(|i| ((i * 37 % 11) as f32) - 2.0).collect();
+        close(
+            &interp_host(&jacobi_src, &x, &[]),
+            &run_f32(&a, &x),
+            &format!("jacobi n={n}"),
+        );
+        // The host `if` both ways, and on the other program's result without a copy.
+        let pos: Vec<f32> = x.iter().map(|v| v.abs() + 0.5).collect();
+        close(&interp_host(SIGN, &x, &[]), &run_f32(&b, &x), "sign, some negative");
+        close(&interp_host(SIGN, &pos, &[]), &run_f32(&b, &pos), "sign, all positive");
+        let xs = a.array(&x, &[n]).expect("xs");
+        let smooth = a.run(&[(&xs).into()]).expect("jacobi runs");
+        let moved = a.bytes_moved();
+        let signed = b.run(&[(&smooth).into()]).expect("sign runs on it");
+        // Only the `if`'s condition (4 bytes) crosses.
+        assert_eq!(a.bytes_moved() - moved, 4, "n={n}");
+        let want = interp_host(SIGN, &smooth.to_vec::<f32>().expect("values"), &[]);
+        close(&want, &signed.to_vec::<f32>().expect("values"), "sign of jacobi");
+    }
+    // Sizes that are no argument's length (the count K) are built in.
+    let x = [1.0f32, 2.0, 3.0, 4.0, -1.5, 0.25, 8.0, 2.5];
+    for (src, name, sizes) in [
+        (FUSED, "fused", [("N", 8), ("K", 3)]),
+        (FUSED, "fused_once", [("N", 8), ("K", 1)]),
+        (BRANCHY, "branchy", [("N", 8), ("K", 4)]),
+        (NESTED, "nested", [("N", 8), ("K", 2)]),
+    ] {
+        let opts = BuildOptions {
+            sizes: sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..BuildOptions::default()
+        };
+        let lib = Library::build(name, src, &opts).expect("builds");
+        let ctx = lib.context(device).expect("a context");
+        close(&interp_host(src, &x, &sizes), &run_f32(&ctx, &x), name);
+        let short = ctx.array(&x[..4], &[4]).expect("short");
+        let e = ctx.run(&[(&short).into()]).expect_err("another size");
+        assert!(
+            e.message().contains("but the library was built for [8]"),
+            "{}",
+            e.message()
+        );
+    }
+    // A filter's result as a host loop's state is refused, clearly.
+    let shrink = "(lift (N K) ((array-type float N))
+      (lambda (xs) (iterate K (lambda (s) (filter (lambda (x) (> x 0.5f)) (map (lambda (x) (* x 0.75f)) s))) xs)))";
+    let opts = BuildOptions {
+        sizes: [("N".to_string(), 8), ("K".to_string(), 2)].into_iter().collect(),
+        ..BuildOptions::default()
+    };
+    let e = Library::build("shrink", shrink, &opts).expect_err("refused");
+    assert!(
+        e.message().contains("not supported yet in `lift build`"),
+        "{}",
+        e.message()
+    );
+}

@@ -500,3 +500,59 @@ int main(void) {{
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn two_programs_sharing_a_device_context_chain_results_without_copies() {
+    let Some(device) = crate::opencl::device() else { return };
+    let dir = std::env::temp_dir().join(format!("lift-it-c-library-shared-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().expect("a UTF-8 temporary folder");
+    run(&mut lift(&["build", "examples/saxpy.lisp", "-o", d]));
+    run(&mut lift(&["build", "examples/hl_matvec.lisp", "-o", d]));
+    let exe = dir.join("shared");
+    run(Command::new("cc")
+        .args(["-std=c99", "-Wall", "-Werror", "examples/c/shared.c", "-I", d, "-L", d])
+        .args(["-lsaxpy", "-lhl_matvec", &format!("-Wl,-rpath,{d}"), "-o"])
+        .arg(&exe));
+    let mut shared = Command::new(&exe);
+    shared.args(device.as_deref());
+    let out = run(&mut shared);
+    // Three runs, each on the previous one's result: no byte crosses to or from the device.
+    assert_eq!(line(&out, "moved by the chain"), "0");
+    assert_eq!(line(&out, "same counts"), "1");
+    let xs = serde_json::json!([1.0, 2.0, 3.0, 4.0]);
+    let saxpy = |alpha: f64, ys: &serde_json::Value| {
+        let data = serde_json::json!({ "alpha": alpha, "xs": xs, "ys": ys }).to_string();
+        interp("examples/saxpy.lisp", &data, &dir)
+    };
+    let v = saxpy(2.0, &serde_json::json!([0.5, -0.5, 1.0, -1.0]));
+    let got = parse_json(line(&out, "saxpy"), "saxpy");
+    assert!(json_close(&v, &got), "saxpy: interpreter {v}, C {got}");
+    let mat = serde_json::json!([[1, 2, 3, 4], [1, 0, 0, 0], [0, -1, 0, -0.5], [4, 3, 2, 1]]);
+    let mv = interp(
+        "examples/hl_matvec.lisp",
+        &serde_json::json!({ "mat": mat, "v": v }).to_string(),
+        &dir,
+    );
+    for label in ["matvec", "matvec read by saxpy"] {
+        let got = parse_json(line(&out, label), label);
+        assert!(json_close(&mv, &got), "{label}: interpreter {mv}, C {got}");
+    }
+    let again = saxpy(0.5, &mv);
+    let got = parse_json(line(&out, "saxpy again"), "saxpy again");
+    assert!(json_close(&again, &got), "saxpy again: interpreter {again}, C {got}");
+    assert_eq!(
+        line(&out, "another context"),
+        "argument `ys` is not a live array of this context (freed, or another context's)"
+    );
+    assert_eq!(
+        line(&out, "wrong rank"),
+        "argument `mat` is an array of another element type or rank"
+    );
+    assert_eq!(line(&out, "share NULL"), "the context to share is NULL");
+    assert_eq!(
+        line(&out, "last free with arrays"),
+        "the context still has 6 arrays: free them first"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
