@@ -48,6 +48,41 @@ const JACOBI_2D_PAD_ROWS: &str = "
          (slide2d #3 #1 (pad #1 #1 (generate (+ W 2) (lambda (i) 0.5f))
                                 (map (lambda (r) (pad-clamp #1 #1 r)) grid))))))";
 
+/// hotspot's shape the other way round: the power grid first in the zip, the windows second,
+/// zero borders (a generated row of zeros above and below).
+const HOTSPOT_POWER_FIRST: &str = "
+(define (slide2d s t xss) (map transpose (slide s t (map (lambda (r) (slide s t r)) xss))))
+(define (at2 i j nbh) (at j (at i nbh)))
+(lift (H W) ((array-type (array-type float W) H) (array-type (array-type float W) H))
+  (lambda (temp power)
+    (map (lambda (row)
+           (map (lambda (pn)
+                  (+ (* 0.5f (get #0 pn))
+                     (* 0.125f (+ (+ (at2 0 1 (get #1 pn)) (at2 2 1 (get #1 pn)))
+                                  (+ (at2 1 0 (get #1 pn)) (at2 1 2 (get #1 pn)))))))
+                row))
+         (map (lambda (r) (zip (get #0 r) (get #1 r)))
+              (zip power (slide2d #3 #1 (pad #1 #1 (generate (+ W 2) (lambda (i) 0.0f))
+                                                (map (lambda (r) (pad #1 #1 0.0f r)) temp))))))))";
+
+/// hotspot3D's shape with the power grid first in the zip and the 3-D windows second.
+const HOTSPOT3D_POWER_FIRST: &str = "
+(define (pad2d-clamp l r xss) (map (lambda (row) (pad-clamp l r row)) (pad-clamp l r xss)))
+(define (slide2d s t xss) (map transpose (slide s t (map (lambda (r) (slide s t r)) xss))))
+(define (pad3d-clamp l r xsss) (map (lambda (plane) (pad2d-clamp l r plane)) (pad-clamp l r xsss)))
+(define (slide3d s t xsss)
+  (map (lambda (w) (map transpose (transpose w))) (slide s t (map (lambda (plane) (slide2d s t plane)) xsss))))
+(define (at3 i j k nbh) (at k (at j (at i nbh))))
+(define (zip3d as bs)
+  (map (lambda (pl) (map (lambda (r) (zip (get #0 r) (get #1 r))) (zip (get #0 pl) (get #1 pl)))) (zip as bs)))
+(lift (X Y Z) ((array-type (array-type (array-type float X) Y) Z) (array-type (array-type (array-type float X) Y) Z))
+  (lambda (tin pin)
+    (map (lambda (plane) (map (lambda (row) (map (lambda (pn)
+           (+ (get #0 pn) (* 0.25f (+ (+ (at3 0 1 1 (get #1 pn)) (at3 2 1 1 (get #1 pn)))
+                                      (+ (at3 1 0 1 (get #1 pn)) (at3 1 1 2 (get #1 pn)))))))
+         row)) plane))
+         (zip3d pin (slide3d #3 #1 (pad3d-clamp #1 #1 tin))))))";
+
 /// Deterministic values in [-1, 1) of `n` elements.
 fn values(n: usize, seed: u64) -> Vec<f64> {
     let mut s = seed;
@@ -275,4 +310,47 @@ fn a_pad_of_rows_with_a_generated_row_reads_the_row_at_its_column() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Windows zipped with a second grid (hotspot's temperature windows and power), as the suite
+/// writes it and with the grid first and zero borders: each column of 4 and 8 outputs, the
+/// grid's points carried along, equals the interpreter.
+#[test]
+fn zipped_2d_stencil_columns_equal_the_interpreter() {
+    let sizes = [("H", 16), ("W", 64)];
+    let power: Vec<Vec<f64>> = (0..16).map(|i| values(64, 300 + i)).collect();
+    let consts =
+        serde_json::json!({ "power": power, "sdc": 0.5, "rx1": 0.25, "ry1": 0.125, "rz1": 0.0625, "amb": 0.75 });
+    let d = data("temp", &[16, 64], &consts);
+    columns_equal_interpreter(&repo("bench/stencil/hotspot.lisp"), &sizes, &[4, 8], &d);
+    let d = data("temp", &[16, 64], &serde_json::json!({ "power": power }));
+    columns_equal_interpreter(HOTSPOT_POWER_FIRST, &sizes, &[4, 8], &d);
+    // at the suite's size the cost model ranks a column first
+    let vs = variants(&repo("bench/stencil/hotspot.lisp"), &[("H", 8192), ("W", 8192)], "");
+    assert!(
+        vs[0].description.contains("stencil columns of"),
+        "{}",
+        vs[0].description
+    );
+}
+
+/// 3-D windows zipped with a second grid (hotspot3D as the suite writes it, and with the grid
+/// first): each column of 2 and 4 outputs equals the interpreter; and the 13-point Jacobi's
+/// 6×5×5 strip makes a column of 2.
+#[test]
+fn zipped_3d_stencil_columns_equal_the_interpreter() {
+    let sizes = [("X", 128), ("Y", 16), ("Z", 8)];
+    let pin: Vec<Vec<Vec<f64>>> = (0..8)
+        .map(|z| (0..16).map(|y| values(128, 500 + 16 * z + y)).collect())
+        .collect();
+    let mut consts = serde_json::json!({ "pin": pin, "sdc": 0.5, "amb": 0.75 });
+    for (k, c) in ["cc", "cn", "cs", "ce", "cw", "ct", "cb"].iter().enumerate() {
+        consts[*c] = serde_json::json!(0.125 * (k + 1) as f64);
+    }
+    let d = data("tin", &[8, 16, 128], &consts);
+    columns_equal_interpreter(&repo("bench/stencil/hotspot3d.lisp"), &sizes, &[2, 4], &d);
+    let d = data("tin", &[8, 16, 128], &serde_json::json!({ "pin": pin }));
+    columns_equal_interpreter(HOTSPOT3D_POWER_FIRST, &sizes, &[2, 4], &d);
+    let d = data("grid", &[8, 16, 128], &serde_json::json!({}));
+    columns_equal_interpreter(&repo("bench/stencil/jacobi3d_13pt.lisp"), &sizes, &[2], &d);
 }
