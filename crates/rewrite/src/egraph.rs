@@ -175,6 +175,8 @@ pub struct LiftAnalysis {
     /// The program's parameters: an array that mentions no other variable is computed once,
     /// at host level.
     pub params: Vec<Symbol>,
+    /// The opaque leaves `get #k v`: `(k, v)` (`encode::Encoded::components`).
+    pub components: BTreeMap<Symbol, (usize, Symbol)>,
 }
 
 pub type EG = EGraph<Lift, LiftAnalysis>;

@@ -19,6 +19,9 @@ pub struct Encoded {
     pub text: BTreeMap<Symbol, String>,
     /// The source node of each opaque leaf and `Other` head, which lowering copies.
     pub origin: BTreeMap<Symbol, ExprId>,
+    /// The opaque leaves that are a component of a variable, `get #k v`: `(k, v)` (a zipped
+    /// stencil's function reads its window and its grids' points so, `rules::stencil`).
+    pub components: BTreeMap<Symbol, (usize, Symbol)>,
     /// Every variable name of the program, so fresh names avoid them.
     pub names: Vec<String>,
 }
@@ -34,6 +37,7 @@ pub fn encode(prog: &Program, info: &TypeInfo) -> Encoded {
             leaves: BTreeMap::new(),
             text: BTreeMap::new(),
             origin: BTreeMap::new(),
+            components: BTreeMap::new(),
             names: names.clone(),
         },
         counter: 0,
@@ -101,6 +105,14 @@ impl Enc<'_> {
         let text = self.text(id);
         let sym = Symbol::from(format!("@{}", self.counter));
         self.counter += 1;
+        if let Expr::Op { op: Op::Get(k), args } = self.prog.expr(id) {
+            if let [a] = args.as_slice() {
+                if let Expr::Var(v) = self.prog.expr(*a) {
+                    let var = Symbol::from(self.names[v.index()].as_str());
+                    self.out.components.insert(sym, (usize::from(*k), var));
+                }
+            }
+        }
         self.out.text.insert(sym, text);
         self.out.origin.insert(sym, id);
         self.out.leaves.insert(sym, LeafInfo { data });

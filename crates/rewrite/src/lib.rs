@@ -124,6 +124,7 @@ pub fn saturate(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> 
             .iter()
             .map(|p| egg::Symbol::from(enc.names[p.var.index()].as_str()))
             .collect(),
+        components: enc.components.clone(),
     };
     let mut eg = EG::new(analysis);
     let root = eg.add_expr(&enc.expr);

@@ -23,15 +23,21 @@ pub struct StencilTile {
     /// input held in private memory (registers), read once from global memory; 1: one output
     /// a work-item (a power of two, at most 128).
     pub column: i64,
+    /// 0: `f` reads its window alone; `p + 1`: `f` reads tuples whose component `p` is its
+    /// window and whose others are the points of further grids at the window's output
+    /// (`map f (zip (slide2d … x) g)`, hotspot's temperature windows and power), `p` below 3.
+    pub zipped: i64,
 }
 
 impl StencilTile {
-    /// One number for the e-graph node: 10 bits per tile side, 4 per window and step.
+    /// One number for the e-graph node: 10 bits per tile side, 4 per window and step, 3 for
+    /// the column's log, 2 for `zipped`.
     pub fn pack(self) -> i64 {
         let mut c = self.dims as i64
             | i64::from(self.staged) << 2
             | i64::from(self.joined) << 60
-            | i64::from(self.column.max(1).trailing_zeros()) << 57;
+            | i64::from(self.column.max(1).trailing_zeros()) << 57
+            | (self.zipped & 3) << 61;
         for d in 0..3 {
             c |= self.u[d] << (3 + 10 * d);
             c |= self.n[d] << (33 + 8 * d);
@@ -49,6 +55,7 @@ impl StencilTile {
             staged: c >> 2 & 1 == 1,
             joined: c >> 60 & 1 == 1,
             column: 1 << (c >> 57 & 7),
+            zipped: c >> 61 & 3,
         };
         for d in 0..3 {
             t.u[d] = c >> (3 + 10 * d) & 0x3ff;
@@ -114,6 +121,7 @@ mod tests {
             staged: true,
             joined: true,
             column: 1,
+            zipped: 0,
         };
         assert_eq!(StencilTile::unpack(t.pack()), t);
         assert_eq!(t.extent(1), 19);
@@ -121,6 +129,9 @@ mod tests {
         let c = StencilTile { column: 8, ..t };
         assert_eq!(StencilTile::unpack(c.pack()), c);
         assert_eq!(c.name(), "column 8");
+        let z = StencilTile { zipped: 3, ..c };
+        assert_eq!(StencilTile::unpack(z.pack()), z);
+        assert!(z.pack() > 0);
     }
 
     #[test]

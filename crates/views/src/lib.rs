@@ -44,12 +44,14 @@ pub enum View<V> {
     /// `slide size step`: `[a][b]` reads `inner[a*step + b]`.
     Slide { step: ArithExpr, inner: Rc<View<V>> },
     /// `pad l r` below the first `skip` dimensions (`map (λr. pad l r v r)` has `skip` 1):
-    /// `[i…][a]` reads `inner[i…][a - l]`, out-of-range reads give `fill` (or clamp if `None`).
+    /// `[i…][a][k…]` reads `inner[i…][a - l][k…]`; out of range it reads `fill[k…]` (a
+    /// `Value` for a scalar fill, an array's view for a row of `pad` over rows), or clamps if
+    /// `None`.
     Pad {
         skip: usize,
         l: ArithExpr,
         n: ArithExpr,
-        fill: Option<V>,
+        fill: Option<Rc<View<V>>>,
         inner: Rc<View<V>>,
     },
     /// `reorder-stride s` of length `n`: `[a]` reads `inner[a/(n/s) + s*(a%(n/s))]`.
@@ -198,7 +200,7 @@ pub enum Access<V> {
     Guard {
         j: ArithExpr,
         n: ArithExpr,
-        fill: V,
+        fill: Box<Access<V>>,
         inner: Box<Access<V>>,
     },
     /// A vector of `scalar`s built from one read per lane.
@@ -476,15 +478,20 @@ impl<V: Clone + fmt::Display> View<V> {
                         inner.read_rev(idx)
                     }
                     Some(v) => {
+                        // the fill is read at the indices below the padded dimension: none
+                        // for a scalar, a row's for a pad of rows
+                        let mut below = idx[*skip..].to_vec();
                         idx.insert(*skip, j.clone());
-                        match inner.read_rev(idx)? {
-                            Read::Expr(e) => Ok(Read::Expr(Access::Guard {
+                        match (inner.read_rev(idx)?, v.read_rev(&mut below)?) {
+                            (Read::Expr(e), Read::Expr(f)) => Ok(Read::Expr(Access::Guard {
                                 j,
                                 n: n.clone(),
-                                fill: v.clone(),
+                                fill: Box::new(f),
                                 inner: Box::new(e),
                             })),
-                            Read::Tuple(_) => err("pad of an array of tuples is not supported yet"),
+                            (Read::Tuple(_), _) | (_, Read::Tuple(_)) => {
+                                err("pad of an array of tuples is not supported yet")
+                            }
                         }
                     }
                 }
@@ -724,7 +731,7 @@ impl<V: Clone + fmt::Display> View<V> {
                     format!("map^{skip} ")
                 };
                 match fill {
-                    Some(f) => format!("{map}pad({l}, len {n}, {f}, {})", inner.describe()),
+                    Some(f) => format!("{map}pad({l}, len {n}, {}, {})", f.describe(), inner.describe()),
                     None => format!("{map}pad-clamp({l}, len {n}, {})", inner.describe()),
                 }
             }

@@ -192,7 +192,10 @@ fn pads_below_the_outer_dimensions_guard_the_inner_index() {
         skip: 1,
         l: ArithExpr::cst(1),
         n: n.clone(),
-        fill: Some("0.0f".to_string()),
+        fill: Some(Rc::new(View::Value {
+            expr: "0.0f".to_string(),
+            ty: ir::Type::float(),
+        })),
         inner: g.clone(),
     };
     let r = loop_var("r", &ArithExpr::cst(4));
@@ -212,4 +215,28 @@ fn pads_below_the_outer_dimensions_guard_the_inner_index() {
     };
     let e = text(p.read(&[r, c]).unwrap());
     assert_eq!(e, "g[((N*r)+max(0, min((N-1), (c-1))))]");
+}
+
+#[test]
+fn pads_of_rows_read_the_fill_row_at_the_column_index() {
+    // `pad 1 1 (generate N (λi. i)) g` over g : [[float]N]4 reads g[r - 1][c] where
+    // 1 <= r <= 4, else the fill row at c
+    let n = ArithExpr::size_var("N");
+    let g = mem("g", vec![ArithExpr::cst(4), n.clone()]);
+    let p = View::Pad {
+        skip: 0,
+        l: ArithExpr::cst(1),
+        n: ArithExpr::cst(4),
+        fill: Some(Rc::new(View::Generate {
+            param: "i".to_string(),
+            body: "(float)i".to_string(),
+        })),
+        inner: g,
+    };
+    let r = loop_var("r", &ArithExpr::cst(6));
+    let c = loop_var("c", &n);
+    let e = text(p.read(&[r.clone(), c.clone()]).unwrap());
+    let inner = format!("g[{}]", r.sub(&ArithExpr::cst(1)).mul(&n).add(&c));
+    let fill = format!("(i => (float)i)({c})");
+    assert!(e.contains(&inner) && e.contains(&fill), "{e}");
 }

@@ -74,7 +74,7 @@ impl Gen<'_> {
                     CExpr::bin(BinOp::Lt, arith(j), CExpr::Int(0)),
                     CExpr::bin(BinOp::Ge, arith(j), arith(n)),
                 );
-                CExpr::select(out, fill.clone(), self.access_expr(inner))
+                CExpr::select(out, self.access_expr(fill), self.access_expr(inner))
             }
             Access::Vector { scalar, lanes } => CExpr::VecLit(
                 CType::Vector(types::ast_scalar(*scalar), lanes.len() as u8),

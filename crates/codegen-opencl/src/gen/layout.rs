@@ -165,7 +165,7 @@ impl Gen<'_> {
                     prim: Prim::Pad(l, _),
                     args,
                 } if !dual => {
-                    let fill = self.scalar_val(args[0])?;
+                    let fill = self.pad_fill(args[0])?;
                     pad_of(skip, &l, &self.len_of(args[1])?, &fill, view)
                 }
                 Expr::Var(_)
@@ -389,7 +389,7 @@ impl Gen<'_> {
                         inner: self.value(args[0])?,
                     }),
                     Prim::Pad(l, _) => {
-                        let fill = self.scalar_val(args[0])?;
+                        let fill = self.pad_fill(args[0])?;
                         let n = n_of(self, args[1])?;
                         pad_of(0, &l, &n, &fill, self.value(args[1])?)
                     }
@@ -589,22 +589,56 @@ impl Gen<'_> {
 /// Host sections (`ir::host`) are split off by the driver; none reaches a kernel.
 const HOST_ONLY: &str = "internal: `iterate-until` is a host section and is run by the driver, not inside a kernel";
 
+/// The fill of a `pad`: a scalar or a tuple of them, or a row (`pad` over rows, its fill an
+/// array such as `generate W (λi. 0)`) read at the column the padded view is read at.
+enum Fill {
+    Scalar(Val, Type),
+    Row(Rc<View>),
+}
+
+impl Gen<'_> {
+    fn pad_fill(&mut self, fill: ExprId) -> Result<Fill> {
+        let ty = self.info.ty(fill).clone();
+        Ok(match ty {
+            Type::Array(..) => Fill::Row(self.value(fill)?),
+            Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) | Type::Exists(_) | Type::Fun(..) => {
+                Fill::Scalar(self.scalar_val(fill)?, ty)
+            }
+        })
+    }
+}
+
 /// `pad l r fill` below the first `skip` dimensions of `inner` (of length `n` there): with a
 /// tuple `fill`, the zip of each component padded with its part of `fill` (a zip reads every
 /// component at the same indices, so it works at any depth).
-fn pad_of(skip: usize, l: &ArithExpr, n: &ArithExpr, fill: &Val, inner: Rc<View>) -> Rc<View> {
-    match fill {
-        Val::E(s) => Rc::new(View::Pad {
+fn pad_of(skip: usize, l: &ArithExpr, n: &ArithExpr, fill: &Fill, inner: Rc<View>) -> Rc<View> {
+    let pad = |fill: Rc<View>| {
+        Rc::new(View::Pad {
             skip,
             l: l.clone(),
             n: n.clone(),
-            fill: Some(s.clone()),
-            inner,
-        }),
-        Val::T(cs) => Rc::new(View::Zip(
+            fill: Some(fill),
+            inner: inner.clone(),
+        })
+    };
+    match fill {
+        Fill::Row(v) => pad(v.clone()),
+        Fill::Scalar(Val::E(s), ty) => pad(Rc::new(View::Value {
+            expr: s.clone(),
+            ty: ty.clone(),
+        })),
+        Fill::Scalar(Val::T(cs), ty) => Rc::new(View::Zip(
             cs.iter()
                 .enumerate()
-                .map(|(c, f)| pad_of(skip, l, n, f, inner.component(c)))
+                .map(|(c, f)| {
+                    let ct = match ty {
+                        Type::Tuple(ts) => ts.get(c).cloned().unwrap_or_else(|| ty.clone()),
+                        Type::Scalar(_) | Type::Vector(..) | Type::Array(..) | Type::Exists(_) | Type::Fun(..) => {
+                            ty.clone()
+                        }
+                    };
+                    pad_of(skip, l, n, &Fill::Scalar(f.clone(), ct), inner.component(c))
+                })
                 .collect(),
         )),
     }

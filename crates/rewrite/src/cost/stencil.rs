@@ -26,3 +26,12 @@ pub const LOCAL_WINDOW_READ: f64 = LOCAL_READ;
 pub const STAGED_TRAFFIC: f64 = 1.6;
 /// A column's global traffic per work-item against `MEM`.
 pub const COLUMN_TRAFFIC: f64 = 0.25;
+/// A zipped stencil's grid (one point per output, read once down each column) against the
+/// strip's traffic: a plain copy of its bytes, where the strip reads `(v-1)·s+n` rows per `v`.
+pub const ZIPPED_GRID_TRAFFIC: f64 = 1.0;
+/// Per element of a column's strip, its load into private memory: half an operation, as the
+/// strips of neighbouring work-items overlap in the caches and the elements no window point
+/// reads are never loaded (a 13-point star reads about 20 of the 150 elements of its 6×5×5
+/// strip of two outputs, whose column a whole operation per element ranked below the default
+/// mapping that the H200 ran at 28.9× a copy).
+pub const STRIP_LOAD: f64 = 0.5;

@@ -13,7 +13,8 @@
 //! one level fewer in one dimension and one more in three (the rows of a tile's planes joined
 //! back into the result's rows, as `rules::stencil` writes). A column (`host_column`) maps
 //! strips instead: `mapGlb` per dimension, each work-item `v` outputs from its strip held in
-//! private memory.
+//! private memory; a zipped stencil's column maps the zip of its strips and its grids' `v`
+//! points (`zip x g…` as the node's array, the windows' place among them in `zipped`).
 
 use super::*;
 use crate::cost::stencil;
@@ -79,6 +80,32 @@ impl Lowerer<'_> {
         let t = self.b.prim(Prim::Transpose, vec![x]);
         let j = self.join_fn();
         self.b.prim(Prim::Map(MapKind::Plain), vec![j, t])
+    }
+
+    /// `xs` as one array: itself alone, else their `zip`.
+    fn zip_all(&mut self, xs: Vec<ExprId>) -> ExprId {
+        if xs.len() == 1 {
+            xs[0]
+        } else {
+            self.b.prim(Prim::Zip, xs)
+        }
+    }
+
+    /// The `m` components of the tuple `t` (`t` itself when `m` is 1).
+    fn parts(&mut self, t: ExprId, m: usize) -> Vec<ExprId> {
+        if m == 1 {
+            return vec![t];
+        }
+        (0..m).map(|i| self.b.op(Op::Get(i as u8), vec![t])).collect()
+    }
+
+    /// The array below a stencil's windows and, for a zipped one (`zip x g…`), its grids.
+    fn stencil_arrays<'t>(st: &StencilTile, x: &'t Rc<Term>) -> (&'t Rc<Term>, &'t [Rc<Term>]) {
+        if st.zipped > 0 && !x.kids.is_empty() {
+            (&x.kids[0], &x.kids[1..])
+        } else {
+            (x, &[])
+        }
     }
 
     /// The kernel of a tiled stencil (see the module docs) and its cost.
@@ -200,16 +227,31 @@ impl Lowerer<'_> {
     /// let p = toPrivate (copy s) in join? (mapSeqUnroll f (join (slide^d p)))) S)) (strips x)))`,
     /// `reorder` moving each work-item's column of `v` outputs outermost.
     fn host_column(&mut self, t: &Rc<Term>, st: &StencilTile) -> Out {
-        let (f, x) = (&t.kids[1], &t.kids[2]);
+        let f = &t.kids[1];
+        let (x, grids) = Self::stencil_arrays(st, &t.kids[2]);
         let dims = st.dims;
         let v = st.column;
         let windows: Vec<(i64, i64)> = (0..dims).map(|d| (st.n[d], st.s[d])).collect();
         let mut strip = windows.clone();
         strip[0] = (st.extent(0), v * st.s[0]);
-        let (xt, xc, bind) = self.kernel_arg(x);
+        let (xt, mut xc, mut bind) = self.kernel_arg(x);
+        // a zipped grid's `v` points down each column: `(v, v)` windows outermost, one point
+        // along the other dimensions
+        let piece: Vec<(i64, i64)> = (0..dims).map(|d| if d == 0 { (v, v) } else { (1, 1) }).collect();
+        let mut arrays = vec![];
+        for gr in grids {
+            let (ge, c, b) = self.kernel_arg(gr);
+            xc += c;
+            bind.extend(b);
+            arrays.push(self.slide_nd(&piece, ge));
+        }
+        let m = 1 + arrays.len();
         let (g, gc) = self.func(f, st.n[0] as f64);
-        let strips = self.slide_nd(&strip, xt);
-        let body = self.lam1("strip", |me, s| {
+        arrays.insert(0, self.slide_nd(&strip, xt));
+        let strips = self.zip_all(arrays);
+        let body = self.lam1("strip", |me, sp| {
+            let mut parts = me.parts(sp, m);
+            let s = parts.remove(0);
             let id = me.lam1("e", |_, e| e);
             let copy = me.unrolled_nd(dims, id, s);
             let private = me.b.to(AddressSpace::Private, copy);
@@ -218,10 +260,17 @@ impl Lowerer<'_> {
             let pe = me.b.var(pv);
             let w = me.slide_nd(&windows, pe);
             // the strip's windows: `v` along the outermost dimension, one along the others
-            let mut col = w;
-            for _ in 1..dims {
-                col = me.b.prim(Prim::Join, vec![col]);
+            let mut cols = vec![w];
+            cols.extend(parts);
+            for c in cols.iter_mut() {
+                for _ in 1..dims {
+                    *c = me.b.prim(Prim::Join, vec![*c]);
+                }
             }
+            // the window back at its place among the grids' points
+            let w = cols.remove(0);
+            cols.insert((st.zipped.max(1) - 1) as usize, w);
+            let col = me.zip_all(cols);
             let out = me.b.prim(Prim::Map(MapKind::SeqUnroll), vec![g, col]);
             let out = if st.joined {
                 me.b.prim(Prim::Join, vec![out])
@@ -231,9 +280,12 @@ impl Lowerer<'_> {
             me.b.unbind(pv);
             me.b.let_(pv, private, out)
         });
+        // each level of a zipped stencil's maps zips its arrays' rows
         let groups = match dims {
             2 => {
                 let row = self.lam1("srow", |me, sr| {
+                    let rows = me.parts(sr, m);
+                    let sr = me.zip_all(rows);
                     let r = me.b.prim(Prim::Map(MapKind::Glb(0)), vec![body, sr]);
                     me.b.prim(Prim::Transpose, vec![r])
                 });
@@ -241,7 +293,13 @@ impl Lowerer<'_> {
             }
             _ => {
                 let plane = self.lam1("splane", |me, sp| {
-                    let row = me.lam1("srow", |me, sr| me.b.prim(Prim::Map(MapKind::Glb(0)), vec![body, sr]));
+                    let row = me.lam1("srow", |me, sr| {
+                        let rows = me.parts(sr, m);
+                        let sr = me.zip_all(rows);
+                        me.b.prim(Prim::Map(MapKind::Glb(0)), vec![body, sr])
+                    });
+                    let planes = me.parts(sp, m);
+                    let sp = me.zip_all(planes);
                     let r = me.b.prim(Prim::Map(MapKind::Glb(1)), vec![row, sp]);
                     let tr = me.lam1("a", |me, a| me.b.prim(Prim::Transpose, vec![a]));
                     let r = me.b.prim(Prim::Map(MapKind::Plain), vec![tr, r]);
@@ -259,29 +317,45 @@ impl Lowerer<'_> {
         let items = (points / v as f64 / self.lanes).ceil();
         let held = (st.extent(0) * st.n[1..dims].iter().product::<i64>()) as f64;
         // per work-item: `v` outputs and its strip's loads, and its traffic (`cost::stencil`)
-        let cost = items * (v as f64 * gc + held) + points / v as f64 * MEM * stencil::COLUMN_TRAFFIC + LAUNCH;
+        let traffic = stencil::COLUMN_TRAFFIC * (1.0 + grids.len() as f64 * stencil::ZIPPED_GRID_TRAFFIC);
+        let cost = items * (v as f64 * gc + held * stencil::STRIP_LOAD) + points / v as f64 * MEM * traffic + LAUNCH;
         (self.wrap(bind, e), xc + cost)
     }
 
     /// A tiled stencil inside a work-item: the plain map over the windows, sequential.
     pub(super) fn seq_stencil(&mut self, t: &Rc<Term>, c: i64) -> Out {
         let st = StencilTile::unpack(c);
-        let (f, x) = (&t.kids[1], &t.kids[2]);
+        let f = &t.kids[1];
+        let (x, grids) = Self::stencil_arrays(&st, &t.kids[2]);
         let windows: Vec<(i64, i64)> = (0..st.dims).map(|d| (st.n[d], st.s[d])).collect();
-        let (xe, xc) = self.seq(x);
+        let (xe, mut xc) = self.seq(x);
+        let mut arrays = vec![];
+        for gr in grids {
+            let (ge, c) = self.seq(gr);
+            xc += c;
+            arrays.push(ge);
+        }
         let (g, gc) = self.func(f, st.n[0] as f64);
         let w = self.slide_nd(&windows, xe);
-        let e = self.seq_nd(st.dims, g, w, st.joined);
+        arrays.insert((st.zipped.max(1) - 1) as usize, w);
+        let e = self.seq_nd(st.dims, g, arrays, st.joined);
         let points = self.len(t) * self.eval(t.inner.as_ref()).powi(st.dims as i32 - 1);
         (e, xc + points * (gc + 1.0))
     }
 
-    fn seq_nd(&mut self, d: usize, g: ExprId, x: ExprId, joined: bool) -> ExprId {
+    /// `mapSeq(λ… mapSeq g …)` over the zip of `xs` at each of `d` levels (`xs` one array:
+    /// itself).
+    fn seq_nd(&mut self, d: usize, g: ExprId, xs: Vec<ExprId>, joined: bool) -> ExprId {
+        let m = xs.len();
+        let x = self.zip_all(xs);
         if d == 1 {
-            let m = self.b.prim(Prim::Map(MapKind::Seq), vec![g, x]);
-            return if joined { self.b.prim(Prim::Join, vec![m]) } else { m };
+            let r = self.b.prim(Prim::Map(MapKind::Seq), vec![g, x]);
+            return if joined { self.b.prim(Prim::Join, vec![r]) } else { r };
         }
-        let inner = self.lam1("r", |me, r| me.seq_nd(d - 1, g, r, joined));
+        let inner = self.lam1("r", |me, r| {
+            let rows = me.parts(r, m);
+            me.seq_nd(d - 1, g, rows, joined)
+        });
         self.b.prim(Prim::Map(MapKind::Seq), vec![inner, x])
     }
 }

@@ -9,7 +9,8 @@
 //! - 3-D: `map (λw. map (λp. transpose p) (transpose w)) (slide n s (map (λq. slide2d q) x))`.
 //!
 //! The result is one `(stencil c f x)` node (`StencilTile::pack` in `c`), whose lowering
-//! (`lower::stencil`) builds the tiled form of the equations below.
+//! (`lower::stencil`) builds the tiled form of the equations below. Windows zipped with
+//! further grids (`map f (zip2d (slide2d … x) g)`) give `(stencil c f (zip x g))`.
 //!
 //! These rules run on a copy of the saturated e-graph (`stencil_terms`), and only the terms
 //! with a tile are taken from it: extraction keeps a few smallest terms a class, and the small
@@ -34,8 +35,11 @@ pub const TILES_3D: [[i64; 3]; 3] = [[1, 8, 32], [2, 4, 32], [1, 4, 64]];
 /// per dimensions (none in 1-D: a row of windows is read along consecutive addresses already).
 pub const COLUMNS_2D: [i64; 2] = [4, 8];
 pub const COLUMNS_3D: [i64; 2] = [2, 4];
-/// Elements of the strip a work-item of `stencil-column-*` holds in private memory at most.
-pub const MAX_COLUMN_STRIP: usize = 64;
+/// Elements of the strip a work-item of `stencil-column-*` holds in private memory at most:
+/// the 3-D 13-point star's 6×5×5 strip of two outputs (150; the elements off the star are
+/// never read and the OpenCL compiler drops their loads), every 3×3 and 3×3×3 strip, the
+/// 5×5 Gaussian's of eight outputs.
+pub const MAX_COLUMN_STRIP: usize = 160;
 /// Bytes of local memory one staged input tile may take.
 pub const STENCIL_STAGE_BYTES: i64 = 24 * 1024;
 
@@ -171,6 +175,18 @@ pub fn stencil_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> 
 /// `v` outputs computed from there: `(v-1)·s1+n1` rows read per `v` outputs instead of `n1`
 /// each. Side conditions as above, with `v | ` the windows along the outermost dimension and
 /// a strip of at most `MAX_COLUMN_STRIP` elements.
+///
+/// A column of a stencil whose windows are zipped with grids of one point per window
+/// (hotspot's `zip2d (slide2d … temp) power`; `Zipped`) carries the grids' points along:
+///
+/// `map (λr. map f r) (zip2d (slide2d (n1,s1) (n0,s0) x) g) =
+///  join (map (λS. transpose (map (λ(s, c). map f (zip (join (slide2d (n1,s1) (n0,s0) s)) (join c))) S))
+///        (zip2d (strips x) (pieces g)))`,
+///
+/// `pieces g = map transpose (slide v v (map (λr. slide 1 1 r) g))`, the `v` points of `g`
+/// down the work-item's column (read where they lie: each is read once). Side conditions as
+/// for the column, and `x` and `g` at host level. Staged and unstaged tiles of zipped windows
+/// are not made: the columns beat both on every stencil timed.
 struct TileStencil {
     dims: usize,
     u: [i64; 3],
@@ -192,8 +208,14 @@ impl Applier<Lift, LiftAnalysis> for TileStencil {
         if !computes(eg, f) {
             return vec![];
         }
-        let Some((windows, below)) = windows_of(eg, x, self.dims) else {
-            return vec![];
+        // the windows alone, or (columns only) zipped with further grids
+        let (windows, below, zipped) = match windows_of(eg, x, self.dims) {
+            Some((w, b)) => (w, b, None),
+            None if self.column > 1 => match zipped_windows_of(eg, x, self.dims) {
+                Some(z) => (z.windows.clone(), z.below, Some(z)),
+                None => return vec![],
+            },
+            None => return vec![],
         };
         let mut t = StencilTile {
             dims: self.dims,
@@ -203,26 +225,33 @@ impl Applier<Lift, LiftAnalysis> for TileStencil {
             staged: self.staged,
             joined: self.joined,
             column: self.column,
+            zipped: zipped.as_ref().map_or(0, |z| z.at as i64 + 1),
         };
         for (d, (n, st)) in windows.into_iter().enumerate() {
             t.n[d] = n;
             t.s[d] = st;
         }
-        // the number of windows along each dimension, outermost first
-        let xd = &eg[x].data;
+        // the number of windows along each dimension, outermost first (a zipped grid's
+        // lengths: it has one point per window)
+        let xd = &eg[zipped.as_ref().map_or(x, |z| z.grids[0])].data;
         let mut lens = vec![xd.len.clone()];
         if self.dims >= 2 {
             lens.push(xd.inner.clone());
         }
         if self.dims == 3 {
-            lens.push(third_len(eg, x));
+            lens.push(match &zipped {
+                Some(z) => raw_third_len(eg, z.windows_arg),
+                None => third_len(eg, x),
+            });
         }
         let analysis = &eg.analysis;
         let fits = lens.iter().enumerate().all(|(d, l)| {
             l.as_ref()
                 .is_some_and(|l| may_split(l, t.u[d], &analysis.sizes, &analysis.declared))
         });
-        let host_level = eg[below].data.free.iter().all(|v| analysis.params.contains(v));
+        let host_level = std::iter::once(below)
+            .chain(zipped.iter().flat_map(|z| z.grids.iter().copied()))
+            .all(|a| eg[a].data.free.iter().all(|v| analysis.params.contains(v)));
         let private = (t.extent(0) * t.n[1..self.dims].iter().product::<i64>()) as usize;
         if !fits
             || !host_level
@@ -232,7 +261,13 @@ impl Applier<Lift, LiftAnalysis> for TileStencil {
             return vec![];
         }
         let c = eg.add(Lift::Num(t.pack()));
-        let res = eg.add(Lift::Stencil([c, f, below]));
+        // a zipped stencil's array: `zip below g…` (the zip's own head, its windows' array
+        // first), which `lower::stencil` takes apart
+        let arg = match zipped {
+            Some(z) => eg.add(Lift::Other(z.head, std::iter::once(below).chain(z.grids).collect())),
+            None => below,
+        };
+        let res = eg.add(Lift::Stencil([c, f, arg]));
         if eg.union(eclass, res) {
             vec![res]
         } else {
@@ -345,6 +380,159 @@ fn windows_of(eg: &EG, id: Id, dims: usize) -> Option<(Vec<(i64, i64)>, Id)> {
             None
         }
     }
+}
+
+/// The windows of a zipped stencil: `map (λe. zip k₀ … kₘ₋₁) (zip a₀ … aₘ₋₁)`, each `kᵢ` the
+/// component `get #i e` and `a_at` the windows (`kₐₜ` then `transpose (get #at e)` over
+/// `slide n s (map (λq. slide n' s' q) x)`, as normalisation fuses `slide2d`'s `map transpose`
+/// into the zip's function, or `get #at e` over the user's `slide2d`); the other `aᵢ`, the
+/// grids, give one point per window.
+struct Zipped {
+    windows: Vec<(i64, i64)>,
+    below: Id,
+    /// The other arrays of the zip, in order.
+    grids: Vec<Id>,
+    /// The windows' component, and the zip's array there.
+    at: usize,
+    windows_arg: Id,
+    /// The outer zip's head.
+    head: Symbol,
+}
+
+fn zip_of(eg: &EG, id: Id) -> Vec<(Symbol, Vec<Id>)> {
+    eg[id]
+        .nodes
+        .iter()
+        .filter_map(|n| match n {
+            Lift::Other(h, kids) if h.as_str().split('|').next() == Some("zip") => Some((*h, kids.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `k` when the class `id` is the opaque leaf `get #k v`.
+fn component_of(eg: &EG, id: Id, v: Symbol) -> Option<usize> {
+    eg[id].nodes.iter().find_map(|n| match n {
+        Lift::Sym(s) => eg.analysis.components.get(s).filter(|(_, w)| *w == v).map(|(k, _)| *k),
+        _ => None,
+    })
+}
+
+/// Whether each of `kids` is `get #i v` (false) or `transpose (get #i v)` (true), `i` its
+/// position.
+fn zip_components(eg: &EG, kids: &[Id], v: Symbol) -> Option<Vec<bool>> {
+    kids.iter()
+        .enumerate()
+        .map(|(i, &k)| {
+            if component_of(eg, k, v) == Some(i) {
+                Some(false)
+            } else {
+                transposed_of(eg, k)
+                    .filter(|&m| component_of(eg, m, v) == Some(i))
+                    .map(|_| true)
+            }
+        })
+        .collect()
+}
+
+/// The one transposed component of `kinds`.
+fn transposed_at(kinds: &[bool]) -> Option<usize> {
+    let mut ts = kinds.iter().enumerate().filter(|(_, &t)| t).map(|(i, _)| i);
+    let at = ts.next()?;
+    ts.next().is_none().then_some(at)
+}
+
+/// The windows `slide n s (map (λq. w q) x)` before `slide2d`'s (or `slide3d`'s) transposes,
+/// `w` the row windows `slide n' s' q` in two dimensions, a `slide2d` in three.
+fn raw_windows(eg: &EG, a: Id, dims: usize) -> Option<(Vec<(i64, i64)>, Id)> {
+    let (outer, rows) = slide_in(eg, a)?;
+    maps_of(eg, rows).into_iter().find_map(|(q, b, x)| {
+        let (inner, arg) = match dims {
+            2 => slide_in(eg, b).map(|(w, arg)| (vec![w], arg))?,
+            _ => windows_of(eg, b, 2)?,
+        };
+        (eg.find(arg) == eg.find(q)).then(|| (std::iter::once(outer).chain(inner).collect(), x))
+    })
+}
+
+/// The zipped windows in class `id` (see `Zipped`): in two dimensions `map (λe. zip …) (zip
+/// …)`; in three `map (λe. map (λe'. zip …) (zip …)) (zip …)`, the windows' components
+/// transposed at both levels (normalisation fuses `slide3d`'s reordering so). Side
+/// conditions: each component of the zips in its own position, one of them the windows, at
+/// most three.
+fn zipped_windows_of(eg: &EG, id: Id, dims: usize) -> Option<Zipped> {
+    let found = |head: Symbol, args: &[Id], at: usize, (windows, below): (Vec<(i64, i64)>, Id)| {
+        let grids: Vec<Id> = args
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != at)
+            .map(|(_, &a)| a)
+            .collect();
+        (!grids.is_empty()).then_some(Zipped {
+            windows,
+            below,
+            grids,
+            at,
+            windows_arg: args[at],
+            head,
+        })
+    };
+    for (e, body, z) in maps_of(eg, id) {
+        let Some(ev) = symbol_of(eg, e) else { continue };
+        for (head, args) in zip_of(eg, z) {
+            if args.len() > 3 {
+                continue;
+            }
+            if dims == 2 {
+                for (_, kids) in zip_of(eg, body) {
+                    let Some(kinds) = zip_components(eg, &kids, ev).filter(|k| k.len() == args.len()) else {
+                        continue;
+                    };
+                    let hit = match transposed_at(&kinds) {
+                        Some(at) => raw_windows(eg, args[at], 2).map(|w| (at, w)),
+                        // the user's `slide2d` unfused: `get #at e` over its windows
+                        None if kinds.iter().all(|t| !t) => args
+                            .iter()
+                            .enumerate()
+                            .find_map(|(i, &a)| windows_of(eg, a, 2).map(|w| (i, w))),
+                        None => None,
+                    };
+                    if let Some(z) = hit.and_then(|(at, w)| found(head, &args, at, w)) {
+                        return Some(z);
+                    }
+                }
+                continue;
+            }
+            // three dimensions: the planes' zip, then the rows' zip inside it
+            for (e1, body1, z1) in maps_of(eg, body) {
+                let Some(ev1) = symbol_of(eg, e1) else { continue };
+                for (_, kids0) in zip_of(eg, z1) {
+                    for (_, kids1) in zip_of(eg, body1) {
+                        let outer = zip_components(eg, &kids0, ev).filter(|k| k.len() == args.len());
+                        let inner = zip_components(eg, &kids1, ev1).filter(|k| k.len() == args.len());
+                        let (Some(outer), Some(inner)) = (outer, inner) else {
+                            continue;
+                        };
+                        let at = transposed_at(&outer).filter(|&a| transposed_at(&inner) == Some(a));
+                        let hit = at.and_then(|at| raw_windows(eg, args[at], 3).map(|w| (at, w)));
+                        if let Some(z) = hit.and_then(|(at, w)| found(head, &args, at, w)) {
+                            return Some(z);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+/// As `third_len`, of the windows before `slide3d`'s reordering (`raw_windows`): the rows of
+/// a plane's windows.
+fn raw_third_len(eg: &EG, id: Id) -> Option<arith::ArithExpr> {
+    let (_, planes) = slide_in(eg, id)?;
+    maps_of(eg, planes)
+        .into_iter()
+        .find_map(|(_, body, _)| eg[body].data.inner.clone())
 }
 
 /// The number of windows along the innermost of three dimensions: the length of the rows of
