@@ -374,11 +374,12 @@ fn job_on(
     let started = Instant::now();
     let typed = comm.agree(lift_compile::compile(src, &Options::types_only()))?;
     let out = match decide(&typed.given, &typed.given_info) {
-        Decision::Split(split) => split_run(comm, device, src, &split, at, given)?,
-        Decision::Whole(why) => match host_loop(&typed.given, &typed.given_info) {
-            Some(hl) => {
+        Decision::Split(split) => split_run(comm, device, src, &split, typed.given_info.result(), at, given)?,
+        Decision::Whole(why) => match loop_of(&typed.given, &typed.given_info) {
+            Some((hl, until)) => {
                 let state_ty = typed.given.params[hl.init].ty.clone();
-                super::steps::loop_run(comm, device, src, &hl, (typed.given.params.len(), &state_ty), at, given)?
+                let state = (typed.given.params.len(), &state_ty);
+                super::steps::loop_run(comm, device, src, &hl, until.as_ref(), state, at, given)?
             }
             None => {
                 // Rank 0 runs it whole; the others have nothing to do.
@@ -404,6 +405,15 @@ fn job_on(
         text
     });
     Ok((out.0, lines))
+}
+
+/// The host loop at the top of a program: `iterate` whose step splits, or a convergence loop
+/// whose step splits and whose test each rank can make on its own rows.
+fn loop_of(prog: &ir::Program, info: &typeck::TypeInfo) -> Option<(HostLoop, Option<super::Until>)> {
+    match host_loop(prog, info) {
+        Some(hl) => Some((hl, None)),
+        None => super::until_loop(prog, info).ok().map(|(hl, u)| (hl, Some(u))),
+    }
 }
 
 /// The ranges of the split over the ranks: equal where every rank's device has one name, else
@@ -576,11 +586,25 @@ pub(super) fn slice_of(split: &Split, values: Vec<Value>, at: &Inputs, r: &Range
     Inputs { values, sizes }
 }
 
+/// A slice's inputs as they travel: buffer bytes ([`super::bytes`]) or values (a filter's
+/// parts, a reduction's partials).
+enum Sent {
+    Bytes(Vec<Option<lift_runtime::ParamData>>),
+    Values(Vec<Option<Value>>),
+}
+
+/// A slice's part, as its inputs travelled.
+enum Got {
+    Bytes(Vec<u8>),
+    Value(Value),
+}
+
 fn split_run(
     comm: &Comm,
     device: &str,
     src: &str,
     split: &Split,
+    result_ty: &ir::Type,
     at: &Inputs,
     given: Option<&Inputs>,
 ) -> Result<(Option<Value>, String), Error> {
@@ -589,9 +613,11 @@ fn split_run(
     let r = &ranges[comm.rank];
     let mut sizes = at.sizes.clone();
     sizes.insert(split.part.clone(), r.len() as i64);
+    // (decided alike on every rank, from the program alone)
+    let as_bytes = super::bytes::byte_path(split, result_ty)?;
     let (mut t_in, mut t_build, mut t_run) = Default::default();
     // The slice is compiled (it needs the sizes only) while the inputs travel.
-    let part = std::thread::scope(|scope| -> Result<Option<Result<Value, Error>>, Error> {
+    let part = std::thread::scope(|scope| -> Result<Option<Result<Got, Error>>, Error> {
         let compiling = (!r.is_empty())
             .then(|| {
                 std::thread::Builder::new()
@@ -607,7 +633,11 @@ fn split_run(
             })
             .transpose()
             .map_err(|e| Error::plain(format!("cannot start a thread: {e}")))?;
-        let values = distribute(comm, split, at, given, &ranges, &|_| false)?;
+        let sent = if as_bytes {
+            Sent::Bytes(super::bytes::distribute(comm, split, at, given, &ranges, &|_| false)?)
+        } else {
+            Sent::Values(distribute(comm, split, at, given, &ranges, &|_| false)?)
+        };
         t_in = t0.elapsed();
         let Some(compiling) = compiling else { return Ok(None) };
         let t = Instant::now();
@@ -616,7 +646,6 @@ fn split_run(
             .unwrap_or_else(|_| Err(Error::plain("internal error in the compiling thread (a bug)")));
         t_build = t.elapsed();
         let t = Instant::now();
-        let ins = slice_of(split, values.into_iter().flatten().collect(), at, r);
         let v = compiled.and_then(|mut c| {
             if forced_failure(comm.rank) {
                 if let Some(plan) = c.plan.as_mut() {
@@ -624,38 +653,69 @@ fn split_run(
                         .push_str("\n#error \"a failure forced by LIFT_DEVICES_FAIL\"\n");
                 }
             }
-            run_compiled_on(&c, &ins, device, false).map(|p| p.value)
+            match sent {
+                Sent::Bytes(ps) => {
+                    super::bytes::run_slice(&c, ps.into_iter().flatten().collect(), &sizes, device).map(Got::Bytes)
+                }
+                Sent::Values(vs) => {
+                    let ins = slice_of(split, vs.into_iter().flatten().collect(), at, r);
+                    run_compiled_on(&c, &ins, device, false).map(|p| Got::Value(p.value))
+                }
+            }
         });
         t_run = t.elapsed();
         Ok(Some(v))
     })?;
     let t1 = Instant::now();
-    let (mine, own) = if comm.is_root() {
-        own_status(part)
+    let timing = |t1: Instant| {
+        format!(
+            "rank {} ({}): slice {}..{}; inputs to the ranks ({}) {:.3} ms, compiling its slice (beyond that) {:.3} \
+             ms, running it {:.3} ms (copies, kernels), parts to rank 0 and put together {:.3} ms (with the wait \
+             for the slowest)\n",
+            comm.rank,
+            comm.devices[comm.rank],
+            r.start,
+            r.end,
+            if as_bytes { "buffer bytes" } else { "values" },
+            t_in.as_secs_f64() * 1e3,
+            t_build.as_secs_f64() * 1e3,
+            t_run.as_secs_f64() * 1e3,
+            t1.elapsed().as_secs_f64() * 1e3
+        )
+    };
+    let value = if as_bytes {
+        let part = part.map(|p| {
+            p.and_then(|g| match g {
+                Got::Bytes(b) => Ok(b),
+                Got::Value(_) => Err(Error::plain("internal: a part as a value on the byte path")),
+            })
+        });
+        super::bytes::gather_bytes(comm, part, result_ty, &at.sizes)?
     } else {
-        (status(part), None)
+        let part = part.map(|p| {
+            p.and_then(|g| match g {
+                Got::Value(v) => Ok(v),
+                Got::Bytes(_) => Err(Error::plain("internal: a part as bytes on the value path")),
+            })
+        });
+        let mpi_combine = match &split.gather {
+            Gather::Reduce { combine } => super::combine::of(combine),
+            Gather::Concat | Gather::Finish { .. } => None,
+        };
+        let (mine, own) = match mpi_combine {
+            // (MPI_Reduce of the partials: nothing is gathered)
+            Some(how) => return Ok((super::combine::reduce(comm, how, part, false)?, timing(t1))),
+            None if comm.is_root() => own_status(part),
+            None => (status(part), None),
+        };
+        match comm.gather(&mine)? {
+            Some(all) => Some(gather(
+                split,
+                parts(comm, &all, own)?,
+                given.expect("rank 0 has the inputs"),
+            )?),
+            None => None,
+        }
     };
-    let gathered = comm.gather(&mine)?;
-    let value = match gathered {
-        Some(all) => Some(gather(
-            split,
-            parts(comm, &all, own)?,
-            given.expect("rank 0 has the inputs"),
-        )?),
-        None => None,
-    };
-    let timing = format!(
-        "rank {} ({}): slice {}..{}; inputs to the ranks {:.3} ms, compiling its slice (beyond that) {:.3} ms, \
-         running it {:.3} ms (copies, kernels, decoding), parts to rank 0 and put together {:.3} ms (with the wait \
-         for the slowest)\n",
-        comm.rank,
-        comm.devices[comm.rank],
-        r.start,
-        r.end,
-        t_in.as_secs_f64() * 1e3,
-        t_build.as_secs_f64() * 1e3,
-        t_run.as_secs_f64() * 1e3,
-        t1.elapsed().as_secs_f64() * 1e3
-    );
-    Ok((value, timing))
+    Ok((value, timing(t1)))
 }

@@ -10,8 +10,13 @@
 //! `mpi`, rsmpi over the system's MPI) is `transport` (the byte collectives, agreement on
 //! failures) and `exec` (running, `lift bench --mpi`).
 
+pub mod until;
 pub mod wire;
 
+#[cfg(feature = "mpi")]
+mod bytes;
+#[cfg(feature = "mpi")]
+mod combine;
 #[cfg(feature = "mpi")]
 mod exec;
 #[cfg(feature = "mpi")]
@@ -31,6 +36,7 @@ use lift_compile::{Error, Options};
 use lift_data::Inputs;
 use std::collections::BTreeMap;
 use std::ops::Range;
+pub use until::{until_loop, Until};
 
 /// What a host loop's step reads of its state, beyond the slice it computes.
 #[derive(Clone, Debug, PartialEq)]

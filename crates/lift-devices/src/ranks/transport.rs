@@ -5,6 +5,7 @@
 //! rank waits for one that has stopped.
 
 use lift_compile::Error;
+use mpi::collective::SystemOperation;
 use mpi::datatype::{Partition, PartitionMut};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
@@ -72,6 +73,25 @@ impl Comm {
             root.gather_varcount_into_root(mine, &mut part);
         }
         Ok(Some(split(all, &lens)))
+    }
+
+    /// Every rank's `mine` combined by `op` (MPI_Reduce): on rank 0 (`None` elsewhere), or on
+    /// every rank with `everywhere` (MPI_Allreduce).
+    pub(crate) fn reduce<T: Equivalence + Default>(&self, mine: T, op: SystemOperation, everywhere: bool) -> Option<T> {
+        self.settle();
+        let mut out = T::default();
+        if everywhere {
+            self.world.all_reduce_into(&mine, &mut out, op);
+            return Some(out);
+        }
+        let root = self.world.process_at_rank(0);
+        if self.is_root() {
+            root.reduce_into_root(&mine, &mut out, op);
+            Some(out)
+        } else {
+            root.reduce_into(&mine, op);
+            None
+        }
     }
 
     /// Rank 0's `bytes` on every rank (MPI_Bcast of the length, then of the bytes).
