@@ -230,26 +230,25 @@ fn root_bench(comm: &Comm, device: &str, src: &str, sizes: &[String], repeats: u
         // cache, the driver's), as they are for the one-process run's program.
         run_on(src, &inputs, device, false).map_err(|e| comm.failed(vec![(0, e.message())]))?;
         job(comm, device, src, &inputs, false)?;
-        let mut alone = vec![];
-        let mut want = None;
-        let cpu0 = cpu_ms();
+        // Interleaved (alone, over the ranks, alone, …), so that a change in the host's load
+        // falls on both alike.
+        let (mut alone, mut split) = (vec![], vec![]);
+        let (mut want, mut got) = (None, None);
+        let (mut cpu_alone, mut cpu_split) = (0.0, 0.0);
         for _ in 0..repeats {
+            let cpu0 = cpu_ms();
             let t = Instant::now();
             let part = run_on(src, &inputs, device, false).map_err(|e| comm.failed(vec![(0, e.message())]))?;
             alone.push(t.elapsed().as_secs_f64() * 1e3);
+            cpu_alone += cpu_ms() - cpu0;
             want = Some(part.value);
-        }
-        let cpu_alone = cpu_ms() - cpu0;
-        let cpu1 = all_cpu(comm)?;
-        let mut split = vec![];
-        let mut got = None;
-        for _ in 0..repeats {
+            let cpu1 = all_cpu(comm)?;
             let t = Instant::now();
             let (value, _) = job(comm, device, src, &inputs, false)?;
             split.push(t.elapsed().as_secs_f64() * 1e3);
+            cpu_split += all_cpu(comm)? - cpu1;
             got = value;
         }
-        let cpu_split = all_cpu(comm)? - cpu1;
         let same = match (&want, &got) {
             (Some(w), Some(g)) => lift_runtime::values_close(w, g, 1e-4),
             _ => false,
@@ -263,7 +262,7 @@ fn root_bench(comm: &Comm, device: &str, src: &str, sizes: &[String], repeats: u
         let (a, s) = (median(&mut alone), median(&mut split));
         Ok::<_, Error>(format!(
             "{} ranks ({}):\n  one process (rank 0's device alone, the others idle): {a:.1} ms\n  \
-             {} ranks (scatter, slices, gather): {s:.1} ms\n  ratio: {:.3} (median of {repeats} whole runs each after one \
+             {} ranks (scatter, slices, gather): {s:.1} ms\n  ratio: {:.3} (median of {repeats} whole runs each, interleaved, after one \
              untimed: compile, copies, kernels, transfers)\n  CPU time (every thread, the device's too where it is \
              the CPU): one process {:.0} ms, all ranks {:.0} ms per run (ratio {:.3}){}\n  results agree (within 1e-4)\n",
             comm.size,
@@ -667,11 +666,10 @@ fn split_run(
         Ok(Some(v))
     })?;
     let t1 = Instant::now();
-    let timing = |t1: Instant| {
+    let timing = |t1: Instant, back: &str| {
         format!(
             "rank {} ({}): slice {}..{}; inputs to the ranks ({}) {:.3} ms, compiling its slice (beyond that) {:.3} \
-             ms, running it {:.3} ms (copies, kernels), parts to rank 0 and put together {:.3} ms (with the wait \
-             for the slowest)\n",
+             ms, running it {:.3} ms (copies, kernels), {back} {:.3} ms (with the wait for the slowest)\n",
             comm.rank,
             comm.devices[comm.rank],
             r.start,
@@ -704,7 +702,10 @@ fn split_run(
         };
         let (mine, own) = match mpi_combine {
             // (MPI_Reduce of the partials: nothing is gathered)
-            Some(how) => return Ok((super::combine::reduce(comm, how, part, false)?, timing(t1))),
+            Some(how) => {
+                let value = super::combine::reduce(comm, how, part, false)?;
+                return Ok((value, timing(t1, "partials combined on rank 0 by MPI_Reduce")));
+            }
             None if comm.is_root() => own_status(part),
             None => (status(part), None),
         };
@@ -717,5 +718,5 @@ fn split_run(
             None => None,
         }
     };
-    Ok((value, timing(t1)))
+    Ok((value, timing(t1, "parts to rank 0 and put together")))
 }
