@@ -11,7 +11,7 @@ pub mod run;
 
 pub use host::{run_host, run_host_measured, HostMeasure};
 pub use plan::{from_parts, run, run_measured, run_measured_with, Measured, Prepared};
-pub use resident::{Resident, ResidentTimes};
+pub use resident::{decode_as, elem_of, ParamData, Resident, ResidentTimes};
 pub use run::{
     check_precision, read_sources, run_compiled, run_files, run_files_at, run_options, values_close, verify_checks,
     with_precision, work_group_limit, RunOptions, RunResult,

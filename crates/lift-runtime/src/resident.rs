@@ -36,11 +36,77 @@ impl Resident {
     /// Opens `device`, builds `plan`'s kernels, makes its buffers at `inputs`' sizes and
     /// uploads every input.
     pub fn new(plan: &KernelPlan, ty: &Type, inputs: &Inputs, device: Option<&str>) -> Result<Resident, Error> {
+        let mut r = Resident::open(plan, ty, &inputs.sizes, device)?;
+        for (k, v) in inputs.values.iter().enumerate() {
+            let hv = r.make_param(k, v)?;
+            r.params.push(hv);
+        }
+        Ok(r)
+    }
+
+    /// [`Resident::new`] from each parameter's buffer bytes as they are (an MPI rank receives
+    /// its slice as bytes and never makes values of it): `params[k]` is parameter `k`'s.
+    pub fn with_bytes(
+        plan: &KernelPlan,
+        ty: &Type,
+        sizes: &BTreeMap<String, i64>,
+        params: Vec<ParamData>,
+        device: Option<&str>,
+    ) -> Result<Resident, Error> {
+        let mut r = Resident::open(plan, ty, sizes, device)?;
+        for (k, p) in params.into_iter().enumerate() {
+            let hv = match (p, r.param_type(k)) {
+                (ParamData::Bytes(data), Some(_)) => {
+                    let want = r.param_bytes(k)?;
+                    if data.len() != want {
+                        return Err(Error::plain(format!(
+                            "internal: parameter {k} has {} bytes, its buffer {want}",
+                            data.len()
+                        )));
+                    }
+                    let b = r.session.alloc("parameter", data.len().max(1)).map_err(run_error)?;
+                    r.session.upload(b, &data).map_err(run_error)?;
+                    HostVal::Dev(b)
+                }
+                (ParamData::Value(v), _) => r.make_param(k, &v)?,
+                // (an array the kernels never read has no buffer: nothing to upload)
+                (ParamData::Bytes(_), None) => HostVal::Scalar(Value::Array(vec![])),
+            };
+            r.params.push(hv);
+        }
+        Ok(r)
+    }
+
+    /// Whether parameter `k` has a buffer (an array the kernels read).
+    pub fn reads_param(&self, k: usize) -> bool {
+        self.param_type(k).is_some()
+    }
+
+    /// The bytes of parameter `k`'s buffer at this program's sizes.
+    fn param_bytes(&self, k: usize) -> Result<usize, Error> {
+        let b = self
+            .plan
+            .memory
+            .buffers
+            .iter()
+            .find(|b| b.role == Role::Input(k))
+            .ok_or_else(|| Error::plain(format!("internal: parameter {k} has no buffer")))?;
+        let n = self.env.eval(&b.len, &format!("the length of buffer {}", b.name))?;
+        Ok(n * layout(&b.elem).0)
+    }
+
+    /// Opens `device`, builds the kernels and makes every buffer but the parameters'.
+    fn open(
+        plan: &KernelPlan,
+        ty: &Type,
+        sizes: &BTreeMap<String, i64>,
+        device: Option<&str>,
+    ) -> Result<Resident, Error> {
         let mut session = host_runner::Session::open(device).map_err(run_error)?;
         if plan.result.lengths.is_some() {
             return Err(Error::plain("internal: a resident program returning a filter result"));
         }
-        let env = Env::of_plan(plan, &inputs.sizes)?;
+        let env = Env::of_plan(plan, sizes)?;
         let names: Vec<&str> = plan.kernels.iter().map(|k| k.name.as_str()).collect();
         let prepared = session
             .prepare(&plan.source, "-cl-std=CL1.2", &names)
@@ -49,8 +115,8 @@ impl Resident {
         let out = session.alloc("result", out_bytes.max(1)).map_err(run_error)?;
         let flag = session.alloc("e_flag", 4).map_err(run_error)?;
         session.zero(flag).map_err(run_error)?;
-        let (out_dims, out_elem) = shape(ty, &inputs.sizes)?;
-        let mut r = Resident {
+        let (out_dims, out_elem) = shape(ty, sizes)?;
+        Ok(Resident {
             session,
             plan: plan.clone(),
             prepared,
@@ -62,12 +128,7 @@ impl Resident {
             out_dims,
             out_elem,
             flag,
-        };
-        for (k, v) in inputs.values.iter().enumerate() {
-            let hv = r.make_param(k, v)?;
-            r.params.push(hv);
-        }
-        Ok(r)
+        })
     }
 
     pub(crate) fn param_type(&self, k: usize) -> Option<Type> {
@@ -179,6 +240,35 @@ impl Resident {
         }
         Ok(())
     }
+}
+
+/// A parameter's first value for [`Resident::with_bytes`].
+pub enum ParamData {
+    /// The bytes of its buffer, as `lift_data::layout::encode` makes them of its value with
+    /// [`elem_of`] its type.
+    Bytes(Vec<u8>),
+    /// A value: a scalar argument (or an array, encoded here).
+    Value(Value),
+}
+
+/// The element type of the buffer that holds a value of type `t` (its arrays' innermost
+/// elements, row-major): what [`ParamData::Bytes`] and [`decode_as`] read.
+pub fn elem_of(t: &Type) -> Type {
+    memalloc::dims_of(t).1
+}
+
+/// The value of type `t` at `sizes` whose buffer bytes are `bytes` (what
+/// [`Resident::launch_bytes`] returns, or the concatenation of the bytes of consecutive parts).
+pub fn decode_as(t: &Type, sizes: &BTreeMap<String, i64>, bytes: &[u8]) -> Result<Value, Error> {
+    let (dims, elem) = shape(t, sizes)?;
+    let want = dims.iter().product::<usize>() * layout(&elem).0;
+    if bytes.len() != want {
+        return Err(Error::plain(format!(
+            "internal: a result of {} bytes where its type {t} has {want}",
+            bytes.len()
+        )));
+    }
+    Ok(decode_dims(bytes, &dims, &elem))
 }
 
 /// What one profiled launch of a [`Resident`] program took: its kernels on the device's

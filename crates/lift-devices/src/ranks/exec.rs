@@ -230,26 +230,25 @@ fn root_bench(comm: &Comm, device: &str, src: &str, sizes: &[String], repeats: u
         // cache, the driver's), as they are for the one-process run's program.
         run_on(src, &inputs, device, false).map_err(|e| comm.failed(vec![(0, e.message())]))?;
         job(comm, device, src, &inputs, false)?;
-        let mut alone = vec![];
-        let mut want = None;
-        let cpu0 = cpu_ms();
+        // Interleaved (alone, over the ranks, alone, …), so that a change in the host's load
+        // falls on both alike.
+        let (mut alone, mut split) = (vec![], vec![]);
+        let (mut want, mut got) = (None, None);
+        let (mut cpu_alone, mut cpu_split) = (0.0, 0.0);
         for _ in 0..repeats {
+            let cpu0 = cpu_ms();
             let t = Instant::now();
             let part = run_on(src, &inputs, device, false).map_err(|e| comm.failed(vec![(0, e.message())]))?;
             alone.push(t.elapsed().as_secs_f64() * 1e3);
+            cpu_alone += cpu_ms() - cpu0;
             want = Some(part.value);
-        }
-        let cpu_alone = cpu_ms() - cpu0;
-        let cpu1 = all_cpu(comm)?;
-        let mut split = vec![];
-        let mut got = None;
-        for _ in 0..repeats {
+            let cpu1 = all_cpu(comm)?;
             let t = Instant::now();
             let (value, _) = job(comm, device, src, &inputs, false)?;
             split.push(t.elapsed().as_secs_f64() * 1e3);
+            cpu_split += all_cpu(comm)? - cpu1;
             got = value;
         }
-        let cpu_split = all_cpu(comm)? - cpu1;
         let same = match (&want, &got) {
             (Some(w), Some(g)) => lift_runtime::values_close(w, g, 1e-4),
             _ => false,
@@ -263,7 +262,7 @@ fn root_bench(comm: &Comm, device: &str, src: &str, sizes: &[String], repeats: u
         let (a, s) = (median(&mut alone), median(&mut split));
         Ok::<_, Error>(format!(
             "{} ranks ({}):\n  one process (rank 0's device alone, the others idle): {a:.1} ms\n  \
-             {} ranks (scatter, slices, gather): {s:.1} ms\n  ratio: {:.3} (median of {repeats} whole runs each after one \
+             {} ranks (scatter, slices, gather): {s:.1} ms\n  ratio: {:.3} (median of {repeats} whole runs each, interleaved, after one \
              untimed: compile, copies, kernels, transfers)\n  CPU time (every thread, the device's too where it is \
              the CPU): one process {:.0} ms, all ranks {:.0} ms per run (ratio {:.3}){}\n  results agree (within 1e-4)\n",
             comm.size,
@@ -374,11 +373,12 @@ fn job_on(
     let started = Instant::now();
     let typed = comm.agree(lift_compile::compile(src, &Options::types_only()))?;
     let out = match decide(&typed.given, &typed.given_info) {
-        Decision::Split(split) => split_run(comm, device, src, &split, at, given)?,
-        Decision::Whole(why) => match host_loop(&typed.given, &typed.given_info) {
-            Some(hl) => {
+        Decision::Split(split) => split_run(comm, device, src, &split, typed.given_info.result(), at, given)?,
+        Decision::Whole(why) => match loop_of(&typed.given, &typed.given_info) {
+            Some((hl, until)) => {
                 let state_ty = typed.given.params[hl.init].ty.clone();
-                super::steps::loop_run(comm, device, src, &hl, (typed.given.params.len(), &state_ty), at, given)?
+                let state = (typed.given.params.len(), &state_ty);
+                super::steps::loop_run(comm, device, src, &hl, until.as_ref(), state, at, given)?
             }
             None => {
                 // Rank 0 runs it whole; the others have nothing to do.
@@ -404,6 +404,15 @@ fn job_on(
         text
     });
     Ok((out.0, lines))
+}
+
+/// The host loop at the top of a program: `iterate` whose step splits, or a convergence loop
+/// whose step splits and whose test each rank can make on its own rows.
+fn loop_of(prog: &ir::Program, info: &typeck::TypeInfo) -> Option<(HostLoop, Option<super::Until>)> {
+    match host_loop(prog, info) {
+        Some(hl) => Some((hl, None)),
+        None => super::until_loop(prog, info).ok().map(|(hl, u)| (hl, Some(u))),
+    }
 }
 
 /// The ranges of the split over the ranks: equal where every rank's device has one name, else
@@ -576,11 +585,25 @@ pub(super) fn slice_of(split: &Split, values: Vec<Value>, at: &Inputs, r: &Range
     Inputs { values, sizes }
 }
 
+/// A slice's inputs as they travel: buffer bytes ([`super::bytes`]) or values (a filter's
+/// parts, a reduction's partials).
+enum Sent {
+    Bytes(Vec<Option<lift_runtime::ParamData>>),
+    Values(Vec<Option<Value>>),
+}
+
+/// A slice's part, as its inputs travelled.
+enum Got {
+    Bytes(Vec<u8>),
+    Value(Value),
+}
+
 fn split_run(
     comm: &Comm,
     device: &str,
     src: &str,
     split: &Split,
+    result_ty: &ir::Type,
     at: &Inputs,
     given: Option<&Inputs>,
 ) -> Result<(Option<Value>, String), Error> {
@@ -589,9 +612,11 @@ fn split_run(
     let r = &ranges[comm.rank];
     let mut sizes = at.sizes.clone();
     sizes.insert(split.part.clone(), r.len() as i64);
+    // (decided alike on every rank, from the program alone)
+    let as_bytes = super::bytes::byte_path(split, result_ty)?;
     let (mut t_in, mut t_build, mut t_run) = Default::default();
     // The slice is compiled (it needs the sizes only) while the inputs travel.
-    let part = std::thread::scope(|scope| -> Result<Option<Result<Value, Error>>, Error> {
+    let part = std::thread::scope(|scope| -> Result<Option<Result<Got, Error>>, Error> {
         let compiling = (!r.is_empty())
             .then(|| {
                 std::thread::Builder::new()
@@ -607,7 +632,11 @@ fn split_run(
             })
             .transpose()
             .map_err(|e| Error::plain(format!("cannot start a thread: {e}")))?;
-        let values = distribute(comm, split, at, given, &ranges, &|_| false)?;
+        let sent = if as_bytes {
+            Sent::Bytes(super::bytes::distribute(comm, split, at, given, &ranges, &|_| false)?)
+        } else {
+            Sent::Values(distribute(comm, split, at, given, &ranges, &|_| false)?)
+        };
         t_in = t0.elapsed();
         let Some(compiling) = compiling else { return Ok(None) };
         let t = Instant::now();
@@ -616,7 +645,6 @@ fn split_run(
             .unwrap_or_else(|_| Err(Error::plain("internal error in the compiling thread (a bug)")));
         t_build = t.elapsed();
         let t = Instant::now();
-        let ins = slice_of(split, values.into_iter().flatten().collect(), at, r);
         let v = compiled.and_then(|mut c| {
             if forced_failure(comm.rank) {
                 if let Some(plan) = c.plan.as_mut() {
@@ -624,38 +652,71 @@ fn split_run(
                         .push_str("\n#error \"a failure forced by LIFT_DEVICES_FAIL\"\n");
                 }
             }
-            run_compiled_on(&c, &ins, device, false).map(|p| p.value)
+            match sent {
+                Sent::Bytes(ps) => {
+                    super::bytes::run_slice(&c, ps.into_iter().flatten().collect(), &sizes, device).map(Got::Bytes)
+                }
+                Sent::Values(vs) => {
+                    let ins = slice_of(split, vs.into_iter().flatten().collect(), at, r);
+                    run_compiled_on(&c, &ins, device, false).map(|p| Got::Value(p.value))
+                }
+            }
         });
         t_run = t.elapsed();
         Ok(Some(v))
     })?;
     let t1 = Instant::now();
-    let (mine, own) = if comm.is_root() {
-        own_status(part)
+    let timing = |t1: Instant, back: &str| {
+        format!(
+            "rank {} ({}): slice {}..{}; inputs to the ranks ({}) {:.3} ms, compiling its slice (beyond that) {:.3} \
+             ms, running it {:.3} ms (copies, kernels), {back} {:.3} ms (with the wait for the slowest)\n",
+            comm.rank,
+            comm.devices[comm.rank],
+            r.start,
+            r.end,
+            if as_bytes { "buffer bytes" } else { "values" },
+            t_in.as_secs_f64() * 1e3,
+            t_build.as_secs_f64() * 1e3,
+            t_run.as_secs_f64() * 1e3,
+            t1.elapsed().as_secs_f64() * 1e3
+        )
+    };
+    let value = if as_bytes {
+        let part = part.map(|p| {
+            p.and_then(|g| match g {
+                Got::Bytes(b) => Ok(b),
+                Got::Value(_) => Err(Error::plain("internal: a part as a value on the byte path")),
+            })
+        });
+        super::bytes::gather_bytes(comm, part, result_ty, &at.sizes)?
     } else {
-        (status(part), None)
+        let part = part.map(|p| {
+            p.and_then(|g| match g {
+                Got::Value(v) => Ok(v),
+                Got::Bytes(_) => Err(Error::plain("internal: a part as bytes on the value path")),
+            })
+        });
+        let mpi_combine = match &split.gather {
+            Gather::Reduce { combine } => super::combine::of(combine),
+            Gather::Concat | Gather::Finish { .. } => None,
+        };
+        let (mine, own) = match mpi_combine {
+            // (MPI_Reduce of the partials: nothing is gathered)
+            Some(how) => {
+                let value = super::combine::reduce(comm, how, part, false)?;
+                return Ok((value, timing(t1, "partials combined on rank 0 by MPI_Reduce")));
+            }
+            None if comm.is_root() => own_status(part),
+            None => (status(part), None),
+        };
+        match comm.gather(&mine)? {
+            Some(all) => Some(gather(
+                split,
+                parts(comm, &all, own)?,
+                given.expect("rank 0 has the inputs"),
+            )?),
+            None => None,
+        }
     };
-    let gathered = comm.gather(&mine)?;
-    let value = match gathered {
-        Some(all) => Some(gather(
-            split,
-            parts(comm, &all, own)?,
-            given.expect("rank 0 has the inputs"),
-        )?),
-        None => None,
-    };
-    let timing = format!(
-        "rank {} ({}): slice {}..{}; inputs to the ranks {:.3} ms, compiling its slice (beyond that) {:.3} ms, \
-         running it {:.3} ms (copies, kernels, decoding), parts to rank 0 and put together {:.3} ms (with the wait \
-         for the slowest)\n",
-        comm.rank,
-        comm.devices[comm.rank],
-        r.start,
-        r.end,
-        t_in.as_secs_f64() * 1e3,
-        t_build.as_secs_f64() * 1e3,
-        t_run.as_secs_f64() * 1e3,
-        t1.elapsed().as_secs_f64() * 1e3
-    );
-    Ok((value, timing))
+    Ok((value, timing(t1, "parts to rank 0 and put together")))
 }

@@ -1,5 +1,6 @@
-//! A halo loop's steps as bytes: where each step reads the state only through cuts of its rows
-//! (a `slide` below `pad`/`pad-clamp`), the state never becomes values between steps. A rank
+//! A host loop's steps as bytes: where each step reads the state whole (an all-gather's rows)
+//! or through cuts of its rows (a `slide` below `pad`/`pad-clamp`: halo rows), the state never
+//! becomes values, from the first step's input to the last step's part. A rank
 //! reads its part of the new state as the result buffer's bytes, sends the rows its neighbours
 //! read, and makes its next input buffer from its rows and theirs by a row map fixed once: for
 //! each row of the buffer, the state row it copies, or the bytes of a pad's value.
@@ -129,7 +130,13 @@ impl Halo {
         let mut cuts = vec![];
         for (j, t) in step.params.iter().enumerate() {
             match t {
-                Take::Whole(k) if *k == state => return None,
+                // (every rank's window is then the whole state: an all-gather's rows)
+                Take::Whole(k) if *k == state => {
+                    if window != (0..n) {
+                        return None;
+                    }
+                    cuts.push((j, (0..n).map(Src::Row).collect()));
+                }
                 Take::Cut {
                     param,
                     dim,
@@ -180,7 +187,7 @@ impl Halo {
         &self,
         comm: &Comm,
         need: &[Range<usize>],
-        out: Option<Result<Vec<u8>, Error>>,
+        out: Option<&Result<Vec<u8>, Error>>,
         dev: Option<&mut lift_runtime::Resident>,
     ) -> Result<Result<(), Error>, Error> {
         let mine = match &out {
@@ -188,9 +195,8 @@ impl Halo {
             Some(Err(e)) => Err(Error::plain(e.message())),
             None => Ok(0u64.to_le_bytes().to_vec()),
         };
-        let mine = comm.agree(mine)?;
         let lens: Vec<usize> = comm
-            .all_gather(&mine)?
+            .agree_gather(mine)?
             .iter()
             .map(|b| {
                 b.as_slice()
@@ -207,12 +213,21 @@ impl Halo {
             })
             .collect();
         let me = comm.rank;
-        let bytes = match out {
+        let bytes: &[u8] = match out {
             Some(Ok(b)) => b,
-            _ => vec![],
+            _ => &[],
         };
         let own = &owned[me];
         let rows_of = |o: &Range<usize>| &bytes[(o.start - own.start) * self.row..(o.end - own.start) * self.row];
+        let total = owned.last().map_or(0, |o| o.end);
+        if need.iter().all(|w| w.is_empty() || *w == (0..total)) {
+            // Every rank reads the whole state (n-body): one MPI_Allgatherv of the parts.
+            let all = comm.all_gather(rows_of(own))?;
+            let from: Vec<usize> = (0..comm.size).filter(|&j| j != me && !owned[j].is_empty()).collect();
+            let got = from.iter().map(|&j| all[j].clone()).collect();
+            let Some(dev) = dev else { return Ok(Ok(())) };
+            return Ok(self.upload(dev, own, &owned, &from, got, bytes));
+        }
         let mut sends = vec![];
         for (r, want) in need.iter().enumerate() {
             let o = overlap(want, own);
@@ -225,7 +240,32 @@ impl Halo {
             .collect();
         let got = comm.exchange(&sends, &from)?;
         let Some(dev) = dev else { return Ok(Ok(())) };
-        Ok(self.upload(dev, own, &owned, &from, got, &bytes))
+        Ok(self.upload(dev, own, &owned, &from, got, bytes))
+    }
+
+    /// The step's inputs that read the state (parameter, bytes), made from the bytes of this
+    /// rank's window of the state by the row map.
+    pub(super) fn inputs(&self, window: &[u8]) -> Result<Vec<(usize, Vec<u8>)>, Error> {
+        let w = &self.window;
+        if window.len() != w.len() * self.row {
+            return Err(Error::plain("internal: a window of the state of another length"));
+        }
+        Ok(self
+            .cuts
+            .iter()
+            .map(|(j, map)| {
+                let mut input = Vec::with_capacity(map.len() * self.row);
+                for src in map {
+                    match src {
+                        Src::Row(i) => {
+                            input.extend_from_slice(&window[(i - w.start) * self.row..(i - w.start + 1) * self.row])
+                        }
+                        Src::Const(b) => input.extend_from_slice(b),
+                    }
+                }
+                (*j, input)
+            })
+            .collect())
     }
 
     /// This rank's next inputs from its own rows (`bytes`, rows `own`) and the rows `got`
@@ -259,17 +299,8 @@ impl Halo {
         for (j, b) in from.iter().zip(got) {
             place(overlap(w, &owned[*j]), &b)?;
         }
-        for (j, map) in &self.cuts {
-            let mut input = Vec::with_capacity(map.len() * self.row);
-            for src in map {
-                match src {
-                    Src::Row(i) => {
-                        input.extend_from_slice(&window[(i - w.start) * self.row..(i - w.start + 1) * self.row])
-                    }
-                    Src::Const(b) => input.extend_from_slice(b),
-                }
-            }
-            dev.upload_param(*j, &input)?;
+        for (j, input) in self.inputs(&window)? {
+            dev.upload_param(j, &input)?;
         }
         Ok(())
     }

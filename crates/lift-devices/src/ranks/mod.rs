@@ -6,12 +6,19 @@
 //! Here, with no MPI needed: what a host loop's step reads of the state ([`state_reads`], so
 //! that between steps a rank receives only the rows its next step reads: everything for
 //! n-body, its neighbours' halo rows for a stencil of `slide`/`pad`), and the plan that
-//! `lift compile --emit plan --mpi R` prints ([`describe`]). The transport itself (feature
-//! `mpi`, rsmpi over the system's MPI) is `transport` (the byte collectives, agreement on
-//! failures) and `exec` (running, `lift bench --mpi`).
+//! `lift compile --emit plan --mpi R` prints ([`describe`]), and which convergence loops each
+//! rank can test on its own rows ([`until`]). The transport itself (feature `mpi`, rsmpi over
+//! the system's MPI) is `transport` (the byte collectives, agreement on failures), `bytes`
+//! (inputs and parts as device-buffer bytes), `combine` (a reduction by `MPI_Reduce`), `exec`
+//! (running, `lift bench --mpi`), `steps` and `halo` (host loops).
 
+pub mod until;
 pub mod wire;
 
+#[cfg(feature = "mpi")]
+mod bytes;
+#[cfg(feature = "mpi")]
+mod combine;
 #[cfg(feature = "mpi")]
 mod exec;
 #[cfg(feature = "mpi")]
@@ -31,6 +38,7 @@ use lift_compile::{Error, Options};
 use lift_data::Inputs;
 use std::collections::BTreeMap;
 use std::ops::Range;
+pub use until::{until_loop, Until};
 
 /// What a host loop's step reads of its state, beyond the slice it computes.
 #[derive(Clone, Debug, PartialEq)]
@@ -161,8 +169,13 @@ pub fn describe(src: &str, ranks: usize, sizes: &[String]) -> Result<String, Err
     };
     match decide(&typed.given, &typed.given_info) {
         Decision::Split(s) => describe_split(&mut out, &s, ranks, inputs.as_ref())?,
-        Decision::Whole(why) => match host_loop_or_why(&typed.given, &typed.given_info) {
-            Ok(hl) => {
+        Decision::Whole(why) => match host_loop_or_why(&typed.given, &typed.given_info)
+            .map(|hl| (hl, None))
+            .or_else(|e| match e {
+                None => until_loop(&typed.given, &typed.given_info).map(|(hl, u)| (hl, Some(u))),
+                Some(why) => Err(Some(why)),
+            }) {
+            Ok((hl, until)) => {
                 let state = typed.given.params.len();
                 out.push_str(&format!(
                     "host loop: {} steps, each split over the ranks; each rank keeps its slice program and \
@@ -175,6 +188,14 @@ pub fn describe(src: &str, ranks: usize, sizes: &[String]) -> Result<String, Err
                 });
                 describe_split(&mut out, &hl.step, ranks, step_inputs.as_ref())?;
                 describe_exchange(&mut out, &hl, state, ranks, step_inputs.as_ref())?;
+                if let Some(u) = until {
+                    out.push_str(&format!(
+                        "convergence test after each step: each rank tests its own rows of the previous and the new \
+                         state (the condition with {} set to its rows); one all-reduce of the ranks' verdicts \
+                         (MPI_Allreduce, MPI_MIN) decides the exit, at most {} steps\n",
+                        u.size, hl.steps
+                    ));
+                }
             }
             Err(looped) => {
                 out.push_str(&format!(
@@ -252,8 +273,8 @@ fn describe_split(out: &mut String, s: &Split, ranks: usize, inputs: Option<&Inp
              their lengths)\n",
         ),
         Gather::Reduce { .. } => out.push_str(
-            "gathered on rank 0: one partial per rank (MPI_Gatherv), combined there in rank order by the \
-             program's own reduction\n",
+            "combined on rank 0: one partial per rank, by MPI_Reduce with the reduction's operator (`+`: MPI_SUM, \
+             `*`: MPI_PROD; partials of vectors are gathered and combined there by the program's reduction)\n",
         ),
         Gather::Finish { name, .. } => out.push_str(&format!(
             "gathered on rank 0: the parts of `{name}` (each rank's partial results) concatenated in rank \

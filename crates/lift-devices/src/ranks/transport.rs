@@ -5,6 +5,7 @@
 //! rank waits for one that has stopped.
 
 use lift_compile::Error;
+use mpi::collective::SystemOperation;
 use mpi::datatype::{Partition, PartitionMut};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
@@ -72,6 +73,25 @@ impl Comm {
             root.gather_varcount_into_root(mine, &mut part);
         }
         Ok(Some(split(all, &lens)))
+    }
+
+    /// Every rank's `mine` combined by `op` (MPI_Reduce): on rank 0 (`None` elsewhere), or on
+    /// every rank with `everywhere` (MPI_Allreduce).
+    pub(crate) fn reduce<T: Equivalence + Default>(&self, mine: T, op: SystemOperation, everywhere: bool) -> Option<T> {
+        self.settle();
+        let mut out = T::default();
+        if everywhere {
+            self.world.all_reduce_into(&mine, &mut out, op);
+            return Some(out);
+        }
+        let root = self.world.process_at_rank(0);
+        if self.is_root() {
+            root.reduce_into_root(&mine, &mut out, op);
+            Some(out)
+        } else {
+            root.reduce_into(&mine, op);
+            None
+        }
     }
 
     /// Rank 0's `bytes` on every rank (MPI_Bcast of the length, then of the bytes).
@@ -185,9 +205,17 @@ impl Comm {
     /// else one error on rank 0's terms naming the first failing rank and its device (the
     /// others' as notes), the same on every rank.
     pub(crate) fn agree<T>(&self, mine: Result<T, Error>) -> Result<T, Error> {
+        let status = mine.as_ref().map(|_| vec![]).map_err(|e| Error::plain(failure_text(e)));
+        self.agree_gather(status)?;
+        mine
+    }
+
+    /// [`Comm::agree`] and [`Comm::all_gather`] in one collective: every rank's bytes on
+    /// every rank where every rank succeeded, else the agreed error.
+    pub(crate) fn agree_gather(&self, mine: Result<Vec<u8>, Error>) -> Result<Vec<Vec<u8>>, Error> {
         self.settle();
         let status = match &mine {
-            Ok(_) => vec![0u8],
+            Ok(b) => [&[0u8][..], b].concat(),
             Err(e) => [&[1u8][..], failure_text(e).as_bytes()].concat(),
         };
         let all = self.all_gather(&status)?;
@@ -198,7 +226,7 @@ impl Comm {
             .map(|(r, s)| (r, String::from_utf8_lossy(&s[1..]).into_owned()))
             .collect();
         if failures.is_empty() {
-            return mine;
+            return Ok(all.into_iter().map(|mut s| s.split_off(1)).collect());
         }
         Err(self.failed(failures))
     }

@@ -1102,6 +1102,13 @@ fn the_plan_over_mpi_ranks_shows_the_split_and_the_exchanges() {
     assert!(nbody.contains("between steps: all-gather (MPI_Allgatherv)"), "{nbody}");
     // 6 bodies of 4 floats over 3 ranks: each receives the other 4 bodies each step.
     assert!(nbody.contains("rank 1: receives 64 B per step"), "{nbody}");
+    let jacobi = plan("host_jacobi.lisp", &["N=8"]);
+    assert!(jacobi.contains("halo exchange"), "{jacobi}");
+    assert!(
+        jacobi.contains("each rank tests its own rows of the previous and the new state"),
+        "{jacobi}"
+    );
+    assert!(jacobi.contains("(MPI_Allreduce, MPI_MIN) decides the exit"), "{jacobi}");
     // Without MPI-specific flags it is a usage error to ask for it without `--emit plan`.
     let out = Command::new(env!("CARGO_BIN_EXE_lift"))
         .arg("compile")

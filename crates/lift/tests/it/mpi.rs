@@ -1,8 +1,9 @@
 //! One program over MPI ranks (issue 32; `--features mpi`): `mpirun -n 2` and `-n 3` of
 //! `lift run --mpi` on this host's OpenCL device equal the reference interpreter for a map, a
 //! matrix product, a reduction, a filter, a host loop whose step reads the whole state
-//! (all-gather) and one that reads its neighbours' rows (halo exchange); a failing rank stops
-//! every rank with one error naming it; `lift bench --mpi` compares and times.
+//! (all-gather) and one that reads its neighbours' rows (halo exchange), and a convergence loop
+//! (an all-reduce of each rank's test); a reduction is combined by MPI_Reduce; a failing rank
+//! stops every rank with one error naming it; `lift bench --mpi` compares and times.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -150,6 +151,85 @@ fn a_reduction_over_ranks_combines_one_partial_per_rank() {
         &serde_json::json!({ "xs": floats(5000, 5) }),
         &[],
     );
+}
+
+/// `--time`'s lines of every rank, from `mpirun -n ranks lift run … --mpi --time`.
+fn timed_over_ranks(name: &str, ranks: usize, program: &str, data: &serde_json::Value, sizes: &[&str]) -> String {
+    let dir = scratch(name);
+    let prog = write(&dir, "prog.lisp", program);
+    let data = write(&dir, "in.json", &data.to_string());
+    let mut args = vec!["run", prog.as_str(), "--data", data.as_str(), "--mpi", "--time"];
+    for s in sizes {
+        args.extend(["--size", s]);
+    }
+    let out = mpirun(ranks, &args, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{name}: {stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+    stderr
+}
+
+#[test]
+fn a_reduction_over_ranks_is_combined_by_mpi_reduce() {
+    if !device_present() {
+        return;
+    }
+    let product = "(lift (N) ((array-type int N)) (lambda (xs) (reduce * 1 xs)))";
+    let xs: Vec<i64> = (0..600).map(|i| if i % 7 == 0 { -1 } else { 1 }).collect();
+    agrees_over_ranks("product", product, &serde_json::json!({ "xs": xs }), &[]);
+    let sum = "(lift (N) ((array-type float N)) (lambda (xs) (reduce + 0.0f xs)))";
+    let stderr = timed_over_ranks("sum-timed", 3, sum, &serde_json::json!({ "xs": floats(3000, 9) }), &[]);
+    assert_eq!(
+        stderr.matches("partials combined on rank 0 by MPI_Reduce").count(),
+        3,
+        "{stderr}"
+    );
+}
+
+/// A convergence loop: each rank tests its own rows of the previous and the new state, and one
+/// all-reduce of the ranks' verdicts decides the exit, at the step one process leaves at.
+#[test]
+fn a_convergence_loop_over_ranks_leaves_when_every_ranks_rows_converged() {
+    if !device_present() {
+        return;
+    }
+    let ex = crate::examples_dir();
+    let src = std::fs::read_to_string(ex.join("host_jacobi.lisp")).expect("the example");
+    let data: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(ex.join("host_jacobi.json")).expect("its data")).expect("JSON");
+    agrees_over_ranks("jacobi-until", &src, &data, &[]);
+    // Longer rows, a zero pad, and a test that every element is unchanged (a fold by `and`).
+    let until = |test: &str| {
+        format!(
+            "(lift (N) ((array-type float N))
+              (lambda (xs)
+                (iterate-until #400
+                  (lambda (prev next) (join (mapGlb (lambda (all) {test}) (split N (zip prev next)))))
+                  (lambda (s) (mapGlb (lambda (w) (* (+ (+ (at 0 w) (at 1 w)) (at 2 w)) 0.3333f))
+                                      (slide #3 #1 (pad #1 #1 0.0f s))))
+                  xs)))"
+        )
+    };
+    let tolerance = until(
+        "(mapSeq (lambda (m) (< m 0.002f))
+           (reduceSeq (lambda (a pq) (max a (abs (- (get #0 pq) (get #1 pq))))) 0.0f all))",
+    );
+    let data = serde_json::json!({ "xs": floats(90, 21) });
+    agrees_over_ranks("until-tolerance", &tolerance, &data, &[]);
+    let unchanged = until("(reduceSeq (lambda (ok pq) (and ok (= (get #0 pq) (get #1 pq)))) true all)");
+    agrees_over_ranks("until-unchanged", &unchanged, &data, &[]);
+    let stderr = timed_over_ranks("until-timed", 3, &tolerance, &data, &[]);
+    let tests = stderr
+        .lines()
+        .filter(|l| l.contains("convergence tests (its rows, then an all-reduce)"))
+        .count();
+    assert_eq!(tests, 3, "every rank tests its rows: {stderr}");
+    // A test of a sum is no conjunction over the ranks' rows: rank 0 runs the loop whole.
+    let sum = until(
+        "(mapSeq (lambda (m) (< m 0.01f))
+           (reduceSeq (lambda (a pq) (+ a (abs (- (get #0 pq) (get #1 pq))))) 0.0f all))",
+    );
+    agrees_over_ranks("until-sum", &sum, &data, &[]);
 }
 
 #[test]
