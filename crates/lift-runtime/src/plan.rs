@@ -213,124 +213,127 @@ pub fn run_measured_with(
             .map(i32::from_le_bytes)
             .unwrap_or(0))
     })?;
-    let value = match (&result.ty, result.lengths) {
-        _ if prepared.skip_result => Value::Tuple(vec![]),
-        (Type::Exists(e), Some(_)) if result.parts.len() > 1 => {
-            let mut parts = vec![];
-            let mut n = 0;
-            for (k, (part, pt)) in result.parts.iter().zip(exist_parts(e)).enumerate() {
-                let (inner, elem) = shape(&pt, &inputs.sizes)?;
-                let (psz, _) = layout(&plan.memory.buffers[*part].elem);
-                let row = inner.iter().product::<usize>() * psz;
-                n = out.reads[k].len().checked_div(row).unwrap_or(0);
+    let value =
+        match (&result.ty, result.lengths) {
+            _ if prepared.skip_result => Value::Tuple(vec![]),
+            (Type::Exists(e), Some(_)) if result.parts.len() > 1 => {
+                let mut parts = vec![];
+                let mut n = 0;
+                for (k, (part, pt)) in result.parts.iter().zip(exist_parts(e)).enumerate() {
+                    let (inner, elem) = shape(&pt, &inputs.sizes)?;
+                    let (psz, _) = layout(&plan.memory.buffers[*part].elem);
+                    let row = inner.iter().product::<usize>() * psz;
+                    n = out.reads[k].len().checked_div(row).unwrap_or(0);
+                    let mut dims = vec![n];
+                    dims.extend(inner);
+                    parts.push(decode_dims(&out.reads[k], &dims, &elem));
+                }
+                let t = Type::array((**e).clone(), ir::ArithExpr::cst(n as i64));
+                from_parts(&t, &mut parts.into_iter())
+                    .ok_or_else(|| Error::plain("internal: the result's component buffers do not match its type"))?
+            }
+            (Type::Exists(e), Some(_)) => {
+                let (inner, elem) = shape(e, &inputs.sizes)?;
+                let bytes = &out.reads[0];
+                let row = inner.iter().product::<usize>() * esz;
+                let n = bytes.len().checked_div(row).unwrap_or(0);
                 let mut dims = vec![n];
                 dims.extend(inner);
-                parts.push(decode_dims(&out.reads[k], &dims, &elem));
+                decode_dims(bytes, &dims, &elem)
             }
-            let t = Type::array((**e).clone(), ir::ArithExpr::cst(n as i64));
-            from_parts(&t, &mut parts.into_iter())
-                .ok_or_else(|| Error::plain("internal: the result's component buffers do not match its type"))?
-        }
-        (Type::Exists(e), Some(_)) => {
-            let (inner, elem) = shape(e, &inputs.sizes)?;
-            let bytes = &out.reads[0];
-            let row = inner.iter().product::<usize>() * esz;
-            let n = bytes.len().checked_div(row).unwrap_or(0);
-            let mut dims = vec![n];
-            dims.extend(inner);
-            decode_dims(bytes, &dims, &elem)
-        }
-        // A tuple of filter results (and other values): one length each, in order.
-        (Type::Tuple(cs), Some(_)) => {
-            let lens = &out.reads[result.parts.len()];
-            let (mut k, mut j) = (0, 0);
-            let mut comps = vec![];
-            for c in cs {
-                let (t, pts) = match c {
-                    Type::Exists(x) => {
-                        let len = lens
-                            .get(j * 4..j * 4 + 4)
-                            .map(|b| i32::from_le_bytes(b.try_into().expect("4 bytes")) as usize)
-                            .ok_or_else(|| Error::plain("internal: a result length is missing"))?;
-                        j += 1;
-                        let pts = exist_parts(x)
-                            .into_iter()
-                            .map(|pt| Type::array(pt, ir::ArithExpr::cst(len as i64)))
-                            .collect::<Vec<_>>();
-                        (Type::array((**x).clone(), ir::ArithExpr::cst(len as i64)), pts)
+            // A tuple of filter results (and other values): one length each, in order.
+            (Type::Tuple(cs), Some(_)) => {
+                let lens = &out.reads[result.parts.len()];
+                let (mut k, mut j) = (0, 0);
+                let mut comps = vec![];
+                for c in cs {
+                    let (t, pts) = match c {
+                        Type::Exists(x) => {
+                            let len = lens
+                                .get(j * 4..j * 4 + 4)
+                                .map(|b| i32::from_le_bytes(b.try_into().expect("4 bytes")) as usize)
+                                .ok_or_else(|| Error::plain("internal: a result length is missing"))?;
+                            j += 1;
+                            let pts = exist_parts(x)
+                                .into_iter()
+                                .map(|pt| Type::array(pt, ir::ArithExpr::cst(len as i64)))
+                                .collect::<Vec<_>>();
+                            (Type::array((**x).clone(), ir::ArithExpr::cst(len as i64)), pts)
+                        }
+                        c => (c.clone(), codegen_opencl::storage_parts(c)),
+                    };
+                    let mut parts = vec![];
+                    for pt in pts {
+                        let (dims, elem) = shape(&pt, &inputs.sizes)?;
+                        let bytes = out
+                            .reads
+                            .get(k)
+                            .ok_or_else(|| Error::plain("internal: a result part is missing"))?;
+                        parts.push(decode_dims(bytes, &dims, &elem));
+                        k += 1;
                     }
-                    c => (c.clone(), codegen_opencl::storage_parts(c)),
-                };
-                let mut parts = vec![];
-                for pt in pts {
-                    let (dims, elem) = shape(&pt, &inputs.sizes)?;
-                    let bytes = out.reads.get(k).ok_or_else(|| Error::plain("internal: a result part is missing"))?;
-                    parts.push(decode_dims(bytes, &dims, &elem));
-                    k += 1;
+                    comps.push(from_parts(&t, &mut parts.into_iter()).ok_or_else(|| {
+                        Error::plain("internal: the result's component buffers do not match its type")
+                    })?);
                 }
-                comps.push(
-                    from_parts(&t, &mut parts.into_iter())
-                        .ok_or_else(|| Error::plain("internal: the result's component buffers do not match its type"))?,
-                );
+                Value::Tuple(comps)
             }
-            Value::Tuple(comps)
-        }
-        (Type::Array(row_ty, n), Some(_)) => {
-            let Type::Exists(e) = &**row_ty else {
-                return Err(Error::plain("internal: rows without existential type"));
-            };
-            let n = n
-                .eval(&|v| inputs.sizes.get(v).copied())
-                .map_err(|e| Error::plain(e.to_string()))? as usize;
-            let lens = &out.reads[result.parts.len()];
-            // Each component buffer holds `n` rows at one capacity (tuples holding arrays are
-            // stored as one buffer per component).
-            let mut comps = vec![];
-            for (k, (part, pt)) in result.parts.iter().zip(exist_parts(e)).enumerate() {
-                let (inner, elem) = shape(&pt, &inputs.sizes)?;
-                let (psz, _) = layout(&plan.memory.buffers[*part].elem);
-                let row_elems = inner.iter().product::<usize>();
-                let data = &out.reads[k];
-                let cap = if n == 0 {
-                    0
-                } else {
-                    data.len() / (n * row_elems.max(1) * psz.max(1))
+            (Type::Array(row_ty, n), Some(_)) => {
+                let Type::Exists(e) = &**row_ty else {
+                    return Err(Error::plain("internal: rows without existential type"));
                 };
-                comps.push((inner, elem, row_elems * psz, cap, data));
-            }
-            let mut rows = vec![];
-            for r in 0..n {
-                let len = i32::from_le_bytes(lens[r * 4..r * 4 + 4].try_into().expect("4 bytes")) as usize;
-                let mut parts = vec![];
-                let mut kept = len;
-                for (inner, elem, row_bytes, cap, data) in &comps {
-                    let mut dims = vec![len.min(*cap)];
-                    kept = kept.min(*cap);
-                    dims.extend(inner.iter().copied());
-                    parts.push(decode_dims(&data[r * cap * row_bytes..], &dims, elem));
+                let n = n
+                    .eval(&|v| inputs.sizes.get(v).copied())
+                    .map_err(|e| Error::plain(e.to_string()))? as usize;
+                let lens = &out.reads[result.parts.len()];
+                // Each component buffer holds `n` rows at one capacity (tuples holding arrays are
+                // stored as one buffer per component).
+                let mut comps = vec![];
+                for (k, (part, pt)) in result.parts.iter().zip(exist_parts(e)).enumerate() {
+                    let (inner, elem) = shape(&pt, &inputs.sizes)?;
+                    let (psz, _) = layout(&plan.memory.buffers[*part].elem);
+                    let row_elems = inner.iter().product::<usize>();
+                    let data = &out.reads[k];
+                    let cap = if n == 0 {
+                        0
+                    } else {
+                        data.len() / (n * row_elems.max(1) * psz.max(1))
+                    };
+                    comps.push((inner, elem, row_elems * psz, cap, data));
                 }
-                let t = Type::array((**e).clone(), ir::ArithExpr::cst(kept as i64));
-                rows.push(
-                    from_parts(&t, &mut parts.into_iter())
-                        .ok_or_else(|| Error::plain("internal: a row's component buffers do not match its type"))?,
-                );
+                let mut rows = vec![];
+                for r in 0..n {
+                    let len = i32::from_le_bytes(lens[r * 4..r * 4 + 4].try_into().expect("4 bytes")) as usize;
+                    let mut parts = vec![];
+                    let mut kept = len;
+                    for (inner, elem, row_bytes, cap, data) in &comps {
+                        let mut dims = vec![len.min(*cap)];
+                        kept = kept.min(*cap);
+                        dims.extend(inner.iter().copied());
+                        parts.push(decode_dims(&data[r * cap * row_bytes..], &dims, elem));
+                    }
+                    let t = Type::array((**e).clone(), ir::ArithExpr::cst(kept as i64));
+                    rows.push(
+                        from_parts(&t, &mut parts.into_iter())
+                            .ok_or_else(|| Error::plain("internal: a row's component buffers do not match its type"))?,
+                    );
+                }
+                Value::Array(rows)
             }
-            Value::Array(rows)
-        }
-        (t, _) if result.parts.len() > 1 => {
-            let mut parts = vec![];
-            for (k, pt) in codegen_opencl::storage_parts(t).iter().enumerate() {
-                let (dims, elem) = shape(pt, &inputs.sizes)?;
-                parts.push(decode_dims(&out.reads[k], &dims, &elem));
+            (t, _) if result.parts.len() > 1 => {
+                let mut parts = vec![];
+                for (k, pt) in codegen_opencl::storage_parts(t).iter().enumerate() {
+                    let (dims, elem) = shape(pt, &inputs.sizes)?;
+                    parts.push(decode_dims(&out.reads[k], &dims, &elem));
+                }
+                from_parts(t, &mut parts.into_iter())
+                    .ok_or_else(|| Error::plain("internal: the result's component buffers do not match its type"))?
             }
-            from_parts(t, &mut parts.into_iter())
-                .ok_or_else(|| Error::plain("internal: the result's component buffers do not match its type"))?
-        }
-        (t, _) => {
-            let (dims, elem) = shape(t, &inputs.sizes)?;
-            decode_dims(&out.reads[0], &dims, &elem)
-        }
-    };
+            (t, _) => {
+                let (dims, elem) = shape(t, &inputs.sizes)?;
+                decode_dims(&out.reads[0], &dims, &elem)
+            }
+        };
     let timing = time.then(|| {
         let mut s = format!("device: {}\n", session.info().name);
         let mut total = 0;
@@ -375,7 +378,11 @@ fn exist_parts(e: &Type) -> Vec<Type> {
         .into_iter()
         .map(|p| match p {
             Type::Array(c, _) => *c,
-            t @ Type::Scalar(_) | t @ Type::Vector(..) | t @ Type::Tuple(_) | t @ Type::Exists(_) | t @ Type::Fun(..) => t,
+            t @ Type::Scalar(_)
+            | t @ Type::Vector(..)
+            | t @ Type::Tuple(_)
+            | t @ Type::Exists(_)
+            | t @ Type::Fun(..) => t,
         })
         .collect()
 }

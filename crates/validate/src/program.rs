@@ -371,6 +371,13 @@ impl Validator<'_> {
     /// and `let`).
     pub(super) fn has_array_work(&self, e: ExprId) -> bool {
         match self.prog.expr(e) {
+            // a loop over a scalar or vector state inside the work-item is statements over scalars
+            Expr::Prim {
+                prim: Prim::Iterate(_) | Prim::IterateUntil(_),
+                ..
+            } if matches!(self.ty(e), Some(Type::Scalar(_) | Type::Vector(..))) => {
+                self.prog.children(e).iter().any(|c| self.has_array_work(*c))
+            }
             Expr::Prim { .. } | Expr::Pack(_) => true,
             _ => self.prog.children(e).iter().any(|c| self.has_array_work(*c)),
         }

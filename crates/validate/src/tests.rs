@@ -423,6 +423,11 @@ fn primitives_the_back_end_cannot_emit() {
         "(toGlobal (mapGlb (lambda (x) x) (generate N (lambda (i) (let y (to-float i) (at 0 (generate #1 (lambda (j) y))))))))",
     );
     one_error(&src, "array primitives inside it are not supported yet", "(lambda (i)");
+    // a loop over a scalar is statements over scalars
+    let src = vec1(
+        "(toGlobal (mapGlb (lambda (x) x) (generate N (lambda (i) (to-float (iterate-until #8 (lambda (a b) (> b 5)) (lambda (s) (+ s s)) i))))))",
+    );
+    assert_eq!(check(&src), vec![]);
     let src = vec1("(toGlobal (mapGlb (lambda (x) (* x 2.0f)) (generate N (lambda (i) (to-float i)))))");
     assert_eq!(check(&src), vec![]);
     // `at` needs statements too (its bounds check): an input read with it is an argument, and
@@ -570,11 +575,15 @@ fn tuples_containing_arrays_are_stored_as_structs_of_arrays() {
     // a filter keeps tuples holding arrays as a struct of arrays with the one run-time length,
     // in a kernel of its own or inside a work-item
     assert_eq!(
-        check(&mat("(toGlobal (filterGlb (lambda (p) (> (at 0 (get #1 p)) 0.0f)) (zip (generate N (lambda (i) 0.0f)) xs)))")),
+        check(&mat(
+            "(toGlobal (filterGlb (lambda (p) (> (at 0 (get #1 p)) 0.0f)) (zip (generate N (lambda (i) 0.0f)) xs)))"
+        )),
         vec![]
     );
     assert_eq!(
-        check(&mat("(mapGlb (lambda (r) (toGlobal (filterSeq (lambda (p) (> (get #0 p) 0.0f)) (zip r (split #1 r))))) xs)")),
+        check(&mat(
+            "(mapGlb (lambda (r) (toGlobal (filterSeq (lambda (p) (> (get #0 p) 0.0f)) (zip r (split #1 r))))) xs)"
+        )),
         vec![]
     );
     // the program's result may be a tuple of filter results, each with its own length

@@ -347,7 +347,11 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
                     .zip(args)
                     .map(|(c, a)| match c {
                         Type::Exists(x) => Ok(Type::array((**x).clone(), g.capacity_len(*a)?)),
-                        c => g.capacity_type(c, *a),
+                        c @ Type::Scalar(_)
+                        | c @ Type::Vector(..)
+                        | c @ Type::Tuple(_)
+                        | c @ Type::Array(..)
+                        | c @ Type::Fun(..) => g.capacity_type(c, *a),
                     })
                     .collect::<Result<_>>()?,
             ),
@@ -399,7 +403,9 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
                     j += 1;
                     v.access(ArithExpr::cst(j as i64 - 1))
                 }
-                _ => Rc::new(View::Tuple(vec![])),
+                Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) | Type::Array(..) | Type::Fun(..) => {
+                    Rc::new(View::Tuple(vec![]))
+                }
             })
             .collect();
         Some((b, Rc::new(View::Tuple(per))))
