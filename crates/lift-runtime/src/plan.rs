@@ -279,12 +279,25 @@ pub fn run_measured_with(
                 Value::Tuple(comps)
             }
             (Type::Array(row_ty, n), Some(_)) => {
-                let Type::Exists(e) = &**row_ty else {
-                    return Err(Error::plain("internal: rows without existential type"));
+                // Rows of filter results, or rows of rows of them (a length each, row-major).
+                let (e, per) = match &**row_ty {
+                    Type::Exists(e) => (e, None),
+                    Type::Array(r, m) if matches!(**r, Type::Exists(_)) => {
+                        let Type::Exists(e) = &**r else { unreachable!("matched") };
+                        (e, Some(m))
+                    }
+                    Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) | Type::Array(..) | Type::Fun(..) => {
+                        return Err(Error::plain("internal: rows without existential type"))
+                    }
                 };
-                let n = n
-                    .eval(&|v| inputs.sizes.get(v).copied())
-                    .map_err(|e| Error::plain(e.to_string()))? as usize;
+                let eval = |l: &ir::ArithExpr| {
+                    l.eval(&|v| inputs.sizes.get(v).copied())
+                        .map_err(|e| Error::plain(e.to_string()))
+                        .map(|v| v as usize)
+                };
+                let outer = eval(n)?;
+                let per = per.map(eval).transpose()?;
+                let n = outer * per.unwrap_or(1);
                 let lens = &out.reads[result.parts.len()];
                 // Each component buffer holds `n` rows at one capacity (tuples holding arrays are
                 // stored as one buffer per component).
@@ -318,7 +331,11 @@ pub fn run_measured_with(
                             .ok_or_else(|| Error::plain("internal: a row's component buffers do not match its type"))?,
                     );
                 }
-                Value::Array(rows)
+                match per {
+                    Some(m) if m > 0 => Value::Array(rows.chunks(m).map(|c| Value::Array(c.to_vec())).collect()),
+                    Some(_) => Value::Array((0..outer).map(|_| Value::Array(vec![])).collect()),
+                    None => Value::Array(rows),
+                }
             }
             (t, _) if result.parts.len() > 1 => {
                 let mut parts = vec![];

@@ -140,6 +140,10 @@ impl Validator<'_> {
             _ if self.has_section(body) => Ok(()),
             Some(Type::Exists(_)) => self.cap(body, 0),
             Some(Type::Array(el, _)) if matches!(**el, Type::Exists(_)) => self.row_cap(body, 0),
+            Some(Type::Array(..)) => match self.rows_of_rows(body).last().and_then(|m| self.map_body(*m)) {
+                Some(inner) => self.row_cap(inner, 0),
+                None => Ok(()),
+            },
             Some(Type::Tuple(_)) => match self.result_tuple(body) {
                 Some(args) => args
                     .into_iter()
@@ -203,8 +207,59 @@ impl Validator<'_> {
         }
     }
 
+    /// The program's result when it is a map (below `toX`) of maps whose elements are filter
+    /// results (`[[∃X. T]m]n`): stored with a length per row of each row. The nodes from the body
+    /// down to the outer map; empty otherwise.
+    pub(super) fn rows_of_rows(&self, body: ExprId) -> Vec<ExprId> {
+        let mut chain = vec![body];
+        let mut e = body;
+        while let Expr::Prim {
+            prim: Prim::To(_),
+            args,
+        } = self.prog.expr(e)
+        {
+            e = args[0];
+            chain.push(e);
+        }
+        let rows = |x: ExprId| matches!(self.ty(x), Some(Type::Array(el, _)) if matches!(&**el, Type::Exists(t) if !t.has_existential()));
+        let two = matches!(self.ty(e), Some(Type::Array(el, _)) if matches!(&**el, Type::Array(r, _) if matches!(&**r, Type::Exists(t) if !t.has_existential())));
+        let inner_map = self.map_body(e).map(|b| self.strip_to(b));
+        let ok = two
+            && inner_map.is_some_and(|m| rows(m) && matches!(self.prog.expr(m), Expr::Prim { prim: Prim::Map(_), .. }));
+        if ok {
+            chain
+        } else {
+            vec![]
+        }
+    }
+
+    /// The body of the function of `e` when `e` is a map.
+    fn map_body(&self, e: ExprId) -> Option<ExprId> {
+        if let Expr::Prim {
+            prim: Prim::Map(_),
+            args,
+        } = self.prog.expr(e)
+        {
+            return self.lambda(args[0]);
+        }
+        None
+    }
+
+    /// `e` without the `toX` around it.
+    fn strip_to(&self, e: ExprId) -> ExprId {
+        if let Expr::Prim {
+            prim: Prim::To(_),
+            args,
+        } = self.prog.expr(e)
+        {
+            return self.strip_to(args[0]);
+        }
+        e
+    }
+
     /// Arrays of filter results have one level of run-time lengths (a length per row); an array
-    /// of arrays of them would need lengths per row of each row.
+    /// of arrays of them would need lengths per row of each row, which only the program's
+    /// result has ([`Self::rows_of_rows`]).
     pub(super) fn nested_rows(&mut self) {
         fn depth(t: &Type) -> usize {
             match t {
@@ -217,6 +272,7 @@ impl Validator<'_> {
                 | Type::Fun(..) => 0,
             }
         }
+        let result = self.rows_of_rows(self.prog.body);
         let mut stack = vec![self.prog.body];
         while let Some(e) = stack.pop() {
             if matches!(self.prog.expr(e), Expr::Lambda { .. }) {
@@ -224,7 +280,7 @@ impl Validator<'_> {
                 continue;
             }
             match self.ty(e) {
-                Some(t) if depth(t) >= 2 => {
+                Some(t) if depth(t) >= 2 && !result.contains(&e) => {
                     let t = t.clone();
                     self.err(
                         e,

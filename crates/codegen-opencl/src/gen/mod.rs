@@ -303,9 +303,11 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
         g.cty(prog.body)?
     };
     // The host reads back one length per filter result at most one array level deep.
+    // A map of maps of filter results has a length per row of each row.
+    let rows2 = rows_of_rows(prog, info, prog.body);
     if let Type::Array(row, _) = &result_ty {
         if let Type::Array(inner, _) = &**row {
-            if exist_below(inner) {
+            if exist_below(inner) && rows2.is_none() {
                 return Err(Diagnostic::new(
                     prog.span(prog.body),
                     "a result holding filter results two or more array levels deep (a filter inside two maps) is not supported yet by the OpenCL back end",
@@ -325,8 +327,18 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
             (t.clone(), false)
         }
     };
-    let data_ty = match &data_ty {
-        Type::Array(row, n) if matches!(**row, Type::Exists(_)) => {
+    let data_ty = match (&data_ty, rows2) {
+        (Type::Array(row, n), Some(inner)) => {
+            let Type::Array(r, m) = &**row else {
+                unreachable!("rows_of_rows checked")
+            };
+            let Type::Exists(elem) = &**r else {
+                unreachable!("rows_of_rows checked")
+            };
+            let cap = g.capacity_len_rows(inner)?;
+            Type::array(Type::array(Type::array((**elem).clone(), cap), m.clone()), n.clone())
+        }
+        (Type::Array(row, n), _) if matches!(**row, Type::Exists(_)) => {
             let Type::Exists(elem) = &**row else {
                 unreachable!("matched")
             };
@@ -336,12 +348,15 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
                 n.clone(),
             )
         }
-        t @ Type::Scalar(_)
-        | t @ Type::Vector(..)
-        | t @ Type::Tuple(_)
-        | t @ Type::Array(..)
-        | t @ Type::Exists(_)
-        | t @ Type::Fun(..) => match &tuple_lens {
+        (
+            t @ Type::Scalar(_)
+            | t @ Type::Vector(..)
+            | t @ Type::Tuple(_)
+            | t @ Type::Array(..)
+            | t @ Type::Exists(_)
+            | t @ Type::Fun(..),
+            _,
+        ) => match &tuple_lens {
             Some((cs, args)) => Type::Tuple(
                 cs.iter()
                     .zip(args)
@@ -363,24 +378,25 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
         .map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
     // a struct of arrays allocates its component buffers one after the other
     let parts = (data..g.mem.buffers.len()).collect();
-    let rows_exist = matches!(&result_ty, Type::Array(e, _) if matches!(**e, Type::Exists(_)));
+    let rows_exist = matches!(&result_ty, Type::Array(e, _) if matches!(**e, Type::Exists(_))) || rows2.is_some();
     let lengths = if exist {
         let (b, v) = g
             .alloc("out_len", &Type::int(), AddressSpace::Global, &[], Role::OutputLength)
             .map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
         Some((b, v))
     } else if rows_exist {
-        let Type::Array(_, n) = &data_ty else {
+        let Type::Array(row, n) = &data_ty else {
             unreachable!("checked above")
         };
+        let lens_ty = match (&**row, rows2) {
+            (Type::Array(_, m), Some(_)) => Type::array(Type::array(Type::int(), m.clone()), n.clone()),
+            (_, None) => Type::array(Type::int(), n.clone()),
+            (Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) | Type::Exists(_) | Type::Fun(..), Some(_)) => {
+                unreachable!("rows_of_rows checked")
+            }
+        };
         let (b, v) = g
-            .alloc(
-                "out_lens",
-                &Type::array(Type::int(), n.clone()),
-                AddressSpace::Global,
-                &[],
-                Role::OutputLength,
-            )
+            .alloc("out_lens", &lens_ty, AddressSpace::Global, &[], Role::OutputLength)
             .map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
         Some((b, v))
     } else if let Some((cs, _)) = &tuple_lens {
@@ -454,6 +470,36 @@ fn array_in_tuple(t: &Type) -> bool {
         }),
         Type::Scalar(_) | Type::Vector(..) | Type::Array(..) | Type::Exists(_) | Type::Fun(..) => false,
     }
+}
+
+/// The body of the outer map when the result is a map (below `toX`) of maps of filter results
+/// (`[[∃X. T]m]n`, validate's `rows_of_rows`): its rows' capacity is that of the inner map's.
+fn rows_of_rows(prog: &Program, info: &TypeInfo, body: ExprId) -> Option<ExprId> {
+    let mut e = body;
+    while let Expr::Prim {
+        prim: Prim::To(_),
+        args,
+    } = prog.expr(e)
+    {
+        e = args[0];
+    }
+    let Type::Array(row, _) = info.ty(e) else { return None };
+    let Type::Array(r, _) = &**row else { return None };
+    let Type::Exists(t) = &**r else { return None };
+    if t.has_existential() {
+        return None;
+    }
+    let Expr::Prim {
+        prim: Prim::Map(_),
+        args,
+    } = prog.expr(e)
+    else {
+        return None;
+    };
+    let Expr::Lambda { body: inner, .. } = prog.expr(args[0]) else {
+        return None;
+    };
+    Some(*inner)
 }
 
 /// The components of the result `tuple` (below `let`s and `toX`), when the body ends in one.
