@@ -241,38 +241,92 @@ pub fn run_measured_with(
                 dims.extend(inner);
                 decode_dims(bytes, &dims, &elem)
             }
-            // A tuple of filter results (and other values): one length each, in order.
+            // A tuple of filter results, rows of them and other values: a row of `L` lengths
+            // for each component holding run-time lengths, in order.
             (Type::Tuple(cs), Some(_)) => {
                 let lens = &out.reads[result.parts.len()];
+                let len_at = |i: usize| {
+                    lens.get(i * 4..i * 4 + 4)
+                        .map(|b| i32::from_le_bytes(b.try_into().expect("4 bytes")).max(0) as usize)
+                        .ok_or_else(|| Error::plain("internal: a result length is missing"))
+                };
+                let holders = cs
+                    .iter()
+                    .filter(|c| {
+                        matches!(c, Type::Exists(_)) || matches!(c, Type::Array(r, _) if matches!(**r, Type::Exists(_)))
+                    })
+                    .count();
+                let widest = (lens.len() / 4).checked_div(holders).unwrap_or(0);
                 let (mut k, mut j) = (0, 0);
                 let mut comps = vec![];
                 for c in cs {
-                    let (t, pts) = match c {
+                    let value = match c {
                         Type::Exists(x) => {
-                            let len = lens
-                                .get(j * 4..j * 4 + 4)
-                                .map(|b| i32::from_le_bytes(b.try_into().expect("4 bytes")) as usize)
-                                .ok_or_else(|| Error::plain("internal: a result length is missing"))?;
+                            let len = len_at(j * widest)?;
                             j += 1;
-                            let pts = exist_parts(x)
-                                .into_iter()
-                                .map(|pt| Type::array(pt, ir::ArithExpr::cst(len as i64)))
-                                .collect::<Vec<_>>();
-                            (Type::array((**x).clone(), ir::ArithExpr::cst(len as i64)), pts)
+                            let mut parts = vec![];
+                            for (part, pt) in result.parts[k..].iter().zip(exist_parts(x)) {
+                                let (inner, elem) = shape(&pt, &inputs.sizes)?;
+                                let (psz, _) = layout(&plan.memory.buffers[*part].elem);
+                                let row_bytes = inner.iter().product::<usize>() * psz;
+                                let cap = out.reads[k].len().checked_div(row_bytes).unwrap_or(len);
+                                let mut dims = vec![len.min(cap)];
+                                dims.extend(inner);
+                                parts.push(decode_dims(&out.reads[k], &dims, &elem));
+                                k += 1;
+                            }
+                            let t = Type::array((**x).clone(), ir::ArithExpr::cst(len as i64));
+                            from_parts(&t, &mut parts.into_iter())
                         }
-                        c => (c.clone(), codegen_opencl::storage_parts(c)),
+                        Type::Array(r, n) if matches!(**r, Type::Exists(_)) => {
+                            let Type::Exists(x) = &**r else { unreachable!("matched") };
+                            let n = n
+                                .eval(&|v| inputs.sizes.get(v).copied())
+                                .map_err(|e| Error::plain(e.to_string()))? as usize;
+                            let mut cols = vec![];
+                            for (part, pt) in result.parts[k..].iter().zip(exist_parts(x)) {
+                                let (inner, elem) = shape(&pt, &inputs.sizes)?;
+                                let (psz, _) = layout(&plan.memory.buffers[*part].elem);
+                                let row_bytes = inner.iter().product::<usize>() * psz;
+                                let data = &out.reads[k];
+                                let cap = data.len().checked_div(n * row_bytes.max(1)).unwrap_or(0);
+                                cols.push((inner, elem, row_bytes, cap, data));
+                                k += 1;
+                            }
+                            let mut rows = vec![];
+                            for row in 0..n {
+                                let len = len_at(j * widest + row)?;
+                                let mut parts = vec![];
+                                let mut kept = len;
+                                for (inner, elem, row_bytes, cap, data) in &cols {
+                                    kept = kept.min(*cap);
+                                    let mut dims = vec![len.min(*cap)];
+                                    dims.extend(inner.iter().copied());
+                                    parts.push(decode_dims(&data[row * cap * row_bytes..], &dims, elem));
+                                }
+                                let t = Type::array((**x).clone(), ir::ArithExpr::cst(kept as i64));
+                                rows.push(from_parts(&t, &mut parts.into_iter()).ok_or_else(|| {
+                                    Error::plain("internal: a row's component buffers do not match its type")
+                                })?);
+                            }
+                            j += 1;
+                            Some(Value::Array(rows))
+                        }
+                        c @ Type::Scalar(_)
+                        | c @ Type::Vector(..)
+                        | c @ Type::Tuple(_)
+                        | c @ Type::Array(..)
+                        | c @ Type::Fun(..) => {
+                            let mut parts = vec![];
+                            for pt in codegen_opencl::storage_parts(c) {
+                                let (dims, elem) = shape(&pt, &inputs.sizes)?;
+                                parts.push(decode_dims(&out.reads[k], &dims, &elem));
+                                k += 1;
+                            }
+                            from_parts(c, &mut parts.into_iter())
+                        }
                     };
-                    let mut parts = vec![];
-                    for pt in pts {
-                        let (dims, elem) = shape(&pt, &inputs.sizes)?;
-                        let bytes = out
-                            .reads
-                            .get(k)
-                            .ok_or_else(|| Error::plain("internal: a result part is missing"))?;
-                        parts.push(decode_dims(bytes, &dims, &elem));
-                        k += 1;
-                    }
-                    comps.push(from_parts(&t, &mut parts.into_iter()).ok_or_else(|| {
+                    comps.push(value.ok_or_else(|| {
                         Error::plain("internal: the result's component buffers do not match its type")
                     })?);
                 }
@@ -488,5 +542,18 @@ mod tests {
         let short = arr(vec![f(5.0)]);
         let rows = arr(vec![arr(vec![f(1.0), f(2.0)]), arr(vec![f(3.0), f(4.0)])]);
         assert_eq!(from_parts(&ty, &mut vec![rows, short].into_iter()), None);
+    }
+
+    #[test]
+    fn a_filter_result_of_tuples_holding_arrays_is_read_per_component_buffer() {
+        use ir::ArithExpr;
+        let row = Type::array(Type::float(), ArithExpr::size_var("M"));
+        // (float, ([float]M, int)): three buffers, one element of each
+        let elem = Type::Tuple(vec![Type::float(), Type::Tuple(vec![row.clone(), Type::int()])]);
+        assert_eq!(exist_parts(&elem), vec![Type::float(), row.clone(), Type::int()]);
+        // elements stored whole: one buffer
+        assert_eq!(exist_parts(&row), vec![row.clone()]);
+        let pair = Type::Tuple(vec![Type::float(), Type::int()]);
+        assert_eq!(exist_parts(&pair), vec![pair.clone()]);
     }
 }

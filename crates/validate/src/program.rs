@@ -145,10 +145,11 @@ impl Validator<'_> {
                 None => Ok(()),
             },
             Some(Type::Tuple(_)) => match self.result_tuple(body) {
-                Some(args) => args
-                    .into_iter()
-                    .filter(|a| matches!(self.ty(*a), Some(Type::Exists(_))))
-                    .try_for_each(|a| self.cap(a, 0)),
+                Some(args) => args.into_iter().try_for_each(|a| match self.ty(a) {
+                    Some(Type::Exists(_)) => self.cap(a, 0),
+                    Some(Type::Array(r, _)) if matches!(**r, Type::Exists(_)) => self.row_cap(a, 0),
+                    _ => Ok(()),
+                }),
                 None => Ok(()),
             },
             _ => Ok(()),
@@ -179,8 +180,8 @@ impl Validator<'_> {
     }
 
     /// The components of the program's result when it is a `tuple` (below `let`s and `toX`)
-    /// holding filter results only as whole components, each stored as a result of its own with
-    /// its own length; `None` otherwise.
+    /// holding filter results only as whole components (or rows of them), each stored as a
+    /// result of its own with its own length(s); `None` otherwise.
     pub(super) fn result_tuple(&self, e: ExprId) -> Option<Vec<ExprId>> {
         match self.prog.expr(e) {
             Expr::Let { body, .. } => self.result_tuple(*body),
@@ -189,8 +190,10 @@ impl Validator<'_> {
                 args,
             } => self.result_tuple(args[0]),
             Expr::Op { op: Op::Tuple, args } => {
+                let stored = |x: &Type| !exist_inside(x) && tuple_storage_unsupported(x).is_none();
                 let whole = |a: &ExprId| match self.ty(*a) {
-                    Some(Type::Exists(x)) => !exist_inside(x) && tuple_storage_unsupported(x).is_none(),
+                    Some(Type::Exists(x)) => stored(x),
+                    Some(Type::Array(r, _)) if matches!(&**r, Type::Exists(x) if stored(x)) => true,
                     Some(t) => !exist_inside(t),
                     None => false,
                 };

@@ -598,6 +598,11 @@ fn tuples_containing_arrays_are_stored_as_structs_of_arrays() {
         check(&mat("(tuple (filter (lambda (r) (> (at 0 r) 0.0f)) xs) (toGlobal (filterGlb (lambda (p) (> (get #0 p) 0.0f)) (zip (generate N (lambda (i) 0.0f)) xs))))")),
         vec![]
     );
+    // and of rows of filter results, with a length per row
+    assert_eq!(
+        check(&mat("(tuple (mapGlb (lambda (r) (toGlobal (filterSeq (lambda (x) (> x 0.0f)) r))) xs) xs)")),
+        vec![]
+    );
     // a run-time length inside a tuple has no length buffer
     one_error(
         &mat("(toGlobal (mapGlb (lambda (r) (tuple (filterSeq (lambda (x) (> x 0.0f)) r) 1.0f)) xs))"),

@@ -44,6 +44,7 @@ mod memory;
 mod mma;
 mod reduce;
 mod regblock;
+mod result;
 mod scalar;
 mod scan;
 mod types;
@@ -304,7 +305,7 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
     };
     // The host reads back one length per filter result at most one array level deep.
     // A map of maps of filter results has a length per row of each row.
-    let rows2 = rows_of_rows(prog, info, prog.body);
+    let rows2 = result::rows_of_rows(prog, info, prog.body);
     if let Type::Array(row, _) = &result_ty {
         if let Type::Array(inner, _) = &**row {
             if exist_below(inner) && rows2.is_none() {
@@ -317,7 +318,7 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
     }
     // A `tuple` of filter results (and other arrays or scalars) as the result: each component
     // stored as a result of its own, a filter result's length at its place in `out_lens`.
-    let tuple_lens = match (&result_ty, result_tuple_args(prog, prog.body)) {
+    let tuple_lens = match (&result_ty, result::result_tuple_args(prog, prog.body)) {
         (Type::Tuple(cs), Some(args)) if cs.iter().any(exist_below) => Some((cs.clone(), args)),
         _ => None,
     };
@@ -357,19 +358,7 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
             | t @ Type::Fun(..),
             _,
         ) => match &tuple_lens {
-            Some((cs, args)) => Type::Tuple(
-                cs.iter()
-                    .zip(args)
-                    .map(|(c, a)| match c {
-                        Type::Exists(x) => Ok(Type::array((**x).clone(), g.capacity_len(*a)?)),
-                        c @ Type::Scalar(_)
-                        | c @ Type::Vector(..)
-                        | c @ Type::Tuple(_)
-                        | c @ Type::Array(..)
-                        | c @ Type::Fun(..) => g.capacity_type(c, *a),
-                    })
-                    .collect::<Result<_>>()?,
-            ),
+            Some((cs, args)) => g.result_tuple_type(cs, args)?,
             None => g.capacity_type(t, prog.body)?,
         },
     };
@@ -400,31 +389,10 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
             .map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
         Some((b, v))
     } else if let Some((cs, _)) = &tuple_lens {
-        let k = cs.iter().filter(|c| matches!(c, Type::Exists(_))).count();
-        let (b, v) = g
-            .alloc(
-                "out_lens",
-                &Type::array(Type::int(), ArithExpr::cst(k as i64)),
-                AddressSpace::Global,
-                &[],
-                Role::OutputLength,
-            )
-            .map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
-        // the tuple's components' lengths, in order (none for the others)
-        let mut j = 0;
-        let per = cs
-            .iter()
-            .map(|c| match c {
-                Type::Exists(_) => {
-                    j += 1;
-                    v.access(ArithExpr::cst(j as i64 - 1))
-                }
-                Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) | Type::Array(..) | Type::Fun(..) => {
-                    Rc::new(View::Tuple(vec![]))
-                }
-            })
-            .collect();
-        Some((b, Rc::new(View::Tuple(per))))
+        Some(
+            g.result_tuple_lengths(cs)
+                .map_err(|m| Diagnostic::new(prog.span(prog.body), m))?,
+        )
     } else {
         None
     };
@@ -469,55 +437,6 @@ fn array_in_tuple(t: &Type) -> bool {
             Type::Scalar(_) | Type::Vector(..) | Type::Fun(..) => false,
         }),
         Type::Scalar(_) | Type::Vector(..) | Type::Array(..) | Type::Exists(_) | Type::Fun(..) => false,
-    }
-}
-
-/// The body of the outer map when the result is a map (below `toX`) of maps of filter results
-/// (`[[∃X. T]m]n`, validate's `rows_of_rows`): its rows' capacity is that of the inner map's.
-fn rows_of_rows(prog: &Program, info: &TypeInfo, body: ExprId) -> Option<ExprId> {
-    let mut e = body;
-    while let Expr::Prim {
-        prim: Prim::To(_),
-        args,
-    } = prog.expr(e)
-    {
-        e = args[0];
-    }
-    let Type::Array(row, _) = info.ty(e) else { return None };
-    let Type::Array(r, _) = &**row else { return None };
-    let Type::Exists(t) = &**r else { return None };
-    if t.has_existential() {
-        return None;
-    }
-    let Expr::Prim {
-        prim: Prim::Map(_),
-        args,
-    } = prog.expr(e)
-    else {
-        return None;
-    };
-    let Expr::Lambda { body: inner, .. } = prog.expr(args[0]) else {
-        return None;
-    };
-    Some(*inner)
-}
-
-/// The components of the result `tuple` (below `let`s and `toX`), when the body ends in one.
-fn result_tuple_args(prog: &Program, e: ExprId) -> Option<Vec<ExprId>> {
-    match prog.expr(e) {
-        Expr::Let { body, .. } => result_tuple_args(prog, *body),
-        Expr::Prim {
-            prim: Prim::To(_),
-            args,
-        } => result_tuple_args(prog, args[0]),
-        Expr::Op { op: Op::Tuple, args } => Some(args.clone()),
-        Expr::Var(_)
-        | Expr::Lit(_)
-        | Expr::Lambda { .. }
-        | Expr::Prim { .. }
-        | Expr::Op { .. }
-        | Expr::If { .. }
-        | Expr::Pack(_) => None,
     }
 }
 
