@@ -590,9 +590,7 @@ fn generate_env(env: &[Var], i: &str) -> Vec<Var> {
     let mut out: Vec<Var> = env
         .iter()
         .filter(|v| {
-            v.ty.is_scalar()
-                || matches!(v.ty, Ty::Vector(..))
-                || matches!(v.ty, Ty::Array(..)) && !v.ty.holds_exists()
+            v.ty.is_scalar() || matches!(v.ty, Ty::Vector(..)) || matches!(v.ty, Ty::Array(..)) && !v.ty.holds_exists()
         })
         .cloned()
         .collect();

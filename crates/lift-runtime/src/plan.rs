@@ -213,124 +213,198 @@ pub fn run_measured_with(
             .map(i32::from_le_bytes)
             .unwrap_or(0))
     })?;
-    let value = match (&result.ty, result.lengths) {
-        _ if prepared.skip_result => Value::Tuple(vec![]),
-        (Type::Exists(e), Some(_)) if result.parts.len() > 1 => {
-            let mut parts = vec![];
-            let mut n = 0;
-            for (k, (part, pt)) in result.parts.iter().zip(exist_parts(e)).enumerate() {
-                let (inner, elem) = shape(&pt, &inputs.sizes)?;
-                let (psz, _) = layout(&plan.memory.buffers[*part].elem);
-                let row = inner.iter().product::<usize>() * psz;
-                n = out.reads[k].len().checked_div(row).unwrap_or(0);
+    let value =
+        match (&result.ty, result.lengths) {
+            _ if prepared.skip_result => Value::Tuple(vec![]),
+            (Type::Exists(e), Some(_)) if result.parts.len() > 1 => {
+                let mut parts = vec![];
+                let mut n = 0;
+                for (k, (part, pt)) in result.parts.iter().zip(exist_parts(e)).enumerate() {
+                    let (inner, elem) = shape(&pt, &inputs.sizes)?;
+                    let (psz, _) = layout(&plan.memory.buffers[*part].elem);
+                    let row = inner.iter().product::<usize>() * psz;
+                    n = out.reads[k].len().checked_div(row).unwrap_or(0);
+                    let mut dims = vec![n];
+                    dims.extend(inner);
+                    parts.push(decode_dims(&out.reads[k], &dims, &elem));
+                }
+                let t = Type::array((**e).clone(), ir::ArithExpr::cst(n as i64));
+                from_parts(&t, &mut parts.into_iter())
+                    .ok_or_else(|| Error::plain("internal: the result's component buffers do not match its type"))?
+            }
+            (Type::Exists(e), Some(_)) => {
+                let (inner, elem) = shape(e, &inputs.sizes)?;
+                let bytes = &out.reads[0];
+                let row = inner.iter().product::<usize>() * esz;
+                let n = bytes.len().checked_div(row).unwrap_or(0);
                 let mut dims = vec![n];
                 dims.extend(inner);
-                parts.push(decode_dims(&out.reads[k], &dims, &elem));
+                decode_dims(bytes, &dims, &elem)
             }
-            let t = Type::array((**e).clone(), ir::ArithExpr::cst(n as i64));
-            from_parts(&t, &mut parts.into_iter())
-                .ok_or_else(|| Error::plain("internal: the result's component buffers do not match its type"))?
-        }
-        (Type::Exists(e), Some(_)) => {
-            let (inner, elem) = shape(e, &inputs.sizes)?;
-            let bytes = &out.reads[0];
-            let row = inner.iter().product::<usize>() * esz;
-            let n = bytes.len().checked_div(row).unwrap_or(0);
-            let mut dims = vec![n];
-            dims.extend(inner);
-            decode_dims(bytes, &dims, &elem)
-        }
-        // A tuple of filter results (and other values): one length each, in order.
-        (Type::Tuple(cs), Some(_)) => {
-            let lens = &out.reads[result.parts.len()];
-            let (mut k, mut j) = (0, 0);
-            let mut comps = vec![];
-            for c in cs {
-                let (t, pts) = match c {
-                    Type::Exists(x) => {
-                        let len = lens
-                            .get(j * 4..j * 4 + 4)
-                            .map(|b| i32::from_le_bytes(b.try_into().expect("4 bytes")) as usize)
-                            .ok_or_else(|| Error::plain("internal: a result length is missing"))?;
-                        j += 1;
-                        let pts = exist_parts(x)
-                            .into_iter()
-                            .map(|pt| Type::array(pt, ir::ArithExpr::cst(len as i64)))
-                            .collect::<Vec<_>>();
-                        (Type::array((**x).clone(), ir::ArithExpr::cst(len as i64)), pts)
+            // A tuple of filter results, rows of them and other values: a row of `L` lengths
+            // for each component holding run-time lengths, in order.
+            (Type::Tuple(cs), Some(_)) => {
+                let lens = &out.reads[result.parts.len()];
+                let len_at = |i: usize| {
+                    lens.get(i * 4..i * 4 + 4)
+                        .map(|b| i32::from_le_bytes(b.try_into().expect("4 bytes")).max(0) as usize)
+                        .ok_or_else(|| Error::plain("internal: a result length is missing"))
+                };
+                let holders = cs
+                    .iter()
+                    .filter(|c| {
+                        matches!(c, Type::Exists(_)) || matches!(c, Type::Array(r, _) if matches!(**r, Type::Exists(_)))
+                    })
+                    .count();
+                let widest = (lens.len() / 4).checked_div(holders).unwrap_or(0);
+                let (mut k, mut j) = (0, 0);
+                let mut comps = vec![];
+                for c in cs {
+                    let value = match c {
+                        Type::Exists(x) => {
+                            let len = len_at(j * widest)?;
+                            j += 1;
+                            let mut parts = vec![];
+                            for (part, pt) in result.parts[k..].iter().zip(exist_parts(x)) {
+                                let (inner, elem) = shape(&pt, &inputs.sizes)?;
+                                let (psz, _) = layout(&plan.memory.buffers[*part].elem);
+                                let row_bytes = inner.iter().product::<usize>() * psz;
+                                let cap = out.reads[k].len().checked_div(row_bytes).unwrap_or(len);
+                                let mut dims = vec![len.min(cap)];
+                                dims.extend(inner);
+                                parts.push(decode_dims(&out.reads[k], &dims, &elem));
+                                k += 1;
+                            }
+                            let t = Type::array((**x).clone(), ir::ArithExpr::cst(len as i64));
+                            from_parts(&t, &mut parts.into_iter())
+                        }
+                        Type::Array(r, n) if matches!(**r, Type::Exists(_)) => {
+                            let Type::Exists(x) = &**r else { unreachable!("matched") };
+                            let n = n
+                                .eval(&|v| inputs.sizes.get(v).copied())
+                                .map_err(|e| Error::plain(e.to_string()))? as usize;
+                            let mut cols = vec![];
+                            for (part, pt) in result.parts[k..].iter().zip(exist_parts(x)) {
+                                let (inner, elem) = shape(&pt, &inputs.sizes)?;
+                                let (psz, _) = layout(&plan.memory.buffers[*part].elem);
+                                let row_bytes = inner.iter().product::<usize>() * psz;
+                                let data = &out.reads[k];
+                                let cap = data.len().checked_div(n * row_bytes.max(1)).unwrap_or(0);
+                                cols.push((inner, elem, row_bytes, cap, data));
+                                k += 1;
+                            }
+                            let mut rows = vec![];
+                            for row in 0..n {
+                                let len = len_at(j * widest + row)?;
+                                let mut parts = vec![];
+                                let mut kept = len;
+                                for (inner, elem, row_bytes, cap, data) in &cols {
+                                    kept = kept.min(*cap);
+                                    let mut dims = vec![len.min(*cap)];
+                                    dims.extend(inner.iter().copied());
+                                    parts.push(decode_dims(&data[row * cap * row_bytes..], &dims, elem));
+                                }
+                                let t = Type::array((**x).clone(), ir::ArithExpr::cst(kept as i64));
+                                rows.push(from_parts(&t, &mut parts.into_iter()).ok_or_else(|| {
+                                    Error::plain("internal: a row's component buffers do not match its type")
+                                })?);
+                            }
+                            j += 1;
+                            Some(Value::Array(rows))
+                        }
+                        c @ Type::Scalar(_)
+                        | c @ Type::Vector(..)
+                        | c @ Type::Tuple(_)
+                        | c @ Type::Array(..)
+                        | c @ Type::Fun(..) => {
+                            let mut parts = vec![];
+                            for pt in codegen_opencl::storage_parts(c) {
+                                let (dims, elem) = shape(&pt, &inputs.sizes)?;
+                                parts.push(decode_dims(&out.reads[k], &dims, &elem));
+                                k += 1;
+                            }
+                            from_parts(c, &mut parts.into_iter())
+                        }
+                    };
+                    comps.push(value.ok_or_else(|| {
+                        Error::plain("internal: the result's component buffers do not match its type")
+                    })?);
+                }
+                Value::Tuple(comps)
+            }
+            (Type::Array(row_ty, n), Some(_)) => {
+                // Rows of filter results, or rows of rows of them (a length each, row-major).
+                let (e, per) = match &**row_ty {
+                    Type::Exists(e) => (e, None),
+                    Type::Array(r, m) if matches!(**r, Type::Exists(_)) => {
+                        let Type::Exists(e) = &**r else { unreachable!("matched") };
+                        (e, Some(m))
                     }
-                    c => (c.clone(), codegen_opencl::storage_parts(c)),
+                    Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) | Type::Array(..) | Type::Fun(..) => {
+                        return Err(Error::plain("internal: rows without existential type"))
+                    }
                 };
-                let mut parts = vec![];
-                for pt in pts {
-                    let (dims, elem) = shape(&pt, &inputs.sizes)?;
-                    let bytes = out.reads.get(k).ok_or_else(|| Error::plain("internal: a result part is missing"))?;
-                    parts.push(decode_dims(bytes, &dims, &elem));
-                    k += 1;
-                }
-                comps.push(
-                    from_parts(&t, &mut parts.into_iter())
-                        .ok_or_else(|| Error::plain("internal: the result's component buffers do not match its type"))?,
-                );
-            }
-            Value::Tuple(comps)
-        }
-        (Type::Array(row_ty, n), Some(_)) => {
-            let Type::Exists(e) = &**row_ty else {
-                return Err(Error::plain("internal: rows without existential type"));
-            };
-            let n = n
-                .eval(&|v| inputs.sizes.get(v).copied())
-                .map_err(|e| Error::plain(e.to_string()))? as usize;
-            let lens = &out.reads[result.parts.len()];
-            // Each component buffer holds `n` rows at one capacity (tuples holding arrays are
-            // stored as one buffer per component).
-            let mut comps = vec![];
-            for (k, (part, pt)) in result.parts.iter().zip(exist_parts(e)).enumerate() {
-                let (inner, elem) = shape(&pt, &inputs.sizes)?;
-                let (psz, _) = layout(&plan.memory.buffers[*part].elem);
-                let row_elems = inner.iter().product::<usize>();
-                let data = &out.reads[k];
-                let cap = if n == 0 {
-                    0
-                } else {
-                    data.len() / (n * row_elems.max(1) * psz.max(1))
+                let eval = |l: &ir::ArithExpr| {
+                    l.eval(&|v| inputs.sizes.get(v).copied())
+                        .map_err(|e| Error::plain(e.to_string()))
+                        .map(|v| v as usize)
                 };
-                comps.push((inner, elem, row_elems * psz, cap, data));
-            }
-            let mut rows = vec![];
-            for r in 0..n {
-                let len = i32::from_le_bytes(lens[r * 4..r * 4 + 4].try_into().expect("4 bytes")) as usize;
-                let mut parts = vec![];
-                let mut kept = len;
-                for (inner, elem, row_bytes, cap, data) in &comps {
-                    let mut dims = vec![len.min(*cap)];
-                    kept = kept.min(*cap);
-                    dims.extend(inner.iter().copied());
-                    parts.push(decode_dims(&data[r * cap * row_bytes..], &dims, elem));
+                let outer = eval(n)?;
+                let per = per.map(eval).transpose()?;
+                let n = outer * per.unwrap_or(1);
+                let lens = &out.reads[result.parts.len()];
+                // Each component buffer holds `n` rows at one capacity (tuples holding arrays are
+                // stored as one buffer per component).
+                let mut comps = vec![];
+                for (k, (part, pt)) in result.parts.iter().zip(exist_parts(e)).enumerate() {
+                    let (inner, elem) = shape(&pt, &inputs.sizes)?;
+                    let (psz, _) = layout(&plan.memory.buffers[*part].elem);
+                    let row_elems = inner.iter().product::<usize>();
+                    let data = &out.reads[k];
+                    let cap = if n == 0 {
+                        0
+                    } else {
+                        data.len() / (n * row_elems.max(1) * psz.max(1))
+                    };
+                    comps.push((inner, elem, row_elems * psz, cap, data));
                 }
-                let t = Type::array((**e).clone(), ir::ArithExpr::cst(kept as i64));
-                rows.push(
-                    from_parts(&t, &mut parts.into_iter())
-                        .ok_or_else(|| Error::plain("internal: a row's component buffers do not match its type"))?,
-                );
+                let mut rows = vec![];
+                for r in 0..n {
+                    let len = i32::from_le_bytes(lens[r * 4..r * 4 + 4].try_into().expect("4 bytes")) as usize;
+                    let mut parts = vec![];
+                    let mut kept = len;
+                    for (inner, elem, row_bytes, cap, data) in &comps {
+                        let mut dims = vec![len.min(*cap)];
+                        kept = kept.min(*cap);
+                        dims.extend(inner.iter().copied());
+                        parts.push(decode_dims(&data[r * cap * row_bytes..], &dims, elem));
+                    }
+                    let t = Type::array((**e).clone(), ir::ArithExpr::cst(kept as i64));
+                    rows.push(
+                        from_parts(&t, &mut parts.into_iter())
+                            .ok_or_else(|| Error::plain("internal: a row's component buffers do not match its type"))?,
+                    );
+                }
+                match per {
+                    Some(m) if m > 0 => Value::Array(rows.chunks(m).map(|c| Value::Array(c.to_vec())).collect()),
+                    Some(_) => Value::Array((0..outer).map(|_| Value::Array(vec![])).collect()),
+                    None => Value::Array(rows),
+                }
             }
-            Value::Array(rows)
-        }
-        (t, _) if result.parts.len() > 1 => {
-            let mut parts = vec![];
-            for (k, pt) in codegen_opencl::storage_parts(t).iter().enumerate() {
-                let (dims, elem) = shape(pt, &inputs.sizes)?;
-                parts.push(decode_dims(&out.reads[k], &dims, &elem));
+            (t, _) if result.parts.len() > 1 => {
+                let mut parts = vec![];
+                for (k, pt) in codegen_opencl::storage_parts(t).iter().enumerate() {
+                    let (dims, elem) = shape(pt, &inputs.sizes)?;
+                    parts.push(decode_dims(&out.reads[k], &dims, &elem));
+                }
+                from_parts(t, &mut parts.into_iter())
+                    .ok_or_else(|| Error::plain("internal: the result's component buffers do not match its type"))?
             }
-            from_parts(t, &mut parts.into_iter())
-                .ok_or_else(|| Error::plain("internal: the result's component buffers do not match its type"))?
-        }
-        (t, _) => {
-            let (dims, elem) = shape(t, &inputs.sizes)?;
-            decode_dims(&out.reads[0], &dims, &elem)
-        }
-    };
+            (t, _) => {
+                let (dims, elem) = shape(t, &inputs.sizes)?;
+                decode_dims(&out.reads[0], &dims, &elem)
+            }
+        };
     let timing = time.then(|| {
         let mut s = format!("device: {}\n", session.info().name);
         let mut total = 0;
@@ -375,7 +449,11 @@ fn exist_parts(e: &Type) -> Vec<Type> {
         .into_iter()
         .map(|p| match p {
             Type::Array(c, _) => *c,
-            t @ Type::Scalar(_) | t @ Type::Vector(..) | t @ Type::Tuple(_) | t @ Type::Exists(_) | t @ Type::Fun(..) => t,
+            t @ Type::Scalar(_)
+            | t @ Type::Vector(..)
+            | t @ Type::Tuple(_)
+            | t @ Type::Exists(_)
+            | t @ Type::Fun(..) => t,
         })
         .collect()
 }
@@ -464,5 +542,18 @@ mod tests {
         let short = arr(vec![f(5.0)]);
         let rows = arr(vec![arr(vec![f(1.0), f(2.0)]), arr(vec![f(3.0), f(4.0)])]);
         assert_eq!(from_parts(&ty, &mut vec![rows, short].into_iter()), None);
+    }
+
+    #[test]
+    fn a_filter_result_of_tuples_holding_arrays_is_read_per_component_buffer() {
+        use ir::ArithExpr;
+        let row = Type::array(Type::float(), ArithExpr::size_var("M"));
+        // (float, ([float]M, int)): three buffers, one element of each
+        let elem = Type::Tuple(vec![Type::float(), Type::Tuple(vec![row.clone(), Type::int()])]);
+        assert_eq!(exist_parts(&elem), vec![Type::float(), row.clone(), Type::int()]);
+        // elements stored whole: one buffer
+        assert_eq!(exist_parts(&row), vec![row.clone()]);
+        let pair = Type::Tuple(vec![Type::float(), Type::int()]);
+        assert_eq!(exist_parts(&pair), vec![pair.clone()]);
     }
 }

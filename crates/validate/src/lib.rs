@@ -30,8 +30,10 @@
 //!   or accumulated (not supported yet);
 //! - filter results: every run-time length the back end allocates for has a capacity it can
 //!   find (through `toX`, `let`, packs, `at` and the map that made an array of them), and an
-//!   array of filter results bound at host level is only mapped over, and no array of arrays of
-//!   filter results (not supported yet).
+//!   array of filter results bound at host level is only mapped over, no array of arrays of
+//!   filter results, and tuples hold filter results only as whole components of the program's
+//!   result (each with its own length; not supported yet elsewhere). Filter results of tuples
+//!   holding arrays are stored as one buffer per component with the one length.
 //!
 //! High-level `map`/`reduce`/`filter` are checked as the default lowering treats them (a plain
 //! `map` at the top of a kernel is `mapGlb`, elsewhere `mapSeq`). The code generator keeps its
@@ -163,11 +165,8 @@ const TUPLE_OF_ARRAYS_ITERATE: &str =
 /// the outer lengths: a run-time length has no length buffer there. `None` when it has one.
 fn tuple_storage_unsupported(t: &Type) -> Option<&'static str> {
     let mut el = t;
-    loop {
-        match el {
-            Type::Array(x, _) | Type::Exists(x) => el = x,
-            Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) | Type::Fun(..) => break,
-        }
+    while let Type::Array(x, _) | Type::Exists(x) = el {
+        el = x;
     }
     // Outer run-time lengths are the component buffers' own (one length for all of them);
     // a run-time length inside a component would need a length per element.

@@ -140,11 +140,16 @@ impl Validator<'_> {
             _ if self.has_section(body) => Ok(()),
             Some(Type::Exists(_)) => self.cap(body, 0),
             Some(Type::Array(el, _)) if matches!(**el, Type::Exists(_)) => self.row_cap(body, 0),
+            Some(Type::Array(..)) => match self.rows_of_rows(body).last().and_then(|m| self.map_body(*m)) {
+                Some(inner) => self.row_cap(inner, 0),
+                None => Ok(()),
+            },
             Some(Type::Tuple(_)) => match self.result_tuple(body) {
-                Some(args) => args
-                    .into_iter()
-                    .filter(|a| matches!(self.ty(*a), Some(Type::Exists(_))))
-                    .try_for_each(|a| self.cap(a, 0)),
+                Some(args) => args.into_iter().try_for_each(|a| match self.ty(a) {
+                    Some(Type::Exists(_)) => self.cap(a, 0),
+                    Some(Type::Array(r, _)) if matches!(**r, Type::Exists(_)) => self.row_cap(a, 0),
+                    _ => Ok(()),
+                }),
                 None => Ok(()),
             },
             _ => Ok(()),
@@ -175,8 +180,8 @@ impl Validator<'_> {
     }
 
     /// The components of the program's result when it is a `tuple` (below `let`s and `toX`)
-    /// holding filter results only as whole components, each stored as a result of its own with
-    /// its own length; `None` otherwise.
+    /// holding filter results only as whole components (or rows of them), each stored as a
+    /// result of its own with its own length(s); `None` otherwise.
     pub(super) fn result_tuple(&self, e: ExprId) -> Option<Vec<ExprId>> {
         match self.prog.expr(e) {
             Expr::Let { body, .. } => self.result_tuple(*body),
@@ -185,8 +190,10 @@ impl Validator<'_> {
                 args,
             } => self.result_tuple(args[0]),
             Expr::Op { op: Op::Tuple, args } => {
+                let stored = |x: &Type| !exist_inside(x) && tuple_storage_unsupported(x).is_none();
                 let whole = |a: &ExprId| match self.ty(*a) {
-                    Some(Type::Exists(x)) => !exist_inside(x) && tuple_storage_unsupported(x).is_none(),
+                    Some(Type::Exists(x)) => stored(x),
+                    Some(Type::Array(r, _)) if matches!(&**r, Type::Exists(x) if stored(x)) => true,
                     Some(t) => !exist_inside(t),
                     None => false,
                 };
@@ -203,8 +210,59 @@ impl Validator<'_> {
         }
     }
 
+    /// The program's result when it is a map (below `toX`) of maps whose elements are filter
+    /// results (`[[∃X. T]m]n`): stored with a length per row of each row. The nodes from the body
+    /// down to the outer map; empty otherwise.
+    pub(super) fn rows_of_rows(&self, body: ExprId) -> Vec<ExprId> {
+        let mut chain = vec![body];
+        let mut e = body;
+        while let Expr::Prim {
+            prim: Prim::To(_),
+            args,
+        } = self.prog.expr(e)
+        {
+            e = args[0];
+            chain.push(e);
+        }
+        let rows = |x: ExprId| matches!(self.ty(x), Some(Type::Array(el, _)) if matches!(&**el, Type::Exists(t) if !t.has_existential()));
+        let two = matches!(self.ty(e), Some(Type::Array(el, _)) if matches!(&**el, Type::Array(r, _) if matches!(&**r, Type::Exists(t) if !t.has_existential())));
+        let inner_map = self.map_body(e).map(|b| self.strip_to(b));
+        let ok = two
+            && inner_map.is_some_and(|m| rows(m) && matches!(self.prog.expr(m), Expr::Prim { prim: Prim::Map(_), .. }));
+        if ok {
+            chain
+        } else {
+            vec![]
+        }
+    }
+
+    /// The body of the function of `e` when `e` is a map.
+    fn map_body(&self, e: ExprId) -> Option<ExprId> {
+        if let Expr::Prim {
+            prim: Prim::Map(_),
+            args,
+        } = self.prog.expr(e)
+        {
+            return self.lambda(args[0]);
+        }
+        None
+    }
+
+    /// `e` without the `toX` around it.
+    fn strip_to(&self, e: ExprId) -> ExprId {
+        if let Expr::Prim {
+            prim: Prim::To(_),
+            args,
+        } = self.prog.expr(e)
+        {
+            return self.strip_to(args[0]);
+        }
+        e
+    }
+
     /// Arrays of filter results have one level of run-time lengths (a length per row); an array
-    /// of arrays of them would need lengths per row of each row.
+    /// of arrays of them would need lengths per row of each row, which only the program's
+    /// result has ([`Self::rows_of_rows`]).
     pub(super) fn nested_rows(&mut self) {
         fn depth(t: &Type) -> usize {
             match t {
@@ -217,6 +275,7 @@ impl Validator<'_> {
                 | Type::Fun(..) => 0,
             }
         }
+        let result = self.rows_of_rows(self.prog.body);
         let mut stack = vec![self.prog.body];
         while let Some(e) = stack.pop() {
             if matches!(self.prog.expr(e), Expr::Lambda { .. }) {
@@ -224,7 +283,7 @@ impl Validator<'_> {
                 continue;
             }
             match self.ty(e) {
-                Some(t) if depth(t) >= 2 => {
+                Some(t) if depth(t) >= 2 && !result.contains(&e) => {
                     let t = t.clone();
                     self.err(
                         e,
@@ -371,6 +430,13 @@ impl Validator<'_> {
     /// and `let`).
     pub(super) fn has_array_work(&self, e: ExprId) -> bool {
         match self.prog.expr(e) {
+            // a loop over a scalar or vector state inside the work-item is statements over scalars
+            Expr::Prim {
+                prim: Prim::Iterate(_) | Prim::IterateUntil(_),
+                ..
+            } if matches!(self.ty(e), Some(Type::Scalar(_) | Type::Vector(..))) => {
+                self.prog.children(e).iter().any(|c| self.has_array_work(*c))
+            }
             Expr::Prim { .. } | Expr::Pack(_) => true,
             _ => self.prog.children(e).iter().any(|c| self.has_array_work(*c)),
         }

@@ -171,7 +171,14 @@ impl Gen<'_> {
                 .buffers
                 .iter()
                 .find(|b| self.buf_ident(&b.name).as_str() == n.as_str())
-                .map(|b| (b.elem.clone(), b.name.clone(), b.space, matches!(b.role, Role::Input(_))));
+                .map(|b| {
+                    (
+                        b.elem.clone(),
+                        b.name.clone(),
+                        b.space,
+                        matches!(b.role, Role::Input(_)),
+                    )
+                });
             let (ty, name) = if let Some((elem, buf, space, input)) = buffer {
                 let elem = self.buffer_ctype(&elem)?;
                 let ty = CType::Ptr {
@@ -222,7 +229,15 @@ impl Gen<'_> {
                     name.clone(),
                 ),
             }),
-            _ => None,
+            Stmt::Decl { .. }
+            | Stmt::Assign { .. }
+            | Stmt::Call(_)
+            | Stmt::For { .. }
+            | Stmt::If { .. }
+            | Stmt::Block(_)
+            | Stmt::Barrier(_)
+            | Stmt::VStore { .. }
+            | Stmt::Asm(_) => None,
         };
         k.decls.iter().find_map(decl).or_else(|| {
             k.stack.iter().find_map(|fr| match &fr.head {

@@ -29,14 +29,16 @@ impl Gen<'_> {
             // A tuple holding arrays is stored one buffer per component (`types::soa_components`):
             // each component is computed like a result of its own, in kernels of its own, since
             // their lengths differ and a kernel has one launch size per dimension.
-            // A filter result among them (the program's result) writes its length at its place.
+            // A filter result (or rows of them) among them, the program's result, writes its
+            // length(s) at its place.
             Expr::Op { op: Op::Tuple, args } if soa_components(&self.cty(e)?).is_some() => {
                 for (c, a) in args.iter().enumerate() {
-                    let exist = matches!(self.info.ty(*a), Type::Exists(_));
+                    let rows = matches!(self.info.ty(*a), Type::Array(r, _) if matches!(**r, Type::Exists(_)));
+                    let exist = rows || matches!(self.info.ty(*a), Type::Exists(_));
                     let d = Dest {
                         view: dest.view.component(c),
                         len: dest.len.as_ref().filter(|_| exist).map(|l| l.component(c)),
-                        rows: false,
+                        rows,
                     };
                     self.host(*a, &d)?;
                 }

@@ -392,7 +392,9 @@ impl Gen<'_> {
         };
         let xv = if rows.is_some() { None } else { Some(self.value(xs)?) };
         let level = self.level();
-        let elem_exist = matches!(self.cty(e)?, Type::Array(ref t, _) if matches!(**t, Type::Exists(_)));
+        // elements that are filter results, or rows of them (the result's rows of rows)
+        let elem_exist = matches!(self.cty(e)?, Type::Array(ref t, _) if matches!(**t, Type::Exists(_))
+            || matches!(&**t, Type::Array(r, _) if matches!(**r, Type::Exists(_))));
         self.coarsen_scalars = !matches!(self.cty(xs)?, Type::Array(ref t, _) if matches!(**t, Type::Vector(..)));
         self.emit_loop(e, kind, &n, |g, i| {
             match (&rows, &xv) {

@@ -44,6 +44,7 @@ mod memory;
 mod mma;
 mod reduce;
 mod regblock;
+mod result;
 mod scalar;
 mod scan;
 mod types;
@@ -303,9 +304,11 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
         g.cty(prog.body)?
     };
     // The host reads back one length per filter result at most one array level deep.
+    // A map of maps of filter results has a length per row of each row.
+    let rows2 = result::rows_of_rows(prog, info, prog.body);
     if let Type::Array(row, _) = &result_ty {
         if let Type::Array(inner, _) = &**row {
-            if exist_below(inner) {
+            if exist_below(inner) && rows2.is_none() {
                 return Err(Diagnostic::new(
                     prog.span(prog.body),
                     "a result holding filter results two or more array levels deep (a filter inside two maps) is not supported yet by the OpenCL back end",
@@ -315,7 +318,7 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
     }
     // A `tuple` of filter results (and other arrays or scalars) as the result: each component
     // stored as a result of its own, a filter result's length at its place in `out_lens`.
-    let tuple_lens = match (&result_ty, result_tuple_args(prog, prog.body)) {
+    let tuple_lens = match (&result_ty, result::result_tuple_args(prog, prog.body)) {
         (Type::Tuple(cs), Some(args)) if cs.iter().any(exist_below) => Some((cs.clone(), args)),
         _ => None,
     };
@@ -325,8 +328,18 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
             (t.clone(), false)
         }
     };
-    let data_ty = match &data_ty {
-        Type::Array(row, n) if matches!(**row, Type::Exists(_)) => {
+    let data_ty = match (&data_ty, rows2) {
+        (Type::Array(row, n), Some(inner)) => {
+            let Type::Array(r, m) = &**row else {
+                unreachable!("rows_of_rows checked")
+            };
+            let Type::Exists(elem) = &**r else {
+                unreachable!("rows_of_rows checked")
+            };
+            let cap = g.capacity_len_rows(inner)?;
+            Type::array(Type::array(Type::array((**elem).clone(), cap), m.clone()), n.clone())
+        }
+        (Type::Array(row, n), _) if matches!(**row, Type::Exists(_)) => {
             let Type::Exists(elem) = &**row else {
                 unreachable!("matched")
             };
@@ -336,21 +349,16 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
                 n.clone(),
             )
         }
-        t @ Type::Scalar(_)
-        | t @ Type::Vector(..)
-        | t @ Type::Tuple(_)
-        | t @ Type::Array(..)
-        | t @ Type::Exists(_)
-        | t @ Type::Fun(..) => match &tuple_lens {
-            Some((cs, args)) => Type::Tuple(
-                cs.iter()
-                    .zip(args)
-                    .map(|(c, a)| match c {
-                        Type::Exists(x) => Ok(Type::array((**x).clone(), g.capacity_len(*a)?)),
-                        c => g.capacity_type(c, *a),
-                    })
-                    .collect::<Result<_>>()?,
-            ),
+        (
+            t @ Type::Scalar(_)
+            | t @ Type::Vector(..)
+            | t @ Type::Tuple(_)
+            | t @ Type::Array(..)
+            | t @ Type::Exists(_)
+            | t @ Type::Fun(..),
+            _,
+        ) => match &tuple_lens {
+            Some((cs, args)) => g.result_tuple_type(cs, args)?,
             None => g.capacity_type(t, prog.body)?,
         },
     };
@@ -359,50 +367,32 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
         .map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
     // a struct of arrays allocates its component buffers one after the other
     let parts = (data..g.mem.buffers.len()).collect();
-    let rows_exist = matches!(&result_ty, Type::Array(e, _) if matches!(**e, Type::Exists(_)));
+    let rows_exist = matches!(&result_ty, Type::Array(e, _) if matches!(**e, Type::Exists(_))) || rows2.is_some();
     let lengths = if exist {
         let (b, v) = g
             .alloc("out_len", &Type::int(), AddressSpace::Global, &[], Role::OutputLength)
             .map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
         Some((b, v))
     } else if rows_exist {
-        let Type::Array(_, n) = &data_ty else {
+        let Type::Array(row, n) = &data_ty else {
             unreachable!("checked above")
         };
+        let lens_ty = match (&**row, rows2) {
+            (Type::Array(_, m), Some(_)) => Type::array(Type::array(Type::int(), m.clone()), n.clone()),
+            (_, None) => Type::array(Type::int(), n.clone()),
+            (Type::Scalar(_) | Type::Vector(..) | Type::Tuple(_) | Type::Exists(_) | Type::Fun(..), Some(_)) => {
+                unreachable!("rows_of_rows checked")
+            }
+        };
         let (b, v) = g
-            .alloc(
-                "out_lens",
-                &Type::array(Type::int(), n.clone()),
-                AddressSpace::Global,
-                &[],
-                Role::OutputLength,
-            )
+            .alloc("out_lens", &lens_ty, AddressSpace::Global, &[], Role::OutputLength)
             .map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
         Some((b, v))
     } else if let Some((cs, _)) = &tuple_lens {
-        let k = cs.iter().filter(|c| matches!(c, Type::Exists(_))).count();
-        let (b, v) = g
-            .alloc(
-                "out_lens",
-                &Type::array(Type::int(), ArithExpr::cst(k as i64)),
-                AddressSpace::Global,
-                &[],
-                Role::OutputLength,
-            )
-            .map_err(|m| Diagnostic::new(prog.span(prog.body), m))?;
-        // the tuple's components' lengths, in order (none for the others)
-        let mut j = 0;
-        let per = cs
-            .iter()
-            .map(|c| match c {
-                Type::Exists(_) => {
-                    j += 1;
-                    v.access(ArithExpr::cst(j as i64 - 1))
-                }
-                _ => Rc::new(View::Tuple(vec![])),
-            })
-            .collect();
-        Some((b, Rc::new(View::Tuple(per))))
+        Some(
+            g.result_tuple_lengths(cs)
+                .map_err(|m| Diagnostic::new(prog.span(prog.body), m))?,
+        )
     } else {
         None
     };
@@ -447,25 +437,6 @@ fn array_in_tuple(t: &Type) -> bool {
             Type::Scalar(_) | Type::Vector(..) | Type::Fun(..) => false,
         }),
         Type::Scalar(_) | Type::Vector(..) | Type::Array(..) | Type::Exists(_) | Type::Fun(..) => false,
-    }
-}
-
-/// The components of the result `tuple` (below `let`s and `toX`), when the body ends in one.
-fn result_tuple_args(prog: &Program, e: ExprId) -> Option<Vec<ExprId>> {
-    match prog.expr(e) {
-        Expr::Let { body, .. } => result_tuple_args(prog, *body),
-        Expr::Prim {
-            prim: Prim::To(_),
-            args,
-        } => result_tuple_args(prog, args[0]),
-        Expr::Op { op: Op::Tuple, args } => Some(args.clone()),
-        Expr::Var(_)
-        | Expr::Lit(_)
-        | Expr::Lambda { .. }
-        | Expr::Prim { .. }
-        | Expr::Op { .. }
-        | Expr::If { .. }
-        | Expr::Pack(_) => None,
     }
 }
 

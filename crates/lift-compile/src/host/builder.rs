@@ -568,6 +568,13 @@ impl Builder<'_> {
             ..self.opts.clone()
         };
         let compiled = crate::compile_program(sub, &opts)?;
+        // A unit's value lives in one device buffer between the host's steps.
+        if compiled.plan.as_ref().is_some_and(|p| p.result.parts.len() > 1) {
+            return Err(Error::Source(Diagnostic::new(
+                prog.span(e),
+                "a tuple holding arrays as the value of a program with host sections (a host `iterate`, `iterate-until` or `if`) is not supported yet: each array is stored in a buffer of its own",
+            )));
+        }
         self.units.push(Unit { compiled, args });
         Ok(self.units.len() - 1)
     }

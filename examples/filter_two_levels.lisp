@@ -1,7 +1,8 @@
 ;; `filterSeq` per element of a `mapGlb` nested in `mapGlb2`: the result holds filter results two
-;; array levels deep, whose lengths the OpenCL back end cannot return yet (a clean refusal; it
-;; was an internal "filter without a length destination").
-;; error: arrays of arrays of filter results
+;; array levels deep (pairs of rows, each row keeping its positive elements), returned with a
+;; length per row of each pair.
+;; data: filter_two_levels.json
+;; expect: [[[1.0, 3.0], []], [[7.0, 9.0], [0.5]]]
 (lift
   (M N)
   ((array-type (array-type float M) N))
