@@ -351,6 +351,17 @@ const NESTED: &str = "(lift (N K) ((array-type float N))
           (mapGlb (lambda (p) (* (get #0 p) (get #1 p))) (zip t s))))
       xs)))";
 
+/// Two host `if`s in a row: six units, more than a library of kernels has variants, so its
+/// context's layout differs from the plain libraries' beyond the fields they share.
+const TWO_IFS: &str = "(lift (N) ((array-type float N))
+  (lambda (xs)
+    (let y (if (join (mapGlb (lambda (all) (reduceSeq (lambda (a x) (and a (> x 0.0f))) true all)) (split N xs)))
+               (mapGlb (lambda (x) (* x 2.0f)) xs)
+               (mapGlb (lambda (x) (- 0.0f x)) xs))
+      (if (join (mapGlb (lambda (all) (reduceSeq (lambda (a x) (and a (< x 5.0f))) true all)) (split N y)))
+          (mapGlb (lambda (x) (+ x 1.0f)) y)
+          (mapGlb (lambda (x) (* x 0.5f)) y)))))";
+
 fn run_f32(ctx: &lift::app::Context, x: &[f32]) -> Vec<f32> {
     let xs = ctx.array(x, &[x.len()]).expect("xs");
     let r = ctx.run(&[(&xs).into()]).expect("runs");
@@ -401,6 +412,27 @@ fn host_loops_and_ifs_in_a_library_equal_the_interpreter() {
         let want = interp_host(SIGN, &smooth.to_vec::<f32>().expect("values"), &[]);
         close(&want, &signed.to_vec::<f32>().expect("values"), "sign of jacobi");
     }
+    // A library of six units shares the context of one of two, and takes its result.
+    let two_ifs = Library::build("two_ifs", TWO_IFS, &BuildOptions::default()).expect("builds");
+    assert!(
+        two_ifs.compiled_as().starts_with("a host program of 6 parts"),
+        "{}",
+        two_ifs.compiled_as()
+    );
+    let six = two_ifs.context_with(&a).expect("a shared context");
+    let x: Vec<f32> = (0..50).map(|i| ((i * 13 % 7) as f32) * 0.5 - 1.0).collect();
+    let xs = a.array(&x, &[50]).expect("xs");
+    let smooth = a.run(&[(&xs).into()]).expect("jacobi runs");
+    let r = six.run(&[(&smooth).into()]).expect("two_ifs runs on it");
+    let want = interp_host(TWO_IFS, &smooth.to_vec::<f32>().expect("values"), &[]);
+    close(&want, &r.to_vec::<f32>().expect("values"), "two ifs of jacobi");
+    let pos: Vec<f32> = x.iter().map(|v| v.abs() * 0.1 + 0.5).collect();
+    close(
+        &interp_host(TWO_IFS, &pos, &[]),
+        &run_f32(&six, &pos),
+        "two ifs, all positive",
+    );
+    drop((xs, smooth, r));
     // Sizes that are no argument's length (the count K) are built in.
     let x = [1.0f32, 2.0, 3.0, 4.0, -1.5, 0.25, 8.0, 2.5];
     for (src, name, sizes) in [
