@@ -470,3 +470,54 @@ fn host_loops_and_ifs_in_a_library_equal_the_interpreter() {
         e.message()
     );
 }
+
+/// The interpreter's result of `src` on the JSON `data`, flattened to numbers (tuples and
+/// vectors are the last dimension of a library's arrays).
+fn flat(v: &serde_json::Value, out: &mut Vec<serde_json::Value>) {
+    match v {
+        serde_json::Value::Array(items) => items.iter().for_each(|i| flat(i, out)),
+        other => out.push(other.clone()),
+    }
+}
+
+#[test]
+fn arrays_of_tuples_and_vectors_are_arrays_of_their_scalars_with_one_more_dimension() {
+    let Some(device) = crate::opencl::device() else { return };
+    let device = device.as_deref();
+    // A parameter of pairs (the suite's nn).
+    let nn_src = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/cgo17/nn.lisp"))
+        .expect("read nn.lisp");
+    let nn = Library::build("nn", &nn_src, &BuildOptions::default()).expect("builds");
+    assert_eq!((nn.params()[0].elem, nn.params()[0].rank), (lift::app::Elem::F32, 2));
+    let ctx = nn.context(device).expect("a context");
+    let locs: Vec<[f32; 2]> = (0..40).map(|i| [i as f32 * 0.5 - 7.0, (i * 7 % 11) as f32]).collect();
+    let flat_locs: Vec<f32> = locs.iter().flatten().copied().collect();
+    let arr = ctx.array(&flat_locs, &[40, 2]).expect("locs");
+    let r = ctx
+        .run(&[(&arr).into(), 1.0f32.into(), 2.0f32.into()])
+        .expect("nn runs");
+    let want = interp_json(
+        &nn_src,
+        &serde_json::json!({ "locs": locs, "lat": 1.0, "lng": 2.0 }).to_string(),
+    );
+    close(&want, &r.to_vec::<f32>().expect("values"), "nn");
+    // A result of pairs and a parameter of float4.
+    let src = "(lift (N) ((array-type (vector-type float 4) N))
+      (lambda (vs) (mapGlb (lambda (v) (tuple (vget #0 v) (+ (vget #1 v) (vget #3 v)))) vs)))";
+    let lib = Library::build("quads", src, &BuildOptions::default()).expect("builds");
+    assert_eq!((lib.params()[0].rank, lib.result().rank), (2, 2));
+    let ctx = lib.context(device).expect("a context");
+    let vs: Vec<f32> = (0..48).map(|i| i as f32 * 0.25).collect();
+    let arr = ctx.array(&vs, &[12, 4]).expect("vs");
+    let r = ctx.run(&[(&arr).into()]).expect("runs");
+    assert_eq!(r.shape(), [12, 2]);
+    let rows: Vec<Vec<f32>> = vs.chunks(4).map(<[f32]>::to_vec).collect();
+    let want = interp_json(src, &serde_json::json!({ "vs": rows }).to_string());
+    let mut want_flat = vec![];
+    flat(&want, &mut want_flat);
+    close(
+        &serde_json::Value::Array(want_flat),
+        &r.to_vec::<f32>().expect("values"),
+        "pairs of float4",
+    );
+}
