@@ -82,16 +82,33 @@ pub(crate) enum Shape {
     Array(Kind, Vec<ArithExpr>),
 }
 
-/// The C form of a program type; arrays of tuples or vectors, and booleans in arrays (stored as
-/// bytes or ints depending on the plan), are refused.
+/// The C form of a program type. An array of vectors or of tuples whose components are all one
+/// scalar type, packed without padding in the kernels' buffers (`float4`, `(float, float)`), is
+/// an array of that scalar with one more dimension, the lanes or components: the same bytes, row
+/// major. Booleans in arrays (stored as bytes or ints depending on the plan), tuples of mixed
+/// types and ranks above 4 are refused.
 pub(crate) fn shape_of(ty: &Type, what: &str) -> Result<Shape, Error> {
     match ty {
         Type::Scalar(s) => Ok(Shape::Scalar(*s)),
         Type::Array(..) => {
-            let (dims, elem) = memalloc::dims_of(ty);
-            let elem = match elem {
-                Type::Scalar(s) if s != Scalar::Bool => s,
-                other => return Err(crate::not_supported(&format!("{what}, an array of {other}"))),
+            let (mut dims, elem) = memalloc::dims_of(ty);
+            let refused = || crate::not_supported(&format!("{what}, an array of {elem}"));
+            let elem = match &elem {
+                Type::Scalar(s) if *s != Scalar::Bool => *s,
+                Type::Vector(..) | Type::Tuple(_) => {
+                    let mut leaves = vec![];
+                    if !scalar_leaves(&elem, &mut leaves) {
+                        return Err(refused());
+                    }
+                    let s = leaves[0];
+                    let packed = lift_data::layout::layout(&elem).0 == leaves.len() * s.size_bytes();
+                    if s == Scalar::Bool || leaves.iter().any(|l| *l != s) || !packed {
+                        return Err(refused());
+                    }
+                    dims.push(ArithExpr::cst(leaves.len() as i64));
+                    s
+                }
+                _ => return Err(refused()),
             };
             if dims.len() > 4 {
                 return Err(crate::not_supported(&format!(
@@ -102,6 +119,23 @@ pub(crate) fn shape_of(ty: &Type, what: &str) -> Result<Shape, Error> {
             Ok(Shape::Array(Kind { elem, rank: dims.len() }, dims))
         }
         other => Err(crate::not_supported(&format!("{what} of type {other}"))),
+    }
+}
+
+/// The scalars of a vector or (nested) tuple of scalars and vectors, in memory order; false for
+/// anything else.
+fn scalar_leaves(t: &Type, out: &mut Vec<Scalar>) -> bool {
+    match t {
+        Type::Scalar(s) => {
+            out.push(*s);
+            true
+        }
+        Type::Vector(s, w) => {
+            out.extend(std::iter::repeat_n(*s, usize::from(*w)));
+            *w > 0
+        }
+        Type::Tuple(ts) => !ts.is_empty() && ts.iter().all(|c| scalar_leaves(c, out)),
+        Type::Array(..) | Type::Exists(_) | Type::Fun(..) => false,
     }
 }
 

@@ -310,11 +310,14 @@ pub(crate) fn variant_function(
                 let _ = writeln!(
                     c,
                     "    {{\n        int64_t lr_shape[{}] = {{{}}};\n        lr_result = lr_array_alloc(ctx, {}, {}, lr_shape, \
-                     {esz});\n        if (!lr_result) goto done;\n        lr_b[{j}] = lr_result->mem;\n    }}",
+                     sizeof({}));\n        if (!lr_result) goto done;\n        lr_b[{j}] = lr_result->mem;\n    }}",
                     dims.len().max(1),
                     if dims.is_empty() { "0".to_string() } else { dims.join(", ") },
                     kind_id(result.0),
                     dims.len(),
+                    // The result's scalar: a vector's lanes or a tuple's components are its
+                    // last dimension.
+                    c_type(result.0.elem),
                 );
             }
             Role::Output | Role::Temp | Role::Scratch | Role::OutputLength | Role::TempLength => {

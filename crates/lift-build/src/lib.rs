@@ -85,8 +85,9 @@ pub fn build(
     };
     let (params, result) = match interface() {
         Ok(i) => i,
-        // A program refused for its plan (host sections, filters) says so rather than naming
-        // the parameter or result that its plan makes.
+        // A program refused for its plan (rows of filter results) says so rather than naming
+        // the parameter or result that its plan makes; a host program's plan is no refusal.
+        Err(e) if lift_compile::host::is_host_program(&typed.given_info) => return Err(e),
         Err(e) => {
             let probe = compile_typed(&typed, source, &lift_runtime::run_options(given, sizes, None))?;
             plan_of(&probe)?;
@@ -419,7 +420,7 @@ fn build_host(b: HostBuild, out: &Path) -> Result<Built, Error> {
 /// The kernel plan of a compiled program, refusing what a library cannot hold yet.
 fn plan_of(compiled: &lift_compile::Compiled) -> Result<&codegen_opencl::KernelPlan, Error> {
     if compiled.host.is_some() {
-        return Err(not_supported("host sections (`iterate`, `iterate-until`, a host `if`)"));
+        return Err(Error::plain("internal: a host program's plan taken for a kernel plan"));
     }
     let plan = compiled
         .plan

@@ -137,8 +137,13 @@ struct lr_dev {
 
 /* One program's context: its device context and, per variant, its built program and kernels. */
 struct lr_ctx {
+    /* The fields another library reads (`lr_ctx_share`) come first: the arrays below have
+     * LR_MAX_VARIANTS entries, which a host program's library raises. */
     uint64_t magic;
     struct lr_dev* dev;
+    /* Set when the device could not be opened: every later call fails with `error`. */
+    int broken;
+    char error[4096];
     /* Per variant: its program and kernels, built when first run (the first at creation). */
     const struct lr_variant* variants;
     int nvariants;
@@ -148,13 +153,10 @@ struct lr_ctx {
     struct lr_argslot* args[LR_MAX_VARIANTS];
     /* The variant the last successful run used, -1 before one. */
     int used;
-    /* Set when the device could not be opened: every later call fails with `error`. */
-    int broken;
     /* The error flag the kernels' checks set, made at the first run that has checks. */
     cl_mem flag;
     /* The list of live contexts: a freed context passed again is refused. */
     struct lr_ctx* next_ctx;
-    char error[4096];
 };
 
 struct lr_array {

@@ -351,6 +351,17 @@ const NESTED: &str = "(lift (N K) ((array-type float N))
           (mapGlb (lambda (p) (* (get #0 p) (get #1 p))) (zip t s))))
       xs)))";
 
+/// Two host `if`s in a row: six units, more than a library of kernels has variants, so its
+/// context's layout differs from the plain libraries' beyond the fields they share.
+const TWO_IFS: &str = "(lift (N) ((array-type float N))
+  (lambda (xs)
+    (let y (if (join (mapGlb (lambda (all) (reduceSeq (lambda (a x) (and a (> x 0.0f))) true all)) (split N xs)))
+               (mapGlb (lambda (x) (* x 2.0f)) xs)
+               (mapGlb (lambda (x) (- 0.0f x)) xs))
+      (if (join (mapGlb (lambda (all) (reduceSeq (lambda (a x) (and a (< x 5.0f))) true all)) (split N y)))
+          (mapGlb (lambda (x) (+ x 1.0f)) y)
+          (mapGlb (lambda (x) (* x 0.5f)) y)))))";
+
 fn run_f32(ctx: &lift::app::Context, x: &[f32]) -> Vec<f32> {
     let xs = ctx.array(x, &[x.len()]).expect("xs");
     let r = ctx.run(&[(&xs).into()]).expect("runs");
@@ -401,6 +412,27 @@ fn host_loops_and_ifs_in_a_library_equal_the_interpreter() {
         let want = interp_host(SIGN, &smooth.to_vec::<f32>().expect("values"), &[]);
         close(&want, &signed.to_vec::<f32>().expect("values"), "sign of jacobi");
     }
+    // A library of six units shares the context of one of two, and takes its result.
+    let two_ifs = Library::build("two_ifs", TWO_IFS, &BuildOptions::default()).expect("builds");
+    assert!(
+        two_ifs.compiled_as().starts_with("a host program of 6 parts"),
+        "{}",
+        two_ifs.compiled_as()
+    );
+    let six = two_ifs.context_with(&a).expect("a shared context");
+    let x: Vec<f32> = (0..50).map(|i| ((i * 13 % 7) as f32) * 0.5 - 1.0).collect();
+    let xs = a.array(&x, &[50]).expect("xs");
+    let smooth = a.run(&[(&xs).into()]).expect("jacobi runs");
+    let r = six.run(&[(&smooth).into()]).expect("two_ifs runs on it");
+    let want = interp_host(TWO_IFS, &smooth.to_vec::<f32>().expect("values"), &[]);
+    close(&want, &r.to_vec::<f32>().expect("values"), "two ifs of jacobi");
+    let pos: Vec<f32> = x.iter().map(|v| v.abs() * 0.1 + 0.5).collect();
+    close(
+        &interp_host(TWO_IFS, &pos, &[]),
+        &run_f32(&six, &pos),
+        "two ifs, all positive",
+    );
+    drop((xs, smooth, r));
     // Sizes that are no argument's length (the count K) are built in.
     let x = [1.0f32, 2.0, 3.0, 4.0, -1.5, 0.25, 8.0, 2.5];
     for (src, name, sizes) in [
@@ -436,5 +468,56 @@ fn host_loops_and_ifs_in_a_library_equal_the_interpreter() {
         e.message().contains("not supported yet in `lift build`"),
         "{}",
         e.message()
+    );
+}
+
+/// The interpreter's result of `src` on the JSON `data`, flattened to numbers (tuples and
+/// vectors are the last dimension of a library's arrays).
+fn flat(v: &serde_json::Value, out: &mut Vec<serde_json::Value>) {
+    match v {
+        serde_json::Value::Array(items) => items.iter().for_each(|i| flat(i, out)),
+        other => out.push(other.clone()),
+    }
+}
+
+#[test]
+fn arrays_of_tuples_and_vectors_are_arrays_of_their_scalars_with_one_more_dimension() {
+    let Some(device) = crate::opencl::device() else { return };
+    let device = device.as_deref();
+    // A parameter of pairs (the suite's nn).
+    let nn_src = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/cgo17/nn.lisp"))
+        .expect("read nn.lisp");
+    let nn = Library::build("nn", &nn_src, &BuildOptions::default()).expect("builds");
+    assert_eq!((nn.params()[0].elem, nn.params()[0].rank), (lift::app::Elem::F32, 2));
+    let ctx = nn.context(device).expect("a context");
+    let locs: Vec<[f32; 2]> = (0..40).map(|i| [i as f32 * 0.5 - 7.0, (i * 7 % 11) as f32]).collect();
+    let flat_locs: Vec<f32> = locs.iter().flatten().copied().collect();
+    let arr = ctx.array(&flat_locs, &[40, 2]).expect("locs");
+    let r = ctx
+        .run(&[(&arr).into(), 1.0f32.into(), 2.0f32.into()])
+        .expect("nn runs");
+    let want = interp_json(
+        &nn_src,
+        &serde_json::json!({ "locs": locs, "lat": 1.0, "lng": 2.0 }).to_string(),
+    );
+    close(&want, &r.to_vec::<f32>().expect("values"), "nn");
+    // A result of pairs and a parameter of float4.
+    let src = "(lift (N) ((array-type (vector-type float 4) N))
+      (lambda (vs) (mapGlb (lambda (v) (tuple (vget #0 v) (+ (vget #1 v) (vget #3 v)))) vs)))";
+    let lib = Library::build("quads", src, &BuildOptions::default()).expect("builds");
+    assert_eq!((lib.params()[0].rank, lib.result().rank), (2, 2));
+    let ctx = lib.context(device).expect("a context");
+    let vs: Vec<f32> = (0..48).map(|i| i as f32 * 0.25).collect();
+    let arr = ctx.array(&vs, &[12, 4]).expect("vs");
+    let r = ctx.run(&[(&arr).into()]).expect("runs");
+    assert_eq!(r.shape(), [12, 2]);
+    let rows: Vec<Vec<f32>> = vs.chunks(4).map(<[f32]>::to_vec).collect();
+    let want = interp_json(src, &serde_json::json!({ "vs": rows }).to_string());
+    let mut want_flat = vec![];
+    flat(&want, &mut want_flat);
+    close(
+        &serde_json::Value::Array(want_flat),
+        &r.to_vec::<f32>().expect("values"),
+        "pairs of float4",
     );
 }

@@ -1378,19 +1378,26 @@ fn unimplemented_commands_and_options_are_refused_as_not_supported_yet() {
             "`--precision tf32` with `--devices` or `--mpi` is not supported yet",
         ),
         (
-            vec!["build", "examples/host_nbody.lisp", "-o", "unused-dir", "--size", "N=6"],
-            "host sections (`iterate`, `iterate-until`, a host `if`): not supported yet in `lift build`",
+            vec![
+                "build",
+                "examples/host_filter_loop.lisp",
+                "-o",
+                "unused-dir",
+                "--size",
+                "N=6",
+            ],
+            "a filter's result in a program with host sections: not supported yet in `lift build`",
         ),
         (
             vec![
                 "build",
-                "examples/filter_glb.lisp",
+                "examples/filter_seq_rows.lisp",
                 "-o",
                 "unused-dir",
                 "--size",
                 "N=40",
             ],
-            "filters (results of run-time length): not supported yet in `lift build`",
+            "a result that is an array of filter results: not supported yet in `lift build`",
         ),
     ];
     if !cfg!(feature = "mpi") {
