@@ -353,4 +353,21 @@ fn zipped_3d_stencil_columns_equal_the_interpreter() {
     columns_equal_interpreter(HOTSPOT3D_POWER_FIRST, &sizes, &[2, 4], &d);
     let d = data("grid", &[8, 16, 128], &serde_json::json!({}));
     columns_equal_interpreter(&repo("bench/stencil/jacobi3d_13pt.lisp"), &sizes, &[2], &d);
+    // one kernel writing its outputs where they go: no plane stored and copied again
+    let vs = variants(&repo("bench/stencil/hotspot3d.lisp"), &sizes, "stencil columns of 4");
+    let v = vs.first().expect("a column of 4");
+    let c = lift::compile(
+        &v.source,
+        &lift::Options {
+            sizes: sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            specialise: true,
+            as_written: true,
+            ..lift::Options::default()
+        },
+    )
+    .expect("compiles");
+    let cl = c.text(lift::Emit::Cl).expect("emits");
+    assert_eq!(cl.matches("kernel void").count(), 1, "{cl}");
+    // `tin`, `pin` and the result: no temporary buffer
+    assert_eq!(cl.matches("global float*").count(), 3, "{cl}");
 }

@@ -248,7 +248,18 @@ impl Lowerer<'_> {
         let m = 1 + arrays.len();
         let (g, gc) = self.func(f, st.n[0] as f64);
         arrays.insert(0, self.slide_nd(&strip, xt));
-        let strips = self.zip_all(arrays);
+        // a zipped 3-D stencil zips its arrays' rows of strips (`join`) and cuts them back into
+        // planes (`split`): a plane's rows picked out of a zip by `get` would be bound (and
+        // stored) by the parser's `let`s before their `mapGlb1`
+        let rows_len = grids.first().and_then(|g| g.inner.clone()).filter(|_| dims == 3);
+        let strips = match &rows_len {
+            Some(y) => {
+                let joined: Vec<ExprId> = arrays.into_iter().map(|a| self.b.prim(Prim::Join, vec![a])).collect();
+                let z = self.zip_all(joined);
+                self.b.prim(Prim::Split(y.clone()), vec![z])
+            }
+            None => self.zip_all(arrays),
+        };
         let body = self.lam1("strip", |me, sp| {
             let mut parts = me.parts(sp, m);
             let s = parts.remove(0);
@@ -281,6 +292,7 @@ impl Lowerer<'_> {
             me.b.let_(pv, private, out)
         });
         // each level of a zipped stencil's maps zips its arrays' rows
+        let zipped_planes = rows_len.is_none();
         let groups = match dims {
             2 => {
                 let row = self.lam1("srow", |me, sr| {
@@ -298,8 +310,12 @@ impl Lowerer<'_> {
                         let sr = me.zip_all(rows);
                         me.b.prim(Prim::Map(MapKind::Glb(0)), vec![body, sr])
                     });
-                    let planes = me.parts(sp, m);
-                    let sp = me.zip_all(planes);
+                    let sp = if zipped_planes {
+                        let planes = me.parts(sp, m);
+                        me.zip_all(planes)
+                    } else {
+                        sp
+                    };
                     let r = me.b.prim(Prim::Map(MapKind::Glb(1)), vec![row, sp]);
                     let tr = me.lam1("a", |me, a| me.b.prim(Prim::Transpose, vec![a]));
                     let r = me.b.prim(Prim::Map(MapKind::Plain), vec![tr, r]);

@@ -33,8 +33,11 @@ pub const TILES_2D: [[i64; 2]; 4] = [[4, 32], [8, 32], [2, 128], [4, 64]];
 pub const TILES_3D: [[i64; 3]; 3] = [[1, 8, 32], [2, 4, 32], [1, 4, 64]];
 /// Outputs a work-item computes down a column from a strip in private memory (`stencil-column-*`),
 /// per dimensions (none in 1-D: a row of windows is read along consecutive addresses already).
-pub const COLUMNS_2D: [i64; 2] = [4, 8];
-pub const COLUMNS_3D: [i64; 2] = [2, 4];
+/// The longest columns load the fewest strip elements per output (a 3×3×3 window's strip of
+/// 8 outputs, 90 elements, is 11 loads an output against 13.5 for 4): the cost model ranks
+/// them first, and `lift tune` times the shorter ones beside them.
+pub const COLUMNS_2D: [i64; 3] = [4, 8, 16];
+pub const COLUMNS_3D: [i64; 3] = [2, 4, 8];
 /// Elements of the strip a work-item of `stencil-column-*` holds in private memory at most:
 /// the 3-D 13-point star's 6×5×5 strip of two outputs (150; the elements off the star are
 /// never read and the OpenCL compiler drops their loads), every 3×3 and 3×3×3 strip, the
