@@ -48,7 +48,8 @@ impl Comm {
         self.world.all_gather_into(&(mine.len() as u64), &mut lens[..]);
         let (counts, displs) = layout(&lens)?;
         let mut all = vec![0u8; lens.iter().sum::<u64>() as usize];
-        {
+        // (nothing to move: MPI would see two empty buffers at one address and refuse them)
+        if !all.is_empty() {
             let mut part = PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
             self.world.all_gather_varcount_into(mine, &mut part);
         }
@@ -63,6 +64,9 @@ impl Comm {
         self.world.all_gather_into(&(mine.len() as u64), &mut lens[..]);
         let (counts, displs) = layout(&lens)?;
         let root = self.world.process_at_rank(0);
+        if lens.iter().all(|l| *l == 0) {
+            return Ok(self.is_root().then(|| vec![vec![]; self.size]));
+        }
         if !self.is_root() {
             root.gather_varcount_into(mine);
             return Ok(None);
@@ -117,6 +121,9 @@ impl Comm {
         root.broadcast_into(&mut lens[..]);
         let (counts, displs) = layout(&lens)?;
         let mut mine = vec![0u8; lens[self.rank] as usize];
+        if lens.iter().all(|l| *l == 0) {
+            return Ok(mine);
+        }
         match parts {
             Some(ps) => {
                 let all = ps.concat();
