@@ -195,14 +195,20 @@ impl Comm {
     /// Waits until every rank has come here, polling and sleeping (MPI_Ibarrier): where ranks
     /// arrive at different times (after their own work), a blocking collective would spin in
     /// the early ones and take the cores the late ones need (PoCL ranks share the host).
+    /// The sleeps grow from 20 µs to 1 ms: a short wait (a loop's step) stays short, and a
+    /// long one (another rank's compilation or kernels) wakes this rank a few hundred times
+    /// rather than ten thousand times a second, each wake a system call and a core taken
+    /// from the ranks that work.
     pub(crate) fn settle(&self) {
         let mut req = self.world.immediate_barrier();
+        let mut nap = std::time::Duration::from_micros(20);
         loop {
             match req.test() {
                 Ok(_) => return,
                 Err(r) => {
                     req = r;
-                    std::thread::sleep(std::time::Duration::from_micros(100));
+                    std::thread::sleep(nap);
+                    nap = (nap * 2).min(std::time::Duration::from_millis(1));
                 }
             }
         }
