@@ -60,7 +60,10 @@ field() { # the median in ms of the line of a report that starts with $2
 load() { cut -d' ' -f1 /proc/loadavg; }
 
 rows=()
-for case in "mm 1024³|mm.lisp|M=1024 K=1024 N=1024" "stencil loop 2²⁰ × 50 steps|stencil.lisp|N=1048576 K=50"; do
+# (mm 128³: kernels of a few ms, so the run is its fixed costs: compile, device, transfers)
+cases=("mm 1024³|mm.lisp|M=1024 K=1024 N=1024" "stencil loop 2²⁰ × 50 steps|stencil.lisp|N=1048576 K=50"
+  "mm 128³ (fixed costs)|mm.lisp|M=128 K=128 N=128")
+for case in "${cases[@]}"; do
   IFS='|' read -r name prog sizes <<<"$case"
   # shellcheck disable=SC2086 # (sizes are words)
   for p in $(seq 1 "$PAIRS"); do
@@ -73,21 +76,24 @@ for case in "mm 1024³|mm.lisp|M=1024 K=1024 N=1024" "stencil loop 2²⁰ × 50 
     one=$(field "$dir/one" "one process")
     split=$(field "$dir/split" "$RANKS ranks")
     alone=$(field "$dir/split" "one process")
-    rows+=("$name|$p|$one|$split|$alone|$l1 / $l2")
+    cpu1=$(grep -m1 "CPU time" "$dir/one" | sed -E 's/.*one process ([0-9]+) ms.*/\1/')
+    cpu2=$(grep -m1 "CPU time" "$dir/split" | sed -E 's/.*all ranks ([0-9]+) ms.*/\1/')
+    rows+=("$name|$p|$one|$split|$alone|$l1 / $l2|$cpu1|$cpu2")
   done
 done
 
 echo
-echo "| program | pair | one process, $CORES threads (ms) | $RANKS ranks, $((CORES / RANKS)) each (ms) | ratio | one rank alone, $((CORES / RANKS)) thread(s) (ms) | load before each |"
-echo "|---|---|---|---|---|---|---|"
+echo "| program | pair | one process, $CORES threads (ms) | $RANKS ranks, $((CORES / RANKS)) each (ms) | ratio | one rank alone, $((CORES / RANKS)) thread(s) (ms) | CPU per run: one process / all ranks (ms) | load before each |"
+echo "|---|---|---|---|---|---|---|---|"
 for r in "${rows[@]}"; do
-  IFS='|' read -r name p one split alone l <<<"$r"
-  echo "| $name | $p | $one | $split | $(awk "BEGIN{printf \"%.3f\", $split/$one}") | $alone | $l |"
+  IFS='|' read -r name p one split alone l cpu1 cpu2 <<<"$r"
+  echo "| $name | $p | $one | $split | $(awk "BEGIN{printf \"%.3f\", $split/$one}") | $alone | $cpu1 / $cpu2 | $l |"
 done
 echo
 echo "| program | median ratio ($PAIRS pairs) |"
 echo "|---|---|"
-for name in "mm 1024³" "stencil loop 2²⁰ × 50 steps"; do
+for case in "${cases[@]}"; do
+  name=${case%%|*}
   printf '%s\n' "${rows[@]}" | awk -F'|' -v n="$name" '$1 == n { print $4 / $3 }' | sort -g |
     awk -v n="$name" '{ r[NR] = $1 } END { printf "| %s | %.3f |\n", n, r[int((NR + 1) / 2)] }'
 done

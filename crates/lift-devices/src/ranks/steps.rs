@@ -90,24 +90,32 @@ pub(super) fn loop_run(
     sizes.insert(step.part.clone(), r.len() as i64);
     let t0 = Instant::now();
     // Compiled first (the sizes are all it needs): its result's rows decide the byte path.
-    let compiled = (!r.is_empty())
-        .then(|| {
-            let ins = Inputs {
-                values: vec![],
-                sizes: sizes.clone(),
-            };
-            compile_for(&step.slice_src, &ins, device, None).map(|mut c| {
-                if forced_failure(comm.rank) {
-                    if let Some(plan) = c.plan.as_mut() {
-                        plan.source
-                            .push_str("\n#error \"a failure forced by LIFT_DEVICES_FAIL\"\n");
-                    }
+    // (rank 0 alone explores where every rank has its device: [`super::exec::share_variant`])
+    let shared = super::exec::same_devices(comm) && !ranges[0].is_empty();
+    let compiled = (!r.is_empty() && (comm.is_root() || !shared)).then(|| {
+        let ins = Inputs {
+            values: vec![],
+            sizes: sizes.clone(),
+        };
+        compile_for(&step.slice_src, &ins, device, None)
+    });
+    let compiled = if shared {
+        super::exec::share_variant(comm, compiled, &step.slice_src, &sizes, device, None, !r.is_empty())?
+    } else {
+        compiled
+    };
+    let compiled = compiled.map(|c| {
+        c.map(|mut c| {
+            if forced_failure(comm.rank) {
+                if let Some(plan) = c.plan.as_mut() {
+                    plan.source
+                        .push_str("\n#error \"a failure forced by LIFT_DEVICES_FAIL\"\n");
                 }
-                c
-            })
+            }
+            c
         })
-        .transpose();
-    let compiled = comm.agree(compiled)?;
+    });
+    let compiled = comm.agree(compiled.transpose())?;
     let part_rows = compiled
         .as_ref()
         .map_or(Some(0), |c| super::halo::result_rows(c.info.result(), &sizes));

@@ -48,7 +48,8 @@ impl Comm {
         self.world.all_gather_into(&(mine.len() as u64), &mut lens[..]);
         let (counts, displs) = layout(&lens)?;
         let mut all = vec![0u8; lens.iter().sum::<u64>() as usize];
-        {
+        // (nothing to move: MPI would see two empty buffers at one address and refuse them)
+        if !all.is_empty() {
             let mut part = PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
             self.world.all_gather_varcount_into(mine, &mut part);
         }
@@ -63,6 +64,9 @@ impl Comm {
         self.world.all_gather_into(&(mine.len() as u64), &mut lens[..]);
         let (counts, displs) = layout(&lens)?;
         let root = self.world.process_at_rank(0);
+        if lens.iter().all(|l| *l == 0) {
+            return Ok(self.is_root().then(|| vec![vec![]; self.size]));
+        }
         if !self.is_root() {
             root.gather_varcount_into(mine);
             return Ok(None);
@@ -117,6 +121,9 @@ impl Comm {
         root.broadcast_into(&mut lens[..]);
         let (counts, displs) = layout(&lens)?;
         let mut mine = vec![0u8; lens[self.rank] as usize];
+        if lens.iter().all(|l| *l == 0) {
+            return Ok(mine);
+        }
         match parts {
             Some(ps) => {
                 let all = ps.concat();
@@ -188,14 +195,20 @@ impl Comm {
     /// Waits until every rank has come here, polling and sleeping (MPI_Ibarrier): where ranks
     /// arrive at different times (after their own work), a blocking collective would spin in
     /// the early ones and take the cores the late ones need (PoCL ranks share the host).
+    /// The sleeps grow from 20 µs to 1 ms: a short wait (a loop's step) stays short, and a
+    /// long one (another rank's compilation or kernels) wakes this rank a few hundred times
+    /// rather than ten thousand times a second, each wake a system call and a core taken
+    /// from the ranks that work.
     pub(crate) fn settle(&self) {
         let mut req = self.world.immediate_barrier();
+        let mut nap = std::time::Duration::from_micros(20);
         loop {
             match req.test() {
                 Ok(_) => return,
                 Err(r) => {
                     req = r;
-                    std::thread::sleep(std::time::Duration::from_micros(100));
+                    std::thread::sleep(nap);
+                    nap = (nap * 2).min(std::time::Duration::from_millis(1));
                 }
             }
         }
