@@ -34,9 +34,11 @@
 //!   `let r (reduce f z xs) (map g r)` at host level, so the reduction is its own kernel (with
 //!   every whole-array reduction rule) rather than a loop inside the map's single work-item;
 //! - **a zip in a zip** (`normalise_zip`): `map (λu. B) (zip (zip a b) c)` = `map (λv. B')
-//!   (zip a b c)`, the inner pairs read only through `get`s;
+//!   (zip a b c)`, the inner pairs read only through `get`s; and a component no `get` reads is
+//!   left out of the zip (`zip a c`, or `a` alone);
 //! - **reductions taken together** (`normalise_tuple`): two reductions of one array are one
 //!   reduction of pairs; its split is explored too (`alternative`), the cost model chooses;
+//! - **small constant powers**: `pow x 2` = `x·x`, `pow x 3` = `x·x·x`, `pow x 1.5` = `x·sqrt x`;
 //! - **commuted operator lambdas**: `(lambda (a b) (op b a))` = `(lambda (a b) (op a b))` for
 //!   `+`, `*`, `min`, `max` (`encode` recognises either as the operator, `Data::assoc`; one
 //!   spelling makes one program text, so the variants of both are the same).
@@ -116,6 +118,8 @@ pub fn alternative(prog: &Program, info: &TypeInfo) -> Option<(Program, TypeInfo
     };
     let body = cx.tree(prog.body);
     let body = cx.split_reductions(body);
+    // each reduction split off reads only its own arrays of the zip they shared
+    let body = if cx.changed { cx.norm(body, true) } else { body };
     cx.finish(body)
 }
 
@@ -278,6 +282,10 @@ impl Cx<'_> {
                 if let Some(e) = self.flat_zip(&args[0], &args[1]) {
                     return self.rewrite(e, host);
                 }
+                // map (λu. B) (zip a b c) = map (λv. B') (zip a c), B reading no `get #1 u`
+                if let Some(e) = self.unread_components(&args[0], &args[1]) {
+                    return self.rewrite(e, host);
+                }
                 // map (λs. s) X = X, X computed (a copy of a view is what a program that
                 // copies, a transpose, asks for)
                 if let N::Lambda(ps, b) = &args[0].n {
@@ -299,6 +307,28 @@ impl Cx<'_> {
                 match self.lift_at0(k, args, span) {
                     Ok(e) => e,
                     Err(args) => t(N::Prim(Prim::Map(k), args), span),
+                }
+            }
+            // pow x 2 = x·x, pow x 3 = x·x·x, pow x 1.5 = x·sqrt x
+            N::Op(Op::Pow, args) if power(&args[1]).is_some() => {
+                self.changed = true;
+                let mut args = args;
+                let p = power(&args[1]).expect("matched");
+                let x = args.swap_remove(0);
+                let (v, bind) = match x.n {
+                    N::Var(v) => (v, None),
+                    _ => (self.fresh("base", span), Some(x)),
+                };
+                let var = || t(N::Var(v), span);
+                let mul = |a: T, b: T| t(N::Op(Op::Mul, vec![a, b]), span);
+                let body = match p {
+                    Power::Square => mul(var(), var()),
+                    Power::Cube => mul(mul(var(), var()), var()),
+                    Power::ThreeHalves => mul(var(), t(N::Op(Op::Sqrt, vec![var()]), span)),
+                };
+                match bind {
+                    Some(x) => t(N::Let(LetKind::Let, v, Box::new(x), Box::new(body)), span),
+                    None => body,
                 }
             }
             N::Prim(Prim::Reduce(k), args) => match two_level(&args) {
@@ -683,6 +713,33 @@ fn two_level(args: &[T]) -> Option<T> {
             span,
         )
     })
+}
+
+/// The powers computed by multiplication: `pow x 2`, `pow x 3` (exact for any sign of `x`) and
+/// `pow x 1.5` (`x · sqrt x`: NaN for a negative `x` as `pow` is). A GPU's `pow` is a
+/// logarithm and an exponential (n-body written with `pow r 1.5` ran 4.9× slower than with
+/// `sqrt`: `bench/results/forms-more-nvidia-h200-2026-12-02.md`).
+enum Power {
+    Square,
+    Cube,
+    ThreeHalves,
+}
+
+fn power(e: &T) -> Option<Power> {
+    let v = match e.n {
+        N::Lit(Lit::Float(x)) => f64::from(x),
+        N::Lit(Lit::Double(x)) => x,
+        _ => return None,
+    };
+    if v == 2.0 {
+        Some(Power::Square)
+    } else if v == 3.0 {
+        Some(Power::Cube)
+    } else if v == 1.5 {
+        Some(Power::ThreeHalves)
+    } else {
+        None
+    }
 }
 
 fn same_lit(a: &T, b: &T) -> bool {

@@ -119,6 +119,47 @@ impl Cx<'_> {
     }
 }
 
+impl Cx<'_> {
+    /// `map (λu. B) (zip a_0 … a_n)` with `B` reading `u` only through `get`s and no `get #k
+    /// u` for some `k`: the zip without those components (the array itself when one is left).
+    /// Why: a reduction split from one of pairs (`normalise_tuple`) reads two of the three
+    /// arrays of the zip they shared, and a zip's every array is read where it is staged.
+    pub(super) fn unread_components(&mut self, f: &T, xs: &T) -> Option<T> {
+        let span = xs.span;
+        let N::Lambda(us, body) = &f.n else { return None };
+        let N::Prim(Prim::Zip, ops) = &xs.n else { return None };
+        if us.len() != 1 || reads_whole(body, us[0]) {
+            return None;
+        }
+        let u = us[0];
+        let read: Vec<bool> = (0..ops.len())
+            .map(|k| uses_get(body, u, k as u8, false).0 > 0)
+            .collect();
+        if read.iter().all(|r| *r) || !read.iter().any(|r| *r) {
+            return None;
+        }
+        self.changed = true;
+        let kept: Vec<usize> = (0..ops.len()).filter(|k| read[*k]).collect();
+        let v = self.fresh("elem", span);
+        let by: Vec<T> = (0..ops.len())
+            .map(|k| match kept.iter().position(|j| *j == k) {
+                Some(_) if kept.len() == 1 => t(N::Var(v), span),
+                Some(i) => t(N::Op(Op::Get(i as u8), vec![t(N::Var(v), span)]), span),
+                // never read: any term (no `get` of it is left to replace)
+                None => t(N::Var(v), span),
+            })
+            .collect();
+        let body = replace_gets(body, u, &by);
+        let over = if kept.len() == 1 {
+            ops[kept[0]].clone()
+        } else {
+            t(N::Prim(Prim::Zip, kept.iter().map(|k| ops[*k].clone()).collect()), span)
+        };
+        let f = t(N::Lambda(vec![v], Box::new(body)), f.span);
+        Some(t(N::Prim(Prim::Map(ir::MapKind::Plain), vec![f, over]), span))
+    }
+}
+
 /// Whether `e` reads `get #k u` other than through a `get` of it.
 fn pair_read_whole(e: &T, u: VarId, k: u8) -> bool {
     let is_pair = |a: &T| matches!(&a.n, N::Op(Op::Get(g), b) if *g == k && matches!(b[0].n, N::Var(x) if x == u));
