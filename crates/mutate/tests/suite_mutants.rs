@@ -69,13 +69,26 @@ fn first_cost(prog: &ir::Program, info: &typeck::TypeInfo, large: &BTreeMap<Stri
     Ok(ex.variants[0].cost)
 }
 
-#[test]
-fn suite_mutants_equal_the_interpreter_and_cost_at_most_5_percent_more() {
+/// What a run of the property found.
+struct Run {
+    total: usize,
+    kinds: std::collections::BTreeSet<&'static str>,
+    failures: Vec<String>,
+    /// The largest ratio of a mutant's first cost to its original's, and that mutant.
+    worst: (f64, String),
+}
+
+/// Every program of the suite, `per_program` mutants each of at most `steps` mutations, from
+/// `seed`; `progress` reports each program's count on stderr (the long run).
+fn check_suite(suites: &[&str], per_program: usize, steps: usize, seed: u64, progress: bool) -> Run {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    let mut failures = vec![];
-    let mut total = 0;
-    let mut kinds = std::collections::BTreeSet::new();
-    for suite in ["cgo17", "indep"] {
+    let mut run = Run {
+        total: 0,
+        kinds: std::collections::BTreeSet::new(),
+        failures: vec![],
+        worst: (0.0, String::new()),
+    };
+    for &suite in suites {
         let tsv = std::fs::read_to_string(format!("{root}/bench/{suite}/suite.tsv")).expect("suite.tsv");
         for (row, line) in tsv.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).enumerate() {
             let cols: Vec<&str> = line.split('\t').collect();
@@ -86,7 +99,7 @@ fn suite_mutants_equal_the_interpreter_and_cost_at_most_5_percent_more() {
             let prog = ir::parse(&src).expect("parses");
             let info = typeck::infer(&prog).expect("types");
             let lookup = |n: &str| small.get(n).copied();
-            let mut rng = XorShift::new(SEED + row as u64);
+            let mut rng = XorShift::new(seed + row as u64);
             let args: Vec<Value> = prog
                 .params
                 .iter()
@@ -94,45 +107,100 @@ fn suite_mutants_equal_the_interpreter_and_cost_at_most_5_percent_more() {
                 .collect();
             let expect = eval(&prog, &args, &lookup).expect("the original runs");
             let cost = first_cost(&prog, &info, &large).expect("the original explores");
-            let seed = SEED ^ (row as u64 + 1) << 8 ^ u64::from(suite == "indep");
-            for m in mutate::mutants(&src, seed, PER_PROGRAM, STEPS).expect("reads") {
-                total += 1;
-                kinds.extend(m.mutations.iter().copied());
+            let mseed = seed ^ (row as u64 + 1) << 8 ^ u64::from(suite == "indep");
+            let ms = mutate::mutants(&src, mseed, per_program, steps).expect("reads");
+            for m in &ms {
+                run.total += 1;
+                run.kinds.extend(m.mutations.iter().copied());
                 let what = format!("{file} by {:?}:\n{}", m.mutations, m.src);
                 let mprog = match ir::parse(&m.src) {
                     Ok(p) => p,
                     Err(d) => {
-                        failures.push(format!("does not parse ({}): {what}", d.message));
+                        run.failures.push(format!("does not parse ({}): {what}", d.message));
                         continue;
                     }
                 };
                 let minfo = match typeck::infer(&mprog) {
                     Ok(i) => i,
                     Err(d) => {
-                        failures.push(format!("does not type-check ({}): {what}", d.message));
+                        run.failures
+                            .push(format!("does not type-check ({}): {what}", d.message));
                         continue;
                     }
                 };
                 match eval(&mprog, &args, &lookup) {
                     Ok(got) if same(&expect, &got) => {}
-                    Ok(_) => failures.push(format!("computes something else: {what}")),
-                    Err(e) => failures.push(format!("fails to run ({}): {what}", e.message)),
+                    Ok(_) => run.failures.push(format!("computes something else: {what}")),
+                    Err(e) => run.failures.push(format!("fails to run ({}): {what}", e.message)),
                 }
                 match first_cost(&mprog, &minfo, &large) {
-                    Ok(c) if c <= 1.05 * cost => {}
-                    Ok(c) => failures.push(format!("costs {c:.1} against {cost:.1}: {what}")),
-                    Err(e) => failures.push(format!("explores to nothing ({e}): {what}")),
+                    Ok(c) => {
+                        if c / cost > run.worst.0 {
+                            run.worst = (c / cost, what.clone());
+                        }
+                        if c > 1.05 * cost {
+                            run.failures.push(format!("costs {c:.1} against {cost:.1}: {what}"));
+                        }
+                    }
+                    Err(e) => run.failures.push(format!("explores to nothing ({e}): {what}")),
                 }
+            }
+            if progress {
+                eprintln!(
+                    "{file}: {} mutants, {} in all, {} failures",
+                    ms.len(),
+                    run.total,
+                    run.failures.len()
+                );
             }
         }
     }
-    assert!(total >= 200, "only {total} mutants");
-    let unused: Vec<_> = mutate::KINDS.iter().filter(|k| !kinds.contains(*k)).collect();
+    run
+}
+
+#[test]
+fn suite_mutants_equal_the_interpreter_and_cost_at_most_5_percent_more() {
+    let run = check_suite(&["cgo17", "indep"], PER_PROGRAM, STEPS, SEED, false);
+    assert!(run.total >= 200, "only {} mutants", run.total);
+    let unused: Vec<_> = mutate::KINDS.iter().filter(|k| !run.kinds.contains(*k)).collect();
     assert!(unused.is_empty(), "mutations never applied to the suite: {unused:?}");
     assert!(
-        failures.is_empty(),
-        "{} of {total} mutants:\n{}",
-        failures.len(),
-        failures.join("\n\n")
+        run.failures.is_empty(),
+        "{} of {} mutants:\n{}",
+        run.failures.len(),
+        run.total,
+        run.failures.join("\n\n")
+    );
+}
+
+/// The long run (`cargo test --release -p mutate -- --ignored`): `MUTANTS_PER_PROGRAM`
+/// (default 400) mutants of each program of up to `MUTANTS_STEPS` (default 6) mutations from
+/// `MUTANTS_SEED` (default 2812), over ten thousand in all; the same property. `MUTANTS_SUITES`
+/// (default `cgo17,indep`) takes the suites apart, to run them side by side.
+#[test]
+#[ignore = "the long run: minutes in release"]
+fn suite_mutants_long_run() {
+    let var = |k: &str, d: u64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
+    let (per, steps, seed) = (
+        var("MUTANTS_PER_PROGRAM", 400),
+        var("MUTANTS_STEPS", 6),
+        var("MUTANTS_SEED", 2812),
+    );
+    let suites = std::env::var("MUTANTS_SUITES").unwrap_or_else(|_| "cgo17,indep".into());
+    let suites: Vec<&str> = suites.split(',').collect();
+    let run = check_suite(&suites, per as usize, steps as usize, seed, true);
+    eprintln!(
+        "seed {seed}, {per} a program, up to {steps} mutations: {} mutants, {} failures, kinds {:?}",
+        run.total,
+        run.failures.len(),
+        run.kinds
+    );
+    eprintln!("largest cost ratio {:.4}: {}", run.worst.0, run.worst.1);
+    assert!(
+        run.failures.is_empty(),
+        "{} of {} mutants:\n{}",
+        run.failures.len(),
+        run.total,
+        run.failures.join("\n\n")
     );
 }

@@ -168,6 +168,44 @@ pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> R
     // variants are built from the normalised program (its nodes are their leaves)
     let normal = opts.normalise.then(|| normalise::normalise(prog, info)).flatten();
     let (prog, info) = normal.as_ref().map_or((prog, info), |(p, i)| (p, i));
+    // the other side of the equalities the cost decides (`normalise_tuple`): its variants
+    // compete with the normal form's
+    let other = opts.normalise.then(|| normalise::alternative(prog, info)).flatten();
+    let mut seen = BTreeSet::new();
+    let (mut variants, mut stats) = lowered(prog, info, opts, &mut seen);
+    if let Some((p, i)) = &other {
+        let (more, s) = lowered(p, i, opts, &mut seen);
+        variants.extend(more);
+        stats.nodes += s.nodes;
+        stats.classes += s.classes;
+        stats.iterations += s.iterations;
+        stats.stop_reason = format!("{}; the split reductions: {}", stats.stop_reason, s.stop_reason);
+        stats.rejected += s.rejected;
+        stats.extracted += s.extracted;
+        stats.rejections.extend(s.rejections);
+    }
+    variants.sort_by(|a, b| a.cost.total_cmp(&b.cost).then_with(|| a.source.cmp(&b.source)));
+    let mut variants = keep_diverse(variants, opts.top_k.max(1));
+    for v in &mut variants {
+        v.source = ir::print::program(&v.program);
+    }
+    if variants.is_empty() {
+        return Err(ir::Diagnostic::new(
+            prog.span(prog.body),
+            "rewrite exploration found no variant that compiles",
+        ));
+    }
+    Ok(Exploration { variants, stats })
+}
+
+/// The variants of one program: saturated, extracted and lowered (those `seen` already left
+/// out), unsorted.
+fn lowered(
+    prog: &ir::Program,
+    info: &typeck::TypeInfo,
+    opts: &Options,
+    seen: &mut BTreeSet<String>,
+) -> (Vec<Variant>, Stats) {
     let (eg, root, enc, mut stats) = saturate(prog, info, opts);
     let mut terms = extract::top_terms(&eg, root, opts.per_class, opts.per_class * 24, 30);
     terms.extend(rules::stencil::stencil_terms(&eg, root, opts, &mut stats));
@@ -182,7 +220,6 @@ pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> R
     });
     stats.extracted = terms.len();
     let names = ir::print::var_names(prog);
-    let mut seen = BTreeSet::new();
     let mut variants = vec![];
     for t in &terms {
         let t = lower::simplify(t);
@@ -234,18 +271,7 @@ pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> R
             description: format!("{} | {}", notes.join("; "), t.sexp()),
         });
     }
-    variants.sort_by(|a, b| a.cost.total_cmp(&b.cost).then_with(|| a.source.cmp(&b.source)));
-    let mut variants = keep_diverse(variants, opts.top_k.max(1));
-    for v in &mut variants {
-        v.source = ir::print::program(&v.program);
-    }
-    if variants.is_empty() {
-        return Err(ir::Diagnostic::new(
-            prog.span(prog.body),
-            "rewrite exploration found no variant that compiles",
-        ));
-    }
-    Ok(Exploration { variants, stats })
+    (variants, stats)
 }
 
 /// The `k` cheapest variants, but first the cheapest of each mapping family (the mapping

@@ -33,6 +33,12 @@
 //! - **a host-level map of a reduction's result**: `map g (reduce f z xs)` =
 //!   `let r (reduce f z xs) (map g r)` at host level, so the reduction is its own kernel (with
 //!   every whole-array reduction rule) rather than a loop inside the map's single work-item;
+//! - **a zip in a zip** (`normalise_zip`): `map (λu. B) (zip (zip a b) c)` = `map (λv. B')
+//!   (zip a b c)`, the inner pairs read only through `get`s; and a component no `get` reads is
+//!   left out of the zip (`zip a c`, or `a` alone);
+//! - **reductions taken together** (`normalise_tuple`): two reductions of one array are one
+//!   reduction of pairs; its split is explored too (`alternative`), the cost model chooses;
+//! - **small constant powers**: `pow x 2` = `x·x`, `pow x 3` = `x·x·x`, `pow x 1.5` = `x·sqrt x`;
 //! - **commuted operator lambdas**: `(lambda (a b) (op b a))` = `(lambda (a b) (op a b))` for
 //!   `+`, `*`, `min`, `max` (`encode` recognises either as the operator, `Data::assoc`; one
 //!   spelling makes one program text, so the variants of both are the same).
@@ -53,6 +59,8 @@ mod index;
 mod perm;
 #[path = "normalise_scalar.rs"]
 mod scalar;
+#[path = "normalise_tuple.rs"]
+mod tuple;
 #[path = "normalise_zip.rs"]
 mod zip;
 
@@ -94,22 +102,47 @@ pub fn normalise(prog: &Program, info: &TypeInfo) -> Option<(Program, TypeInfo)>
     let body = cx.strided_reductions(body);
     let body = cx.elementwise_reductions(body);
     let body = cx.scalar_result(body);
+    let body = cx.fuse_reductions(body);
     let body = cx.copied_view(body, info.ty(prog.body));
-    if !cx.changed {
-        return None;
-    }
-    let mut out = Program {
-        sizes: prog.sizes.clone(),
-        size_spans: prog.size_spans.clone(),
-        params: prog.params.clone(),
-        exprs: vec![],
-        spans: vec![],
-        vars: cx.vars,
-        body: ExprId(0),
+    cx.finish(body)
+}
+
+/// The other side of the two-way equalities that the cost model decides (`normalise_tuple`):
+/// the (normalised) program with its reductions of pairs split in two; `None` when it has none.
+pub fn alternative(prog: &Program, info: &TypeInfo) -> Option<(Program, TypeInfo)> {
+    let mut cx = Cx {
+        prog,
+        info,
+        vars: prog.vars.clone(),
+        changed: false,
     };
-    out.body = emit(&mut out, &body);
-    let info = typeck::infer(&out).ok()?;
-    Some((out, info))
+    let body = cx.tree(prog.body);
+    let body = cx.split_reductions(body);
+    // each reduction split off reads only its own arrays of the zip they shared
+    let body = if cx.changed { cx.norm(body, true) } else { body };
+    cx.finish(body)
+}
+
+impl Cx<'_> {
+    /// The program of the normalised body, type-checked; `None` when nothing changed.
+    fn finish(self, body: T) -> Option<(Program, TypeInfo)> {
+        let (prog, cx) = (self.prog, self);
+        if !cx.changed {
+            return None;
+        }
+        let mut out = Program {
+            sizes: prog.sizes.clone(),
+            size_spans: prog.size_spans.clone(),
+            params: prog.params.clone(),
+            exprs: vec![],
+            spans: vec![],
+            vars: cx.vars,
+            body: ExprId(0),
+        };
+        out.body = emit(&mut out, &body);
+        let info = typeck::infer(&out).ok()?;
+        Some((out, info))
+    }
 }
 
 struct Cx<'a> {
@@ -204,7 +237,8 @@ impl Cx<'_> {
                     let (n, under) = uses(&body, v, false);
                     n == 1 && !under && high_level(&val)
                 };
-                if k == LetKind::Let && self.plain_array(v) && (is_view(&val) || once()) {
+                let elementwise = !host && self.inline_elementwise(v, &val, &body);
+                if k == LetKind::Let && self.plain_array(v) && (is_view(&val) || once() || elementwise) {
                     self.changed = true;
                     let body = subst(*body, v, &val);
                     return self.norm(body, host);
@@ -244,6 +278,14 @@ impl Cx<'_> {
                 if let Some(e) = self.zip_of_maps(&args[0], &args[1]) {
                     return self.rewrite(e, host);
                 }
+                // map (λu. B) (zip (zip a b) c) = map (λv. B') (zip a b c)
+                if let Some(e) = self.flat_zip(&args[0], &args[1]) {
+                    return self.rewrite(e, host);
+                }
+                // map (λu. B) (zip a b c) = map (λv. B') (zip a c), B reading no `get #1 u`
+                if let Some(e) = self.unread_components(&args[0], &args[1]) {
+                    return self.rewrite(e, host);
+                }
                 // map (λs. s) X = X, X computed (a copy of a view is what a program that
                 // copies, a transpose, asks for)
                 if let N::Lambda(ps, b) = &args[0].n {
@@ -265,6 +307,28 @@ impl Cx<'_> {
                 match self.lift_at0(k, args, span) {
                     Ok(e) => e,
                     Err(args) => t(N::Prim(Prim::Map(k), args), span),
+                }
+            }
+            // pow x 2 = x·x, pow x 3 = x·x·x, pow x 1.5 = x·sqrt x
+            N::Op(Op::Pow, args) if power(&args[1]).is_some() => {
+                self.changed = true;
+                let mut args = args;
+                let p = power(&args[1]).expect("matched");
+                let x = args.swap_remove(0);
+                let (v, bind) = match x.n {
+                    N::Var(v) => (v, None),
+                    _ => (self.fresh("base", span), Some(x)),
+                };
+                let var = || t(N::Var(v), span);
+                let mul = |a: T, b: T| t(N::Op(Op::Mul, vec![a, b]), span);
+                let body = match p {
+                    Power::Square => mul(var(), var()),
+                    Power::Cube => mul(mul(var(), var()), var()),
+                    Power::ThreeHalves => mul(var(), t(N::Op(Op::Sqrt, vec![var()]), span)),
+                };
+                match bind {
+                    Some(x) => t(N::Let(LetKind::Let, v, Box::new(x), Box::new(body)), span),
+                    None => body,
                 }
             }
             N::Prim(Prim::Reduce(k), args) => match two_level(&args) {
@@ -304,6 +368,20 @@ impl Cx<'_> {
             }
             collect_at0(inner, &mut BTreeSet::new(), &mut found);
         }
+        // or in the value of one of those lets (`let pi V (let a (at 0 R) B')`, `R` reading
+        // `pi`): the map over `R` goes inside the lets before it
+        if found.is_empty() {
+            depth = 0;
+            let mut inner = &**body;
+            while let N::Let(LetKind::Let, _, _, b) = &inner.n {
+                inner = b;
+                depth += 1;
+                collect_at0(inner, &mut BTreeSet::new(), &mut found);
+                if !found.is_empty() {
+                    break;
+                }
+            }
+        }
         if found.is_empty() || found.len() > 2 {
             return Err(args);
         }
@@ -330,6 +408,10 @@ impl Cx<'_> {
             let get = |i: u8| t(N::Op(Op::Get(i), vec![sv.clone()]), span);
             let body = replace_at0(body, &found[0], &get(0));
             let body = replace_at0(body, &found[1], &get(1));
+            // `tuple (get #0 s) (get #1 s)` of a pair of the zip is the pair itself
+            let whole = matches!(&body.n, N::Op(Op::Tuple, c) if c.len() == 2
+                && c.iter().enumerate().all(|(i, c)| same(c, &get(i as u8))));
+            let body = if whole { sv.clone() } else { body };
             (body, t(N::Prim(Prim::Zip, found), span))
         };
         let inner_fn = t(N::Lambda(vec![s], Box::new(body)), span);
@@ -631,6 +713,33 @@ fn two_level(args: &[T]) -> Option<T> {
             span,
         )
     })
+}
+
+/// The powers computed by multiplication: `pow x 2`, `pow x 3` (exact for any sign of `x`) and
+/// `pow x 1.5` (`x · sqrt x`: NaN for a negative `x` as `pow` is). A GPU's `pow` is a
+/// logarithm and an exponential (n-body written with `pow r 1.5` ran 4.9× slower than with
+/// `sqrt`: `bench/results/forms-more-nvidia-h200-2026-12-02.md`).
+enum Power {
+    Square,
+    Cube,
+    ThreeHalves,
+}
+
+fn power(e: &T) -> Option<Power> {
+    let v = match e.n {
+        N::Lit(Lit::Float(x)) => f64::from(x),
+        N::Lit(Lit::Double(x)) => x,
+        _ => return None,
+    };
+    if v == 2.0 {
+        Some(Power::Square)
+    } else if v == 3.0 {
+        Some(Power::Cube)
+    } else if v == 1.5 {
+        Some(Power::ThreeHalves)
+    } else {
+        None
+    }
 }
 
 fn same_lit(a: &T, b: &T) -> bool {

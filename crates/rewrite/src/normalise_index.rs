@@ -1,6 +1,6 @@
 //! Normalisation of a map over an index array into a map over the arrays it indexes.
 //!
-//! **Index array** (`a₁ … a_k` the arrays read at the index, `k ≤ 3`):
+//! **Index array** (`a₁ … a_k` the arrays read at the index, `k ≤ 8`):
 //!
 //! `map (λi. B[at i a₁, …]) (generate n (λj. j))` = `map (λt. B[t]) a₁` (one array) or
 //! `map (λt. B[get #0 t, get #1 t, …]) (zip a₁ a₂ …)` (two or three).
@@ -30,6 +30,10 @@
 use super::{free_vars, same, t, Cx, N, T};
 use ir::{Op, Prim, Type, VarId};
 use std::collections::BTreeSet;
+
+/// The most arrays an index array is replaced by (the components of one zip): mri-q reads four
+/// at its index.
+const MAX_ARRAYS: usize = 8;
 
 impl Cx<'_> {
     /// `e` with every map over an index array in it (bottom-up) a map over the indexed arrays.
@@ -132,7 +136,7 @@ impl Cx<'_> {
         }
         let i = is[0];
         let mut arrays = vec![];
-        if !only_at(body, i, &mut vec![], &mut arrays) || arrays.is_empty() || arrays.len() > 3 {
+        if !only_at(body, i, &mut vec![], &mut arrays) || arrays.is_empty() || arrays.len() > MAX_ARRAYS {
             return None;
         }
         // each array of length n

@@ -83,6 +83,134 @@ impl Cx<'_> {
     }
 }
 
+impl Cx<'_> {
+    /// A zip as an operand of the zip a map reads is flattened into it: `map (λu. B) (zip …
+    /// (zip a1 … an) …)` = `map (λv. B') (zip … a1 … an …)`, `B` reading `u` and that operand's
+    /// pairs only through `get`s (`get #i (get #k u)` becomes one `get` of `v`). Zip of maps
+    /// makes such zips (`zip (map f (zip kx ky kz)) phi`), and the rules read a flat zip only.
+    pub(super) fn flat_zip(&mut self, f: &T, xs: &T) -> Option<T> {
+        let span = xs.span;
+        let N::Lambda(us, body) = &f.n else { return None };
+        let N::Prim(Prim::Zip, ops) = &xs.n else { return None };
+        if us.len() != 1 || reads_whole(body, us[0]) {
+            return None;
+        }
+        let u = us[0];
+        let k = ops.iter().position(|o| matches!(o.n, N::Prim(Prim::Zip, _)))?;
+        if pair_read_whole(body, u, k as u8) {
+            return None;
+        }
+        let N::Prim(_, inner) = &ops[k].n else {
+            unreachable!("found above")
+        };
+        let mut new_ops: Vec<T> = ops[..k].to_vec();
+        new_ops.extend(inner.iter().cloned());
+        new_ops.extend(ops[k + 1..].iter().cloned());
+        let width = inner.len();
+        if new_ops.len() > usize::from(u8::MAX) {
+            return None;
+        }
+        self.changed = true;
+        let v = self.fresh("elem", span);
+        let body = reflat(body, u, v, k, width);
+        let f = t(N::Lambda(vec![v], Box::new(body)), f.span);
+        let zip = t(N::Prim(Prim::Zip, new_ops), span);
+        Some(t(N::Prim(Prim::Map(ir::MapKind::Plain), vec![f, zip]), span))
+    }
+}
+
+impl Cx<'_> {
+    /// `map (λu. B) (zip a_0 … a_n)` with `B` reading `u` only through `get`s and no `get #k
+    /// u` for some `k`: the zip without those components (the array itself when one is left).
+    /// Why: a reduction split from one of pairs (`normalise_tuple`) reads two of the three
+    /// arrays of the zip they shared, and a zip's every array is read where it is staged.
+    pub(super) fn unread_components(&mut self, f: &T, xs: &T) -> Option<T> {
+        let span = xs.span;
+        let N::Lambda(us, body) = &f.n else { return None };
+        let N::Prim(Prim::Zip, ops) = &xs.n else { return None };
+        if us.len() != 1 || reads_whole(body, us[0]) {
+            return None;
+        }
+        let u = us[0];
+        let read: Vec<bool> = (0..ops.len())
+            .map(|k| uses_get(body, u, k as u8, false).0 > 0)
+            .collect();
+        if read.iter().all(|r| *r) || !read.iter().any(|r| *r) {
+            return None;
+        }
+        self.changed = true;
+        let kept: Vec<usize> = (0..ops.len()).filter(|k| read[*k]).collect();
+        let v = self.fresh("elem", span);
+        let by: Vec<T> = (0..ops.len())
+            .map(|k| match kept.iter().position(|j| *j == k) {
+                Some(_) if kept.len() == 1 => t(N::Var(v), span),
+                Some(i) => t(N::Op(Op::Get(i as u8), vec![t(N::Var(v), span)]), span),
+                // never read: any term (no `get` of it is left to replace)
+                None => t(N::Var(v), span),
+            })
+            .collect();
+        let body = replace_gets(body, u, &by);
+        let over = if kept.len() == 1 {
+            ops[kept[0]].clone()
+        } else {
+            t(N::Prim(Prim::Zip, kept.iter().map(|k| ops[*k].clone()).collect()), span)
+        };
+        let f = t(N::Lambda(vec![v], Box::new(body)), f.span);
+        Some(t(N::Prim(Prim::Map(ir::MapKind::Plain), vec![f, over]), span))
+    }
+}
+
+/// Whether `e` reads `get #k u` other than through a `get` of it.
+fn pair_read_whole(e: &T, u: VarId, k: u8) -> bool {
+    let is_pair = |a: &T| matches!(&a.n, N::Op(Op::Get(g), b) if *g == k && matches!(b[0].n, N::Var(x) if x == u));
+    match &e.n {
+        N::Op(Op::Get(_), a) if is_pair(&a[0]) => false,
+        _ if is_pair(e) => true,
+        N::Var(_) | N::Lit(_) => false,
+        N::Lambda(_, b) | N::Pack(b) => pair_read_whole(b, u, k),
+        N::Prim(_, a) | N::Op(_, a) => a.iter().any(|a| pair_read_whole(a, u, k)),
+        N::If(b) => b.iter().any(|a| pair_read_whole(a, u, k)),
+        N::Let(_, _, x, b) => pair_read_whole(x, u, k) || pair_read_whole(b, u, k),
+    }
+}
+
+/// `e` reading the flat zip's `v`: `get #i (get #k u)` is `get #(k+i) v`, `get #j u` is `get
+/// #j v` before `k` and `get #(j+width-1) v` after.
+fn reflat(e: &T, u: VarId, v: VarId, k: usize, width: usize) -> T {
+    let span = e.span;
+    let get = |i: usize| t(N::Op(Op::Get(i as u8), vec![t(N::Var(v), span)]), span);
+    if let N::Op(Op::Get(i), a) = &e.n {
+        if let N::Op(Op::Get(j), b) = &a[0].n {
+            if usize::from(*j) == k && matches!(b[0].n, N::Var(x) if x == u) {
+                return get(k + usize::from(*i));
+            }
+        }
+        if matches!(a[0].n, N::Var(x) if x == u) {
+            let j = usize::from(*i);
+            return get(if j < k { j } else { j + width - 1 });
+        }
+    }
+    let n = match &e.n {
+        N::Lambda(ps, b) => N::Lambda(ps.clone(), Box::new(reflat(b, u, v, k, width))),
+        N::Prim(p, a) => N::Prim(p.clone(), a.iter().map(|a| reflat(a, u, v, k, width)).collect()),
+        N::Op(o, a) => N::Op(*o, a.iter().map(|a| reflat(a, u, v, k, width)).collect()),
+        N::If(b) => N::If(Box::new([
+            reflat(&b[0], u, v, k, width),
+            reflat(&b[1], u, v, k, width),
+            reflat(&b[2], u, v, k, width),
+        ])),
+        N::Let(l, x, val, b) => N::Let(
+            *l,
+            *x,
+            Box::new(reflat(val, u, v, k, width)),
+            Box::new(reflat(b, u, v, k, width)),
+        ),
+        N::Pack(a) => N::Pack(Box::new(reflat(a, u, v, k, width))),
+        n => n.clone(),
+    };
+    t(n, span)
+}
+
 /// `(a, p, F)` for `map (λp. F) a`, or `(a, p, at 0 R)` for `join (map (λp. R) a)`, `R` one
 /// element.
 fn mapped(x: &T) -> Option<(T, VarId, T)> {

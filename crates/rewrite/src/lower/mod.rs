@@ -102,6 +102,19 @@ fn two_d(f: &Rc<Term>) -> Option<(Rc<Term>, usize)> {
     (b.op == TOp::Map).then(|| (b.clone(), joins))
 }
 
+/// A leaf function or a composition of leaves, in the order they apply (innermost first).
+fn leaf_chain(f: &Term) -> Option<Vec<Symbol>> {
+    match &f.op {
+        TOp::Sym(g) => Some(vec![*g]),
+        TOp::Comp => {
+            let mut inner = leaf_chain(&f.kids[1])?;
+            inner.extend(leaf_chain(&f.kids[0])?);
+            Some(inner)
+        }
+        _ => None,
+    }
+}
+
 fn is_fun(t: &Term) -> bool {
     matches!(t.op, TOp::Lam | TOp::MapF | TOp::ReduceF | TOp::ReduceFU | TOp::Comp)
 }
@@ -420,12 +433,11 @@ impl Lowerer<'_> {
             }
             TOp::Reduce if self.folds_pieces(t) => self.seq_fold_join(t),
             TOp::Reduce | TOp::ReduceU => {
-                // reduce f z (map g ys) with leaf functions = reduceSeq (λ acc y. f acc (g y)) z ys
+                // reduce f z (map g ys) with leaf functions = reduceSeq (λ acc y. f acc (g y)) z ys;
+                // `g` may be a composition of leaves (`map (g1 ∘ g2)`: a gather, then the
+                // function of the gathered element), applied innermost first
                 let fused = match (&k[0].op, &k[2].op) {
-                    (TOp::Sym(f), TOp::Map) => match &k[2].kids[0].op {
-                        TOp::Sym(g) => Some((*f, *g)),
-                        _ => None,
-                    },
+                    (TOp::Sym(f), TOp::Map) => leaf_chain(&k[2].kids[0]).map(|g| (*f, g)),
                     _ => None,
                 };
                 // a fused function is applied inside the new lambda, not passed itself
@@ -453,14 +465,17 @@ impl Lowerer<'_> {
                     (None, Some(fg)) => fg,
                     (None, None) => unreachable!("the function is built unless the reduction is fused"),
                 };
-                let gc = self.leaf_cost(&gs);
+                let gc: f64 = gs.iter().map(|g| self.leaf_cost(g)).sum();
                 let ys = &k[2].kids[1];
                 let n = self.len(ys);
                 let (y, yc) = self.seq(ys);
                 let (a, b) = (self.name("acc"), self.name("y"));
                 self.notes.push("reduce∘map fused".into());
                 let (av, bv) = (self.b.bind(&a), self.b.bind(&b));
-                let gy = self.call(&gs, &[Arg::Var(bv)]);
+                let mut gy = self.call(&gs[0], &[Arg::Var(bv)]);
+                for g in &gs[1..] {
+                    gy = self.call(g, &[Arg::Expr(gy)]);
+                }
                 let body = self.call(&fs, &[Arg::Var(av), Arg::Expr(gy)]);
                 self.b.unbind(bv);
                 self.b.unbind(av);
