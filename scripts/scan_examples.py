@@ -41,11 +41,18 @@ def scan_radix_histogram(d):
     return [[[int(c) for c in counts[i]], int(counts[i][digits[i]] - 1)] for i in range(len(keys))]
 
 
+def scan_compact(d):
+    xs = np.array(d["xs"], dtype=np.float32)
+    kept = xs[xs > 0]
+    return floats(np.concatenate([kept, np.zeros(len(xs) - len(kept), dtype=np.float32)]))
+
+
 COMPUTE = {
     "scan_float": scan_float,
     "scan_int": scan_int,
     "scan_rows": scan_rows,
     "scan_radix_histogram": scan_radix_histogram,
+    "scan_compact": scan_compact,
 }
 
 

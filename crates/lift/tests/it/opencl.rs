@@ -222,8 +222,8 @@ fn larger_inputs() -> Vec<(&'static str, serde_json::Value)> {
                 json!({ "as": a, "bs": b })
             },
         ),
-        // Scans over more tiles than a look-back window (35 tiles of 4096), rows of three
-        // tiles each, and vectors in tiles of 1024.
+        // Scans over several tiles (18 of 8192 floats, a partial last one), rows of two tiles
+        // each, vectors in tiles of 2048, and a compaction whose int scan spans three tiles.
         ("scan_float.lisp", json!({ "xs": r.floats(140_001, -4.0, 33, 4.0) })),
         (
             "scan_int.lisp",
@@ -234,6 +234,7 @@ fn larger_inputs() -> Vec<(&'static str, serde_json::Value)> {
             "scan_radix_histogram.lisp",
             json!({ "keys": (0..5003).map(|_| r.int(1 << 20)).collect::<Vec<_>>() }),
         ),
+        ("scan_compact.lisp", json!({ "xs": r.floats(20_011, -4.0, 33, 4.0) })),
     ]
 }
 

@@ -5,20 +5,21 @@
 //!
 //! Cost: the kernel runs tiles of `SCAN_TILE` elements, `SCAN_WG` work-items each; the groups
 //! that run at once (`lanes / SCAN_WG`) each pay a tile's element work (two applications of the
-//! operator and three local-memory accesses an element) and its fixed part (barriers and the
-//! look-back), and every element is written once (`MEM`). A row shorter than a tile still pays a
+//! operator and four local-memory accesses an element: the tile goes through local memory on
+//! its way in and out of registers) and its fixed part (barriers and the look-back), and every
+//! element is written once (`MEM`). A row shorter than a tile still pays a
 //! whole tile, so short rows go to one work-item each (`map` with `scanSeq`, the default), whose
 //! rows are read a row apart (`row_reads`).
 
 use super::*;
 
-/// Elements of a tile of `scanGlb` for 4-byte elements (256 work-items × 16 elements,
-/// `codegen_opencl`'s `gen/scan.rs`).
-const SCAN_TILE: f64 = 4096.0;
-const SCAN_ITEMS: f64 = 16.0;
+/// Elements of a tile of `scanGlb` for 4-byte elements (256 work-items × 32 elements,
+/// `codegen_opencl`'s `gen/scan/glb.rs`).
+const SCAN_TILE: f64 = 8192.0;
+const SCAN_ITEMS: f64 = 32.0;
 const SCAN_WG: f64 = 256.0;
-/// A tile's fixed part: its eight barriers and a look-back of a few trips, shared by the
-/// tile's 16 elements a work-item, counted as 4 barriers of `BARRIER_WARP` (an estimate, not
+/// A tile's fixed part: its eight barriers and a look-back of a trip or two, shared by the
+/// tile's 32 elements a work-item, counted as 4 barriers of `BARRIER_WARP` (an estimate, not
 /// fitted: the H200 measurement of the kernel is `bench/results/scan-nvidia-h200-2026-12-02.md`).
 const SCAN_TILE_FIXED: f64 = 4.0 * BARRIER_WARP;
 /// An element of a row that one work-item scans whole, read or written a row away from its
@@ -31,7 +32,7 @@ impl Lowerer<'_> {
     /// element) and a map read inline `gc` (once).
     fn scan_kernel_cost(&self, tiles: f64, fc: f64, gc: f64) -> f64 {
         let groups = (self.lanes / SCAN_WG).max(1.0);
-        (tiles / groups).ceil() * (SCAN_ITEMS * (2.0 * fc + gc + 3.0 * LOCAL_READ) + SCAN_TILE_FIXED)
+        (tiles / groups).ceil() * (SCAN_ITEMS * (2.0 * fc + gc + 4.0 * LOCAL_READ) + SCAN_TILE_FIXED)
     }
 
     /// `xs` of a scan in one launch: `map g ys` with a leaf `g` over a value that computes
