@@ -271,7 +271,7 @@ pub enum Stmt {
         ptr: Expr,
         offset: Expr,
     },
-    /// `asm volatile(...)`: one PTX instruction with its operands ([`crate::ptx`]).
+    /// `asm(...)`: one PTX instruction with its operands ([`crate::ptx`]).
     Asm(crate::ptx::Asm),
 }
 

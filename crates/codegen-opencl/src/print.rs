@@ -409,16 +409,17 @@ fn stmt(s: &Stmt) -> Doc {
     }
 }
 
-/// `asm volatile("template" : "=r"(out) : "f"(in));`: the template is the instruction's own
+/// `asm("template" : "=r"(out) : "f"(in));`: the template is the instruction's own
 /// (`PtxOp::template`), the constraints its operands' classes; written operands are listed
-/// first, as the template numbers them.
+/// first, as the template numbers them. Not `volatile`: each instruction is a function of its
+/// operands that touches no memory, which the compiler may schedule among the loads around it.
 fn asm(a: &crate::ptx::Asm) -> String {
     use crate::ptx::Dir;
     let operand = |(e, r, d): (&Expr, crate::ptx::Reg, Dir)| format!("\"{}{}\"({})", d.modifier(), r.letter(), expr(e));
     let outs: Vec<String> = a.operands().filter(|(_, _, d)| *d != Dir::In).map(operand).collect();
     let ins: Vec<String> = a.operands().filter(|(_, _, d)| *d == Dir::In).map(operand).collect();
     format!(
-        "asm volatile(\"{}\" : {} : {});",
+        "asm(\"{}\" : {} : {});",
         a.op().template(),
         outs.join(", "),
         ins.join(", ")

@@ -1,5 +1,5 @@
 //! Inline PTX in the OpenCL C tree: the instructions code generation may emit through
-//! `asm volatile` (NVIDIA's OpenCL compiler passes them to PTX), each with the operands it
+//! `asm` (NVIDIA's OpenCL compiler passes them to PTX), each with the operands it
 //! takes and their register classes, checked when the statement is built ([`Asm::new`]) so
 //! that the printer only writes what the tree holds. The instruction text comes from
 //! [`PtxOp::template`], never from a caller: an `Asm` names an instruction, not a string.
@@ -96,7 +96,7 @@ impl Dir {
     }
 }
 
-/// `asm volatile("template" : outputs : inputs);`: one PTX instruction and its operands, in the
+/// `asm("template" : outputs : inputs);`: one PTX instruction and its operands, in the
 /// order of [`PtxOp::operands`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Asm {

@@ -28,6 +28,16 @@ pub fn cache_key(src: &str, sizes: &BTreeMap<String, i64>, device_name: &str) ->
     format!("{:016x}|{}|{device_name}", fnv1a64(src.as_bytes()), sizes_text(sizes))
 }
 
+/// The device part of the tuning cache's key for runs at `precision`: the device's name for
+/// `f32`, and `name|tf32` for `tf32`, whose variants (tensor-core tiles) are timed and kept
+/// apart from the f32 ones.
+pub fn precision_key(device_name: &str, precision: ir::Precision) -> String {
+    match precision {
+        ir::Precision::F32 => device_name.to_string(),
+        ir::Precision::Tf32 => format!("{device_name}|tf32"),
+    }
+}
+
 pub fn cache_path() -> Option<PathBuf> {
     host_runner::default_cache_dir().map(|d| d.join("tuning.json"))
 }

@@ -269,10 +269,14 @@ fn choose_variant(
     source: Option<&str>,
     opts: &Options,
 ) -> Option<(Program, TypeInfo, Chosen)> {
-    // the tuning cache records variants timed in f32: with tensor cores the cost model's
-    // choice (its tensor-core variant where one applies) is taken instead
-    let source = source.filter(|_| !tensor_cores(opts));
-    if let (Some(src), Some(device)) = (source, &opts.tuned_for) {
+    // with tensor cores, the variants `lift tune --precision tf32` timed (kept apart from f32's)
+    let precision = if tensor_cores(opts) {
+        ir::Precision::Tf32
+    } else {
+        ir::Precision::F32
+    };
+    let device = opts.tuned_for.as_ref().map(|d| cache::precision_key(d, precision));
+    if let (Some(src), Some(device)) = (source, &device) {
         let sizes: Vec<String> = opts.sizes.iter().map(|(k, v)| format!("{k}={v}")).collect();
         // The cache holds text from an earlier run, maybe of an older compiler: it is used only
         // while it still reads, types and validates.

@@ -154,13 +154,13 @@ pub(crate) fn report(
         // The fastest configuration that ran and is not known to be wrong: checked ones rank
         // first, so an unchecked one is kept only where nothing could be checked (large sizes
         // with `--check-steps 0`, which `lift bench --check-size` then checks at smaller sizes).
-        // (the cache holds f32 variants for `lift run`: a tf32 sweep's best is not one)
-        let f32 = opts.precision == ir::Precision::F32;
-        if let Some(best) = ranked.first().filter(|r| r.usable() && f32) {
+        // A tf32 sweep's best is recorded apart (`lift_compile::cache::precision_key`): `lift
+        // run --precision f32` must never take a tensor-core variant.
+        if let Some(best) = ranked.first().filter(|r| r.usable()) {
             store_best(
                 src,
                 sizes,
-                &dev.name,
+                &lift_compile::cache::precision_key(&dev.name, opts.precision),
                 serde_json::json!({
                     "source": cands[best.variant].0,
                     "variant": best.variant,
@@ -177,8 +177,8 @@ pub(crate) fn report(
     if opts.precision != ir::Precision::F32 {
         let _ = writeln!(
             out,
-            "\nat --precision {}: checked within its error bounds; nothing is recorded in the tuning cache (it holds f32 timings)",
-            opts.precision
+            "\nat --precision {}: checked within its error bounds; recorded in the tuning cache for runs at --precision {} only",
+            opts.precision, opts.precision
         );
     }
     let _ = writeln!(

@@ -33,10 +33,16 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
     }
     let sizes: BTreeMap<String, i64> = parse_sizes(sizes)?.into_iter().collect();
     let top_k = opts.top_k.max(1);
+    let tf32 = opts.precision == ir::Precision::Tf32;
     let ropts = rewrite::Options {
         sizes: sizes.clone(),
-        // a search goes past the seeds, in the model's order
-        top_k: if opts.budget.is_some() { top_k.max(24) } else { top_k },
+        // a search goes past the seeds, in the model's order; at tf32 past the cut of the
+        // variants' kinds too, which keeps one tensor-core tile of the several
+        top_k: if opts.budget.is_some() || tf32 {
+            top_k.max(24)
+        } else {
+            top_k
+        },
         // every configuration is measured with the sizes built in (`measure`)
         built_in: sizes.clone(),
         // at tf32 every device is one with tensor cores (any other is refused below)
@@ -51,11 +57,15 @@ pub fn tune_with(src: &str, sizes: &[String], devices: &[String], opts: &TuneOpt
         prog,
         None,
     )];
-    cands.extend(
-        ex.variants
-            .iter()
-            .map(|v| (v.source.clone(), v.description.clone(), &v.program, Some(v.cost))),
-    );
+    // at tf32 every tensor-core tile (the block and warp shapes the search is for) and the
+    // model's `top_k` others
+    let mut others = 0;
+    let wanted = ex.variants.iter().filter(|v| {
+        let tile = tf32 && v.description.contains(rewrite::rules::tensor::TENSOR_CORE_NOTE);
+        others += usize::from(!tile);
+        tile || others <= top_k || opts.budget.is_some()
+    });
+    cands.extend(wanted.map(|v| (v.source.clone(), v.description.clone(), &v.program, Some(v.cost))));
 
     let all = host_runner::devices().map_err(|e| Error::plain(e.to_string()))?;
     let chosen: Vec<host_runner::DeviceInfo> = if devices.is_empty() || devices.iter().any(|d| d == "all") {

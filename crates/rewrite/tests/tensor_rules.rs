@@ -1,15 +1,18 @@
-//! The tensor-core rules (`mma-block`, `mma-block-rows`, `rules::tensor`): on two formulations
-//! of the matrix product (`C = A B` with `B` transposed by the program, `C = A Btᵀ` written
-//! without `join`) they give the tensor-core variant exactly where tensor cores are allowed and
-//! the 128 × 128 × 32 tiles divide the known sizes; each such variant validates with the sizes
-//! built in, and emits as `mma.sync` fragments for a device of compute capability 8.0 and as
-//! an ordinary per-element product for any other.
+//! The tensor-core rules (`mma-block-*`, `mma-block-rows-*`, `batch-mma-block-*`,
+//! `rules::tensor`): on four formulations of the matrix product (`C = A B` with `B` transposed
+//! by the program, `C = A Btᵀ` written without `join`, `C = Atᵀ B` with both transposed, and a
+//! batch of products) they give the tensor-core variant exactly where tensor cores are allowed
+//! and a tile (128 × 128 at least, K by 32) divides the known sizes; each such variant
+//! validates with the sizes built in, and emits as `mma.sync` fragments for a device of
+//! compute capability 8.0 and as an ordinary per-element product for any other.
 
 use rewrite::{explore, Options};
 use std::collections::BTreeMap;
 
 const MM: &str = include_str!("../../../bench/cgo17/mm.lisp");
 const MM_NT: &str = include_str!("../../../bench/indep/mm_nt.lisp");
+const MM_TN: &str = include_str!("../../../bench/indep/mm_tn.lisp");
+const BMM: &str = include_str!("../../../bench/indep/bmm.lisp");
 
 fn sizes(m: i64, k: i64, n: i64) -> BTreeMap<String, i64> {
     [("M", m), ("K", k), ("N", n)]
@@ -42,8 +45,14 @@ fn variants(
 
 #[test]
 fn mma_blocks_are_the_best_variant_where_tensor_cores_are_allowed_and_emit_as_fragments() {
-    let at = sizes(256, 64, 256);
-    for (name, src) in [("mm", MM), ("mm_nt", MM_NT)] {
+    let mut batch = sizes(128, 32, 128);
+    batch.insert("B".into(), 2);
+    for (name, src, at) in [
+        ("mm", MM, sizes(256, 64, 256)),
+        ("mm_nt", MM_NT, sizes(256, 64, 256)),
+        ("mm_tn", MM_TN, sizes(256, 64, 256)),
+        ("bmm", BMM, batch),
+    ] {
         let vs = variants(src, &at, true);
         let (description, program, info) = vs.first().expect("a variant");
         assert!(description.contains("mmablock"), "{name}: {description}");
@@ -72,7 +81,7 @@ fn mma_blocks_are_the_best_variant_where_tensor_cores_are_allowed_and_emit_as_fr
 
 #[test]
 fn mma_blocks_need_tensor_cores_and_tiles_that_divide_the_sizes() {
-    for (name, src) in [("mm", MM), ("mm_nt", MM_NT)] {
+    for (name, src) in [("mm", MM), ("mm_nt", MM_NT), ("mm_tn", MM_TN)] {
         let none = |sizes: &BTreeMap<String, i64>, tensor_cores: bool, why: &str| {
             for (d, _, _) in variants(src, sizes, tensor_cores) {
                 assert!(!d.contains("mmablock"), "{name}, {why}: {d}");
@@ -84,5 +93,11 @@ fn mma_blocks_need_tensor_cores_and_tiles_that_divide_the_sizes() {
         none(&sizes(256, 40, 256), true, "K = 40");
         // symbolic sizes: a tile of a length not known is no tensor-core tile
         none(&BTreeMap::new(), true, "no sizes");
+    }
+    // a batch of 32 × 32 products: no tile of 128 divides them
+    let mut small = sizes(32, 32, 32);
+    small.insert("B".into(), 64);
+    for (d, _, _) in variants(BMM, &small, true) {
+        assert!(!d.contains("mmablock"), "bmm 32 × 32: {d}");
     }
 }

@@ -1,84 +1,131 @@
 //! Tensor-core tiles of a matrix product (`--precision tf32` on an NVIDIA device of compute
 //! capability 8.0 or later, [`crate::EmitOptions::tensor_cores`]).
 //!
-//! `rewrite`'s tensor-core variant (`mma-block-*`, `lower/mma.rs`) computes each 128 × 128 tile
-//! of `C = X · Yᵀ` in one work-group, written as the product of the tile at work-group level:
-//! `mapLcl1 (λr. join (mapLcl0 (λc. reduceSeq (λacc y. acc + get0 y · get1 y) 0.0f (zip r c))
-//! cols)) rows`. On any device that is an ordinary (slow) per-element product; here, where
-//! the options allow tensor cores, that exact form of product is generated as warp tiles of
-//! `mma.sync.m16n8k8` TF32 fragments instead (`ptx::PtxOp::MmaM16n8k8Tf32`):
+//! `rewrite`'s tensor-core variant (`mma-block-*`, `lower/mma.rs`) computes each `BM × BN`
+//! tile of `C = X · Yᵀ` in one work-group, written as the product of the tile at work-group
+//! level: `mapLcl1 (λr. join (mapLcl0 (λc. reduceSeq (λacc y. acc + get0 y · get1 y) 0.0f (zip
+//! r c)) cols)) rows`. On any device that is an ordinary (slow) per-element product; here,
+//! where the options allow tensor cores, that exact form of product is generated as warp
+//! tiles of `mma.sync.m16n8k8` TF32 fragments instead (`ptx::PtxOp::MmaM16n8k8Tf32`):
 //!
-//! - a work-group of 8 warps (32 × 8 work-items) as 2 × 4 warps, each warp a 64 × 32 part of the
-//!   tile: 4 × 4 fragments of 16 × 8, 64 FP32 accumulators per work-item, in registers;
-//! - K in steps of [`TK`]: both operand tiles are staged in local memory, each element
-//!   rounded to TF32 once on its way (`cvt.rna.tf32.f32`); a tile is stored K-major (rows of
-//!   `TK + 4`) when its rows lie along K in global memory, else along M (rows of `128 + 8`), so
-//!   the global reads of consecutive work-items are consecutive and the fragment reads (lane
-//!   `4g + t` reads row `g`, column `t`) fall in 32 distinct banks either way;
-//! - the next step's elements are read from global memory into registers before the current
-//!   step's fragments are multiplied (software pipelining: the copy of the next K tile overlaps
-//!   the tensor-core work);
+//! - the tile's sides, read from its type, give the work-group: one warp per 64 × 64 part of
+//!   the tile (`BM / 64 × BN / 64` warps: 128 × 128 is 4, 128 × 256 and 256 × 128 are 8), each
+//!   4 × 8 fragments of 16 × 8, 128 FP32 accumulators per work-item, in registers: a fragment
+//!   of `X` serves 8 products and one of `Y` 4, so local memory is read once per product;
+//! - K in steps of `TK` (32, 16 or 8: the longest whose two stages fit the device's local
+//!   memory): both operand tiles are staged in local memory, double-buffered, each element
+//!   rounded to TF32 once on its way (`cvt.rna.tf32.f32`). The next step's elements are read
+//!   from global memory into registers (as `float4` where the view is contiguous and aligned)
+//!   before the current step's fragments are multiplied, and stored into the other stage after
+//!   them, so one barrier per step separates a stage's writes from its reads;
+//! - a tile is stored K-major (rows of `TK` padded to 8 or 24 modulo 32 floats) when its rows
+//!   lie along K in global memory, else along M (rows of `BM + 4`). A fragment's columns `t`
+//!   and `t + 4` are read from the adjacent places `2t` and `2t + 1` of the step of 8 (the same
+//!   permutation of K for both operands, so the sum is the same): one `float2` per row for a
+//!   K-major tile, and with those strides the reads of a warp fall in distinct banks;
 //! - the epilogue stores each work-item's accumulators through the destination view, at the
 //!   places the fragment layout gives them (lane `4g + t` holds rows `g`, `g + 8` and columns
 //!   `2t`, `2t + 1` of each 16 × 8 fragment).
 //!
 //! The form is recognised exactly (the operator `+`, the product of the two zipped elements,
-//! the initial value `0.0f`, floats, 128 × 128 tiles, a `K` built into the kernel and a multiple
-//! of [`TK`]); anything else is generated as written.
+//! the initial value `0.0f`, floats, tiles whose sides are multiples of 64, a `K` built into
+//! the kernel and a multiple of a step that fits); anything else is generated as written.
 
 use super::*;
 use crate::ptx::{Asm, PtxOp};
 
-/// Rows and columns of the tile a work-group computes.
-const TILE: i64 = 128;
-/// Steps of K staged in local memory at once.
-const TK: i64 = 32;
-/// Warps along the tile's rows and columns.
-const WARPS_M: i64 = 2;
-const WARPS_N: i64 = 4;
 const WARP: i64 = 32;
-/// Fragments of 16 × 8 per warp along rows and columns (a warp's part is 64 × 32).
-const MI: i64 = TILE / WARPS_M / 16;
-const NI: i64 = TILE / WARPS_N / 8;
-/// Floats added to a staged row: K-major rows of `TK + 4` put the 8 rows × 4 columns a
-/// fragment read touches in 32 distinct banks (4g + t), rows along M of `TILE + 8` likewise
-/// (8t + g).
-const PAD_K: i64 = 4;
-const PAD_M: i64 = 8;
+/// Rows and columns of a warp's part of the tile, and its fragments of 16 × 8 along each.
+const WARP_M: i64 = 64;
+const WARP_N: i64 = 64;
+const MI: i64 = WARP_M / 16;
+const NI: i64 = WARP_N / 8;
+/// Copies of each staged tile: the step being multiplied and the next one being stored.
+const STAGES: i64 = 2;
+/// Steps of K, longest first; the longest whose stages fit local memory is taken.
+const K_STEPS: [i64; 3] = [32, 16, 8];
+/// Floats added to a row along M: `BM + 4` puts the reads of places `2t` (or `2t + 1`) and
+/// `g` of a warp in banks `8t + g` (+ 4), all distinct.
+const PAD_M: i64 = 4;
 
 /// The product of one tile, as recognised in the program.
 pub(super) struct MmaTile {
-    /// The tile's rows of `X` (`[128][K]`) and of `Y` (`[128][K]`), and the row binder.
+    /// The tile's rows of `X` (`[BM][K]`) and of `Y` (`[BN][K]`).
     rows: ExprId,
     cols: ExprId,
+    shape: Shape,
+}
+
+/// The kernel's sizes for one tile (module doc).
+#[derive(Clone, Copy)]
+struct Shape {
+    bm: i64,
+    bn: i64,
     k: i64,
+    tk: i64,
+}
+
+impl Shape {
+    fn warps(self) -> i64 {
+        (self.bm / WARP_M) * (self.bn / WARP_N)
+    }
+
+    fn items(self) -> i64 {
+        self.warps() * WARP
+    }
 }
 
 /// How a staged tile is laid out in local memory.
 #[derive(Clone, Copy, PartialEq)]
 enum Layout2 {
-    /// `s[m][k]`, rows of `TK + PAD_K`: the tile's rows lie along K in global memory.
+    /// `s[m][k]`, rows of [`k_stride`]: the tile's rows lie along K in global memory.
     KMajor,
-    /// `s[k][m]`, rows of `TILE + PAD_M`: its columns do.
+    /// `s[k][m]`, rows of `rows + PAD_M`: its columns do.
     MMajor,
 }
 
+/// The row of a K-major tile: at least `tk` floats, 8 or 24 modulo 32, so that the `float2`
+/// reads of a half-warp (rows `g` 0–3, places `2t`) fall in 32 distinct banks.
+fn k_stride(tk: i64) -> i64 {
+    (tk..).find(|s| s % 32 == 8 || s % 32 == 24).expect("a stride")
+}
+
 impl Layout2 {
-    fn len(self) -> i64 {
+    fn stride(self, rows: i64, tk: i64) -> i64 {
         match self {
-            Layout2::KMajor => TILE * (TK + PAD_K),
-            Layout2::MMajor => TK * (TILE + PAD_M),
+            Layout2::KMajor => k_stride(tk),
+            Layout2::MMajor => rows + PAD_M,
         }
     }
 
-    /// The offset of element `(m, k)` of the tile.
-    fn at(self, m: &ArithExpr, k: &ArithExpr) -> ArithExpr {
-        let c = ArithExpr::cst;
+    /// Floats of one stage of a `rows × tk` tile (a multiple of 4: stages are `float4`s).
+    fn len(self, rows: i64, tk: i64) -> i64 {
+        let n = match self {
+            Layout2::KMajor => rows * self.stride(rows, tk),
+            Layout2::MMajor => tk * self.stride(rows, tk),
+        };
+        (n + 3) / 4 * 4
+    }
+
+    /// The offset of element `(m, k)` of the tile in its stage.
+    fn at(self, rows: i64, tk: i64, m: &ArithExpr, k: &ArithExpr) -> ArithExpr {
+        let s = ArithExpr::cst(self.stride(rows, tk));
         match self {
-            Layout2::KMajor => m.mul(&c(TK + PAD_K)).add(k),
-            Layout2::MMajor => k.mul(&c(TILE + PAD_M)).add(m),
+            Layout2::KMajor => m.mul(&s).add(k),
+            Layout2::MMajor => k.mul(&s).add(m),
         }
     }
+}
+
+/// One operand's staging: its view, layout, the elements each work-item moves at once (`w`,
+/// 4 or 1), the registers they travel in, and the local array of its stages.
+struct Staging {
+    view: Rc<View>,
+    layout: Layout2,
+    rows: i64,
+    w: i64,
+    regs: Vec<Ident>,
+    buf: Ident,
 }
 
 impl Gen<'_> {
@@ -91,11 +138,7 @@ impl Gen<'_> {
             .k
             .as_ref()
             .is_some_and(|k| k.active.iter().all(|a| matches!(a, MapKind::Wrg(_))));
-        let room = self.wg_limit.total >= (WARP * WARPS_M * WARPS_N) as usize
-            && self.wg_limit.per_dim[0] >= WARP as usize
-            && self.wg_limit.per_dim[1] >= (WARPS_M * WARPS_N) as usize
-            && self.wg_limit.local_mem >= (4 * 2 * Layout2::KMajor.len().max(Layout2::MMajor.len())) as usize;
-        if !inside_groups_only || !room {
+        if !inside_groups_only {
             return Ok(None);
         }
         let Expr::Lambda { params, body } = self.prog.expr(f) else {
@@ -118,22 +161,48 @@ impl Gen<'_> {
         if !self.is_dot(g, r) {
             return Ok(None);
         }
+        // `[n][k]` floats, both known: (n, k)
         let float_tile = |t: Type| {
             let Type::Array(row, n) = specialised_type(&t) else {
                 return None;
             };
             let Type::Array(elem, k) = *row else { return None };
-            (n.as_cst() == Some(TILE) && *elem == Type::Scalar(Scalar::Float))
-                .then(|| k.as_cst())
+            (*elem == Type::Scalar(Scalar::Float))
+                .then(|| n.as_cst().zip(k.as_cst()))
                 .flatten()
         };
-        let (Some(k), Some(kc)) = (float_tile(self.cty(xs)?), float_tile(self.cty(cols)?)) else {
+        let (Some((bm, k)), Some((bn, kc))) = (float_tile(self.cty(xs)?), float_tile(self.cty(cols)?)) else {
             return Ok(None);
         };
-        if k != kc || k <= 0 || k % TK != 0 {
-            return Ok(None);
+        Ok(self
+            .mma_shape(bm, bn, k)
+            .filter(|_| k == kc)
+            .map(|shape| MmaTile { rows: xs, cols, shape }))
+    }
+
+    /// The kernel for a `bm × bn` tile over `k`, if the device's work-groups and local memory
+    /// hold it: the longest step of K that divides `k`, whose stages fit with either layout of
+    /// each operand, and which every work-item moves an equal share of.
+    fn mma_shape(&self, bm: i64, bn: i64, k: i64) -> Option<Shape> {
+        if bm <= 0 || bn <= 0 || bm % WARP_M != 0 || bn % WARP_N != 0 {
+            return None;
         }
-        Ok(Some(MmaTile { rows: xs, cols, k }))
+        let warps = (bm / WARP_M) * (bn / WARP_N);
+        let room = self.wg_limit.total >= (warps * WARP) as usize
+            && self.wg_limit.per_dim[0] >= WARP as usize
+            && self.wg_limit.per_dim[1] >= warps as usize;
+        if !room {
+            return None;
+        }
+        let worst = |rows: i64, tk: i64| Layout2::KMajor.len(rows, tk).max(Layout2::MMajor.len(rows, tk));
+        let tk = K_STEPS.into_iter().find(|&tk| {
+            let bytes = 4 * STAGES * (worst(bm, tk) + worst(bn, tk));
+            k % tk == 0
+                && bytes as usize <= self.wg_limit.local_mem
+                && (bm * tk) % (warps * WARP) == 0
+                && (bn * tk) % (warps * WARP) == 0
+        })?;
+        Some(Shape { bm, bn, k, tk })
     }
 
     /// Whether `g` is `λc. reduceSeq (λacc y. acc + get0 y · get1 y) 0.0f (zip r c)` (or with
@@ -202,33 +271,53 @@ impl Gen<'_> {
         sum_of(*body, &is_product)
     }
 
-    /// How the tile `view` (`[128][K]`) lies in global memory: along K when the element after
-    /// `(m, k)` along K is the next one in its buffer.
-    fn staged_layout(&self, view: &Rc<View>) -> Layout2 {
-        let m = ArithExpr::var("m", Range::upto(ArithExpr::cst(TILE)));
-        let k = ArithExpr::var("k", Range::upto(ArithExpr::cst(TK)));
-        let at = |k: &ArithExpr| match view.read(&[m.clone(), k.clone()]) {
+    /// How the tile `view` (`[rows][K]`) lies in global memory, and whether its elements are
+    /// contiguous along that side: K-major when the element after `(m, k)` along K is the next
+    /// one in its buffer, M-major when the one after it along M is.
+    fn staged_layout(&self, view: &Rc<View>, rows: i64, tk: i64) -> (Layout2, bool) {
+        let m = ArithExpr::var("m", Range::upto(ArithExpr::cst(rows)));
+        let k = ArithExpr::var("k", Range::upto(ArithExpr::cst(tk)));
+        let at = |m: &ArithExpr, k: &ArithExpr| match view.read(&[m.clone(), k.clone()]) {
             Ok(Read::Expr(Access::Elem { buf, idx })) => Some((buf, specialised(&idx))),
             _ => None,
         };
-        match (at(&k), at(&k.add(&ArithExpr::cst(1)))) {
-            (Some((b0, i0)), Some((b1, i1))) if b0 == b1 && i1.sub(&i0).as_cst() == Some(1) => Layout2::KMajor,
-            (Some((b0, i0)), Some(_)) => {
-                let next_m = view.read(&[m.add(&ArithExpr::cst(1)), k.clone()]);
-                match next_m {
-                    Ok(Read::Expr(Access::Elem { buf, idx }))
-                        if buf == b0 && specialised(&idx).sub(&i0).as_cst() == Some(1) =>
-                    {
-                        Layout2::MMajor
-                    }
-                    _ => Layout2::KMajor,
-                }
-            }
-            _ => Layout2::KMajor,
+        let next = |a: Option<(String, ArithExpr)>, b: Option<(String, ArithExpr)>| match (a, b) {
+            (Some((b0, i0)), Some((b1, i1))) => b0 == b1 && i1.sub(&i0).as_cst() == Some(1),
+            _ => false,
+        };
+        let one = ArithExpr::cst(1);
+        if next(at(&m, &k), at(&m, &k.add(&one))) {
+            (Layout2::KMajor, true)
+        } else if next(at(&m, &k), at(&m.add(&one), &k)) {
+            (Layout2::MMajor, true)
+        } else {
+            (Layout2::KMajor, false)
         }
     }
 
-    /// Generates the tile product `t` into `dest` (`[128][128]`) with tensor cores (module doc).
+    /// `(const global float4*)buf` at the place of element `(m, k)` of `view` and the three
+    /// after it, when that place is a provable multiple of 4 in a buffer of floats.
+    fn global_float4(&self, view: &Rc<View>, m: &ArithExpr, k: &ArithExpr) -> Option<CExpr> {
+        let Ok(Read::Expr(Access::Elem { buf, idx })) = view.read(&[m.clone(), k.clone()]) else {
+            return None;
+        };
+        let quarter = specialised(&idx).exact_div(&ArithExpr::cst(4))?;
+        Some(self.aligned_vectors(&buf, 4)?.index(arith(&quarter)))
+    }
+
+    /// The place `(m, k)` of the first of the `w` elements that a work-item moves as its
+    /// `s`-th share of an operand's step: consecutive work-items take consecutive runs of the
+    /// tile in its global order.
+    fn staged_place(st: &Staging, tk: i64, item: &ArithExpr, items: i64, s: i64) -> (ArithExpr, ArithExpr) {
+        let c = ArithExpr::cst;
+        let flat = item.add(&c(s * items));
+        match st.layout {
+            Layout2::KMajor => (flat.div(&c(tk / st.w)), flat.rem(&c(tk / st.w)).mul(&c(st.w))),
+            Layout2::MMajor => (flat.rem(&c(st.rows / st.w)).mul(&c(st.w)), flat.div(&c(st.rows / st.w))),
+        }
+    }
+
+    /// Generates the tile product `t` into `dest` (`[BM][BN]`) with tensor cores (module doc).
     pub(super) fn gen_mma_tile(&mut self, e: ExprId, t: &MmaTile, dest: &Dest) -> Result<()> {
         // everything below is one work-item's own code, its ids explicit
         let old = self.set_level(Level::Item);
@@ -239,41 +328,72 @@ impl Gen<'_> {
 
     fn gen_mma_items(&mut self, e: ExprId, t: &MmaTile, dest: &Dest) -> Result<()> {
         let c = ArithExpr::cst;
-        let xv = self.value(t.rows)?;
-        let yv = self.value(t.cols)?;
-        let (xl, yl) = (self.staged_layout(&xv), self.staged_layout(&yv));
+        let sh = t.shape;
+        let (tk, items) = (sh.tk, sh.items());
+        let warps_n = sh.bn / WARP_N;
+        let steps = sh.k / tk;
+        let kv = self.fresh("kt");
+        let kt = ArithExpr::var(kv.as_str(), Range::upto(c(steps)));
+        let item_name = self.fresh("item");
+        let item = ArithExpr::var(item_name.as_str(), Range::upto(c(items)));
+        // the two operands' staging
+        let mut ops = vec![];
+        for (expr, rows, hint) in [(t.rows, sh.bm, "lA"), (t.cols, sh.bn, "lB")] {
+            let view = self.value(expr)?;
+            let (layout, contiguous) = self.staged_layout(&view, rows, tk);
+            let mut st = Staging {
+                view,
+                layout,
+                rows,
+                w: 4,
+                regs: vec![],
+                buf: self.fresh(hint),
+            };
+            // float4 moves where every share of every step is a whole aligned vector
+            let fits = |st: &Staging| (rows * tk) % (items * st.w) == 0 && (rows.min(tk)) % st.w == 0;
+            let vectors = contiguous
+                && fits(&st)
+                && (0..rows * tk / (items * 4)).all(|s| {
+                    let (m, k) = Self::staged_place(&st, tk, &item, items, s);
+                    self.global_float4(&st.view, &m, &kt.mul(&c(tk)).add(&k)).is_some()
+                });
+            if !vectors {
+                st.w = 1;
+            }
+            ops.push(st);
+        }
         {
             let k = self.k.as_mut().expect("inside a kernel");
             k.local[0] = Some(WARP as usize);
-            k.local[1] = Some((WARPS_M * WARPS_N) as usize);
+            k.local[1] = Some(sh.warps() as usize);
             k.local[2] = None;
+            let side = |st: &Staging, along_k: &str, along_m: &str| {
+                let l = match st.layout {
+                    Layout2::KMajor => along_k,
+                    Layout2::MMajor => along_m,
+                };
+                format!("{l}{}", if st.w == 4 { " by float4" } else { "" })
+            };
             k.notes.push(format!(
-                "tensor cores: {TILE}×{TILE} tiles of {WARPS_M}×{WARPS_N} warps, m16n8k8 TF32 fragments, K in steps of {TK} staged in local memory ({} and {})",
-                match xl {
-                    Layout2::KMajor => "x K-major",
-                    Layout2::MMajor => "x M-major",
-                },
-                match yl {
-                    Layout2::KMajor => "y K-major",
-                    Layout2::MMajor => "y N-major",
-                }
+                "tensor cores: {}×{} tiles of {}×{warps_n} warps of {WARP_M}×{WARP_N}, m16n8k8 TF32 fragments, K in steps of {tk} staged twice in local memory (x {}, y {})",
+                sh.bm,
+                sh.bn,
+                sh.bm / WARP_M,
+                side(&ops[0], "K-major", "M-major"),
+                side(&ops[1], "K-major", "N-major"),
             ));
         }
-        // the two staged tiles, at kernel scope
-        let mut staged = vec![];
-        for (hint, layout) in [("lA", xl), ("lB", yl)] {
-            let name = self.fresh(hint);
+        // the staged tiles, at kernel scope, as float4s (aligned for every read)
+        for st in &ops {
             self.k.as_mut().expect("inside a kernel").decls.push(Stmt::Decl {
-                ty: CType::FLOAT,
-                name: name.clone(),
+                ty: CType::Vector(ast::Scalar::Float, 4),
+                name: st.buf.clone(),
                 space: Some(AddressSpace::Local),
-                len: Some(layout.len() as usize),
+                len: Some((STAGES * st.layout.len(st.rows, tk) / 4) as usize),
                 init: None,
                 is_const: false,
             });
-            staged.push(name);
         }
-        let (la, lb) = (staged[0].clone(), staged[1].clone());
         // work-item ids: lane within the warp (dimension 0), warp (dimension 1)
         let id = |g: &mut Self, hint: &str, dim: i64, n: i64| {
             let v = g.fresh(hint);
@@ -285,10 +405,11 @@ impl Gen<'_> {
             ArithExpr::var(v.as_str(), Range::upto(c(n)))
         };
         let lane = id(self, "lane", 0, WARP);
-        let warp = id(self, "warp", 1, WARPS_M * WARPS_N);
-        let item = lane.add(&warp.mul(&c(WARP)));
+        let warp = id(self, "warp", 1, sh.warps());
+        let item_value = arith(&lane.add(&warp.mul(&c(WARP))));
+        self.push(Stmt::decl(CType::INT, &item_name, item_value));
         let (g4, t4) = (lane.div(&c(4)), lane.rem(&c(4)));
-        let (wm, wn) = (warp.div(&c(WARPS_N)), warp.rem(&c(WARPS_N)));
+        let (wm, wn) = (warp.div(&c(warps_n)), warp.rem(&c(warps_n)));
         // accumulators [MI][NI][4], zero
         let mut acc = vec![];
         for _ in 0..MI * NI * 4 {
@@ -296,50 +417,25 @@ impl Gen<'_> {
             self.push(Stmt::decl(CType::FLOAT, &v, CExpr::Float(0.0)));
             acc.push(v);
         }
-        // each work-item moves `per` elements of each tile per step of K
-        let group = WARP * WARPS_M * WARPS_N;
-        let per = TILE * TK / group;
-        let place = |layout: Layout2, s: i64| -> (ArithExpr, ArithExpr) {
-            // element s·group + item of the tile read in its global order
-            let flat = item.add(&c(s * group));
-            match layout {
-                Layout2::KMajor => (flat.div(&c(TK)), flat.rem(&c(TK))),
-                Layout2::MMajor => (flat.rem(&c(TILE)), flat.div(&c(TILE))),
-            }
-        };
-        let mut regs: Vec<(Ident, Ident)> = vec![];
-        for _ in 0..per {
-            let (a, b) = (self.fresh("ga"), self.fresh("gb"));
-            for v in [&a, &b] {
+        for st in &mut ops {
+            for _ in 0..st.rows * tk / (items * st.w) {
+                let v = self.fresh("g");
+                let ty = if st.w == 4 {
+                    CType::Vector(ast::Scalar::Float, 4)
+                } else {
+                    CType::FLOAT
+                };
                 self.push(Stmt::Decl {
-                    ty: CType::FLOAT,
+                    ty,
                     name: v.clone(),
                     space: None,
                     len: None,
                     init: None,
                     is_const: false,
                 });
+                st.regs.push(v);
             }
-            regs.push((a, b));
         }
-        // global reads of step `kt` into the registers
-        let load = |g: &mut Self, kt: &ArithExpr| -> Result<()> {
-            for (s, (ra, rb)) in regs.iter().enumerate() {
-                for (view, layout, reg) in [(&xv, xl, ra), (&yv, yl, rb)] {
-                    let (m, k) = place(layout, s as i64);
-                    let read = view.read(&[m, kt.mul(&c(TK)).add(&k)]).map_err(|m| g.err(e, m.0))?;
-                    let x = g.expr_of(read, e)?;
-                    g.push(Stmt::assign(CExpr::var(reg), x));
-                }
-            }
-            Ok(())
-        };
-        load(self, &c(0))?;
-        let steps = t.k / TK;
-        let kv = self.fresh("kt");
-        let kt = ArithExpr::var(kv.as_str(), Range::upto(c(steps)));
-        self.open_for(&kv, CExpr::Int(0), CExpr::Int(steps), CExpr::Int(1), false);
-        // the registers, rounded to TF32, into the staged tiles
         let bits = self.fresh("tf32");
         self.push(Stmt::Decl {
             ty: CType::Scalar(ast::Scalar::UInt),
@@ -349,67 +445,123 @@ impl Gen<'_> {
             init: None,
             is_const: false,
         });
-        for (s, (ra, rb)) in regs.iter().enumerate() {
-            for (buf, layout, reg) in [(&la, xl, ra), (&lb, yl, rb)] {
-                let (m, k) = place(layout, s as i64);
-                self.push_asm(e, PtxOp::CvtRnaTf32, vec![CExpr::var(&bits), CExpr::var(reg)])?;
-                let at = arith(&layout.at(&m, &k));
-                let rounded = CExpr::call("as_float", vec![CExpr::var(&bits)]);
-                self.push(Stmt::assign(CExpr::var(buf).index(at), rounded));
+        // the global reads of step `kt` into the registers
+        let load = |g: &mut Self, kt: &ArithExpr| -> Result<()> {
+            for st in &ops {
+                for (s, reg) in st.regs.iter().enumerate() {
+                    let (m, k) = Self::staged_place(st, tk, &item, items, s as i64);
+                    let k = kt.mul(&c(tk)).add(&k);
+                    let x = if st.w == 4 {
+                        g.global_float4(&st.view, &m, &k)
+                            .ok_or_else(|| g.err(e, "internal: a float4 read that was aligned is not"))?
+                    } else {
+                        let read = st.view.read(&[m, k]).map_err(|m| g.err(e, m.0))?;
+                        g.expr_of(read, e)?
+                    };
+                    g.push(Stmt::assign(CExpr::var(reg), x));
+                }
             }
-        }
+            Ok(())
+        };
+        // the registers, rounded to TF32, into stage `stage` of the staged tiles
+        let store = |g: &mut Self, stage: &ArithExpr| -> Result<()> {
+            for st in &ops {
+                let base = stage.mul(&c(st.layout.len(st.rows, tk)));
+                for (s, reg) in st.regs.iter().enumerate() {
+                    let (m, k) = Self::staged_place(st, tk, &item, items, s as i64);
+                    let at = base.add(&st.layout.at(st.rows, tk, &m, &k));
+                    let lanes: Vec<CExpr> = if st.w == 4 {
+                        (0..4).map(|l| CExpr::var(reg).lane(l)).collect()
+                    } else {
+                        vec![CExpr::var(reg)]
+                    };
+                    for lane in lanes {
+                        g.push_asm(e, PtxOp::CvtRnaTf32, vec![CExpr::var(&bits), lane.clone()])?;
+                        g.push(Stmt::assign(lane, CExpr::call("as_float", vec![CExpr::var(&bits)])));
+                    }
+                    let place = match at.exact_div(&c(4)).filter(|_| st.w == 4) {
+                        Some(q) => CExpr::var(&st.buf).index(arith(&q)),
+                        None => local_view(&st.buf, 1).index(arith(&at)),
+                    };
+                    g.push(Stmt::assign(place, CExpr::var(reg)));
+                }
+            }
+            Ok(())
+        };
+        load(self, &c(0))?;
+        store(self, &c(0))?;
         self.push(Stmt::Barrier(Fence::Local));
+        self.open_for(&kv, CExpr::Int(0), CExpr::Int(steps), CExpr::Int(1), false);
+        let more = CExpr::bin(BinOp::Lt, CExpr::var(&kv), CExpr::Int(steps - 1));
         // the next step's global reads, in flight while this step multiplies
-        self.open_if(CExpr::bin(BinOp::Lt, CExpr::var(&kv), CExpr::Int(steps - 1)));
+        self.open_if(more.clone());
         load(self, &kt.add(&c(1)))?;
         self.close();
-        for ks in 0..TK / 8 {
-            let k0 = c(ks * 8).add(&t4);
-            let k4 = k0.add(&c(4));
-            let frag = |g: &mut Self, buf: &Ident, layout: Layout2, m: &ArithExpr, k: &ArithExpr| {
-                let v = g.fresh("f");
-                let x = CExpr::var(buf).index(arith(&layout.at(m, k)));
-                g.push(Stmt::decl(
-                    CType::Scalar(ast::Scalar::UInt),
-                    &v,
-                    CExpr::call("as_uint", vec![x]),
-                ));
-                v
+        let stage = kt.rem(&c(STAGES));
+        let (xs, ys) = (&ops[0], &ops[1]);
+        for ks in 0..tk / 8 {
+            // places 2t and 2t + 1 of this step of 8 hold a fragment's columns t and t + 4
+            let k0 = c(ks * 8).add(&t4.mul(&c(2)));
+            // the pair (column t, column t + 4) of row `m` of a staged tile
+            let pair = |g: &mut Self, st: &Staging, m: &ArithExpr| -> [CExpr; 2] {
+                let base = stage.mul(&c(st.layout.len(st.rows, tk)));
+                let at = base.add(&st.layout.at(st.rows, tk, m, &k0));
+                let bits = |x: CExpr| CExpr::call("as_uint", vec![x]);
+                match (st.layout, at.exact_div(&c(2))) {
+                    (Layout2::KMajor, Some(half)) => {
+                        let v = g.fresh("f");
+                        g.push(Stmt::decl(
+                            CType::Vector(ast::Scalar::Float, 2),
+                            &v,
+                            local_view(&st.buf, 2).index(arith(&half)),
+                        ));
+                        [bits(CExpr::var(&v).lane(0)), bits(CExpr::var(&v).lane(1))]
+                    }
+                    (Layout2::KMajor, None) | (Layout2::MMajor, _) => {
+                        let next = base.add(&st.layout.at(st.rows, tk, m, &k0.add(&c(1))));
+                        [at, next].map(|a| {
+                            let v = g.fresh("f");
+                            let x = local_view(&st.buf, 1).index(arith(&a));
+                            g.push(Stmt::decl(CType::Scalar(ast::Scalar::UInt), &v, bits(x)));
+                            CExpr::var(&v)
+                        })
+                    }
+                }
             };
             let mut a = vec![];
             for mi in 0..MI {
-                let r0 = wm.mul(&c(TILE / WARPS_M)).add(&c(mi * 16)).add(&g4);
-                let r8 = r0.add(&c(8));
-                a.push([
-                    frag(self, &la, xl, &r0, &k0),
-                    frag(self, &la, xl, &r8, &k0),
-                    frag(self, &la, xl, &r0, &k4),
-                    frag(self, &la, xl, &r8, &k4),
-                ]);
+                let r0 = wm.mul(&c(WARP_M)).add(&c(mi * 16)).add(&g4);
+                let [a0, a2] = pair(self, xs, &r0);
+                let [a1, a3] = pair(self, xs, &r0.add(&c(8)));
+                a.push([a0, a1, a2, a3]);
             }
             let mut b = vec![];
             for ni in 0..NI {
-                let n0 = wn.mul(&c(TILE / WARPS_N)).add(&c(ni * 8)).add(&g4);
-                b.push([frag(self, &lb, yl, &n0, &k0), frag(self, &lb, yl, &n0, &k4)]);
+                let n0 = wn.mul(&c(WARP_N)).add(&c(ni * 8)).add(&g4);
+                b.push(pair(self, ys, &n0));
             }
             for (mi, am) in a.iter().enumerate() {
                 for (ni, bn) in b.iter().enumerate() {
                     let at = (mi * b.len() + ni) * 4;
-                    let mut ops: Vec<CExpr> = acc[at..at + 4].iter().map(CExpr::var).collect();
-                    ops.extend(am.iter().map(CExpr::var));
-                    ops.extend(bn.iter().map(CExpr::var));
-                    self.push_asm(e, PtxOp::MmaM16n8k8Tf32, ops)?;
+                    let mut operands: Vec<CExpr> = acc[at..at + 4].iter().map(CExpr::var).collect();
+                    operands.extend(am.iter().cloned());
+                    operands.extend(bn.iter().cloned());
+                    self.push_asm(e, PtxOp::MmaM16n8k8Tf32, operands)?;
                 }
             }
         }
+        // the next step's registers into the other stage, which every warp has finished reading
+        self.open_if(more);
+        store(self, &kt.add(&c(1)).rem(&c(STAGES)))?;
+        self.close();
         self.push(Stmt::Barrier(Fence::Local));
         self.close();
         // the accumulators through the destination: lane 4g + t holds rows g, g + 8 and
         // columns 2t, 2t + 1 of each fragment
         for mi in 0..MI {
             for ni in 0..NI {
-                let row = wm.mul(&c(TILE / WARPS_M)).add(&c(mi * 16)).add(&g4);
-                let col = wn.mul(&c(TILE / WARPS_N)).add(&c(ni * 8)).add(&t4.mul(&c(2)));
+                let row = wm.mul(&c(WARP_M)).add(&c(mi * 16)).add(&g4);
+                let col = wn.mul(&c(WARP_N)).add(&c(ni * 8)).add(&t4.mul(&c(2)));
                 let at = ((mi * NI + ni) * 4) as usize;
                 for (q, (dr, dc)) in [(0, 0), (0, 1), (8, 0), (8, 1)].into_iter().enumerate() {
                     let v = Read::Expr(Access::Value(CExpr::var(&acc[at + q])));
@@ -426,4 +578,21 @@ impl Gen<'_> {
         self.push(Stmt::Asm(asm));
         Ok(())
     }
+}
+
+/// The staged tile `buf` (declared as `float4`s) seen as `w`-lane vectors (`w` 1: floats),
+/// `((local floatW*)buf)`: every place read so is a multiple of `w`.
+fn local_view(buf: &Ident, w: u8) -> CExpr {
+    let elem = if w == 1 {
+        CType::FLOAT
+    } else {
+        CType::Vector(ast::Scalar::Float, w)
+    };
+    let ty = CType::Ptr {
+        space: AddressSpace::Local,
+        elem: Box::new(elem),
+        is_const: false,
+        restrict: false,
+    };
+    CExpr::cast(ty, CExpr::var(buf))
 }

@@ -1447,9 +1447,21 @@ fn tf32_is_refused_naming_a_device_without_tensor_cores() {
         "--size",
         "N=32",
     ];
+    let bmm = [
+        "bench/indep/bmm.lisp",
+        "--size",
+        "B=2",
+        "--size",
+        "M=128",
+        "--size",
+        "K=32",
+        "--size",
+        "N=128",
+    ];
     let cases: Vec<Vec<&str>> = vec![
         [&run[..], &on[..], &tf32[..]].concat(),
         [&["bench"][..], &mm[..], &on[..], &tf32[..], &["--check-size", "M=16"]].concat(),
+        [&["bench"][..], &bmm[..], &on[..], &tf32[..]].concat(),
         [&["tune"][..], &mm[..], &["--devices", info.id.as_str()], &tf32[..]].concat(),
         [&["build"][..], &mm[..], &on[..], &tf32[..], &["-o", "unused-tf32-dir"]].concat(),
     ];

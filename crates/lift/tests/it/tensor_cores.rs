@@ -9,6 +9,8 @@ use crate::{interp_options, json_close, parse_json};
 
 const MM: &str = include_str!("../../../../bench/cgo17/mm.lisp");
 const MM_NT: &str = include_str!("../../../../bench/indep/mm_nt.lisp");
+const MM_TN: &str = include_str!("../../../../bench/indep/mm_tn.lisp");
+const BMM: &str = include_str!("../../../../bench/indep/bmm.lisp");
 
 /// `lift run --precision tf32` on an NVIDIA device of compute capability 9.0 (an H200), at
 /// these sizes, as a pipeline's options.
@@ -49,6 +51,17 @@ fn tf32_on_tensor_cores_emits_mma_fragments_for_mm() {
     let cl = nt.text(lift::Emit::Cl).expect("cl");
     assert!(cl.contains("mma.sync.aligned.m16n8k8"), "{}\n{cl}", description(&nt));
     insta::assert_snapshot!("cl@tf32_mm_nt_cc90.lisp", cl);
+    // mm_tn: both operands along M and N (staged M-major, read by scalars)
+    let tn = compiled(MM_TN, &tf32_on_cc90(&sizes));
+    let cl = tn.text(lift::Emit::Cl).expect("cl");
+    assert!(cl.contains("mma.sync.aligned.m16n8k8"), "{}\n{cl}", description(&tn));
+    insta::assert_snapshot!("cl@tf32_mm_tn_cc90.lisp", cl);
+    // bmm: a batch of 128 × 128 products, the batch the third dimension of the grid
+    let batch = compiled(BMM, &tf32_on_cc90(&[("B", 2), ("M", 128), ("K", 32), ("N", 128)]));
+    let cl = batch.text(lift::Emit::Cl).expect("cl");
+    assert!(description(&batch).contains("mapWrg2"), "{}", description(&batch));
+    assert!(cl.contains("mma.sync.aligned.m16n8k8"), "{}\n{cl}", description(&batch));
+    insta::assert_snapshot!("cl@tf32_bmm_cc90.lisp", cl);
 }
 
 #[test]
@@ -80,58 +93,85 @@ fn tensor_cores_need_tf32_a_capable_device_and_dividing_tiles() {
     no_mma(&tf32_on_cc90(&[("M", 256), ("K", 40), ("N", 256)]), "K = 40");
 }
 
-/// A matrix of small integers as JSON (their products and sums are exact in TF32 and f32).
-fn matrix(rows: usize, cols: usize, seed: u64) -> String {
-    let mut r = ir::rng::XorShift::new(seed);
-    let rows: Vec<String> = (0..rows)
-        .map(|_| {
-            let xs: Vec<String> = (0..cols).map(|_| format!("{}", r.below(9) as f64 - 4.0)).collect();
+/// An array of small integers of these dimensions as JSON (their products and sums are exact
+/// in TF32 and f32).
+fn ints(dims: &[usize], r: &mut ir::rng::XorShift) -> String {
+    match dims {
+        [] => format!("{}", r.below(9) as f64 - 4.0),
+        [n, rest @ ..] => {
+            let xs: Vec<String> = (0..*n).map(|_| ints(rest, r)).collect();
             format!("[{}]", xs.join(", "))
-        })
-        .collect();
-    format!("[{}]", rows.join(", "))
+        }
+    }
 }
 
 /// The tensor-core variant's program compiled for a device without tensor cores (its tile
 /// products then computed element by element) equals the interpreter: the variant means the
-/// product, whatever computes its tiles.
+/// product, whatever computes its tiles (`mm`, `mm_tn`, and `bmm` with its batch).
 #[test]
 fn the_tensor_core_variant_as_a_program_equals_the_interpreter() {
     let Some(device) = crate::opencl::device() else { return };
-    let (m, k, n) = (256i64, 64i64, 128i64);
-    let variant = compiled(MM, &tf32_on_cc90(&[("M", m), ("K", k), ("N", n)]));
-    assert!(description(&variant).contains("mmablock"), "{}", description(&variant));
-    let source = variant.variant.as_ref().expect("a variant").source.clone();
-    let c = compiled(
-        &source,
-        &lift::Options {
-            as_written: true,
-            sizes: [("M", m), ("K", k), ("N", n)]
-                .iter()
-                .map(|(s, v)| (s.to_string(), *v))
-                .collect(),
-            specialise: true,
-            ..lift::Options::default()
-        },
-    );
-    let json = format!(
-        "{{\"a\": {}, \"b\": {}}}",
-        matrix(m as usize, k as usize, 7),
-        matrix(k as usize, n as usize, 8)
-    );
-    let data = vec![lift::data::DataSource::Json(json, "mm.json".into())];
-    let inputs = lift::data::load(&c.given, &data, &[]).expect("inputs");
-    let opts = lift::RunOptions {
-        device,
-        time: false,
-        interp: false,
-    };
-    let got = lift::run_compiled(&c, &inputs, &opts).unwrap_or_else(|e| panic!("{}", e.message()));
-    let given = compiled(MM, &lift::Options::types_only());
-    let want = lift::run_compiled(&given, &inputs, &interp_options()).expect("interpreter");
-    let (want, got) = (
-        parse_json(&want.json, "the interpreter's result"),
-        parse_json(&got.json, "the OpenCL result"),
-    );
-    assert!(json_close(&want, &got), "the variant differs from the interpreter");
+    let (m, k, n) = (256, 64, 128);
+    let cases: [(&str, &str, Vec<(&str, i64)>, [(&str, Vec<usize>); 2]); 3] = [
+        (
+            "mm",
+            MM,
+            vec![("M", m), ("K", k), ("N", n)],
+            [("a", vec![256, 64]), ("b", vec![64, 128])],
+        ),
+        (
+            "mm_tn",
+            MM_TN,
+            vec![("M", m), ("K", k), ("N", n)],
+            [("at", vec![64, 256]), ("b", vec![64, 128])],
+        ),
+        (
+            "bmm",
+            BMM,
+            vec![("B", 2), ("M", 128), ("K", 32), ("N", 128)],
+            [("as", vec![2, 128, 32]), ("bs", vec![2, 32, 128])],
+        ),
+    ];
+    let mut r = ir::rng::XorShift::new(7);
+    for (name, src, sizes, params) in cases {
+        let variant = compiled(src, &tf32_on_cc90(&sizes));
+        assert!(
+            description(&variant).contains("mmablock"),
+            "{name}: {}",
+            description(&variant)
+        );
+        let source = variant.variant.as_ref().expect("a variant").source.clone();
+        let c = compiled(
+            &source,
+            &lift::Options {
+                as_written: true,
+                sizes: sizes.iter().map(|(s, v)| (s.to_string(), *v)).collect(),
+                specialise: true,
+                ..lift::Options::default()
+            },
+        );
+        let fields: Vec<String> = params
+            .iter()
+            .map(|(p, dims)| format!("\"{p}\": {}", ints(dims, &mut r)))
+            .collect();
+        let json = format!("{{{}}}", fields.join(", "));
+        let data = vec![lift::data::DataSource::Json(json, format!("{name}.json"))];
+        let inputs = lift::data::load(&c.given, &data, &[]).expect("inputs");
+        let opts = lift::RunOptions {
+            device: device.clone(),
+            time: false,
+            interp: false,
+        };
+        let got = lift::run_compiled(&c, &inputs, &opts).unwrap_or_else(|e| panic!("{name}: {}", e.message()));
+        let given = compiled(src, &lift::Options::types_only());
+        let want = lift::run_compiled(&given, &inputs, &interp_options()).expect("interpreter");
+        let (want, got) = (
+            parse_json(&want.json, "the interpreter's result"),
+            parse_json(&got.json, "the OpenCL result"),
+        );
+        assert!(
+            json_close(&want, &got),
+            "{name}: the variant differs from the interpreter"
+        );
+    }
 }

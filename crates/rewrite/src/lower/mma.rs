@@ -1,5 +1,5 @@
 //! The tensor-core variant of a matrix product (`rblock` with `sizes::RBLOCK_MMA`,
-//! `rules::tensor`): work-groups over 128 × 128 tiles of the result, each tile the product of
+//! `rules::tensor`): work-groups over `tm × tn` tiles of the result, each tile the product of
 //! its rows of `x` and of `ys` written at work-group level, which `codegen_opencl` computes
 //! with TF32 `mma.sync` fragments (`gen/mma.rs`), and its cost.
 
@@ -13,7 +13,7 @@ const TENSOR_SPEEDUP: f64 = 288.0 / 47.0;
 impl Lowerer<'_> {
     /// `rblock (MMA) r g x ys` (written without `join` with `RBLOCK_ROWS`):
     /// `join (mapWrg1 (λrows. map join (transpose (mapWrg0 (λcols. mapLcl1 (λr. join (mapLcl0
-    /// g' cols)) rows) (split 128 ys)))) (split 128 x))`, `g'` the dot product `g` lowered
+    /// g' cols)) rows) (split tn ys)))) (split tm x))`, `g'` the dot product `g` lowered
     /// sequentially (`reduceSeq (λacc y. acc + get0 y · get1 y) 0.0f (zip r c)`). Only a dot
     /// product of `+`, `*` and `0.0f` is a tensor-core product; any other is lowered as the
     /// product it stands for.
@@ -41,7 +41,7 @@ impl Lowerer<'_> {
         {
             return self.host(&rblock_as_map(t));
         }
-        let tile = crate::rules::tensor::MMA_TILE;
+        let rb = crate::sizes::RegBlockSizes::unpack(c);
         let cst = arith::ArithExpr::cst;
         let (rows_n, cols_n, k_len) = (self.len(x), self.len(ys), self.eval(x.inner.as_ref()));
         let (xt, xc, xbind) = self.kernel_arg(x);
@@ -61,33 +61,51 @@ impl Lowerer<'_> {
         let product = self.b.prim(Prim::Map(MapKind::Lcl(1)), vec![row_fn, rows_e]);
         self.b.unbind(colsv);
         let cols_fn = self.b.lambda(vec![colsv], product);
-        let col_tiles = self.b.prim(Prim::Split(cst(tile)), vec![yt]);
+        let col_tiles = self.b.prim(Prim::Split(cst(rb.tn)), vec![yt]);
         let groups = self.b.prim(Prim::Map(MapKind::Wrg(0)), vec![cols_fn, col_tiles]);
         let groups = self.b.prim(Prim::Transpose, vec![groups]);
         let jf = self.join_fn();
         let out_rows = self.b.prim(Prim::Map(MapKind::Plain), vec![jf, groups]);
         self.b.unbind(rowsv);
         let rows_fn = self.b.lambda(vec![rowsv], out_rows);
-        let row_tiles = self.b.prim(Prim::Split(cst(tile)), vec![xt]);
+        let row_tiles = self.b.prim(Prim::Split(cst(rb.tm)), vec![xt]);
         let e = self.b.prim(Prim::Map(MapKind::Wrg(1)), vec![rows_fn, row_tiles]);
         let e = self.b.prim(Prim::Join, vec![e]);
         let e = self.b.to(AddressSpace::Global, e);
         let e = self.wrap(ybind, e);
         let e = self.wrap(xbind, e);
         self.notes.push(format!(
-            "mapWrg1×mapWrg0 tiles of {tile}×{tile} on tensor cores: 8 warps of 64×32, m16n8k8 TF32 fragments, K in steps of {} staged in local memory",
-            crate::rules::tensor::MMA_TK
+            "mapWrg1×mapWrg0 tiles of {}×{} {}: warps of {}×{}, m16n8k8 TF32 fragments, K staged in local memory",
+            rb.tm,
+            rb.tn,
+            crate::rules::tensor::TENSOR_CORE_NOTE,
+            rb.rm,
+            rb.rn
         ));
-        // the f32 register-blocked product's cost of the same work, at the tensor cores' rate
+        let cost = self.mma_cost(rb, rows_n * cols_n, k_len, x, ys);
+        (e, xc + yc + cost)
+    }
+
+    /// What the tensor-core variant of `outputs` elements costs: the f32 register-blocked
+    /// product's cost of the same tiles (blocks of 8 × 8, steps of 16), at the tensor cores'
+    /// rate. Larger tiles read less of global memory per product and rank first; `lift tune`
+    /// times them.
+    pub(super) fn mma_cost(
+        &self,
+        rb: crate::sizes::RegBlockSizes,
+        outputs: f64,
+        k_len: f64,
+        x: &Term,
+        ys: &Term,
+    ) -> f64 {
         let f32_equivalent = crate::sizes::RegBlockSizes {
-            tm: tile,
-            tn: tile,
+            tm: rb.tm,
+            tn: rb.tn,
             rm: 8,
             rn: 8,
             tk: 16,
         };
-        let cost = self.rblock_cost(f32_equivalent, rows_n * cols_n, k_len, x, ys) / TENSOR_SPEEDUP;
-        (e, xc + yc + cost)
+        self.rblock_cost(f32_equivalent, outputs, k_len, x, ys) / TENSOR_SPEEDUP
     }
 
     /// Whether the dot product's parts are `λa b. a + b`, `0.0f` and `λp. get0 p · get1 p`

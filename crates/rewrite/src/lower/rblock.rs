@@ -587,7 +587,11 @@ impl Lowerer<'_> {
         // as `host_rblock`'s, for the work-items of every element of the batch at once
         let rb = crate::sizes::RegBlockSizes::unpack(c);
         let (rows_n, cols_n, k_len) = (self.len(&x), self.len(&ys), self.eval(x.inner.as_ref()));
-        let cost = self.rblock_cost(rb, batch * rows_n * cols_n, k_len, &x, &ys);
+        let cost = if c & crate::sizes::RBLOCK_MMA != 0 {
+            self.mma_cost(rb, batch * rows_n * cols_n, k_len, &x, &ys)
+        } else {
+            self.rblock_cost(rb, batch * rows_n * cols_n, k_len, &x, &ys)
+        };
         Some((self.wrap(bind, e), xsc + cost))
     }
 

@@ -136,6 +136,7 @@ pub fn batch_reg_block_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAna
                 BatchRegBlock {
                     c,
                     max_group: opts.max_group,
+                    mma: false,
                 },
             )
             .expect("rule")
@@ -143,10 +144,28 @@ pub fn batch_reg_block_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAna
         .collect()
 }
 
-/// See `batch-reg-block-*`.
+/// `batch-mma-block-{sizes}` (`rules::tensor`): `batch-reg-block-*` with the tiles of the
+/// tensor-core variant, whose lengths must be known multiples of the tile (the kernel is
+/// built for them), tagged `RBLOCK_MMA`.
+pub(super) fn batch_mma_rule(c: RegBlockSizes) -> Rewrite<Lift, LiftAnalysis> {
+    Rewrite::new(
+        format!("batch-mma-block-{}", c.name()),
+        pat("(map (lam ?ab ?b) ?xs)"),
+        BatchRegBlock {
+            c,
+            max_group: c.items(),
+            mma: true,
+        },
+    )
+    .expect("rule")
+}
+
+/// See `batch-reg-block-*` and `batch-mma-block-*`.
 struct BatchRegBlock {
     c: RegBlockSizes,
     max_group: i64,
+    /// The tensor-core variant's tiles (`RBLOCK_MMA`): the lengths known multiples of them.
+    mma: bool,
 }
 
 /// The maps `(f, xs)` that an e-class holds: `map f xs`, or `let k xs (map f k)` (the reader's
@@ -212,14 +231,18 @@ impl BatchRegBlock {
     fn admits(&self, eg: &EG, r: Id, g: Id, x: Id, ys: Id) -> bool {
         let (xd, yd, an) = (&eg[x].data, &eg[ys].data, &eg.analysis);
         let rb = self.c;
+        let tiles = |len: &Option<ArithExpr>, k: i64| match self.mma {
+            true => super::tensor::known_multiple(len, k, an),
+            false => tiles_exactly(len, k, an),
+        };
         rb.valid()
             && not_free_in(eg, r, &[ys])
             && eg[g].data.flags & DOT_FN != 0
             && xd.flags & FLOAT_ROWS != 0
             && yd.flags & FLOAT_ROWS != 0
-            && tiles_exactly(&xd.len, rb.tm, an)
-            && tiles_exactly(&xd.inner, rb.tk, an)
-            && tiles_exactly(&yd.len, rb.tn, an)
+            && tiles(&xd.len, rb.tm)
+            && tiles(&xd.inner, rb.tk)
+            && tiles(&yd.len, rb.tn)
             && rb.items() <= self.max_group
     }
 }
@@ -245,7 +268,8 @@ impl Applier<Lift, LiftAnalysis> for BatchRegBlock {
             {
                 continue;
             }
-            let flags = RBLOCK_BATCH | if rows { RBLOCK_ROWS } else { 0 };
+            let mma = if self.mma { crate::sizes::RBLOCK_MMA } else { 0 };
+            let flags = RBLOCK_BATCH | mma | if rows { RBLOCK_ROWS } else { 0 };
             let cfg = eg.add(Lift::Num(self.c.pack() | flags));
             let res = eg.add(Lift::RBlock([cfg, r, g, x, ys]));
             if eg.union(body, res) {
