@@ -600,7 +600,9 @@ fn tuples_containing_arrays_are_stored_as_structs_of_arrays() {
     );
     // and of rows of filter results, with a length per row
     assert_eq!(
-        check(&mat("(tuple (mapGlb (lambda (r) (toGlobal (filterSeq (lambda (x) (> x 0.0f)) r))) xs) xs)")),
+        check(&mat(
+            "(tuple (mapGlb (lambda (r) (toGlobal (filterSeq (lambda (x) (> x 0.0f)) r))) xs) xs)"
+        )),
         vec![]
     );
     // a run-time length inside a tuple has no length buffer
