@@ -385,8 +385,9 @@ fn build_host(b: HostBuild, out: &Path) -> Result<Built, Error> {
     }
     let built: Vec<String> = b.sizes.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let description = format!(
-        "a host program of {} parts, {}",
+        "a host program of {} part{}, {}",
         hp.units.len(),
+        if hp.units.len() == 1 { "" } else { "s" },
         if fixed {
             format!(
                 "the cost model's variants, built for {}",
