@@ -226,6 +226,14 @@ fn tiled_2d_stencils_equal_the_interpreter() {
     let d = data("img", &[16, 256], &serde_json::json!({ "weights": weights }));
     tiles_equal_interpreter(&repo("bench/stencil/gaussian.lisp"), &sizes, &tiles, &d);
     columns_equal_interpreter(&repo("bench/stencil/gaussian.lisp"), &sizes, &[4], &d);
+    // a column of 16 (windows of five rows), ranked where the grid is tall enough
+    let d = data("img", &[256, 64], &serde_json::json!({ "weights": weights }));
+    columns_equal_interpreter(
+        &repo("bench/stencil/gaussian.lisp"),
+        &[("H", 256), ("W", 64)],
+        &[16],
+        &d,
+    );
 }
 
 #[test]

@@ -33,11 +33,13 @@ pub const TILES_2D: [[i64; 2]; 4] = [[4, 32], [8, 32], [2, 128], [4, 64]];
 pub const TILES_3D: [[i64; 3]; 3] = [[1, 8, 32], [2, 4, 32], [1, 4, 64]];
 /// Outputs a work-item computes down a column from a strip in private memory (`stencil-column-*`),
 /// per dimensions (none in 1-D: a row of windows is read along consecutive addresses already).
-/// The longest columns load the fewest strip elements per output (a 3×3×3 window's strip of
-/// 8 outputs, 90 elements, is 11 loads an output against 13.5 for 4): the cost model ranks
-/// them first, and `lift tune` times the shorter ones beside them.
+/// Columns of 16 only for windows of `LONG_COLUMN_MIN_ROWS` rows or more.
 pub const COLUMNS_2D: [i64; 3] = [4, 8, 16];
-pub const COLUMNS_3D: [i64; 3] = [2, 4, 8];
+pub const COLUMNS_3D: [i64; 2] = [2, 4];
+/// A column of 16 saves a wide window's halo rows (the 5×5 Gaussian: 1.43× → 1.36× a copy on
+/// the H200 against a column of 8) but not a 3-row window's (grad2d 1.13× → 1.16×; heat3d's
+/// 3×3×3 column of 8 took 1.33× against 1.28× for 4; `bench/results/stencil-more-nvidia-h200-2026-12-02.md`).
+pub const LONG_COLUMN_MIN_ROWS: i64 = 5;
 /// Elements of the strip a work-item of `stencil-column-*` holds in private memory at most:
 /// the 3-D 13-point star's 6×5×5 strip of two outputs (150; the elements off the star are
 /// never read and the OpenCL compiler drops their loads), every 3×3 and 3×3×3 strip, the
@@ -177,7 +179,8 @@ pub fn stencil_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> 
 /// strip of `((v-1)·s1+n1) × n0` elements copied into private memory by its work-item and its
 /// `v` outputs computed from there: `(v-1)·s1+n1` rows read per `v` outputs instead of `n1`
 /// each. Side conditions as above, with `v | ` the windows along the outermost dimension and
-/// a strip of at most `MAX_COLUMN_STRIP` elements.
+/// a strip of at most `MAX_COLUMN_STRIP` elements; a column of 16 only for windows of
+/// `LONG_COLUMN_MIN_ROWS` rows or more.
 ///
 /// A column of a stencil whose windows are zipped with grids of one point per window
 /// (hotspot's `zip2d (slide2d … temp) power`; `Zipped`) carries the grids' points along:
@@ -260,6 +263,7 @@ impl Applier<Lift, LiftAnalysis> for TileStencil {
             || !host_level
             || (self.staged && t.tile_elems() * 4 > STENCIL_STAGE_BYTES)
             || (self.column > 1 && private > MAX_COLUMN_STRIP)
+            || (self.column > 8 && t.n[0] < LONG_COLUMN_MIN_ROWS)
         {
             return vec![];
         }
