@@ -164,3 +164,17 @@ pub fn work_group_text(wg: &[usize]) -> String {
         wg.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("×")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tf32_variants_are_kept_apart_from_the_f32_ones() {
+        let sizes: BTreeMap<String, i64> = [("N".to_string(), 4096)].into_iter().collect();
+        let key = |p| cache_key("(lift)", &sizes, &precision_key("NVIDIA H200", p));
+        // f32's key is the one entries have always had
+        assert_eq!(key(ir::Precision::F32), cache_key("(lift)", &sizes, "NVIDIA H200"));
+        assert_ne!(key(ir::Precision::Tf32), key(ir::Precision::F32));
+    }
+}

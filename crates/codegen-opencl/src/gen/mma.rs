@@ -90,6 +90,18 @@ fn k_stride(tk: i64) -> i64 {
     (tk..).find(|s| s % 32 == 8 || s % 32 == 24).expect("a stride")
 }
 
+/// The longest step of K of [`K_STEPS`] for a `bm × bn` tile over `k`: it divides `k`, the two
+/// stages of both operands fit `local_mem` bytes whichever layout each takes, and every
+/// work-item of the tile's warps moves an equal share of each operand's step.
+fn k_step(bm: i64, bn: i64, k: i64, local_mem: usize) -> Option<i64> {
+    let items = (bm / WARP_M) * (bn / WARP_N) * WARP;
+    let worst = |rows: i64, tk: i64| Layout2::KMajor.len(rows, tk).max(Layout2::MMajor.len(rows, tk));
+    K_STEPS.into_iter().find(|&tk| {
+        let bytes = 4 * STAGES * (worst(bm, tk) + worst(bn, tk));
+        k % tk == 0 && bytes as usize <= local_mem && (bm * tk) % items == 0 && (bn * tk) % items == 0
+    })
+}
+
 impl Layout2 {
     fn stride(self, rows: i64, tk: i64) -> i64 {
         match self {
@@ -194,14 +206,7 @@ impl Gen<'_> {
         if !room {
             return None;
         }
-        let worst = |rows: i64, tk: i64| Layout2::KMajor.len(rows, tk).max(Layout2::MMajor.len(rows, tk));
-        let tk = K_STEPS.into_iter().find(|&tk| {
-            let bytes = 4 * STAGES * (worst(bm, tk) + worst(bn, tk));
-            k % tk == 0
-                && bytes as usize <= self.wg_limit.local_mem
-                && (bm * tk) % (warps * WARP) == 0
-                && (bn * tk) % (warps * WARP) == 0
-        })?;
+        let tk = k_step(bm, bn, k, self.wg_limit.local_mem)?;
         Some(Shape { bm, bn, k, tk })
     }
 
@@ -595,4 +600,58 @@ fn local_view(buf: &Ident, w: u8) -> CExpr {
         restrict: false,
     };
     CExpr::cast(ty, CExpr::var(buf))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn fragment_reads_of_a_warp_fall_in_distinct_banks() {
+        // a K-major tile's float2 reads, by half-warps: lane 4g + t reads words g·s + 2t and
+        // the one after it
+        for tk in K_STEPS {
+            let s = Layout2::KMajor.stride(128, tk);
+            for half in [0, 16] {
+                let mut banks = BTreeSet::new();
+                for lane in half..half + 16 {
+                    let w = (lane / 4) * s + 2 * (lane % 4);
+                    assert!(
+                        banks.insert(w % 32) && banks.insert((w + 1) % 32),
+                        "tk {tk}, stride {s}"
+                    );
+                }
+            }
+        }
+        // an M-major tile's scalar reads of places 2t (or 2t + 1), column g
+        for rows in [64, 128, 256] {
+            let s = Layout2::MMajor.stride(rows, 16);
+            for q in 0..2 {
+                let banks: BTreeSet<i64> = (0..32).map(|lane| ((2 * (lane % 4) + q) * s + lane / 4) % 32).collect();
+                assert_eq!(banks.len(), 32, "rows {rows}, stride {s}");
+            }
+        }
+    }
+
+    #[test]
+    fn k_steps_are_the_longest_whose_two_stages_fit_local_memory() {
+        let kib = |n: usize| n * 1024;
+        // 48 KiB, NVIDIA's OpenCL: 128 × 128 in steps of 16 (two stages of 24 KiB at most),
+        // 128 × 256 and 256 × 128 in steps of 8
+        assert_eq!(k_step(128, 128, 4096, kib(48)), Some(16));
+        assert_eq!(k_step(128, 256, 4096, kib(48)), Some(8));
+        assert_eq!(k_step(256, 128, 4096, kib(48)), Some(8));
+        // more local memory, longer steps; a K that only 8 divides
+        assert_eq!(k_step(128, 128, 4096, kib(96)), Some(32));
+        assert_eq!(k_step(128, 128, 72, kib(96)), Some(8));
+        // no step fits, or none divides K
+        assert_eq!(k_step(128, 128, 4096, kib(8)), None);
+        assert_eq!(k_step(128, 128, 36, kib(48)), None);
+        for (bm, bn) in [(128, 128), (128, 256), (256, 128)] {
+            let tk = k_step(bm, bn, 4096, kib(48)).expect("a step");
+            let worst = |rows| Layout2::KMajor.len(rows, tk).max(Layout2::MMajor.len(rows, tk));
+            assert!(4 * STAGES * (worst(bm) + worst(bn)) <= 48 * 1024);
+        }
+    }
 }

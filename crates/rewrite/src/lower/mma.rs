@@ -88,8 +88,9 @@ impl Lowerer<'_> {
 
     /// What the tensor-core variant of `outputs` elements costs: the f32 register-blocked
     /// product's cost of the same tiles (blocks of 8 × 8, steps of 16), at the tensor cores'
-    /// rate. Larger tiles read less of global memory per product and rank first; `lift tune`
-    /// times them.
+    /// rate. The 8-warp tiles (128 × 256, 256 × 128) rank after 128 × 128, as they ran on the
+    /// H200 (mm 1.43 ms against 1.09 at 4096³, `tensor-cores-nvidia-h200-2026-12-02.md` run
+    /// C); `lift tune --precision tf32` times every tile.
     pub(super) fn mma_cost(
         &self,
         rb: crate::sizes::RegBlockSizes,

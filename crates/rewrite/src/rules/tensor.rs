@@ -1,5 +1,6 @@
-//! Tensor-core matrix products (`mma-block`, `mma-block-rows`): a register-blocked product's
-//! tiles computed by a work-group's warps on TF32 tensor cores. The rules are in the set only
+//! Tensor-core matrix products (`mma-block-*`, `mma-block-rows-*`, `batch-mma-block-*`): a
+//! register-blocked product's tiles, one rule per tile shape, computed by a work-group's warps
+//! on TF32 tensor cores, alone or under a map over a batch. The rules are in the set only
 //! when `Options::tensor_cores` holds (`--precision tf32` on an NVIDIA device of compute
 //! capability 8.0 or later): TF32 products are a permission of the user's, never a rewrite of
 //! the program's meaning in f32.
