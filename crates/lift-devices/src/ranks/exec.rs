@@ -677,7 +677,7 @@ fn split_run(
     at: &Inputs,
     given: Option<&Inputs>,
 ) -> Result<(Option<Value>, String), Error> {
-    let t0 = Instant::now();
+    let (t0, c0) = (Instant::now(), cpu_ms());
     let ranges = ranges(comm, &Probe { src, init: None }, split, at, device)?;
     let r = &ranges[comm.rank];
     let mut sizes = at.sizes.clone();
@@ -685,6 +685,9 @@ fn split_run(
     // (decided alike on every rank, from the program alone)
     let as_bytes = super::bytes::byte_path(split, result_ty)?;
     let (mut t_in, mut t_build, mut t_run) = Default::default();
+    // (this process's CPU time at the end of each phase: on a host shared with other work, what
+    // a phase cost, where its wall time is also the wait for a core)
+    let mut cpu = [0.0; 3];
     // Where every rank's device is rank 0's, rank 0 alone chooses the slice's variant (a
     // high-level program's exploration) and the others compile that variant as written.
     let shared = same_devices(comm) && !ranges[0].is_empty();
@@ -711,6 +714,7 @@ fn split_run(
             Sent::Values(distribute(comm, split, at, given, &ranges, &|_| false)?)
         };
         t_in = t0.elapsed();
+        cpu[0] = cpu_ms();
         let t = Instant::now();
         let compiled = compiling.map(|c| {
             c.join()
@@ -730,6 +734,7 @@ fn split_run(
             compiled
         };
         t_build = t.elapsed();
+        cpu[1] = cpu_ms();
         let Some(compiled) = compiled else { return Ok(None) };
         let t = Instant::now();
         let v = compiled.and_then(|mut c| {
@@ -750,13 +755,24 @@ fn split_run(
             }
         });
         t_run = t.elapsed();
+        cpu[2] = cpu_ms();
         Ok(Some(v))
     })?;
     let t1 = Instant::now();
     let timing = |t1: Instant, back: &str| {
+        // (a rank without a slice spent its CPU time in the first phase and the last)
+        let at = |i: usize| {
+            if cpu[i] > 0.0 {
+                cpu[i]
+            } else {
+                cpu[..i].iter().copied().fold(c0, f64::max)
+            }
+        };
+        let end = cpu_ms();
         format!(
             "rank {} ({}): slice {}..{}; inputs to the ranks ({}) {:.3} ms, compiling its slice (beyond that) {:.3} \
-             ms, running it {:.3} ms (copies, kernels), {back} {:.3} ms (with the wait for the slowest)\n",
+             ms, running it {:.3} ms (its device opened, copies, kernels), {back} {:.3} ms (with the wait for the \
+             slowest); CPU time of these phases {:.0} / {:.0} / {:.0} / {:.0} ms\n",
             comm.rank,
             comm.devices[comm.rank],
             r.start,
@@ -765,7 +781,11 @@ fn split_run(
             t_in.as_secs_f64() * 1e3,
             t_build.as_secs_f64() * 1e3,
             t_run.as_secs_f64() * 1e3,
-            t1.elapsed().as_secs_f64() * 1e3
+            t1.elapsed().as_secs_f64() * 1e3,
+            at(0) - c0,
+            at(1) - at(0),
+            at(2) - at(1),
+            end - at(2),
         )
     };
     let value = if as_bytes {
