@@ -90,8 +90,8 @@ pub(super) fn loop_run(
     sizes.insert(step.part.clone(), r.len() as i64);
     let t0 = Instant::now();
     // Compiled first (the sizes are all it needs): its result's rows decide the byte path.
-    // (rank 0 alone explores where every rank has its device: [`super::exec::share_variant`])
-    let shared = super::exec::same_devices(comm) && !ranges[0].is_empty();
+    // (rank 0 alone explores where every rank has its device: [`super::compile::share_variant`])
+    let shared = super::compile::same_devices(comm) && !ranges[0].is_empty();
     let compiled = (!r.is_empty() && (comm.is_root() || !shared)).then(|| {
         let ins = Inputs {
             values: vec![],
@@ -100,7 +100,7 @@ pub(super) fn loop_run(
         compile_for(&step.slice_src, &ins, device, None)
     });
     let compiled = if shared {
-        super::exec::share_variant(comm, compiled, &step.slice_src, &sizes, device, None, !r.is_empty())?
+        super::compile::share_variant(comm, compiled, &step.slice_src, &sizes, device, None, !r.is_empty())?
     } else {
         compiled
     };
