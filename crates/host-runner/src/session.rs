@@ -17,6 +17,7 @@ use crate::cache;
 use crate::device::{self, DeviceInfo};
 use crate::error::{cl, Error};
 use crate::plan::{alloc_bytes, check_plan, median_u64, BufferInit, KernelArg, Plan, ReadSpec, RunOptions, RunResult};
+mod ranges;
 
 // Stable OpenCL ABI values; spelled out to avoid depending on opencl3's re-export paths.
 const CL_BUILD_PROGRAM_FAILURE: i32 = -11;

@@ -242,6 +242,43 @@ impl Resident {
     }
 }
 
+/// A host loop over MPI ranks: each step's result stays on the device, its own rows go to the
+/// next step's input there, and only the halo rows cross the host.
+impl Resident {
+    /// Runs every kernel once and leaves the result on the device.
+    pub fn launch_resident(&mut self) -> Result<(), Error> {
+        self.enqueue_kernels()?;
+        self.check_flag()
+    }
+
+    /// The bytes of the result buffer.
+    pub fn result_len(&self) -> usize {
+        self.session.bytes_of(self.out)
+    }
+
+    /// `len` bytes of the result from byte `offset` (blocking).
+    pub fn read_result(&self, offset: usize, len: usize) -> Result<Vec<u8>, Error> {
+        self.session.read_resident(self.out, offset, len).map_err(run_error)
+    }
+
+    /// Writes `data` into parameter `k`'s buffer from byte `offset`.
+    pub fn write_param_at(&mut self, k: usize, offset: usize, data: &[u8]) -> Result<(), Error> {
+        match self.params.get(k) {
+            Some(HostVal::Dev(r)) => self.session.write_at(*r, offset, data).map_err(run_error),
+            _ => Err(Error::plain(format!("internal: parameter {k} has no buffer"))),
+        }
+    }
+
+    /// Copies `len` bytes of the result from byte `from` into parameter `k`'s buffer at `to`,
+    /// on the device.
+    pub fn copy_result_to_param(&mut self, k: usize, from: usize, to: usize, len: usize) -> Result<(), Error> {
+        match self.params.get(k) {
+            Some(HostVal::Dev(r)) => self.session.copy_range(self.out, from, *r, to, len).map_err(run_error),
+            _ => Err(Error::plain(format!("internal: parameter {k} has no buffer"))),
+        }
+    }
+}
+
 /// A parameter's first value for [`Resident::with_bytes`].
 pub enum ParamData {
     /// The bytes of its buffer, as `lift_data::layout::encode` makes them of its value with

@@ -406,76 +406,6 @@ fn job_on(
     Ok((out.0, lines))
 }
 
-/// Whether every rank's device has rank 0's name (the same kind of device, so the same
-/// variant and slices).
-pub(super) fn same_devices(comm: &Comm) -> bool {
-    let names: Vec<&str> = comm
-        .devices
-        .iter()
-        .map(|d| d.split_once(", ").map_or(d.as_str(), |x| x.1))
-        .collect();
-    names.iter().all(|d| *d == names[0])
-}
-
-/// Rank 0's compiled slice program (`mine` there) on every rank with a slice (`has_slice`;
-/// `None` on the others): rank 0 sends
-/// the variant it chose (its source, work-group size and whether sizes are built in), and the
-/// others compile it as written with the options rank 0 compiled with, which makes the same
-/// kernels without exploring again. A failure of rank 0's is theirs too.
-pub(super) fn share_variant(
-    comm: &Comm,
-    mine: Option<Result<lift_compile::Compiled, Error>>,
-    src: &str,
-    sizes: &BTreeMap<String, i64>,
-    device: &str,
-    vary: Option<&str>,
-    has_slice: bool,
-) -> Result<Option<Result<lift_compile::Compiled, Error>>, Error> {
-    let sent = comm.is_root().then(|| {
-        let v = match &mine {
-            Some(Ok(c)) => match &c.variant {
-                Some(v) => {
-                    serde_json::json!({ "source": v.source, "work_group": v.work_group, "built_in": v.built_in })
-                }
-                None => serde_json::json!({ "as_written": true }),
-            },
-            Some(Err(e)) => serde_json::json!({ "error": e.message() }),
-            None => serde_json::json!({ "error": "internal: rank 0 has no slice to compile" }),
-        };
-        v.to_string().into_bytes()
-    });
-    let got = comm.broadcast(sent)?;
-    if comm.is_root() {
-        return Ok(mine);
-    }
-    if !has_slice {
-        return Ok(None);
-    }
-    let v: serde_json::Value =
-        serde_json::from_slice(&got).map_err(|_| Error::plain("internal: a malformed variant from rank 0"))?;
-    let compiled = (|| {
-        if v.get("error").is_some() {
-            return Err(Error::plain("no variant: rank 0 could not compile the slice"));
-        }
-        let typed = lift_compile::compile(src, &Options::types_only())?;
-        let info = host_runner::device_info(Some(device)).map_err(|e| Error::plain(e.to_string()))?;
-        let mut opts = lift_runtime::run_options(&typed.given, sizes, Some(&info));
-        opts.vary.extend(vary.map(str::to_string));
-        opts.as_written = true;
-        let Some(source) = v.get("source").and_then(|x| x.as_str()) else {
-            return lift_compile::compile(src, &opts);
-        };
-        opts.work_group = v
-            .get("work_group")
-            .and_then(|x| x.as_array())
-            .map(|xs| xs.iter().filter_map(|x| x.as_u64().map(|n| n as usize)).collect())
-            .unwrap_or_default();
-        opts.specialise &= v.get("built_in").and_then(|x| x.as_bool()).unwrap_or(true);
-        lift_compile::compile(source, &opts)
-    })();
-    Ok(Some(compiled))
-}
-
 /// The host loop at the top of a program: `iterate` whose step splits, or a convergence loop
 /// whose step splits and whose test each rank can make on its own rows.
 fn loop_of(prog: &ir::Program, info: &typeck::TypeInfo) -> Option<(HostLoop, Option<super::Until>)> {
@@ -677,7 +607,7 @@ fn split_run(
     at: &Inputs,
     given: Option<&Inputs>,
 ) -> Result<(Option<Value>, String), Error> {
-    let t0 = Instant::now();
+    let (t0, c0) = (Instant::now(), cpu_ms());
     let ranges = ranges(comm, &Probe { src, init: None }, split, at, device)?;
     let r = &ranges[comm.rank];
     let mut sizes = at.sizes.clone();
@@ -685,9 +615,12 @@ fn split_run(
     // (decided alike on every rank, from the program alone)
     let as_bytes = super::bytes::byte_path(split, result_ty)?;
     let (mut t_in, mut t_build, mut t_run) = Default::default();
+    // (this process's CPU time at the end of each phase: on a host shared with other work, what
+    // a phase cost, where its wall time is also the wait for a core)
+    let mut cpu = [0.0; 3];
     // Where every rank's device is rank 0's, rank 0 alone chooses the slice's variant (a
     // high-level program's exploration) and the others compile that variant as written.
-    let shared = same_devices(comm) && !ranges[0].is_empty();
+    let shared = super::compile::same_devices(comm) && !ranges[0].is_empty();
     // The slice is compiled (it needs the sizes only) while the inputs travel.
     let part = std::thread::scope(|scope| -> Result<Option<Result<Got, Error>>, Error> {
         let compiling = (!r.is_empty() && (comm.is_root() || !shared))
@@ -711,13 +644,14 @@ fn split_run(
             Sent::Values(distribute(comm, split, at, given, &ranges, &|_| false)?)
         };
         t_in = t0.elapsed();
+        cpu[0] = cpu_ms();
         let t = Instant::now();
         let compiled = compiling.map(|c| {
             c.join()
                 .unwrap_or_else(|_| Err(Error::plain("internal error in the compiling thread (a bug)")))
         });
         let compiled = if shared {
-            share_variant(
+            super::compile::share_variant(
                 comm,
                 compiled,
                 &split.slice_src,
@@ -730,6 +664,7 @@ fn split_run(
             compiled
         };
         t_build = t.elapsed();
+        cpu[1] = cpu_ms();
         let Some(compiled) = compiled else { return Ok(None) };
         let t = Instant::now();
         let v = compiled.and_then(|mut c| {
@@ -750,13 +685,24 @@ fn split_run(
             }
         });
         t_run = t.elapsed();
+        cpu[2] = cpu_ms();
         Ok(Some(v))
     })?;
     let t1 = Instant::now();
     let timing = |t1: Instant, back: &str| {
+        // (a rank without a slice spent its CPU time in the first phase and the last)
+        let at = |i: usize| {
+            if cpu[i] > 0.0 {
+                cpu[i]
+            } else {
+                cpu[..i].iter().copied().fold(c0, f64::max)
+            }
+        };
+        let end = cpu_ms();
         format!(
             "rank {} ({}): slice {}..{}; inputs to the ranks ({}) {:.3} ms, compiling its slice (beyond that) {:.3} \
-             ms, running it {:.3} ms (copies, kernels), {back} {:.3} ms (with the wait for the slowest)\n",
+             ms, running it {:.3} ms (its device opened, copies, kernels), {back} {:.3} ms (with the wait for the \
+             slowest); CPU time of these phases {:.0} / {:.0} / {:.0} / {:.0} ms\n",
             comm.rank,
             comm.devices[comm.rank],
             r.start,
@@ -765,7 +711,11 @@ fn split_run(
             t_in.as_secs_f64() * 1e3,
             t_build.as_secs_f64() * 1e3,
             t_run.as_secs_f64() * 1e3,
-            t1.elapsed().as_secs_f64() * 1e3
+            t1.elapsed().as_secs_f64() * 1e3,
+            at(0) - c0,
+            at(1) - at(0),
+            at(2) - at(1),
+            end - at(2),
         )
     };
     let value = if as_bytes {

@@ -178,20 +178,22 @@ impl Halo {
         })
     }
 
-    /// Between two steps: this rank's part (`out`: its result buffer, or its error; `None`
-    /// for an empty slice) to the ranks that read it, theirs to it, and its next inputs
-    /// uploaded. Every rank's status and part length first, so that a failure anywhere
-    /// stops every rank here (the outer error, the same on every rank); a failure of this
-    /// rank's own uploads is the inner one, for the next exchange to report.
+    /// Between two steps: the rows of this rank's part (its last launch's result, on its
+    /// device; `launched` its outcome, `None` for an empty slice) that other ranks read go to
+    /// them, theirs come here, and its next inputs are made on its device: its own rows copied
+    /// from its result, the rows received and the pads' values written. Every rank's status
+    /// and part length first, so that a failure anywhere stops every rank here (the outer
+    /// error, the same on every rank); a failure of this rank's own device is the inner one,
+    /// for the next exchange to report.
     pub(super) fn exchange(
         &self,
         comm: &Comm,
         need: &[Range<usize>],
-        out: Option<&Result<Vec<u8>, Error>>,
+        launched: Option<&Result<(), Error>>,
         dev: Option<&mut lift_runtime::Resident>,
     ) -> Result<Result<(), Error>, Error> {
-        let mine = match &out {
-            Some(Ok(_)) => Ok((self.part_rows as u64).to_le_bytes().to_vec()),
+        let mine = match launched {
+            Some(Ok(())) => Ok((self.part_rows as u64).to_le_bytes().to_vec()),
             Some(Err(e)) => Err(Error::plain(e.message())),
             None => Ok(0u64.to_le_bytes().to_vec()),
         };
@@ -213,34 +215,108 @@ impl Halo {
             })
             .collect();
         let me = comm.rank;
-        let bytes: &[u8] = match out {
-            Some(Ok(b)) => b,
-            _ => &[],
+        let own = owned[me].clone();
+        // This rank's rows `o` (of its own), read from its device.
+        let read = |dev: &Option<&mut lift_runtime::Resident>, o: &Range<usize>| match dev {
+            Some(d) if !o.is_empty() => d.read_result((o.start - own.start) * self.row, o.len() * self.row),
+            _ => Ok(vec![]),
         };
-        let own = &owned[me];
-        let rows_of = |o: &Range<usize>| &bytes[(o.start - own.start) * self.row..(o.end - own.start) * self.row];
         let total = owned.last().map_or(0, |o| o.end);
-        if need.iter().all(|w| w.is_empty() || *w == (0..total)) {
+        let (received, got) = if need.iter().all(|w| w.is_empty() || *w == (0..total)) {
             // Every rank reads the whole state (n-body): one MPI_Allgatherv of the parts.
-            let all = comm.all_gather(rows_of(own))?;
+            let all = comm.all_gather(&comm.agree(read(&dev, &own))?)?;
             let from: Vec<usize> = (0..comm.size).filter(|&j| j != me && !owned[j].is_empty()).collect();
             let got = from.iter().map(|&j| all[j].clone()).collect();
-            let Some(dev) = dev else { return Ok(Ok(())) };
-            return Ok(self.upload(dev, own, &owned, &from, got, bytes));
-        }
-        let mut sends = vec![];
-        for (r, want) in need.iter().enumerate() {
-            let o = overlap(want, own);
-            if r != me && !o.is_empty() {
-                sends.push((r, rows_of(&o).to_vec()));
+            (from.iter().map(|&j| owned[j].clone()).collect::<Vec<_>>(), got)
+        } else {
+            let mut sends = vec![];
+            for (r, want) in need.iter().enumerate() {
+                let o = overlap(want, &own);
+                if r != me && !o.is_empty() {
+                    sends.push((r, read(&dev, &o)));
+                }
+            }
+            let sends = comm.agree(
+                sends
+                    .into_iter()
+                    .map(|(r, b)| b.map(|b| (r, b)))
+                    .collect::<Result<Vec<_>, Error>>(),
+            )?;
+            let from: Vec<usize> = (0..comm.size)
+                .filter(|&j| j != me && !overlap(&need[me], &owned[j]).is_empty())
+                .collect();
+            let got = comm.exchange(&sends, &from)?;
+            (from.iter().map(|&j| overlap(&need[me], &owned[j])).collect(), got)
+        };
+        let Some(dev) = dev else { return Ok(Ok(())) };
+        Ok(self.upload(dev, &own, &received, &got))
+    }
+
+    /// This rank's next inputs on its device: per row of each, a copy of its own row `own`
+    /// from its result, a row of `got` (rows `received`, from other ranks) or a pad's value;
+    /// consecutive rows of one kind go in one copy or one write.
+    fn upload(
+        &self,
+        dev: &mut lift_runtime::Resident,
+        own: &Range<usize>,
+        received: &[Range<usize>],
+        got: &[Vec<u8>],
+    ) -> Result<(), Error> {
+        let row = self.row;
+        for (j, map) in &self.cuts {
+            // (a pending device copy: from, to, length; a pending write: at, bytes)
+            let mut copy: Option<(usize, usize, usize)> = None;
+            let mut write: Option<(usize, Vec<u8>)> = None;
+            for (p, src) in map.iter().enumerate() {
+                // (`Err`: own row `i`, copied on the device; `Ok`: bytes from the host)
+                let host: Result<&[u8], usize> = match src {
+                    Src::Row(i) if own.contains(i) => Err(*i),
+                    Src::Row(i) => {
+                        let k = received
+                            .iter()
+                            .position(|r| r.contains(i))
+                            .ok_or_else(|| Error::plain("internal: a row that no rank sent"))?;
+                        let at = (i - received[k].start) * row;
+                        Ok(got[k]
+                            .get(at..at + row)
+                            .ok_or_else(|| Error::plain("internal: rows received cut short"))?)
+                    }
+                    Src::Const(b) => Ok(b),
+                };
+                match host {
+                    Err(i) => {
+                        let from = (i - own.start) * row;
+                        if let Some((at, b)) = write.take() {
+                            dev.write_param_at(*j, at, &b)?;
+                        }
+                        copy = match copy {
+                            Some((f, t, l)) if f + l == from && t + l == p * row => Some((f, t, l + row)),
+                            Some((f, t, l)) => {
+                                dev.copy_result_to_param(*j, f, t, l)?;
+                                Some((from, p * row, row))
+                            }
+                            None => Some((from, p * row, row)),
+                        };
+                    }
+                    Ok(bytes) => {
+                        if let Some((f, t, l)) = copy.take() {
+                            dev.copy_result_to_param(*j, f, t, l)?;
+                        }
+                        match &mut write {
+                            Some((_, b)) => b.extend_from_slice(bytes),
+                            None => write = Some((p * row, bytes.to_vec())),
+                        }
+                    }
+                }
+            }
+            if let Some((f, t, l)) = copy {
+                dev.copy_result_to_param(*j, f, t, l)?;
+            }
+            if let Some((at, b)) = write {
+                dev.write_param_at(*j, at, &b)?;
             }
         }
-        let from: Vec<usize> = (0..comm.size)
-            .filter(|&j| j != me && !overlap(&need[me], &owned[j]).is_empty())
-            .collect();
-        let got = comm.exchange(&sends, &from)?;
-        let Some(dev) = dev else { return Ok(Ok(())) };
-        Ok(self.upload(dev, own, &owned, &from, got, bytes))
+        Ok(())
     }
 
     /// The step's inputs that read the state (parameter, bytes), made from the bytes of this
@@ -266,43 +342,6 @@ impl Halo {
                 (*j, input)
             })
             .collect())
-    }
-
-    /// This rank's next inputs from its own rows (`bytes`, rows `own`) and the rows `got`
-    /// from the ranks `from`.
-    fn upload(
-        &self,
-        dev: &mut lift_runtime::Resident,
-        own: &Range<usize>,
-        owned: &[Range<usize>],
-        from: &[usize],
-        got: Vec<Vec<u8>>,
-        bytes: &[u8],
-    ) -> Result<(), Error> {
-        let rows_of = |o: &Range<usize>| &bytes[(o.start - own.start) * self.row..(o.end - own.start) * self.row];
-        let w = &self.window;
-        let mut window = vec![0u8; w.len() * self.row];
-        let mut place = |o: Range<usize>, b: &[u8]| -> Result<(), Error> {
-            let at = (o.start - w.start) * self.row;
-            match window.get_mut(at..at + b.len()) {
-                Some(dst) if b.len() == o.len() * self.row => {
-                    dst.copy_from_slice(b);
-                    Ok(())
-                }
-                _ => Err(Error::plain("internal: rows received beyond a rank's window")),
-            }
-        };
-        let o = overlap(w, own);
-        if !o.is_empty() {
-            place(o.clone(), rows_of(&o))?;
-        }
-        for (j, b) in from.iter().zip(got) {
-            place(overlap(w, &owned[*j]), &b)?;
-        }
-        for (j, input) in self.inputs(&window)? {
-            dev.upload_param(j, &input)?;
-        }
-        Ok(())
     }
 }
 

@@ -9,8 +9,9 @@
 //! `lift compile --emit plan --mpi R` prints ([`describe`]), and which convergence loops each
 //! rank can test on its own rows ([`until`]). The transport itself (feature `mpi`, rsmpi over
 //! the system's MPI) is `transport` (the byte collectives, agreement on failures), `bytes`
-//! (inputs and parts as device-buffer bytes), `combine` (a reduction by `MPI_Reduce`), `exec`
-//! (running, `lift bench --mpi`), `steps` and `halo` (host loops).
+//! (inputs and parts as device-buffer bytes), `combine` (a reduction by `MPI_Reduce`),
+//! `compile` (a slice's variant chosen once), `exec` (running, `lift bench --mpi`), `steps`
+//! and `halo` (host loops).
 
 pub mod until;
 pub mod wire;
@@ -19,6 +20,8 @@ pub mod wire;
 mod bytes;
 #[cfg(feature = "mpi")]
 mod combine;
+#[cfg(feature = "mpi")]
+mod compile;
 #[cfg(feature = "mpi")]
 mod exec;
 #[cfg(feature = "mpi")]

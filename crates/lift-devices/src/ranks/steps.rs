@@ -90,8 +90,8 @@ pub(super) fn loop_run(
     sizes.insert(step.part.clone(), r.len() as i64);
     let t0 = Instant::now();
     // Compiled first (the sizes are all it needs): its result's rows decide the byte path.
-    // (rank 0 alone explores where every rank has its device: [`super::exec::share_variant`])
-    let shared = super::exec::same_devices(comm) && !ranges[0].is_empty();
+    // (rank 0 alone explores where every rank has its device: [`super::compile::share_variant`])
+    let shared = super::compile::same_devices(comm) && !ranges[0].is_empty();
     let compiled = (!r.is_empty() && (comm.is_root() || !shared)).then(|| {
         let ins = Inputs {
             values: vec![],
@@ -100,7 +100,7 @@ pub(super) fn loop_run(
         compile_for(&step.slice_src, &ins, device, None)
     });
     let compiled = if shared {
-        super::exec::share_variant(comm, compiled, &step.slice_src, &sizes, device, None, !r.is_empty())?
+        super::compile::share_variant(comm, compiled, &step.slice_src, &sizes, device, None, !r.is_empty())?
     } else {
         compiled
     };
@@ -242,26 +242,29 @@ fn byte_loop(
     let mut dev = comm.agree(made.transpose())?;
     let t_build = t_build + t0.elapsed();
     let (mut exchanged, mut tested) = (Duration::ZERO, Duration::ZERO);
-    let mut out: Option<Result<Vec<u8>, Error>> = None;
+    // (each step's result stays on the device; only a convergence test and the gather after
+    // the last step read it whole)
+    let mut launched: Option<Result<(), Error>> = None;
     let mut ran = 0;
     for s in 0..k {
         let mut launch = true;
         if s > 0 {
             let t = Instant::now();
-            if let Err(e) = halo.exchange(comm, need, out.as_ref(), dev.as_mut())? {
+            if let Err(e) = halo.exchange(comm, need, launched.as_ref(), dev.as_mut())? {
                 // (reported by the next exchange, test or the gather after the last step)
-                out = Some(Err(e));
+                launched = Some(Err(e));
                 launch = false;
             }
             exchanged += t.elapsed();
         }
         if let (Some(d), true) = (dev.as_mut(), launch) {
-            out = Some(d.launch_bytes());
+            launched = Some(d.launch_resident());
         }
         ran = s + 1;
         if let Some(test) = test.as_mut() {
             let t = Instant::now();
-            let done = test.holds(comm, out.as_ref(), device)?;
+            let next = whole_part(dev.as_ref(), launched.as_ref());
+            let done = test.holds(comm, next.as_ref(), device)?;
             tested += t.elapsed();
             if done {
                 break;
@@ -269,6 +272,7 @@ fn byte_loop(
         }
     }
     let t = Instant::now();
+    let out = whole_part(dev.as_ref(), launched.as_ref());
     let value = gather_bytes(comm, out, state_ty, &at.sizes)?;
     let timing = format!(
         "rank {} ({}): slice {}..{}; inputs to the ranks {:.3} ms, its step built {:.3} ms, {ran} steps' exchanges \
@@ -295,6 +299,15 @@ fn byte_loop(
         t.elapsed().as_secs_f64() * 1e3
     );
     Ok((value, timing))
+}
+
+/// This rank's whole part of the state after a step that ended `launched` (`None`: no slice).
+fn whole_part(dev: Option<&Resident>, launched: Option<&Result<(), Error>>) -> Option<Result<Vec<u8>, Error>> {
+    match (dev, launched) {
+        (Some(d), Some(Ok(()))) => Some(d.read_result(0, d.result_len())),
+        (_, Some(Err(e))) => Some(Err(Error::plain(e.message()))),
+        (None, _) | (_, None) => None,
+    }
 }
 
 /// A convergence loop's test on one rank: its condition compiled for its own rows, kept on

@@ -2,7 +2,9 @@
 //! of any length per rank (their lengths travel first, so every rank knows them), halo rows
 //! point to point, and the agreement on failures that keeps every rank in step: a rank that
 //! fails still takes part in the next collective, with its error instead of its bytes, so no
-//! rank waits for one that has stopped.
+//! rank waits for one that has stopped. Every collective first waits, polling and sleeping,
+//! until every rank has come to it ([`Comm::settle`]): MPI's blocking calls spin, and a rank
+//! spinning while another compiles or computes takes a core from it (PoCL ranks share them).
 
 use lift_compile::Error;
 use mpi::collective::SystemOperation;
@@ -44,6 +46,12 @@ impl Comm {
 
     /// Every rank's buffer, on every rank (MPI_Allgather of the lengths, then MPI_Allgatherv).
     pub(crate) fn all_gather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
+        self.settle();
+        self.all_gather_now(mine)
+    }
+
+    /// [`Comm::all_gather`] where every rank is known to be here already.
+    fn all_gather_now(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
         let mut lens = vec![0u64; self.size];
         self.world.all_gather_into(&(mine.len() as u64), &mut lens[..]);
         let (counts, displs) = layout(&lens)?;
@@ -100,6 +108,7 @@ impl Comm {
 
     /// Rank 0's `bytes` on every rank (MPI_Bcast of the length, then of the bytes).
     pub(crate) fn broadcast(&self, bytes: Option<Vec<u8>>) -> Result<Vec<u8>, Error> {
+        self.settle();
         let root = self.world.process_at_rank(0);
         let mut len = bytes.as_ref().map_or(0, |b| b.len() as u64);
         root.broadcast_into(&mut len);
@@ -113,6 +122,7 @@ impl Comm {
 
     /// Rank 0's `parts[r]` on rank `r` (MPI_Scatterv after a broadcast of the lengths).
     pub(crate) fn scatter(&self, parts: Option<Vec<Vec<u8>>>) -> Result<Vec<u8>, Error> {
+        self.settle();
         let root = self.world.process_at_rank(0);
         let mut lens: Vec<u64> = match &parts {
             Some(ps) => ps.iter().map(|p| p.len() as u64).collect(),
@@ -231,7 +241,7 @@ impl Comm {
             Ok(b) => [&[0u8][..], b].concat(),
             Err(e) => [&[1u8][..], failure_text(e).as_bytes()].concat(),
         };
-        let all = self.all_gather(&status)?;
+        let all = self.all_gather_now(&status)?;
         let failures: Vec<(usize, String)> = all
             .iter()
             .enumerate()
