@@ -128,7 +128,7 @@ impl Cx<'_> {
             return e;
         }
         let (xs, p) = (m[1].clone(), ps[0]);
-        let (spine, parts): (Vec<(VarId, T)>, Vec<T>) = (spine.to_vec(), parts.to_vec());
+        let (spine, parts): (Spine, Vec<T>) = (spine.to_vec(), parts.to_vec());
         self.changed = true;
         let mut reds = vec![];
         for (k, (op, z)) in ops.into_iter().zip(zs).enumerate() {
@@ -268,9 +268,12 @@ fn project(e: T, xs: &[VarId], k: u8) -> Option<T> {
     Some(t(n, span))
 }
 
+/// The `let`s a body starts with: each variable and its value.
+type Spine = Vec<(VarId, T)>;
+
 /// A body `let v1 V1 (… (tuple G0 G1))`: the lets (scalars; no lambda inside them) and the
 /// components.
-fn pair_body(e: &T) -> Option<(Vec<(VarId, T)>, Vec<T>)> {
+fn pair_body(e: &T) -> Option<(Spine, Vec<T>)> {
     let mut spine = vec![];
     let mut e = e;
     while let N::Let(LetKind::Let, v, val, b) = &e.n {
