@@ -222,8 +222,8 @@ fn larger_inputs() -> Vec<(&'static str, serde_json::Value)> {
                 json!({ "as": a, "bs": b })
             },
         ),
-        // Scans over several tiles (18 of 8192 floats, a partial last one), rows of two tiles
-        // each, vectors in tiles of 2048, and a compaction whose int scan spans three tiles.
+        // Scans over several tiles (35 of 4096 floats, a partial last one), rows of two tiles
+        // of 8192 each, vectors in tiles of 1024, and a compaction whose int scan spans five.
         ("scan_float.lisp", json!({ "xs": r.floats(140_001, -4.0, 33, 4.0) })),
         (
             "scan_int.lisp",

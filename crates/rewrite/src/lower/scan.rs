@@ -3,23 +3,25 @@
 //! launch), and every scan inside a work-item as `scanSeq`. A high-level `scan` left at host
 //! level is the same launch (code generation's default lowering of `scan`).
 //!
-//! Cost: the kernel runs tiles of `SCAN_TILE` elements, `SCAN_WG` work-items each; the groups
-//! that run at once (`lanes / SCAN_WG`) each pay a tile's element work (two applications of the
-//! operator and four local-memory accesses an element: the tile goes through local memory on
-//! its way in and out of registers) and its fixed part (barriers and the look-back), and every
-//! element is written once (`MEM`). A row shorter than a tile still pays a
-//! whole tile, so short rows go to one work-item each (`map` with `scanSeq`, the default), whose
-//! rows are read a row apart (`row_reads`).
+//! Cost: the kernel runs tiles of `SCAN_TILE` elements (`SCAN_ROW_TILE` in a scan of rows),
+//! `SCAN_WG` work-items each; the groups that run at once (`lanes / SCAN_WG`) each pay a tile's
+//! element work (two applications of the operator and four local-memory accesses an element:
+//! the tile goes through local memory on its way in and out of registers) and its fixed part
+//! (barriers and the look-back), and every element is written once (`MEM`). A row shorter than
+//! a tile still pays a whole tile, so short rows go to one work-item each (`map` with
+//! `scanSeq`, the default), whose rows are read a row apart (`row_reads`).
 
 use super::*;
 
-/// Elements of a tile of `scanGlb` for 4-byte elements (256 work-items × 32 elements,
-/// `codegen_opencl`'s `gen/scan/glb.rs`).
-const SCAN_TILE: f64 = 8192.0;
-const SCAN_ITEMS: f64 = 32.0;
+/// Elements of a tile of `scanGlb` for 4-byte elements (256 work-items × 16 elements, × 32 in a
+/// scan of rows; `codegen_opencl`'s `gen/scan/glb.rs`).
+const SCAN_TILE: f64 = 4096.0;
+const SCAN_ITEMS: f64 = 16.0;
+const SCAN_ROW_TILE: f64 = 8192.0;
+const SCAN_ROW_ITEMS: f64 = 32.0;
 const SCAN_WG: f64 = 256.0;
 /// A tile's fixed part: its eight barriers and a look-back of a trip or two, shared by the
-/// tile's 32 elements a work-item, counted as 4 barriers of `BARRIER_WARP` (an estimate, not
+/// tile's elements a work-item, counted as 4 barriers of `BARRIER_WARP` (an estimate, not
 /// fitted: the H200 measurement of the kernel is `bench/results/scan-nvidia-h200-2026-12-02.md`).
 const SCAN_TILE_FIXED: f64 = 4.0 * BARRIER_WARP;
 /// An element of a row that one work-item scans whole, read or written a row away from its
@@ -30,9 +32,9 @@ const SCAN_ROW_STRIDED: f64 = 2.0 * ROW_STRIDED;
 impl Lowerer<'_> {
     /// The kernel's cost over `tiles` tiles, the operator costing `fc` (applied twice an
     /// element) and a map read inline `gc` (once).
-    fn scan_kernel_cost(&self, tiles: f64, fc: f64, gc: f64) -> f64 {
+    fn scan_kernel_cost(&self, tiles: f64, items: f64, fc: f64, gc: f64) -> f64 {
         let groups = (self.lanes / SCAN_WG).max(1.0);
-        (tiles / groups).ceil() * (SCAN_ITEMS * (2.0 * fc + gc + 4.0 * LOCAL_READ) + SCAN_TILE_FIXED)
+        (tiles / groups).ceil() * (items * (2.0 * fc + gc + 4.0 * LOCAL_READ) + SCAN_TILE_FIXED)
     }
 
     /// `xs` of a scan in one launch: `map g ys` with a leaf `g` over a value that computes
@@ -60,7 +62,11 @@ impl Lowerer<'_> {
         let e = self.b.prim(Prim::Scan(ScanKind::Glb), vec![f, z, x]);
         self.notes.push(format!("scanGlb over {n}"));
         let tiles = (n / SCAN_TILE).ceil();
-        (e, xc + self.scan_kernel_cost(tiles, fc, gc) + n * MEM + LAUNCH, bind)
+        (
+            e,
+            xc + self.scan_kernel_cost(tiles, SCAN_ITEMS, fc, gc) + n * MEM + LAUNCH,
+            bind,
+        )
     }
 
     pub(super) fn host_scan(&mut self, t: &Rc<Term>) -> Out {
@@ -115,8 +121,8 @@ impl Lowerer<'_> {
         let lam = self.b.lambda(vec![rv], scan);
         let e = self.b.prim(Prim::Map(MapKind::Plain), vec![lam, xt]);
         self.notes.push(format!("scanGlb of {rows} rows of {m} in one launch"));
-        let tiles = rows * (m / SCAN_TILE).ceil().max(1.0);
-        let cost = xc + self.scan_kernel_cost(tiles, fc, gc) + rows * m * MEM + LAUNCH;
+        let tiles = rows * (m / SCAN_ROW_TILE).ceil().max(1.0);
+        let cost = xc + self.scan_kernel_cost(tiles, SCAN_ROW_ITEMS, fc, gc) + rows * m * MEM + LAUNCH;
         (self.wrap(bind, e), cost)
     }
 
@@ -124,7 +130,7 @@ impl Lowerer<'_> {
     /// (`f` the row function, or `mapf` of it): neighbouring work-items read and write
     /// addresses a row apart, each load and store touching a memory segment of its own
     /// (`SCAN_ROW_STRIDED` an element). Short rows stay
-    /// cheaper this way than in tiles of `SCAN_TILE` elements, long ones do not.
+    /// cheaper this way than in tiles of `SCAN_ROW_TILE` elements, long ones do not.
     pub(super) fn scan_row_reads(&self, f: &Term, threads: f64) -> f64 {
         let f = if f.op == TOp::MapF { &f.kids[0] } else { f };
         if f.op != TOp::Lam || !matches!(f.kids[1].op, TOp::Scan | TOp::ScanGlb) {

@@ -4,8 +4,13 @@
 //!
 //! Work-groups take tile tickets from word 0 of a zeroed status buffer in the order they start
 //! (the filter's protocol, `filter.rs`: a group only waits for tiles of groups already running).
-//! A tile is `wg * items` consecutive elements, `items` of 128 bytes a work-item (8,192 floats
-//! with 256 work-items; fewer where the device's local memory is smaller, `scan_items`). The
+//! A tile is `wg * items` consecutive elements: for a whole array `items` of 64 bytes a
+//! work-item (4,096 floats with 256 work-items), for rows 128 (8,192 floats, so that a row of
+//! 8,192 is one group's tile with no look-back); fewer where the device's local memory is
+//! smaller (`scan_items`). Measured on the H200 (`bench/results/scan-nvidia-h200-2026-12-02.md`,
+//! section of 2026-12-02 04:00): 2^28 floats in 1.034 ms with 64 bytes against 1.175 with 128
+//! (a group that waits in the look-back holds fewer bytes), rows of 8,192 in 0.702 ms with 128
+//! against 0.985 with 64 (two tiles a row, which look back).The
 //! group loads it with consecutive work-items reading consecutive elements (coalesced) into
 //! local memory, each work-item moves its `items` consecutive elements into registers (a private
 //! array, unrolled loops) and scans them there, the group scans the work-items' totals (runs of
@@ -45,8 +50,10 @@ use super::*;
 const RUN: usize = 8;
 /// Lanes of the look-back window that one work-item combines serially.
 const WRUN: usize = 16;
-/// Bytes of a tile's elements each work-item holds in registers (values of at most 16 bytes).
-const ITEM_BYTES: usize = 128;
+/// Bytes of a tile's elements each work-item holds in registers (values of at most 16 bytes):
+/// in a whole-array scan, and in a scan of rows.
+const ITEM_BYTES: usize = 64;
+const ROW_ITEM_BYTES: usize = 128;
 /// Elements a work-item holds at most.
 const MAX_ITEMS: usize = 32;
 /// Bytes of the look-back window's values at most (a lane a work-item).
@@ -84,11 +91,13 @@ fn padded(len: usize) -> usize {
     len + len / 32 + 1
 }
 
-/// Elements a work-item of the scan kernel holds for values of `bytes` bytes in groups of `wg`:
-/// 128 bytes of them (64 for wider values), at least one, at most 32, halved until the kernel's
-/// local arrays fit `local_mem` bytes (Oclgrind has 32 KiB, NVIDIA GPUs 48).
-pub(crate) fn scan_items(bytes: usize, wg: usize, local_mem: usize) -> usize {
-    let room = if bytes <= 16 { ITEM_BYTES } else { ITEM_BYTES / 2 };
+/// Elements a work-item of the scan kernel holds for values of `bytes` bytes in groups of `wg`
+/// (`rows`: a scan of rows): `ITEM_BYTES` or `ROW_ITEM_BYTES` of them (half for values wider
+/// than 16 bytes), at least one, at most 32, halved until the kernel's local arrays fit
+/// `local_mem` bytes (Oclgrind has 32 KiB, NVIDIA GPUs 48).
+pub(crate) fn scan_items(bytes: usize, wg: usize, local_mem: usize, rows: bool) -> usize {
+    let room = if rows { ROW_ITEM_BYTES } else { ITEM_BYTES };
+    let room = if bytes <= 16 { room } else { room / 2 };
     let mut items = (room / bytes).clamp(1, MAX_ITEMS);
     while items > 1 && local_bytes(bytes, wg, items) > local_mem {
         items /= 2;
@@ -150,7 +159,7 @@ impl Gen<'_> {
         let ct = self.ctype(&ty)?;
         let bytes = c_bytes(&ct);
         let wg = filter_wg(&self.wg_limit);
-        let items = scan_items(bytes, wg, self.wg_limit.local_mem);
+        let items = scan_items(bytes, wg, self.wg_limit.local_mem, rows.is_some());
         let tile = wg * items;
         let runs = wg / RUN;
         let w = window(wg, bytes);
