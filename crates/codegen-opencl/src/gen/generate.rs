@@ -212,7 +212,7 @@ impl Gen<'_> {
     /// The type and name of `n` where it is a variable in scope at the current place of the
     /// kernel: a loop index of an open loop, a scalar declared in an open block, or an array
     /// declared there (passed as a pointer to its first element).
-    fn kernel_name(&self, n: &str) -> Option<(CType, Ident)> {
+    pub(super) fn kernel_name(&self, n: &str) -> Option<(CType, Ident)> {
         let k = self.k.as_ref()?;
         let decl = |s: &Stmt| match s {
             Stmt::Decl {

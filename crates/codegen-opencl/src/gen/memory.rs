@@ -219,7 +219,13 @@ impl Gen<'_> {
                 });
             }
             let c = self.names.size(&SizeKey(x.clone()));
-            self.push(Stmt::decl(CType::INT, &c, CExpr::Int(0)));
+            // The length's name is its type's; the copies of an unrolled loop's body bind it
+            // again in the one block they share, where it is declared already.
+            if self.kernel_name(c.as_str()).is_some() {
+                self.push(Stmt::assign(CExpr::var(&c), CExpr::Int(0)));
+            } else {
+                self.push(Stmt::decl(CType::INT, &c, CExpr::Int(0)));
+            }
             let len = Rc::new(View::Value {
                 expr: CExpr::var(&c),
                 ty: Type::int(),

@@ -55,6 +55,10 @@ const TUPLES: &str = "(lift (N) ((array-type float N) (array-type int N)) (lambd
 const TUPLES_ALONE: &str = "(lift (N) ((array-type float N) (array-type int N)) (lambda (xs ys)
   (toGlobal (filterGlb (lambda (p) (> (get #1 p) 3)) (zip xs ys)))))";
 
+/// Tuples holding rows, kept as a struct of arrays (one compacted buffer per component).
+const TUPLE_ROWS: &str = "(lift (N) ((array-type float N) (array-type float (* 2 N))) (lambda (xs ys)
+  (toGlobal (filterGlb (lambda (p) (> (get #0 p) 0.5f)) (zip xs (split #2 ys))))))";
+
 const VECTORS: &str = "(lift (N) ((array-type (vector-type float 4) N)) (lambda (xs)
   (toGlobal (filterGlb (lambda (v) (> (dot v v) 10.0f)) xs))))";
 
@@ -208,6 +212,10 @@ fn every_filter_form_at_tile_edges_equals_the_interpreter() {
                 failures.push(format!("{name}, N = {n}: {e}"));
             }
         }
+        let rows = floats(2 * n, Kept::Random, &mut r);
+        if let Err(e) = same_as_interpreter(TUPLE_ROWS, &json!({ "xs": xs, "ys": rows }), &device) {
+            failures.push(format!("tuples holding rows, N = {n}: {e}"));
+        }
         let vs: Vec<Vec<f64>> = (0..n)
             .map(|_| (0..4).map(|_| r.next(17) as f64 / 2.0 - 4.0).collect())
             .collect();
@@ -272,6 +280,10 @@ fn gpu_shape_at_its_tile_edges_equals_the_interpreter() {
         let xs = floats(n, Kept::Random, &mut r);
         if let Err(e) = same_as_interpreter_gpu_shape(TUPLES, &json!({ "xs": xs, "ys": ys }), &device) {
             failures.push(format!("tuples, N = {n}: {e}"));
+        }
+        let rows = floats(2 * n, Kept::Random, &mut r);
+        if let Err(e) = same_as_interpreter_gpu_shape(TUPLE_ROWS, &json!({ "xs": xs, "ys": rows }), &device) {
+            failures.push(format!("tuples holding rows, N = {n}: {e}"));
         }
         let vs: Vec<Vec<f64>> = (0..n)
             .map(|_| (0..4).map(|_| r.next(17) as f64 / 2.0 - 4.0).collect())
