@@ -1,9 +1,9 @@
 //! A host loop's steps as bytes: where each step reads the state whole (an all-gather's rows)
 //! or through cuts of its rows (a `slide` below `pad`/`pad-clamp`: halo rows), the state never
-//! becomes values, from the first step's input to the last step's part. A rank
-//! reads its part of the new state as the result buffer's bytes, sends the rows its neighbours
-//! read, and makes its next input buffer from its rows and theirs by a row map fixed once: for
-//! each row of the buffer, the state row it copies, or the bytes of a pad's value.
+//! becomes values and stays on each rank's device: after a step a rank reads back only the rows
+//! other ranks read, sends them, and makes its next input on its device by a row map fixed
+//! once: for each row of the input, a copy of one of its own rows from its result, a row
+//! received, or the bytes of a pad's value.
 
 use super::overlap;
 use super::transport::Comm;

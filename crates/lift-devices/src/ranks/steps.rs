@@ -2,7 +2,8 @@
 //! between steps a rank receives only the rows of the new state its next step reads
 //! ([`super::state_reads`]): all of them (all-gather) or its neighbours' halo rows. Where every
 //! rank's step reads the state whole or through pads of its rows, the state is bytes from the
-//! first step's input to the last step's part ([`super::halo`]); otherwise (a reduction's
+//! first step's input to the last step's part and stays on the ranks' devices in between
+//! ([`super::halo`]); otherwise (a reduction's
 //! partials, a transposed cut) its rows travel as values. A convergence loop
 //! ([`super::Until`]) tests each rank's own rows after each step and leaves when the all-reduce
 //! of the ranks' verdicts says every rank's hold.
