@@ -123,7 +123,7 @@ impl Gen {
                 format!("(iterate #{k} (lambda ({s}) (toGlobal (mapGlb (lambda ({x}) {body}) {s}))) {a})")
             }
             // The single-pass scan (`scans.rs`).
-            13 if self.scannable(&elem) => self.host_scan(&a, &elem),
+            13 if self.scannable(&elem) && !matches!(*elem, Ty::Array(..)) => self.host_scan(&a, &elem),
             // An existential array made explicitly (`pack`), then taken apart again.
             12 if elem.flat() => {
                 let ys = self.name("ys");

@@ -7,12 +7,13 @@
 use super::*;
 
 impl Gen {
-    /// Elements that a scan's associative operators take.
+    /// Elements that a scan's associative operators take (rows of them: a scan of each row).
     pub(super) fn scannable(&self, elem: &Ty) -> bool {
         match elem {
             Ty::Float | Ty::Int => true,
             Ty::Vector(l, _) => matches!(l, Lane::Float | Lane::Int),
-            Ty::Double | Ty::Bool | Ty::Tuple(_) | Ty::Array(..) | Ty::Exists(..) => false,
+            Ty::Array(row, _) => !matches!(**row, Ty::Array(..)) && self.scannable(row),
+            Ty::Double | Ty::Bool | Ty::Tuple(_) | Ty::Exists(..) => false,
         }
     }
 
@@ -33,8 +34,16 @@ impl Gen {
     /// `(scan op z a)` of `a : [elem]n` at high level, possibly of a map of `a`, possibly under a
     /// map, or of `uint`/`long`/`ulong` values converted from int elements and back.
     pub(super) fn hl_scan(&mut self, env: &[Var], a: String, elem: &Ty, n: Len) -> (String, Ty) {
-        if *elem == Ty::Int && self.chance(30) {
-            // a scan of wider integers: made from the ints, scanned, brought back
+        if let Ty::Array(row, m) = elem {
+            // each row scanned: `map (λr. scan …)`, one launch for every row
+            let row = (**row).clone();
+            let r = self.name("r");
+            let (s, st) = self.hl_scan(env, r.clone(), &row, m.clone());
+            return (format!("(map (lambda ({r}) {s}) {a})"), Ty::arr(st, n));
+        }
+        if matches!(elem, Ty::Int | Ty::Float) && self.chance(30) {
+            // a scan of wider integers: made from the elements (floats are quarters: times 4,
+            // ints), scanned, brought back
             let w = self.pick(&[("to-uint", "0u"), ("to-long", "0l"), ("to-ulong", "0ul")]);
             let op = self.pick(&["+", "bit-xor", "max", "bit-or"]);
             let (x, y) = (self.name("x"), self.name("y"));
@@ -43,7 +52,11 @@ impl Gen {
                 name: x.clone(),
                 ty: Ty::Int,
             });
-            let v = self.scalar(&Ty::Int, &inner, 1);
+            let v = if *elem == Ty::Float {
+                format!("(to-int (* 4.0f {x}))")
+            } else {
+                self.scalar(&Ty::Int, &inner, 1)
+            };
             let back = self.pick(&["(to-int {})", "(to-int (shr {} 3))", "(to-float {})"]);
             let rt = if back.contains("float") { Ty::Float } else { Ty::Int };
             let scan = format!("(scan {op} {} (map (lambda ({x}) ({} {v})) {a}))", w.1, w.0);
