@@ -19,7 +19,9 @@ mod vectors;
 use vectors::flat_division;
 pub use vectors::Lane;
 mod host;
+mod ints;
 mod scalar;
+mod scans;
 mod seq;
 mod shaped;
 

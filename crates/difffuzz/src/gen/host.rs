@@ -122,6 +122,8 @@ impl Gen {
                 let s = self.name("s");
                 format!("(iterate #{k} (lambda ({s}) (toGlobal (mapGlb (lambda ({x}) {body}) {s}))) {a})")
             }
+            // The single-pass scan (`scans.rs`).
+            13 if self.scannable(&elem) && !matches!(*elem, Ty::Array(..)) => self.host_scan(&a, &elem),
             // An existential array made explicitly (`pack`), then taken apart again.
             12 if elem.flat() => {
                 let ys = self.name("ys");

@@ -1,6 +1,6 @@
 //! Scalars, tuples and values built backwards from their type: leaves from the environment,
-//! literals, operators, elements of arrays, calls of defined functions, and loops of one
-//! work-item over a scalar.
+//! literals, operators, elements of arrays, calls of defined functions, loops of one
+//! work-item over a scalar, and integers of other widths (`ints.rs`) inside them.
 
 use super::*;
 
@@ -173,6 +173,13 @@ impl Gen {
         }
         if matches!(t, Ty::Float | Ty::Int) && self.chance(3) {
             return self.work_item_loop(t, env, d);
+        }
+        // integers of every width and their bit operations (`ints.rs`)
+        match t {
+            Ty::Int if self.chance(12) => return self.int_of_wide(env, d),
+            Ty::Float if self.chance(3) => return self.float_of_wide(env, d),
+            Ty::Bool if self.chance(8) => return self.compare_wide(env, d),
+            _ => {}
         }
         match t {
             Ty::Float => match self.rng.below(16) {

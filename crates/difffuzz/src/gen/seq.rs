@@ -1,5 +1,6 @@
 //! Code inside a work-item and high-level programs: sequential maps and their bodies,
-//! accumulators, folds and predicates, flat element types, and high-level programs for the rewriter.
+//! accumulators, folds, scans and predicates, flat element types, and high-level programs for
+//! the rewriter (their scans: `scans.rs`).
 
 use super::*;
 
@@ -40,6 +41,12 @@ impl Gen {
                             }
                         }
                         (out, Ty::arr(rt, n.clone()))
+                    }
+                    // inclusive prefixes in one work-item: `[zt]n`
+                    2 if self.chance(40) => {
+                        let (z, zt) = self.accumulator(&e);
+                        let f = self.fold_fn(&zt, &e, env);
+                        (format!("(scanSeq {f} {z} {x})"), Ty::arr(zt, n.clone()))
                     }
                     2 | 3 => {
                         let (z, zt) = self.accumulator(&e);
@@ -236,7 +243,7 @@ impl Gen {
             unreachable!("an array")
         };
         let elem = *elem;
-        match self.rng.below(6) {
+        match self.rng.below(8) {
             0 | 1 => {
                 let x = self.name("x");
                 let mut inner = env.to_vec();
@@ -281,6 +288,7 @@ impl Gen {
                 }
                 (filtered, Ty::Exists(Box::new(elem), n))
             }
+            5 | 6 if self.scannable(&elem) => self.hl_scan(env, a, &elem, n),
             4 if elem.flat() && elem != Ty::Bool => {
                 let k = self.pick(&[1, 2]);
                 let x = self.name("x");
