@@ -102,6 +102,27 @@ fn k_step(bm: i64, bn: i64, k: i64, local_mem: usize) -> Option<i64> {
     })
 }
 
+/// Bytes of local memory a driver may use beside a kernel's own arrays: NVIDIA's OpenCL counted
+/// 16 bytes more than the two stages of both operands for an `mm_nt` kernel whose stages filled
+/// its 48 KiB exactly, and refused it (`bench/results/tensor-cores-nvidia-h200-2026-12-02.md`,
+/// the last section).
+const DRIVER_LOCAL_RESERVE: usize = 256;
+
+/// The longest step of K, at most `sh.tk` (which fits either layout of each operand), whose
+/// stages fit `local_mem` with the operands' own `layouts` and [`DRIVER_LOCAL_RESERVE`] to
+/// spare; the shortest step of [`K_STEPS`] that divides K where none does.
+fn fitted_step(sh: Shape, layouts: [Layout2; 2], local_mem: usize) -> i64 {
+    let items = sh.items();
+    let shares = |tk: i64| sh.k % tk == 0 && (sh.bm * tk) % items == 0 && (sh.bn * tk) % items == 0;
+    let bytes = |tk: i64| 4 * STAGES * (layouts[0].len(sh.bm, tk) + layouts[1].len(sh.bn, tk));
+    K_STEPS
+        .into_iter()
+        .filter(|&tk| tk <= sh.tk && shares(tk))
+        .find(|&tk| bytes(tk) as usize + DRIVER_LOCAL_RESERVE <= local_mem)
+        .or_else(|| K_STEPS.into_iter().rev().find(|&tk| tk <= sh.tk && shares(tk)))
+        .unwrap_or(sh.tk)
+}
+
 impl Layout2 {
     fn stride(self, rows: i64, tk: i64) -> i64 {
         match self {
@@ -333,7 +354,14 @@ impl Gen<'_> {
 
     fn gen_mma_items(&mut self, e: ExprId, t: &MmaTile, dest: &Dest) -> Result<()> {
         let c = ArithExpr::cst;
-        let sh = t.shape;
+        let mut sh = t.shape;
+        // the step the operands' own layouts allow, now that their views are known
+        let lay = |g: &mut Self, x: ExprId, rows: i64| -> Result<Layout2> {
+            let view = g.value(x)?;
+            Ok(g.staged_layout(&view, rows, sh.tk).0)
+        };
+        let layouts = [lay(self, t.rows, sh.bm)?, lay(self, t.cols, sh.bn)?];
+        sh.tk = fitted_step(sh, layouts, self.wg_limit.local_mem);
         let (tk, items) = (sh.tk, sh.items());
         let warps_n = sh.bn / WARP_N;
         let steps = sh.k / tk;
@@ -632,6 +660,25 @@ mod tests {
                 assert_eq!(banks.len(), 32, "rows {rows}, stride {s}");
             }
         }
+    }
+
+    #[test]
+    fn a_step_that_fills_local_memory_with_both_operands_k_major_is_halved() {
+        let sh = |tk| Shape {
+            bm: 128,
+            bn: 128,
+            k: 4096,
+            tk,
+        };
+        let (k, m) = (Layout2::KMajor, Layout2::MMajor);
+        // mm_nt: both operands K-major fill 48 KiB exactly at a step of 16, leaving the driver
+        // nothing; mm (one of each) and mm_tn (both M-major) keep 16
+        assert_eq!(fitted_step(sh(16), [k, k], 48 * 1024), 8);
+        assert_eq!(fitted_step(sh(16), [k, m], 48 * 1024), 16);
+        assert_eq!(fitted_step(sh(16), [m, m], 48 * 1024), 16);
+        // never longer than the step the tile was chosen with
+        assert_eq!(fitted_step(sh(16), [m, m], 96 * 1024), 16);
+        assert_eq!(fitted_step(sh(32), [k, k], 96 * 1024), 32);
     }
 
     #[test]
