@@ -108,11 +108,19 @@ fn ints(dims: &[usize], r: &mut ir::rng::XorShift) -> String {
 /// The tensor-core variant's program compiled for a device without tensor cores (its tile
 /// products then computed element by element) equals the interpreter: the variant means the
 /// product, whatever computes its tiles (`mm`, `mm_tn`, and `bmm` with its batch).
+/// A case: its name, source, sizes and its two parameters' names and shapes.
+type Case = (
+    &'static str,
+    &'static str,
+    Vec<(&'static str, i64)>,
+    [(&'static str, Vec<usize>); 2],
+);
+
 #[test]
 fn the_tensor_core_variant_as_a_program_equals_the_interpreter() {
     let Some(device) = crate::opencl::device() else { return };
     let (m, k, n) = (256, 64, 128);
-    let cases: [(&str, &str, Vec<(&str, i64)>, [(&str, Vec<usize>); 2]); 3] = [
+    let cases: [Case; 3] = [
         (
             "mm",
             MM,
