@@ -215,6 +215,15 @@ def int_guarded_division(d):
     return out
 
 
+def int_bits_wrapping(d):
+    """(to-long x) - (as-long (to-double x)) + to-long (0 - as-int x), wrapping in 64 and 32 bits."""
+    out = []
+    for x in d["xs"]:
+        f = float(np.float32(x))
+        out.append(i64(i64(int(f) - i64(f64_bits(f))) + i32(0 - i32(f32_bits(f)))))
+    return out
+
+
 COMPUTE = {
     "uint_xorshift": uint_xorshift,
     "ulong_xorshift64": ulong_xorshift64,
@@ -224,6 +233,7 @@ COMPUTE = {
     "int_bits": int_bits,
     "int_wrap": int_wrap,
     "int_guarded_division": int_guarded_division,
+    "int_bits_wrapping": int_bits_wrapping,
 }
 
 

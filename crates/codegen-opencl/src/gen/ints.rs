@@ -68,7 +68,17 @@ impl Gen<'_> {
                     CExpr::cast(crt, x)
                 }
             }
-            Op::As(_) => CExpr::call(format!("as_{}", print::ctype(&crt)), vec![one(&mut a)?]),
+            Op::As(_) => {
+                let x = one(&mut a)?;
+                // A float's bits read as a signed integer pass through the unsigned type of its
+                // width: a wrapping operation takes `as_long(y)` back as its unsigned `y`
+                // (`unsigned_operand`), which must then be integer bits, not the float.
+                let x = match self.unsigned_names(rt)? {
+                    Some((_, to_u)) if ts[0].scalar().is_some_and(Scalar::is_floating) => CExpr::call(to_u, vec![x]),
+                    Some(_) | None => x,
+                };
+                CExpr::call(format!("as_{}", print::ctype(&crt)), vec![x])
+            }
             Op::Add => self.wrapping_bin(rt, ts, BinOp::Add, two(&mut a)?)?,
             Op::Sub => self.wrapping_bin(rt, ts, BinOp::Sub, two(&mut a)?)?,
             Op::Mul => self.wrapping_bin(rt, ts, BinOp::Mul, two(&mut a)?)?,
