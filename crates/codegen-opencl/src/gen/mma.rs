@@ -73,6 +73,13 @@ impl Shape {
     fn items(self) -> i64 {
         self.warps() * WARP
     }
+
+    /// Whether a step of `tk` divides K and every work-item moves an equal share of each
+    /// operand's step.
+    fn shares(self, tk: i64) -> bool {
+        let items = self.items();
+        self.k % tk == 0 && (self.bm * tk) % items == 0 && (self.bn * tk) % items == 0
+    }
 }
 
 /// How a staged tile is laid out in local memory.
@@ -94,11 +101,11 @@ fn k_stride(tk: i64) -> i64 {
 /// stages of both operands fit `local_mem` bytes whichever layout each takes, and every
 /// work-item of the tile's warps moves an equal share of each operand's step.
 fn k_step(bm: i64, bn: i64, k: i64, local_mem: usize) -> Option<i64> {
-    let items = (bm / WARP_M) * (bn / WARP_N) * WARP;
+    let sh = Shape { bm, bn, k, tk: 0 };
     let worst = |rows: i64, tk: i64| Layout2::KMajor.len(rows, tk).max(Layout2::MMajor.len(rows, tk));
     K_STEPS.into_iter().find(|&tk| {
         let bytes = 4 * STAGES * (worst(bm, tk) + worst(bn, tk));
-        k % tk == 0 && bytes as usize <= local_mem && (bm * tk) % items == 0 && (bn * tk) % items == 0
+        sh.shares(tk) && bytes as usize <= local_mem
     })
 }
 
@@ -112,14 +119,12 @@ const DRIVER_LOCAL_RESERVE: usize = 256;
 /// stages fit `local_mem` with the operands' own `layouts` and [`DRIVER_LOCAL_RESERVE`] to
 /// spare; the shortest step of [`K_STEPS`] that divides K where none does.
 fn fitted_step(sh: Shape, layouts: [Layout2; 2], local_mem: usize) -> i64 {
-    let items = sh.items();
-    let shares = |tk: i64| sh.k % tk == 0 && (sh.bm * tk) % items == 0 && (sh.bn * tk) % items == 0;
     let bytes = |tk: i64| 4 * STAGES * (layouts[0].len(sh.bm, tk) + layouts[1].len(sh.bn, tk));
     K_STEPS
         .into_iter()
-        .filter(|&tk| tk <= sh.tk && shares(tk))
+        .filter(|&tk| tk <= sh.tk && sh.shares(tk))
         .find(|&tk| bytes(tk) as usize + DRIVER_LOCAL_RESERVE <= local_mem)
-        .or_else(|| K_STEPS.into_iter().rev().find(|&tk| tk <= sh.tk && shares(tk)))
+        .or_else(|| K_STEPS.into_iter().rev().find(|&tk| tk <= sh.tk && sh.shares(tk)))
         .unwrap_or(sh.tk)
 }
 
