@@ -4,8 +4,10 @@
 //! that the printer only writes what the tree holds. The instruction text comes from
 //! [`PtxOp::template`], never from a caller: an `Asm` names an instruction, not a string.
 //!
-//! Only devices that report NVIDIA's compute capability 8.0 or later get these statements
-//! (`crate::EmitOptions::tensor_cores`): PTX means nothing to any other OpenCL compiler.
+//! Only devices that report NVIDIA's compute capability get these statements: 8.0 or later the
+//! tensor-core instructions (`crate::EmitOptions::tensor_cores`), 7.0 or later the warp's
+//! shuffles and ballot (`crate::EmitOptions::warp_shuffles`); PTX means nothing to any other
+//! OpenCL compiler.
 
 use crate::ast::Expr;
 
@@ -20,6 +22,15 @@ pub enum PtxOp {
     /// `cvt.rna.tf32.f32 d, a`: `a` rounded to TF32 (to nearest, ties away from zero), its bits
     /// in the 32-bit register `d` (the low 13 bits of the significand zero).
     CvtRnaTf32,
+    /// `shfl.sync.up.b32 d, a, k, 0, 0xffffffff`: `a` of the lane `k` below this one in the
+    /// warp (this lane's own `a` in lanes below `k`). PTX ISA 6.0.
+    ShflUpB32,
+    /// `shfl.sync.down.b32 d, a, k, 31, 0xffffffff`: `a` of the lane `k` above this one (this
+    /// lane's own `a` where that is past lane 31). PTX ISA 6.0.
+    ShflDownB32,
+    /// `vote.sync.ballot.b32 d, p, 0xffffffff` with `p` = `a != 0`: bit `i` of `d` set where
+    /// lane `i`'s `a` is not zero. PTX ISA 6.0.
+    BallotB32,
 }
 
 /// A register class of an operand: its `asm` constraint letter.
@@ -61,6 +72,8 @@ impl PtxOp {
                 (B32, In),
             ],
             PtxOp::CvtRnaTf32 => &[(B32, Out), (F32, In)],
+            PtxOp::ShflUpB32 | PtxOp::ShflDownB32 => &[(B32, Out), (B32, In), (B32, In)],
+            PtxOp::BallotB32 => &[(B32, Out), (B32, In)],
         }
     }
 
@@ -72,6 +85,19 @@ impl PtxOp {
                 "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
             }
             PtxOp::CvtRnaTf32 => "cvt.rna.tf32.f32 %0, %1;",
+            PtxOp::ShflUpB32 => "shfl.sync.up.b32 %0, %1, %2, 0, 0xffffffff;",
+            PtxOp::ShflDownB32 => "shfl.sync.down.b32 %0, %1, %2, 31, 0xffffffff;",
+            PtxOp::BallotB32 => "{ .reg .pred p; setp.ne.u32 p, %1, 0; vote.sync.ballot.b32 %0, p, 0xffffffff; }",
+        }
+    }
+
+    /// Whether the instruction exchanges values between the warp's lanes (printed `asm
+    /// volatile`, so that the compiler neither moves it into a branch some lanes skip nor
+    /// merges it with another: every lane must execute it where it is written).
+    pub fn exchanges(self) -> bool {
+        match self {
+            PtxOp::MmaM16n8k8Tf32 | PtxOp::CvtRnaTf32 => false,
+            PtxOp::ShflUpB32 | PtxOp::ShflDownB32 | PtxOp::BallotB32 => true,
         }
     }
 }

@@ -12,6 +12,7 @@ use memalloc::Role;
 use reduce::assign;
 
 mod glb;
+mod striped;
 
 /// The operator of a scan, applied to C values.
 struct Op2 {
