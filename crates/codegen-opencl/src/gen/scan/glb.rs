@@ -1,6 +1,9 @@
 //! `scanGlb` (a high-level `scan` at host level): one kernel that reads each input element once
 //! and writes each output element once, a single pass with a decoupled look-back (Merrill and
-//! Garland, "Single-pass Parallel Prefix Scan with Decoupled Look-back", 2016).
+//! Garland, "Single-pass Parallel Prefix Scan with Decoupled Look-back", 2016). This is the
+//! kernel of values other than 4-byte scalars (vectors, 8-byte scalars), and of groups smaller
+//! than a warp; `float`, `int` and `uint` take `striped.rs`, which shares the ticket protocol,
+//! the status word and `tile_functions`.
 //!
 //! Work-groups take tile tickets from word 0 of a zeroed status buffer in the order they start
 //! (the filter's protocol, `filter.rs`: a group only waits for tiles of groups already running).
