@@ -411,22 +411,13 @@ fn stmt(s: &Stmt) -> Doc {
 
 /// `asm("template" : "=r"(out) : "f"(in));`: the template is the instruction's own
 /// (`PtxOp::template`), the constraints its operands' classes; written operands are listed
-/// first, as the template numbers them. Not `volatile` where the instruction is a function of
-/// its operands that touches no memory, which the compiler may schedule among the loads around
-/// it; `volatile` with a `memory` clobber where it touches memory (a copy, a wait for copies).
+/// first, as the template numbers them. Not `volatile`: each instruction is a function of its
+/// operands that touches no memory, which the compiler may schedule among the loads around it.
 fn asm(a: &crate::ptx::Asm) -> String {
     use crate::ptx::Dir;
     let operand = |(e, r, d): (&Expr, crate::ptx::Reg, Dir)| format!("\"{}{}\"({})", d.modifier(), r.letter(), expr(e));
     let outs: Vec<String> = a.operands().filter(|(_, _, d)| *d != Dir::In).map(operand).collect();
     let ins: Vec<String> = a.operands().filter(|(_, _, d)| *d == Dir::In).map(operand).collect();
-    if a.op().touches_memory() {
-        return format!(
-            "asm volatile(\"{}\" : {} : {} : \"memory\");",
-            a.op().template(),
-            outs.join(", "),
-            ins.join(", ")
-        );
-    }
     format!(
         "asm(\"{}\" : {} : {});",
         a.op().template(),

@@ -7,7 +7,7 @@
 //! Only devices that report NVIDIA's compute capability 8.0 or later get these statements
 //! (`crate::EmitOptions::tensor_cores`): PTX means nothing to any other OpenCL compiler.
 
-use crate::ast::{CType, Expr, Scalar};
+use crate::ast::Expr;
 
 /// A PTX instruction the code generator emits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,14 +20,6 @@ pub enum PtxOp {
     /// `cvt.rna.tf32.f32 d, a`: `a` rounded to TF32 (to nearest, ties away from zero), its bits
     /// in the 32-bit register `d` (the low 13 bits of the significand zero).
     CvtRnaTf32,
-    /// `cp.async.cg.shared.global [s], [g], 16`: 16 bytes copied from global address `g` (a
-    /// 64-bit register) to local address `s` (a 32-bit register: a local pointer's value)
-    /// without passing through registers; the copy lands later, at a [`PtxOp::CpAsyncWaitAll`]
-    /// of the same work-item. Compute capability 8.0 (PTX ISA 7.0).
-    CpAsync16,
-    /// `cp.async.wait_all`: waits until every `cp.async` the work-item issued has landed in
-    /// local memory (a barrier then shows them to the work-group).
-    CpAsyncWaitAll,
 }
 
 /// A register class of an operand: its `asm` constraint letter.
@@ -35,11 +27,8 @@ pub enum PtxOp {
 pub enum Reg {
     /// A 32-bit float register, `f`: a C `float`.
     F32,
-    /// A 32-bit untyped register, `r`: a C `uint` (bits of a float through `as_uint`, or a
-    /// local address).
+    /// A 32-bit untyped register, `r`: a C `uint` (bits of a float through `as_uint`).
     B32,
-    /// A 64-bit untyped register, `l`: a C `ulong` (a global address).
-    B64,
 }
 
 /// How the instruction uses an operand.
@@ -72,17 +61,6 @@ impl PtxOp {
                 (B32, In),
             ],
             PtxOp::CvtRnaTf32 => &[(B32, Out), (F32, In)],
-            PtxOp::CpAsync16 => &[(B32, In), (B64, In)],
-            PtxOp::CpAsyncWaitAll => &[],
-        }
-    }
-
-    /// Whether the instruction reads or writes memory: it is then `volatile` with a `memory`
-    /// clobber, and no statement that touches memory moves across it.
-    pub fn touches_memory(self) -> bool {
-        match self {
-            PtxOp::MmaM16n8k8Tf32 | PtxOp::CvtRnaTf32 => false,
-            PtxOp::CpAsync16 | PtxOp::CpAsyncWaitAll => true,
         }
     }
 
@@ -94,8 +72,6 @@ impl PtxOp {
                 "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
             }
             PtxOp::CvtRnaTf32 => "cvt.rna.tf32.f32 %0, %1;",
-            PtxOp::CpAsync16 => "cp.async.cg.shared.global [%0], [%1], 16;",
-            PtxOp::CpAsyncWaitAll => "cp.async.wait_all;",
         }
     }
 }
@@ -105,7 +81,6 @@ impl Reg {
         match self {
             Reg::F32 => 'f',
             Reg::B32 => 'r',
-            Reg::B64 => 'l',
         }
     }
 }
@@ -132,8 +107,7 @@ pub struct Asm {
 impl Asm {
     /// The statement, or why the operands do not fit the instruction: their number, and every
     /// written operand an lvalue (a variable, element or component), every `B32` input the
-    /// bits of a float (`as_uint(x)`), an lvalue (a `uint` variable) or a cast to `uint`, every
-    /// `B64` input a cast to `ulong`.
+    /// bits of a float (`as_uint(x)`) or an lvalue (a `uint` variable).
     pub fn new(op: PtxOp, operands: Vec<Expr>) -> Result<Asm, String> {
         let want = op.operands();
         if operands.len() != want.len() {
@@ -153,16 +127,9 @@ impl Asm {
                 ));
             }
             let bits = matches!(e, Expr::Call(f, args) if f == "as_uint" && args.len() == 1);
-            let cast_to = |s: Scalar| matches!(e, Expr::Cast(CType::Scalar(t), _) if *t == s);
-            if *reg == Reg::B32 && *dir == Dir::In && !(bits || lvalue || cast_to(Scalar::UInt)) {
+            if *reg == Reg::B32 && *dir == Dir::In && !(bits || lvalue) {
                 return Err(format!(
-                    "operand {k} of `{}` is a 32-bit register: `as_uint` of a float, a `uint` variable or a cast to `uint`",
-                    op.template()
-                ));
-            }
-            if *reg == Reg::B64 && !(*dir == Dir::In && cast_to(Scalar::ULong)) {
-                return Err(format!(
-                    "operand {k} of `{}` is a 64-bit address: a cast to `ulong`",
+                    "operand {k} of `{}` is a 32-bit register: `as_uint` of a float, or a `uint` variable",
                     op.template()
                 ));
             }
@@ -239,18 +206,5 @@ mod tests {
             .contains("as_uint"));
         let cvt = Asm::new(PtxOp::CvtRnaTf32, vec![Expr::var(&u), Expr::var(&x)]).expect("cvt");
         assert_eq!(cvt.written().count(), 1);
-        // a copy takes a local address as a uint and a global one as a ulong, and writes nothing
-        // the compiler sees (it touches memory)
-        let addr = |s: Scalar| Expr::cast(CType::Scalar(s), Expr::var(&x));
-        let copy = Asm::new(PtxOp::CpAsync16, vec![addr(Scalar::UInt), addr(Scalar::ULong)]).expect("copy");
-        assert_eq!(copy.written().count(), 0);
-        assert!(copy.op().touches_memory() && !cvt.op().touches_memory());
-        assert!(Asm::new(PtxOp::CpAsync16, vec![addr(Scalar::UInt), addr(Scalar::UInt)])
-            .unwrap_err()
-            .contains("64-bit"));
-        assert!(Asm::new(PtxOp::CpAsync16, vec![Expr::Float(1.0), addr(Scalar::ULong)])
-            .unwrap_err()
-            .contains("32-bit"));
-        assert!(Asm::new(PtxOp::CpAsyncWaitAll, vec![]).is_ok());
     }
 }

@@ -180,10 +180,6 @@ impl Guard<'_> {
                 if a.operands().any(|(e, _, _)| uses(e)) {
                     return Scan::Found;
                 }
-                // a copy into local memory (or the wait for one) writes what no operand names
-                if a.op().touches_memory() && self.memory {
-                    return Scan::Blocked;
-                }
                 match a.written().any(|w| self.writes(root(w)) == Scan::Blocked) {
                     true => Scan::Blocked,
                     false => Scan::Going,

@@ -13,18 +13,11 @@
 //!   4 × 8 fragments of 16 × 8, 128 FP32 accumulators per work-item, in registers: a fragment
 //!   of `X` serves 8 products and one of `Y` 4, so local memory is read once per product;
 //! - K in steps of `TK` (32, 16 or 8: the longest whose two stages fit the device's local
-//!   memory): both operand tiles are staged in local memory, double-buffered. Where an
-//!   operand's view is contiguous and aligned, the next step's `float4`s are copied from
-//!   global into the other stage by `cp.async` (no registers, no instructions between the
-//!   load and the store) before the current step's fragments are multiplied, and each
-//!   work-item waits for its copies (`cp.async.wait_all`) before the step's barrier; the
-//!   tensor cores read those floats truncated to TF32, which `ir::precision::TF32_UNIT` bounds. On the
-//!   H200 this took `mm` 4096³ from 1.065 ms to the time in
-//!   `bench/results/tensor-cores-nvidia-h200-2026-12-02.md` (staged through registers, the
-//!   loop's global reads cost 0.21 ms and its stores 0.20 ms over the 0.656 ms of its
-//!   fragments and products alone). Other operands' next elements are read into registers
-//!   before the multiply, rounded to TF32 (`cvt.rna.tf32.f32`) and stored after it. One
-//!   barrier per step separates a stage's writes from its reads;
+//!   memory): both operand tiles are staged in local memory, double-buffered, each element
+//!   rounded to TF32 once on its way (`cvt.rna.tf32.f32`). The next step's elements are read
+//!   from global memory into registers (as `float4` where the view is contiguous and aligned)
+//!   before the current step's fragments are multiplied, and stored into the other stage after
+//!   them, so one barrier per step separates a stage's writes from its reads;
 //! - a tile is stored K-major (rows of `TK` floats, unpadded, each row's steps of 8 rotated
 //!   along it by a few steps that depend on the row) when its rows lie along K in global
 //!   memory, else along M (rows of `BM + 4`). A fragment's columns `t` and `t + 4` are read
@@ -176,8 +169,7 @@ fn k_rotation(tk: i64, m: &ArithExpr) -> Option<ArithExpr> {
 }
 
 /// One operand's staging: its view, layout, the elements each work-item moves at once (`w`,
-/// 4 or 1), the registers they travel in (none where `w` is 4: those are copied by
-/// `cp.async`, module doc), and the local array of its stages.
+/// 4 or 1), the registers they travel in, and the local array of its stages.
 struct Staging {
     view: Rc<View>,
     layout: Layout2,
@@ -350,18 +342,11 @@ impl Gen<'_> {
     /// `(const global float4*)buf` at the place of element `(m, k)` of `view` and the three
     /// after it, when that place is a provable multiple of 4 in a buffer of floats.
     fn global_float4(&self, view: &Rc<View>, m: &ArithExpr, k: &ArithExpr) -> Option<CExpr> {
-        let (vectors, quarter) = self.global_float4_at(view, m, k)?;
-        Some(vectors.index(quarter))
-    }
-
-    /// The buffer of `view` seen as `float4`s, and the place of element `(m, k)` in it
-    /// ([`Gen::global_float4`]).
-    fn global_float4_at(&self, view: &Rc<View>, m: &ArithExpr, k: &ArithExpr) -> Option<(CExpr, CExpr)> {
         let Ok(Read::Expr(Access::Elem { buf, idx })) = view.read(&[m.clone(), k.clone()]) else {
             return None;
         };
         let quarter = specialised(&idx).exact_div(&ArithExpr::cst(4))?;
-        Some((self.aligned_vectors(&buf, 4)?, arith(&quarter)))
+        Some(self.aligned_vectors(&buf, 4)?.index(arith(&quarter)))
     }
 
     /// The place `(m, k)` of the first of the `w` elements that a work-item moves as its
@@ -483,11 +468,16 @@ impl Gen<'_> {
             self.push(Stmt::decl(CType::FLOAT, &v, CExpr::Float(0.0)));
             acc.push(v);
         }
-        for st in ops.iter_mut().filter(|st| st.w == 1) {
-            for _ in 0..st.rows * tk / items {
+        for st in &mut ops {
+            for _ in 0..st.rows * tk / (items * st.w) {
                 let v = self.fresh("g");
+                let ty = if st.w == 4 {
+                    CType::Vector(ast::Scalar::Float, 4)
+                } else {
+                    CType::FLOAT
+                };
                 self.push(Stmt::Decl {
-                    ty: CType::FLOAT,
+                    ty,
                     name: v.clone(),
                     space: None,
                     len: None,
@@ -497,38 +487,29 @@ impl Gen<'_> {
                 st.regs.push(v);
             }
         }
-        let copies = ops.iter().any(|st| st.w == 4);
         let bits = self.fresh("tf32");
-        if ops.iter().any(|st| st.w == 1) {
-            self.push(Stmt::Decl {
-                ty: CType::Scalar(ast::Scalar::UInt),
-                name: bits.clone(),
-                space: None,
-                len: None,
-                init: None,
-                is_const: false,
-            });
-        }
-        // step `kt`'s global reads: `float4`s copied by `cp.async` straight into stage `stage`
-        // (not rounded: the tensor cores truncate them to TF32), single floats into registers
-        let load = |g: &mut Self, kt: &ArithExpr, stage: &ArithExpr| -> Result<()> {
+        self.push(Stmt::Decl {
+            ty: CType::Scalar(ast::Scalar::UInt),
+            name: bits.clone(),
+            space: None,
+            len: None,
+            init: None,
+            is_const: false,
+        });
+        // the global reads of step `kt` into the registers
+        let load = |g: &mut Self, kt: &ArithExpr| -> Result<()> {
             for st in &ops {
-                for s in 0..st.rows * tk / (items * st.w) {
-                    let (m, k) = Self::staged_place(st, tk, &item, items, s);
-                    let kg = kt.mul(&c(tk)).add(&k);
-                    if st.w == 4 {
-                        let bug = || g.err(e, "internal: a float4 copy that was aligned is not");
-                        let (vectors, at) = g.global_float4_at(&st.view, &m, &kg).ok_or_else(bug)?;
-                        let q = staged_at(st, tk, stage, 4, &m, &k).ok_or_else(bug)?;
-                        let to = CExpr::bin(BinOp::Add, CExpr::var(&st.buf), arith(&q));
-                        let to = CExpr::cast(CType::Scalar(ast::Scalar::UInt), CExpr::cast(CType::ULONG, to));
-                        let from = CExpr::cast(CType::ULONG, CExpr::bin(BinOp::Add, vectors, at));
-                        g.push_asm(e, PtxOp::CpAsync16, vec![to, from])?;
+                for (s, reg) in st.regs.iter().enumerate() {
+                    let (m, k) = Self::staged_place(st, tk, &item, items, s as i64);
+                    let k = kt.mul(&c(tk)).add(&k);
+                    let x = if st.w == 4 {
+                        g.global_float4(&st.view, &m, &k)
+                            .ok_or_else(|| g.err(e, "internal: a float4 read that was aligned is not"))?
                     } else {
-                        let read = st.view.read(&[m, kg]).map_err(|m| g.err(e, m.0))?;
-                        let x = g.expr_of(read, e)?;
-                        g.push(Stmt::assign(CExpr::var(&st.regs[s as usize]), x));
-                    }
+                        let read = st.view.read(&[m, k]).map_err(|m| g.err(e, m.0))?;
+                        g.expr_of(read, e)?
+                    };
+                    g.push(Stmt::assign(CExpr::var(reg), x));
                 }
             }
             Ok(())
@@ -538,32 +519,35 @@ impl Gen<'_> {
             for st in &ops {
                 for (s, reg) in st.regs.iter().enumerate() {
                     let (m, k) = Self::staged_place(st, tk, &item, items, s as i64);
-                    g.push_asm(e, PtxOp::CvtRnaTf32, vec![CExpr::var(&bits), CExpr::var(reg)])?;
-                    let at = staged_at(st, tk, stage, 1, &m, &k).expect("a place of one float");
-                    let place = local_view(&st.buf, 1).index(arith(&at));
-                    g.push(Stmt::assign(place, CExpr::call("as_float", vec![CExpr::var(&bits)])));
+                    let lanes: Vec<CExpr> = if st.w == 4 {
+                        (0..4).map(|l| CExpr::var(reg).lane(l)).collect()
+                    } else {
+                        vec![CExpr::var(reg)]
+                    };
+                    for lane in lanes {
+                        g.push_asm(e, PtxOp::CvtRnaTf32, vec![CExpr::var(&bits), lane.clone()])?;
+                        g.push(Stmt::assign(lane, CExpr::call("as_float", vec![CExpr::var(&bits)])));
+                    }
+                    let place = match staged_at(st, tk, stage, 4, &m, &k).filter(|_| st.w == 4) {
+                        Some(q) => CExpr::var(&st.buf).index(arith(&q)),
+                        None => {
+                            let at = staged_at(st, tk, stage, 1, &m, &k).expect("a place of one float");
+                            local_view(&st.buf, 1).index(arith(&at))
+                        }
+                    };
+                    g.push(Stmt::assign(place, CExpr::var(reg)));
                 }
             }
             Ok(())
         };
-        // this work-item's copies landed, then the barrier shows every work-item's
-        let landed = |g: &mut Self| -> Result<()> {
-            if copies {
-                g.push_asm(e, PtxOp::CpAsyncWaitAll, vec![])?;
-            }
-            g.push(Stmt::Barrier(Fence::Local));
-            Ok(())
-        };
-        load(self, &c(0), &c(0))?;
+        load(self, &c(0))?;
         store(self, &c(0))?;
-        landed(self)?;
+        self.push(Stmt::Barrier(Fence::Local));
         self.open_for(&kv, CExpr::Int(0), CExpr::Int(steps), CExpr::Int(1), false);
         let more = CExpr::bin(BinOp::Lt, CExpr::var(&kv), CExpr::Int(steps - 1));
-        // the next step's global reads and copies, in flight while this step multiplies; the
-        // copies go into the other stage, which every warp finished reading before the barrier
-        let next_stage = kt.add(&c(1)).rem(&c(STAGES));
+        // the next step's global reads, in flight while this step multiplies
         self.open_if(more.clone());
-        load(self, &kt.add(&c(1)), &next_stage)?;
+        load(self, &kt.add(&c(1)))?;
         self.close();
         let stage = kt.rem(&c(STAGES));
         let (xs, ys) = (&ops[0], &ops[1]);
@@ -614,13 +598,11 @@ impl Gen<'_> {
                 }
             }
         }
-        // the next step's registers into the other stage
-        if ops.iter().any(|st| st.w == 1) {
-            self.open_if(more);
-            store(self, &next_stage)?;
-            self.close();
-        }
-        landed(self)?;
+        // the next step's registers into the other stage, which every warp has finished reading
+        self.open_if(more);
+        store(self, &kt.add(&c(1)).rem(&c(STAGES)))?;
+        self.close();
+        self.push(Stmt::Barrier(Fence::Local));
         self.close();
         // the accumulators through the destination: lane 4g + t holds rows g, g + 8 and
         // columns 2t, 2t + 1 of each fragment
