@@ -13,8 +13,12 @@
 //!   4 × 8 fragments of 16 × 8, 128 FP32 accumulators per work-item, in registers: a fragment
 //!   of `X` serves 8 products and one of `Y` 4, so local memory is read once per product;
 //! - K in steps of `TK` (32, 16 or 8: the longest whose two stages fit the device's local
-//!   memory): both operand tiles are staged in local memory, double-buffered, each element
-//!   rounded to TF32 once on its way (`cvt.rna.tf32.f32`). The next step's elements are read
+//!   memory): both operand tiles are staged in local memory, double-buffered, each element as
+//!   it is (the tensor cores truncate it to TF32: `mm` 4096³ took 1.014 ms so against 1.067 ms
+//!   with each rounded on its way by `cvt.rna.tf32.f32`, the hand-edited kernels of run D in
+//!   `bench/results/tensor-cores-nvidia-h200-2026-12-02.md`; `ir::precision::TF32_UNIT`
+//!   bounds either, and run E's kernels, truncating, equal the interpreter within it). The
+//!   next step's elements are read
 //!   from global memory into registers (as `float4` where the view is contiguous and aligned)
 //!   before the current step's fragments are multiplied, and stored into the other stage after
 //!   them, so one barrier per step separates a stage's writes from its reads. (On the H200,
@@ -491,15 +495,6 @@ impl Gen<'_> {
                 st.regs.push(v);
             }
         }
-        let bits = self.fresh("tf32");
-        self.push(Stmt::Decl {
-            ty: CType::Scalar(ast::Scalar::UInt),
-            name: bits.clone(),
-            space: None,
-            len: None,
-            init: None,
-            is_const: false,
-        });
         // the global reads of step `kt` into the registers
         let load = |g: &mut Self, kt: &ArithExpr| -> Result<()> {
             for st in &ops {
@@ -518,20 +513,13 @@ impl Gen<'_> {
             }
             Ok(())
         };
-        // the registers, rounded to TF32, into stage `stage` of the staged tiles
+        // the registers into stage `stage` of the staged tiles, as they are: the tensor cores
+        // read the 19 high bits of each (TF32 by truncation, within `ir::precision::TF32_UNIT`);
+        // rounding each on the way (`cvt.rna.tf32.f32`) cost 5% of `mm`'s time on the H200
         let store = |g: &mut Self, stage: &ArithExpr| -> Result<()> {
             for st in &ops {
                 for (s, reg) in st.regs.iter().enumerate() {
                     let (m, k) = Self::staged_place(st, tk, &item, items, s as i64);
-                    let lanes: Vec<CExpr> = if st.w == 4 {
-                        (0..4).map(|l| CExpr::var(reg).lane(l)).collect()
-                    } else {
-                        vec![CExpr::var(reg)]
-                    };
-                    for lane in lanes {
-                        g.push_asm(e, PtxOp::CvtRnaTf32, vec![CExpr::var(&bits), lane.clone()])?;
-                        g.push(Stmt::assign(lane, CExpr::call("as_float", vec![CExpr::var(&bits)])));
-                    }
                     let place = match staged_at(st, tk, stage, 4, &m, &k).filter(|_| st.w == 4) {
                         Some(q) => CExpr::var(&st.buf).index(arith(&q)),
                         None => {
