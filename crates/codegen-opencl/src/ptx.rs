@@ -31,8 +31,6 @@ pub enum Reg {
 /// How the instruction uses an operand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dir {
-    /// Written only (`=`).
-    Out,
     /// Read and written (`+`).
     InOut,
     /// Read only.
@@ -81,10 +79,9 @@ impl Reg {
 }
 
 impl Dir {
-    /// The constraint's modifier: `=`, `+` or none.
+    /// The constraint's modifier: `+` or none.
     pub fn modifier(self) -> &'static str {
         match self {
-            Dir::Out => "=",
             Dir::InOut => "+",
             Dir::In => "",
         }
