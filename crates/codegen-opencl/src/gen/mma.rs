@@ -13,19 +13,17 @@
 //!   4 × 8 fragments of 16 × 8, 128 FP32 accumulators per work-item, in registers: a fragment
 //!   of `X` serves 8 products and one of `Y` 4, so local memory is read once per product;
 //! - K in steps of `TK` (32, 16 or 8: the longest whose two stages fit the device's local
-//!   memory): both operand tiles are staged in local memory, double-buffered, each element as
-//!   it is (the tensor cores truncate it to TF32: `mm` 4096³ took 1.014 ms so against 1.067 ms
-//!   with each rounded on its way by `cvt.rna.tf32.f32`, the hand-edited kernels of run D in
-//!   `bench/results/tensor-cores-nvidia-h200-2026-12-02.md`; `ir::precision::TF32_UNIT`
-//!   bounds either, and run E's kernels, truncating, equal the interpreter within it). The
-//!   next step's elements are read
-//!   from global memory into registers (as `float4` where the view is contiguous and aligned)
-//!   before the current step's fragments are multiplied, and stored into the other stage after
-//!   them, so one barrier per step separates a stage's writes from its reads. (On the H200,
-//!   `mm` 4096³: 1.065 ms, of which the fragments, products and barriers alone take 0.656 ms,
-//!   the loop's global reads 0.21 ms and its stores 0.20 ms, by hand-edited kernels; copying
-//!   the `float4`s by `cp.async` instead was slower, 1.150 ms against 1.075 ms in one command:
-//!   `bench/results/tensor-cores-nvidia-h200-2026-12-02.md`.)
+//!   memory): both operand tiles are staged in local memory, double-buffered. The next step's
+//!   elements are read from global memory into registers (as `float4` where the view is
+//!   contiguous and aligned) before the current step's fragments are multiplied, and stored
+//!   as they are into the other stage after them, so one barrier per step separates a
+//!   stage's writes from its reads. The tensor cores truncate the stored floats to TF32,
+//!   which `ir::precision::TF32_UNIT` bounds. Measured on the H200 (`mm` 4096³, hand-edited
+//!   kernels, `bench/results/tensor-cores-nvidia-h200-2026-12-02.md`, runs D and E): 1.067
+//!   ms with each element rounded on its way (`cvt.rna.tf32.f32`), 1.014 ms without; the
+//!   fragments, products and barriers alone take 0.656 ms, the loop's global reads 0.21 ms
+//!   and its stores 0.20 ms more; copying the `float4`s by `cp.async` instead was slower
+//!   (1.150 ms against 1.075 ms in one command);
 //! - a tile is stored K-major (rows of `TK` floats, unpadded, each row's steps of 8 rotated
 //!   along it by a few steps that depend on the row) when its rows lie along K in global
 //!   memory, else along M (rows of `BM + 4`). A fragment's columns `t` and `t + 4` are read
