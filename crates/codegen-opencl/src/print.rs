@@ -409,7 +409,7 @@ fn stmt(s: &Stmt) -> Doc {
     }
 }
 
-/// `asm("template" : "=r"(out) : "f"(in));`: the template is the instruction's own
+/// `asm("template" : "+f"(acc) : "r"(in));`: the template is the instruction's own
 /// (`PtxOp::template`), the constraints its operands' classes; written operands are listed
 /// first, as the template numbers them. Not `volatile`: each instruction is a function of its
 /// operands that touches no memory, which the compiler may schedule among the loads around it;
