@@ -29,7 +29,8 @@
 //!   map (λx. x) r) (transpose m)`: the copy the suite's transpose asks for, which the rules
 //!   tile (the back end copies a view result one row a work-item);
 //! - **a zip of maps** (`normalise_zip`): `map (λt. B) (zip (map f a) (map g b))` = `map (λu.
-//!   B[f (get #0 u), g (get #1 u)]) (zip a b)`, one array where `a` and `b` are one;
+//!   B[f (get #0 u), g (get #1 u)]) (zip a b)`, one array where `a` and `b` are one; and a
+//!   reduction's, `reduce h z (zip (map f a) b)` = `reduce h z (map (λu. (f u₀, u₁)) (zip a b))`;
 //! - **a host-level map of a reduction's result**: `map g (reduce f z xs)` =
 //!   `let r (reduce f z xs) (map g r)` at host level, so the reduction is its own kernel (with
 //!   every whole-array reduction rule) rather than a loop inside the map's single work-item;
@@ -331,15 +332,16 @@ impl Cx<'_> {
                     None => body,
                 }
             }
-            N::Prim(Prim::Reduce(k), args) => match two_level(&args) {
-                Some(xs) => {
+            N::Prim(Prim::Reduce(k), mut args) => {
+                if let Some(xs) = two_level(&args) {
                     self.changed = true;
-                    let mut args = args;
                     args[2] = xs;
-                    t(N::Prim(Prim::Reduce(k), args), span)
+                } else if let Some(xs) = self.reduced_zip_of_maps(&args[2]) {
+                    // reduce f z (zip (map g a) b) = reduce f z (map (λu. (g u0, u1)) (zip a b))
+                    args[2] = self.rewrite(xs, host);
                 }
-                None => t(N::Prim(Prim::Reduce(k), args), span),
-            },
+                t(N::Prim(Prim::Reduce(k), args), span)
+            }
             n => t(n, span),
         }
     }
