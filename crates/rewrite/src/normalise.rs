@@ -24,7 +24,8 @@
 //!   `reduce f z xs` (and with `map g c` for `c`, `reduce f z (map g xs)`: chunked dot products), `f` `+`, `*`, `min` or `max` (in either operand order) and `z` its neutral
 //!   element (any `z` for `min` and `max`): the rules derive the partial reductions of every
 //!   chunk size, including `k`, from the flat one;
-//! - **`transpose (transpose x)`** = `x`;
+//! - **`transpose (transpose x)`** = `x`, and a view of `x` built with maps of layouts that reads
+//!   it transposed (tiles transposed in a grid of tiles) = `transpose x` (`normalise_views`);
 //! - **a view as the result** (`transpose m`, a `split` of a parameter) is its copy, `map (λr.
 //!   map (λx. x) r) (transpose m)`: the copy the suite's transpose asks for, which the rules
 //!   tile (the back end copies a view result one row a work-item);
@@ -62,6 +63,8 @@ mod perm;
 mod scalar;
 #[path = "normalise_tuple.rs"]
 mod tuple;
+#[path = "normalise_views.rs"]
+mod views;
 #[path = "normalise_zip.rs"]
 mod zip;
 
@@ -254,6 +257,10 @@ impl Cx<'_> {
     /// The equalities of the module doc at the root of `e` (its children normalised).
     fn rewrite(&mut self, e: T, host: bool) -> T {
         let span = e.span;
+        // tiles transposed in a grid of tiles = transpose m; a stencil down columns = one of rows
+        if let Some(v) = self.layouts(&e) {
+            return self.rewrite(v, host);
+        }
         match e.n {
             // λ(a b). op b a = λ(a b). op a b, op commutative
             N::Lambda(ps, mut body) if ps.len() == 2 => {
