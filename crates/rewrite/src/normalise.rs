@@ -65,6 +65,8 @@ mod scalar;
 mod tuple;
 #[path = "normalise_views.rs"]
 mod views;
+#[path = "normalise_window.rs"]
+mod window;
 #[path = "normalise_zip.rs"]
 mod zip;
 
@@ -98,6 +100,7 @@ pub fn normalise(prog: &Program, info: &TypeInfo) -> Option<(Program, TypeInfo)>
         prog,
         info,
         vars: prog.vars.clone(),
+        types: vec![],
         changed: false,
     };
     let body = cx.tree(prog.body);
@@ -118,6 +121,7 @@ pub fn alternative(prog: &Program, info: &TypeInfo) -> Option<(Program, TypeInfo
         prog,
         info,
         vars: prog.vars.clone(),
+        types: vec![],
         changed: false,
     };
     let body = cx.tree(prog.body);
@@ -153,6 +157,8 @@ struct Cx<'a> {
     prog: &'a Program,
     info: &'a TypeInfo,
     vars: Vec<ir::VarInfo>,
+    /// The types of the variables the pass binds that type-checking needs (`normalise_window`).
+    types: Vec<(VarId, Type)>,
     changed: bool,
 }
 

@@ -109,3 +109,49 @@ fn a_difference_down_the_columns_is_a_difference_of_rows() {
         normal(&reads_column)
     );
 }
+
+fn row_pass(window_fn: &str) -> String {
+    format!(
+        "{IMG}(map (lambda (row) (map (lambda (win) (at 0 (reduce + 0.0f {window_fn}))) \
+         (slide #17 #1 (pad-clamp #8 #8 row)))) img)))"
+    )
+}
+
+#[test]
+fn taps_read_by_index_arithmetic_are_windows_of_a_slide() {
+    let taps = "(generate #17 (lambda (k) k))";
+    let slid = row_pass("(map (lambda (p) (* (get #0 p) (get #1 p))) (zip win ws))");
+    // `at (+ j k)` of the padded row, the row bound with let
+    let plus = format!(
+        "{IMG}(map (lambda (row) (let padded (pad-clamp #8 #8 row) (map (lambda (j) (at 0 (reduce + 0.0f \
+         (map (lambda (k) (* (at (+ j k) padded) (at k ws))) {taps})))) (generate W (lambda (j) j))))) img)))"
+    );
+    assert_eq!(normal(&plus), normal(&slid));
+    // `(+ k j)`, the padded row inline
+    let commuted = format!(
+        "{IMG}(map (lambda (row) (map (lambda (j) (at 0 (reduce + 0.0f \
+         (map (lambda (k) (* (at (+ k j) (pad-clamp #8 #8 row)) (at k ws))) {taps})))) (generate W (lambda (j) j)))) img)))"
+    );
+    assert_eq!(normal(&commuted), normal(&slid));
+    // the column pass: windows of whole rows, read at their column
+    let col = format!(
+        "{IMG}(let padded (pad-clamp #8 #8 img) (map (lambda (i) (map (lambda (j) (at 0 (reduce + 0.0f \
+         (map (lambda (k) (* (at k ws) (at j (at (+ i k) padded)))) {taps})))) (generate W (lambda (j) j)))) \
+         (generate H (lambda (i) i))))))"
+    );
+    let n = normal(&col);
+    assert!(
+        n.contains("(slide #17 #1 (pad-clamp #8 #8 img))") && !n.contains("generate"),
+        "{n}"
+    );
+}
+
+#[test]
+fn index_arithmetic_over_an_array_of_another_length_stays_as_written() {
+    // unpadded: the row has W elements, not W + 16, so `at (+ j k) row` is not a window of it
+    let src = format!(
+        "{IMG}(map (lambda (row) (map (lambda (j) (at 0 (reduce + 0.0f \
+         (map (lambda (k) (* (at (+ j k) row) (at k ws))) (generate #17 (lambda (k) k)))))) (generate W (lambda (j) j)))) img)))"
+    );
+    assert!(!normal(&src).contains("slide"), "{}", normal(&src));
+}
