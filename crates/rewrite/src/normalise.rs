@@ -248,7 +248,9 @@ impl Cx<'_> {
                     n == 1 && !under && high_level(&val)
                 };
                 let elementwise = !host && self.inline_elementwise(v, &val, &body);
-                if k == LetKind::Let && self.plain_array(v) && (is_view(&val) || once() || elementwise) {
+                // an array of components of another (`map (λp. vget #3 p) pos`) is a view too
+                let cheap = is_view(&val) || zip::projections(&val);
+                if k == LetKind::Let && self.plain_array(v) && (cheap || once() || elementwise) {
                     self.changed = true;
                     let body = subst(*body, v, &val);
                     return self.norm(body, host);

@@ -326,3 +326,21 @@ fn replace_gets(e: &T, tv: VarId, by: &[T]) -> T {
     };
     t(n, span)
 }
+
+/// Whether `e` is `map (λp. P) X`, `P` a chain of `get`s and `vget`s of `p` and `X` a view: an
+/// array of components of another, read again where it is used at no cost (n-body's masses,
+/// the `w` lanes of the positions, taken apart and zipped back with them).
+pub(super) fn projections(e: &T) -> bool {
+    fn proj(e: &T, p: VarId) -> bool {
+        match &e.n {
+            N::Var(v) => *v == p,
+            N::Op(Op::Get(_) | Op::VGet(_), a) => proj(&a[0], p),
+            _ => false,
+        }
+    }
+    let N::Prim(Prim::Map(ir::MapKind::Plain), m) = &e.n else {
+        return false;
+    };
+    let N::Lambda(ps, b) = &m[0].n else { return false };
+    ps.len() == 1 && !matches!(b.n, N::Var(_)) && proj(b, ps[0]) && super::is_view(&m[1])
+}
