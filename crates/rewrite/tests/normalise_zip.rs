@@ -159,13 +159,11 @@ fn distances_zipped_with_their_index_are_reduced_as_they_are_computed() {
 fn components_taken_apart_and_zipped_back_are_read_in_place() {
     let nb = "(lift (N) ((array-type (vector-type float 4) N)) (lambda (pos) (map (lambda (pi) (at 0 (reduce + 0.0f ";
     // the masses (w lanes) split off with let, zipped back with the positions inside the map
-    let split = format!(
-        "(lift (N) ((array-type (vector-type float 4) N)) (lambda (pos) (let ms (map (lambda (p) (vget #3 p)) pos) \
+    let split = "(lift (N) ((array-type (vector-type float 4) N)) (lambda (pos) (let ms (map (lambda (p) (vget #3 p)) pos) \
          (map (lambda (pi) (at 0 (reduce + 0.0f (map (lambda (pm) (* (get #1 pm) (- (vget #0 (get #0 pm)) (vget #0 pi)))) \
-         (zip pos ms))))) pos))))"
-    );
+         (zip pos ms))))) pos))))";
     let direct = format!("{nb}(map (lambda (q) (* (vget #3 q) (- (vget #0 q) (vget #0 pi)))) pos)))) pos)))");
-    same_normal_form(&split, &direct);
+    same_normal_form(split, &direct);
     // tuple components: the weights of weighted points
     let wp = "(lift (N) ((array-type (tuple-type float float) N)) (lambda (pts) ";
     let split = format!(
