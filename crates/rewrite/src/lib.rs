@@ -44,6 +44,9 @@ pub struct Variant {
     /// Its LIFT source (`ir::print::program`), for `lift explore`, `--emit` and the tuning cache.
     pub source: String,
     pub cost: f64,
+    /// What every variant of the program reads and writes at least, which turns the cost into
+    /// an estimated time (`cost::time`: `traffic.ms(cost)`).
+    pub traffic: cost::time::Traffic,
     pub description: String,
 }
 
@@ -93,7 +96,14 @@ impl fmt::Display for Exploration {
             s.rejected
         )?;
         for (i, v) in self.variants.iter().enumerate() {
-            writeln!(f, "\n;; variant {i}: estimated cost {:.1}", v.cost)?;
+            writeln!(
+                f,
+                "\n;; variant {i}: estimated cost {:.1}, about {:.4} ms ({} bytes in and out, {} scalars out)",
+                v.cost,
+                v.traffic.ms(v.cost),
+                v.traffic.bytes,
+                v.traffic.outputs
+            )?;
             writeln!(f, ";; {}", v.description)?;
             f.write_str(&v.source)?;
         }
@@ -220,6 +230,7 @@ fn lowered(
     });
     stats.extracted = terms.len();
     let names = ir::print::var_names(prog);
+    let traffic = cost::time::Traffic::of(prog, info, &opts.sizes, opts.default_size);
     let mut variants = vec![];
     for t in &terms {
         let t = lower::simplify(t);
@@ -268,6 +279,7 @@ fn lowered(
             info,
             source: key,
             cost,
+            traffic,
             description: format!("{} | {}", notes.join("; "), t.sexp()),
         });
     }
