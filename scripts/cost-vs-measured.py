@@ -19,7 +19,7 @@ over their ratios r (a robust loss: a variant whose cost is wrong in kind, sever
 weighs little more than one 2x off), and reports the within-2x count and the spread on the
 held-out rest, on the fitting part and on all.
 
-Usage: scripts/cost-vs-measured.py [--lift target/release/lift] [--top 64] [--fit] [--md OUT.md] RAW...
+Usage: scripts/cost-vs-measured.py [--lift target/release/lift] [--top 64] [--device H200] [--fit] [--md OUT.md] RAW...
 """
 import argparse
 import json
@@ -60,7 +60,7 @@ def explore(lift, program, sizes, top, cache):
         lines = out.splitlines()
         for i, line in enumerate(lines):
             m = re.match(
-                r";; variant \d+: estimated cost ([0-9.e+-]+), about ([0-9.e+-]+) ms "
+                r";; variant (\d+): estimated cost ([0-9.e+-]+), about ([0-9.e+-]+) ms "
                 r"\(([0-9.e+-]+) bytes in and out, ([0-9.e+-]+) scalars out\)",
                 line,
             )
@@ -147,6 +147,7 @@ def main():
     ap.add_argument("--lift", default="target/release/lift")
     ap.add_argument("--top", type=int, default=64)
     ap.add_argument("--fit", action="store_true")
+    ap.add_argument("--device", default="H200", help="only results whose device's name contains this")
     ap.add_argument("--md")
     ap.add_argument("raw", nargs="+")
     a = ap.parse_args()
@@ -159,6 +160,8 @@ def main():
             continue
         if not isinstance(r, dict) or "variant" not in r or "total_ms" not in r:
             continue
+        if a.device not in (r.get("device") or ""):
+            continue
         prog = r["program"]
         if not os.path.exists(prog):
             missing.append((origin, prog, "program not in this tree"))
@@ -169,10 +172,10 @@ def main():
         seen.add(key)
         costs = explore(a.lift, prog, r["sizes"], a.top, cache)
         if r["variant"] in costs and r["total_ms"] > 0:
-            cost, est, nbytes, outs = costs[r["variant"]]
+            rank, cost, est, nbytes, outs = costs[r["variant"]]
             rows.append(
                 dict(origin=origin, prog=prog, sizes=r["sizes"], cost=cost, est=est, bytes=nbytes, outs=outs,
-                     ms=r["total_ms"])
+                     ms=r["total_ms"], chosen=rank == 0)
             )
         else:
             missing.append((origin, prog, "variant no longer explored"))
@@ -190,7 +193,7 @@ def main():
     test = [r for r in rows if held_out(r["prog"])]
     summary = [
         f"{len(rows)} timed variants found among the explored ones ({len(missing)} not: "
-        + ", ".join(sorted({why for *_, why in missing}))
+        + ", ".join(f"{sum(1 for *_, w in missing if w == why)} {why}" for why in sorted({w for *_, w in missing}))
         + f"); fitting part: {len(train)} variants of {len(set(r['prog'] for r in train))} programs, "
         f"held out: {len(test)} variants of {len(set(r['prog'] for r in test))} programs",
         f"free fit of the cost units: ln t = {slope:.3f}·ln(cost) + {my - slope * mx:.3f}",
@@ -201,6 +204,10 @@ def main():
         spread_text("the model's ms (`cost::time`), held out", [r["ms"] / r["est"] for r in test]),
         spread_text("the model's ms (`cost::time`), fitting part", [r["ms"] / r["est"] for r in train]),
         spread_text("the model's ms (`cost::time`), all", [r["ms"] / r["est"] for r in rows]),
+        spread_text(
+            "the model's ms (`cost::time`), the variants it chooses (variant 0)",
+            [r["ms"] / r["est"] for r in rows if r["chosen"]],
+        ),
     ]
     if a.fit:
         p = fit(train)
@@ -213,14 +220,14 @@ def main():
             f"({p[0] / 1e9:.2f} TB/s), MS_PER_UNIT = {p[1]:.4g}",
         ]
     out = [
-        "| origin | program | sizes | cost | estimated ms | measured ms | measured ÷ estimate | held out |",
-        "|---|---|---|---|---|---|---|---|",
+        "| origin | program | sizes | cost | estimated ms | measured ms | measured ÷ estimate | held out | chosen |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in sorted(rows, key=lambda r: r["ms"] / r["est"]):
         sz = " ".join(f"{k}={v}" for k, v in sorted(r["sizes"].items()))
         out.append(
             f"| {r['origin']} | {r['prog']} | {sz} | {r['cost']:.1f} | {r['est']:.4f} | {r['ms']:.4f} | "
-            f"{r['ms'] / r['est']:.2f} | {'yes' if held_out(r['prog']) else ''} |"
+            f"{r['ms'] / r['est']:.2f} | {'yes' if held_out(r['prog']) else ''} | {'yes' if r['chosen'] else ''} |"
         )
     text = "\n".join(summary) + "\n\n" + "\n".join(out) + "\n"
     print(text)
