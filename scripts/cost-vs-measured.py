@@ -11,7 +11,7 @@ scaled ratio is from 1 (the issue asks for every one within 2x). A free log-log 
 (ln t = a ln cost + c, as `lift tune` calibrates the model) is printed too.
 
 The model's time estimate (`rewrite::cost::time`: `lift explore` prints it beside the cost,
-with the bytes every variant reads and writes at least and its output scalars) is compared too:
+with the variant's kernels, the bytes they read and write and the scalars they write) is compared too:
 measured / estimated ms, unscaled. `--fit` fits two of that estimate's constants (the bandwidth
 and the ms per unit of work beyond the compulsory traffic; the launch is a measured constant) on
 the programs whose path's CRC-32 is not 0 mod 3, minimising the sum of ln(1 + (ln r / ln 2)^2)
@@ -56,16 +56,18 @@ def explore(lift, program, sizes, top, cache):
         for k, v in sorted(sizes.items()):
             args += ["--size", f"{k}={v}"]
         out = subprocess.run(args, capture_output=True, text=True, timeout=120).stdout
-        found = {}
+        found, ordered = {}, []
         lines = out.splitlines()
         for i, line in enumerate(lines):
             m = re.match(
                 r";; variant (\d+): estimated cost ([0-9.e+-]+), about ([0-9.e+-]+) ms "
-                r"\(([0-9.e+-]+) bytes in and out, ([0-9.e+-]+) scalars out\)",
+                r"\(([0-9.e+-]+) kernels, ([0-9.e+-]+) bytes read and written, ([0-9.e+-]+) scalars written\)",
                 line,
             )
             if m and i + 1 < len(lines) and lines[i + 1].startswith(";; "):
-                found.setdefault(lines[i + 1][3:], tuple(float(g) for g in m.groups()))
+                v = dict(zip(("rank", "cost", "est", "kernels", "bytes", "written"), (float(g) for g in m.groups())))
+                ordered.append(v)
+                found.setdefault(lines[i + 1][3:], dict(v, below=list(ordered)))
         cache[key] = found
     return cache[key]
 
@@ -76,14 +78,20 @@ LAUNCH, MEM = 2000.0, 0.05
 LAUNCH_MS = 0.004
 
 
-def work(cost, outs):
-    return max(0.0, cost - LAUNCH - outs * MEM)
+def work(v):
+    return max(0.0, v["cost"] - LAUNCH * v["kernels"] - v["written"] * MEM)
+
+
+def kernels_ms(p, v):
+    """`rewrite::cost::time::Kernels::ms` with constants p = (bytes per ms, ms per unit)."""
+    bw, unit = p
+    return LAUNCH_MS * max(v["kernels"], 1.0) + max(v["bytes"] / bw, unit * work(v))
 
 
 def model_ms(p, row):
-    """`rewrite::cost::time::Traffic::ms` with constants p = (bytes per ms, ms per unit)."""
-    bw, unit = p
-    return LAUNCH_MS + max(row["bytes"] / bw, unit * work(row["cost"], row["outs"]))
+    """The estimate of `lift explore` (`rewrite::cost::time::ordered`): no less than a cheaper
+    variant's of the same program."""
+    return max(kernels_ms(p, v) for v in row["below"])
 
 
 def fit(rows):
@@ -172,11 +180,8 @@ def main():
         seen.add(key)
         costs = explore(a.lift, prog, r["sizes"], a.top, cache)
         if r["variant"] in costs and r["total_ms"] > 0:
-            rank, cost, est, nbytes, outs = costs[r["variant"]]
-            rows.append(
-                dict(origin=origin, prog=prog, sizes=r["sizes"], cost=cost, est=est, bytes=nbytes, outs=outs,
-                     ms=r["total_ms"], chosen=rank == 0)
-            )
+            v = costs[r["variant"]]
+            rows.append(dict(v, origin=origin, prog=prog, sizes=r["sizes"], ms=r["total_ms"], chosen=v["rank"] == 0))
         else:
             missing.append((origin, prog, "variant no longer explored"))
     if not rows:
