@@ -35,7 +35,7 @@ pub const LAUNCH_MS: f64 = 0.004;
 /// Device memory bandwidth of the measured kernels, in bytes per millisecond (3.31 TB/s; the
 /// copies of the same runs moved 537 MB in 0.133 ms, 4.0 TB/s).
 pub const BYTES_PER_MS: f64 = 3.31e9;
-/// Milliseconds per cost unit of work beyond the compulsory traffic (about 1.5 ns: the unit is
+/// Milliseconds per cost unit of work beyond the least traffic (about 1.5 ns: the unit is
 /// a scalar operation of a wave of `Options::lanes` work-items).
 pub const MS_PER_UNIT: f64 = 1.54e-6;
 
