@@ -243,7 +243,14 @@ impl Lowerer<'_> {
         let (xt, mut xc, mut bind) = self.kernel_arg(x);
         // a zipped grid's `v` points down each column: `(v, v)` windows outermost, one point
         // along the other dimensions
-        let piece: Vec<(i64, i64)> = (0..dims).map(|d| if d == 0 { (v, v) } else { (1, 1) }).collect();
+        // (a block's `(w, w)` rows next)
+        let piece: Vec<(i64, i64)> = (0..dims)
+            .map(|d| match d {
+                0 => (v, v),
+                1 => (brows, brows),
+                _ => (1, 1),
+            })
+            .collect();
         let mut arrays = vec![];
         for gr in grids {
             let (ge, c, b) = self.kernel_arg(gr);
@@ -257,7 +264,11 @@ impl Lowerer<'_> {
         // a zipped 3-D stencil zips its arrays' rows of strips (`join`) and cuts them back into
         // planes (`split`): a plane's rows picked out of a zip by `get` would be bound (and
         // stored) by the parser's `let`s before their `mapGlb1`
-        let rows_len = grids.first().and_then(|g| g.inner.clone()).filter(|_| dims == 3);
+        let rows_len = grids
+            .first()
+            .and_then(|g| g.inner.clone())
+            .filter(|_| dims == 3)
+            .map(|y| y.div_assume_exact(&arith::ArithExpr::cst(brows)));
         let strips = match &rows_len {
             Some(y) => {
                 let joined: Vec<ExprId> = arrays.into_iter().map(|a| self.b.prim(Prim::Join, vec![a])).collect();

@@ -216,7 +216,8 @@ pub fn stencil_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> 
 ///
 /// `blocks x` the user's `slide3d` of windows `((v-1)·s0+n0, v·s0)`, `((w-1)·s1+n1, w·s1)`
 /// and `(n2, s2)`. Side conditions as for the column, `w` dividing the windows along the
-/// second dimension, and windows alone (not zipped).
+/// second dimension; a zipped grid's pieces are its `v × w` points of the block (`slide3d`
+/// of windows `(v, v)`, `(w, w)`, `(1, 1)`).
 ///
 /// A column of a stencil whose windows are zipped with grids of one point per window
 /// (hotspot's `zip2d (slide2d … temp) power`; `Zipped`) carries the grids' points along:
@@ -253,8 +254,7 @@ impl Applier<Lift, LiftAnalysis> for TileStencil {
         // the windows alone, or (columns only) zipped with further grids
         let (windows, below, zipped) = match windows_of(eg, x, self.dims) {
             Some((w, b)) => (w, b, None),
-            // a block of rows (`u[1] > 1`) is made of windows alone
-            None if self.column > 1 && self.u[1] == 1 => match zipped_windows_of(eg, x, self.dims) {
+            None if self.column > 1 => match zipped_windows_of(eg, x, self.dims) {
                 Some(z) => (z.windows.clone(), z.below, Some(z)),
                 None => return vec![],
             },
