@@ -26,7 +26,7 @@ while IFS=$'\t' read -r key bench layout file large medium; do
   s=$(sizes "${SZ[$key]}")
   timeout 60 $D/lift bench $file $s --device $DEV --json > $W/st/$key.json 2> $W/st/$key.err || echo "$key failed: $(head -c 200 $W/st/$key.err)"
 done < bench/stencil/suite.tsv
-for k in jacobi3d_27pt jacobi3d_19pt jacobi3d_7pt heat3d poisson3d; do
+for k in jacobi3d_27pt jacobi3d_19pt jacobi3d_7pt heat3d poisson3d hotspot3d; do
   for f in $D/var/$k/col*.lisp; do
     n=$(basename $f .lisp)
     s=$(sizes "${SZ[$k]}")
