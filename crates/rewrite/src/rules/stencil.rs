@@ -40,8 +40,10 @@ pub const COLUMNS_3D: [i64; 2] = [2, 4];
 /// (`stencil-column-3d-{v}x{w}`): `v` planes down its column times `w` rows of the plane, the
 /// rows' neighbours shared within the strip. A 3×3×3 column of 4 reads 6·3·3 elements per 4
 /// outputs (13.5 each, through the L1 cache where the neighbouring work-items' strips
-/// overlap), a block of 4×2 reads 6·4·3 per 8 (9), of 4×4 6·6·3 per 16 (6.75): the 27-point
-/// Jacobi's loads per output, not its bytes, kept it at 1.89× a copy
+/// overlap), a block of 4×2 reads 6·4·3 per 8 (9), of 4×4 6·6·3 per 16 (6.75). heat3d's block
+/// of 4×4 took 1.09× a copy on the H200 against 1.32× for its column of 4
+/// (`bench/results/stencil-fast-nvidia-h200-2026-12-02.md`); the 27-point Jacobi's column of 4,
+/// twice heat3d's loads per output for the same bytes, took 1.89×
 /// (`bench/results/merged-nvidia-h200-2026-12-02.md`).
 pub const COLUMN_BLOCKS_3D: [[i64; 2]; 3] = [[4, 2], [4, 4], [8, 2]];
 /// A column of 16 saves a wide window's halo rows (the 5×5 Gaussian: 1.43× → 1.36× a copy on
