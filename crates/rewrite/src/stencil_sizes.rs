@@ -21,7 +21,8 @@ pub struct StencilTile {
     pub joined: bool,
     /// Outputs each work-item computes down the outermost dimension from its strip of the
     /// input held in private memory (registers), read once from global memory; 1: one output
-    /// a work-item (a power of two, at most 128).
+    /// a work-item (a power of two, at most 128). A 3-D column's work-item computes `u[1]`
+    /// rows of each of its planes (a block of `column × u[1]` outputs; `u[0]` is `column`).
     pub column: i64,
     /// 0: `f` reads its window alone; `p + 1`: `f` reads tuples whose component `p` is its
     /// window and whose others are the points of further grids at the window's output
@@ -88,6 +89,9 @@ impl StencilTile {
     /// `16x32`, `8x8x4`, with `/global` when the tile is not staged; `column 4` for a column
     /// of 4 outputs a work-item.
     pub fn name(&self) -> String {
+        if self.column > 1 && self.dims == 3 && self.u[1] > 1 {
+            return format!("column {}x{}", self.column, self.u[1]);
+        }
         if self.column > 1 {
             return format!("column {}", self.column);
         }
@@ -126,9 +130,20 @@ mod tests {
         assert_eq!(StencilTile::unpack(t.pack()), t);
         assert_eq!(t.extent(1), 19);
         assert_eq!(t.name(), "4x8x64");
-        let c = StencilTile { column: 8, ..t };
+        let c = StencilTile {
+            column: 8,
+            u: [8, 1, 1],
+            ..t
+        };
         assert_eq!(StencilTile::unpack(c.pack()), c);
         assert_eq!(c.name(), "column 8");
+        let b = StencilTile {
+            column: 4,
+            u: [4, 2, 1],
+            ..t
+        };
+        assert_eq!(StencilTile::unpack(b.pack()), b);
+        assert_eq!(b.name(), "column 4x2");
         let z = StencilTile { zipped: 3, ..c };
         assert_eq!(StencilTile::unpack(z.pack()), z);
         assert!(z.pack() > 0);

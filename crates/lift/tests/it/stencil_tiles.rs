@@ -185,9 +185,16 @@ fn tiles_equal_interpreter(src: &str, sizes: &[(&str, i64)], tiles: &[&str], dat
 /// Every column variant of `src` (a work-item's `v` outputs from its strip in private memory,
 /// for each `v` of `columns`) equals the interpreter.
 fn columns_equal_interpreter(src: &str, sizes: &[(&str, i64)], columns: &[i64], data: &serde_json::Value) {
+    let labels: Vec<String> = columns.iter().map(|v| v.to_string()).collect();
+    blocks_equal_interpreter(src, sizes, &labels, data);
+}
+
+/// Every column variant of `src` whose work-item computes the outputs `labels` names (`4`: a
+/// column of 4, `4x2`: 4 planes × 2 rows of a 3-D stencil) equals the interpreter.
+fn blocks_equal_interpreter(src: &str, sizes: &[(&str, i64)], labels: &[String], data: &serde_json::Value) {
     let vs = variants(src, sizes, "stencil columns of");
     let mut failures = vec![];
-    for v in columns {
+    for v in labels {
         let want = format!("stencil columns of {v} outputs a work-item");
         match vs.iter().find(|x| x.description.contains(&want)) {
             None => failures.push(format!("no variant with {want}")),
@@ -246,6 +253,53 @@ fn tiled_3d_stencils_equal_the_interpreter() {
         tiles_equal_interpreter(&src, &sizes, &tiles, &d);
         columns_equal_interpreter(&src, &sizes, &[2, 4], &d);
     }
+}
+
+/// A 3-D stencil with clamped planes and rows and zero columns (`pad`), its window summed by
+/// a reduction (the maps' innermost joins its one-element results).
+const BOX_3D_PAD: &str = "
+(define (slide2d s t xss) (map transpose (slide s t (map (lambda (r) (slide s t r)) xss))))
+(define (slide3d s t xsss)
+  (map (lambda (w) (map transpose (transpose w))) (slide s t (map (lambda (plane) (slide2d s t plane)) xsss))))
+(define (pad3d l r xsss)
+  (pad-clamp l r (map (lambda (plane) (pad-clamp l r (map (lambda (row) (pad l r 0.0f row)) plane))) xsss)))
+(lift (X Y Z) ((array-type (array-type (array-type float X) Y) Z))
+  (lambda (grid)
+    (map (lambda (plane) (map (lambda (row) (map (lambda (nbh) (reduce + 0.0f (join (join nbh)))) row)) plane))
+         (slide3d #3 #1 (pad3d #1 #1 grid)))))";
+
+/// Blocks of 3-D columns (a work-item's `v` planes × `w` rows from its strip in private
+/// memory): every block equals the interpreter on three formulations of windows alone (the
+/// suite's 7- and 27-point Jacobi, clamped, written with `slide3d`; a zero-padded box sum
+/// reduced over its window) and two of windows zipped with a grid.
+#[test]
+fn blocks_of_3d_stencil_columns_equal_the_interpreter() {
+    let labels = |ls: &[&str]| ls.iter().map(|l| l.to_string()).collect::<Vec<_>>();
+    for (sizes, z, blocks) in [
+        ([("X", 128), ("Y", 16), ("Z", 8)], 8, labels(&["4x2", "4x4"])),
+        ([("X", 128), ("Y", 16), ("Z", 16)], 16, labels(&["8x2"])),
+    ] {
+        let d = data("grid", &[z, 16, 128], &serde_json::json!({}));
+        for f in ["jacobi3d_7pt", "jacobi3d_27pt"] {
+            blocks_equal_interpreter(&repo(&format!("bench/stencil/{f}.lisp")), &sizes, &blocks, &d);
+        }
+        blocks_equal_interpreter(BOX_3D_PAD, &sizes, &blocks, &d);
+    }
+    // windows zipped with a grid (hotspot3D, the grid second and first): the grid's points
+    // of each block travel with its strip
+    let sizes = [("X", 128), ("Y", 16), ("Z", 8)];
+    let pin: Vec<Vec<Vec<f64>>> = (0..8)
+        .map(|z| (0..16).map(|y| values(128, 700 + 16 * z + y)).collect())
+        .collect();
+    let mut consts = serde_json::json!({ "pin": pin, "sdc": 0.5, "amb": 0.75 });
+    for (k, c) in ["cc", "cn", "cs", "ce", "cw", "ct", "cb"].iter().enumerate() {
+        consts[*c] = serde_json::json!(0.125 * (k + 1) as f64);
+    }
+    let blocks = labels(&["4x2", "4x4"]);
+    let d = data("tin", &[8, 16, 128], &consts);
+    blocks_equal_interpreter(&repo("bench/stencil/hotspot3d.lisp"), &sizes, &blocks, &d);
+    let d = data("tin", &[8, 16, 128], &serde_json::json!({ "pin": pin }));
+    blocks_equal_interpreter(HOTSPOT3D_POWER_FIRST, &sizes, &blocks, &d);
 }
 
 /// The staged 2-D tile's kernel: a work-group of 8×32 copies the 10×34 tile with its halo

@@ -7,6 +7,9 @@
 //!   0.347, against a copy of 0.133 and 0.27 ms): it is charged as the model charges a chunked
 //!   `mapGlb` (global traffic per work-item, not per output), a quarter of it, with its strip's
 //!   loads per work-item;
+//! - a 3-D block of 4 planes × 4 rows a work-item (heat3d: 0.306 ms, a copy 0.282, against
+//!   0.347 for its column of 4; `bench/results/stencil-fast-nvidia-h200-2026-12-02.md`) is
+//!   charged as the column, per work-item of `v·w` outputs, its strip's loads included;
 //! - a tile read where it lies (`/global`) took 0.245–0.265 ms in 2-D, beside 0.226–0.360 for
 //!   the default `mapGlb1 × mapGlb` of chunks of 4: charged per output as that mapping's
 //!   traffic would be without chunks (`MEM` each);

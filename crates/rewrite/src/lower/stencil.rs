@@ -13,8 +13,9 @@
 //! one level fewer in one dimension and one more in three (the rows of a tile's planes joined
 //! back into the result's rows, as `rules::stencil` writes). A column (`host_column`) maps
 //! strips instead: `mapGlb` per dimension, each work-item `v` outputs from its strip held in
-//! private memory; a zipped stencil's column maps the zip of its strips and its grids' `v`
-//! points (`zip x g…` as the node's array, the windows' place among them in `zipped`).
+//! private memory (a 3-D block: `v` planes × `w` rows); a zipped stencil's column maps the zip
+//! of its strips and its grids' `v` points (`zip x g…` as the node's array, the windows' place
+//! among them in `zipped`).
 
 use super::*;
 use crate::cost::stencil;
@@ -231,13 +232,25 @@ impl Lowerer<'_> {
         let (x, grids) = Self::stencil_arrays(st, &t.kids[2]);
         let dims = st.dims;
         let v = st.column;
+        // a 3-D block's rows of each plane (`w` in `rules::stencil`'s block equation; one otherwise)
+        let brows = if dims == 3 { st.u[1].max(1) } else { 1 };
         let windows: Vec<(i64, i64)> = (0..dims).map(|d| (st.n[d], st.s[d])).collect();
         let mut strip = windows.clone();
         strip[0] = (st.extent(0), v * st.s[0]);
+        if brows > 1 {
+            strip[1] = (st.extent(1), brows * st.s[1]);
+        }
         let (xt, mut xc, mut bind) = self.kernel_arg(x);
         // a zipped grid's `v` points down each column: `(v, v)` windows outermost, one point
         // along the other dimensions
-        let piece: Vec<(i64, i64)> = (0..dims).map(|d| if d == 0 { (v, v) } else { (1, 1) }).collect();
+        // (a block's `(w, w)` rows next)
+        let piece: Vec<(i64, i64)> = (0..dims)
+            .map(|d| match d {
+                0 => (v, v),
+                1 => (brows, brows),
+                _ => (1, 1),
+            })
+            .collect();
         let mut arrays = vec![];
         for gr in grids {
             let (ge, c, b) = self.kernel_arg(gr);
@@ -251,7 +264,11 @@ impl Lowerer<'_> {
         // a zipped 3-D stencil zips its arrays' rows of strips (`join`) and cuts them back into
         // planes (`split`): a plane's rows picked out of a zip by `get` would be bound (and
         // stored) by the parser's `let`s before their `mapGlb1`
-        let rows_len = grids.first().and_then(|g| g.inner.clone()).filter(|_| dims == 3);
+        let rows_len = grids
+            .first()
+            .and_then(|g| g.inner.clone())
+            .filter(|_| dims == 3)
+            .map(|y| y.div_assume_exact(&arith::ArithExpr::cst(brows)));
         let strips = match &rows_len {
             Some(y) => {
                 let joined: Vec<ExprId> = arrays.into_iter().map(|a| self.b.prim(Prim::Join, vec![a])).collect();
@@ -288,6 +305,12 @@ impl Lowerer<'_> {
             } else {
                 out
             };
+            // a block's `v × brows` outputs, plane by plane
+            let out = if brows > 1 {
+                me.b.prim(Prim::Split(arith::ArithExpr::cst(brows)), vec![out])
+            } else {
+                out
+            };
             me.b.unbind(pv);
             me.b.let_(pv, private, out)
         });
@@ -317,6 +340,18 @@ impl Lowerer<'_> {
                         sp
                     };
                     let r = me.b.prim(Prim::Map(MapKind::Glb(1)), vec![row, sp]);
+                    if brows > 1 {
+                        // rows of blocks `[X][v][w]` to `[v][w][X]`, their planes `[v][Y][X]`
+                        let tr = me.lam1("a", |me, a| {
+                            let t = me.b.prim(Prim::Transpose, vec![a]);
+                            let inner = me.lam1("b", |me, b| me.b.prim(Prim::Transpose, vec![b]));
+                            me.b.prim(Prim::Map(MapKind::Plain), vec![inner, t])
+                        });
+                        let r = me.b.prim(Prim::Map(MapKind::Plain), vec![tr, r]);
+                        let r = me.b.prim(Prim::Transpose, vec![r]);
+                        let j = me.join_fn();
+                        return me.b.prim(Prim::Map(MapKind::Plain), vec![j, r]);
+                    }
                     let tr = me.lam1("a", |me, a| me.b.prim(Prim::Transpose, vec![a]));
                     let r = me.b.prim(Prim::Map(MapKind::Plain), vec![tr, r]);
                     me.b.prim(Prim::Transpose, vec![r])
@@ -326,15 +361,21 @@ impl Lowerer<'_> {
         };
         let joined = self.b.prim(Prim::Join, vec![groups]);
         let e = self.b.to(AddressSpace::Global, joined);
+        let block = if brows > 1 {
+            format!("{v}x{brows}")
+        } else {
+            v.to_string()
+        };
         self.notes.push(format!(
-            "stencil columns of {v} outputs a work-item, its strip of the input in private memory"
+            "stencil columns of {block} outputs a work-item, its strip of the input in private memory"
         ));
         let points = self.stencil_points(dims, t);
-        let items = (points / v as f64 / self.lanes).ceil();
-        let held = (st.extent(0) * st.n[1..dims].iter().product::<i64>()) as f64;
-        // per work-item: `v` outputs and its strip's loads, and its traffic (`cost::stencil`)
+        let outs = (v * brows) as f64;
+        let items = (points / outs / self.lanes).ceil();
+        let held = (strip.iter().map(|&(n, _)| n).product::<i64>()) as f64;
+        // per work-item: its outputs and its strip's loads, and its traffic (`cost::stencil`)
         let traffic = stencil::COLUMN_TRAFFIC * (1.0 + grids.len() as f64 * stencil::ZIPPED_GRID_TRAFFIC);
-        let cost = items * (v as f64 * gc + held * stencil::STRIP_LOAD) + points / v as f64 * MEM * traffic + LAUNCH;
+        let cost = items * (outs * gc + held * stencil::STRIP_LOAD) + points / outs * MEM * traffic + LAUNCH;
         (self.wrap(bind, e), xc + cost)
     }
 

@@ -36,6 +36,16 @@ pub const TILES_3D: [[i64; 3]; 3] = [[1, 8, 32], [2, 4, 32], [1, 4, 64]];
 /// Columns of 16 only for windows of `LONG_COLUMN_MIN_ROWS` rows or more.
 pub const COLUMNS_2D: [i64; 3] = [4, 8, 16];
 pub const COLUMNS_3D: [i64; 2] = [2, 4];
+/// Blocks of 3-D stencils' outputs a work-item computes from its strip in private memory
+/// (`stencil-column-3d-{v}x{w}`): `v` planes down its column times `w` rows of the plane, the
+/// rows' neighbours shared within the strip. A 3×3×3 column of 4 reads 6·3·3 elements per 4
+/// outputs (13.5 each, through the L1 cache where the neighbouring work-items' strips
+/// overlap), a block of 4×2 reads 6·4·3 per 8 (9), of 4×4 6·6·3 per 16 (6.75). heat3d's block
+/// of 4×4 took 1.09× a copy on the H200 against 1.32× for its column of 4
+/// (`bench/results/stencil-fast-nvidia-h200-2026-12-02.md`); the 27-point Jacobi's column of 4,
+/// twice heat3d's loads per output for the same bytes, took 1.89×
+/// (`bench/results/merged-nvidia-h200-2026-12-02.md`).
+pub const COLUMN_BLOCKS_3D: [[i64; 2]; 3] = [[4, 2], [4, 4], [8, 2]];
 /// A column of 16 saves a wide window's halo rows (the 5×5 Gaussian: 1.43× → 1.36× a copy on
 /// the H200 against a column of 8) but not a 3-row window's (grad2d 1.13× → 1.16×; heat3d's
 /// 3×3×3 column of 8 took 1.33× against 1.28× for 4; `bench/results/stencil-more-nvidia-h200-2026-12-02.md`).
@@ -143,6 +153,21 @@ pub fn stencil_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> 
                 rules.push(Rewrite::new(name, pat(&lhs(joined)), applier).expect("rule"));
             }
         }
+        if dims == 3 {
+            for [v, w] in COLUMN_BLOCKS_3D {
+                for joined in [false, true] {
+                    let name = format!("stencil-column-3d-{v}x{w}{}", if joined { "-joined" } else { "" });
+                    let applier = TileStencil {
+                        dims,
+                        u: [v, w, 1],
+                        staged: false,
+                        joined,
+                        column: v,
+                    };
+                    rules.push(Rewrite::new(name, pat(&lhs(joined)), applier).expect("rule"));
+                }
+            }
+        }
     }
     rules
 }
@@ -181,6 +206,20 @@ pub fn stencil_rules(opts: &crate::Options) -> Vec<Rewrite<Lift, LiftAnalysis>> 
 /// each. Side conditions as above, with `v | ` the windows along the outermost dimension and
 /// a strip of at most `MAX_COLUMN_STRIP` elements; a column of 16 only for windows of
 /// `LONG_COLUMN_MIN_ROWS` rows or more.
+///
+/// A block of a 3-D column (`stencil-column-3d-{v}x{w}`): strips `v·s0` planes and `w·s1`
+/// rows apart, of `((v-1)·s0+n0) × ((w-1)·s1+n1) × n2` elements, each work-item's `v × w`
+/// outputs computed from its strip (the rows' neighbours read once for `w` rows):
+///
+/// `map (λq. map (λr. map f r) q) (slide3d (n0,s0) (n1,s1) (n2,s2) x) =
+///  join (map (λP. transpose (map join (transpose (map (λA. map transpose (transpose A))
+///        (map (λR. map (λs. split w (map f (join (join (slide3d … s))))) R) P)))))
+///        (blocks x))`,
+///
+/// `blocks x` the user's `slide3d` of windows `((v-1)·s0+n0, v·s0)`, `((w-1)·s1+n1, w·s1)`
+/// and `(n2, s2)`. Side conditions as for the column, `w` dividing the windows along the
+/// second dimension; a zipped grid's pieces are its `v × w` points of the block (`slide3d`
+/// of windows `(v, v)`, `(w, w)`, `(1, 1)`).
 ///
 /// A column of a stencil whose windows are zipped with grids of one point per window
 /// (hotspot's `zip2d (slide2d … temp) power`; `Zipped`) carries the grids' points along:
@@ -258,7 +297,9 @@ impl Applier<Lift, LiftAnalysis> for TileStencil {
         let host_level = std::iter::once(below)
             .chain(zipped.iter().flat_map(|z| z.grids.iter().copied()))
             .all(|a| eg[a].data.free.iter().all(|v| analysis.params.contains(v)));
-        let private = (t.extent(0) * t.n[1..self.dims].iter().product::<i64>()) as usize;
+        // a column's strip: `extent` along the dimensions its outputs run along, the window's
+        // size along the others (`u` is one there)
+        let private = (0..self.dims).map(|d| t.extent(d)).product::<i64>() as usize;
         if !fits
             || !host_level
             || (self.staged && t.tile_elems() * 4 > STENCIL_STAGE_BYTES)
