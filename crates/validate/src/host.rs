@@ -212,11 +212,20 @@ impl Validator<'_> {
         if !self.has_section(e) {
             return;
         }
-        if exist(self, e) {
-            self.err(
-                e,
-                "arrays or tuples of filter results computed from a host section's value are not supported yet",
-            );
+        // A tuple holding arrays has a slot per component (the driver's `host::HostProgram::
+        // tuples`): each component is one value.
+        let mut parts = vec![e];
+        while let Some(x) = parts.pop() {
+            match self.prog.expr(x) {
+                Expr::Op { op: Op::Tuple, args } if self.ty(x).is_some_and(tuple_with_array) => {
+                    parts.extend(args.iter().copied())
+                }
+                _ if exist(self, x) => self.err(
+                    x,
+                    "arrays or tuples of filter results computed from a host section's value are not supported yet",
+                ),
+                _ => {}
+            }
         }
         if let Expr::Let { value, .. } = self.prog.expr(e) {
             if exist(self, *value) {

@@ -15,8 +15,12 @@ impl Validator<'_> {
                 continue;
             }
             stack.extend(self.prog.children(e));
-            // both branches are evaluated and their C values selected; an array has no C value
-            if matches!(self.prog.expr(e), Expr::If { .. }) && self.ty(e).is_some_and(tuple_with_array) {
+            // both branches are evaluated and their C values selected; an array has no C value.
+            // A host section chooses on the host, each array in buffers of its own.
+            if matches!(self.prog.expr(e), Expr::If { .. })
+                && self.info.host.section(e).is_none()
+                && self.ty(e).is_some_and(tuple_with_array)
+            {
                 self.err(e, TUPLE_OF_ARRAYS_IF);
                 continue;
             }

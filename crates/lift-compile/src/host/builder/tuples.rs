@@ -1,0 +1,93 @@
+//! Tuples holding arrays at host level: a unit's value is one buffer, so such a tuple has a
+//! slot per component (`HostProgram::tuples`), a host `if` choosing between tuples a slot per
+//! component of its own, and a unit reading a tuple takes each component as a parameter.
+
+use super::*;
+
+impl Builder<'_> {
+    /// The slot of a host `if`'s value of type `t` whose branches leave it in slots `a` and
+    /// `b`: either branch's buffers hold the value (a loop copies it into its state), and an
+    /// array branch where the other returns a filter result is packed. A tuple holding arrays
+    /// gets a slot per component.
+    pub(super) fn branch_slot(&mut self, a: Slot, b: Slot, t: &Type, span: Span) -> Result<Slot, Error> {
+        match (self.tuples.get(&a).cloned(), self.tuples.get(&b).cloned(), t) {
+            (Some(pa), Some(pb), Type::Tuple(ts)) if pa.len() == ts.len() && pb.len() == ts.len() => {
+                let mut parts = vec![];
+                for ((x, y), ct) in pa.into_iter().zip(pb).zip(ts) {
+                    parts.push(self.branch_slot(x, y, &device_type(ct.clone()), span)?);
+                }
+                Ok(self.tuple_slot(parts))
+            }
+            (None, None, _) => {
+                let (ca, cb) = (self.init_cap(a, t), self.init_cap(b, t));
+                if let (Some(x), Some(y)) = (&ca, &cb) {
+                    if !(x.prove_le(y) && y.prove_le(x)) {
+                        return Err(Error::Source(Diagnostic::new(
+                            span,
+                            format!("the branches of this `if` return filter results of different capacities ({x} and {y}), which is not supported yet"),
+                        )));
+                    }
+                }
+                let out = self.slot(t.clone());
+                self.caps[out] = ca;
+                Ok(out)
+            }
+            _ => Err(internal(
+                span,
+                "the branches of a host `if` return tuples of different shapes",
+            )),
+        }
+    }
+
+    /// A slot for the tuple of the values in `parts` (a tuple holding arrays).
+    pub(super) fn tuple_slot(&mut self, parts: Vec<Slot>) -> Slot {
+        let out = self.slot(Type::Tuple(parts.iter().map(|p| self.slots[*p].clone()).collect()));
+        self.tuples.insert(out, parts);
+        out
+    }
+
+    /// `(tuple p…)` in `prog` of fresh variables bound to the slots of tuple slot `s`'s
+    /// components (nested tuples rebuilt alike), so that a unit reading the tuple takes each
+    /// of its arrays as a parameter of its own.
+    fn parts_expr(&mut self, prog: &mut Program, s: Slot, span: Span) -> ExprId {
+        match self.tuples.get(&s).cloned() {
+            Some(parts) => {
+                let args = parts.iter().map(|p| self.parts_expr(prog, *p, span)).collect();
+                prog.push(Expr::Op { op: Op::Tuple, args }, span)
+            }
+            None => {
+                let v = prog.new_var("p", span);
+                self.var_slot.insert(v, s);
+                prog.push(Expr::Var(v), span)
+            }
+        }
+    }
+
+    /// `e` (of `prog`) rebound for a unit where a free variable of it (`free`) is a tuple slot:
+    /// `(let v (tuple p…) e)` on a copy of the program, `p…` fresh variables bound to the
+    /// components' slots. `None` when no free variable is one.
+    pub(super) fn bind_tuples(&mut self, prog: &Program, e: ExprId, free: &[VarId]) -> Option<(Program, ExprId)> {
+        let tuple_of = |b: &Self, v: &VarId| b.var_slot.get(v).copied().filter(|s| b.tuples.contains_key(s));
+        if !free.iter().any(|v| tuple_of(self, v).is_some()) {
+            return None;
+        }
+        let mut copy = prog.clone();
+        let mut root = e;
+        for v in free {
+            if let Some(s) = tuple_of(self, v) {
+                let span = copy.var(*v).span;
+                let value = self.parts_expr(&mut copy, s, span);
+                root = copy.push(
+                    Expr::Let {
+                        kind: ir::LetKind::Let,
+                        var: *v,
+                        value,
+                        body: root,
+                    },
+                    span,
+                );
+            }
+        }
+        Some((copy, root))
+    }
+}
