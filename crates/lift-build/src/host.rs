@@ -80,6 +80,11 @@ pub(crate) fn host_function(
     kind_id: &dyn Fn(Kind) -> usize,
 ) -> Result<(), Error> {
     let hp = spec.hp;
+    if !hp.direct.is_empty() {
+        return Err(crate::not_supported(
+            "values stored in several buffers (arrays of tuples holding arrays, rows of filter results) in a program with host sections",
+        ));
+    }
     if !hp.tuples.is_empty() {
         return Err(crate::not_supported(
             "tuples holding arrays in a program with host sections",

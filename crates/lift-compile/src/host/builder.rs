@@ -7,6 +7,8 @@ use ir::Op;
 
 mod tuples;
 
+use tuples::on_host_read;
+
 /// Splits a typed host program into units and steps, compiling every unit once.
 pub fn build(prog: &Program, info: &TypeInfo, opts: &Options) -> Result<HostProgram, Error> {
     let mut b = Builder {
@@ -18,6 +20,8 @@ pub fn build(prog: &Program, info: &TypeInfo, opts: &Options) -> Result<HostProg
         slots: vec![],
         caps: vec![],
         tuples: BTreeMap::new(),
+        direct: BTreeSet::new(),
+        on_host: BTreeMap::new(),
     };
     let mut params = vec![];
     for p in &prog.params {
@@ -26,11 +30,13 @@ pub fn build(prog: &Program, info: &TypeInfo, opts: &Options) -> Result<HostProg
         params.push(s);
     }
     let main = b.block(prog.body)?;
+    b.check_on_host(&main)?;
     Ok(HostProgram {
         units: b.units,
         slots: b.slots,
         caps: b.caps,
         tuples: b.tuples,
+        direct: b.direct,
         params,
         main,
     })
@@ -45,6 +51,10 @@ struct Builder<'a> {
     slots: Vec<Type>,
     caps: Vec<Option<ArithExpr>>,
     tuples: BTreeMap<Slot, Vec<Slot>>,
+    direct: BTreeSet<usize>,
+    /// Slots whose value stays on the host (a direct unit's, a host `if`'s choosing one), with
+    /// the span of what computes them.
+    on_host: BTreeMap<Slot, Span>,
 }
 
 impl Builder<'_> {
@@ -88,6 +98,9 @@ impl Builder<'_> {
         };
         let out = self.slot(ty);
         self.caps[out] = cap;
+        if self.direct.contains(&u) {
+            self.on_host.insert(out, self.prog.span(e));
+        }
         Ok(out)
     }
 
@@ -591,18 +604,29 @@ impl Builder<'_> {
             });
             args.push(slot);
         }
+        if let Some(sp) = args.iter().find_map(|a| self.on_host.get(a)) {
+            return Err(on_host_read(*sp));
+        }
         let sub = ir::host::extract(prog, e, params);
         let opts = Options {
             types_only: false,
             ..self.opts.clone()
         };
         let compiled = crate::compile_program(sub, &opts)?;
-        // A unit's value lives in one device buffer between the host's steps.
-        if compiled.plan.as_ref().is_some_and(|p| p.result.parts.len() > 1) {
+        // A unit's value lives in one device buffer between the host's steps; one stored in
+        // several (a struct of arrays, rows of filter results and their lengths) runs on its
+        // own, on its arguments read back (`HostProgram::direct`).
+        let direct = compiled.plan.as_ref().is_some_and(|p| {
+            p.result.parts.len() > 1 || (p.result.lengths.is_some() && !matches!(p.result.ty, Type::Exists(_)))
+        });
+        if direct && args.iter().any(|a| self.caps[*a].is_some()) {
             return Err(Error::Source(Diagnostic::new(
                 prog.span(e),
-                "a tuple holding arrays as the value of a program with host sections (a host `iterate`, `iterate-until` or `if`) is not supported yet: each array is stored in a buffer of its own",
+                "a value stored in several buffers (arrays of tuples holding arrays, rows of filter results) computed from a filter result in a program with host sections is not supported yet",
             )));
+        }
+        if direct {
+            self.direct.insert(self.units.len());
         }
         self.units.push(Unit { compiled, args });
         Ok(self.units.len() - 1)

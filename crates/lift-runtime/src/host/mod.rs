@@ -215,6 +215,9 @@ impl HostExec<'_> {
         let (hp, inputs, time) = (self.hp, self.inputs, self.profile);
         // Every unit's kernels are built and its buffers made before the run starts.
         for (u, unit) in hp.units.iter().enumerate() {
+            if hp.direct.contains(&u) {
+                continue;
+            }
             let plan = unit
                 .compiled
                 .plan
@@ -252,7 +255,7 @@ impl HostExec<'_> {
 
     /// The value of slot `result` read back from the device: a tuple slot component by
     /// component, a filter result only up to its length.
-    fn read_back(&self, result: usize) -> Result<Value, Error> {
+    pub(crate) fn read_back(&self, result: usize) -> Result<Value, Error> {
         let (hp, inputs) = (self.hp, self.inputs);
         if let Some(parts) = hp.tuples.get(&result) {
             return Ok(Value::Tuple(

@@ -60,6 +60,10 @@ impl HostExec<'_> {
                 _ => None,
             };
             match st {
+                Step::Kernels { out, unit } if self.hp.direct.contains(unit) => {
+                    let r = self.run_direct(*unit)?;
+                    self.vals[*out] = Some(r);
+                }
                 Step::Kernels { out, unit } => {
                     let r = self.launch_unit(*unit, into)?;
                     self.vals[*out] = Some(r);

@@ -628,3 +628,38 @@ fn tuples_holding_arrays_are_host_values() {
         "{err}"
     );
 }
+
+/// Values stored in several buffers as a host program's value (they were refused as not
+/// supported yet): an array of tuples holding arrays beside a loop, and rows of filter
+/// results of a loop's value, each computed by a unit run on its own. Read again by a
+/// kernel, such a value is refused cleanly.
+#[test]
+fn struct_of_arrays_values_of_host_programs() {
+    let pairs = "(lift (N K) ((array-type float N))
+      (lambda (xs)
+        (tuple (mapGlb (lambda (w) (toGlobal (tuple (reduceSeq (lambda (a x) (+ a x)) 0.0f w) (mapSeq (lambda (x) (* x 2.0f)) w)))) (split #2 xs))
+               (iterate K (lambda (s) (mapGlb (lambda (x) (* x 2.0f)) s)) xs))))";
+    let rows = "(lift (N K) ((array-type float N))
+      (lambda (xs)
+        (mapGlb (lambda (w) (toGlobal (filterSeq (lambda (x) (> x 4.0f)) w)))
+          (split #2 (iterate K (lambda (s) (mapGlb (lambda (x) (* x 2.0f)) s)) xs)))))";
+    let xs = || vec![floats(&[1.0, 2.0, 3.0, 4.0])];
+    let sizes = [("N", 4), ("K", 1)];
+    assert_eq!(
+        both(pairs, xs, &sizes),
+        "[[[[3.0],[2.0,4.0]],[[7.0],[6.0,8.0]]],[2.0,4.0,6.0,8.0]]"
+    );
+    assert_eq!(both(rows, xs, &sizes), "[[],[6.0,8.0]]");
+    // Two steps: [4, 8, 12, 16] in rows [4, 8] and [12, 16].
+    assert_eq!(both(rows, xs, &[("N", 4), ("K", 2)]), "[[8.0],[12.0,16.0]]");
+    let read_again = "(lift (N K) ((array-type float N))
+      (lambda (xs)
+        (let r (mapGlb (lambda (w) (toGlobal (tuple (reduceSeq (lambda (a x) (+ a x)) 0.0f w) (mapSeq (lambda (x) (* x 2.0f)) w))))
+                 (split #2 (iterate K (lambda (s) (mapGlb (lambda (x) (* x 2.0f)) s)) xs)))
+          (mapGlb (lambda (p) (at 0 (get #0 p))) r))))";
+    let err = run(read_again, xs(), &sizes, Some(&None)).expect_err("refused");
+    assert!(
+        err.contains("read again after a host section is not supported yet"),
+        "{err}"
+    );
+}

@@ -30,6 +30,9 @@ impl Builder<'_> {
                 }
                 let out = self.slot(t.clone());
                 self.caps[out] = ca;
+                if let Some(sp) = self.on_host.get(&a).or_else(|| self.on_host.get(&b)).copied() {
+                    self.on_host.insert(out, sp);
+                }
                 Ok(out)
             }
             _ => Err(internal(
@@ -90,4 +93,71 @@ impl Builder<'_> {
         }
         Some((copy, root))
     }
+
+    /// Values kept on the host (`on_host`) are only read back: refused where a kernel, a loop
+    /// or a condition reads one, or where a direct unit runs as a loop's step or a condition.
+    pub(super) fn check_on_host(&self, main: &Block) -> Result<(), Error> {
+        let refuse = |span: Span| Err(on_host_read(span));
+        for u in &self.units {
+            for a in &u.args {
+                if let Some(sp) = self.on_host.get(a) {
+                    return refuse(*sp);
+                }
+            }
+        }
+        // Blocks, each with whether it is a loop's step (whose value goes into the state's
+        // buffers).
+        let mut work = vec![(main, false)];
+        while let Some((b, step)) = work.pop() {
+            for st in &b.steps {
+                let (reads, inner): (Vec<Slot>, Vec<(&Block, bool)>) = match st {
+                    Step::Kernels { .. } => (vec![], vec![]),
+                    Step::Iterate { init, body, fusion, .. } => {
+                        let fused = fusion.as_ref().map_or(vec![], |f| {
+                            f.pre
+                                .iter()
+                                .flat_map(|(a, b)| [*a, *b])
+                                .chain(f.post.iter().flat_map(|(a, b, _)| [*a, *b]))
+                                .chain(f.both)
+                                .collect()
+                        });
+                        if let Some(u) = fused.iter().find(|u| self.direct.contains(u)) {
+                            return refuse(self.units[*u].compiled.given.span(self.units[*u].compiled.given.body));
+                        }
+                        (vec![*init], vec![(body, true)])
+                    }
+                    Step::Until { init, body, cond, .. } => {
+                        if self.direct.contains(cond) {
+                            return refuse(
+                                self.units[*cond]
+                                    .compiled
+                                    .given
+                                    .span(self.units[*cond].compiled.given.body),
+                            );
+                        }
+                        (vec![*init], vec![(body, true)])
+                    }
+                    Step::If { cond, then, els, .. } => (vec![*cond], vec![(then, false), (els, false)]),
+                };
+                for r in reads {
+                    if let Some(sp) = self.on_host.get(&r) {
+                        return refuse(*sp);
+                    }
+                }
+                work.extend(inner);
+            }
+            if step && self.on_host.contains_key(&b.result) {
+                return refuse(self.on_host[&b.result]);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The error for a value kept on the host (`Builder::on_host`) that a kernel or a loop reads.
+pub(super) fn on_host_read(span: Span) -> Error {
+    Error::Source(Diagnostic::new(
+        span,
+        "a value stored in several buffers (arrays of tuples holding arrays, rows of filter results) read again after a host section is not supported yet: only the program's value may be one",
+    ))
 }
