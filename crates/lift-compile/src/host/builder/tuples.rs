@@ -1,6 +1,8 @@
-//! Tuples holding arrays at host level: a unit's value is one buffer, so such a tuple has a
-//! slot per component (`HostProgram::tuples`), a host `if` choosing between tuples a slot per
-//! component of its own, and a unit reading a tuple takes each component as a parameter.
+//! Tuples holding arrays at host level, and values kept on the host. A unit's value is one
+//! buffer, so such a tuple has a slot per component (`HostProgram::tuples`), a host `if`
+//! choosing between tuples a slot per component of its own, and a unit reading a tuple takes
+//! each component as a parameter. A value stored in several buffers (`HostProgram::direct`)
+//! stays on the host: [`Builder::check_on_host`] admits it only as part of the program's value.
 
 use super::*;
 
