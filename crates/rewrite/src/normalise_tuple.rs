@@ -150,7 +150,7 @@ impl Cx<'_> {
     }
 
     /// `e` with its children rewritten by `f`.
-    fn map_kids(&mut self, e: T, f: fn(&mut Self, T) -> T) -> T {
+    pub(super) fn map_kids(&mut self, e: T, f: fn(&mut Self, T) -> T) -> T {
         let span = e.span;
         let n = match e.n {
             N::Lambda(ps, b) => N::Lambda(ps, Box::new(f(self, *b))),
