@@ -57,6 +57,7 @@ mod arrays;
 mod index;
 #[path = "normalise_lets.rs"]
 mod lets;
+pub use lets::split_tuple_lets;
 #[path = "normalise_perm.rs"]
 mod perm;
 #[path = "normalise_scalar.rs"]
@@ -122,21 +123,6 @@ pub fn alternative(prog: &Program, info: &TypeInfo) -> Option<(Program, TypeInfo
     let body = cx.split_reductions(body);
     // each reduction split off reads only its own arrays of the zip they shared
     let body = if cx.changed { cx.norm(body, true) } else { body };
-    cx.finish(body)
-}
-
-/// The program with every `let`-bound tuple of filter results read only through projections
-/// bound component by component (`normalise_lets`), and its types; `None` when it has none
-/// or the result does not type-check. The driver applies it to every program it compiles.
-pub fn split_tuple_lets(prog: &Program, info: &TypeInfo) -> Option<(Program, TypeInfo)> {
-    let mut cx = Cx {
-        prog,
-        info,
-        vars: prog.vars.clone(),
-        changed: false,
-    };
-    let body = cx.tree(prog.body);
-    let body = cx.split_tuple_lets(body);
     cx.finish(body)
 }
 

@@ -10,7 +10,23 @@
 //! would escape their `let`s, keeps the tuple).
 
 use super::{t, Cx, N, T};
-use ir::{Op, VarId};
+use ir::{Op, Program, VarId};
+use typeck::TypeInfo;
+
+/// The program with every `let`-bound tuple of filter results read only through projections
+/// bound component by component (`normalise_lets`), and its types; `None` when it has none
+/// or the result does not type-check. The driver applies it to every program it compiles.
+pub fn split_tuple_lets(prog: &Program, info: &TypeInfo) -> Option<(Program, TypeInfo)> {
+    let mut cx = Cx {
+        prog,
+        info,
+        vars: prog.vars.clone(),
+        changed: false,
+    };
+    let body = cx.tree(prog.body);
+    let body = cx.split_tuple_lets(body);
+    cx.finish(body)
+}
 
 impl Cx<'_> {
     /// Every `let` of a written-out tuple holding filter results read only through projections
@@ -132,7 +148,7 @@ mod tests {
     fn split(src: &str) -> Option<String> {
         let prog = ir::parse(src).expect("parses");
         let info = typeck::infer(&prog).expect("types");
-        super::super::split_tuple_lets(&prog, &info).map(|(p, _)| ir::print::program(&p))
+        super::split_tuple_lets(&prog, &info).map(|(p, _)| ir::print::program(&p))
     }
 
     #[test]
