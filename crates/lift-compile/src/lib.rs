@@ -210,7 +210,7 @@ fn compile_inferred(
     };
     // A `let`-bound tuple of filter results taken apart is bound component by component, so
     // that each filter result has the binder that bounds its length.
-    let (program, info) = match rewrite::normalise::split_tuple_lets(&program, &info) {
+    let (program, info) = match rewrite::split_tuple_lets(&program, &info) {
         Some((p, i)) => (p, i),
         None => (program, info),
     };

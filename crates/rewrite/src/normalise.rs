@@ -55,15 +55,12 @@
 mod arrays;
 #[path = "normalise_index.rs"]
 mod index;
-#[path = "normalise_lets.rs"]
-mod lets;
-pub use lets::split_tuple_lets;
 #[path = "normalise_perm.rs"]
 mod perm;
 #[path = "normalise_scalar.rs"]
 mod scalar;
 #[path = "normalise_tuple.rs"]
-mod tuple;
+pub(crate) mod tuple;
 #[path = "normalise_zip.rs"]
 mod zip;
 

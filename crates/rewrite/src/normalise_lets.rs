@@ -9,7 +9,7 @@
 //! is a projection, and the result type-checks (a body returning two of the lengths, which
 //! would escape their `let`s, keeps the tuple).
 
-use super::{t, Cx, N, T};
+use super::super::{t, Cx, N, T};
 use ir::{Op, Program, VarId};
 use typeck::TypeInfo;
 
@@ -31,14 +31,14 @@ pub fn split_tuple_lets(prog: &Program, info: &TypeInfo) -> Option<(Program, Typ
 impl Cx<'_> {
     /// Every `let` of a written-out tuple holding filter results read only through projections
     /// in `e` (bottom-up): one `let` per component.
-    pub(super) fn split_tuple_lets(&mut self, e: T) -> T {
+    fn split_tuple_lets(&mut self, e: T) -> T {
         let e = self.map_kids(e, Self::split_tuple_lets);
         let span = e.span;
         match e.n {
             N::Let(kind, v, value, body)
                 if matches!(value.n, N::Op(Op::Tuple, _))
                     && self.holds_exists(v)
-                    && projections(&body, v).is_some_and(|n| n == super::uses(&body, v, false).0) =>
+                    && projections(&body, v).is_some_and(|n| n == super::super::uses(&body, v, false).0) =>
             {
                 let N::Op(Op::Tuple, comps) = value.n else {
                     unreachable!("matched above")
@@ -50,7 +50,7 @@ impl Cx<'_> {
                 // its kernel).
                 let mut bound: Vec<(T, VarId, bool)> = vec![];
                 for (k, (c, pv)) in comps.into_iter().zip(vars).enumerate() {
-                    if super::uses(&out, pv, false).0 > 0 {
+                    if super::super::uses(&out, pv, false).0 > 0 {
                         bound.push((c, pv, self.component_exists(v, k)));
                     }
                 }

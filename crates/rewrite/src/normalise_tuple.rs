@@ -25,6 +25,9 @@
 use super::{subst, t, uses, Cx, N, T};
 use ir::{LetKind, Op, Prim, Span, VarId};
 
+#[path = "normalise_lets.rs"]
+pub(crate) mod lets;
+
 impl Cx<'_> {
     /// Whether `let v val body` inside a lambda may be read where used: `val` a high-level
     /// `map`, `v` read only outside the lambdas of `body` (so it is computed once for each use,
