@@ -32,8 +32,7 @@ pub mod sizes;
 pub mod stencil_sizes;
 
 use egraph::{LiftAnalysis, EG};
-/// `normalise::tuple::lets`: a `let`-bound tuple of filter results bound component by component.
-pub use normalise::tuple::lets::split_tuple_lets;
+pub use normalise::split_tuple_lets;
 pub use options::Options;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;

@@ -60,7 +60,7 @@ mod perm;
 #[path = "normalise_scalar.rs"]
 mod scalar;
 #[path = "normalise_tuple.rs"]
-pub(crate) mod tuple;
+mod tuple;
 #[path = "normalise_zip.rs"]
 mod zip;
 
@@ -429,6 +429,7 @@ impl Cx<'_> {
     }
 }
 
+pub use tuple::lets::split_tuple_lets;
 /// Whether `e` has an existential length anywhere.
 fn has_exists(ty: &Type) -> bool {
     match ty {
@@ -439,8 +440,7 @@ fn has_exists(ty: &Type) -> bool {
     }
 }
 
-/// Whether `e` has no low-level primitive (a mapping, a copy to an address space): a program
-/// that fixes part of its mapping keeps it as written.
+/// Whether `e` has no low-level primitive (a mapping, a copy): a program that fixes part of its mapping keeps it.
 fn high_level(e: &T) -> bool {
     match &e.n {
         N::Prim(p, a) => {
