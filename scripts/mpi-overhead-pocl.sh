@@ -5,7 +5,7 @@
 # (bench/results/mpi-overhead-pocl-2026-12-02.md).
 #
 # Fair on a host of C cores shared with other work: both sides run C PoCL worker threads in all
-# (one process: POCL_CPU_MAX_CU_COUNT=C; R ranks: C/R each), so that neither gets a larger share
+# (one process: C; R ranks: C/R each), so that neither gets a larger share
 # of the host from its number of threads. The PoCL thread count is fixed per process, so the
 # two sides are two invocations of `lift bench --mpi` (rank 0's "one process" line, and the
 # "R ranks" line), each the median of REPEATS whole runs after one untimed run (compile,
@@ -17,7 +17,7 @@
 #
 # Usage: scripts/mpi-overhead-pocl.sh [LIFT] (default target/release/lift, built with
 # `cargo build --release -p lift --features mpi`). Environment: PAIRS (5), REPEATS (3),
-# CORES (2), RANKS (2).
+# CORES (2), RANKS (2), MM (2048), STENCIL (4194304), STEPS (50).
 set -euo pipefail
 LIFT=${1:-target/release/lift}
 PAIRS=${PAIRS:-5}
@@ -51,7 +51,10 @@ mpi() { # ranks, threads per rank, program, sizes...
   shift 3
   local sizes=()
   for s in "$@"; do sizes+=(--size "$s"); done
-  timeout 900 mpirun --oversubscribe --allow-run-as-root -n "$n" -x POCL_CPU_MAX_CU_COUNT="$cu" \
+  # PoCL 3 reads POCL_MAX_PTHREAD_COUNT (`clinfo` shows it as the device's compute units);
+  # later versions read POCL_CPU_MAX_CU_COUNT. Both are set, so that each side really has its
+  # share of threads (with only the second, PoCL 3.1 gave every rank every core).
+  timeout 900 mpirun --oversubscribe --allow-run-as-root -n "$n" -x POCL_MAX_PTHREAD_COUNT="$cu" -x POCL_CPU_MAX_CU_COUNT="$cu" \
     "$LIFT" bench "$dir/$prog" "${sizes[@]}" --repeats "$REPEATS" --mpi
 }
 field() { # the median in ms of the line of a report that starts with $2
@@ -61,7 +64,12 @@ load() { cut -d' ' -f1 /proc/loadavg; }
 
 rows=()
 # (mm 128³: kernels of a few ms, so the run is its fixed costs: compile, device, transfers)
-cases=("mm 1024³|mm.lisp|M=1024 K=1024 N=1024" "stencil loop 2²⁰ × 50 steps|stencil.lisp|N=1048576 K=50"
+# The sizes are chosen so that one process's kernels take at least 200 ms on an idle 2-core host
+# (`lift bench` at 2 PoCL threads: mm 2048³ about 800 ms, mm 1024³ only about 45 ms).
+MM=${MM:-2048}
+STENCIL=${STENCIL:-4194304}
+STEPS=${STEPS:-50}
+cases=("mm ${MM}³|mm.lisp|M=$MM K=$MM N=$MM" "stencil loop $STENCIL × $STEPS steps|stencil.lisp|N=$STENCIL K=$STEPS"
   "mm 128³ (fixed costs)|mm.lisp|M=128 K=128 N=128")
 for case in "${cases[@]}"; do
   IFS='|' read -r name prog sizes <<<"$case"

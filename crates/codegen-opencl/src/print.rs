@@ -409,17 +409,19 @@ fn stmt(s: &Stmt) -> Doc {
     }
 }
 
-/// `asm("template" : "=r"(out) : "f"(in));`: the template is the instruction's own
+/// `asm("template" : "+f"(acc) : "r"(in));`: the template is the instruction's own
 /// (`PtxOp::template`), the constraints its operands' classes; written operands are listed
 /// first, as the template numbers them. Not `volatile`: each instruction is a function of its
-/// operands that touches no memory, which the compiler may schedule among the loads around it.
+/// operands that touches no memory, which the compiler may schedule among the loads around it;
+/// but the warp's exchanges ([`crate::ptx::PtxOp::exchanges`]) stay where they are written.
 fn asm(a: &crate::ptx::Asm) -> String {
     use crate::ptx::Dir;
     let operand = |(e, r, d): (&Expr, crate::ptx::Reg, Dir)| format!("\"{}{}\"({})", d.modifier(), r.letter(), expr(e));
     let outs: Vec<String> = a.operands().filter(|(_, _, d)| *d != Dir::In).map(operand).collect();
     let ins: Vec<String> = a.operands().filter(|(_, _, d)| *d == Dir::In).map(operand).collect();
     format!(
-        "asm(\"{}\" : {} : {});",
+        "asm{}(\"{}\" : {} : {});",
+        if a.op().exchanges() { " volatile" } else { "" },
         a.op().template(),
         outs.join(", "),
         ins.join(", ")

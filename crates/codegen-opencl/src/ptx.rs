@@ -4,8 +4,10 @@
 //! that the printer only writes what the tree holds. The instruction text comes from
 //! [`PtxOp::template`], never from a caller: an `Asm` names an instruction, not a string.
 //!
-//! Only devices that report NVIDIA's compute capability 8.0 or later get these statements
-//! (`crate::EmitOptions::tensor_cores`): PTX means nothing to any other OpenCL compiler.
+//! Only devices that report NVIDIA's compute capability get these statements: 8.0 or later the
+//! tensor-core instructions (`crate::EmitOptions::tensor_cores`), 7.0 or later the warp's
+//! shuffles and ballot (`crate::EmitOptions::warp_shuffles`); PTX means nothing to any other
+//! OpenCL compiler.
 
 use crate::ast::Expr;
 
@@ -17,9 +19,15 @@ pub enum PtxOp {
     /// fragment of B (column-major), added to the FP32 accumulator `c`, into `d` (here `d` is
     /// `c`: four read-write `f` operands). Compute capability 8.0 (PTX ISA 7.0).
     MmaM16n8k8Tf32,
-    /// `cvt.rna.tf32.f32 d, a`: `a` rounded to TF32 (to nearest, ties away from zero), its bits
-    /// in the 32-bit register `d` (the low 13 bits of the significand zero).
-    CvtRnaTf32,
+    /// `shfl.sync.up.b32 d, a, k, 0, 0xffffffff`: `a` of the lane `k` below this one in the
+    /// warp (this lane's own `a` in lanes below `k`). PTX ISA 6.0.
+    ShflUpB32,
+    /// `shfl.sync.down.b32 d, a, k, 31, 0xffffffff`: `a` of the lane `k` above this one (this
+    /// lane's own `a` where that is past lane 31). PTX ISA 6.0.
+    ShflDownB32,
+    /// `vote.sync.ballot.b32 d, p, 0xffffffff` with `p` = `a != 0`: bit `i` of `d` set where
+    /// lane `i`'s `a` is not zero. PTX ISA 6.0.
+    BallotB32,
 }
 
 /// A register class of an operand: its `asm` constraint letter.
@@ -60,18 +68,31 @@ impl PtxOp {
                 (B32, In),
                 (B32, In),
             ],
-            PtxOp::CvtRnaTf32 => &[(B32, Out), (F32, In)],
+            PtxOp::ShflUpB32 | PtxOp::ShflDownB32 => &[(B32, Out), (B32, In), (B32, In)],
+            PtxOp::BallotB32 => &[(B32, Out), (B32, In)],
         }
     }
 
     /// The instruction text with operand `k` written `%k` (the order of [`PtxOp::operands`],
-    /// which `asm` numbers outputs first; both instructions list their outputs first).
+    /// which `asm` numbers outputs first; the instruction lists its outputs first).
     pub fn template(self) -> &'static str {
         match self {
             PtxOp::MmaM16n8k8Tf32 => {
                 "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
             }
-            PtxOp::CvtRnaTf32 => "cvt.rna.tf32.f32 %0, %1;",
+            PtxOp::ShflUpB32 => "shfl.sync.up.b32 %0, %1, %2, 0, 0xffffffff;",
+            PtxOp::ShflDownB32 => "shfl.sync.down.b32 %0, %1, %2, 31, 0xffffffff;",
+            PtxOp::BallotB32 => "{ .reg .pred p; setp.ne.u32 p, %1, 0; vote.sync.ballot.b32 %0, p, 0xffffffff; }",
+        }
+    }
+
+    /// Whether the instruction exchanges values between the warp's lanes (printed `asm
+    /// volatile`, so that the compiler neither moves it into a branch some lanes skip nor
+    /// merges it with another: every lane must execute it where it is written).
+    pub fn exchanges(self) -> bool {
+        match self {
+            PtxOp::MmaM16n8k8Tf32 => false,
+            PtxOp::ShflUpB32 | PtxOp::ShflDownB32 | PtxOp::BallotB32 => true,
         }
     }
 }
@@ -200,11 +221,20 @@ mod tests {
         let rvalue = [vec![sum], c4[1..].to_vec(), vec![bits(&a); 6]].concat();
         assert!(Asm::new(PtxOp::MmaM16n8k8Tf32, rvalue).unwrap_err().contains("lvalue"));
         // a float where the bits of one are read
-        let float_in = [c4, vec![Expr::Float(1.0); 6]].concat();
+        let float_in = [c4.clone(), vec![Expr::Float(1.0); 6]].concat();
         assert!(Asm::new(PtxOp::MmaM16n8k8Tf32, float_in)
             .unwrap_err()
             .contains("as_uint"));
-        let cvt = Asm::new(PtxOp::CvtRnaTf32, vec![Expr::var(&u), Expr::var(&x)]).expect("cvt");
-        assert_eq!(cvt.written().count(), 1);
+        let mma = Asm::new(PtxOp::MmaM16n8k8Tf32, [c4, vec![Expr::var(&u); 6]].concat()).expect("mma");
+        assert_eq!(mma.written().count(), 4);
+        // a shuffle writes its one output, which must be an lvalue
+        let shfl = Asm::new(PtxOp::ShflUpB32, vec![Expr::var(&u), bits(&x), bits(&a)]).expect("shfl");
+        assert_eq!(shfl.written().count(), 1);
+        assert!(shfl.op().exchanges() && !mma.op().exchanges());
+        let no_place = vec![bits(&u), bits(&x), bits(&a)];
+        assert!(Asm::new(PtxOp::ShflDownB32, no_place).unwrap_err().contains("lvalue"));
+        assert!(Asm::new(PtxOp::BallotB32, vec![Expr::var(&u)])
+            .unwrap_err()
+            .contains("2 operands"));
     }
 }

@@ -45,6 +45,11 @@ pub struct Variant {
     /// Its LIFT source (`ir::print::program`), for `lift explore`, `--emit` and the tuning cache.
     pub source: String,
     pub cost: f64,
+    /// Its kernels: how many, the bytes they read and write (`cost::time`).
+    pub kernels: cost::time::Kernels,
+    /// The estimated time in milliseconds on an H200-class device (`cost::time`): from the cost
+    /// and the kernels, no less than a cheaper variant's.
+    pub ms: f64,
     pub description: String,
 }
 
@@ -94,7 +99,11 @@ impl fmt::Display for Exploration {
             s.rejected
         )?;
         for (i, v) in self.variants.iter().enumerate() {
-            writeln!(f, "\n;; variant {i}: estimated cost {:.1}", v.cost)?;
+            writeln!(
+                f,
+                "\n;; variant {i}: estimated cost {:.1}, about {:.4} ms ({} kernels, {} bytes read and written, {} scalars written)",
+                v.cost, v.ms, v.kernels.count, v.kernels.bytes, v.kernels.written
+            )?;
             writeln!(f, ";; {}", v.description)?;
             f.write_str(&v.source)?;
         }
@@ -187,8 +196,10 @@ pub fn explore(prog: &ir::Program, info: &typeck::TypeInfo, opts: &Options) -> R
     }
     variants.sort_by(|a, b| a.cost.total_cmp(&b.cost).then_with(|| a.source.cmp(&b.source)));
     let mut variants = keep_diverse(variants, opts.top_k.max(1));
-    for v in &mut variants {
+    let ms = cost::time::ordered(variants.iter().map(|v| v.ms));
+    for (v, ms) in variants.iter_mut().zip(ms) {
         v.source = ir::print::program(&v.program);
+        v.ms = ms;
     }
     if variants.is_empty() {
         return Err(ir::Diagnostic::new(
@@ -262,6 +273,7 @@ fn lowered(
                 continue;
             }
         };
+        let kernels = cost::time::Kernels::of(&program, &info, &opts.sizes, opts.default_size);
         let mut notes = low.notes.clone();
         notes.dedup();
         variants.push(Variant {
@@ -269,6 +281,8 @@ fn lowered(
             info,
             source: key,
             cost,
+            kernels,
+            ms: kernels.ms(cost),
             description: format!("{} | {}", notes.join("; "), t.sexp()),
         });
     }

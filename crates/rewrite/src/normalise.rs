@@ -24,12 +24,14 @@
 //!   `reduce f z xs` (and with `map g c` for `c`, `reduce f z (map g xs)`: chunked dot products), `f` `+`, `*`, `min` or `max` (in either operand order) and `z` its neutral
 //!   element (any `z` for `min` and `max`): the rules derive the partial reductions of every
 //!   chunk size, including `k`, from the flat one;
-//! - **`transpose (transpose x)`** = `x`;
+//! - **`transpose (transpose x)`** = `x`, and a view of `x` built with maps of layouts that reads
+//!   it transposed (tiles transposed in a grid of tiles) = `transpose x` (`normalise_views`);
 //! - **a view as the result** (`transpose m`, a `split` of a parameter) is its copy, `map (λr.
 //!   map (λx. x) r) (transpose m)`: the copy the suite's transpose asks for, which the rules
 //!   tile (the back end copies a view result one row a work-item);
 //! - **a zip of maps** (`normalise_zip`): `map (λt. B) (zip (map f a) (map g b))` = `map (λu.
-//!   B[f (get #0 u), g (get #1 u)]) (zip a b)`, one array where `a` and `b` are one;
+//!   B[f (get #0 u), g (get #1 u)]) (zip a b)`, one array where `a` and `b` are one; and a
+//!   reduction's, `reduce h z (zip (map f a) b)` = `reduce h z (map (λu. (f u₀, u₁)) (zip a b))`;
 //! - **a host-level map of a reduction's result**: `map g (reduce f z xs)` =
 //!   `let r (reduce f z xs) (map g r)` at host level, so the reduction is its own kernel (with
 //!   every whole-array reduction rule) rather than a loop inside the map's single work-item;
@@ -61,6 +63,10 @@ mod perm;
 mod scalar;
 #[path = "normalise_tuple.rs"]
 mod tuple;
+#[path = "normalise_views.rs"]
+mod views;
+#[path = "normalise_window.rs"]
+mod window;
 #[path = "normalise_zip.rs"]
 mod zip;
 
@@ -94,6 +100,7 @@ pub fn normalise(prog: &Program, info: &TypeInfo) -> Option<(Program, TypeInfo)>
         prog,
         info,
         vars: prog.vars.clone(),
+        types: vec![],
         changed: false,
     };
     let body = cx.tree(prog.body);
@@ -114,6 +121,7 @@ pub fn alternative(prog: &Program, info: &TypeInfo) -> Option<(Program, TypeInfo
         prog,
         info,
         vars: prog.vars.clone(),
+        types: vec![],
         changed: false,
     };
     let body = cx.tree(prog.body);
@@ -149,6 +157,8 @@ struct Cx<'a> {
     prog: &'a Program,
     info: &'a TypeInfo,
     vars: Vec<ir::VarInfo>,
+    /// The types of the variables the pass binds that type-checking needs (`normalise_window`).
+    types: Vec<(VarId, Type)>,
     changed: bool,
 }
 
@@ -238,7 +248,9 @@ impl Cx<'_> {
                     n == 1 && !under && high_level(&val)
                 };
                 let elementwise = !host && self.inline_elementwise(v, &val, &body);
-                if k == LetKind::Let && self.plain_array(v) && (is_view(&val) || once() || elementwise) {
+                // an array of components of another (`map (λp. vget #3 p) pos`) is a view too
+                let cheap = is_view(&val) || zip::projections(&val);
+                if k == LetKind::Let && self.plain_array(v) && (cheap || once() || elementwise) {
                     self.changed = true;
                     let body = subst(*body, v, &val);
                     return self.norm(body, host);
@@ -253,6 +265,10 @@ impl Cx<'_> {
     /// The equalities of the module doc at the root of `e` (its children normalised).
     fn rewrite(&mut self, e: T, host: bool) -> T {
         let span = e.span;
+        // tiles transposed in a grid of tiles = transpose m; a stencil down columns = one of rows
+        if let Some(v) = self.layouts(&e) {
+            return self.rewrite(v, host);
+        }
         match e.n {
             // λ(a b). op b a = λ(a b). op a b, op commutative
             N::Lambda(ps, mut body) if ps.len() == 2 => {
@@ -331,15 +347,16 @@ impl Cx<'_> {
                     None => body,
                 }
             }
-            N::Prim(Prim::Reduce(k), args) => match two_level(&args) {
-                Some(xs) => {
+            N::Prim(Prim::Reduce(k), mut args) => {
+                if let Some(xs) = two_level(&args) {
                     self.changed = true;
-                    let mut args = args;
                     args[2] = xs;
-                    t(N::Prim(Prim::Reduce(k), args), span)
+                } else if let Some(xs) = self.reduced_zip_of_maps(&args[2]) {
+                    // reduce f z (zip (map g a) b) = reduce f z (map (λu. (g u0, u1)) (zip a b))
+                    args[2] = self.rewrite(xs, host);
                 }
-                None => t(N::Prim(Prim::Reduce(k), args), span),
-            },
+                t(N::Prim(Prim::Reduce(k), args), span)
+            }
             n => t(n, span),
         }
     }

@@ -52,6 +52,10 @@ impl Cx<'_> {
             n => n,
         };
         let e = t(n, span);
+        // map (λi. B[at (+ i k) a]) (generate n id) = map (λw. B[at k w]) (slide m 1 a)
+        if let Some(w) = self.window_index(&e) {
+            return self.index_maps(w);
+        }
         let e = self.over_indexed(&e).unwrap_or(e);
         self.column_gather(&e).unwrap_or(e)
     }
@@ -170,15 +174,20 @@ impl Cx<'_> {
     }
 
     /// The type of a variable, or of `at`/`get` of one, as typeck inferred it.
-    fn type_of(&self, e: &T) -> Option<Type> {
+    pub(super) fn type_of(&self, e: &T) -> Option<Type> {
         match &e.n {
-            N::Var(v) => self.info.var_types.get(v.index()).cloned().flatten(),
+            N::Var(v) => (self.info.var_types.get(v.index()).cloned().flatten())
+                .or_else(|| self.types.iter().find(|(x, _)| x == v).map(|(_, ty)| ty.clone())),
             N::Op(Op::At, a) => match self.type_of(&a[1])? {
                 Type::Array(el, _) => Some(*el),
                 _ => None,
             },
             N::Op(Op::Get(k), a) => match self.type_of(&a[0])? {
                 Type::Tuple(ts) => ts.get(usize::from(*k)).cloned(),
+                _ => None,
+            },
+            N::Prim(Prim::PadClamp(l, r), a) => match self.type_of(&a[0])? {
+                Type::Array(el, n) => Some(Type::Array(el, n.add(l).add(r))),
                 _ => None,
             },
             N::Prim(Prim::Transpose, a) => match self.type_of(&a[0])? {

@@ -84,6 +84,27 @@ impl Cx<'_> {
 }
 
 impl Cx<'_> {
+    /// A reduction's zip of maps (**reduced zip of maps**): `reduce f z (zip … X_k …)` =
+    /// `reduce f z (map (λu. tuple … F_k[get #k u/p] …) (zip … a_k …))`, the zip of maps above
+    /// applied to the identity `map (λt. tuple (get #0 t) … (get #n t))` the reduction reads;
+    /// the reduction's operator is untouched. Side condition: an operand is a map (or `join`
+    /// of a map of one-element arrays). Why: otherwise the mapped operand is stored whole
+    /// before the reduction reads it (k-means' distances to every cluster, written by each
+    /// work-item to global memory and read back), where fused each is computed as it is
+    /// reduced, as when the reduction's input is written as one map (`reduce∘map`).
+    pub(super) fn reduced_zip_of_maps(&mut self, xs: &T) -> Option<T> {
+        let span = xs.span;
+        let N::Prim(Prim::Zip, ops) = &xs.n else { return None };
+        if !ops.iter().any(|x| mapped(x).is_some()) || ops.len() > usize::from(u8::MAX) {
+            return None;
+        }
+        let tv = self.fresh("pair", span);
+        let get = |k: usize| t(N::Op(Op::Get(k as u8), vec![t(N::Var(tv), span)]), span);
+        let tuple = t(N::Op(Op::Tuple, (0..ops.len()).map(get).collect()), span);
+        let f = t(N::Lambda(vec![tv], Box::new(tuple)), span);
+        self.zip_of_maps(&f, xs)
+    }
+
     /// A zip as an operand of the zip a map reads is flattened into it: `map (λu. B) (zip …
     /// (zip a1 … an) …)` = `map (λv. B') (zip … a1 … an …)`, `B` reading `u` and that operand's
     /// pairs only through `get`s (`get #i (get #k u)` becomes one `get` of `v`). Zip of maps
@@ -304,4 +325,22 @@ fn replace_gets(e: &T, tv: VarId, by: &[T]) -> T {
         n => n.clone(),
     };
     t(n, span)
+}
+
+/// Whether `e` is `map (λp. P) X`, `P` a chain of `get`s and `vget`s of `p` and `X` a view: an
+/// array of components of another, read again where it is used at no cost (n-body's masses,
+/// the `w` lanes of the positions, taken apart and zipped back with them).
+pub(super) fn projections(e: &T) -> bool {
+    fn proj(e: &T, p: VarId) -> bool {
+        match &e.n {
+            N::Var(v) => *v == p,
+            N::Op(Op::Get(_) | Op::VGet(_), a) => proj(&a[0], p),
+            _ => false,
+        }
+    }
+    let N::Prim(Prim::Map(ir::MapKind::Plain), m) = &e.n else {
+        return false;
+    };
+    let N::Lambda(ps, b) = &m[0].n else { return false };
+    ps.len() == 1 && !matches!(b.n, N::Var(_)) && proj(b, ps[0]) && super::is_view(&m[1])
 }

@@ -1,6 +1,7 @@
 //! Formulations of the suite's computations written the way a user first writes them
 //! (`tests/forms/*.lisp`: a `zip` the other way round, dot products taken `at 0` and bound with
-//! `let`, a commuted operator lambda, a reduction written in two levels): exploration must rank
+//! `let`, a commuted operator lambda, a reduction written in two levels, a transpose of tiles,
+//! a stencil by index arithmetic or between transposes): exploration must rank
 //! first a variant that costs no more than 1.05× what the suite's own file gets, and every form
 //! must compute what the interpreter computes for it, as written and as explored.
 
@@ -19,6 +20,9 @@ const FORMS: &[(&str, &str, &str, &str)] = &[
     ("kmeans_at", "kmeans_rows", "P=819200 F=34 C=5", "P=128 F=34 C=5"),
     ("sum_commuted", "sum", "N=100000000", "N=8192"),
     ("sum_chunks", "sum", "N=100000000", "N=8192"),
+    ("transpose_tiled", "transpose", "M=8192 N=8192", "M=64 N=32"),
+    ("conv_col_generate", "convolution_col", "H=8192 W=8192", "H=32 W=24"),
+    ("conv_col_transpose", "convolution_col", "H=8192 W=8192", "H=32 W=24"),
 ];
 
 fn sizes(s: &str) -> BTreeMap<String, i64> {

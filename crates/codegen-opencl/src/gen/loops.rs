@@ -163,20 +163,12 @@ impl Gen<'_> {
         if ty.has_existential() {
             return Err(self.err(x, "internal: a loop state of run-time length"));
         }
-        let space = match self.level() {
-            Level::Group => AddressSpace::Local,
-            Level::Item if fits_private(&ty) => AddressSpace::Private,
-            Level::Item | Level::Top => AddressSpace::Global,
-        };
-        let state = self.temp_buffer("st", &ty, space, x)?;
-        let next = self.temp_buffer("nx", &ty, space, e)?;
+        let (state, next) = self.two_state_buffers(("st", "nx"), &ty, x, e)?;
         let plain = |view: &Rc<View>| Dest {
             view: view.clone(),
             len: None,
             rows: false,
         };
-        self.gen_into(x, &plain(&state))?;
-        self.sync_copy(&state, x)?;
         let done = self.open_steps(&steps, until.is_some());
         self.bind(params[0], Bound::View(state.clone()));
         self.gen_into(body, &plain(&next))?;

@@ -13,16 +13,25 @@
 //!   4 × 8 fragments of 16 × 8, 128 FP32 accumulators per work-item, in registers: a fragment
 //!   of `X` serves 8 products and one of `Y` 4, so local memory is read once per product;
 //! - K in steps of `TK` (32, 16 or 8: the longest whose two stages fit the device's local
-//!   memory): both operand tiles are staged in local memory, double-buffered, each element
-//!   rounded to TF32 once on its way (`cvt.rna.tf32.f32`). The next step's elements are read
-//!   from global memory into registers (as `float4` where the view is contiguous and aligned)
-//!   before the current step's fragments are multiplied, and stored into the other stage after
-//!   them, so one barrier per step separates a stage's writes from its reads;
-//! - a tile is stored K-major (rows of `TK` padded to 8 or 24 modulo 32 floats) when its rows
-//!   lie along K in global memory, else along M (rows of `BM + 4`). A fragment's columns `t`
-//!   and `t + 4` are read from the adjacent places `2t` and `2t + 1` of the step of 8 (the same
-//!   permutation of K for both operands, so the sum is the same): one `float2` per row for a
-//!   K-major tile, and with those strides the reads of a warp fall in distinct banks;
+//!   memory): both operand tiles are staged in local memory, double-buffered. The next step's
+//!   elements are read from global memory into registers (as `float4` where the view is
+//!   contiguous and aligned) before the current step's fragments are multiplied, and stored
+//!   as they are into the other stage after them, so one barrier per step separates a
+//!   stage's writes from its reads. The tensor cores truncate the stored floats to TF32,
+//!   which `ir::precision::TF32_UNIT` bounds. Measured on the H200 (`mm` 4096³, hand-edited
+//!   kernels, `bench/results/tensor-cores-nvidia-h200-2026-12-02.md`, runs D and E): 1.067
+//!   ms with each element rounded on its way (`cvt.rna.tf32.f32`), 1.014 ms without; the
+//!   fragments, products and barriers alone take 0.656 ms, the loop's global reads 0.21 ms
+//!   and its stores 0.20 ms more; copying the `float4`s by `cp.async` instead was slower
+//!   (1.150 ms against 1.075 ms in one command);
+//! - a tile is stored K-major (rows of `TK` floats, unpadded, each row's steps of 8 rotated
+//!   along it by a few steps that depend on the row) when its rows lie along K in global
+//!   memory, else along M (rows of `BM + 4`). A fragment's columns `t` and `t + 4` are read
+//!   from the adjacent places `2t` and `2t + 1` of the step of 8 (the same permutation of K
+//!   for both operands, so the sum is the same): one `float2` per row for a K-major tile. The
+//!   rotation (a swizzle, [`Layout2::at`]) puts a half-warp's `float2` reads and the `float4`
+//!   stores of 8 work-items in distinct banks; padded rows (stride 24) left those stores
+//!   2-way conflicted and cost a third more local memory;
 //! - the epilogue stores each work-item's accumulators through the destination view, at the
 //!   places the fragment layout gives them (lane `4g + t` holds rows `g`, `g + 8` and columns
 //!   `2t`, `2t + 1` of each 16 × 8 fragment).
@@ -85,16 +94,11 @@ impl Shape {
 /// How a staged tile is laid out in local memory.
 #[derive(Clone, Copy, PartialEq)]
 enum Layout2 {
-    /// `s[m][k]`, rows of [`k_stride`]: the tile's rows lie along K in global memory.
+    /// `s[m][k]`, rows of `tk` rotated ([`Layout2::at`]): the tile's rows lie along K in
+    /// global memory.
     KMajor,
     /// `s[k][m]`, rows of `rows + PAD_M`: its columns do.
     MMajor,
-}
-
-/// The row of a K-major tile: at least `tk` floats, 8 or 24 modulo 32, so that the `float2`
-/// reads of a half-warp (rows `g` 0–3, places `2t`) fall in 32 distinct banks.
-fn k_stride(tk: i64) -> i64 {
-    (tk..).find(|s| s % 32 == 8 || s % 32 == 24).expect("a stride")
 }
 
 /// The longest step of K of [`K_STEPS`] for a `bm × bn` tile over `k`: it divides `k`, the two
@@ -129,30 +133,45 @@ fn fitted_step(sh: Shape, layouts: [Layout2; 2], local_mem: usize) -> i64 {
 }
 
 impl Layout2 {
-    fn stride(self, rows: i64, tk: i64) -> i64 {
-        match self {
-            Layout2::KMajor => k_stride(tk),
-            Layout2::MMajor => rows + PAD_M,
-        }
-    }
-
     /// Floats of one stage of a `rows × tk` tile (a multiple of 4: stages are `float4`s).
     fn len(self, rows: i64, tk: i64) -> i64 {
-        let n = match self {
-            Layout2::KMajor => rows * self.stride(rows, tk),
-            Layout2::MMajor => tk * self.stride(rows, tk),
-        };
-        (n + 3) / 4 * 4
-    }
-
-    /// The offset of element `(m, k)` of the tile in its stage.
-    fn at(self, rows: i64, tk: i64, m: &ArithExpr, k: &ArithExpr) -> ArithExpr {
-        let s = ArithExpr::cst(self.stride(rows, tk));
         match self {
-            Layout2::KMajor => m.mul(&s).add(k),
-            Layout2::MMajor => k.mul(&s).add(m),
+            Layout2::KMajor => rows * tk,
+            Layout2::MMajor => tk * (rows + PAD_M),
         }
     }
+
+    /// The offset of element `(m, k)` of the tile in its stage, in units of `w` floats (1, 2
+    /// or 4: `k`, or `m` for an M-major tile, starts a run of `w`), when it is provably one.
+    ///
+    /// A K-major row holds `tk` floats unpadded, its steps of 8 rotated by [`k_rotation`]
+    /// places along the row: the `float4` stores of 8 work-items (two rows at steps of 16)
+    /// and the `float2` fragment reads of a half-warp (rows `g` 0–3, places `2t`, `2t + 1`
+    /// of one step of 8) then fall in 32 distinct banks, with no floats spent on padding.
+    /// An M-major row holds `rows + PAD_M` floats.
+    fn at(self, rows: i64, tk: i64, w: i64, m: &ArithExpr, k: &ArithExpr) -> Option<ArithExpr> {
+        let c = ArithExpr::cst;
+        match self {
+            Layout2::KMajor => {
+                let kw = k.exact_div(&c(w))?;
+                let row = m.mul(&c(tk / w));
+                Some(match k_rotation(tk, m) {
+                    Some(s) => row.add(&kw.add(&s.mul(&c(8 / w))).rem(&c(tk / w))),
+                    None => row.add(&kw),
+                })
+            }
+            Layout2::MMajor => k.mul(&c(rows + PAD_M)).add(m).exact_div(&c(w)),
+        }
+    }
+}
+
+/// The steps of 8 by which row `m` of a K-major tile of `tk` floats a row is rotated:
+/// `(m / (32 / tk)) mod (tk / 8)`, so that the rows that share a line of 32 banks, and the
+/// four rows of a half-warp's fragment read, hold the same step of 8 in distinct banks;
+/// `None` for steps of 8 (one step a row: 4 rows fill the 32 banks as they are).
+fn k_rotation(tk: i64, m: &ArithExpr) -> Option<ArithExpr> {
+    let c = ArithExpr::cst;
+    (tk > 8).then(|| m.div(&c(32 / tk)).rem(&c(tk / 8)))
 }
 
 /// One operand's staging: its view, layout, the elements each work-item moves at once (`w`,
@@ -474,15 +493,6 @@ impl Gen<'_> {
                 st.regs.push(v);
             }
         }
-        let bits = self.fresh("tf32");
-        self.push(Stmt::Decl {
-            ty: CType::Scalar(ast::Scalar::UInt),
-            name: bits.clone(),
-            space: None,
-            len: None,
-            init: None,
-            is_const: false,
-        });
         // the global reads of step `kt` into the registers
         let load = |g: &mut Self, kt: &ArithExpr| -> Result<()> {
             for st in &ops {
@@ -501,25 +511,19 @@ impl Gen<'_> {
             }
             Ok(())
         };
-        // the registers, rounded to TF32, into stage `stage` of the staged tiles
+        // the registers into stage `stage` of the staged tiles, as they are: the tensor cores
+        // read the 19 high bits of each (TF32 by truncation, within `ir::precision::TF32_UNIT`);
+        // rounding each on the way (`cvt.rna.tf32.f32`) cost 5% of `mm`'s time on the H200
         let store = |g: &mut Self, stage: &ArithExpr| -> Result<()> {
             for st in &ops {
-                let base = stage.mul(&c(st.layout.len(st.rows, tk)));
                 for (s, reg) in st.regs.iter().enumerate() {
                     let (m, k) = Self::staged_place(st, tk, &item, items, s as i64);
-                    let at = base.add(&st.layout.at(st.rows, tk, &m, &k));
-                    let lanes: Vec<CExpr> = if st.w == 4 {
-                        (0..4).map(|l| CExpr::var(reg).lane(l)).collect()
-                    } else {
-                        vec![CExpr::var(reg)]
-                    };
-                    for lane in lanes {
-                        g.push_asm(e, PtxOp::CvtRnaTf32, vec![CExpr::var(&bits), lane.clone()])?;
-                        g.push(Stmt::assign(lane, CExpr::call("as_float", vec![CExpr::var(&bits)])));
-                    }
-                    let place = match at.exact_div(&c(4)).filter(|_| st.w == 4) {
+                    let place = match staged_at(st, tk, stage, 4, &m, &k).filter(|_| st.w == 4) {
                         Some(q) => CExpr::var(&st.buf).index(arith(&q)),
-                        None => local_view(&st.buf, 1).index(arith(&at)),
+                        None => {
+                            let at = staged_at(st, tk, stage, 1, &m, &k).expect("a place of one float");
+                            local_view(&st.buf, 1).index(arith(&at))
+                        }
                     };
                     g.push(Stmt::assign(place, CExpr::var(reg)));
                 }
@@ -542,10 +546,8 @@ impl Gen<'_> {
             let k0 = c(ks * 8).add(&t4.mul(&c(2)));
             // the pair (column t, column t + 4) of row `m` of a staged tile
             let pair = |g: &mut Self, st: &Staging, m: &ArithExpr| -> [CExpr; 2] {
-                let base = stage.mul(&c(st.layout.len(st.rows, tk)));
-                let at = base.add(&st.layout.at(st.rows, tk, m, &k0));
                 let bits = |x: CExpr| CExpr::call("as_uint", vec![x]);
-                match (st.layout, at.exact_div(&c(2))) {
+                match (st.layout, staged_at(st, tk, &stage, 2, m, &k0)) {
                     (Layout2::KMajor, Some(half)) => {
                         let v = g.fresh("f");
                         g.push(Stmt::decl(
@@ -555,15 +557,13 @@ impl Gen<'_> {
                         ));
                         [bits(CExpr::var(&v).lane(0)), bits(CExpr::var(&v).lane(1))]
                     }
-                    (Layout2::KMajor, None) | (Layout2::MMajor, _) => {
-                        let next = base.add(&st.layout.at(st.rows, tk, m, &k0.add(&c(1))));
-                        [at, next].map(|a| {
-                            let v = g.fresh("f");
-                            let x = local_view(&st.buf, 1).index(arith(&a));
-                            g.push(Stmt::decl(CType::Scalar(ast::Scalar::UInt), &v, bits(x)));
-                            CExpr::var(&v)
-                        })
-                    }
+                    (Layout2::KMajor, None) | (Layout2::MMajor, _) => [k0.clone(), k0.add(&c(1))].map(|k| {
+                        let v = g.fresh("f");
+                        let at = staged_at(st, tk, &stage, 1, m, &k).expect("a place of one float");
+                        let x = local_view(&st.buf, 1).index(arith(&at));
+                        g.push(Stmt::decl(CType::Scalar(ast::Scalar::UInt), &v, bits(x)));
+                        CExpr::var(&v)
+                    }),
                 }
             };
             let mut a = vec![];
@@ -635,40 +635,98 @@ fn local_view(buf: &Ident, w: u8) -> CExpr {
     CExpr::cast(ty, CExpr::var(buf))
 }
 
+/// The place of element `(m, k)` of stage `stage` of `st`'s staged tile, in units of `w`
+/// floats ([`Layout2::at`]).
+fn staged_at(st: &Staging, tk: i64, stage: &ArithExpr, w: i64, m: &ArithExpr, k: &ArithExpr) -> Option<ArithExpr> {
+    let base = stage.mul(&ArithExpr::cst(st.layout.len(st.rows, tk) / w));
+    Some(base.add(&st.layout.at(st.rows, tk, w, m, k)?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::BTreeSet;
 
+    /// The place of `(m, k)` in floats, for constant `m` and `k`.
+    fn place(layout: Layout2, rows: i64, tk: i64, m: i64, k: i64) -> i64 {
+        let at = layout.at(rows, tk, 1, &ArithExpr::cst(m), &ArithExpr::cst(k));
+        at.and_then(|a| a.as_cst()).expect("a constant place")
+    }
+
     #[test]
-    fn fragment_reads_of_a_warp_fall_in_distinct_banks() {
-        // a K-major tile's float2 reads, by half-warps: lane 4g + t reads words g·s + 2t and
-        // the one after it
+    fn k_major_stages_are_unpadded_and_every_element_has_its_own_place() {
         for tk in K_STEPS {
-            let s = Layout2::KMajor.stride(128, tk);
-            for half in [0, 16] {
-                let mut banks = BTreeSet::new();
-                for lane in half..half + 16 {
-                    let w = (lane / 4) * s + 2 * (lane % 4);
-                    assert!(
-                        banks.insert(w % 32) && banks.insert((w + 1) % 32),
-                        "tk {tk}, stride {s}"
-                    );
+            let rows = 128;
+            let places: BTreeSet<i64> = (0..rows)
+                .flat_map(|m| (0..tk).map(move |k| place(Layout2::KMajor, rows, tk, m, k)))
+                .collect();
+            assert_eq!(places.len() as i64, rows * tk, "tk {tk}");
+            assert_eq!(
+                places.last().copied(),
+                Some(Layout2::KMajor.len(rows, tk) - 1),
+                "tk {tk}"
+            );
+            // a run of 4 (a float4 store) and a pair (a float2 read) stay together, and the
+            // place in units of 2 or 4 floats is the same place
+            for m in 0..rows {
+                for k in (0..tk).step_by(2) {
+                    let at = place(Layout2::KMajor, rows, tk, m, k);
+                    assert_eq!(place(Layout2::KMajor, rows, tk, m, k + 1), at + 1);
+                    let (mm, kk) = (ArithExpr::cst(m), ArithExpr::cst(k));
+                    let half = Layout2::KMajor.at(rows, tk, 2, &mm, &kk).and_then(|a| a.as_cst());
+                    assert_eq!(half, Some(at / 2), "tk {tk}, m {m}, k {k}");
+                    if k % 4 == 0 {
+                        let quarter = Layout2::KMajor.at(rows, tk, 4, &mm, &kk).and_then(|a| a.as_cst());
+                        assert_eq!((at % 4, quarter), (0, Some(at / 4)), "tk {tk}, m {m}, k {k}");
+                    }
                 }
-            }
-        }
-        // an M-major tile's scalar reads of places 2t (or 2t + 1), column g
-        for rows in [64, 128, 256] {
-            let s = Layout2::MMajor.stride(rows, 16);
-            for q in 0..2 {
-                let banks: BTreeSet<i64> = (0..32).map(|lane| ((2 * (lane % 4) + q) * s + lane / 4) % 32).collect();
-                assert_eq!(banks.len(), 32, "rows {rows}, stride {s}");
             }
         }
     }
 
     #[test]
-    fn a_step_that_fills_local_memory_with_both_operands_k_major_is_halved() {
+    fn fragment_reads_and_staging_stores_of_a_warp_fall_in_distinct_banks() {
+        // a K-major tile's float2 reads, by half-warps: lane 4g + t reads places 2t and 2t + 1
+        // of a step of 8 in row r + g, r a multiple of 8
+        for tk in K_STEPS {
+            for r in [0, 8, 16, 40, 64, 120] {
+                for ks in 0..tk / 8 {
+                    for half in [0, 16] {
+                        let mut banks = BTreeSet::new();
+                        for lane in half..half + 16 {
+                            let (g, t) = (lane / 4, lane % 4);
+                            for q in 0..2 {
+                                let w = place(Layout2::KMajor, 128, tk, r + g, ks * 8 + 2 * t + q);
+                                assert!(banks.insert(w % 32), "tk {tk}, row {r}, step {ks}");
+                            }
+                        }
+                    }
+                }
+            }
+            // its float4 stores, by 8 work-items: consecutive runs of 4 along K
+            for first in (0..128).step_by(8) {
+                let mut banks = BTreeSet::new();
+                for flat in first..first + 8 {
+                    let (m, k) = (flat / (tk / 4), flat % (tk / 4) * 4);
+                    for l in 0..4 {
+                        assert!(banks.insert(place(Layout2::KMajor, 128, tk, m, k + l) % 32), "tk {tk}");
+                    }
+                }
+            }
+        }
+        // an M-major tile's scalar reads of places 2t (or 2t + 1), column g
+        for rows in [64, 128, 256] {
+            for q in 0..2 {
+                let banks: BTreeSet<i64> = (0..32)
+                    .map(|lane| place(Layout2::MMajor, rows, 16, lane / 4, 2 * (lane % 4) + q) % 32)
+                    .collect();
+                assert_eq!(banks.len(), 32, "rows {rows}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_step_whose_stages_leave_the_driver_less_than_its_reserve_is_halved() {
         let sh = |tk| Shape {
             bm: 128,
             bn: 128,
@@ -676,9 +734,12 @@ mod tests {
             tk,
         };
         let (k, m) = (Layout2::KMajor, Layout2::MMajor);
-        // mm_nt: both operands K-major fill 48 KiB exactly at a step of 16, leaving the driver
-        // nothing; mm (one of each) and mm_tn (both M-major) keep 16
-        assert_eq!(fitted_step(sh(16), [k, k], 48 * 1024), 8);
+        // both operands K-major (mm_nt) take 32 KiB in two stages of 16: with exactly that
+        // much local memory the driver's reserve does not fit, with the reserve more it does
+        assert_eq!(fitted_step(sh(16), [k, k], 32 * 1024), 8);
+        assert_eq!(fitted_step(sh(16), [k, k], 32 * 1024 + DRIVER_LOCAL_RESERVE), 16);
+        // NVIDIA's 48 KiB: every pair of layouts keeps 16 (K-major rows are unpadded)
+        assert_eq!(fitted_step(sh(16), [k, k], 48 * 1024), 16);
         assert_eq!(fitted_step(sh(16), [k, m], 48 * 1024), 16);
         assert_eq!(fitted_step(sh(16), [m, m], 48 * 1024), 16);
         // never longer than the step the tile was chosen with

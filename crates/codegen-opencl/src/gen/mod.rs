@@ -121,6 +121,13 @@ impl EmitOptions {
     pub fn tensor_cores(&self) -> bool {
         self.precision == ir::Precision::Tf32 && self.compute_capability.is_some_and(|cc| cc >= (8, 0))
     }
+
+    /// Whether kernels may exchange values between a warp's lanes through PTX (`shfl.sync`,
+    /// `vote.sync`): an NVIDIA device of compute capability 7.0 or later, whose warps are 32
+    /// lanes (the scan's tiles, `gen/scan/striped.rs`).
+    pub fn warp_shuffles(&self) -> bool {
+        self.compute_capability.is_some_and(|cc| cc >= (7, 0))
+    }
 }
 
 /// The most work-items of one work-group: in all (`CL_DEVICE_MAX_WORK_GROUP_SIZE`) and along
@@ -254,6 +261,7 @@ fn generate(prog: &Program, info: &TypeInfo, opts: &EmitOptions) -> Result<Kerne
         param_caps: BTreeMap::new(),
         aligned_reads: false,
         tensor_cores: opts.tensor_cores(),
+        warp_shuffles: opts.warp_shuffles(),
     };
     let mut sizes = vec![];
     for s in &prog.sizes {
@@ -588,6 +596,8 @@ struct Gen<'a> {
     aligned_reads: bool,
     /// [`EmitOptions::tensor_cores`].
     tensor_cores: bool,
+    /// [`EmitOptions::warp_shuffles`].
+    warp_shuffles: bool,
 }
 
 /// The size variable, given by the host, that holds the capacity of parameter `k` when it is a

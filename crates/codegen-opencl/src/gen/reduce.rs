@@ -75,22 +75,12 @@ impl Gen<'_> {
         if self.gen_reduce_in_place(e, kind, params, body, z, xs, dest, &acc_ty)? {
             return Ok(());
         }
-        let level = self.level();
-        // a length the built-in sizes fix is as good as a literal one
-        let space = match level {
-            Level::Group => AddressSpace::Local,
-            Level::Item if fits_private(&acc_ty) => AddressSpace::Private,
-            Level::Item | Level::Top => AddressSpace::Global,
-        };
-        let acc = self.temp_buffer("acc", &acc_ty, space, z)?;
-        let next = self.temp_buffer("nxt", &acc_ty, space, e)?;
+        let (acc, next) = self.two_state_buffers(("acc", "nxt"), &acc_ty, z, e)?;
         let plain = |view: &Rc<View>| Dest {
             view: view.clone(),
             len: None,
             rows: false,
         };
-        self.gen_into(z, &plain(&acc))?;
-        self.sync_copy(&acc, z)?;
         let n = self.len_of(xs)?;
         let xv = self.value(xs)?;
         let loop_kind = match kind {
@@ -107,6 +97,36 @@ impl Gen<'_> {
         })?;
         self.copy_acc(e, &acc, &dest.view.access(ArithExpr::cst(0)), &acc_ty)?;
         self.sync_copy(&dest.view, e)
+    }
+
+    /// The two buffers of an array state that a loop updates (a reduction's accumulator, an
+    /// `iterate`'s state): the state, holding `init` (expression `at`'s value) on return, and
+    /// the next value, which a step writes whole before it is copied back, since the step may
+    /// read any element of the state. Both live where every work-item that runs the loop can
+    /// see them: local memory in a group, private memory in a work-item when small enough,
+    /// global memory otherwise. `e` is the loop's expression, `hints` their names.
+    pub(super) fn two_state_buffers(
+        &mut self,
+        hints: (&str, &str),
+        ty: &Type,
+        init: ExprId,
+        e: ExprId,
+    ) -> Result<(Rc<View>, Rc<View>)> {
+        let space = match self.level() {
+            Level::Group => AddressSpace::Local,
+            Level::Item if fits_private(ty) => AddressSpace::Private,
+            Level::Item | Level::Top => AddressSpace::Global,
+        };
+        let state = self.temp_buffer(hints.0, ty, space, init)?;
+        let next = self.temp_buffer(hints.1, ty, space, e)?;
+        let dest = Dest {
+            view: state.clone(),
+            len: None,
+            rows: false,
+        };
+        self.gen_into(init, &dest)?;
+        self.sync_copy(&state, init)?;
+        Ok((state, next))
     }
 
     /// `iterate #k f xs`, unrolled: step `s` reads the previous step's buffer and writes a new

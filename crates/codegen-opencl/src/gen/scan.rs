@@ -1,6 +1,7 @@
 //! Inclusive prefixes: `scanSeq` (and a high-level `scan` inside a kernel) as one work-item's
 //! loop, the host-level forms that `scanGlb` takes (a map after it, rows of a matrix), and the
-//! application of a scan's operator to C values. The `scanGlb` kernel itself is `scan/glb.rs`.
+//! application of a scan's operator to C values. The `scanGlb` kernel itself is `scan/glb.rs`,
+//! and `scan/striped.rs` for 4-byte scalars.
 
 use super::filter::{device_macros, filter_wg, local_array, STATUS_LOAD};
 use super::*;
@@ -12,6 +13,7 @@ use memalloc::Role;
 use reduce::assign;
 
 mod glb;
+mod striped;
 
 /// The operator of a scan, applied to C values.
 struct Op2 {

@@ -41,6 +41,7 @@ mod opencl;
 mod register_blocking;
 mod rewritten_variants;
 mod rows_layouts;
+mod scan_warps;
 mod snapshots;
 mod specialised_sizes;
 mod stencil_suite;

@@ -222,9 +222,10 @@ fn larger_inputs() -> Vec<(&'static str, serde_json::Value)> {
                 json!({ "as": a, "bs": b })
             },
         ),
-        // Scans over several tiles (35 of 4096 floats, a partial last one), rows of two tiles
-        // of 8192 each, vectors in tiles of 1024, and a compaction whose int scan spans five.
-        ("scan_float.lisp", json!({ "xs": r.floats(140_001, -4.0, 33, 4.0) })),
+        // Scans over several tiles (37 of 8192 floats, more than a look-back trip of 32, a
+        // partial last one), rows of two tiles of 8192 each, vectors in tiles of 1024, and a
+        // compaction whose int scan spans three.
+        ("scan_float.lisp", json!({ "xs": r.floats(300_007, -4.0, 33, 4.0) })),
         (
             "scan_int.lisp",
             json!({ "xs": (0..50_001).map(|_| r.int(2000) - 1000).collect::<Vec<_>>() }),

@@ -7,9 +7,11 @@
 //! `n * (b + 1)`. A kernel over the rows of a transpose whose rows are arrays reads or writes
 //! every element with a stride: `STRIDED` per element more. The other constants refine this for
 //! the special forms (local memory, barriers, occupancy) and cite the measurements they were
-//! fitted to (files under `bench/results/`, dated).
+//! fitted to (files under `bench/results/`, dated). `time` turns a variant's cost into an
+//! estimated time on an H200-class device, for comparison across programs.
 
 pub mod stencil;
+pub mod time;
 
 use crate::sizes::RegBlockSizes;
 use std::collections::BTreeMap;

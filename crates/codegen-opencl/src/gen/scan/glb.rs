@@ -1,6 +1,9 @@
 //! `scanGlb` (a high-level `scan` at host level): one kernel that reads each input element once
 //! and writes each output element once, a single pass with a decoupled look-back (Merrill and
-//! Garland, "Single-pass Parallel Prefix Scan with Decoupled Look-back", 2016).
+//! Garland, "Single-pass Parallel Prefix Scan with Decoupled Look-back", 2016). This is the
+//! kernel of values other than 4-byte scalars (vectors, 8-byte scalars), and of groups smaller
+//! than a warp; `float`, `int` and `uint` take `striped.rs`, which shares the ticket protocol,
+//! the status word and `tile_functions`.
 //!
 //! Work-groups take tile tickets from word 0 of a zeroed status buffer in the order they start
 //! (the filter's protocol, `filter.rs`: a group only waits for tiles of groups already running).
@@ -159,6 +162,19 @@ impl Gen<'_> {
         let ct = self.ctype(&ty)?;
         let bytes = c_bytes(&ct);
         let wg = filter_wg(&self.wg_limit);
+        if striped::fits(&ct, wg) {
+            let parts = striped::Parts {
+                op,
+                ct,
+                z,
+                xs,
+                producer,
+                rows,
+                consumer,
+                wg,
+            };
+            return self.scan_glb_striped(e, parts, dest);
+        }
         let items = scan_items(bytes, wg, self.wg_limit.local_mem, rows.is_some());
         let tile = wg * items;
         let runs = wg / RUN;
@@ -586,7 +602,7 @@ impl Gen<'_> {
 
     /// Element `e` of the scan's input as a C value: read from `xs`, or `g` applied to element
     /// `e` of `ys` where `xs` is `map g ys`.
-    fn scan_elem(
+    pub(super) fn scan_elem(
         &mut self,
         xs: ExprId,
         producer: Option<(ExprId, ExprId, ExprId)>,
@@ -621,7 +637,7 @@ impl Gen<'_> {
 /// slot of the value buffer, then (after a global fence) the state. On a GPU
 /// (`LIFT_GPU_DEVICE`) reads are volatile loads (they bypass the non-coherent L1 cache; the
 /// state is read first and a fence orders the value's read after it); elsewhere atomics.
-fn tile_functions(t: &str, words: usize) -> String {
+pub(super) fn tile_functions(t: &str, words: usize) -> String {
     if words == 1 {
         return format!(
             "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable

@@ -1,0 +1,1 @@
+(lift (N) ((array-type int N)) (lambda (xs) (scan + 0 xs)))
