@@ -21,6 +21,7 @@ pub fn split_tuple_lets(prog: &Program, info: &TypeInfo) -> Option<(Program, Typ
         prog,
         info,
         vars: prog.vars.clone(),
+        types: vec![],
         changed: false,
     };
     let body = cx.tree(prog.body);
