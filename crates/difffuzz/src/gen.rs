@@ -312,7 +312,15 @@ impl Gen {
                 } else {
                     self.host(&env, 1)
                 };
-                format!("(tuple {a} {b})")
+                if self.chance(25) {
+                    // The pair bound by `let` and taken apart (a filter result's component gets
+                    // a binder of its own, `rewrite::normalise::split_tuple_lets`).
+                    let t = self.name("tp");
+                    let k = self.rng.below(2);
+                    format!("(let {t} (tuple {a} {b}) (get #{k} {t}))")
+                } else {
+                    format!("(tuple {a} {b})")
+                }
             }
             _ => self.host(&env, 2),
         };

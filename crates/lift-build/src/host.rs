@@ -80,6 +80,16 @@ pub(crate) fn host_function(
     kind_id: &dyn Fn(Kind) -> usize,
 ) -> Result<(), Error> {
     let hp = spec.hp;
+    if !hp.direct.is_empty() {
+        return Err(crate::not_supported(
+            "values stored in several buffers (arrays of tuples holding arrays, rows of filter results) in a program with host sections",
+        ));
+    }
+    if !hp.tuples.is_empty() {
+        return Err(crate::not_supported(
+            "tuples holding arrays in a program with host sections",
+        ));
+    }
     let plans = spec.plans()?;
     let mut unit_lengths = vec![];
     for plan in &plans {

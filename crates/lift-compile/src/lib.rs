@@ -208,6 +208,12 @@ fn compile_inferred(
         Some((p, i, c)) => (p, i, Some(c)),
         None => (given.clone(), given_info.clone(), None),
     };
+    // A `let`-bound tuple of filter results taken apart is bound component by component, so
+    // that each filter result has the binder that bounds its length.
+    let (program, info) = match rewrite::split_tuple_lets(&program, &info) {
+        Some((p, i)) => (p, i),
+        None => (program, info),
+    };
     // Kernels built for their sizes are validated with them: a private array or an unrolled
     // loop whose length they fix is legal there, and refused (with its span) in generic ones.
     // A tuned configuration keeps the sizes as arguments where that was timed faster.

@@ -76,6 +76,23 @@ pub fn run_measured_with(
     repeats: usize,
     baseline: bool,
 ) -> Result<Measured, Error> {
+    let mut session = host_runner::Session::reuse(device).map_err(|e| Error::plain(e.to_string()))?;
+    let measured = run_on(plan, inputs, prepared, &mut session, time, repeats, baseline)?;
+    session.keep(device);
+    Ok(measured)
+}
+
+/// [`run_measured_with`] on a session the caller holds (a host program's direct units,
+/// `lift_compile::host::HostProgram::direct`).
+pub(crate) fn run_on(
+    plan: &KernelPlan,
+    inputs: &Inputs,
+    prepared: &Prepared,
+    session: &mut host_runner::Session,
+    time: bool,
+    repeats: usize,
+    baseline: bool,
+) -> Result<Measured, Error> {
     let env = Env::of_plan(plan, &inputs.sizes)?;
     let mut host_index = BTreeMap::new();
     let mut buffers = vec![];
@@ -184,7 +201,6 @@ pub fn run_measured_with(
         launches,
         reads,
     };
-    let mut session = host_runner::Session::reuse(device).map_err(|e| Error::plain(e.to_string()))?;
     let out = session
         .run(
             &host_plan,
@@ -430,7 +446,6 @@ pub fn run_measured_with(
         None
     };
     let device_name = session.info().name.clone();
-    session.keep(device);
     Ok(Measured {
         value,
         timing,

@@ -32,6 +32,7 @@ pub mod sizes;
 pub mod stencil_sizes;
 
 use egraph::{LiftAnalysis, EG};
+pub use normalise::split_tuple_lets;
 pub use options::Options;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;

@@ -446,6 +446,7 @@ impl Cx<'_> {
     }
 }
 
+pub use tuple::lets::split_tuple_lets;
 /// Whether `e` has an existential length anywhere.
 fn has_exists(ty: &Type) -> bool {
     match ty {
@@ -456,8 +457,7 @@ fn has_exists(ty: &Type) -> bool {
     }
 }
 
-/// Whether `e` has no low-level primitive (a mapping, a copy to an address space): a program
-/// that fixes part of its mapping keeps it as written.
+/// Whether `e` has no low-level primitive (a mapping, a copy): a program that fixes part of its mapping keeps it.
 fn high_level(e: &T) -> bool {
     match &e.n {
         N::Prim(p, a) => {

@@ -25,6 +25,9 @@
 use super::{subst, t, uses, Cx, N, T};
 use ir::{LetKind, Op, Prim, Span, VarId};
 
+#[path = "normalise_lets.rs"]
+pub(crate) mod lets;
+
 impl Cx<'_> {
     /// Whether `let v val body` inside a lambda may be read where used: `val` a high-level
     /// `map`, `v` read only outside the lambdas of `body` (so it is computed once for each use,
@@ -150,7 +153,7 @@ impl Cx<'_> {
     }
 
     /// `e` with its children rewritten by `f`.
-    fn map_kids(&mut self, e: T, f: fn(&mut Self, T) -> T) -> T {
+    pub(super) fn map_kids(&mut self, e: T, f: fn(&mut Self, T) -> T) -> T {
         let span = e.span;
         let n = match e.n {
             N::Lambda(ps, b) => N::Lambda(ps, Box::new(f(self, *b))),

@@ -202,7 +202,8 @@ impl Validator<'_> {
     }
 
     /// Values that cross a host section live in device buffers: a filter result is one with
-    /// its length in a buffer of its own, but arrays or tuples of them cannot be one yet.
+    /// its length in a buffer of its own, but arrays or tuples of them bound by `let` cannot
+    /// be one yet.
     pub(super) fn section_values(&mut self, e: ExprId) {
         let exist = |v: &Self, x: ExprId| match v.ty(x) {
             Some(Type::Exists(elem)) => elem.has_existential(),
@@ -212,12 +213,9 @@ impl Validator<'_> {
         if !self.has_section(e) {
             return;
         }
-        if exist(self, e) {
-            self.err(
-                e,
-                "arrays or tuples of filter results computed from a host section's value are not supported yet",
-            );
-        }
+        // Arrays or tuples of filter results computed by a host program's units are kept on
+        // the host (the driver's `host::HostProgram::direct`), read back as its value; the
+        // driver refuses them where a kernel or a loop reads them again.
         if let Expr::Let { value, .. } = self.prog.expr(e) {
             if exist(self, *value) {
                 self.err(

@@ -15,8 +15,12 @@ impl Validator<'_> {
                 continue;
             }
             stack.extend(self.prog.children(e));
-            // both branches are evaluated and their C values selected; an array has no C value
-            if matches!(self.prog.expr(e), Expr::If { .. }) && self.ty(e).is_some_and(tuple_with_array) {
+            // both branches are evaluated and their C values selected; an array has no C value.
+            // A host section chooses on the host, each array in buffers of its own.
+            if matches!(self.prog.expr(e), Expr::If { .. })
+                && self.info.host.section(e).is_none()
+                && self.ty(e).is_some_and(tuple_with_array)
+            {
                 self.err(e, TUPLE_OF_ARRAYS_IF);
                 continue;
             }
@@ -210,18 +214,27 @@ impl Validator<'_> {
         }
     }
 
-    /// The program's result when it is a map (below `toX`) of maps whose elements are filter
-    /// results (`[[∃X. T]m]n`): stored with a length per row of each row. The nodes from the body
-    /// down to the outer map; empty otherwise.
+    /// The program's result when it is a map (below `let`s and `toX`) of maps whose elements are
+    /// filter results (`[[∃X. T]m]n`): stored with a length per row of each row. The nodes from
+    /// the body down to the outer map; empty otherwise.
     pub(super) fn rows_of_rows(&self, body: ExprId) -> Vec<ExprId> {
         let mut chain = vec![body];
         let mut e = body;
-        while let Expr::Prim {
-            prim: Prim::To(_),
-            args,
-        } = self.prog.expr(e)
-        {
-            e = args[0];
+        loop {
+            e = match self.prog.expr(e) {
+                Expr::Prim {
+                    prim: Prim::To(_),
+                    args,
+                } => args[0],
+                Expr::Let { body, .. } => *body,
+                Expr::Var(_)
+                | Expr::Lit(_)
+                | Expr::Lambda { .. }
+                | Expr::Prim { .. }
+                | Expr::Op { .. }
+                | Expr::If { .. }
+                | Expr::Pack(_) => break,
+            };
             chain.push(e);
         }
         let rows = |x: ExprId| matches!(self.ty(x), Some(Type::Array(el, _)) if matches!(&**el, Type::Exists(t) if !t.has_existential()));

@@ -70,16 +70,26 @@ impl Gen<'_> {
     }
 }
 
-/// The body of the outer map when the result is a map (below `toX`) of maps of filter results
-/// (`[[∃X. T]m]n`, validate's `rows_of_rows`): its rows' capacity is that of the inner map's.
+/// The body of the outer map when the result is a map (below `let`s and `toX`) of maps of
+/// filter results (`[[∃X. T]m]n`, validate's `rows_of_rows`): its rows' capacity is that of the
+/// inner map's.
 pub(super) fn rows_of_rows(prog: &Program, info: &TypeInfo, body: ExprId) -> Option<ExprId> {
     let mut e = body;
-    while let Expr::Prim {
-        prim: Prim::To(_),
-        args,
-    } = prog.expr(e)
-    {
-        e = args[0];
+    loop {
+        e = match prog.expr(e) {
+            Expr::Prim {
+                prim: Prim::To(_),
+                args,
+            } => args[0],
+            Expr::Let { body, .. } => *body,
+            Expr::Var(_)
+            | Expr::Lit(_)
+            | Expr::Lambda { .. }
+            | Expr::Prim { .. }
+            | Expr::Op { .. }
+            | Expr::If { .. }
+            | Expr::Pack(_) => break,
+        };
     }
     let Type::Array(row, _) = info.ty(e) else { return None };
     let Type::Array(r, _) = &**row else { return None };

@@ -3,6 +3,11 @@
 //! a unit boundary.
 
 use super::*;
+use ir::Op;
+
+mod tuples;
+
+use tuples::on_host_read;
 
 /// Splits a typed host program into units and steps, compiling every unit once.
 pub fn build(prog: &Program, info: &TypeInfo, opts: &Options) -> Result<HostProgram, Error> {
@@ -14,6 +19,9 @@ pub fn build(prog: &Program, info: &TypeInfo, opts: &Options) -> Result<HostProg
         units: vec![],
         slots: vec![],
         caps: vec![],
+        tuples: BTreeMap::new(),
+        direct: BTreeSet::new(),
+        on_host: BTreeMap::new(),
     };
     let mut params = vec![];
     for p in &prog.params {
@@ -22,10 +30,13 @@ pub fn build(prog: &Program, info: &TypeInfo, opts: &Options) -> Result<HostProg
         params.push(s);
     }
     let main = b.block(prog.body)?;
+    b.check_on_host(&main)?;
     Ok(HostProgram {
         units: b.units,
         slots: b.slots,
         caps: b.caps,
+        tuples: b.tuples,
+        direct: b.direct,
         params,
         main,
     })
@@ -39,6 +50,11 @@ struct Builder<'a> {
     units: Vec<Unit>,
     slots: Vec<Type>,
     caps: Vec<Option<ArithExpr>>,
+    tuples: BTreeMap<Slot, Vec<Slot>>,
+    direct: BTreeSet<usize>,
+    /// Slots whose value stays on the host (a direct unit's, a host `if`'s choosing one), with
+    /// the span of what computes them.
+    on_host: BTreeMap<Slot, Span>,
 }
 
 impl Builder<'_> {
@@ -82,6 +98,9 @@ impl Builder<'_> {
         };
         let out = self.slot(ty);
         self.caps[out] = cap;
+        if self.direct.contains(&u) {
+            self.on_host.insert(out, self.prog.span(e));
+        }
         Ok(out)
     }
 
@@ -140,6 +159,30 @@ impl Builder<'_> {
 
     fn value(&mut self, e: ExprId, steps: &mut Vec<Step>) -> Result<Slot, Error> {
         let span = self.prog.span(e);
+        match self.prog.expr(e).clone() {
+            // A tuple holding arrays: each component in slots of its own.
+            Expr::Op { op: Op::Tuple, args } if holds_array(self.info.ty(e)) => {
+                let mut parts = vec![];
+                for a in args {
+                    parts.push(self.value(a, steps)?);
+                }
+                return Ok(self.tuple_slot(parts));
+            }
+            // A component of such a tuple is its slot.
+            Expr::Op { op: Op::Get(k), args } => {
+                if let Expr::Var(v) = self.prog.expr(args[0]) {
+                    let part = self
+                        .var_slot
+                        .get(v)
+                        .and_then(|s| self.tuples.get(s))
+                        .and_then(|parts| parts.get(usize::from(k)));
+                    if let Some(p) = part {
+                        return Ok(*p);
+                    }
+                }
+            }
+            _ => {}
+        }
         if !self.contains_section(e) {
             if let Expr::Var(v) = self.prog.expr(e) {
                 return self
@@ -172,6 +215,13 @@ impl Builder<'_> {
                 self.var_slot.insert(var, s);
                 self.value(body, steps)
             }
+            Expr::Prim {
+                prim: Prim::Iterate(_) | Prim::IterateUntil(_),
+                ..
+            } if matches!(t, Type::Tuple(_)) && holds_array(&t) => Err(Error::Source(Diagnostic::new(
+                span,
+                format!("a tuple holding arrays ({t}) as the state of a host loop is not supported yet: each array is stored in a buffer of its own"),
+            ))),
             Expr::Prim {
                 prim: Prim::Iterate(count),
                 args,
@@ -245,19 +295,7 @@ impl Builder<'_> {
                 };
                 let then = self.block(then)?;
                 let els = self.block(els)?;
-                // Either branch's buffers hold the value: a loop copies it into its state. An
-                // array branch where the other returns a filter result is packed.
-                let (a, b) = (self.init_cap(then.result, &t), self.init_cap(els.result, &t));
-                let out = self.slot(t);
-                if let (Some(x), Some(y)) = (&a, &b) {
-                    if !(x.prove_le(y) && y.prove_le(x)) {
-                        return Err(Error::Source(Diagnostic::new(
-                            span,
-                            format!("the branches of this `if` return filter results of different capacities ({x} and {y}), which is not supported yet"),
-                        )));
-                    }
-                }
-                self.caps[out] = a;
+                let out = self.branch_slot(then.result, els.result, &t, span)?;
                 steps.push(Step::If { out, cond, then, els });
                 Ok(out)
             }
@@ -529,6 +567,10 @@ impl Builder<'_> {
 
     fn unit_in(&mut self, prog: &Program, e: ExprId) -> Result<usize, Error> {
         let free = ir::host::free_vars(prog, e);
+        // A tuple slot has no buffer: the unit binds the tuple of its components' parameters.
+        if let Some((copy, root)) = self.bind_tuples(prog, e, &free) {
+            return self.unit_in(&copy, root);
+        }
         let mut params = vec![];
         let mut args = vec![];
         for v in free {
@@ -562,18 +604,29 @@ impl Builder<'_> {
             });
             args.push(slot);
         }
+        if let Some(sp) = args.iter().find_map(|a| self.on_host.get(a)) {
+            return Err(on_host_read(*sp));
+        }
         let sub = ir::host::extract(prog, e, params);
         let opts = Options {
             types_only: false,
             ..self.opts.clone()
         };
         let compiled = crate::compile_program(sub, &opts)?;
-        // A unit's value lives in one device buffer between the host's steps.
-        if compiled.plan.as_ref().is_some_and(|p| p.result.parts.len() > 1) {
+        // A unit's value lives in one device buffer between the host's steps; one stored in
+        // several (a struct of arrays, rows of filter results and their lengths) runs on its
+        // own, on its arguments read back (`HostProgram::direct`).
+        let direct = compiled.plan.as_ref().is_some_and(|p| {
+            p.result.parts.len() > 1 || (p.result.lengths.is_some() && !matches!(p.result.ty, Type::Exists(_)))
+        });
+        if direct && args.iter().any(|a| self.caps[*a].is_some()) {
             return Err(Error::Source(Diagnostic::new(
                 prog.span(e),
-                "a tuple holding arrays as the value of a program with host sections (a host `iterate`, `iterate-until` or `if`) is not supported yet: each array is stored in a buffer of its own",
+                "a value stored in several buffers (arrays of tuples holding arrays, rows of filter results) computed from a filter result in a program with host sections is not supported yet",
             )));
+        }
+        if direct {
+            self.direct.insert(self.units.len());
         }
         self.units.push(Unit { compiled, args });
         Ok(self.units.len() - 1)
@@ -583,6 +636,7 @@ impl Builder<'_> {
 /// The type of a host value of type `t`: an array whose length only the device knows (`[T]X`,
 /// a loop over an unpacked filter result keeping its length) is a filter result, its length
 /// in a buffer of its own.
+/// Likewise for each component of a tuple holding arrays, which has a slot per component.
 fn device_type(t: Type) -> Type {
     match t {
         Type::Array(elem, n)
@@ -590,6 +644,7 @@ fn device_type(t: Type) -> Type {
         {
             Type::Exists(elem)
         }
+        Type::Tuple(cs) if cs.iter().any(holds_array) => Type::Tuple(cs.into_iter().map(device_type).collect()),
         t => t,
     }
 }

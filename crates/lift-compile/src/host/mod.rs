@@ -16,7 +16,7 @@ pub use builder::build;
 use crate::{Compiled, Error, Options};
 use arith::ArithExpr;
 use ir::{Diagnostic, Expr, ExprId, Param, Prim, Program, Span, Type, VarId};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use typeck::TypeInfo;
 
 /// A host value: a device buffer, or a scalar parameter known on the host.
@@ -101,6 +101,17 @@ pub struct HostProgram {
     /// state buffers have the capacity of its initial state, since its step may not return
     /// a longer one (`Builder::check_capacity`).
     pub caps: Vec<Option<ArithExpr>>,
+    /// The slots of tuples holding arrays, each with its components' slots: a unit's value is
+    /// one buffer, so such a tuple's arrays are computed each into slots of their own (by the
+    /// steps of its components) and the tuple's slot has no value of its own. Its slot's type
+    /// is the tuple of its components' slot types.
+    pub tuples: BTreeMap<Slot, Vec<Slot>>,
+    /// Units whose value no device buffer of the host program holds (a struct of arrays: an
+    /// array of tuples holding arrays; rows of filter results with their lengths): each runs as
+    /// a program of its own on its arguments' values read back, and its value stays on the
+    /// host. The builder admits them only where no kernel or loop reads their value (parts of
+    /// the program's value, through tuples and host `if`s).
+    pub direct: BTreeSet<usize>,
     /// The slot of each program parameter, in order.
     pub params: Vec<Slot>,
     pub main: Block,
@@ -163,6 +174,10 @@ impl HostProgram {
                     self.slots[i]
                 ));
             }
+        }
+        for (t, parts) in &self.tuples {
+            let parts: Vec<String> = parts.iter().map(|p| format!("s{p}")).collect();
+            s.push_str(&format!("  s{t} = ({})\n", parts.join(", ")));
         }
         for (i, u) in self.units.iter().enumerate() {
             if let Some(p) = &u.compiled.plan {

@@ -215,6 +215,9 @@ impl HostExec<'_> {
         let (hp, inputs, time) = (self.hp, self.inputs, self.profile);
         // Every unit's kernels are built and its buffers made before the run starts.
         for (u, unit) in hp.units.iter().enumerate() {
+            if hp.direct.contains(&u) {
+                continue;
+            }
             let plan = unit
                 .compiled
                 .plan
@@ -242,7 +245,24 @@ impl HostExec<'_> {
             self.vals[slot] = Some(hv);
         }
         let result = self.block(&hp.main, None)?;
-        let value = match self.val(result)? {
+        let value = self.read_back(result)?;
+        self.session.finish().map_err(run_error)?;
+        let wall = started.elapsed();
+        self.check_flags()?;
+        let timing = time.then(|| self.timing(wall)).transpose()?;
+        Ok((value, timing))
+    }
+
+    /// The value of slot `result` read back from the device: a tuple slot component by
+    /// component, a filter result only up to its length.
+    pub(crate) fn read_back(&self, result: usize) -> Result<Value, Error> {
+        let (hp, inputs) = (self.hp, self.inputs);
+        if let Some(parts) = hp.tuples.get(&result) {
+            return Ok(Value::Tuple(
+                parts.iter().map(|p| self.read_back(*p)).collect::<Result<_, _>>()?,
+            ));
+        }
+        Ok(match self.val(result)? {
             HostVal::Scalar(v) => v,
             HostVal::Exist(data, len) => {
                 // Only the elements the length counts cross to the host.
@@ -265,11 +285,6 @@ impl HostExec<'_> {
                     .map_err(run_error)?;
                 decode_dims(&bytes, &dims, &elem)
             }
-        };
-        self.session.finish().map_err(run_error)?;
-        let wall = started.elapsed();
-        self.check_flags()?;
-        let timing = time.then(|| self.timing(wall)).transpose()?;
-        Ok((value, timing))
+        })
     }
 }

@@ -60,6 +60,10 @@ impl HostExec<'_> {
                 _ => None,
             };
             match st {
+                Step::Kernels { out, unit } if self.hp.direct.contains(unit) => {
+                    let r = self.run_direct(*unit)?;
+                    self.vals[*out] = Some(r);
+                }
                 Step::Kernels { out, unit } => {
                     let r = self.launch_unit(*unit, into)?;
                     self.vals[*out] = Some(r);
@@ -122,8 +126,7 @@ impl HostExec<'_> {
                         }
                     };
                     let v = self.block(if c { then } else { els }, None)?;
-                    let value = self.val(v)?;
-                    self.vals[*out] = Some(self.existential(v, value, *out)?);
+                    self.assign(*out, v)?;
                 }
             }
         }
@@ -141,6 +144,27 @@ impl HostExec<'_> {
             }
         }
         Ok(b.result)
+    }
+
+    /// Slot `to` takes the value of slot `from` (a host `if`'s value its branch's), a tuple
+    /// holding arrays component by component.
+    pub(crate) fn assign(&mut self, to: usize, from: usize) -> Result<(), Error> {
+        match (self.hp.tuples.get(&to), self.hp.tuples.get(&from)) {
+            (Some(t), Some(f)) if t.len() == f.len() => {
+                for (a, b) in t.iter().zip(f) {
+                    self.assign(*a, *b)?;
+                }
+                Ok(())
+            }
+            (None, None) => {
+                let value = self.val(from)?;
+                self.vals[to] = Some(self.existential(from, value, to)?);
+                Ok(())
+            }
+            _ => Err(Error::plain(format!(
+                "internal: host value s{from} and s{to} are tuples of different shapes"
+            ))),
+        }
     }
 
     /// A host loop over two state buffers: step `i` reads the state of step `i - 1` and writes

@@ -25,6 +25,25 @@ impl HostExec<'_> {
         r
     }
 
+    /// A direct unit (`HostProgram::direct`): its arguments read back, the unit run as a
+    /// program of its own on this session, its value kept on the host.
+    pub(crate) fn run_direct(&mut self, u: usize) -> Result<HostVal, Error> {
+        let unit = &self.hp.units[u];
+        let plan = unit
+            .compiled
+            .plan
+            .as_ref()
+            .ok_or_else(|| Error::plain("internal: a unit without kernels"))?;
+        let values = unit.args.iter().map(|a| self.read_back(*a)).collect::<Result<_, _>>()?;
+        let inputs = Inputs {
+            values,
+            sizes: self.inputs.sizes.clone(),
+        };
+        let prepared = crate::plan::Prepared::default();
+        let m = crate::plan::run_on(plan, &inputs, &prepared, &mut self.session, false, 1, false)?;
+        Ok(HostVal::Scalar(m.value))
+    }
+
     pub(crate) fn make_unit(&mut self, u: usize, plan: &KernelPlan) -> Result<UnitRt, Error> {
         let env = Env::of_plan(plan, &self.unit_sizes(u)?)?;
         let exist_out = matches!(plan.result.ty, Type::Exists(_));
