@@ -104,7 +104,10 @@ pub fn run_files_at(
 
 /// How `lift run` compiles `given` for `device` at `sizes`: a high-level program as its tuned
 /// variant for the device when the tuning cache has one, every kernel within the device's
-/// work-group limits and built for these sizes; without a device, none of these.
+/// work-group limits, built for these sizes and for its compute capability (an NVIDIA
+/// device's scans exchange through warp shuffles); without a device, none of these. Every
+/// way of compiling for a device (`lift compile --device`, several devices, MPI ranks, `lift
+/// build`) starts here, so that each gets the kernels `lift run` runs.
 pub fn run_options(
     given: &Program,
     sizes: &BTreeMap<String, i64>,
@@ -115,6 +118,7 @@ pub fn run_options(
         tuned_for: device.filter(|_| is_high_level(given)).map(|d| d.name.clone()),
         work_group_limit: device.map(work_group_limit),
         specialise: device.is_some(),
+        compute_capability: device.and_then(|d| d.compute_capability),
         ..Options::default()
     }
 }
@@ -212,5 +216,46 @@ pub fn values_close(a: &ir::interp::Value, b: &ir::interp::Value, rel: f64) -> b
             xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| values_close(x, y, rel))
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn device(compute_capability: Option<(u32, u32)>) -> host_runner::DeviceInfo {
+        host_runner::DeviceInfo {
+            id: "1:0".into(),
+            platform: "NVIDIA CUDA".into(),
+            name: "NVIDIA H200".into(),
+            kind: host_runner::DeviceKind::Gpu,
+            version: "OpenCL 3.0 CUDA".into(),
+            driver_version: "1.0".into(),
+            max_alloc_bytes: 1 << 30,
+            global_mem_bytes: 1 << 32,
+            local_mem_bytes: 48 << 10,
+            max_work_group_size: 1024,
+            max_work_item_sizes: vec![1024, 1024, 64],
+            compute_units: 132,
+            compute_capability,
+        }
+    }
+
+    /// `lift compile --device`, several devices and MPI ranks compile through `run_options`
+    /// alone (no `--precision`); without the compute capability there, an NVIDIA device's scan
+    /// was shown and run with the portable exchanges that `lift run` and `lift bench` (through
+    /// `with_precision`) do not use.
+    #[test]
+    fn compiling_for_a_device_carries_its_compute_capability() {
+        let prog = ir::parse("(lift (N) ((array-type float N)) (lambda (xs) (scan + 0.0f xs)))").expect("parses");
+        let sizes = BTreeMap::from([("N".to_string(), 1 << 20)]);
+        let nvidia = run_options(&prog, &sizes, Some(&device(Some((9, 0)))));
+        assert_eq!(nvidia.compute_capability, Some((9, 0)));
+        let other = run_options(&prog, &sizes, Some(&device(None)));
+        assert_eq!(other.compute_capability, None);
+        assert_eq!(run_options(&prog, &sizes, None).compute_capability, None);
+        let f32_on_nvidia =
+            with_precision(nvidia.clone(), ir::Precision::F32, Some(&device(Some((9, 0))))).expect("f32 everywhere");
+        assert_eq!(f32_on_nvidia.compute_capability, nvidia.compute_capability);
     }
 }
