@@ -532,7 +532,7 @@ impl Gen<'_> {
         self.close();
         self.close();
         let at = device_macros(self);
-        let functions = tile_functions(&spelled, words);
+        let functions = tile_functions(&spelled, words, filled_words(&ct));
         if !self.source.contains(&functions) {
             self.source.insert_str(at, &functions);
         }
@@ -636,8 +636,11 @@ impl Gen<'_> {
 /// in the high half of a 64-bit word, the value's bits in the low half. More: the value in its
 /// slot of the value buffer, then (after a global fence) the state. On a GPU
 /// (`LIFT_GPU_DEVICE`) reads are volatile loads (they bypass the non-coherent L1 cache; the
-/// state is read first and a fence orders the value's read after it); elsewhere atomics.
-pub(super) fn tile_functions(t: &str, words: usize) -> String {
+/// state is read first and a fence orders the value's read after it); elsewhere atomics, over
+/// the `filled` words that hold lanes (a 3-vector's fourth lane is padding that no one wrote:
+/// moving it wrote an undefined value to global memory, which Oclgrind reports; difffuzz seed
+/// 2700, case 6420).
+pub(super) fn tile_functions(t: &str, words: usize, filled: usize) -> String {
     if words == 1 {
         return format!(
             "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
@@ -670,7 +673,7 @@ void lift_tile_store_{t}(global int* st, global int* vals, int k, int state, {t}
 #else
   lift_words_{t} u;
   u.v = x;
-  for (int i = 0; i < {words}; i++) atomic_xchg(p + i, u.w[i]);
+  for (int i = 0; i < {filled}; i++) atomic_xchg(p + i, u.w[i]);
 #endif
   mem_fence(CLK_GLOBAL_MEM_FENCE);
   atomic_xchg(st + 2 + 2 * k, state);
@@ -684,7 +687,7 @@ int lift_tile_load_{t}(global int* st, global int* vals, int k, local {t}* out) 
 #if LIFT_GPU_DEVICE
     u.v = *(volatile global {t}*)p;
 #else
-    for (int i = 0; i < {words}; i++) u.w[i] = atomic_or(p + i, 0);
+    for (int i = 0; i < {filled}; i++) u.w[i] = atomic_or(p + i, 0);
 #endif
     *out = u.v;
   }}
@@ -692,6 +695,15 @@ int lift_tile_load_{t}(global int* st, global int* vals, int k, local {t}* out) 
 }}
 "
     )
+}
+
+/// The 4-byte words of a value of a scalar or vector C type that hold its lanes (a 3-vector's
+/// fourth lane is padding).
+fn filled_words(t: &CType) -> usize {
+    match t {
+        CType::Vector(_, 3) => c_bytes(t) / 4 * 3 / 4,
+        CType::Scalar(_) | CType::Vector(..) | CType::Struct(_) | CType::Ptr { .. } => c_bytes(t) / 4,
+    }
 }
 
 /// Bytes of a value of a scalar or vector C type (a 3-vector takes 4 lanes).

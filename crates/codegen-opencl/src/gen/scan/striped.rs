@@ -447,7 +447,7 @@ impl Gen<'_> {
         self.close();
 
         let at = device_macros(self);
-        let functions = format!("{}{}", glb::tile_functions(&spelled, 1), get_function(&spelled));
+        let functions = format!("{}{}", glb::tile_functions(&spelled, 1, 1), get_function(&spelled));
         if !self.source.contains(&functions) {
             self.source.insert_str(at, &functions);
         }
