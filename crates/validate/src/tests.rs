@@ -34,6 +34,10 @@ fn mat(body: &str) -> String {
     prog("N M", "(array-type (array-type float M) N)", "xs", body)
 }
 
+/// Examples that validate only after `rewrite::split_tuple_lets`, which `lift_compile` applies
+/// before validation (the crate `lift` runs them through the whole pipeline).
+const SPLIT_BEFORE_VALIDATION: &[&str] = &["filter_tuple_let.lisp"];
+
 #[test]
 fn every_example_passes() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
@@ -44,6 +48,18 @@ fn every_example_passes() {
             continue;
         }
         let src = std::fs::read_to_string(&path).expect("read");
+        let name = path.file_name().and_then(|f| f.to_str()).unwrap_or_default();
+        if SPLIT_BEFORE_VALIDATION.contains(&name) {
+            // `lift_compile` splits its `let`-bound tuple of filter results first
+            // (`rewrite::split_tuple_lets`); as written, validation asks for that split.
+            let errs = check(&src);
+            assert!(
+                errs.len() == 1 && errs[0].0.contains("cannot bound the length of this filter result"),
+                "{}: {errs:?}",
+                path.display()
+            );
+            continue;
+        }
         assert_eq!(check(&src), vec![], "{}", path.display());
         n += 1;
     }
