@@ -269,12 +269,17 @@ impl HostExec<'_> {
                 let Type::Exists(elem) = &hp.slots[result] else {
                     return Err(Error::plain("internal: a filter result's slot is not existential"));
                 };
-                let (esz, _) = layout(elem);
+                // Elements that are arrays (a filter of rows) are rows of their scalars: the
+                // dimensions go with the count (decoding a row as one element gave empty
+                // rows; difffuzz seed 2800 on the H200, cases 1903 and 14357).
+                let (inner, leaf) = shape(elem, &inputs.sizes)?;
+                let esz = layout(&leaf).0 * inner.iter().product::<usize>();
                 let n = read_int(&self.session, Some(len))?;
                 let cap = self.session.bytes_of(data) / esz.max(1);
                 let n = usize::try_from(n).unwrap_or(0).min(cap);
                 let bytes = self.session.read_resident(data, 0, n * esz).map_err(run_error)?;
-                decode_dims(&bytes, &[n], elem)
+                let dims: Vec<usize> = std::iter::once(n).chain(inner).collect();
+                decode_dims(&bytes, &dims, &leaf)
             }
             HostVal::Dev(r) => {
                 let t = &hp.slots[result];
