@@ -62,30 +62,6 @@ const MAX_ITEMS: usize = 32;
 /// Bytes of the look-back window's values at most (a lane a work-item).
 const WINDOW_BYTES: usize = 4096;
 
-fn v(i: &Ident) -> Expr {
-    Expr::var(i)
-}
-fn int(k: usize) -> Expr {
-    Expr::Int(k as i64)
-}
-fn add(a: Expr, b: Expr) -> Expr {
-    Expr::bin(BinOp::Add, a, b)
-}
-fn sub(a: Expr, b: Expr) -> Expr {
-    Expr::bin(BinOp::Sub, a, b)
-}
-fn mul(a: Expr, b: Expr) -> Expr {
-    Expr::bin(BinOp::Mul, a, b)
-}
-fn lt(a: Expr, b: Expr) -> Expr {
-    Expr::bin(BinOp::Lt, a, b)
-}
-fn eq(a: Expr, b: Expr) -> Expr {
-    Expr::bin(BinOp::Eq, a, b)
-}
-fn and(a: Expr, b: Expr) -> Expr {
-    Expr::bin(BinOp::And, a, b)
-}
 /// Slot `i` of a local array padded by one slot every 32.
 fn pad(i: Expr) -> Expr {
     add(i.clone(), Expr::bin(BinOp::Div, i, int(32)))

@@ -71,32 +71,8 @@ pub(super) fn fits(ct: &CType, wg: usize) -> bool {
     four && wg >= WARP && wg.is_multiple_of(WARP)
 }
 
-fn v(i: &Ident) -> Expr {
-    Expr::var(i)
-}
-fn int(k: usize) -> Expr {
-    Expr::Int(k as i64)
-}
-fn add(a: Expr, b: Expr) -> Expr {
-    Expr::bin(BinOp::Add, a, b)
-}
-fn sub(a: Expr, b: Expr) -> Expr {
-    Expr::bin(BinOp::Sub, a, b)
-}
-fn mul(a: Expr, b: Expr) -> Expr {
-    Expr::bin(BinOp::Mul, a, b)
-}
-fn lt(a: Expr, b: Expr) -> Expr {
-    Expr::bin(BinOp::Lt, a, b)
-}
 fn le(a: Expr, b: Expr) -> Expr {
     Expr::bin(BinOp::Le, a, b)
-}
-fn eq(a: Expr, b: Expr) -> Expr {
-    Expr::bin(BinOp::Eq, a, b)
-}
-fn and(a: Expr, b: Expr) -> Expr {
-    Expr::bin(BinOp::And, a, b)
 }
 fn or(a: Expr, b: Expr) -> Expr {
     Expr::bin(BinOp::Or, a, b)
