@@ -155,6 +155,35 @@ impl Gen<'_> {
     }
 }
 
+impl Gen<'_> {
+    /// Where the tile of ticket `t` lies, for both scan kernels: a whole array's tile `t`
+    /// (`tk = t`); over rows (`rows`: the map's row variable bound to its row of `xss`, `m`
+    /// rows of `row_tiles` tiles each), its row `t / row_tiles`, its place `tk` in that row and
+    /// the row's first tile `first`, with the row variable bound. Returns `(tk, first, the row
+    /// index)`.
+    fn tile_place(
+        &mut self,
+        t: &Ident,
+        rows: &Option<(ExprId, ir::VarId, ExprId)>,
+        n_rows: &Option<ArithExpr>,
+        row_tiles: &ArithExpr,
+    ) -> Result<(Ident, Option<Ident>, Option<ArithExpr>)> {
+        Ok(match (rows, n_rows) {
+            (Some((_, r, xss)), Some(m)) => {
+                let per = arith(row_tiles);
+                let row = self.decl_int("row", Expr::bin(BinOp::Div, v(t), per.clone()));
+                let tk = self.decl_int("tk", Expr::bin(BinOp::Rem, v(t), per.clone()));
+                let first = self.decl_int("first", mul(v(&row), per));
+                let xv = self.value(*xss)?;
+                let ri = ArithExpr::var(row.as_str(), Range::upto(m.clone()));
+                self.bind(*r, Bound::View(xv.access(ri.clone())));
+                (tk, Some(first), Some(ri))
+            }
+            _ => (t.clone(), None, None),
+        })
+    }
+}
+
 // Builders of the C expressions that both scan kernels (`glb`, `striped`) write.
 fn v(i: &Ident) -> Expr {
     Expr::var(i)

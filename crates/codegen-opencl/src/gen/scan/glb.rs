@@ -252,20 +252,7 @@ impl Gen<'_> {
         self.close();
         self.push(Stmt::Barrier(Fence::Local));
         let t = self.decl_int("t", v(&ctl).index(int(0)));
-        // `tk`: the tile's place in its row, `first`: its row's first tile.
-        let (tk, first, row_index) = match (&rows, &n_rows) {
-            (Some((_, r, xss)), Some(m)) => {
-                let per = arith(&row_tiles);
-                let row = self.decl_int("row", Expr::bin(BinOp::Div, v(&t), per.clone()));
-                let tk = self.decl_int("tk", Expr::bin(BinOp::Rem, v(&t), per.clone()));
-                let first = self.decl_int("first", mul(v(&row), per));
-                let xv = self.value(*xss)?;
-                let ri = ArithExpr::var(row.as_str(), Range::upto(m.clone()));
-                self.bind(*r, Bound::View(xv.access(ri.clone())));
-                (tk, Some(first), Some(ri))
-            }
-            _ => (t.clone(), None, None),
-        };
+        let (tk, first, row_index) = self.tile_place(&t, &rows, &n_rows, &row_tiles)?;
         let base = self.decl_int("base", mul(v(&tk), int(tile)));
         let nn = arith(&n);
         // Groups past the end of a run-time length have nothing to do (uniform in a group).
